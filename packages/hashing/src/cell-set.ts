@@ -1,0 +1,282 @@
+import { z } from 'zod';
+
+import { HashingError, HashingErrorCode, type ValidationIssue } from './errors';
+import { MAX_WEIGHT } from './ring';
+
+/** API group and version of the CellSet kind. */
+export const CELLSET_API_VERSION = 'cells.cellfed.io/v1alpha1';
+/** Kind name. */
+export const CELLSET_KIND = 'CellSet';
+/** Name of the CellSet the federation uses unless configured otherwise. */
+export const DEFAULT_CELLSET_NAME = 'default';
+/** Namespace of the cells' kubeconfig Secrets in the router control plane unless a cell says otherwise. */
+export const DEFAULT_SECRET_NAMESPACE = 'cellfed-system';
+/** Key in a cell's Secret that holds its kubeconfig unless a cell says otherwise. */
+export const DEFAULT_SECRET_KEY = 'kubeconfig';
+
+/**
+ * Cell states (seed 003): `Normal` cells hold their keys; `Joining` (In) cells are being filled; `Draining`
+ * (Out) cells are being emptied; `Down` cells have failed and are in neither ring.
+ */
+export const CELL_STATES = ['Normal', 'Joining', 'Draining', 'Down'] as const;
+
+/** The resources that live in cells unless the CellSet lists others. */
+export const DEFAULT_CELLULAR_RESOURCES = [
+  { group: 'apps', version: 'v1', resource: 'deployments' },
+  { group: 'apps', version: 'v1', resource: 'statefulsets' },
+  { group: 'apps', version: 'v1', resource: 'daemonsets' },
+  { group: 'batch', version: 'v1', resource: 'jobs' },
+  { group: 'batch', version: 'v1', resource: 'cronjobs' },
+  { group: '', version: 'v1', resource: 'services' },
+  { group: '', version: 'v1', resource: 'configmaps' },
+] as const;
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const SECRET_KEY = /^[-._a-zA-Z0-9]+$/;
+const VERSION = /^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/;
+
+const show = (value: unknown): string =>
+  typeof value === 'string'
+    ? `"${value}"`
+    : Array.isArray(value)
+      ? 'a list'
+      : value === null
+        ? 'null'
+        : typeof value === 'object'
+          ? 'an object'
+          : String(value);
+
+/** Error text for a value of the wrong type: "is required" when absent, otherwise what was expected. */
+const expected =
+  (what: string) =>
+  (issue: { input?: unknown }): string =>
+    issue.input === undefined ? 'is required' : `must be ${what}; got ${show(issue.input)}`;
+
+const dnsLabel = (what: string) =>
+  z.string({ error: expected('a string') }).check((ctx) => {
+    const value = ctx.value;
+    if (value.length > 63 || !DNS1123_LABEL.test(value)) {
+      ctx.issues.push({
+        code: 'custom',
+        input: value,
+        message: `${show(value)} is not a valid ${what}: it must be a DNS-1123 label (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters)`,
+      });
+    }
+  });
+
+const dnsSubdomain = (what: string) =>
+  z.string({ error: expected('a string') }).check((ctx) => {
+    const value = ctx.value;
+    if (value.length > 253 || !DNS1123_SUBDOMAIN.test(value)) {
+      ctx.issues.push({
+        code: 'custom',
+        input: value,
+        message: `${show(value)} is not a valid ${what}: it must be a DNS-1123 subdomain`,
+      });
+    }
+  });
+
+/** Zod schema of a cell state. */
+export const CellStateSchema = z.enum(CELL_STATES, {
+  error: expected(`one of ${CELL_STATES.join(', ')}`),
+});
+
+/** Zod schema of the reference to a cell's kubeconfig Secret in the router control plane. */
+export const SecretRefSchema = z.object(
+  {
+    name: dnsSubdomain('secret name'),
+    namespace: dnsLabel('secret namespace').default(DEFAULT_SECRET_NAMESPACE),
+    key: z
+      .string()
+      .regex(SECRET_KEY, { error: (issue) => `${show(issue.input)} is not a valid Secret data key` })
+      .default(DEFAULT_SECRET_KEY),
+  },
+  { error: expected("an object with the Secret's name") },
+);
+
+/** Zod schema of one cell. */
+export const CellSchema = z.object(
+  {
+    id: dnsLabel('cell id'),
+    weight: z
+      .number({ error: expected('a number') })
+      .check((ctx) => {
+        const value = ctx.value;
+        if (!Number.isInteger(value) || value < 1 || value > MAX_WEIGHT) {
+          ctx.issues.push({
+            code: 'custom',
+            input: value,
+            message: `must be a positive integer (1 to ${MAX_WEIGHT}); got ${show(value)}`,
+          });
+        }
+      })
+      .default(1),
+    state: CellStateSchema,
+    kubeconfigSecretRef: SecretRefSchema,
+  },
+  { error: expected('an object') },
+);
+
+/** Zod schema of a group/version/resource. `group` is empty for the core API. */
+export const GroupVersionResourceSchema = z.object({
+  group: z.union([z.literal(''), dnsSubdomain('group')]),
+  version: z
+    .string()
+    .regex(VERSION, {
+      error: (issue) => `${show(issue.input)} is not a Kubernetes API version (v1, v2beta1, …)`,
+    }),
+  resource: dnsLabel('resource'),
+});
+
+/** Zod schema of `CellSet.spec`, with every cross-field rule. */
+export const CellSetSpecSchema = z
+  .object(
+    {
+      shardBy: z
+        .enum(['name', 'namespace'], {
+          error: (issue) => `must be "name" or "namespace"; got ${show(issue.input)}`,
+        })
+        .default('name'),
+      cellularResources: z
+        .array(GroupVersionResourceSchema, { error: expected('a list') })
+        .default(() => DEFAULT_CELLULAR_RESOURCES.map((gvr) => ({ ...gvr }))),
+      cells: z
+        .array(CellSchema, { error: expected('a list') })
+        .min(1, { error: 'must list at least one cell' }),
+    },
+    { error: expected('an object') },
+  )
+  .check((ctx) => {
+    const { cells, cellularResources } = ctx.value;
+    const firstIndex = new Map<string, number>();
+    cells.forEach((cell, index) => {
+      const first = firstIndex.get(cell.id);
+      if (first === undefined) {
+        firstIndex.set(cell.id, index);
+      } else {
+        ctx.issues.push({
+          code: 'custom',
+          input: cell.id,
+          path: ['cells', index, 'id'],
+          message: `duplicate cell id "${cell.id}" (already at spec.cells[${first}])`,
+        });
+      }
+    });
+    if (cells.length > 0 && !cells.some((cell) => cell.state === 'Normal')) {
+      ctx.issues.push({
+        code: 'custom',
+        input: cells,
+        path: ['cells'],
+        message: 'at least one cell must be Normal (add a cell as Joining next to a Normal one)',
+      });
+    }
+    const seen = new Map<string, number>();
+    cellularResources.forEach((gvr, index) => {
+      const id = `${gvr.group}/${gvr.resource}`;
+      const first = seen.get(id);
+      if (first === undefined) {
+        seen.set(id, index);
+      } else {
+        ctx.issues.push({
+          code: 'custom',
+          input: gvr,
+          path: ['cellularResources', index],
+          message: `resource "${gvr.resource}" of group "${gvr.group}" is listed twice (already at spec.cellularResources[${first}])`,
+        });
+      }
+    });
+  });
+
+/** Zod schema of a whole CellSet object as stored in the router control plane. */
+export const CellSetSchema = z.object(
+  {
+    apiVersion: z.literal(CELLSET_API_VERSION, {
+      error: (issue) => `must be "${CELLSET_API_VERSION}"; got ${show(issue.input)}`,
+    }),
+    kind: z.literal(CELLSET_KIND, {
+      error: (issue) => `must be "${CELLSET_KIND}"; got ${show(issue.input)}`,
+    }),
+    metadata: z.looseObject(
+      {
+        name: dnsSubdomain('metadata.name'),
+        generation: z.number().int().optional(),
+        resourceVersion: z.string().optional(),
+      },
+      { error: expected('an object') },
+    ),
+    spec: CellSetSpecSchema,
+    status: z.unknown().optional(),
+  },
+  { error: expected('a CellSet object') },
+);
+
+/** A cell state. */
+export type CellState = z.output<typeof CellStateSchema>;
+/** A cell, defaults applied. */
+export type Cell = z.output<typeof CellSchema>;
+/** A group/version/resource. */
+export type GroupVersionResource = z.output<typeof GroupVersionResourceSchema>;
+/** `CellSet.spec`, defaults applied. */
+export type CellSetSpec = z.output<typeof CellSetSpecSchema>;
+/** `CellSet.spec` as written by a person (optional fields may be absent). */
+export type CellSetSpecInput = z.input<typeof CellSetSpecSchema>;
+/** A CellSet object, defaults applied. */
+export type CellSet = z.output<typeof CellSetSchema>;
+/** A CellSet object as written by a person. */
+export type CellSetInput = z.input<typeof CellSetSchema>;
+
+/**
+ * Validates a CellSet object and applies defaults.
+ *
+ * @throws {@link HashingError} `CELLFED_INVALID_CELLSET`; its message lists every problem as `path: problem`
+ *   (e.g. `spec.cells[1].weight: weight must be a positive integer) and `issues` holds them.
+ */
+export function parseCellSet(input: unknown): CellSet {
+  return parseWith(CellSetSchema, input, '', 'CellSet');
+}
+
+/**
+ * Validates `CellSet.spec` alone and applies defaults. Issue paths start with `spec.`.
+ * @throws {@link HashingError} `CELLFED_INVALID_CELLSET`
+ */
+export function parseCellSetSpec(input: unknown): CellSetSpec {
+  return parseWith(CellSetSpecSchema, input, 'spec', 'CellSet spec');
+}
+
+/** Like {@link parseCellSet}, but returns the issues instead of throwing. */
+export function safeParseCellSet(
+  input: unknown,
+): { success: true; data: CellSet } | { success: false; issues: ValidationIssue[] } {
+  const result = CellSetSchema.safeParse(input);
+  return result.success
+    ? { success: true, data: result.data }
+    : { success: false, issues: toIssues(result.error, '') };
+}
+
+function parseWith<T extends z.ZodType>(
+  schema: T,
+  input: unknown,
+  prefix: string,
+  what: string,
+): z.output<T> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const issues = toIssues(result.error, prefix);
+  const lines = issues.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message));
+  throw new HashingError(HashingErrorCode.InvalidCellSet, `invalid ${what}: ${lines.join('; ')}`, issues);
+}
+
+function toIssues(error: z.ZodError, prefix: string): ValidationIssue[] {
+  return error.issues.map((issue) => ({ path: formatPath(prefix, issue.path), message: issue.message }));
+}
+
+/** ['spec', 'cells', 1, 'id'] → 'spec.cells[1].id' */
+function formatPath(prefix: string, path: readonly PropertyKey[]): string {
+  let result = prefix;
+  for (const part of path) {
+    if (typeof part === 'number') result += `[${part}]`;
+    else result += result === '' ? String(part) : `.${String(part)}`;
+  }
+  return result;
+}
