@@ -121,11 +121,9 @@ export const CellSchema = z.object(
 /** Zod schema of a group/version/resource. `group` is empty for the core API. */
 export const GroupVersionResourceSchema = z.object({
   group: z.union([z.literal(''), dnsSubdomain('group')]),
-  version: z
-    .string()
-    .regex(VERSION, {
-      error: (issue) => `${show(issue.input)} is not a Kubernetes API version (v1, v2beta1, …)`,
-    }),
+  version: z.string().regex(VERSION, {
+    error: (issue) => `${show(issue.input)} is not a Kubernetes API version (v1, v2beta1, …)`,
+  }),
   resource: dnsLabel('resource'),
 });
 

@@ -4,7 +4,17 @@ import { join, split } from '../test/bigint-reference';
 import { addHi, addLo, mulHi, mulLo, rotlHi, rotlLo, toHex } from './uint64';
 
 const MASK = (1n << 64n) - 1n;
-const edges = [0n, 1n, 0xffffffffn, 0x100000000n, 0x80000000n, MASK, MASK - 1n, 1n << 63n, 0x9e3779b185ebca87n];
+const edges = [
+  0n,
+  1n,
+  0xffffffffn,
+  0x100000000n,
+  0x80000000n,
+  MASK,
+  MASK - 1n,
+  1n << 63n,
+  0x9e3779b185ebca87n,
+];
 const u64 = fc.oneof(fc.bigInt({ min: 0n, max: MASK }), fc.constantFrom(...edges));
 
 describe('uint64 on 32-bit halves', () => {

@@ -38,7 +38,9 @@ describe('key encoding', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'binary', maxLength: 64 }), (key) => {
         const length = encodeKey(key);
-        expect(Buffer.from(keyBuffer().subarray(0, length))).toEqual(Buffer.from(new TextEncoder().encode(key)));
+        expect(Buffer.from(keyBuffer().subarray(0, length))).toEqual(
+          Buffer.from(new TextEncoder().encode(key)),
+        );
       }),
       { numRuns: 3000 },
     );

@@ -15,7 +15,8 @@ const u64le = (b: Uint8Array, p: number) => {
   for (let i = 7; i >= 0; i--) v = (v << 8n) | BigInt(b[p + i]!);
   return v;
 };
-const u32le = (b: Uint8Array, p: number) => BigInt(b[p]! | (b[p + 1]! << 8) | (b[p + 2]! << 16)) + (BigInt(b[p + 3]!) << 24n);
+const u32le = (b: Uint8Array, p: number) =>
+  BigInt(b[p]! | (b[p + 1]! << 8) | (b[p + 2]! << 16)) + (BigInt(b[p + 3]!) << 24n);
 const round = (acc: bigint, input: bigint) => (rotl((acc + input * P2) & MASK, 31n) * P1) & MASK;
 const merge = (acc: bigint, v: bigint) => (((acc ^ round(0n, v)) * P1) & MASK) + P4;
 

@@ -1,0 +1,3 @@
+module cellfed.io/hashing-conformance
+
+go 1.22

@@ -1,0 +1,131 @@
+import fc from 'fast-check';
+
+import { FAST, cellId, keys } from '../test/arbitraries';
+import { specOf } from '../test/cell-sets';
+import { CELL_STATES, parseCellSetSpec, type CellState } from './cell-set';
+import { HashRing } from './ring';
+import { RoutingTable } from './routing-table';
+
+const spec = (cells: Parameters<typeof specOf>[0]) => parseCellSetSpec(specOf(cells));
+
+/** CellSets with at least one Normal cell and any mix of the other states. */
+const cellSets = fc
+  .tuple(
+    cellId,
+    fc.uniqueArray(fc.tuple(cellId, fc.constantFrom<CellState>(...CELL_STATES)), {
+      maxLength: 7,
+      selector: ([id]) => id,
+    }),
+  )
+  .filter(([normal, others]) => others.every(([id]) => id !== normal))
+  .map(([normal, others]) => spec([[normal, 'Normal'], ...others]));
+
+describe('RoutingTable', () => {
+  it('computes old on Normal ∪ Draining, new on Normal ∪ Joining, and the seed case from their states', () => {
+    fc.assert(
+      fc.property(cellSets, keys, (cellSet, keyList) => {
+        const table = RoutingTable.fromCellSet(cellSet, FAST);
+        const ids = (...states: CellState[]) => cellSet.cells.filter((c) => states.includes(c.state));
+        const current = HashRing.build(ids('Normal', 'Draining'), FAST);
+        const desired = HashRing.build(ids('Normal', 'Joining'), FAST);
+        for (const key of keyList) {
+          const decision = table.route(key);
+          expect(decision.oldCell).toBe(current.lookup(key));
+          expect(decision.newCell).toBe(desired.lookup(key));
+          const oldState = table.stateOf(decision.oldCell);
+          const newState = table.stateOf(decision.newCell);
+          const expected =
+            decision.oldCell === decision.newCell
+              ? 4
+              : oldState === 'Draining' && newState === 'Joining'
+                ? 1
+                : oldState === 'Normal' && newState === 'Joining'
+                  ? 2
+                  : 3;
+          expect(decision.case).toBe(expected);
+          if (decision.case === 4) expect(oldState).toBe('Normal');
+          if (decision.case === 3) expect(newState).toBe('Normal');
+          expect(oldState).not.toBe('Down');
+          expect(newState).not.toBe('Down');
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('routes the keys of a cell marked Down to their backup cell (failover is a configuration change)', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(cellId, { minLength: 3, maxLength: 8 }), keys, (ids, keyList) => {
+        const healthy = RoutingTable.fromCellSet(spec(ids.map((id) => [id, 'Normal'] as const)), FAST);
+        const [down, ...rest] = ids;
+        const failed = RoutingTable.fromCellSet(
+          spec([[down!, 'Down'], ...rest.map((id) => [id, 'Normal'] as const)]),
+          FAST,
+        );
+        for (const key of keyList) {
+          const { primary, backup } = healthy.locateCurrent(key);
+          const decision = failed.route(key);
+          expect(decision.case).toBe(4);
+          expect(decision.oldCell).toBe(primary === down ? backup : primary);
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('is not rebalancing when every live cell is Normal, and shares one ring', () => {
+    const table = RoutingTable.fromCellSet(
+      spec([
+        ['a', 'Normal'],
+        ['b', 'Normal'],
+        ['c', 'Down'],
+      ]),
+      FAST,
+    );
+    expect(table.rebalancing).toBe(false);
+    expect(table.desiredRing).toBe(table.currentRing);
+    expect(
+      RoutingTable.fromCellSet(
+        spec([
+          ['a', 'Normal'],
+          ['b', 'Joining'],
+        ]),
+        FAST,
+      ).rebalancing,
+    ).toBe(true);
+  });
+
+  it('sends to the joining cell exactly the keys it takes over, and nothing else moves', () => {
+    const table = RoutingTable.fromCellSet(
+      spec([
+        ['a', 'Normal'],
+        ['b', 'Normal'],
+        ['c', 'Joining'],
+      ]),
+      FAST,
+    );
+    const cases = new Map<number, number>();
+    for (let i = 0; i < 3000; i++) {
+      const decision = table.route(`ns/obj-${i}`);
+      cases.set(decision.case, (cases.get(decision.case) ?? 0) + 1);
+      if (decision.case === 2) expect(decision.newCell).toBe('c');
+    }
+    expect([...cases.keys()].sort()).toEqual([2, 4]);
+    // c takes about a third.
+    expect(cases.get(2)! / 3000).toBeGreaterThan(0.25);
+    expect(cases.get(2)! / 3000).toBeLessThan(0.42);
+  });
+
+  it('derives keys with the CellSet shardBy, overridden by the namespace label', () => {
+    const byName = RoutingTable.fromCellSet(spec([['a', 'Normal']]));
+    expect(byName.keyOf({ namespace: 'shop', name: 'web' })).toBe('shop/web');
+    expect(byName.keyOf({ namespace: 'shop', name: 'web' }, { 'cellfed.io/shard-by': 'namespace' })).toBe(
+      'shop',
+    );
+    const byNamespace = RoutingTable.fromCellSet({ ...spec([['a', 'Normal']]), shardBy: 'namespace' });
+    expect(byNamespace.keyOf({ namespace: 'shop', name: 'web' })).toBe('shop');
+    expect(byNamespace.keyOf({ namespace: 'shop', name: 'web' }, { 'cellfed.io/shard-by': 'name' })).toBe(
+      'shop/web',
+    );
+  });
+});
