@@ -6,7 +6,7 @@ source scripts/lib/node.sh
 cellfed_ensure_node
 # Nothing phones home: no Nx Cloud, no daemon, no interactive terminal UI.
 export NX_NO_CLOUD=true NX_DAEMON=false NX_TUI=false
-rm -rf tmp/test-results
+rm -rf tmp/test-results && mkdir -p tmp/test-results
 status=0
 npx prettier --check . --log-level=warn || status=$?
 npx nx run-many -t lint test --outputStyle=static "$@" || status=$?
