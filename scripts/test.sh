@@ -6,6 +6,8 @@ source scripts/lib/node.sh
 cellfed_ensure_node
 # Nothing phones home: no Nx Cloud, no daemon, no interactive terminal UI.
 export NX_NO_CLOUD=true NX_DAEMON=false NX_TUI=false
+# CI proves everything afresh: no task result is replayed from Nx's cache.
+if [ "${CI:-}" = true ]; then export NX_SKIP_NX_CACHE=true; fi
 rm -rf tmp/test-results && mkdir -p tmp/test-results
 status=0
 npx prettier --check . --log-level=warn || status=$?
