@@ -4,6 +4,8 @@
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
+import { referenceSplitmix64 } from '../test/bigint-reference.ts';
+
 const require = createRequire(import.meta.url);
 const {
   HashRing,
@@ -72,7 +74,9 @@ const vectors = {
   hashes: keys.map((key) => ({ key, xxh64: hash64Hex(key) })),
   cellPoints: cellIds.map((id) => {
     const seed = hash64Hex(id);
-    return { cell: id, seed, first: firstPoints(BigInt(`0x${seed}`), 3) };
+    // Points from the BigInt reference, independent of the library's 32-bit code.
+    const first = referenceSplitmix64(BigInt(`0x${seed}`), 3).map((p) => p.toString(16).padStart(16, '0'));
+    return { cell: id, seed, first };
   }),
   rings: rings.map(({ name, cells }) => {
     const ring = HashRing.build(cells);
@@ -100,21 +104,6 @@ const vectors = {
     };
   }),
 };
-
-/** SplitMix64 in BigInt, independent of the library's 32-bit code. */
-function firstPoints(seed: bigint, count: number): string[] {
-  const mask = (1n << 64n) - 1n;
-  const out: string[] = [];
-  let state = seed;
-  for (let i = 0; i < count; i++) {
-    state = (state + 0x9e3779b97f4a7c15n) & mask;
-    let z = state;
-    z = ((z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n) & mask;
-    z = ((z ^ (z >> 27n)) * 0x94d049bb133111ebn) & mask;
-    out.push((z ^ (z >> 31n)).toString(16).padStart(16, '0'));
-  }
-  return out;
-}
 
 writeFileSync(new URL('../test-vectors.json', import.meta.url), JSON.stringify(vectors, null, 2) + '\n');
 console.log(

@@ -53,29 +53,28 @@ const expected =
   (issue: { input?: unknown }): string =>
     issue.input === undefined ? 'is required' : `must be ${what}; got ${show(issue.input)}`;
 
-const dnsLabel = (what: string) =>
+/** A string of at most `maxLength` characters matching `pattern`; `rule` says what that means. */
+const nameString = (what: string, pattern: RegExp, maxLength: number, rule: string) =>
   z.string({ error: expected('a string') }).check((ctx) => {
     const value = ctx.value;
-    if (value.length > 63 || !DNS1123_LABEL.test(value)) {
+    if (value.length > maxLength || !pattern.test(value)) {
       ctx.issues.push({
         code: 'custom',
         input: value,
-        message: `${show(value)} is not a valid ${what}: it must be a DNS-1123 label (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters)`,
+        message: `${show(value)} is not a valid ${what}: it must be ${rule}`,
       });
     }
   });
 
-const dnsSubdomain = (what: string) =>
-  z.string({ error: expected('a string') }).check((ctx) => {
-    const value = ctx.value;
-    if (value.length > 253 || !DNS1123_SUBDOMAIN.test(value)) {
-      ctx.issues.push({
-        code: 'custom',
-        input: value,
-        message: `${show(value)} is not a valid ${what}: it must be a DNS-1123 subdomain`,
-      });
-    }
-  });
+const dnsLabel = (what: string) =>
+  nameString(
+    what,
+    DNS1123_LABEL,
+    63,
+    "a DNS-1123 label (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters)",
+  );
+
+const dnsSubdomain = (what: string) => nameString(what, DNS1123_SUBDOMAIN, 253, 'a DNS-1123 subdomain');
 
 /** Zod schema of a cell state. */
 export const CellStateSchema = z.enum(CELL_STATES, {
