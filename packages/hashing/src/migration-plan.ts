@@ -92,8 +92,8 @@ export function planMigration(
     hashKey(key);
     const hi = keyPosition[0]!;
     const lo = keyPosition[1]!;
-    const from = before.ownerOfPoint(before.pointIndexAt(hi, lo));
-    const to = after.ownerOfPoint(after.pointIndexAt(hi, lo));
+    const from = before.ownerAt(hi, lo);
+    const to = after.ownerAt(hi, lo);
     total++;
     entry(from).before++;
     entry(to).after++;
@@ -112,14 +112,15 @@ export function planMigration(
     total,
     moved,
     moves,
-    flows: [...flows.values()].sort(
-      (a, b) => b.count - a.count || a.from.localeCompare(b.from) || a.to.localeCompare(b.to),
-    ),
-    cells: [...counts.entries()]
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([id, c]) => ({ id, ...c })),
+    flows: [...flows.values()].sort((a, b) => b.count - a.count || byId(a.from, b.from) || byId(a.to, b.to)),
+    cells: [...counts.entries()].sort(([a], [b]) => byId(a, b)).map(([id, c]) => ({ id, ...c })),
     optimalMoved: total * optimalMovedFraction(before, after),
   };
+}
+
+/** Cell ids in a fixed, locale-independent order. */
+function byId(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Σ over cells of max(0, weight share before − weight share after). */

@@ -144,7 +144,7 @@ export class HashRing {
   /** The cell that owns `key`. */
   lookup(key: string): string {
     hashKey(key);
-    return this.ids[this.owner[this.pointIndexAt(keyPosition[0]!, keyPosition[1]!)]!]!;
+    return this.ownerAt(keyPosition[0]!, keyPosition[1]!);
   }
 
   /**
@@ -216,9 +216,9 @@ export class HashRing {
     return i === posHi.length ? 0 : i;
   }
 
-  /** Id of the cell that owns point `index`. @internal */
-  ownerOfPoint(index: number): string {
-    return this.ids[this.owner[index]!]!;
+  /** Id of the cell that owns the ring position (hi, lo). @internal */
+  ownerAt(hi: number, lo: number): string {
+    return this.ids[this.owner[this.pointIndexAt(hi, lo)]!]!;
   }
 }
 
@@ -252,7 +252,7 @@ function normalizeCells(cells: Iterable<RingCell>): Required<RingCell>[] {
 }
 
 /** Orders strings by Unicode code points, which is the order of their UTF-8 bytes. */
-export function compareCodePoints(a: string, b: string): number {
+function compareCodePoints(a: string, b: string): number {
   const ia = a[Symbol.iterator]();
   const ib = b[Symbol.iterator]();
   for (;;) {

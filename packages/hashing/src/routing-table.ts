@@ -85,11 +85,8 @@ export class RoutingTable {
     hashKey(key);
     const hi = keyPosition[0]!;
     const lo = keyPosition[1]!;
-    const oldCell = this.currentRing.ownerOfPoint(this.currentRing.pointIndexAt(hi, lo));
-    const newCell =
-      this.desiredRing === this.currentRing
-        ? oldCell
-        : this.desiredRing.ownerOfPoint(this.desiredRing.pointIndexAt(hi, lo));
+    const oldCell = this.currentRing.ownerAt(hi, lo);
+    const newCell = this.desiredRing === this.currentRing ? oldCell : this.desiredRing.ownerAt(hi, lo);
     return { key, case: routeCase(oldCell, newCell, this.states), oldCell, newCell };
   }
 
