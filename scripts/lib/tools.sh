@@ -1,0 +1,30 @@
+# Sourced by the project's scripts: where the Kubernetes tools built from e2e/tools live.
+# The cache directory is keyed by everything that decides the binaries: both go.mod/go.sum pairs,
+# the Go version and the target platform, so a dependency bump or a new Go builds afresh.
+# shellcheck shell=bash
+
+cellfed_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cellfed_cache="${CELLFED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cellfed}"
+cellfed_go="${CELLFED_GO:-/usr/local/go/bin/go}"
+# The tools each module builds; e2e code finds them by these names in CELLFED_TOOLS_BIN.
+cellfed_kube_tools=(go.etcd.io/etcd/server/v3 k8s.io/kubernetes/cmd/kube-apiserver
+  k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl)
+cellfed_kube_tool_names=(etcd kube-apiserver kube-controller-manager kubectl)
+cellfed_helm_tools=(helm.sh/helm/v4/cmd/helm)
+cellfed_helm_tool_names=(helm)
+
+cellfed_tools_key() {
+  [ -x "$cellfed_go" ] || { echo "cellfed: Go not found at $cellfed_go (set CELLFED_GO)" >&2; return 1; }
+  {
+    "$cellfed_go" env GOVERSION GOOS GOARCH
+    cat "$cellfed_root/e2e/tools/go.mod" "$cellfed_root/e2e/tools/go.sum" \
+      "$cellfed_root/e2e/tools/helm/go.mod" "$cellfed_root/e2e/tools/helm/go.sum"
+    printf '%s\n' "${cellfed_kube_tools[@]}" "${cellfed_helm_tools[@]}"
+  } | sha256sum | cut -c1-16
+}
+
+cellfed_tools_dir() {
+  local key
+  key="$(cellfed_tools_key)" || return 1
+  echo "$cellfed_cache/tools/$key"
+}
