@@ -1,0 +1,90 @@
+import { parseArgs } from 'node:util';
+
+import { z } from 'zod';
+
+import { PROVIDERS } from '../env-file.ts';
+import { E2eError, E2eErrorCode } from '../errors.ts';
+
+export const USAGE = `usage: npm run cells -- <up|down|status> [options]
+  up      start the router control plane and N cells; prints the path of env.json
+  down    stop everything up started in --dir
+  status  print env.json and each process's resident memory (local provider)
+options:
+  --dir DIR                   environment directory (default tmp/cells)
+  --cells N                   number of cells, 1..16 (default 3)
+  --provider local|kind       local processes or kind clusters (default local)
+  --no-controller-manager     do not run kube-controller-manager (local)
+  --image IMAGE               image to load into every kind cluster (repeatable)
+  --tools DIR                 directory of the built tools (default $CELLFED_TOOLS_BIN)
+  --runtime-root DIR          where etcd keeps its data (local; default /dev/shm, a tmpfs)
+  --log-level LEVEL           pino level (default info)`;
+
+const CellsArgsSchema = z.object({
+  command: z.enum(['up', 'down', 'status'], {
+    error: (issue) => `unknown command "${String(issue.input)}" (up, down or status)`,
+  }),
+  dir: z.string().min(1).default('tmp/cells'),
+  cells: z.coerce
+    .number({ error: '--cells must be a number' })
+    .int({ error: '--cells must be a whole number' })
+    .min(1, { error: '--cells must be at least 1' })
+    .max(16, { error: '--cells must be at most 16' })
+    .default(3),
+  provider: z
+    .enum(PROVIDERS, { error: (issue) => `--provider must be local or kind; got "${String(issue.input)}"` })
+    .default('local'),
+  controllerManager: z.boolean().default(true),
+  images: z.array(z.string().min(1)).default([]),
+  tools: z.string().optional(),
+  runtimeRoot: z.string().min(1).optional(),
+  logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+});
+
+export type CellsArgs = z.output<typeof CellsArgsSchema>;
+
+/** Parses the command line once; every mistake is one readable line in an E2eError. */
+export function parseCellsArgs(argv: readonly string[], env: NodeJS.ProcessEnv): CellsArgs {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      options: {
+        dir: { type: 'string' },
+        cells: { type: 'string' },
+        provider: { type: 'string' },
+        'no-controller-manager': { type: 'boolean' },
+        image: { type: 'string', multiple: true },
+        tools: { type: 'string' },
+        'runtime-root': { type: 'string' },
+        'log-level': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    throw new E2eError(E2eErrorCode.InvalidArguments, (error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help || positionals.length === 0) throw new E2eError(E2eErrorCode.InvalidArguments, USAGE);
+  if (positionals.length > 1) {
+    throw new E2eError(E2eErrorCode.InvalidArguments, `one command expected; got ${positionals.join(' ')}`);
+  }
+  const result = CellsArgsSchema.safeParse({
+    command: positionals[0],
+    dir: values.dir,
+    cells: values.cells,
+    provider: values.provider,
+    controllerManager: !values['no-controller-manager'],
+    images: values.image,
+    tools: values.tools ?? env['CELLFED_TOOLS_BIN'],
+    runtimeRoot: values['runtime-root'],
+    logLevel: values['log-level'],
+  });
+  if (!result.success) {
+    throw new E2eError(
+      E2eErrorCode.InvalidArguments,
+      result.error.issues.map((issue) => issue.message).join('; '),
+    );
+  }
+  return result.data;
+}

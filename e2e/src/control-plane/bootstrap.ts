@@ -1,0 +1,94 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import {
+  ApiException,
+  KubeConfig,
+  KubernetesObjectApi,
+  PatchStrategy,
+  loadAllYaml,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
+import { DEFAULT_SECRET_NAMESPACE } from '@cellfed/hashing';
+
+import { E2eError, E2eErrorCode } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { cellSecret, initialCellSet, type CellCredentials } from './cell-secrets.ts';
+
+const FIELD_MANAGER = 'cellfed-cells';
+
+export interface BootstrapOptions {
+  /** Admin kubeconfig of the router control plane. */
+  kubeconfigFile: string;
+  cells: readonly CellCredentials[];
+  /** Directory of CRD manifests (the chart's crds/). */
+  crdDir: string;
+  log: Logger;
+  signal?: AbortSignal;
+}
+
+/**
+ * Writes what the controllers read into the router control plane: the CRDs, the namespace, a kubeconfig
+ * Secret per cell and the CellSet `default`. Server-side apply, so running it again converges.
+ */
+export async function bootstrapControlPlane(options: BootstrapOptions): Promise<void> {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(options.kubeconfigFile);
+  const api = KubernetesObjectApi.makeApiClient(kubeConfig);
+  const apply = (object: KubernetesObject) =>
+    api.patch(object, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+
+  const crds = readdirSync(options.crdDir)
+    .filter((file) => file.endsWith('.yaml'))
+    .sort()
+    .flatMap((file) => loadAllYaml(readFileSync(join(options.crdDir, file), 'utf8')) as KubernetesObject[]);
+  for (const crd of crds) await apply(crd);
+  await Promise.all(crds.map((crd) => waitEstablished(api, crd.metadata?.name ?? '', options)));
+
+  await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEFAULT_SECRET_NAMESPACE } });
+  for (const cell of options.cells) await apply(cellSecret(cell));
+  const cellSet = initialCellSet(options.cells.map((cell) => cell.id));
+  await retryWhileUndiscovered(() => apply(cellSet as KubernetesObject), options);
+  options.log.info(
+    { cell: 'control-plane', cellSet: cellSet.metadata.name, cells: options.cells.map((cell) => cell.id) },
+    'control plane bootstrapped: CRDs, cell Secrets and CellSet applied',
+  );
+}
+
+async function waitEstablished(
+  api: KubernetesObjectApi,
+  name: string,
+  options: BootstrapOptions,
+): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    options.signal?.throwIfAborted();
+    const crd = await api.read<
+      KubernetesObject & { status?: { conditions?: { type: string; status: string }[] } }
+    >({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name },
+    });
+    if (crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return;
+    if (Date.now() > deadline) {
+      throw new E2eError(E2eErrorCode.NotReady, `CRD ${name} not Established after 30 s`);
+    }
+    await sleep(100, undefined, { signal: options.signal });
+  }
+}
+
+/** A CRD just Established may take a moment to appear in discovery, which the object API resolves kinds by. */
+async function retryWhileUndiscovered<T>(action: () => Promise<T>, options: BootstrapOptions): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await action();
+    } catch (error) {
+      const notFound = error instanceof ApiException && error.code === 404;
+      const unknownKind = error instanceof Error && /Unrecognized API version and kind/i.test(error.message);
+      if (!(notFound || unknownKind) || attempt >= 50) throw error;
+      await sleep(100, undefined, { signal: options.signal });
+    }
+  }
+}

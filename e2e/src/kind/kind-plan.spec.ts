@@ -1,0 +1,59 @@
+import { kindClusterConfig, kindClusterName, planKindDown, planKindUp } from './kind-plan.ts';
+
+describe('planKindUp', () => {
+  const plans = planKindUp({
+    dir: '/envs/a',
+    ids: ['control-plane', 'cell-1', 'cell-2'],
+    controlPlaneId: 'control-plane',
+    images: ['cellfed/cell-router:dev', 'cellfed/rebalance-controller:dev'],
+  });
+
+  it('plans one cluster per cell plus the control plane, each with its own kubeconfigs', () => {
+    expect(plans.map((plan) => plan.clusterName)).toEqual([
+      'cellfed-control-plane',
+      'cellfed-cell-1',
+      'cellfed-cell-2',
+    ]);
+    expect(plans[1]).toMatchObject({
+      configFile: '/envs/a/kind/cell-1.json',
+      kubeconfig: '/envs/a/kubeconfig/cell-1.kubeconfig',
+      internalKubeconfig: '/envs/a/kubeconfig/cell-1.internal.kubeconfig',
+    });
+  });
+
+  it('creates, then loads the images into the control plane only, then exports the internal kubeconfig', () => {
+    const [controlPlane, cell] = plans;
+    expect(controlPlane!.create.map((command) => [command.command, ...command.args].join(' '))).toEqual([
+      'kind create cluster --name cellfed-control-plane --config /envs/a/kind/control-plane.json --kubeconfig /envs/a/kubeconfig/control-plane.kubeconfig --wait 180s',
+      'kind load docker-image cellfed/cell-router:dev --name cellfed-control-plane',
+      'kind load docker-image cellfed/rebalance-controller:dev --name cellfed-control-plane',
+      'kind get kubeconfig --internal --name cellfed-control-plane',
+    ]);
+    expect(controlPlane!.create.at(-1)!.stdoutFile).toBe(
+      '/envs/a/kubeconfig/control-plane.internal.kubeconfig',
+    );
+    expect(cell!.create.some((command) => command.args[0] === 'load')).toBe(false);
+  });
+
+  it('deletes exactly the clusters it is given', () => {
+    expect(planKindDown(['cellfed-cell-1']).map((command) => command.args)).toEqual([
+      ['delete', 'cluster', '--name', 'cellfed-cell-1'],
+    ]);
+  });
+});
+
+describe('kindClusterConfig', () => {
+  it('publishes the apiserver on a free loopback port and pins the node image only when asked', () => {
+    expect(kindClusterConfig('cell-1')).toEqual({
+      kind: 'Cluster',
+      apiVersion: 'kind.x-k8s.io/v1alpha4',
+      name: kindClusterName('cell-1'),
+      networking: { apiServerAddress: '127.0.0.1', apiServerPort: 0 },
+      nodes: [{ role: 'control-plane' }],
+    });
+    expect(kindClusterConfig('cell-1', 'kindest/node:v1.37.2').nodes[0]).toEqual({
+      role: 'control-plane',
+      image: 'kindest/node:v1.37.2',
+    });
+  });
+});

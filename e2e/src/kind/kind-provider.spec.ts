@@ -1,0 +1,104 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { jest } from '@jest/globals';
+
+import { E2eError, E2eErrorCode } from '../errors.ts';
+import { createLogger } from '../log.ts';
+import type { CommandRunner } from './command-runner.ts';
+import type { Command } from './kind-plan.ts';
+import { KindProvider } from './kind-provider.ts';
+
+const log = createLogger({ level: 'silent' });
+
+/** Records commands; `kind create` writes the kubeconfig kind would write. */
+function fakeKind(options: { dockerFails?: boolean; failOn?: string } = {}) {
+  const commands: string[] = [];
+  const run: CommandRunner = async (command: Command) => {
+    const line = [command.command, ...command.args].join(' ');
+    commands.push(line);
+    if (options.dockerFails && command.command === 'docker') {
+      throw new E2eError(
+        E2eErrorCode.CommandFailed,
+        'Cannot connect to the Docker daemon at unix:///var/run/docker.sock',
+      );
+    }
+    if (options.failOn && line.includes(options.failOn))
+      throw new E2eError(E2eErrorCode.CommandFailed, `${line} failed`);
+    if (command.args[0] === 'create') {
+      const kubeconfig = command.args[command.args.indexOf('--kubeconfig') + 1]!;
+      writeFileSync(kubeconfig, 'clusters:\n- cluster:\n    server: https://127.0.0.1:40001\n');
+    }
+    return { stdout: command.args[0] === 'get' ? 'server: https://cellfed-x-control-plane:6443\n' : '' };
+  };
+  return { commands, run };
+}
+
+describe('KindProvider', () => {
+  it('says why it cannot run without a Docker engine, and starts nothing', async () => {
+    const kind = fakeKind({ dockerFails: true });
+    const provider = new KindProvider({ crdDir: '/crds', run: kind.run });
+    expect(await provider.unavailableReason()).toMatch(
+      /kind needs a Docker engine and `docker info` failed: Cannot connect/,
+    );
+    await expect(
+      provider.up({
+        dir: mkdtempSync(join(tmpdir(), 'kind-')),
+        cells: 2,
+        controllerManager: true,
+        images: [],
+        log,
+      }),
+    ).rejects.toMatchObject({ code: E2eErrorCode.ProviderUnavailable });
+    expect(kind.commands.filter((line) => line.startsWith('kind'))).toEqual([]);
+  });
+
+  it('creates the clusters, bootstraps the control plane with the internal kubeconfigs, and writes env.json', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kind-'));
+    const kind = fakeKind();
+    const bootstrap = jest.fn(async () => undefined);
+    const provider = new KindProvider({ crdDir: '/crds', run: kind.run, bootstrap });
+    const env = await provider.up({
+      dir,
+      cells: 2,
+      controllerManager: true,
+      images: ['cellfed/router:dev'],
+      log,
+    });
+
+    expect(kind.commands.filter((line) => line.startsWith('kind create'))).toHaveLength(3);
+    expect(kind.commands).toContain('kind load docker-image cellfed/router:dev --name cellfed-control-plane');
+    expect(env.cells.map((cell) => [cell.id, cell.url])).toEqual([
+      ['cell-1', 'https://127.0.0.1:40001'],
+      ['cell-2', 'https://127.0.0.1:40001'],
+    ]);
+    const [options] = bootstrap.mock.calls[0] as unknown as [{ cells: { id: string; kubeconfig: string }[] }];
+    expect(options.cells.map((cell) => cell.kubeconfig)).toEqual([
+      'server: https://cellfed-x-control-plane:6443\n',
+      'server: https://cellfed-x-control-plane:6443\n',
+    ]);
+    expect(JSON.parse(readFileSync(join(dir, 'env.json'), 'utf8')).provider).toBe('kind');
+
+    await provider.down({ dir, log });
+    expect(kind.commands.filter((line) => line.startsWith('kind delete'))).toEqual([
+      'kind delete cluster --name cellfed-control-plane',
+      'kind delete cluster --name cellfed-cell-1',
+      'kind delete cluster --name cellfed-cell-2',
+    ]);
+  });
+
+  it('deletes the clusters it created when a later step fails', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kind-'));
+    const kind = fakeKind({ failOn: 'create cluster --name cellfed-cell-2' });
+    const provider = new KindProvider({ crdDir: '/crds', run: kind.run, bootstrap: async () => undefined });
+    await expect(provider.up({ dir, cells: 2, controllerManager: true, images: [], log })).rejects.toThrow(
+      /cellfed-cell-2/,
+    );
+    expect(kind.commands.filter((line) => line.startsWith('kind delete'))).toEqual([
+      'kind delete cluster --name cellfed-control-plane',
+      'kind delete cluster --name cellfed-cell-1',
+      'kind delete cluster --name cellfed-cell-2',
+    ]);
+  });
+});

@@ -1,0 +1,320 @@
+import { accessSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+import { bootstrapControlPlane } from '../control-plane/bootstrap.ts';
+import {
+  CONTROL_PLANE_ID,
+  cellIds,
+  envFilePath,
+  readEnvFile,
+  writeEnvFile,
+  type EnvFile,
+} from '../env-file.ts';
+import { E2eError, E2eErrorCode } from '../errors.ts';
+import { kubeconfigFromFiles } from '../kubeconfig.ts';
+import type { DownOptions, Provider, UpOptions } from '../provider.ts';
+import { resolveTools, type Tools } from '../tools.ts';
+import { lostPortRace, startComponent, stopApiserver } from './apiserver-processes.ts';
+import {
+  DEFAULT_SERVICE_CIDR,
+  DEFAULT_SERVICE_IP,
+  apiserverUrl,
+  etcdArgs,
+  kubeApiserverArgs,
+  kubeControllerManagerArgs,
+  type ApiserverLayout,
+} from './components.ts';
+import { isRunning, type DaemonRecord } from './daemon.ts';
+import {
+  localStatePath,
+  readLocalState,
+  writeLocalState,
+  type ApiserverState,
+  type Component,
+  type LocalState,
+} from './local-state.ts';
+import { createApiserverPki } from './pki.ts';
+import { freePorts } from './ports.ts';
+
+export interface LocalProviderOptions {
+  /** Directory of the tools scripts/build-tools.sh built; only `up` needs it. */
+  toolsDir: string | undefined;
+  /** CRD manifests to install in the control plane. */
+  crdDir: string;
+  /** Where etcd keeps its data; tmpfs (/dev/shm) unless that is not writable. */
+  runtimeRoot?: string;
+}
+
+/** Attempts per component when another process takes a port between choosing it and binding it. */
+const PORT_ATTEMPTS = 3;
+
+/**
+ * Real cells as processes on loopback: per apiserver its own etcd, kube-apiserver and (optionally)
+ * kube-controller-manager, the way envtest runs them. The processes outlive `up`; `down` stops them.
+ */
+export class LocalProvider implements Provider {
+  readonly name = 'local' as const;
+  private readonly options: LocalProviderOptions;
+
+  constructor(options: LocalProviderOptions) {
+    this.options = options;
+  }
+
+  async up(options: UpOptions): Promise<EnvFile> {
+    const dir = resolve(options.dir);
+    const log = options.log.child({ provider: 'local', dir });
+    const running = runningEnvironment(dir, options.cells);
+    if (running) {
+      log.info({ cells: running.cells.length }, 'environment already up');
+      return running;
+    }
+    const tools = resolveTools(this.options.toolsDir, ['etcd', 'kube-apiserver', 'kube-controller-manager']);
+    await this.down({ dir, log: options.log });
+
+    const startedAt = Date.now();
+    mkdirSync(dir, { recursive: true });
+    const state: LocalState = {
+      version: 1,
+      runtimeDir: mkdtempSync(join(this.options.runtimeRoot ?? defaultRuntimeRoot(), 'cellfed-')),
+      apiservers: {},
+    };
+    const save = () => writeLocalState(dir, state);
+    save();
+    // One failure stops the others before they start more processes, so cleanup sees everything.
+    const abort = new AbortController();
+    const signal = options.signal ? AbortSignal.any([options.signal, abort.signal]) : abort.signal;
+    const ids = [CONTROL_PLANE_ID, ...cellIds(options.cells)];
+    log.info(
+      { apiservers: ids, controllerManager: options.controllerManager },
+      'starting etcd and kube-apiserver per cell',
+    );
+    try {
+      const results = await Promise.allSettled(
+        ids.map((id) =>
+          this.startApiserver(tools, dir, id, state, save, { ...options, signal }).catch((error: unknown) => {
+            abort.abort(error);
+            throw error;
+          }),
+        ),
+      );
+      const failed = results.find((result) => result.status === 'rejected');
+      if (failed) throw failed.reason;
+
+      const env: EnvFile = {
+        version: 1,
+        provider: 'local',
+        dir,
+        createdAt: new Date().toISOString(),
+        controlPlane: entryOf(dir, state.apiservers[CONTROL_PLANE_ID]!),
+        cells: ids.slice(1).map((id) => entryOf(dir, state.apiservers[id]!)),
+        cellSet: 'default',
+        secretNamespace: 'cellfed-system',
+      };
+      await bootstrapControlPlane({
+        kubeconfigFile: env.controlPlane.kubeconfig,
+        // The controllers run on this machine too, so the admin kubeconfig is what they use.
+        cells: env.cells.map((cell) => ({ id: cell.id, kubeconfig: readFileSync(cell.kubeconfig, 'utf8') })),
+        crdDir: this.options.crdDir,
+        log,
+        signal,
+      });
+      writeEnvFile(env);
+      log.info({ seconds: (Date.now() - startedAt) / 1000, env: envFilePath(dir) }, 'environment up');
+      return env;
+    } catch (error) {
+      log.error({ err: error }, 'up failed; stopping everything it started');
+      await stopAll(state);
+      rmSync(localStatePath(dir), { force: true });
+      if (options.signal?.aborted) {
+        throw new E2eError(E2eErrorCode.Interrupted, 'interrupted; everything started has been stopped', {
+          cause: error,
+        });
+      }
+      throw error;
+    }
+  }
+
+  async down(options: DownOptions): Promise<void> {
+    const dir = resolve(options.dir);
+    const log = options.log.child({ provider: 'local', dir });
+    let state: LocalState;
+    try {
+      state = readLocalState(dir);
+    } catch {
+      rmSync(envFilePath(dir), { force: true });
+      log.info('nothing to stop');
+      return;
+    }
+    const startedAt = Date.now();
+    await stopAll(state);
+    rmSync(envFilePath(dir), { force: true });
+    rmSync(localStatePath(dir), { force: true });
+    log.info(
+      { seconds: (Date.now() - startedAt) / 1000, apiservers: Object.keys(state.apiservers) },
+      'environment down (logs and certificates kept in dir)',
+    );
+  }
+
+  private async startApiserver(
+    tools: Tools,
+    dir: string,
+    id: string,
+    state: LocalState,
+    save: () => void,
+    options: UpOptions & { signal: AbortSignal },
+  ): Promise<void> {
+    const log = options.log.child({ cell: id });
+    const pkiDir = join(dir, 'pki', id);
+    const logDir = join(dir, 'logs', id);
+    mkdirSync(logDir, { recursive: true });
+    const pki = createApiserverPki(pkiDir, { name: id, serviceIp: DEFAULT_SERVICE_IP });
+    const [port, etcdClientPort, etcdPeerPort] = await freePorts(3);
+    const apiserver: ApiserverState = {
+      id,
+      url: apiserverUrl({ port: port! }),
+      port: port!,
+      etcdClientPort: etcdClientPort!,
+      pkiDir,
+      etcdDataDir: join(state.runtimeDir, id),
+      daemons: {},
+    };
+    state.apiservers[id] = apiserver;
+    save();
+    let peerPort = etcdPeerPort!;
+    const layout = (): ApiserverLayout => ({
+      id,
+      port: apiserver.port,
+      etcdClientPort: apiserver.etcdClientPort,
+      etcdPeerPort: peerPort,
+      etcdDataDir: apiserver.etcdDataDir,
+      serviceCidr: DEFAULT_SERVICE_CIDR,
+      pki,
+      controllerManagerKubeconfig: join(pkiDir, 'kube-controller-manager.kubeconfig'),
+    });
+    const start = async (
+      component: Component,
+      command: string,
+      args: () => string[],
+      newPorts: () => Promise<void>,
+    ) => {
+      const began = Date.now();
+      for (let attempt = 1; ; attempt++) {
+        let record: DaemonRecord | undefined;
+        try {
+          await startComponent(
+            apiserver,
+            component,
+            { name: `${id}/${component}`, command, args: args(), logFile: join(logDir, `${component}.log`) },
+            {
+              signal: options.signal,
+              onStarted: (started) => {
+                record = started;
+                apiserver.daemons[component] = started;
+                save();
+              },
+            },
+          );
+          log.info({ component, seconds: (Date.now() - began) / 1000 }, `${component} ready`);
+          return;
+        } catch (error) {
+          if (attempt >= PORT_ATTEMPTS || !lostPortRace(error, record)) throw error;
+          log.warn({ component, attempt }, `${component} lost a port race; retrying on fresh ports`);
+          await newPorts();
+          save();
+        }
+      }
+    };
+
+    await start(
+      'etcd',
+      tools.etcd,
+      () => etcdArgs(layout()),
+      async () => {
+        [apiserver.etcdClientPort, peerPort] = (await freePorts(2)) as [number, number];
+      },
+    );
+    await start(
+      'kube-apiserver',
+      tools['kube-apiserver'],
+      () => kubeApiserverArgs(layout()),
+      async () => {
+        apiserver.port = (await freePorts(1))[0]!;
+        apiserver.url = apiserverUrl(apiserver);
+      },
+    );
+    writeKubeconfigs(dir, apiserver, layout());
+    if (options.controllerManager) {
+      await start(
+        'kube-controller-manager',
+        tools['kube-controller-manager'],
+        () => kubeControllerManagerArgs(layout()),
+        () => Promise.resolve(),
+      );
+    }
+  }
+}
+
+/** The admin kubeconfig users and tests get, and kube-controller-manager's own. */
+function writeKubeconfigs(dir: string, apiserver: ApiserverState, layout: ApiserverLayout): void {
+  const { pki } = layout;
+  mkdirSync(join(dir, 'kubeconfig'), { recursive: true });
+  const write = (file: string, user: string, certFile: string, keyFile: string) =>
+    writeFileSync(
+      file,
+      `${JSON.stringify(
+        kubeconfigFromFiles({
+          name: apiserver.id,
+          server: apiserver.url,
+          user,
+          caCertFile: pki.caCert,
+          clientCertFile: certFile,
+          clientKeyFile: keyFile,
+        }),
+        null,
+        2,
+      )}\n`,
+      { mode: 0o600 },
+    );
+  write(adminKubeconfigPath(dir, apiserver.id), 'admin', pki.adminCert, pki.adminKey);
+  write(
+    layout.controllerManagerKubeconfig,
+    'kube-controller-manager',
+    pki.controllerManagerCert,
+    pki.controllerManagerKey,
+  );
+}
+
+function adminKubeconfigPath(dir: string, id: string): string {
+  return join(dir, 'kubeconfig', `${id}.kubeconfig`);
+}
+
+function entryOf(dir: string, apiserver: ApiserverState) {
+  return { id: apiserver.id, url: apiserver.url, kubeconfig: adminKubeconfigPath(dir, apiserver.id) };
+}
+
+async function stopAll(state: LocalState): Promise<void> {
+  await Promise.all(Object.values(state.apiservers).map((apiserver) => stopApiserver(apiserver)));
+  rmSync(state.runtimeDir, { recursive: true, force: true });
+}
+
+/** The environment in `dir` when it is complete and every process it recorded still runs. */
+function runningEnvironment(dir: string, cells: number): EnvFile | undefined {
+  try {
+    const env = readEnvFile(dir);
+    const state = readLocalState(dir);
+    const daemons = Object.values(state.apiservers).flatMap((apiserver) => Object.values(apiserver.daemons));
+    return env.cells.length === cells && daemons.every((record) => isRunning(record)) ? env : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function defaultRuntimeRoot(): string {
+  try {
+    accessSync('/dev/shm', constants.W_OK);
+    return '/dev/shm';
+  } catch {
+    return tmpdir();
+  }
+}

@@ -1,0 +1,71 @@
+import { X509Certificate, createPrivateKey, createPublicKey } from 'node:crypto';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { E2eErrorCode } from '../errors.ts';
+import { createApiserverPki } from './pki.ts';
+
+describe('createApiserverPki', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cellfed-pki-'));
+  const pki = createApiserverPki(join(dir, 'cell-1'), { name: 'cell-1', serviceIp: '10.0.0.1' });
+  const cert = (file: string) => new X509Certificate(readFileSync(file));
+  const ca = cert(pki.caCert);
+
+  it('makes a CA that signed every certificate', () => {
+    expect(ca.ca).toBe(true);
+    expect(ca.subject).toBe('CN=cell-1-ca');
+    for (const file of [pki.servingCert, pki.adminCert, pki.controllerManagerCert]) {
+      const leaf = cert(file);
+      expect(leaf.ca).toBe(false);
+      expect(leaf.checkIssued(ca)).toBe(true);
+      expect(leaf.verify(ca.publicKey)).toBe(true);
+    }
+  });
+
+  it('serves loopback and the in-cluster names', () => {
+    const serving = cert(pki.servingCert);
+    expect(serving.subjectAltName?.split(', ')).toEqual(
+      expect.arrayContaining([
+        'IP Address:127.0.0.1',
+        'IP Address:10.0.0.1',
+        'DNS:kubernetes.default.svc',
+        'DNS:localhost',
+      ]),
+    );
+    expect(serving.keyUsage).toEqual(['1.3.6.1.5.5.7.3.1']); // serverAuth
+    expect(serving.checkPrivateKey(createPrivateKey(readFileSync(pki.servingKey)))).toBe(true);
+  });
+
+  it('issues the admin client certificate as CN admin in system:masters', () => {
+    const admin = cert(pki.adminCert);
+    expect(admin.subject.split('\n').sort()).toEqual(['CN=admin', 'O=system:masters']);
+    expect(admin.keyUsage).toEqual(['1.3.6.1.5.5.7.3.2']); // clientAuth
+    expect(cert(pki.controllerManagerCert).subject).toBe('CN=system:kube-controller-manager');
+  });
+
+  it('makes a service-account key pair and keeps private keys private', () => {
+    const privateKey = createPrivateKey(readFileSync(pki.serviceAccountKey));
+    expect(createPublicKey(privateKey).export({ type: 'spki', format: 'pem' })).toBe(
+      readFileSync(pki.serviceAccountPublicKey, 'utf8'),
+    );
+    for (const file of [pki.caKey, pki.adminKey, pki.serviceAccountKey]) {
+      expect(statSync(file).mode & 0o077).toBe(0);
+    }
+  });
+
+  it('says what to install when openssl is missing', () => {
+    expect(() =>
+      createApiserverPki(join(dir, 'broken'), {
+        name: 'x',
+        serviceIp: '10.0.0.1',
+        openssl: '/nonexistent/openssl',
+      }),
+    ).toThrow(
+      expect.objectContaining({
+        code: E2eErrorCode.Pki,
+        message: expect.stringMatching(/install OpenSSL 3/),
+      }),
+    );
+  });
+});

@@ -1,0 +1,30 @@
+import type { EnvFile } from './env-file.ts';
+import type { Logger } from './log.ts';
+
+export interface UpOptions {
+  /** Directory for env.json, kubeconfigs, logs and the provider's state. */
+  dir: string;
+  /** Number of cells besides the router control plane. */
+  cells: number;
+  /** Run kube-controller-manager next to each apiserver (local provider). */
+  controllerManager: boolean;
+  /** Images to load into every cluster (kind provider). */
+  images: readonly string[];
+  log: Logger;
+  /** Aborting stops `up` and everything it started. */
+  signal?: AbortSignal;
+}
+
+export interface DownOptions {
+  dir: string;
+  log: Logger;
+}
+
+/** Brings real cells up and down; `local` and `kind` implement it, the suite does not care which. */
+export interface Provider {
+  readonly name: EnvFile['provider'];
+  /** Returns when the control plane and every cell are ready and env.json is written. Idempotent. */
+  up(options: UpOptions): Promise<EnvFile>;
+  /** Stops everything `up` started in `dir`. Idempotent: nothing to stop is not an error. */
+  down(options: DownOptions): Promise<void>;
+}

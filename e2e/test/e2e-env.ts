@@ -1,0 +1,31 @@
+import { dirname } from 'node:path';
+
+import { readEnvFile, type EnvFile } from '../src/env-file.ts';
+
+/** Set by the global setup for the test workers (environment variables are what crosses that boundary). */
+export const E2E_ENV_FILE = 'CELLFED_E2E_ENV_FILE';
+export const E2E_SKIP_REASON = 'CELLFED_E2E_SKIP_REASON';
+export const E2E_OWNED_DIR = 'CELLFED_E2E_OWNED_DIR';
+
+/** The environment the global setup brought up. */
+export function e2eEnv(): EnvFile {
+  const file = process.env[E2E_ENV_FILE];
+  if (!file) throw new Error(`${E2E_ENV_FILE} is not set: run the suite with \`nx run e2e:e2e\``);
+  return readEnvFile(dirname(file));
+}
+
+/**
+ * `describe` for suites that need cells: skipped, with the reason in the suite's name, when the provider
+ * cannot run here (kind without a Docker engine).
+ */
+export function describeE2e(name: string, body: () => void): void {
+  const reason = process.env[E2E_SKIP_REASON];
+  if (!reason) {
+    describe(name, body);
+    return;
+  }
+  // The body reads env.json to name its tests, and there is none: report one skipped test with the reason.
+  describe.skip(name, () => {
+    it.skip(`skipped: ${reason}`, () => undefined);
+  });
+}

@@ -1,0 +1,130 @@
+import { spawnSync } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import {
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  type V1Deployment,
+} from '@kubernetes/client-node';
+import { CELLSET_API_VERSION, parseCellSet } from '@cellfed/hashing';
+
+import { resolveTools } from '../src/tools.ts';
+import { describeE2e, e2eEnv } from './e2e-env.ts';
+
+const clientsFor = (kubeconfigFile: string) => {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(kubeconfigFile);
+  return {
+    core: kubeConfig.makeApiClient(CoreV1Api),
+    apps: kubeConfig.makeApiClient(AppsV1Api),
+    custom: kubeConfig.makeApiClient(CustomObjectsApi),
+  };
+};
+
+const deployment = (namespace: string): V1Deployment => ({
+  metadata: { name: 'web', namespace, labels: { app: 'web' } },
+  spec: {
+    replicas: 1,
+    selector: { matchLabels: { app: 'web' } },
+    template: {
+      metadata: { labels: { app: 'web' } },
+      spec: { containers: [{ name: 'web', image: 'registry.k8s.io/pause:3.10' }] },
+    },
+  },
+});
+
+async function eventually<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(200);
+  }
+}
+
+describeE2e('real cells: smoke', () => {
+  const env = e2eEnv();
+  const namespace = `smoke-${Date.now().toString(36)}`;
+
+  it.each(env.cells.map((cell) => [cell.id, cell] as const))(
+    '%s: a namespace and a Deployment are created, read back, and get a ReplicaSet',
+    async (_id, cell) => {
+      const { core, apps } = clientsFor(cell.kubeconfig);
+      await core.createNamespace({ body: { metadata: { name: namespace } } });
+      await apps.createNamespacedDeployment({ namespace, body: deployment(namespace) });
+
+      const read = await apps.readNamespacedDeployment({ name: 'web', namespace });
+      expect(read.metadata?.uid).toBeTruthy();
+      expect(read.spec?.template.spec?.containers[0]?.image).toBe('registry.k8s.io/pause:3.10');
+      // kube-controller-manager runs: the Deployment controller creates a ReplicaSet owned by it.
+      const replicaSet = await eventually('a ReplicaSet for the Deployment', async () => {
+        const list = await apps.listNamespacedReplicaSet({ namespace });
+        return list.items.find((rs) =>
+          rs.metadata?.ownerReferences?.some((owner) => owner.uid === read.metadata?.uid),
+        );
+      });
+      expect(replicaSet.metadata?.name).toMatch(/^web-/);
+    },
+  );
+
+  it.each([env.controlPlane, ...env.cells].map((apiserver) => [apiserver.id, apiserver] as const))(
+    '%s: the kubectl built from e2e/tools lists namespaces with the generated kubeconfig',
+    (_id, apiserver) => {
+      const { kubectl } = resolveTools(process.env['CELLFED_TOOLS_BIN'], ['kubectl']);
+      const result = spawnSync(
+        kubectl,
+        ['--kubeconfig', apiserver.kubeconfig, 'get', 'namespaces', '-o', 'name'],
+        {
+          encoding: 'utf8',
+        },
+      );
+      expect(result.stderr).toBe('');
+      expect(result.status).toBe(0);
+      const names = result.stdout.trim().split('\n');
+      expect(names).toEqual(expect.arrayContaining(['namespace/default', 'namespace/kube-system']));
+      if (apiserver.id !== env.controlPlane.id) expect(names).toContain(`namespace/${namespace}`);
+    },
+  );
+
+  it('the control plane holds the CellSet "default" listing every cell as Normal, and a kubeconfig Secret per cell', async () => {
+    const { core, custom } = clientsFor(env.controlPlane.kubeconfig);
+    const [group, version] = CELLSET_API_VERSION.split('/') as [string, string];
+    const cellSet = parseCellSet(
+      await custom.getClusterCustomObject({ group, version, plural: 'cellsets', name: env.cellSet }),
+    );
+    expect(cellSet.spec.cells.map((cell) => [cell.id, cell.state, cell.weight])).toEqual(
+      env.cells.map((cell) => [cell.id, 'Normal', 1]),
+    );
+    for (const cell of cellSet.spec.cells) {
+      const { name, namespace: secretNamespace, key } = cell.kubeconfigSecretRef;
+      const secret = await core.readNamespacedSecret({ name, namespace: secretNamespace });
+      const kubeconfig = JSON.parse(Buffer.from(secret.data?.[key] ?? '', 'base64').toString('utf8'));
+      const url = env.cells.find((entry) => entry.id === cell.id)?.url;
+      expect(kubeconfig.clusters[0].cluster.server).toBe(url);
+    }
+  });
+
+  it('the CellSet CRD rejects what the schema rejects: no Normal cell', async () => {
+    const { custom } = clientsFor(env.controlPlane.kubeconfig);
+    const [group, version] = CELLSET_API_VERSION.split('/') as [string, string];
+    const invalid = {
+      apiVersion: CELLSET_API_VERSION,
+      kind: 'CellSet',
+      metadata: { name: `invalid-${namespace}` },
+      spec: { cells: [{ id: 'cell-1', state: 'Joining', kubeconfigSecretRef: { name: 'x' } }] },
+    };
+    await expect(
+      custom.createClusterCustomObject({ group, version, plural: 'cellsets', body: invalid }),
+    ).rejects.toMatchObject({
+      code: 422,
+    });
+    expect(() => parseCellSet(invalid)).toThrow(/at least one cell must be Normal/);
+  });
+});
