@@ -14,8 +14,6 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-
 import { E2eErrorCode } from '../src/errors.ts';
 import { createLogger } from '../src/log.ts';
 import { LocalCells } from '../src/local/local-cells.ts';
@@ -23,6 +21,7 @@ import { readLocalState } from '../src/local/local-state.ts';
 import { LocalProvider } from '../src/local/local-provider.ts';
 import { isRunning } from '../src/local/daemon.ts';
 import { CHART_CRD_DIR } from '../src/paths.ts';
+import { clientsFor, eventually } from './clients.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 
 const toolsDir = process.env['CELLFED_TOOLS_BIN'];
@@ -47,9 +46,7 @@ describeE2e('local provider: faults, failures and interruptions', () => {
     const env = e2eEnv();
     const cell = env.cells[0]!;
     const cells = LocalCells.open(env.dir);
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromFile(cell.kubeconfig);
-    const core = kubeConfig.makeApiClient(CoreV1Api);
+    const { core } = clientsFor(cell.kubeconfig);
     const name = `restart-${Date.now().toString(36)}`;
     await core.createNamespace({ body: { metadata: { name } } });
 
@@ -73,23 +70,15 @@ describeE2e('local provider: faults, failures and interruptions', () => {
     const env = e2eEnv();
     const cell = env.cells[1]!;
     const cells = LocalCells.open(env.dir);
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromFile(cell.kubeconfig);
-    const core = kubeConfig.makeApiClient(CoreV1Api);
+    const { core } = clientsFor(cell.kubeconfig);
     const name = `etcd-restart-${Date.now().toString(36)}`;
     await core.createNamespace({ body: { metadata: { name } } });
     await cells.restart(cell.id, 'etcd', 3_000);
     // The apiserver reconnects on its own; reads may fail for a moment while it does.
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      try {
-        expect((await core.readNamespace({ name })).metadata?.name).toBe(name);
-        break;
-      } catch (error) {
-        if (Date.now() > deadline) throw error;
-        await sleep(250);
-      }
-    }
+    const namespace = await eventually('the namespace read back after the etcd restart', () =>
+      core.readNamespace({ name }).catch(() => undefined),
+    );
+    expect(namespace.metadata?.name).toBe(name);
   });
 
   it('a crashing kube-apiserver fails `up` with the end of its log, and nothing it started survives', async () => {
@@ -165,8 +154,8 @@ function processesUsing(dir: string): string[] {
   for (const entry of readdirProc()) {
     try {
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ');
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (cmdline.includes(dir) && !/\) [ZX] /.test(stat)) result.push(cmdline.trim());
+      if (cmdline.includes(dir) && isRunning({ pid: Number(entry), startTicks: 0 }))
+        result.push(cmdline.trim());
     } catch {
       // the process ended while we looked
     }

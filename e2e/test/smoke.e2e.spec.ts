@@ -1,27 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { setTimeout as sleep } from 'node:timers/promises';
 
-import {
-  AppsV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  type V1Deployment,
-} from '@kubernetes/client-node';
+import type { V1Deployment } from '@kubernetes/client-node';
 import { CELLSET_API_VERSION, parseCellSet } from '@cellfed/hashing';
 
 import { resolveTools } from '../src/tools.ts';
+import { clientsFor, eventually } from './clients.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 
-const clientsFor = (kubeconfigFile: string) => {
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(kubeconfigFile);
-  return {
-    core: kubeConfig.makeApiClient(CoreV1Api),
-    apps: kubeConfig.makeApiClient(AppsV1Api),
-    custom: kubeConfig.makeApiClient(CustomObjectsApi),
-  };
-};
+const [group, version] = CELLSET_API_VERSION.split('/') as [string, string];
 
 const deployment = (namespace: string): V1Deployment => ({
   metadata: { name: 'web', namespace, labels: { app: 'web' } },
@@ -34,20 +20,6 @@ const deployment = (namespace: string): V1Deployment => ({
     },
   },
 });
-
-async function eventually<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(200);
-  }
-}
 
 describeE2e('real cells: smoke', () => {
   const env = e2eEnv();
@@ -95,7 +67,6 @@ describeE2e('real cells: smoke', () => {
 
   it('the control plane holds the CellSet "default" listing every cell as Normal, and a kubeconfig Secret per cell', async () => {
     const { core, custom } = clientsFor(env.controlPlane.kubeconfig);
-    const [group, version] = CELLSET_API_VERSION.split('/') as [string, string];
     const cellSet = parseCellSet(
       await custom.getClusterCustomObject({ group, version, plural: 'cellsets', name: env.cellSet }),
     );
@@ -113,7 +84,6 @@ describeE2e('real cells: smoke', () => {
 
   it('the CellSet CRD rejects what the schema rejects: no Normal cell', async () => {
     const { custom } = clientsFor(env.controlPlane.kubeconfig);
-    const [group, version] = CELLSET_API_VERSION.split('/') as [string, string];
     const invalid = {
       apiVersion: CELLSET_API_VERSION,
       kind: 'CellSet',

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run cells -- up|down|status`: real cells for development and the e2e suite. scripts/cells.sh builds
 // the tools first and passes their directory in CELLFED_TOOLS_BIN.
-import { E2eError } from '../errors.ts';
+import { E2eError, E2eErrorCode } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import { CHART_CRD_DIR } from '../paths.ts';
 import { createProvider } from '../providers.ts';
@@ -51,6 +51,6 @@ main().then(
     const [first, ...context] = message.split('\n');
     const code = error instanceof E2eError ? `${error.code}: ` : '';
     process.stderr.write(`cells: ${code}${first}\n${context.map((line) => `  | ${line}\n`).join('')}`);
-    process.exit(error instanceof E2eError && error.code === 'CELLFED_E2E_INTERRUPTED' ? 130 : 1);
+    process.exit(error instanceof E2eError && error.code === E2eErrorCode.Interrupted ? 130 : 1);
   },
 );

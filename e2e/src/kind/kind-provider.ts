@@ -70,9 +70,9 @@ export class KindProvider implements Provider {
     });
     const created: string[] = [];
     try {
+      mkdirSync(join(dir, 'kind'), { recursive: true });
+      mkdirSync(join(dir, 'kubeconfig'), { recursive: true });
       for (const plan of plans) {
-        mkdirSync(join(dir, 'kind'), { recursive: true });
-        mkdirSync(join(dir, 'kubeconfig'), { recursive: true });
         writeFileSync(
           plan.configFile,
           `${JSON.stringify(kindClusterConfig(plan.id, this.options.nodeImage), null, 2)}\n`,

@@ -21,12 +21,12 @@ describe('daemons', () => {
     await waitFor(() => /child \d+/.test(readFileSync(logFile, 'utf8')));
     const grandchild = Number(/child (\d+)/.exec(readFileSync(logFile, 'utf8'))![1]);
     expect(isRunning(record)).toBe(true);
-    expect(processExists(grandchild)).toBe(true);
+    expect(isRunning({ pid: grandchild, startTicks: 0 })).toBe(true);
 
     await stopDaemon(record, 2_000);
     expect(isRunning(record)).toBe(false);
-    await waitFor(() => !processExists(grandchild));
-    expect(processExists(grandchild)).toBe(false);
+    await waitFor(() => !isRunning({ pid: grandchild, startTicks: 0 }));
+    expect(isRunning({ pid: grandchild, startTicks: 0 })).toBe(false);
     await expect(stopDaemon(record)).resolves.toBeUndefined(); // idempotent
   });
 
@@ -61,15 +61,6 @@ describe('daemons', () => {
     expect(tailLog(join(dir, 'absent.log'))).toBe('(no log)');
   });
 });
-
-function processExists(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/\) [ZX] /.test(stat);
-  } catch {
-    return false;
-  }
-}
 
 async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

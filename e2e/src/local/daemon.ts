@@ -42,7 +42,10 @@ export function startDaemon(spec: DaemonSpec): DaemonRecord {
   }
 }
 
-/** True while the process recorded in `record` (not some later process with its pid) is running. */
+/**
+ * True while the process recorded in `record` (not some later process with its pid) is running. A
+ * `startTicks` of 0 (not known) accepts any live, non-zombie process with that pid.
+ */
 export function isRunning(record: Pick<DaemonRecord, 'pid' | 'startTicks'>): boolean {
   const ticks = startTicksOf(record.pid);
   return ticks !== undefined && (record.startTicks === 0 || ticks === record.startTicks);
