@@ -1,0 +1,42 @@
+/** Stable codes for everything controller-kit fails with. */
+export const ControllerKitErrorCode = {
+  /** The configuration did not parse; the message lists every problem. */
+  InvalidConfig: 'CELLFED_KIT_INVALID_CONFIG',
+  /** An apiserver answered with an error Status. */
+  ApiError: 'CELLFED_KIT_API_ERROR',
+  /** An apiserver could not be reached or the connection broke. */
+  Transport: 'CELLFED_KIT_TRANSPORT',
+  /** A watch stream sent something that is not a watch event. */
+  WatchDecode: 'CELLFED_KIT_WATCH_DECODE',
+  /** A cell's kubeconfig Secret is missing, lacks the key, or holds an unusable kubeconfig. */
+  CellCredentials: 'CELLFED_KIT_CELL_CREDENTIALS',
+  /** A reconcile ran past its timeout. */
+  ReconcileTimeout: 'CELLFED_KIT_RECONCILE_TIMEOUT',
+  /** A work-queue key is not `cell/namespace/name`. */
+  InvalidKey: 'CELLFED_KIT_INVALID_KEY',
+} as const;
+
+export type ControllerKitErrorCode = (typeof ControllerKitErrorCode)[keyof typeof ControllerKitErrorCode];
+
+export class ControllerKitError extends Error {
+  override readonly name: string = 'ControllerKitError';
+  readonly code: ControllerKitErrorCode;
+
+  constructor(code: ControllerKitErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/**
+ * Thrown by a reconciler when retrying cannot help (the object is invalid, a precondition will never hold).
+ * The runner logs it, counts it and forgets the key instead of retrying with backoff.
+ */
+export class TerminalError extends Error {
+  override readonly name = 'TerminalError';
+}
+
+/** Error-like text of anything thrown. */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

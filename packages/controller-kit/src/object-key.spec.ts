@@ -1,0 +1,23 @@
+import { ControllerKitErrorCode } from './errors.ts';
+import { formatKey, keyOf, parseKey } from './object-key.ts';
+
+describe('object keys', () => {
+  it('round-trips namespaced and cluster-scoped keys', () => {
+    for (const key of [
+      { cell: 'cell-a', namespace: 'default', name: 'web' },
+      { cell: 'cell-a', namespace: '', name: 'cluster-thing' },
+    ]) {
+      expect(parseKey(formatKey(key))).toEqual(key);
+    }
+    expect(formatKey({ cell: 'c', namespace: '', name: 'n' })).toBe('c//n');
+  });
+
+  it('keys an object by its metadata', () => {
+    expect(keyOf('cell-b', { metadata: { namespace: 'ns', name: 'x' } })).toBe('cell-b/ns/x');
+    expect(keyOf('cell-b', { metadata: { name: 'x' } })).toBe('cell-b//x');
+  });
+
+  it.each(['', 'a', 'a/b', '/ns/name', 'a/ns/', 'a/ns/name/extra'])('rejects %p', (key) => {
+    expect(() => parseKey(key)).toThrow(expect.objectContaining({ code: ControllerKitErrorCode.InvalidKey }));
+  });
+});

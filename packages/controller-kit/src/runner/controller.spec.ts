@@ -1,0 +1,209 @@
+import { Registry } from 'prom-client';
+
+import { TerminalError } from '../errors.ts';
+import { FakeClock, flushPromises } from '../testing/fake-clock.ts';
+import { memoryLogger } from '../testing/memory-logger.ts';
+import { Controller } from './controller.ts';
+import type { ReconcileRequest, ReconcileResult } from './reconciler.ts';
+
+type Handler = (request: ReconcileRequest, call: number) => Promise<ReconcileResult | void>;
+
+function setup(handler: Handler, options: { workers?: number; reconcileTimeoutMs?: number } = {}) {
+  const clock = new FakeClock();
+  const registry = new Registry();
+  const { logger, lines } = memoryLogger();
+  const calls: ReconcileRequest[] = [];
+  const controller = new Controller({
+    name: 'test',
+    registry,
+    logger,
+    clock,
+    backoff: { baseMs: 100, maxMs: 10_000 },
+    ...options,
+    reconciler: { reconcile: (request) => handler(request, calls.push(request)) },
+  });
+  const metric = async (name: string, labels: Record<string, string> = {}) => {
+    const values = (await registry.getSingleMetric(name)!.get()).values;
+    return values.find((value) => Object.entries(labels).every(([k, v]) => value.labels[k] === v))?.value;
+  };
+  return { clock, registry, controller, calls, lines, metric };
+}
+
+describe('Controller', () => {
+  it('creates every reconcile series at zero before any work', async () => {
+    const { metric } = setup(async () => undefined, { workers: 3 });
+    for (const result of ['success', 'error', 'requeue', 'requeue_after']) {
+      expect(await metric('controller_runtime_reconcile_total', { controller: 'test', result })).toBe(0);
+    }
+    expect(await metric('controller_runtime_reconcile_errors_total', { controller: 'test' })).toBe(0);
+    expect(await metric('controller_runtime_terminal_reconcile_errors_total', { controller: 'test' })).toBe(
+      0,
+    );
+    expect(await metric('controller_runtime_max_concurrent_reconciles', { controller: 'test' })).toBe(3);
+  });
+
+  it('reconciles a key once per change and counts success', async () => {
+    const { controller, calls, metric } = setup(async () => undefined);
+    controller.start();
+    controller.queue.add('cell-a/default/web');
+    await flushPromises();
+    expect(calls.map((call) => call.key)).toEqual(['cell-a/default/web']);
+    expect(await metric('controller_runtime_reconcile_total', { result: 'success' })).toBe(1);
+    await controller.stop();
+  });
+
+  it('retries a throwing reconcile with backoff, then forgets the key once it succeeds', async () => {
+    const { controller, calls, clock, metric } = setup(async (_request, call) => {
+      if (call < 3) throw new Error('apiserver said no');
+    });
+    controller.start();
+    controller.queue.add('cell-a/ns/x');
+    await flushPromises();
+    expect(calls).toHaveLength(1);
+    await clock.advance(99);
+    expect(calls).toHaveLength(1);
+    await clock.advance(1);
+    expect(calls).toHaveLength(2);
+    await clock.advance(200);
+    expect(calls).toHaveLength(3);
+    expect(await metric('controller_runtime_reconcile_total', { result: 'error' })).toBe(2);
+    expect(await metric('controller_runtime_reconcile_errors_total')).toBe(2);
+    expect(await metric('controller_runtime_reconcile_total', { result: 'success' })).toBe(1);
+    expect(controller.queue.numRequeues('cell-a/ns/x')).toBe(0);
+    await controller.stop();
+  });
+
+  it('does not retry a TerminalError and counts it', async () => {
+    const { controller, calls, clock, metric } = setup(async () => {
+      throw new TerminalError('spec.replicas is negative');
+    });
+    controller.start();
+    controller.queue.add('cell-a/ns/x');
+    await clock.advance(60_000);
+    expect(calls).toHaveLength(1);
+    expect(await metric('controller_runtime_terminal_reconcile_errors_total')).toBe(1);
+    expect(await metric('controller_runtime_reconcile_total', { result: 'error' })).toBe(1);
+    await controller.stop();
+  });
+
+  it('requeues after the time the reconciler asks for', async () => {
+    const { controller, calls, clock, metric } = setup(async (_request, call) =>
+      call === 1 ? { requeueAfterMs: 5000 } : undefined,
+    );
+    controller.start();
+    controller.queue.add('cell-a/ns/x');
+    await clock.advance(4999);
+    expect(calls).toHaveLength(1);
+    await clock.advance(1);
+    expect(calls).toHaveLength(2);
+    expect(await metric('controller_runtime_reconcile_total', { result: 'requeue_after' })).toBe(1);
+    await controller.stop();
+  });
+
+  it('aborts a reconcile at its timeout and retries it', async () => {
+    const { controller, calls, clock, metric } = setup(
+      (request, call) =>
+        call === 1
+          ? new Promise((_resolve, reject) =>
+              request.signal.addEventListener('abort', () => reject(request.signal.reason)),
+            )
+          : Promise.resolve(),
+      { reconcileTimeoutMs: 1000 },
+    );
+    controller.start();
+    controller.queue.add('cell-a/ns/slow');
+    await clock.advance(999);
+    expect(calls[0]!.signal.aborted).toBe(false);
+    await clock.advance(1);
+    expect(calls[0]!.signal.aborted).toBe(true);
+    expect(await metric('cellfed_reconcile_timeouts_total')).toBe(1);
+    await clock.advance(100);
+    expect(calls).toHaveLength(2);
+    await controller.stop();
+  });
+
+  it('never runs one key on two workers, while other keys proceed', async () => {
+    const release = new Map<string, () => void>();
+    let running = 0;
+    let maxRunningOfA = 0;
+    const { controller, calls } = setup(
+      (request) =>
+        new Promise<void>((resolve) => {
+          if (request.key === 'c/ns/a') maxRunningOfA = Math.max(maxRunningOfA, ++running);
+          release.set(request.key, () => {
+            if (request.key === 'c/ns/a') running--;
+            resolve();
+          });
+        }),
+      { workers: 4 },
+    );
+    controller.start();
+    controller.queue.add('c/ns/a');
+    await flushPromises();
+    controller.queue.add('c/ns/a');
+    controller.queue.add('c/ns/b');
+    await flushPromises();
+    expect(calls.map((call) => call.key)).toEqual(['c/ns/a', 'c/ns/b']);
+    release.get('c/ns/a')!();
+    await flushPromises();
+    expect(calls.map((call) => call.key)).toEqual(['c/ns/a', 'c/ns/b', 'c/ns/a']);
+    release.get('c/ns/a')!();
+    release.get('c/ns/b')!();
+    await flushPromises();
+    expect(maxRunningOfA).toBe(1);
+    await controller.stop();
+  });
+
+  it('logs with controller, cell, key and a reconcile id', async () => {
+    const { controller, lines } = setup(async (request) => {
+      request.log.info('hello');
+    });
+    controller.start();
+    controller.queue.add('cell-b/team/api');
+    controller.queue.add('plain-key');
+    await flushPromises();
+    const hellos = lines.filter((line) => line.msg === 'hello');
+    expect(hellos[0]).toMatchObject({ controller: 'test', cell: 'cell-b', key: 'cell-b/team/api' });
+    expect(hellos[0]!.reconcileID).toMatch(/^[0-9a-f-]{36}$/);
+    expect(hellos[1]).toMatchObject({ controller: 'test', key: 'plain-key' });
+    expect(hellos[1]).not.toHaveProperty('cell');
+    expect(hellos[1]!.reconcileID).not.toBe(hellos[0]!.reconcileID);
+    await controller.stop();
+  });
+
+  it('turns a synchronous throw into a retry', async () => {
+    const { controller, calls, clock } = setup(((_request: ReconcileRequest, call: number) => {
+      if (call === 1) throw new Error('sync');
+      return Promise.resolve();
+    }) as Handler);
+    controller.start();
+    controller.queue.add('c/ns/x');
+    await clock.advance(100);
+    expect(calls).toHaveLength(2);
+    await controller.stop();
+  });
+
+  it('drains work in hand on stop, and aborts what outlives the bound', async () => {
+    let finishFirst: () => void = () => undefined;
+    const { controller, calls, clock } = setup(
+      (request) =>
+        request.key === 'c/ns/quick'
+          ? new Promise<void>((resolve) => (finishFirst = resolve))
+          : new Promise<void>(() => undefined),
+      { workers: 2 },
+    );
+    controller.start();
+    controller.queue.add('c/ns/quick');
+    controller.queue.add('c/ns/stuck');
+    await flushPromises();
+    let drained: boolean | undefined;
+    void controller.stop(5000).then((value) => (drained = value));
+    finishFirst();
+    await clock.advance(4999);
+    expect(drained).toBeUndefined();
+    expect(calls.find((call) => call.key === 'c/ns/stuck')!.signal.aborted).toBe(false);
+    await clock.advance(1);
+    expect(drained).toBe(false);
+    expect(calls.find((call) => call.key === 'c/ns/stuck')!.signal.aborted).toBe(true);
+  });
+});

@@ -1,0 +1,185 @@
+import { randomUUID } from 'node:crypto';
+
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+
+import { realClock, sleep, type Clock } from '../clock.ts';
+import { ControllerKitError, ControllerKitErrorCode, errorMessage, TerminalError } from '../errors.ts';
+import { parseKey } from '../object-key.ts';
+import { WorkQueue, type LowLaneOptions, type QueueItem } from '../queue/work-queue.ts';
+import type { BackoffOptions } from '../queue/item-backoff.ts';
+import { ReconcileMetrics, type ReconcileOutcome } from './reconcile-metrics.ts';
+import type { Reconciler, ReconcileResult } from './reconciler.ts';
+
+export interface ControllerOptions {
+  /** Names the controller in metrics, logs and its queue. */
+  name: string;
+  reconciler: Reconciler;
+  registry: Registry;
+  logger: Logger;
+  clock?: Clock;
+  /** Reconciles running at once (never two for one key). Default 1. */
+  workers?: number;
+  /** A reconcile's signal aborts after this long and a throw after it counts as a timeout. Default 60 s. */
+  reconcileTimeoutMs?: number;
+  backoff?: BackoffOptions;
+  lowLane?: LowLaneOptions;
+  /** The cell a key belongs to, for logs. Default: the first part of `cell/namespace/name`. */
+  cellOf?: (key: string) => string | undefined;
+}
+
+/**
+ * The one loop every controller shares (controller-runtime's controller): N workers take keys from the
+ * queue, call the reconciler with a timeout signal and a child logger, and turn the outcome into a
+ * requeue, a backoff retry, or a forget, counting each in metrics. Event handlers only `queue.add` keys.
+ */
+export class Controller {
+  readonly name: string;
+  readonly queue: WorkQueue;
+  private readonly reconciler: Reconciler;
+  private readonly log: Logger;
+  private readonly clock: Clock;
+  private readonly workers: number;
+  private readonly timeoutMs: number;
+  private readonly metrics: ReconcileMetrics;
+  private readonly cellOf: (key: string) => string | undefined;
+  private readonly inFlight = new Set<AbortController>();
+  private running: Promise<void>[] | undefined;
+
+  constructor(options: ControllerOptions) {
+    this.name = options.name;
+    this.reconciler = options.reconciler;
+    this.clock = options.clock ?? realClock;
+    this.workers = options.workers ?? 1;
+    this.timeoutMs = options.reconcileTimeoutMs ?? 60_000;
+    this.log = options.logger.child({ controller: options.name });
+    this.cellOf = options.cellOf ?? defaultCellOf;
+    this.queue = new WorkQueue({
+      name: options.name,
+      clock: this.clock,
+      registry: options.registry,
+      ...(options.backoff ? { backoff: options.backoff } : {}),
+      ...(options.lowLane ? { lowLane: options.lowLane } : {}),
+    });
+    this.metrics = new ReconcileMetrics(options.registry, options.name, this.workers);
+  }
+
+  /** Starts the workers. */
+  start(): void {
+    if (this.running) return;
+    this.log.info({ workers: this.workers }, 'starting workers');
+    this.running = Array.from({ length: this.workers }, () => this.work());
+  }
+
+  /**
+   * Stops taking keys and waits up to `drainTimeoutMs` for reconciles in progress; after that their signals
+   * abort and `stop` returns without them. Resolves whether everything in hand finished.
+   */
+  async stop(drainTimeoutMs = 30_000): Promise<boolean> {
+    this.queue.shutDown();
+    if (!this.running) return true;
+    const finished = Promise.all(this.running).then(() => true);
+    const drained = await Promise.race([finished, sleep(this.clock, drainTimeoutMs).then(() => false)]);
+    if (!drained) {
+      this.log.warn(
+        { inFlight: this.inFlight.size, drainTimeoutMs },
+        'reconciles still running at shutdown; aborting them',
+      );
+      for (const controller of this.inFlight) controller.abort(new Error('controller stopped'));
+    } else {
+      this.log.info('stopped; all work in hand finished');
+    }
+    return drained;
+  }
+
+  private async work(): Promise<void> {
+    for (let item = await this.queue.get(); item; item = await this.queue.get()) {
+      try {
+        await this.process(item);
+      } finally {
+        this.queue.done(item.key);
+      }
+    }
+  }
+
+  private async process({ key, lane }: QueueItem): Promise<void> {
+    const abort = new AbortController();
+    let timedOut = false;
+    const timer = this.clock.setTimer(this.timeoutMs, () => {
+      timedOut = true;
+      abort.abort(
+        new ControllerKitError(
+          ControllerKitErrorCode.ReconcileTimeout,
+          `reconcile of ${key} exceeded ${this.timeoutMs} ms`,
+        ),
+      );
+    });
+    const cell = this.cellOf(key);
+    const log = this.log.child({ ...(cell ? { cell } : {}), key, reconcileID: randomUUID() });
+    const started = this.clock.now();
+    this.inFlight.add(abort);
+    this.metrics.activeWorkers.inc();
+    let outcome: ReconcileOutcome;
+    try {
+      // Promise.resolve().then turns a synchronous throw into a rejection like any other.
+      const result = await Promise.resolve().then(() =>
+        this.reconciler.reconcile({ key, lane, signal: abort.signal, log }),
+      );
+      outcome = this.afterSuccess(key, lane, result ?? {});
+    } catch (error) {
+      outcome = 'error';
+      this.afterError(key, lane, error, timedOut, log);
+    } finally {
+      timer.cancel();
+      this.inFlight.delete(abort);
+      this.metrics.activeWorkers.dec();
+    }
+    this.metrics.total[outcome].inc();
+    this.metrics.duration.observe((this.clock.now() - started) / 1000);
+  }
+
+  private afterSuccess(key: string, lane: QueueItem['lane'], result: ReconcileResult): ReconcileOutcome {
+    if (result.requeueAfterMs !== undefined && result.requeueAfterMs > 0) {
+      this.queue.forget(key);
+      this.queue.addAfter(key, result.requeueAfterMs, lane);
+      return 'requeue_after';
+    }
+    if (result.requeue) {
+      this.queue.addRateLimited(key, lane);
+      return 'requeue';
+    }
+    this.queue.forget(key);
+    return 'success';
+  }
+
+  private afterError(
+    key: string,
+    lane: QueueItem['lane'],
+    error: unknown,
+    timedOut: boolean,
+    log: Logger,
+  ): void {
+    this.metrics.errors.inc();
+    if (timedOut) this.metrics.timeouts.inc();
+    if (error instanceof TerminalError) {
+      this.metrics.terminalErrors.inc();
+      this.queue.forget(key);
+      log.error({ err: error }, 'reconcile failed for good; not retrying');
+      return;
+    }
+    const retries = this.queue.numRequeues(key);
+    log.error(
+      { err: error instanceof Error ? error : new Error(errorMessage(error)), retries, timedOut },
+      timedOut ? 'reconcile timed out; retrying with backoff' : 'reconcile failed; retrying with backoff',
+    );
+    this.queue.addRateLimited(key, lane);
+  }
+}
+
+function defaultCellOf(key: string): string | undefined {
+  try {
+    return parseKey(key).cell;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,31 @@
+import type { Logger } from 'pino';
+
+import type { Lane } from '../queue/lane.ts';
+
+/** What a reconciler is asked to do: make the object named by `key` right. Nothing else is passed. */
+export interface ReconcileRequest {
+  /** The work-queue key, usually `cell/namespace/name` (see object-key.ts). */
+  key: string;
+  /** The lane the key came from: `low` for lists and resyncs, `high` for changes. */
+  lane: Lane;
+  /** Aborted when the reconcile times out or the controller stops; pass it to every call. */
+  signal: AbortSignal;
+  /** Carries controller, cell, key and reconcileID. */
+  log: Logger;
+}
+
+/** What a reconciler returns: nothing (done), or when to look again although nothing changed. */
+export interface ReconcileResult {
+  /** Look at the key again after this many milliseconds (backoff is reset). */
+  requeueAfterMs?: number;
+  /** Look at the key again after its backoff, without counting an error. */
+  requeue?: boolean;
+}
+
+/**
+ * Level-based: read the current state for `key` and act; no separate create/update/delete paths. Throw to
+ * retry with backoff, throw a `TerminalError` to give up on the key (counted, not retried).
+ */
+export interface Reconciler {
+  reconcile(request: ReconcileRequest): Promise<ReconcileResult | void>;
+}
