@@ -4,9 +4,9 @@ import { TerminalError } from '../errors.ts';
 import { FakeClock, flushPromises } from '../testing/fake-clock.ts';
 import { memoryLogger } from '../testing/memory-logger.ts';
 import { Controller } from './controller.ts';
-import type { ReconcileRequest, ReconcileResult } from './reconciler.ts';
+import type { Reconciler, ReconcileRequest } from './reconciler.ts';
 
-type Handler = (request: ReconcileRequest, call: number) => Promise<ReconcileResult | void>;
+type Handler = (request: ReconcileRequest, call: number) => ReturnType<Reconciler['reconcile']>;
 
 function setup(handler: Handler, options: { workers?: number; reconcileTimeoutMs?: number } = {}) {
   const clock = new FakeClock();

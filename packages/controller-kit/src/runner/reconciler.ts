@@ -27,5 +27,7 @@ export interface ReconcileResult {
  * retry with backoff, throw a `TerminalError` to give up on the key (counted, not retried).
  */
 export interface Reconciler {
+  // Returning nothing means done; `void` lets `async () => {}` reconcilers type-check without `return {}`.
+  // eslint-disable-next-line @typescript-eslint/no-invalid-void-type
   reconcile(request: ReconcileRequest): Promise<ReconcileResult | void>;
 }

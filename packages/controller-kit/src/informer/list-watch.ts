@@ -1,0 +1,64 @@
+import type { KubeClient } from '../kube/kube-client.ts';
+import type { KubeList, KubeObject } from '../kube/kube-object.ts';
+import { resourcePath, type ResourceRef } from '../kube/resource-path.ts';
+import type { WatchEvent } from '../kube/watch-lines.ts';
+
+export interface ListPage<T> {
+  resourceVersion: string;
+  continue?: string;
+  items: T[];
+}
+
+/** Where an informer's objects come from; the real one is {@link resourceListWatch}, tests use fakes. */
+export interface ListWatch<T extends KubeObject = KubeObject> {
+  list(options: { limit: number; continue?: string; signal: AbortSignal }): Promise<ListPage<T>>;
+  watch(options: {
+    resourceVersion: string;
+    timeoutSeconds: number;
+    signal: AbortSignal;
+  }): Promise<AsyncIterable<WatchEvent<T>>>;
+}
+
+export interface ResourceListWatchOptions {
+  /** Only this namespace; all namespaces when absent. */
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Ask for PartialObjectMetadata only: names, labels, annotations, versions (no spec, no status). */
+  metadataOnly?: boolean;
+}
+
+// The content types client-go's metadata client negotiates.
+const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+const METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
+
+/** Lists and watches one resource of one apiserver, with bookmarks. */
+export function resourceListWatch(
+  client: KubeClient,
+  ref: ResourceRef,
+  options: ResourceListWatchOptions = {},
+): ListWatch {
+  const path = resourcePath(ref, options.namespace);
+  const selectors = { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector };
+  return {
+    async list({ limit, continue: token, signal }) {
+      const list = await client.request<KubeList>('GET', path, {
+        query: { ...selectors, limit, continue: token },
+        signal,
+        ...(options.metadataOnly ? { accept: METADATA_LIST } : {}),
+      });
+      return {
+        resourceVersion: list.metadata.resourceVersion ?? '',
+        ...(list.metadata.continue ? { continue: list.metadata.continue } : {}),
+        items: list.items,
+      };
+    },
+    watch({ resourceVersion, timeoutSeconds, signal }) {
+      return client.watch(path, {
+        query: { ...selectors, resourceVersion, timeoutSeconds, allowWatchBookmarks: true },
+        signal,
+        ...(options.metadataOnly ? { accept: METADATA } : {}),
+      }) as Promise<AsyncIterable<WatchEvent<KubeObject>>>;
+    },
+  };
+}

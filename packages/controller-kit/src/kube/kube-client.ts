@@ -1,0 +1,196 @@
+import type { RequestOptions as HttpsRequestOptions } from 'node:https';
+
+import { KubeConfig } from '@kubernetes/client-node';
+import { Agent, request, type Dispatcher } from 'undici';
+
+import { ControllerKitError, ControllerKitErrorCode, errorMessage } from '../errors.ts';
+import { ApiError, type KubeStatus } from './api-error.ts';
+import { watchEvents, type WatchEvent } from './watch-lines.ts';
+
+export type Query = Record<string, string | number | boolean | undefined>;
+
+export interface RequestOptions {
+  query?: Query;
+  /** Sent as JSON unless `contentType` says otherwise (strings are sent as they are). */
+  body?: unknown;
+  contentType?: string;
+  accept?: string;
+  signal?: AbortSignal;
+  /** Until the response headers arrive. Default 30 s. */
+  timeoutMs?: number;
+}
+
+export interface KubeClientOptions {
+  userAgent?: string;
+}
+
+const JSON_TYPE = 'application/json';
+
+/**
+ * One apiserver, reached the way its kubeconfig says. @kubernetes/client-node reads the kubeconfig and
+ * produces credentials (client certificates, tokens, exec plugins); undici carries the requests over one
+ * keep-alive connection pool per client (client-node 2.0 makes a new agent for every request). Watches
+ * stream; the caller owns inactivity detection (see the informer's watchdog).
+ */
+export class KubeClient {
+  readonly server: string;
+  private readonly config: KubeConfig;
+  private readonly userAgent: string;
+  private agent: Agent | undefined;
+
+  constructor(config: KubeConfig, options: KubeClientOptions = {}) {
+    const cluster = config.getCurrentCluster();
+    if (!cluster?.server) {
+      throw new ControllerKitError(
+        ControllerKitErrorCode.CellCredentials,
+        'kubeconfig has no current cluster with a server',
+      );
+    }
+    this.config = config;
+    this.server = cluster.server.replace(/\/+$/, '');
+    this.userAgent = options.userAgent ?? 'cellfed-controller-kit';
+  }
+
+  /** From kubeconfig text (YAML or JSON), as kept in a cell's Secret. */
+  static fromKubeconfig(text: string, options?: KubeClientOptions): KubeClient {
+    const config = new KubeConfig();
+    try {
+      config.loadFromString(text);
+    } catch (error) {
+      throw new ControllerKitError(
+        ControllerKitErrorCode.CellCredentials,
+        `kubeconfig does not parse: ${errorMessage(error)}`,
+        {
+          cause: error,
+        },
+      );
+    }
+    return new KubeClient(config, options);
+  }
+
+  /** From a kubeconfig file, or the in-cluster service account when `path` is undefined and one exists. */
+  static fromFile(path: string | undefined, options?: KubeClientOptions): KubeClient {
+    const config = new KubeConfig();
+    if (path) config.loadFromFile(path);
+    else config.loadFromDefault();
+    return new KubeClient(config, options);
+  }
+
+  /** Sends a request and returns the decoded JSON body; a non-2xx answer throws {@link ApiError}. */
+  async request<T>(method: Dispatcher.HttpMethod, path: string, options: RequestOptions = {}): Promise<T> {
+    const response = await this.send(method, path, options, options.timeoutMs ?? 30_000, 30_000);
+    const text = await response.body.text();
+    if (response.statusCode >= 300) throw apiError(response.statusCode, text, `${method} ${path}`);
+    return (text === '' ? undefined : JSON.parse(text)) as T;
+  }
+
+  /**
+   * Opens a watch (`watch=1` is added) and resolves once the apiserver accepted it; the events then stream
+   * until the server ends the watch or `signal` aborts. A refused watch throws {@link ApiError}.
+   */
+  async watch(path: string, options: RequestOptions = {}): Promise<AsyncIterable<WatchEvent>> {
+    const response = await this.send(
+      'GET',
+      path,
+      { ...options, query: { ...options.query, watch: 1 } },
+      options.timeoutMs ?? 30_000,
+      0,
+    );
+    if (response.statusCode !== 200) {
+      throw apiError(response.statusCode, await response.body.text(), `watch ${path}`);
+    }
+    return watchEvents(response.body);
+  }
+
+  /** Closes the connection pool; requests in flight fail. */
+  async close(): Promise<void> {
+    const agent = this.agent;
+    this.agent = undefined;
+    await agent?.destroy();
+  }
+
+  private async send(
+    method: Dispatcher.HttpMethod,
+    path: string,
+    options: RequestOptions,
+    headersTimeout: number,
+    bodyTimeout: number,
+  ) {
+    const { agent, headers } = await this.connection();
+    const url = new URL(this.server + path);
+    for (const [key, value] of Object.entries(options.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    const body =
+      options.body === undefined
+        ? undefined
+        : typeof options.body === 'string'
+          ? options.body
+          : JSON.stringify(options.body);
+    try {
+      return await request(url, {
+        method,
+        dispatcher: agent,
+        headers: {
+          ...headers,
+          accept: options.accept ?? JSON_TYPE,
+          'user-agent': this.userAgent,
+          ...(body === undefined ? {} : { 'content-type': options.contentType ?? JSON_TYPE }),
+        },
+        body,
+        signal: options.signal,
+        headersTimeout,
+        bodyTimeout,
+      });
+    } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason ?? error;
+      throw new ControllerKitError(
+        ControllerKitErrorCode.Transport,
+        `${method} ${url.host}${path}: ${errorMessage(error)}`,
+        {
+          cause: error,
+        },
+      );
+    }
+  }
+
+  /** TLS material is fixed per client; credentials are asked for per request so tokens can refresh. */
+  private async connection(): Promise<{ agent: Agent; headers: Record<string, string> }> {
+    const options: HttpsRequestOptions = {};
+    await this.config.applyToHTTPSOptions(options);
+    if (!this.agent) {
+      this.agent = new Agent({
+        connect: {
+          ca: options.ca,
+          cert: options.cert,
+          key: options.key,
+          ...(options.rejectUnauthorized === undefined
+            ? {}
+            : { rejectUnauthorized: options.rejectUnauthorized }),
+          ...(options.servername ? { servername: options.servername } : {}),
+          keepAlive: true,
+          keepAliveInitialDelay: 30_000,
+        },
+        keepAliveTimeout: 30_000,
+        pipelining: 1,
+      });
+    }
+    const headers: Record<string, string> = {};
+    for (const [key, value] of Object.entries(options.headers ?? {})) {
+      if (value !== undefined) headers[key.toLowerCase()] = String(value);
+    }
+    if (options.auth) headers.authorization = `Basic ${Buffer.from(options.auth).toString('base64')}`;
+    return { agent: this.agent, headers };
+  }
+}
+
+function apiError(statusCode: number, text: string, what: string): ApiError {
+  let status: KubeStatus = { code: statusCode, message: text.slice(0, 500) };
+  try {
+    const parsed = JSON.parse(text) as KubeStatus;
+    if (parsed && typeof parsed === 'object') status = parsed;
+  } catch {
+    // Not a Status (a proxy in between, say): keep the text as the message.
+  }
+  return new ApiError(statusCode, status, what);
+}
