@@ -1,12 +1,13 @@
 import { Registry } from 'prom-client';
 
 import { ApiError } from '../kube/api-error.ts';
+import type { KubeObject } from '../kube/kube-object.ts';
 import { FakeClock, flushPromises } from '../testing/fake-clock.ts';
 import { FakeListWatch, goneError } from '../testing/fake-list-watch.ts';
 import { memoryLogger } from '../testing/memory-logger.ts';
 import { Informer, type InformerEvent, type InformerOptions } from './informer.ts';
 
-function setup(options: Partial<InformerOptions<never>> = {}) {
+function setup(options: Partial<InformerOptions<KubeObject>> = {}) {
   const clock = new FakeClock();
   const source = new FakeListWatch();
   const registry = new Registry();

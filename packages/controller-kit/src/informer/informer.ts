@@ -200,7 +200,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     const started = this.clock.now();
     const fresh = new Map<string, T>();
     let token: string | undefined;
-    let resourceVersion = '';
+    let resourceVersion: string;
     let pages = 0;
     do {
       const page = await this.listWatch.list({
