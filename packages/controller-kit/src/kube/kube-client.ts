@@ -76,12 +76,15 @@ export class KubeClient {
     return new KubeClient(config, options);
   }
 
-  /** Sends a request and returns the decoded JSON body; a non-2xx answer throws {@link ApiError}. */
+  /** Sends a request and returns the decoded JSON body (text if not JSON); a non-2xx answer throws {@link ApiError}. */
   async request<T>(method: Dispatcher.HttpMethod, path: string, options: RequestOptions = {}): Promise<T> {
     const response = await this.send(method, path, options, options.timeoutMs ?? 30_000, 30_000);
     const text = await response.body.text();
     if (response.statusCode >= 300) throw apiError(response.statusCode, text, `${method} ${path}`);
-    return (text === '' ? undefined : JSON.parse(text)) as T;
+    if (text === '') return undefined as T;
+    // /readyz and friends answer text/plain; everything else here is JSON.
+    const type = String(response.headers['content-type'] ?? '');
+    return (type.includes('json') ? JSON.parse(text) : text) as T;
   }
 
   /**

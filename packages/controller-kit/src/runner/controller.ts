@@ -64,6 +64,16 @@ export class Controller {
     this.metrics = new ReconcileMetrics(options.registry, options.name, this.workers);
   }
 
+  /** Runs the workers until `signal` aborts, then stops as {@link stop} does: a manager Runnable. */
+  async run(signal: AbortSignal, drainTimeoutMs?: number): Promise<void> {
+    this.start();
+    await new Promise<void>((resolve) => {
+      if (signal.aborted) resolve();
+      else signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    await this.stop(drainTimeoutMs);
+  }
+
   /** Starts the workers. */
   start(): void {
     if (this.running) return;

@@ -1,0 +1,55 @@
+/**
+ * @cellfed/controller-kit — the runtime of cellfed's controllers, after controller-runtime, client-go's
+ * workqueue and multicluster-runtime: cells engaged at run time, informers that never silently stop, a
+ * two-lane work queue, a reconciler runner, Lease leader election, metrics and health.
+ * @packageDocumentation
+ */
+export { realClock, sleep } from './clock.ts';
+export type { Clock, Timer } from './clock.ts';
+export { ControllerKitError, ControllerKitErrorCode, TerminalError, errorMessage } from './errors.ts';
+export { formatKey, keyOf, parseKey } from './object-key.ts';
+export type { CellObjectKey } from './object-key.ts';
+
+export { WorkQueue } from './queue/work-queue.ts';
+export type { LowLaneOptions, QueueItem, WorkQueueOptions } from './queue/work-queue.ts';
+export type { Lane } from './queue/lane.ts';
+export type { BackoffOptions } from './queue/item-backoff.ts';
+
+export { Controller } from './runner/controller.ts';
+export type { ControllerOptions } from './runner/controller.ts';
+export type { Reconciler, ReconcileRequest, ReconcileResult } from './runner/reconciler.ts';
+
+export { KubeClient } from './kube/kube-client.ts';
+export type { KubeClientOptions, Query, RequestOptions } from './kube/kube-client.ts';
+export { ApiError, isAlreadyExists, isConflict, isGone, isNotFound } from './kube/api-error.ts';
+export type { KubeStatus } from './kube/api-error.ts';
+export type { KubeList, KubeObject, ObjectMeta } from './kube/kube-object.ts';
+export { resourceId, resourcePath } from './kube/resource-path.ts';
+export type { ResourceRef } from './kube/resource-path.ts';
+export type { WatchEvent } from './kube/watch-lines.ts';
+
+export { Informer, stripManagedFields } from './informer/informer.ts';
+export type {
+  InformerEvent,
+  InformerEventType,
+  InformerHandler,
+  InformerOptions,
+} from './informer/informer.ts';
+export { resourceListWatch } from './informer/list-watch.ts';
+export type { ListPage, ListWatch, ResourceListWatchOptions } from './informer/list-watch.ts';
+
+export { CellPool, CONTROL_PLANE } from './cells/cell-pool.ts';
+export type { CellAware, CellPoolOptions, EngagedCell } from './cells/cell-pool.ts';
+export type { CellHealth } from './cells/health-hysteresis.ts';
+export type { ProbeOptions } from './cells/health-probe.ts';
+
+export { LeaderElector } from './leader/leader-elector.ts';
+export type { LeaderCallbacks, LeaderElectionOptions } from './leader/leader-elector.ts';
+
+export { HealthServer } from './process/health-server.ts';
+export type { Check } from './process/health-server.ts';
+export { Manager } from './process/manager.ts';
+export type { ManagerOptions, Runnable } from './process/manager.ts';
+export { ManagerConfigSchema, parseManagerConfig } from './process/manager-config.ts';
+export type { ManagerConfig, ManagerConfigInput } from './process/manager-config.ts';
+export { createLogger } from './log.ts';

@@ -1,0 +1,154 @@
+import { ApiError } from '../kube/api-error.ts';
+import type { KubeClient } from '../kube/kube-client.ts';
+import { FakeClock, flushPromises } from '../testing/fake-clock.ts';
+import { memoryLogger } from '../testing/memory-logger.ts';
+import { LeaderElector, microTime } from './leader-elector.ts';
+
+/** One Lease in memory with the apiserver's optimistic concurrency. */
+class FakeLeaseApi {
+  lease: { metadata: Record<string, unknown>; spec: Record<string, unknown> } | undefined;
+  private version = 0;
+
+  /** A client for one candidate; `down()` makes its requests fail, as a partition would. */
+  client() {
+    let reachable = true;
+    const request = async (method: string, _path: string, options: { body?: unknown } = {}) => {
+      await Promise.resolve();
+      if (!reachable) throw new Error('connect ETIMEDOUT');
+      const body = options.body as { metadata: Record<string, unknown>; spec: Record<string, unknown> };
+      if (method === 'GET') {
+        if (!this.lease) throw new ApiError(404, { reason: 'NotFound' }, 'get');
+        return structuredClone(this.lease);
+      }
+      if (method === 'POST') {
+        if (this.lease) throw new ApiError(409, { reason: 'AlreadyExists' }, 'create');
+        this.lease = {
+          metadata: { ...body.metadata, resourceVersion: String(++this.version) },
+          spec: body.spec,
+        };
+        return structuredClone(this.lease);
+      }
+      if (!this.lease || body.metadata.resourceVersion !== this.lease.metadata.resourceVersion) {
+        throw new ApiError(409, { reason: 'Conflict' }, 'update');
+      }
+      this.lease = {
+        metadata: { ...body.metadata, resourceVersion: String(++this.version) },
+        spec: body.spec,
+      };
+      return structuredClone(this.lease);
+    };
+    return {
+      client: { request } as unknown as Pick<KubeClient, 'request'>,
+      down: () => (reachable = false),
+    };
+  }
+}
+
+function candidate(api: FakeLeaseApi, clock: FakeClock, identity: string) {
+  const { logger } = memoryLogger();
+  const { client, down } = api.client();
+  const elector = new LeaderElector({
+    client,
+    namespace: 'cellfed-system',
+    name: 'test',
+    identity,
+    logger,
+    clock,
+    random: () => 0,
+  });
+  const stop = new AbortController();
+  const state = {
+    leadingSince: undefined as number | undefined,
+    signal: undefined as AbortSignal | undefined,
+    stopped: 0,
+  };
+  const running = elector.run(stop.signal, {
+    onStartedLeading: (signal) => {
+      state.leadingSince = clock.now();
+      state.signal = signal;
+    },
+    onStoppedLeading: () => state.stopped++,
+  });
+  return { elector, state, stop: () => stop.abort(), running, down };
+}
+
+describe('LeaderElector', () => {
+  it('lets exactly one of two candidates lead while the leader renews', async () => {
+    const clock = new FakeClock();
+    const api = new FakeLeaseApi();
+    const a = candidate(api, clock, 'a');
+    await flushPromises();
+    const b = candidate(api, clock, 'b');
+    await clock.advance(60_000);
+    expect(a.elector.isLeader()).toBe(true);
+    expect(b.elector.isLeader()).toBe(false);
+    expect(b.elector.leaderStateKnown()).toBe(true);
+    expect(api.lease?.spec.holderIdentity).toBe('a');
+    a.stop();
+    b.stop();
+    await Promise.all([a.running, b.running]);
+  });
+
+  it('hands over within the lease duration when the leader dies without releasing', async () => {
+    const clock = new FakeClock();
+    const api = new FakeLeaseApi();
+    const a = candidate(api, clock, 'a');
+    await flushPromises();
+    const b = candidate(api, clock, 'b');
+    await clock.advance(10_000);
+    a.down();
+    const died = clock.now();
+    await clock.advance(20_000);
+    expect(b.elector.isLeader()).toBe(true);
+    const handover = b.state.leadingSince! - died;
+    expect(handover).toBeGreaterThan(10_000);
+    expect(handover).toBeLessThanOrEqual(15_000 + 2_400);
+    expect(api.lease?.spec.leaseTransitions).toBe(1);
+    b.stop();
+    a.stop();
+    await Promise.all([a.running, b.running]);
+  });
+
+  it('steps down and aborts the leadership signal when it cannot renew within the renew deadline', async () => {
+    const clock = new FakeClock();
+    const api = new FakeLeaseApi();
+    const a = candidate(api, clock, 'a');
+    await clock.advance(1000);
+    expect(a.elector.isLeader()).toBe(true);
+    a.down();
+    const cut = clock.now();
+    // The deadline runs from the last successful renewal (at 0 s), so it steps down at 10 s.
+    await clock.advance(7000);
+    expect(a.state.signal!.aborted).toBe(false);
+    await clock.advance(3000);
+    expect(a.state.signal!.aborted).toBe(true);
+    expect(a.state.stopped).toBe(1);
+    expect(clock.now() - cut).toBeLessThanOrEqual(10_000);
+    expect(a.elector.isLeader()).toBe(false);
+    a.stop();
+    await a.running;
+  });
+
+  it('releases the Lease on a clean stop so the next candidate takes over within a retry period', async () => {
+    const clock = new FakeClock();
+    const api = new FakeLeaseApi();
+    const a = candidate(api, clock, 'a');
+    await flushPromises();
+    const b = candidate(api, clock, 'b');
+    await clock.advance(5000);
+    a.stop();
+    await a.running;
+    expect(a.state.signal!.aborted).toBe(true);
+    expect(api.lease?.spec.holderIdentity).toBeNull();
+    const released = clock.now();
+    await clock.advance(3000);
+    expect(b.elector.isLeader()).toBe(true);
+    expect(b.state.leadingSince! - released).toBeLessThanOrEqual(2400);
+    b.stop();
+    await b.running;
+  });
+
+  it('writes MicroTime with six fractional digits', () => {
+    expect(microTime(Date.UTC(2026, 10, 23, 1, 2, 3, 456))).toBe('2026-11-23T01:02:03.456000Z');
+  });
+});

@@ -1,0 +1,65 @@
+import { z } from 'zod';
+
+import { ControllerKitError, ControllerKitErrorCode } from '../errors.ts';
+
+const duration = (what: string) =>
+  z
+    .number({ error: `${what} must be a number of milliseconds` })
+    .int()
+    .positive();
+
+/** What every cellfed controller process is configured with; main.ts parses it once. */
+export const ManagerConfigSchema = z
+  .object({
+    /** Address of /metrics, /healthz and /readyz. */
+    httpHost: z.string().min(1).default('0.0.0.0'),
+    httpPort: z.number().int().min(0).max(65535).default(8080),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
+    /** After SIGTERM, how long work in hand may take before it is aborted. */
+    gracefulShutdownMs: duration('gracefulShutdownMs').default(30_000),
+    leaderElection: z
+      .object({
+        enabled: z.boolean().default(true),
+        namespace: z.string().min(1).default('cellfed-system'),
+        /** The Lease's name; defaults to the controller's name. */
+        name: z.string().min(1).optional(),
+        leaseDurationMs: duration('leaseDurationMs').default(15_000),
+        renewDeadlineMs: duration('renewDeadlineMs').default(10_000),
+        retryPeriodMs: duration('retryPeriodMs').default(2_000),
+      })
+      .strict()
+      .default({
+        enabled: true,
+        namespace: 'cellfed-system',
+        leaseDurationMs: 15_000,
+        renewDeadlineMs: 10_000,
+        retryPeriodMs: 2_000,
+      })
+      .check((ctx) => {
+        const { leaseDurationMs, renewDeadlineMs, retryPeriodMs } = ctx.value;
+        if (!(leaseDurationMs > renewDeadlineMs && renewDeadlineMs > retryPeriodMs)) {
+          ctx.issues.push({
+            code: 'custom',
+            input: ctx.value,
+            message: `needs leaseDurationMs > renewDeadlineMs > retryPeriodMs; got ${leaseDurationMs} > ${renewDeadlineMs} > ${retryPeriodMs}`,
+          });
+        }
+      }),
+  })
+  .strict();
+
+export type ManagerConfig = z.output<typeof ManagerConfigSchema>;
+export type ManagerConfigInput = z.input<typeof ManagerConfigSchema>;
+
+/** Parses the configuration; every problem is in the one error message, as `path: problem`. */
+export function parseManagerConfig(input: unknown): ManagerConfig {
+  const result = ManagerConfigSchema.safeParse(input);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map(
+    (issue) => `${issue.path.join('.') || 'config'}: ${issue.message}`,
+  );
+  throw new ControllerKitError(
+    ControllerKitErrorCode.InvalidConfig,
+    `invalid configuration: ${problems.join('; ')}`,
+  );
+}

@@ -1,0 +1,4 @@
+/** Fakes for unit tests of code built on controller-kit: time, a list/watch source, a logger. */
+export { FakeClock, flushPromises } from './fake-clock.ts';
+export { FakeListWatch, goneError } from './fake-list-watch.ts';
+export { memoryLogger } from './memory-logger.ts';
