@@ -53,3 +53,16 @@ export type { ManagerOptions, Runnable } from './process/manager.ts';
 export { ManagerConfigSchema, parseManagerConfig } from './process/manager-config.ts';
 export type { ManagerConfig, ManagerConfigInput } from './process/manager-config.ts';
 export { createLogger } from './log.ts';
+
+export {
+  BACKUP_CELL_LABEL,
+  CELL_BACKUP_API_VERSION,
+  CELL_BACKUP_KIND,
+  CellBackupSchema,
+  PRIMARY_CELL_LABEL,
+  cellBackupCrd,
+} from './crds/cell-backup.ts';
+export type { CellBackup } from './crds/cell-backup.ts';
+export { cellSetCrd } from './crds/cellset-crd.ts';
+export { crdManifests, renderCrd } from './crds/crd-manifests.ts';
+export type { CustomResourceDefinition } from './crds/crd-types.ts';

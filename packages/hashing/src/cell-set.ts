@@ -31,10 +31,26 @@ export const DEFAULT_CELLULAR_RESOURCES = [
   { group: '', version: 'v1', resource: 'configmaps' },
 ] as const;
 
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const SECRET_KEY = /^[-._a-zA-Z0-9]+$/;
-const VERSION = /^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$/;
+/**
+ * The rules the zod schemas below enforce, as data: the CellSet CRD's OpenAPI schema is generated from
+ * these same values (packages/controller-kit/src/crds), so the apiserver and the controllers agree.
+ */
+export const CELLSET_RULES = {
+  dns1123Label: { pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63 },
+  dns1123Subdomain: {
+    pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+    maxLength: 253,
+  },
+  secretKey: { pattern: '^[-._a-zA-Z0-9]+$' },
+  version: { pattern: '^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$' },
+  weight: { minimum: 1, maximum: MAX_WEIGHT, default: 1 },
+  atLeastOneNormal: 'at least one cell must be Normal (add a cell as Joining next to a Normal one)',
+} as const;
+
+const DNS1123_LABEL = new RegExp(CELLSET_RULES.dns1123Label.pattern);
+const DNS1123_SUBDOMAIN = new RegExp(CELLSET_RULES.dns1123Subdomain.pattern);
+const SECRET_KEY = new RegExp(CELLSET_RULES.secretKey.pattern);
+const VERSION = new RegExp(CELLSET_RULES.version.pattern);
 
 const show = (value: unknown): string =>
   typeof value === 'string'
@@ -70,11 +86,12 @@ const dnsLabel = (what: string) =>
   nameString(
     what,
     DNS1123_LABEL,
-    63,
+    CELLSET_RULES.dns1123Label.maxLength,
     "a DNS-1123 label (lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters)",
   );
 
-const dnsSubdomain = (what: string) => nameString(what, DNS1123_SUBDOMAIN, 253, 'a DNS-1123 subdomain');
+const dnsSubdomain = (what: string) =>
+  nameString(what, DNS1123_SUBDOMAIN, CELLSET_RULES.dns1123Subdomain.maxLength, 'a DNS-1123 subdomain');
 
 /** Zod schema of a cell state. */
 export const CellStateSchema = z.enum(CELL_STATES, {
@@ -102,7 +119,11 @@ export const CellSchema = z.object(
       .number({ error: expected('a number') })
       .check((ctx) => {
         const value = ctx.value;
-        if (!Number.isInteger(value) || value < 1 || value > MAX_WEIGHT) {
+        if (
+          !Number.isInteger(value) ||
+          value < CELLSET_RULES.weight.minimum ||
+          value > CELLSET_RULES.weight.maximum
+        ) {
           ctx.issues.push({
             code: 'custom',
             input: value,
@@ -110,7 +131,7 @@ export const CellSchema = z.object(
           });
         }
       })
-      .default(1),
+      .default(CELLSET_RULES.weight.default),
     state: CellStateSchema,
     kubeconfigSecretRef: SecretRefSchema,
   },
@@ -165,7 +186,7 @@ export const CellSetSpecSchema = z
         code: 'custom',
         input: cells,
         path: ['cells'],
-        message: 'at least one cell must be Normal (add a cell as Joining next to a Normal one)',
+        message: CELLSET_RULES.atLeastOneNormal,
       });
     }
     const seen = new Map<string, number>();

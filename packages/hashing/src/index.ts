@@ -24,6 +24,7 @@ export type { CellCounts, Flow, MigrationPlan, Move, PlanOptions } from './migra
 export {
   CELLSET_API_VERSION,
   CELLSET_KIND,
+  CELLSET_RULES,
   CELL_STATES,
   DEFAULT_CELLSET_NAME,
   DEFAULT_CELLULAR_RESOURCES,

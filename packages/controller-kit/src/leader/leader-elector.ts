@@ -63,6 +63,8 @@ export class LeaderElector {
   private readonly clock: Clock;
   private readonly status: Gauge<'name'> | undefined;
   private observed: { spec: LeaseSpec; resourceVersion: string | undefined; at: number } | undefined;
+  /** When the Lease was last read: a change seen now happened after it. */
+  private lastRead: number | undefined;
   private leading = false;
   private lastLeader: string | undefined;
   private known = false;
@@ -135,7 +137,13 @@ export class LeaderElector {
         callbacks.onNewLeader?.(holder);
       }
       if (acquired) return true;
-      await sleep(this.clock, this.options.retryPeriodMs * (1 + 0.2 * this.options.random()), signal);
+      // Wake at the moment the holder's Lease expires if that comes before the next regular attempt, so a
+      // dead leader is replaced within the lease duration rather than up to a retry period later.
+      const retry = this.options.retryPeriodMs * (1 + 0.2 * this.options.random());
+      const expiresIn = this.observed
+        ? this.observed.at + this.options.leaseDurationMs - this.clock.now()
+        : retry;
+      await sleep(this.clock, Math.max(1, Math.min(retry, expiresIn + 1)), signal);
     }
     return false;
   }
@@ -207,9 +215,15 @@ export class LeaderElector {
     }
   }
 
-  /** Remembers the Lease and when, on our clock, it last changed: expiry is judged from that moment. */
+  /**
+   * Remembers the Lease and when, on our clock, it last changed; expiry is judged from that moment. A change
+   * seen now happened after the previous read, so that read's time is used: the earliest the change can
+   * have happened. That is still safe: with reads every retry period (+20 % jitter), expiry falls at least
+   * leaseDuration − 1.2·retryPeriod (12.6 s) after the holder's last renewal, past its renew deadline (10 s).
+   */
   private observe(lease: Lease): void {
     this.known = true;
+    const now = this.clock.now();
     const changed =
       !this.observed ||
       this.observed.spec.holderIdentity !== lease.spec.holderIdentity ||
@@ -217,8 +231,9 @@ export class LeaderElector {
     this.observed = {
       spec: lease.spec,
       resourceVersion: lease.metadata.resourceVersion,
-      at: changed ? this.clock.now() : this.observed!.at,
+      at: changed ? (this.lastRead ?? now) : this.observed!.at,
     };
+    this.lastRead = now;
   }
 
   private async release(): Promise<void> {

@@ -1,0 +1,136 @@
+import { CELLSET_RULES } from '@cellfed/hashing';
+import { z } from 'zod';
+
+import { groupVersionResourceSchema } from './cellset-crd.ts';
+import type { CustomResourceDefinition } from './crd-types.ts';
+
+export const CELL_BACKUP_API_VERSION = 'cells.cellfed.io/v1alpha1';
+export const CELL_BACKUP_KIND = 'CellBackup';
+/** On a backup: the cell that holds it. */
+export const BACKUP_CELL_LABEL = 'cellfed.io/backup-cell-id';
+/** On a backup: the cell that holds the real object. */
+export const PRIMARY_CELL_LABEL = 'cellfed.io/primary-cell-id';
+
+const matches = (what: string, rule: { pattern: string; maxLength?: number }) =>
+  z
+    .string({ error: `${what} must be a string` })
+    .max(rule.maxLength ?? Number.MAX_SAFE_INTEGER, {
+      error: `${what} is longer than ${rule.maxLength} characters`,
+    })
+    .regex(new RegExp(rule.pattern), { error: `${what} must match ${rule.pattern}` });
+
+/**
+ * An inert copy of a cellular object, kept in the object's backup cell. Nothing reconciles it: the object
+ * sits in `spec.object` as data. The labels name the backup and primary cells.
+ */
+export const CellBackupSchema = z.object({
+  apiVersion: z.literal(CELL_BACKUP_API_VERSION),
+  kind: z.literal(CELL_BACKUP_KIND),
+  metadata: z.looseObject({
+    name: matches('metadata.name', CELLSET_RULES.dns1123Subdomain),
+    namespace: z.string().optional(),
+    labels: z.record(z.string(), z.string()).optional(),
+  }),
+  spec: z.object({
+    source: z.object({
+      group: z.union([z.literal(''), matches('group', CELLSET_RULES.dns1123Subdomain)]),
+      version: matches('version', CELLSET_RULES.version),
+      resource: matches('resource', CELLSET_RULES.dns1123Label),
+      /** Empty for cluster-scoped objects. */
+      namespace: z.union([z.literal(''), matches('namespace', CELLSET_RULES.dns1123Label)]).default(''),
+      name: matches('name', CELLSET_RULES.dns1123Subdomain),
+    }),
+    object: z.looseObject({
+      apiVersion: z.string().min(1),
+      kind: z.string().min(1),
+      metadata: z.looseObject({}),
+    }),
+  }),
+  status: z.unknown().optional(),
+});
+
+export type CellBackup = z.output<typeof CellBackupSchema>;
+
+/** The CellBackup CRD, from the same rules as {@link CellBackupSchema}. */
+export function cellBackupCrd(): CustomResourceDefinition {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'cellbackups.cells.cellfed.io', labels: { 'app.kubernetes.io/part-of': 'cellfed' } },
+    spec: {
+      group: 'cells.cellfed.io',
+      scope: 'Namespaced',
+      names: {
+        kind: CELL_BACKUP_KIND,
+        listKind: 'CellBackupList',
+        plural: 'cellbackups',
+        singular: 'cellbackup',
+        categories: ['cellfed'],
+      },
+      versions: [
+        {
+          name: 'v1alpha1',
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: [
+            { name: 'Kind', type: 'string', jsonPath: '.spec.object.kind' },
+            { name: 'Source', type: 'string', jsonPath: '.spec.source.name' },
+            {
+              name: 'Primary',
+              type: 'string',
+              jsonPath: `.metadata.labels.${PRIMARY_CELL_LABEL.replace(/[./]/g, '\\$&')}`,
+            },
+            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+          ],
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              description:
+                'An inert copy of a cellular object in its backup cell; promoted when its primary cell fails.',
+              required: ['spec'],
+              properties: {
+                apiVersion: { type: 'string' },
+                kind: { type: 'string' },
+                metadata: { type: 'object' },
+                spec: {
+                  type: 'object',
+                  required: ['source', 'object'],
+                  properties: {
+                    source: {
+                      type: 'object',
+                      description: 'Which object this is a copy of.',
+                      required: ['group', 'version', 'resource', 'name'],
+                      properties: {
+                        ...groupVersionResourceSchema.properties,
+                        namespace: {
+                          type: 'string',
+                          description: 'Empty for cluster-scoped objects.',
+                          maxLength: CELLSET_RULES.dns1123Label.maxLength,
+                          pattern: `^$|${CELLSET_RULES.dns1123Label.pattern}`,
+                          default: '',
+                        },
+                        name: {
+                          type: 'string',
+                          maxLength: CELLSET_RULES.dns1123Subdomain.maxLength,
+                          pattern: CELLSET_RULES.dns1123Subdomain.pattern,
+                        },
+                      },
+                    },
+                    object: {
+                      type: 'object',
+                      description: 'The object as it was in its primary cell; stored, never reconciled.',
+                      'x-kubernetes-embedded-resource': true,
+                      'x-kubernetes-preserve-unknown-fields': true,
+                    },
+                  },
+                },
+                status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+}
