@@ -161,7 +161,7 @@ describeE2e('controller-kit against real apiservers', () => {
     const localOnly = env.provider === 'local' && env.cells.length >= 2 ? it : it.skip;
 
     localOnly(
-      'engages a cell added to the CellSet within 5 s, disengages a removed one, tracks health across a restart',
+      'engages a cell added to the CellSet within 5 s, tracks health across a restart, recreates on a Secret change, disengages a removed one',
       async () => {
         const [first, second] = env.cells;
         const client = controlPlane();
@@ -239,6 +239,21 @@ describeE2e('controller-kit against real apiservers', () => {
           // Recovery recreated the cell's engagement, so subscribers start fresh watches.
           expect(engaged.filter((id) => id === second!.id).length).toBeGreaterThan(engagementsBefore);
           expect(await metricValue(registry, 'cellfed_cell_healthy', { cell: second!.id })).toBe(1);
+
+          // New credentials in the Secret (here: the same kubeconfig, re-encoded) recreate the cell.
+          const secretPath = `/api/v1/namespaces/${env.secretNamespace}/secrets/${cellSecretName(first!.id)}`;
+          const secret = await client.request<{ data: Record<string, string> }>('GET', secretPath);
+          const kubeconfig = Buffer.from(secret.data['kubeconfig']!, 'base64').toString('utf8');
+          const engagementsOfFirst = engaged.filter((id) => id === first!.id).length;
+          await client.request('PATCH', secretPath, {
+            body: { data: { kubeconfig: Buffer.from(`${kubeconfig}\n`).toString('base64') } },
+            contentType: 'application/merge-patch+json',
+          });
+          await eventually('the cell to be recreated after its Secret changed', async () =>
+            engaged.filter((id) => id === first!.id).length > engagementsOfFirst ? true : undefined,
+          );
+          expect(stopped).toContain(first!.id);
+          expect(pool.get(first!.id)).toBeDefined();
 
           await apply([first!.id]);
           await eventually('the removed cell to be disengaged', async () =>

@@ -28,7 +28,8 @@ export { resourceId, resourcePath } from './kube/resource-path.ts';
 export type { ResourceRef } from './kube/resource-path.ts';
 export type { WatchEvent } from './kube/watch-lines.ts';
 
-export { Informer, stripManagedFields } from './informer/informer.ts';
+export { Informer } from './informer/informer.ts';
+export { StringInterner, compactMetadata, stripManagedFields } from './informer/object-transforms.ts';
 export type {
   InformerEvent,
   InformerEventType,

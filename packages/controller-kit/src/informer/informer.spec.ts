@@ -294,3 +294,28 @@ describe('Informer', () => {
     await shutdown();
   });
 });
+
+describe('Informer over a metadata-only source', () => {
+  it('keeps compact metadata by default', async () => {
+    const source = Object.assign(new FakeListWatch(), { metadataOnly: true });
+    source.put('ns', 'a', {
+      kind: 'PartialObjectMetadata',
+      apiVersion: 'meta.k8s.io/v1',
+      metadata: { labels: { app: 'x' }, managedFields: [{}] },
+    });
+    const informer = new Informer({
+      cell: 'c',
+      resource: 'v1/configmaps',
+      listWatch: source,
+      logger: memoryLogger().logger,
+    });
+    const stop = new AbortController();
+    const running = informer.run(stop.signal);
+    await informer.waitForSync();
+    expect(informer.get('c/ns/a')).toEqual({
+      metadata: { namespace: 'ns', name: 'a', resourceVersion: '2', labels: { app: 'x' } },
+    });
+    stop.abort();
+    await running;
+  });
+});

@@ -9,6 +9,7 @@ import { keyOf } from '../object-key.ts';
 import type { Lane } from '../queue/lane.ts';
 import { InformerMetrics } from './informer-metrics.ts';
 import type { ListWatch } from './list-watch.ts';
+import { compactMetadata, stripManagedFields } from './object-transforms.ts';
 
 export type InformerEventType = 'added' | 'modified' | 'deleted' | 'resync';
 
@@ -42,15 +43,12 @@ export interface InformerOptions<T extends KubeObject> {
   watchTimeoutSeconds?: { min: number; max: number };
   /** Emit a `resync` (low lane) for every object this often; 0 turns it off. */
   resyncPeriodMs?: number;
-  /** Applied to every object before it is stored. Default: drop `metadata.managedFields`. */
+  /**
+   * Applied to every object before it is stored. Default: drop `metadata.managedFields`; for a metadata-only
+   * source, keep only compacted metadata (see object-transforms.ts).
+   */
   transform?: (object: T) => T;
   random?: () => number;
-}
-
-/** Drops managedFields: a large share of every object's size that no controller here reads. */
-export function stripManagedFields<T extends KubeObject>(object: T): T {
-  if (object.metadata?.managedFields) delete object.metadata.managedFields;
-  return object;
 }
 
 type WatchEnd = 'closed' | 'expired' | 'silent';
@@ -99,7 +97,8 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.watchdogMs = options.watchdogMs ?? 180_000;
     this.watchTimeout = options.watchTimeoutSeconds ?? { min: 300, max: 600 };
     this.resyncPeriodMs = options.resyncPeriodMs ?? 0;
-    this.transform = options.transform ?? stripManagedFields;
+    this.transform =
+      options.transform ?? (options.listWatch.metadataOnly ? compactMetadata() : stripManagedFields);
     this.random = options.random ?? Math.random;
   }
 

@@ -11,6 +11,8 @@ export interface ListPage<T> {
 
 /** Where an informer's objects come from; the real one is {@link resourceListWatch}, tests use fakes. */
 export interface ListWatch<T extends KubeObject = KubeObject> {
+  /** The source serves PartialObjectMetadata; the informer then keeps only compacted metadata. */
+  readonly metadataOnly?: boolean;
   list(options: { limit: number; continue?: string; signal: AbortSignal }): Promise<ListPage<T>>;
   watch(options: {
     resourceVersion: string;
@@ -41,6 +43,7 @@ export function resourceListWatch(
   const path = resourcePath(ref, options.namespace);
   const selectors = { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector };
   return {
+    metadataOnly: options.metadataOnly === true,
     async list({ limit, continue: token, signal }) {
       const list = await client.request<KubeList>('GET', path, {
         query: { ...selectors, limit, continue: token },
