@@ -1,14 +1,4 @@
-// Unit tests of the harness (no cells). ESM, because @kubernetes/client-node is ESM-only: jest runs with
-// --experimental-vm-modules and ts-jest emits ES modules; sources import each other with .ts extensions.
-/** @type {import('jest').Config} */
-export default {
-  displayName: 'e2e-unit',
-  testEnvironment: 'node',
-  testMatch: ['<rootDir>/src/**/*.spec.ts'],
-  extensionsToTreatAsEsm: ['.ts'],
-  moduleFileExtensions: ['ts', 'js', 'json'],
-  transform: {
-    '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/tsconfig.spec.json' }],
-  },
-  clearMocks: true,
-};
+// Unit tests of the harness (no cells).
+import { esmJestConfig } from '../jest.esm-preset.mjs';
+
+export default esmJestConfig('e2e-unit');

@@ -1,14 +1,4 @@
-// Unit tests, fakes only (no cells). ESM, because @kubernetes/client-node is ESM-only: jest runs with
-// --experimental-vm-modules and ts-jest emits ES modules; sources import each other with .ts extensions.
-/** @type {import('jest').Config} */
-export default {
-  displayName: 'controller-kit',
-  testEnvironment: 'node',
-  testMatch: ['<rootDir>/src/**/*.spec.ts'],
-  extensionsToTreatAsEsm: ['.ts'],
-  moduleFileExtensions: ['ts', 'js', 'json'],
-  transform: {
-    '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/tsconfig.spec.json' }],
-  },
-  clearMocks: true,
-};
+// Unit tests, fakes only (no cells; the integration tests are in e2e/test/controller-kit.e2e.spec.ts).
+import { esmJestConfig } from '../../jest.esm-preset.mjs';
+
+export default esmJestConfig('controller-kit');

@@ -2,7 +2,7 @@ import { CELLSET_RULES } from '@cellfed/hashing';
 import { z } from 'zod';
 
 import { groupVersionResourceSchema } from './cellset-crd.ts';
-import type { CustomResourceDefinition } from './crd-types.ts';
+import { cellfedCrd, type CustomResourceDefinition } from './crd-types.ts';
 
 export const CELL_BACKUP_API_VERSION = 'cells.cellfed.io/v1alpha1';
 export const CELL_BACKUP_KIND = 'CellBackup';
@@ -53,84 +53,62 @@ export type CellBackup = z.output<typeof CellBackupSchema>;
 
 /** The CellBackup CRD, from the same rules as {@link CellBackupSchema}. */
 export function cellBackupCrd(): CustomResourceDefinition {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: 'cellbackups.cells.cellfed.io', labels: { 'app.kubernetes.io/part-of': 'cellfed' } },
-    spec: {
-      group: 'cells.cellfed.io',
-      scope: 'Namespaced',
-      names: {
-        kind: CELL_BACKUP_KIND,
-        listKind: 'CellBackupList',
-        plural: 'cellbackups',
-        singular: 'cellbackup',
-        categories: ['cellfed'],
+  return cellfedCrd({
+    kind: CELL_BACKUP_KIND,
+    plural: 'cellbackups',
+    scope: 'Namespaced',
+    printerColumns: [
+      { name: 'Kind', type: 'string', jsonPath: '.spec.object.kind' },
+      { name: 'Source', type: 'string', jsonPath: '.spec.source.name' },
+      {
+        name: 'Primary',
+        type: 'string',
+        jsonPath: `.metadata.labels.${PRIMARY_CELL_LABEL.replace(/[./]/g, '\\$&')}`,
       },
-      versions: [
-        {
-          name: 'v1alpha1',
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          additionalPrinterColumns: [
-            { name: 'Kind', type: 'string', jsonPath: '.spec.object.kind' },
-            { name: 'Source', type: 'string', jsonPath: '.spec.source.name' },
-            {
-              name: 'Primary',
-              type: 'string',
-              jsonPath: `.metadata.labels.${PRIMARY_CELL_LABEL.replace(/[./]/g, '\\$&')}`,
-            },
-            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-          ],
-          schema: {
-            openAPIV3Schema: {
+    ],
+    schema: {
+      type: 'object',
+      description:
+        'An inert copy of a cellular object in its backup cell; promoted when its primary cell fails.',
+      required: ['spec'],
+      properties: {
+        apiVersion: { type: 'string' },
+        kind: { type: 'string' },
+        metadata: { type: 'object' },
+        spec: {
+          type: 'object',
+          required: ['source', 'object'],
+          properties: {
+            source: {
               type: 'object',
-              description:
-                'An inert copy of a cellular object in its backup cell; promoted when its primary cell fails.',
-              required: ['spec'],
+              description: 'Which object this is a copy of.',
+              required: ['group', 'version', 'resource', 'name'],
               properties: {
-                apiVersion: { type: 'string' },
-                kind: { type: 'string' },
-                metadata: { type: 'object' },
-                spec: {
-                  type: 'object',
-                  required: ['source', 'object'],
-                  properties: {
-                    source: {
-                      type: 'object',
-                      description: 'Which object this is a copy of.',
-                      required: ['group', 'version', 'resource', 'name'],
-                      properties: {
-                        ...groupVersionResourceSchema.properties,
-                        namespace: {
-                          type: 'string',
-                          description: 'Empty for cluster-scoped objects.',
-                          maxLength: CELLSET_RULES.dns1123Label.maxLength,
-                          pattern: `^$|${CELLSET_RULES.dns1123Label.pattern}`,
-                          default: '',
-                        },
-                        name: {
-                          type: 'string',
-                          maxLength: CELLSET_RULES.dns1123Subdomain.maxLength,
-                          pattern: CELLSET_RULES.dns1123Subdomain.pattern,
-                        },
-                      },
-                    },
-                    object: {
-                      type: 'object',
-                      description: 'The object as it was in its primary cell; stored, never reconciled.',
-                      'x-kubernetes-embedded-resource': true,
-                      'x-kubernetes-preserve-unknown-fields': true,
-                    },
-                  },
+                ...groupVersionResourceSchema.properties,
+                namespace: {
+                  type: 'string',
+                  description: 'Empty for cluster-scoped objects.',
+                  maxLength: CELLSET_RULES.dns1123Label.maxLength,
+                  pattern: `^$|${CELLSET_RULES.dns1123Label.pattern}`,
+                  default: '',
                 },
-                status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+                name: {
+                  type: 'string',
+                  maxLength: CELLSET_RULES.dns1123Subdomain.maxLength,
+                  pattern: CELLSET_RULES.dns1123Subdomain.pattern,
+                },
               },
+            },
+            object: {
+              type: 'object',
+              description: 'The object as it was in its primary cell; stored, never reconciled.',
+              'x-kubernetes-embedded-resource': true,
+              'x-kubernetes-preserve-unknown-fields': true,
             },
           },
         },
-      ],
+        status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+      },
     },
-  };
+  });
 }

@@ -24,3 +24,50 @@ export interface CustomResourceDefinition {
     }[];
   };
 }
+
+type PrinterColumn = NonNullable<
+  CustomResourceDefinition['spec']['versions'][number]['additionalPrinterColumns']
+>[number];
+
+/**
+ * A cells.cellfed.io/v1alpha1 CRD: one served and stored version with a status subresource, in the
+ * `cellfed` category, labelled as part of cellfed. Only what differs per kind is passed in.
+ */
+export function cellfedCrd(options: {
+  kind: string;
+  plural: string;
+  scope: 'Cluster' | 'Namespaced';
+  printerColumns: PrinterColumn[];
+  schema: Record<string, unknown>;
+}): CustomResourceDefinition {
+  const group = 'cells.cellfed.io';
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${options.plural}.${group}`, labels: { 'app.kubernetes.io/part-of': 'cellfed' } },
+    spec: {
+      group,
+      scope: options.scope,
+      names: {
+        kind: options.kind,
+        listKind: `${options.kind}List`,
+        plural: options.plural,
+        singular: options.kind.toLowerCase(),
+        categories: ['cellfed'],
+      },
+      versions: [
+        {
+          name: 'v1alpha1',
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: [
+            ...options.printerColumns,
+            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+          ],
+          schema: { openAPIV3Schema: options.schema },
+        },
+      ],
+    },
+  };
+}
