@@ -161,12 +161,12 @@ describeE2e('controller-kit against real apiservers', () => {
     const localOnly = env.provider === 'local' && env.cells.length >= 2 ? it : it.skip;
 
     localOnly(
-      'engages a cell added to the CellSet within 5 s, tracks health across a restart, recreates on a Secret change, disengages a removed one',
+      'engages a cell added to the CellSet within 5 s, warns about a missing Secret, tracks health across a restart, recreates on a Secret change, disengages a removed one',
       async () => {
         const [first, second] = env.cells;
         const client = controlPlane();
         const registry = new Registry();
-        const { logger } = memoryLogger('warn');
+        const { logger, lines } = memoryLogger('warn');
         const name = 'ck-pool-test';
         const entry = (id: string) => ({
           id,
@@ -220,6 +220,20 @@ describeE2e('controller-kit against real apiservers', () => {
             pool.get(second!.id)?.health === 'Healthy' ? true : undefined,
           );
 
+          // A cell whose Secret does not exist: not engaged, and a Warning Event on the CellSet says why.
+          await apply([first!.id, second!.id, 'ghost']);
+          const warning = await eventually('a Warning Event about the missing Secret', async () => {
+            const events = await client.request<{
+              items: { reason: string; note: string; type: string; regarding: { name: string } }[];
+            }>('GET', '/apis/events.k8s.io/v1/namespaces/default/events');
+            return events.items.find(
+              (event) => event.regarding.name === name && event.reason === 'CellSecretMissing',
+            );
+          });
+          expect(warning).toMatchObject({ type: 'Warning', note: expect.stringContaining('cell ghost') });
+          expect(pool.get('ghost')).toBeUndefined();
+          expect(pool.get(second!.id)).toBeDefined();
+
           const cells = LocalCells.open(env.dir);
           await cells.stop(second!.id, 'kube-apiserver');
           await eventually(
@@ -261,6 +275,13 @@ describeE2e('controller-kit against real apiservers', () => {
           );
           expect(stopped).toContain(second!.id);
           expect(pool.get(first!.id)).toBeDefined();
+          // Only the ghost failed: no cell was judged before the Secrets were cached, every Event was written.
+          const failures = lines.filter(
+            (line) =>
+              line.msg === 'reconcile failed for good; not retrying' ||
+              line.msg === 'could not record an Event',
+          );
+          expect(failures.map((line) => line.key)).toEqual(failures.map(() => 'ghost'));
         } finally {
           stop.abort();
           await running;
@@ -273,7 +294,7 @@ describeE2e('controller-kit against real apiservers', () => {
   });
 
   describe('leader election', () => {
-    it('a second process takes the Lease within 15 s of the first being killed', async () => {
+    it('a second process takes the Lease within 15 s of the first being killed; SIGTERM releases it', async () => {
       const lease = `ck-e2e-${Date.now()}`;
       const children: ChildProcess[] = [];
       const leading = new Map<ChildProcess, number>();
@@ -298,6 +319,22 @@ describeE2e('controller-kit against real apiservers', () => {
         first.kill('SIGKILL');
         const took = await eventually('the second process to lead', async () => leading.get(second), 30_000);
         expect(took - killed).toBeLessThanOrEqual(15_000);
+
+        // SIGTERM: the leader drains, releases the Lease and exits 0; a waiting process takes over at once.
+        const third = start();
+        await new Promise((resolve) => setTimeout(resolve, 3000));
+        expect(leading.has(third)).toBe(false);
+        const exited = new Promise<number | null>((resolve) => second.once('exit', (code) => resolve(code)));
+        const terminated = Date.now();
+        second.kill('SIGTERM');
+        expect(await exited).toBe(0);
+        const handedOver = await eventually(
+          'the third process to lead',
+          async () => leading.get(third),
+          30_000,
+        );
+        // Released, so no wait for expiry: the next attempt (every 2 s) takes it.
+        expect(handedOver - terminated).toBeLessThan(5000);
       } finally {
         for (const child of children) child.kill('SIGKILL');
       }

@@ -19,6 +19,8 @@ export { Controller } from './runner/controller.ts';
 export type { ControllerOptions } from './runner/controller.ts';
 export type { Reconciler, ReconcileRequest, ReconcileResult } from './runner/reconciler.ts';
 
+export { EventRecorder } from './kube/event-recorder.ts';
+export type { EventRecorderOptions, EventSubject } from './kube/event-recorder.ts';
 export { KubeClient } from './kube/kube-client.ts';
 export type { KubeClientOptions, Query, RequestOptions } from './kube/kube-client.ts';
 export { ApiError, isAlreadyExists, isConflict, isGone, isNotFound } from './kube/api-error.ts';

@@ -7,6 +7,8 @@ import type { CellPool } from './cell-pool.ts';
 /**
  * Keeps one cell's engagement in line with the CellSet and its Secret. The key is a cell id. Level-based:
  * whatever happened, it compares what should be engaged (listed, with a usable kubeconfig) with what is.
+ * A problem only a person can fix becomes a Warning Event on the CellSet and is not retried: the informers
+ * enqueue the cell again when the CellSet or a Secret changes.
  */
 export class CellPoolReconciler implements Reconciler {
   private readonly pool: CellPool;
@@ -23,10 +25,11 @@ export class CellPoolReconciler implements Reconciler {
     }
     const parsed = safeParseCellSet(object);
     if (!parsed.success) {
-      // Keep what runs: an invalid edit must not tear down working cells. The CellSet's own validation
-      // (CRD schema) normally rejects such an edit before it is stored.
+      // Keep what runs: an invalid edit must not tear down working cells. The CRD's validation normally
+      // rejects such an edit before it is stored.
       const problems = parsed.issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ');
-      throw new TerminalError(
+      throw await this.problem(
+        'InvalidCellSet',
         `CellSet ${this.pool.cellSetName} is invalid, keeping current cells: ${problems}`,
       );
     }
@@ -35,31 +38,41 @@ export class CellPoolReconciler implements Reconciler {
       this.pool.disengage(id, 'removed from the CellSet');
       return;
     }
-    const kubeconfig = this.kubeconfig(spec);
+    const kubeconfig = await this.kubeconfig(spec);
     const current = this.pool.engagement(id);
     if (current?.fingerprint === this.pool.fingerprint(kubeconfig)) return;
     try {
       this.pool.engage(spec, kubeconfig, current ? 'kubeconfig Secret changed' : 'listed in the CellSet');
     } catch (error) {
-      throw new TerminalError(`cell ${id}: kubeconfig in its Secret is unusable: ${errorMessage(error)}`);
+      throw await this.problem(
+        'CellKubeconfigInvalid',
+        `cell ${id}: the kubeconfig in its Secret is unusable: ${errorMessage(error)}`,
+      );
     }
     log.debug({ state: spec.state }, 'cell engaged');
   }
 
-  private kubeconfig(spec: Cell): string {
+  private async kubeconfig(spec: Cell): Promise<string> {
     const ref = spec.kubeconfigSecretRef;
     if (ref.namespace !== this.pool.secretNamespace) {
-      throw new TerminalError(
+      throw await this.problem(
+        'CellSecretNamespace',
         `cell ${spec.id}: its Secret is in namespace ${ref.namespace}, but cell Secrets are read only from ${this.pool.secretNamespace}`,
       );
     }
     const kubeconfig = this.pool.kubeconfigOf(spec);
     if (kubeconfig === undefined) {
-      // No retry needed: the Secret informer enqueues the cell when the Secret appears or changes.
-      throw new TerminalError(
+      throw await this.problem(
+        'CellSecretMissing',
         `cell ${spec.id}: Secret ${ref.namespace}/${ref.name} or its key "${ref.key}" does not exist`,
       );
     }
     return kubeconfig;
+  }
+
+  /** A Warning Event on the CellSet, and a TerminalError for the runner (logged, counted, not retried). */
+  private async problem(reason: string, message: string): Promise<TerminalError> {
+    await this.pool.recordOnCellSet('Warning', reason, message);
+    return new TerminalError(message);
   }
 }

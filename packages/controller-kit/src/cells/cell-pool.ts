@@ -1,6 +1,13 @@
 import { createHash } from 'node:crypto';
+import { hostname } from 'node:os';
 
-import { DEFAULT_CELLSET_NAME, DEFAULT_SECRET_NAMESPACE, type Cell } from '@cellfed/hashing';
+import {
+  CELLSET_API_VERSION,
+  CELLSET_KIND,
+  DEFAULT_CELLSET_NAME,
+  DEFAULT_SECRET_NAMESPACE,
+  type Cell,
+} from '@cellfed/hashing';
 import type { Logger } from 'pino';
 import type { Gauge, Registry } from 'prom-client';
 
@@ -8,6 +15,7 @@ import { realClock, type Clock } from '../clock.ts';
 import { errorMessage } from '../errors.ts';
 import { Informer } from '../informer/informer.ts';
 import { resourceListWatch } from '../informer/list-watch.ts';
+import { EventRecorder } from '../kube/event-recorder.ts';
 import { KubeClient } from '../kube/kube-client.ts';
 import type { KubeObject } from '../kube/kube-object.ts';
 import { gauge } from '../metrics/registry-metrics.ts';
@@ -49,6 +57,8 @@ export interface CellPoolOptions {
   /** The only namespace cell Secrets are read from (least privilege). Default `cellfed-system`. */
   secretNamespace?: string;
   probe?: ProbeOptions;
+  /** Names this process in the Events it records (`reportingInstance`). Default: the host name. */
+  instance?: string;
   /** Builds a cell's client from its kubeconfig; tests substitute it. */
   clientFor?: (kubeconfig: string, cellId: string) => KubeClient;
 }
@@ -74,6 +84,7 @@ export class CellPool {
   readonly secretNamespace: string;
   readonly cellSets: Informer;
   readonly secrets: Informer;
+  readonly events: EventRecorder;
   private readonly log: Logger;
   private readonly clock: Clock;
   private readonly probe: ProbeOptions;
@@ -92,6 +103,13 @@ export class CellPool {
     this.clock = options.clock ?? realClock;
     this.probe = options.probe ?? {};
     this.clientFor = options.clientFor ?? ((kubeconfig) => KubeClient.fromKubeconfig(kubeconfig));
+    this.events = new EventRecorder({
+      client: options.controlPlane,
+      controller: 'cellfed.io/cell-pool',
+      instance: options.instance ?? hostname(),
+      logger: this.log,
+      clock: this.clock,
+    });
     const common = {
       cell: CONTROL_PLANE,
       logger: options.logger,
@@ -142,8 +160,11 @@ export class CellPool {
 
   /** Runs until `signal` aborts, then disengages every cell. */
   async run(signal: AbortSignal): Promise<void> {
-    this.controller.start();
     const informers = [this.cellSets.run(signal), this.secrets.run(signal)];
+    // As controller-runtime does: no reconcile before the caches are filled, or a cell whose Secret is
+    // simply not listed yet would look like a cell without one.
+    if ((await this.cellSets.waitForSync(signal)) && (await this.secrets.waitForSync(signal)))
+      this.controller.start();
     await new Promise<void>((resolve) => {
       if (signal.aborted) resolve();
       else signal.addEventListener('abort', () => resolve(), { once: true });
@@ -183,6 +204,22 @@ export class CellPool {
     return this.cellSets.get(`${CONTROL_PLANE}//${this.cellSetName}`);
   }
 
+  /** Records an Event about the CellSet (what `kubectl describe cellset` shows). */
+  recordOnCellSet(type: 'Normal' | 'Warning', reason: string, note: string): Promise<void> {
+    const uid = this.cellSetObject()?.metadata.uid;
+    return this.events.record(
+      {
+        apiVersion: CELLSET_API_VERSION,
+        kind: CELLSET_KIND,
+        name: this.cellSetName,
+        ...(uid ? { uid } : {}),
+      },
+      type,
+      reason,
+      note,
+    );
+  }
+
   /** The cached Secret, or undefined. */
   secret(namespace: string, name: string): KubeObject | undefined {
     return this.secrets.get(`${CONTROL_PLANE}/${namespace}/${name}`);
@@ -211,6 +248,7 @@ export class CellPool {
     this.healthGauge.remove({ cell: id });
     this.engagedGauge.set(this.engaged.size);
     this.log.info({ cell: id, reason }, 'cell disengaged');
+    void this.recordOnCellSet('Normal', 'CellDisengaged', `cell ${id} disengaged: ${reason}`);
   }
 
   fingerprint(kubeconfig: string): string {
@@ -229,6 +267,11 @@ export class CellPool {
     this.engaged.set(spec.id, engagement);
     this.engagedGauge.set(this.engaged.size);
     this.log.info({ cell: spec.id, reason, server: client.server }, 'cell engaged');
+    void this.recordOnCellSet(
+      'Normal',
+      'CellEngaged',
+      `cell ${spec.id} engaged (${reason}): ${client.server}`,
+    );
     const log = this.log.child({ cell: spec.id });
     void probeCell(client, {
       ...this.probe,

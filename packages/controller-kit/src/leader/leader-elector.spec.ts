@@ -2,7 +2,8 @@ import { ApiError } from '../kube/api-error.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
 import { FakeClock, flushPromises } from '../testing/fake-clock.ts';
 import { memoryLogger } from '../testing/memory-logger.ts';
-import { LeaderElector, microTime } from './leader-elector.ts';
+import { LeaderElector } from './leader-elector.ts';
+import { microTime } from './micro-time.ts';
 
 /** One Lease in memory with the apiserver's optimistic concurrency. */
 class FakeLeaseApi {

@@ -6,6 +6,7 @@ import { errorMessage } from '../errors.ts';
 import { isConflict, isNotFound } from '../kube/api-error.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
 import { gauge } from '../metrics/registry-metrics.ts';
+import { microTime } from './micro-time.ts';
 
 export interface LeaderElectionOptions {
   client: Pick<KubeClient, 'request'>;
@@ -287,9 +288,4 @@ export class LeaderElector {
     this.leading = leading;
     this.status?.set({ name: this.options.name }, leading ? 1 : 0);
   }
-}
-
-/** metav1.MicroTime: RFC 3339 with exactly six fractional digits. */
-export function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
