@@ -89,17 +89,19 @@ export class LocalProvider implements Provider {
       { apiservers: ids, controllerManager: options.controllerManager },
       'starting etcd and kube-apiserver per cell',
     );
+    // The failure that stopped the others is the one to report: the others then fail with AbortErrors.
+    let firstFailure: { error: unknown } | undefined;
     try {
       const results = await Promise.allSettled(
         ids.map((id) =>
           this.startApiserver(tools, dir, id, state, save, { ...options, signal }).catch((error: unknown) => {
+            firstFailure ??= { error };
             abort.abort(error);
             throw error;
           }),
         ),
       );
-      const failed = results.find((result) => result.status === 'rejected');
-      if (failed) throw failed.reason;
+      if (results.some((result) => result.status === 'rejected')) throw firstFailure!.error;
 
       const env: EnvFile = {
         version: 1,
