@@ -1,0 +1,14 @@
+import type { GroupVersionResource } from '@cellfed/hashing';
+
+/** Which resources live in cells: matched on group and resource, any version (as the CellSet keys them). */
+export class CellularResources {
+  private readonly set: ReadonlySet<string>;
+
+  constructor(resources: readonly Pick<GroupVersionResource, 'group' | 'resource'>[]) {
+    this.set = new Set(resources.map((gvr) => `${gvr.group}/${gvr.resource}`));
+  }
+
+  has(group: string, resource: string): boolean {
+    return this.set.has(`${group}/${resource}`);
+  }
+}

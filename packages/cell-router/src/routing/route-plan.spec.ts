@@ -1,0 +1,138 @@
+import { RoutingTable, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/hashing';
+
+import { parseRequestInfo } from '../request/request-info.ts';
+import { CellularResources } from './cellular-resources.ts';
+import { planRoute, type RoutingState } from './route-plan.ts';
+
+function state(cells: CellSetSpecInput['cells'], shardBy: 'name' | 'namespace' = 'name'): RoutingState {
+  const spec = parseCellSetSpec({ cells, shardBy });
+  return {
+    table: RoutingTable.fromCellSet(spec),
+    cellular: new CellularResources(spec.cellularResources),
+    generation: 1,
+  };
+}
+
+const ref = (id: string) => ({ name: `${id}-kubeconfig` });
+const stable = state([
+  { id: 'a', state: 'Normal', kubeconfigSecretRef: ref('a') },
+  { id: 'b', state: 'Normal', kubeconfigSecretRef: ref('b') },
+  { id: 'c', state: 'Normal', kubeconfigSecretRef: ref('c') },
+]);
+const plan = (method: string, path: string, routing: RoutingState | undefined = stable, name?: string) =>
+  planRoute(parseRequestInfo(method, path), routing, undefined, name);
+
+describe('planRoute', () => {
+  it('sends discovery, OpenAPI and other non-resource paths to the control plane', () => {
+    for (const path of ['/api', '/apis/apps/v1', '/version', '/openapi/v3']) {
+      expect(plan('GET', path)).toEqual({ kind: 'control-plane', reason: 'non-resource' });
+    }
+  });
+
+  it('sends global resources to the control plane', () => {
+    for (const path of [
+      '/api/v1/namespaces/team',
+      '/api/v1/namespaces/team/secrets/s',
+      '/apis/rbac.authorization.k8s.io/v1/clusterroles',
+      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/x',
+      '/api/v1/namespaces/team/pods/p',
+    ]) {
+      expect(plan('GET', path)).toEqual({ kind: 'control-plane', reason: 'not-cellular' });
+    }
+  });
+
+  it('routes a cellular object by namespace/name, so the Deployment and Service called web share a cell', () => {
+    const deployment = plan('GET', '/apis/apps/v1/namespaces/team/deployments/web');
+    const service = plan('DELETE', '/api/v1/namespaces/team/services/web');
+    expect(deployment).toMatchObject({
+      kind: 'object',
+      access: 'read',
+      decision: { key: 'team/web', case: 4 },
+    });
+    expect(service).toMatchObject({
+      kind: 'object',
+      access: 'write',
+      decision: { key: 'team/web', case: 4 },
+    });
+    expect(deployment.kind === 'object' && service.kind === 'object' && deployment.decision.oldCell).toBe(
+      service.kind === 'object' && service.decision.oldCell,
+    );
+  });
+
+  it('routes subresources with their object, as writes unless read', () => {
+    const object = plan('GET', '/apis/apps/v1/namespaces/team/deployments/web');
+    const scale = plan('PATCH', '/apis/apps/v1/namespaces/team/deployments/web/scale');
+    const status = plan('PUT', '/apis/apps/v1/namespaces/team/deployments/web/status');
+    expect(scale).toMatchObject({ kind: 'object', access: 'write', info: { subresource: 'scale' } });
+    expect(status).toMatchObject({ kind: 'object', access: 'write', info: { subresource: 'status' } });
+    const cell = (p: typeof object) => (p.kind === 'object' ? p.decision.oldCell : undefined);
+    expect(cell(scale)).toBe(cell(object));
+    expect(cell(status)).toBe(cell(object));
+  });
+
+  it('asks for the body of a create without a name, then routes it once the name is known', () => {
+    expect(plan('POST', '/apis/apps/v1/namespaces/team/deployments')).toMatchObject({ kind: 'name-in-body' });
+    expect(plan('POST', '/apis/apps/v1/namespaces/team/deployments', stable, 'web')).toMatchObject({
+      kind: 'object',
+      access: 'write',
+      info: { name: 'web' },
+      decision: { key: 'team/web' },
+    });
+  });
+
+  it('fans collections out to every cell', () => {
+    for (const [method, path] of [
+      ['GET', '/apis/apps/v1/namespaces/team/deployments'],
+      ['GET', '/apis/apps/v1/deployments?watch=true'],
+      ['GET', '/api/v1/namespaces/team/configmaps?fieldSelector=metadata.name%3Dweb'],
+      ['DELETE', '/apis/batch/v1/namespaces/team/jobs'],
+    ] as const) {
+      expect(plan(method, path)).toMatchObject({ kind: 'all-cells' });
+    }
+  });
+
+  it('shards by namespace when the CellSet or the namespace label says so', () => {
+    const byNamespace = state(
+      [
+        { id: 'a', state: 'Normal', kubeconfigSecretRef: ref('a') },
+        { id: 'b', state: 'Normal', kubeconfigSecretRef: ref('b') },
+      ],
+      'namespace',
+    );
+    expect(plan('GET', '/api/v1/namespaces/team/configmaps/x', byNamespace)).toMatchObject({
+      decision: { key: 'team' },
+    });
+    const labelled = planRoute(
+      parseRequestInfo('GET', '/api/v1/namespaces/tenant/configmaps/x'),
+      stable,
+      (namespace) => (namespace === 'tenant' ? { 'cellfed.io/shard-by': 'namespace' } : undefined),
+    );
+    expect(labelled).toMatchObject({ decision: { key: 'tenant' } });
+  });
+
+  it('reports the rebalancing case while a cell joins', () => {
+    const joining = state([
+      { id: 'a', state: 'Normal', kubeconfigSecretRef: ref('a') },
+      { id: 'b', state: 'Joining', kubeconfigSecretRef: ref('b') },
+    ]);
+    const cases = new Set<number>();
+    for (let i = 0; i < 200; i++) {
+      const routed = plan('GET', `/api/v1/namespaces/team/configmaps/c-${i}`, joining);
+      if (routed.kind === 'object') {
+        cases.add(routed.decision.case);
+        expect(routed.decision.oldCell).toBe('a');
+      }
+    }
+    expect([...cases].sort()).toEqual([2, 4]);
+  });
+
+  it('refuses cellular requests until a CellSet is loaded, with a 503 Status', () => {
+    // (Not through `plan`, whose default parameter would replace undefined with a state.)
+    const unloaded = (path: string) => planRoute(parseRequestInfo('GET', path), undefined);
+    expect(unloaded('/apis/apps/v1/namespaces/team/deployments/web')).toMatchObject({
+      kind: 'reject',
+      status: { kind: 'Status', code: 503, reason: 'ServiceUnavailable' },
+    });
+    expect(unloaded('/version')).toEqual({ kind: 'control-plane', reason: 'non-resource' });
+  });
+});

@@ -1,0 +1,75 @@
+import type { Access, RouteDecision, RoutingTable } from '@cellfed/hashing';
+
+import type { RequestInfo, ResourceRequestInfo } from '../request/request-info.ts';
+import { serviceUnavailable, type KubeStatus } from '../status/kube-status.ts';
+import type { CellularResources } from './cellular-resources.ts';
+
+/** What the router knows of the federation when it plans a request; swapped as a whole on a CellSet change. */
+export interface RoutingState {
+  readonly table: RoutingTable;
+  readonly cellular: CellularResources;
+  /** The CellSet generation this state was built from (published so the rebalance controller can wait). */
+  readonly generation: number;
+}
+
+/**
+ * The decision for one request, before any I/O (kcp's front-proxy: resolve first, then let the proxy
+ * only read the decision).
+ */
+export type RoutePlan =
+  /** Not cellular: discovery, OpenAPI, namespaces, RBAC, CRDs, … are the control plane's. */
+  | { readonly kind: 'control-plane'; readonly reason: 'non-resource' | 'not-cellular' }
+  /** One cellular object named by the path: the routing rule picks old or new cell (see decision.case). */
+  | {
+      readonly kind: 'object';
+      readonly info: ResourceRequestInfo;
+      readonly decision: RouteDecision;
+      readonly access: Access;
+    }
+  /** A create whose name is only in the body: read the name, then plan again with it. */
+  | { readonly kind: 'name-in-body'; readonly info: ResourceRequestInfo }
+  /** A cellular collection: every cell answers, the router merges. */
+  | { readonly kind: 'all-cells'; readonly info: ResourceRequestInfo }
+  /** Answer at once with this Status. */
+  | { readonly kind: 'reject'; readonly status: KubeStatus };
+
+/** Labels of a namespace in the control plane, for its `cellfed.io/shard-by` override. */
+export type NamespaceLabels = (namespace: string) => Readonly<Record<string, string>> | undefined;
+
+/**
+ * Plans a request. Pure: the same request and state always give the same plan. `name` overrides the
+ * path's name (a create, once the name is read from the body).
+ */
+export function planRoute(
+  info: RequestInfo,
+  state: RoutingState | undefined,
+  namespaceLabels: NamespaceLabels = () => undefined,
+  name?: string,
+): RoutePlan {
+  if (!info.isResourceRequest) return { kind: 'control-plane', reason: 'non-resource' };
+  if (!state) {
+    // Without a CellSet the router cannot tell cellular from global: refuse rather than guess.
+    return { kind: 'reject', status: serviceUnavailable('the router has not loaded a valid CellSet yet', 1) };
+  }
+  if (!state.cellular.has(info.apiGroup, info.resource))
+    return { kind: 'control-plane', reason: 'not-cellular' };
+  const objectName = name ?? info.name;
+  if (info.verb === 'list' || info.verb === 'watch' || info.verb === 'deletecollection') {
+    // A list or watch narrowed to one name by field selector still fans out: the object may be in any cell
+    // while it migrates, and the merge shows it once.
+    return { kind: 'all-cells', info };
+  }
+  if (objectName === '') {
+    return info.verb === 'create' ? { kind: 'name-in-body', info } : { kind: 'all-cells', info };
+  }
+  const key = state.table.keyOf(
+    { namespace: info.namespace, name: objectName },
+    namespaceLabels(info.namespace),
+  );
+  return {
+    kind: 'object',
+    info: name === undefined ? info : { ...info, name },
+    decision: state.table.route(key),
+    access: info.verb === 'get' ? 'read' : 'write',
+  };
+}

@@ -1,0 +1,69 @@
+/**
+ * Kubernetes `Status` objects: every error the router answers is one, with the code and reason
+ * kube-apiserver would use, so kubectl and the client libraries show it (and retry 429s) as usual.
+ */
+export interface KubeStatus {
+  kind: 'Status';
+  apiVersion: 'v1';
+  metadata: Record<string, never>;
+  status: 'Failure';
+  message: string;
+  reason: string;
+  code: number;
+  details?: {
+    name?: string;
+    group?: string;
+    kind?: string;
+    retryAfterSeconds?: number;
+    causes?: { reason?: string; message: string; field?: string }[];
+  };
+}
+
+export function failure(
+  code: number,
+  reason: string,
+  message: string,
+  details?: KubeStatus['details'],
+): KubeStatus {
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message,
+    reason,
+    code,
+    ...(details ? { details } : {}),
+  };
+}
+
+export const badRequest = (message: string) => failure(400, 'BadRequest', message);
+
+export const unauthorized = (message = 'Unauthorized') => failure(401, 'Unauthorized', message);
+
+export const forbidden = (message: string) => failure(403, 'Forbidden', message);
+
+export const notFound = (message: string) => failure(404, 'NotFound', message);
+
+export const methodNotAllowed = (message: string) => failure(405, 'MethodNotAllowed', message);
+
+/** kube-apiserver refuses bodies over 3 MiB the same way. */
+export const requestEntityTooLarge = (limitBytes: number) =>
+  failure(413, 'RequestEntityTooLarge', `the request body is larger than ${limitBytes} bytes`);
+
+/**
+ * A fenced write (the object is migrating between cells): client-go and client-node wait `Retry-After`
+ * seconds and send it again by themselves.
+ */
+export const tooManyRequests = (message: string, retryAfterSeconds: number, name?: string) =>
+  failure(429, 'TooManyRequests', message, { ...(name ? { name } : {}), retryAfterSeconds });
+
+export const internalError = (message: string) => failure(500, 'InternalError', message);
+
+export const serviceUnavailable = (message: string, retryAfterSeconds?: number) =>
+  failure(
+    503,
+    'ServiceUnavailable',
+    message,
+    retryAfterSeconds === undefined ? undefined : { retryAfterSeconds },
+  );
