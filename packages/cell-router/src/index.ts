@@ -18,3 +18,8 @@ export { planRoute } from './routing/route-plan.ts';
 export type { NamespaceLabels, RoutePlan, RoutingState } from './routing/route-plan.ts';
 export * as status from './status/kube-status.ts';
 export type { KubeStatus } from './status/kube-status.ts';
+export { Router } from './server/router.ts';
+export type { RouterOptions } from './server/router.ts';
+export { RouterHandler, MAX_BODY_BYTES } from './proxy/router-handler.ts';
+export { Authenticator } from './auth/authenticator.ts';
+export type { UserInfo } from './auth/user-info.ts';

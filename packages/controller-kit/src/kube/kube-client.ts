@@ -105,6 +105,45 @@ export class KubeClient {
     return watchEvents(response.body);
   }
 
+  /**
+   * Sends a request as it is and hands back the raw answer (status, headers, streaming body), for proxies:
+   * nothing is decoded and an error status is not an exception. The client's credentials are added;
+   * `headers` may add impersonation and must not carry the caller's own credentials.
+   */
+  async raw(
+    method: Dispatcher.HttpMethod,
+    pathAndQuery: string,
+    options: {
+      headers?: Record<string, string | string[]>;
+      body?: Dispatcher.DispatchOptions['body'];
+      signal?: AbortSignal;
+      headersTimeoutMs?: number;
+    } = {},
+  ): Promise<Dispatcher.ResponseData> {
+    const { agent, headers } = await this.connection();
+    try {
+      return await request(this.server + pathAndQuery, {
+        method,
+        dispatcher: agent,
+        headers: { ...options.headers, ...headers },
+        body: options.body ?? null,
+        signal: options.signal,
+        headersTimeout: options.headersTimeoutMs ?? 30_000,
+        // Watches and long logs stream for as long as the caller keeps them open.
+        bodyTimeout: 0,
+      });
+    } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason ?? error;
+      throw new ControllerKitError(
+        ControllerKitErrorCode.Transport,
+        `${method} ${this.server}${pathAndQuery}: ${errorMessage(error)}`,
+        {
+          cause: error,
+        },
+      );
+    }
+  }
+
   /** Closes the connection pool; requests in flight fail. */
   async close(): Promise<void> {
     const agent = this.agent;

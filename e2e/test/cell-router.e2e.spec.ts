@@ -1,0 +1,208 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { Router } from '@cellfed/cell-router';
+import { KubeClient } from '@cellfed/controller-kit';
+import { memoryLogger } from '@cellfed/controller-kit/testing';
+import { RoutingTable, parseCellSet } from '@cellfed/hashing';
+import { AppsV1Api, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { Registry } from 'prom-client';
+import { Agent, request } from 'undici';
+
+import { CONTROL_PLANE_ID } from '../src/env-file.ts';
+import { clientsFor, eventually } from './clients.ts';
+import { describeE2e, e2eEnv } from './e2e-env.ts';
+
+describeE2e('cell router: single objects reach the cell the ring names', () => {
+  const env = e2eEnv();
+  const pki = join(env.dir, 'pki', CONTROL_PLANE_ID);
+  const stop = new AbortController();
+  const { logger, lines } = memoryLogger('info');
+  const controlPlane = KubeClient.fromFile(env.controlPlane.kubeconfig);
+  // The router serves with the control plane's loopback certificate and accepts its client certificates,
+  // so the admin kubeconfig works against the router with only the server changed.
+  const router = new Router({
+    controlPlane,
+    logger,
+    registry: new Registry(),
+    tls: {
+      cert: readFileSync(join(pki, 'apiserver.crt')),
+      key: readFileSync(join(pki, 'apiserver.key')),
+      clientCa: readFileSync(join(pki, 'ca.crt')),
+    },
+  });
+  let url = '';
+  let apps: AppsV1Api;
+  let core: CoreV1Api;
+  const cells = Object.fromEntries(env.cells.map((cell) => [cell.id, clientsFor(cell.kubeconfig)]));
+  const namespace = `router-${Date.now()}`;
+
+  /** Where the ring puts namespace/name, from the CellSet as stored. */
+  async function cellOf(name: string): Promise<string> {
+    const cellSet = await clientsFor(env.controlPlane.kubeconfig).custom.getClusterCustomObject({
+      group: 'cells.cellfed.io',
+      version: 'v1alpha1',
+      plural: 'cellsets',
+      name: env.cellSet,
+    });
+    const table = RoutingTable.fromCellSet(parseCellSet(cellSet).spec);
+    return table.route(table.keyOf({ namespace, name })).oldCell;
+  }
+
+  /** The cells that hold Deployment `name` in the test namespace. */
+  async function holders(name: string): Promise<string[]> {
+    const found: string[] = [];
+    for (const [id, clients] of Object.entries(cells)) {
+      try {
+        await clients.apps.readNamespacedDeployment({ name, namespace });
+        found.push(id);
+      } catch {
+        // not in this cell
+      }
+    }
+    return found;
+  }
+
+  const deployment = (name: string, extra: Record<string, unknown> = {}) => ({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, ...extra },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: 'web' } },
+      template: {
+        metadata: { labels: { app: 'web' } },
+        spec: { containers: [{ name: 'web', image: 'nginx' }] },
+      },
+    },
+  });
+
+  beforeAll(async () => {
+    const address = await router.listen('127.0.0.1', 0, stop.signal);
+    url = `https://127.0.0.1:${address.port}`;
+    await eventually('the router to be ready', async () => (router.readyCheck() === true ? true : undefined));
+    await eventually('every cell to be engaged', async () =>
+      env.cells.every((cell) => router.pool.get(cell.id)) ? true : undefined,
+    );
+    const config = new KubeConfig();
+    config.loadFromFile(env.controlPlane.kubeconfig);
+    config.clusters = config.clusters.map((cluster) => ({ ...cluster, server: url }));
+    apps = config.makeApiClient(AppsV1Api);
+    core = config.makeApiClient(CoreV1Api);
+    // Namespaces are global: created in the control plane through the router, and (until the rebalance
+    // controller mirrors them) in each cell by the test.
+    await core.createNamespace({ body: { metadata: { name: namespace } } });
+    for (const clients of Object.values(cells))
+      await clients.core.createNamespace({ body: { metadata: { name: namespace } } });
+  });
+
+  afterAll(async () => {
+    stop.abort();
+    await controlPlane.close();
+  });
+
+  it('creates, reads, patches, scales and deletes a Deployment in the cell the ring names, and only there', async () => {
+    const name = 'web';
+    const expected = await cellOf(name);
+    await apps.createNamespacedDeployment({ namespace, body: deployment(name) });
+    expect(await holders(name)).toEqual([expected]);
+
+    const read = await apps.readNamespacedDeployment({ name, namespace });
+    expect(read.metadata?.name).toBe(name);
+
+    await apps.patchNamespacedDeployment(
+      { name, namespace, body: { metadata: { labels: { patched: 'yes' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const direct = await cells[expected]!.apps.readNamespacedDeployment({ name, namespace });
+    expect(direct.metadata?.labels).toMatchObject({ patched: 'yes' });
+
+    await apps.patchNamespacedDeploymentScale(
+      { name, namespace, body: { spec: { replicas: 3 } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    expect((await cells[expected]!.apps.readNamespacedDeployment({ name, namespace })).spec?.replicas).toBe(
+      3,
+    );
+
+    await apps.deleteNamespacedDeployment({ name, namespace });
+    expect(await holders(name)).toEqual([]);
+  });
+
+  it('puts Deployments with different names in the cells the ring names for each', async () => {
+    const names = Array.from({ length: 12 }, (_, i) => `spread-${i}`);
+    for (const name of names) await apps.createNamespacedDeployment({ namespace, body: deployment(name) });
+    const placed = new Set<string>();
+    for (const name of names) {
+      const expected = await cellOf(name);
+      expect(await holders(name)).toEqual([expected]);
+      placed.add(expected);
+    }
+    // Twelve keys over three cells: more than one cell is used (a router sending all to one would fail).
+    expect(placed.size).toBeGreaterThan(1);
+  });
+
+  it('names a generateName object itself and routes it by that name', async () => {
+    const created = await apps.createNamespacedDeployment({
+      namespace,
+      body: deployment('', { name: undefined, generateName: 'gen-' }),
+    });
+    const name = created.metadata!.name!;
+    expect(name).toMatch(/^gen-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
+    expect(await holders(name)).toEqual([await cellOf(name)]);
+  });
+
+  it('keeps global resources in the control plane and cellular ones out of it', async () => {
+    const namespaces = await core.listNamespace();
+    expect(namespaces.items.map((item) => item.metadata?.name)).toContain(namespace);
+    const config = await core
+      .createNamespacedConfigMap({
+        namespace,
+        body: { metadata: { name: 'not-cellular-here' }, data: { a: 'b' } },
+      })
+      .catch((error: unknown) => error);
+    // ConfigMaps are cellular by default: created in the ring's cell, not in the control plane.
+    expect(config).toMatchObject({ metadata: { name: 'not-cellular-here' } });
+    const inControlPlane = await clientsFor(env.controlPlane.kubeconfig)
+      .core.readNamespacedConfigMap({ name: 'not-cellular-here', namespace })
+      .catch(() => undefined);
+    expect(inControlPlane).toBeUndefined();
+  });
+
+  it('answers 401 with a Status to a client without credentials, and 400 to a body it cannot read', async () => {
+    const dispatcher = new Agent({ connect: { ca: readFileSync(join(pki, 'ca.crt')) } });
+    try {
+      const anonymous = await request(`${url}/apis/apps/v1/namespaces/${namespace}/deployments/web`, {
+        dispatcher,
+      });
+      expect(anonymous.statusCode).toBe(401);
+      expect(await anonymous.body.json()).toMatchObject({
+        kind: 'Status',
+        code: 401,
+        reason: 'Unauthorized',
+      });
+    } finally {
+      await dispatcher.close();
+    }
+    const admin = new Agent({
+      connect: {
+        ca: readFileSync(join(pki, 'ca.crt')),
+        cert: readFileSync(join(pki, 'admin.crt')),
+        key: readFileSync(join(pki, 'admin.key')),
+      },
+    });
+    try {
+      const broken = await request(`${url}/apis/apps/v1/namespaces/${namespace}/deployments`, {
+        dispatcher: admin,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"metadata": {"name": ',
+      });
+      expect(broken.statusCode).toBe(400);
+      expect(await broken.body.json()).toMatchObject({ kind: 'Status', code: 400, reason: 'BadRequest' });
+    } finally {
+      await admin.close();
+    }
+    expect(lines.some((line) => line.msg === 'request' && line.code === 401)).toBe(true);
+  });
+});

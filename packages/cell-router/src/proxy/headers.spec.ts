@@ -1,0 +1,40 @@
+import { downstreamHeaders, upstreamHeaders } from './headers.ts';
+
+describe('proxy headers', () => {
+  it("never forwards the caller's credentials, impersonation or hop-by-hop headers", () => {
+    const headers = upstreamHeaders(
+      {
+        authorization: 'Bearer secret',
+        'impersonate-user': 'root',
+        'impersonate-group': 'system:masters',
+        connection: 'keep-alive',
+        host: 'router:6443',
+        accept: 'application/json',
+        'content-type': 'application/apply-patch+yaml',
+        'user-agent': 'kubectl/v1.37.2',
+      },
+      { 'Impersonate-User': 'alice' },
+    );
+    expect(headers).toEqual({
+      accept: 'application/json',
+      'content-type': 'application/apply-patch+yaml',
+      'user-agent': 'kubectl/v1.37.2',
+      'Impersonate-User': 'alice',
+    });
+  });
+
+  it('sets the length of a buffered body', () => {
+    expect(upstreamHeaders({ 'content-length': '99' }, {}, 12)).toEqual({ 'content-length': '12' });
+  });
+
+  it('passes response headers except hop-by-hop ones', () => {
+    expect(
+      downstreamHeaders({
+        'content-type': 'application/json',
+        'transfer-encoding': 'chunked',
+        'content-length': '5',
+        'audit-id': 'x',
+      }),
+    ).toEqual({ 'content-type': 'application/json', 'content-length': '5', 'audit-id': 'x' });
+  });
+});

@@ -1,0 +1,45 @@
+import type { IncomingHttpHeaders } from 'node:http';
+
+// Hop-by-hop headers belong to one connection (RFC 9110 §7.6.1); credentials and impersonation belong to the
+// caller's connection to the router, never to the router's connection to an apiserver.
+const NOT_FORWARDED = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'authorization',
+  'content-length',
+]);
+
+/** The caller's headers as the router sends them on, plus its own (impersonation). */
+export function upstreamHeaders(
+  incoming: IncomingHttpHeaders,
+  own: Record<string, string | string[]>,
+  bodyLength?: number,
+): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(incoming)) {
+    if (value === undefined || NOT_FORWARDED.has(name) || name.startsWith('impersonate-')) continue;
+    headers[name] = value;
+  }
+  if (bodyLength !== undefined) headers['content-length'] = String(bodyLength);
+  return { ...headers, ...own };
+}
+
+/** An apiserver's response headers as the router returns them. */
+export function downstreamHeaders(
+  incoming: Record<string, string | string[] | undefined>,
+): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(incoming)) {
+    if (value === undefined || (NOT_FORWARDED.has(name) && name !== 'content-length')) continue;
+    headers[name] = value;
+  }
+  return headers;
+}

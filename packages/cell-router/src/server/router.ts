@@ -1,0 +1,128 @@
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+
+import {
+  CellPool,
+  CONTROL_PLANE,
+  Informer,
+  resourceListWatch,
+  type KubeClient,
+} from '@cellfed/controller-kit';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+
+import { Authenticator } from '../auth/authenticator.ts';
+import { OldCopies } from '../proxy/old-copies.ts';
+import { RouterHandler } from '../proxy/router-handler.ts';
+import { RoutingStateHolder } from '../routing/routing-state-holder.ts';
+import { failure } from '../status/kube-status.ts';
+
+export interface RouterOptions {
+  /** The router control plane, with the router's own identity (allowed to impersonate). */
+  controlPlane: KubeClient;
+  logger: Logger;
+  registry: Registry;
+  tls: {
+    cert: string | Buffer;
+    key: string | Buffer;
+    /** CA of client certificates the router accepts; without one only bearer tokens authenticate. */
+    clientCa?: string | Buffer;
+  };
+  cellSetName?: string;
+  secretNamespace?: string;
+}
+
+const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces', namespaced: false };
+
+/**
+ * The router assembled: the cell pool (a client per cell), the routing state built from the CellSet, the
+ * control plane's namespaces (for their shard-by label), and the HTTPS front.
+ */
+export class Router {
+  readonly pool: CellPool;
+  readonly state: RoutingStateHolder;
+  readonly handler: RouterHandler;
+  private readonly namespaces: Informer;
+  private readonly options: RouterOptions;
+  private server: Server | undefined;
+
+  constructor(options: RouterOptions) {
+    this.options = options;
+    const log = options.logger;
+    this.pool = new CellPool({
+      controlPlane: options.controlPlane,
+      logger: log,
+      registry: options.registry,
+      ...(options.cellSetName ? { cellSetName: options.cellSetName } : {}),
+      ...(options.secretNamespace ? { secretNamespace: options.secretNamespace } : {}),
+    });
+    this.state = new RoutingStateHolder(log.child({ component: 'routing-state' }));
+    this.pool.cellSets.addHandler(() => this.state.load(this.pool.cellSetObject()));
+    this.namespaces = new Informer({
+      cell: CONTROL_PLANE,
+      resource: 'v1/namespaces',
+      listWatch: resourceListWatch(options.controlPlane, NAMESPACES, { metadataOnly: true }),
+      logger: log,
+      registry: options.registry,
+    });
+    this.handler = new RouterHandler({
+      authenticator: new Authenticator({ controlPlane: options.controlPlane }),
+      controlPlane: options.controlPlane,
+      cell: (id) => this.pool.get(id)?.client,
+      state: () => this.state.current(),
+      namespaceLabels: (namespace) => this.namespaces.get(`${CONTROL_PLANE}//${namespace}`)?.metadata.labels,
+      oldCopies: new OldCopies({ client: (id) => this.pool.get(id)?.client }),
+      logger: log.child({ component: 'access' }),
+    });
+  }
+
+  /** Ready when the CellSet is loaded and the namespace cache is filled. */
+  readyCheck(): true | string {
+    const state = this.state.readyCheck();
+    if (state !== true) return state;
+    return this.namespaces.hasSynced() || 'namespaces not listed yet';
+  }
+
+  /** Serves until `signal` aborts. Resolves with the address once listening. */
+  async listen(host: string, port: number, signal: AbortSignal): Promise<AddressInfo> {
+    const running = [this.pool.run(signal), this.namespaces.run(signal)];
+    const { tls } = this.options;
+    const server = createServer(
+      {
+        cert: tls.cert,
+        key: tls.key,
+        ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true } : {}),
+        // Unverified certificates are not refused at the handshake: the request may still carry a token.
+        rejectUnauthorized: false,
+      },
+      this.handler.handle,
+    );
+    server.on('upgrade', (_request, socket) => {
+      const status = JSON.stringify(
+        failure(
+          501,
+          'NotImplemented',
+          'exec, attach and port-forward through the router are not served by this version yet',
+        ),
+      );
+      socket.end(
+        `HTTP/1.1 501 Not Implemented\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(status)}\r\nconnection: close\r\n\r\n${status}`,
+      );
+    });
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => resolve());
+    });
+    signal.addEventListener(
+      'abort',
+      () => {
+        server.closeAllConnections();
+        server.close();
+        void Promise.all(running);
+      },
+      { once: true },
+    );
+    return server.address() as AddressInfo;
+  }
+}
