@@ -1,36 +1,71 @@
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 
-import { Router } from '@cellfed/cell-router';
-import { KubeClient } from '@cellfed/controller-kit';
-import { memoryLogger } from '@cellfed/controller-kit/testing';
 import { RoutingTable, parseCellSet } from '@cellfed/hashing';
 import { AppsV1Api, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { Registry } from 'prom-client';
 import { Agent, request } from 'undici';
 
 import { CONTROL_PLANE_ID } from '../src/env-file.ts';
 import { clientsFor, eventually } from './clients.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 
+const ROUTER_MAIN = fileURLToPath(new URL('../../packages/cell-router/src/main.ts', import.meta.url));
+
+/** The router as a process, as it runs for real; its JSON log lines are kept for assertions. */
+async function startRouter(env: ReturnType<typeof e2eEnv>, pki: string) {
+  const child = spawn(
+    process.execPath,
+    [
+      ROUTER_MAIN,
+      '--kubeconfig',
+      env.controlPlane.kubeconfig,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--http-port',
+      '0',
+      // The control plane's loopback certificate, and its CA for client certificates: the admin kubeconfig
+      // then works against the router with only the server changed.
+      '--tls-cert-file',
+      join(pki, 'apiserver.crt'),
+      '--tls-key-file',
+      join(pki, 'apiserver.key'),
+      '--client-ca-file',
+      join(pki, 'ca.crt'),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const lines: Record<string, unknown>[] = [];
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    try {
+      lines.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      // not a log line
+    }
+  });
+  const port = await eventually(
+    'the router to listen',
+    async () => lines.find((line) => line.msg === 'serving the Kubernetes API')?.port as number | undefined,
+  );
+  const httpPort = await eventually(
+    'the router health server',
+    async () => lines.find((line) => line.httpPort !== undefined)?.httpPort as number | undefined,
+  );
+  await eventually('the router to be ready', async () => {
+    const response = await fetch(`http://127.0.0.1:${httpPort}/readyz`).catch(() => undefined);
+    return response?.status === 200 ? true : undefined;
+  });
+  return { url: `https://127.0.0.1:${port}`, httpPort, lines, child };
+}
+
 describeE2e('cell router: single objects reach the cell the ring names', () => {
   const env = e2eEnv();
   const pki = join(env.dir, 'pki', CONTROL_PLANE_ID);
-  const stop = new AbortController();
-  const { logger, lines } = memoryLogger('info');
-  const controlPlane = KubeClient.fromFile(env.controlPlane.kubeconfig);
-  // The router serves with the control plane's loopback certificate and accepts its client certificates,
-  // so the admin kubeconfig works against the router with only the server changed.
-  const router = new Router({
-    controlPlane,
-    logger,
-    registry: new Registry(),
-    tls: {
-      cert: readFileSync(join(pki, 'apiserver.crt')),
-      key: readFileSync(join(pki, 'apiserver.key')),
-      clientCa: readFileSync(join(pki, 'ca.crt')),
-    },
-  });
+  let router: Awaited<ReturnType<typeof startRouter>>;
   let url = '';
   let apps: AppsV1Api;
   let core: CoreV1Api;
@@ -78,11 +113,14 @@ describeE2e('cell router: single objects reach the cell the ring names', () => {
   });
 
   beforeAll(async () => {
-    const address = await router.listen('127.0.0.1', 0, stop.signal);
-    url = `https://127.0.0.1:${address.port}`;
-    await eventually('the router to be ready', async () => (router.readyCheck() === true ? true : undefined));
+    router = await startRouter(env, pki);
+    url = router.url;
     await eventually('every cell to be engaged', async () =>
-      env.cells.every((cell) => router.pool.get(cell.id)) ? true : undefined,
+      env.cells.every((cell) =>
+        router.lines.some((line) => line.msg === 'cell engaged' && line.cell === cell.id),
+      )
+        ? true
+        : undefined,
     );
     const config = new KubeConfig();
     config.loadFromFile(env.controlPlane.kubeconfig);
@@ -97,8 +135,11 @@ describeE2e('cell router: single objects reach the cell the ring names', () => {
   });
 
   afterAll(async () => {
-    stop.abort();
-    await controlPlane.close();
+    const child = router?.child;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
   });
 
   it('creates, reads, patches, scales and deletes a Deployment in the cell the ring names, and only there', async () => {
@@ -203,6 +244,10 @@ describeE2e('cell router: single objects reach the cell the ring names', () => {
     } finally {
       await admin.close();
     }
-    expect(lines.some((line) => line.msg === 'request' && line.code === 401)).toBe(true);
+    // The access log names the outcome; the caller's credentials never appear in it.
+    await eventually('the access log line', async () =>
+      router.lines.some((line) => line.msg === 'request' && line.code === 401) ? true : undefined,
+    );
+    expect(router.lines.some((line) => line.msg === 'request' && line.code === 200 && line.cell)).toBe(true);
   });
 });

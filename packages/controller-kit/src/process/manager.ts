@@ -85,7 +85,7 @@ export class Manager {
     const { config } = this.options;
     const address = await this.server.listen(config.httpHost, config.httpPort);
     this.log.info(
-      { address: `${address.address}:${address.port}`, identity: this.identity },
+      { address: `${address.address}:${address.port}`, httpPort: address.port, identity: this.identity },
       'serving /metrics, /healthz, /readyz',
     );
     const signal = this.stopping.signal;

@@ -1,0 +1,75 @@
+import { parseArgs } from 'node:util';
+
+import { ManagerConfigSchema } from '@cellfed/controller-kit';
+import { DEFAULT_CELLSET_NAME, DEFAULT_SECRET_NAMESPACE } from '@cellfed/hashing';
+import { z } from 'zod';
+
+/** Everything the router process is configured with; parsed once, in main.ts. */
+export const RouterConfigSchema = z
+  .object({
+    /** The control plane kubeconfig; the in-cluster service account when absent. */
+    kubeconfig: z.string().min(1).optional(),
+    host: z.string().min(1).default('0.0.0.0'),
+    port: z.number({ error: 'must be a number from 0 to 65535' }).int().min(0).max(65535).default(6443),
+    tlsCertFile: z.string().min(1, { error: '--tls-cert-file is required' }),
+    tlsKeyFile: z.string().min(1, { error: '--tls-key-file is required' }),
+    /** CA of client certificates; bearer tokens are checked by TokenReview either way. */
+    clientCaFile: z.string().min(1).optional(),
+    cellSetName: z.string().min(1).default(DEFAULT_CELLSET_NAME),
+    secretNamespace: z.string().min(1).default(DEFAULT_SECRET_NAMESPACE),
+    /** /metrics, /healthz and /readyz (plain HTTP, for probes and Prometheus). */
+    manager: ManagerConfigSchema,
+  })
+  .strict();
+
+export type RouterConfig = z.output<typeof RouterConfigSchema>;
+
+export const USAGE = `usage: cell-router --tls-cert-file FILE --tls-key-file FILE [options]
+  --kubeconfig FILE        control plane kubeconfig (default: in-cluster service account)
+  --host HOST              address of the Kubernetes API front (default 0.0.0.0)
+  --port N                 its port (default 6443; 0 picks one)
+  --client-ca-file FILE    CA of accepted client certificates
+  --cellset NAME           the CellSet (default default)
+  --secret-namespace NS    where the cells' kubeconfig Secrets are (default cellfed-system)
+  --http-port N            /metrics, /healthz, /readyz (default 8080; 0 picks one)
+  --log-level LEVEL        pino level (default info)`;
+
+/** Reads the command line into the config; every problem in one line. */
+export function parseRouterArgs(argv: string[]): RouterConfig {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      kubeconfig: { type: 'string' },
+      host: { type: 'string' },
+      port: { type: 'string' },
+      'tls-cert-file': { type: 'string' },
+      'tls-key-file': { type: 'string' },
+      'client-ca-file': { type: 'string' },
+      cellset: { type: 'string' },
+      'secret-namespace': { type: 'string' },
+      'http-port': { type: 'string' },
+      'log-level': { type: 'string' },
+    },
+  });
+  const number = (value: string | undefined) => (value === undefined ? undefined : Number(value));
+  const result = RouterConfigSchema.safeParse({
+    kubeconfig: values.kubeconfig,
+    host: values.host,
+    port: number(values.port),
+    tlsCertFile: values['tls-cert-file'] ?? '',
+    tlsKeyFile: values['tls-key-file'] ?? '',
+    clientCaFile: values['client-ca-file'],
+    cellSetName: values.cellset,
+    secretNamespace: values['secret-namespace'],
+    manager: {
+      httpPort: number(values['http-port']),
+      logLevel: values['log-level'],
+      leaderElection: { enabled: false },
+    },
+  });
+  if (result.success) return result.data;
+  throw new Error(
+    result.error.issues.map((issue) => `${issue.path.join('.') || 'arguments'}: ${issue.message}`).join('; '),
+  );
+}

@@ -1,0 +1,61 @@
+// The router process: `node src/main.ts --tls-cert-file … --tls-key-file … [--kubeconfig …]`.
+import { readFileSync } from 'node:fs';
+
+import { KubeClient, Manager, createLogger, errorMessage } from '@cellfed/controller-kit';
+import { Registry, collectDefaultMetrics } from 'prom-client';
+
+import { USAGE, parseRouterArgs, type RouterConfig } from './config.ts';
+import { Router } from './server/router.ts';
+
+let config: RouterConfig;
+try {
+  config = parseRouterArgs(process.argv.slice(2));
+} catch (error) {
+  process.stderr.write(`cell-router: ${errorMessage(error)}\n${USAGE}\n`);
+  process.exit(2);
+}
+
+const logger = createLogger({ name: 'cell-router', level: config.manager.logLevel });
+const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+let manager: Manager;
+try {
+  const controlPlane = KubeClient.fromFile(config.kubeconfig, { userAgent: 'cellfed-cell-router' });
+  const router = new Router({
+    controlPlane,
+    logger,
+    registry,
+    tls: {
+      cert: readFileSync(config.tlsCertFile),
+      key: readFileSync(config.tlsKeyFile),
+      ...(config.clientCaFile ? { clientCa: readFileSync(config.clientCaFile) } : {}),
+    },
+    cellSetName: config.cellSetName,
+    secretNamespace: config.secretNamespace,
+  });
+  manager = new Manager({ name: 'cell-router', config: config.manager, logger, registry, controlPlane });
+  manager.addReadyCheck('routing', () => router.readyCheck());
+  manager.add(
+    async (signal) => {
+      const address = await router.listen(config.host, config.port, signal);
+      logger.info(
+        { address: `${address.address}:${address.port}`, port: address.port },
+        'serving the Kubernetes API',
+      );
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+    },
+    { needLeaderElection: false },
+  );
+} catch (error) {
+  // A missing kubeconfig or certificate file: one readable line, not a stack.
+  process.stderr.write(`cell-router: ${errorMessage(error)}\n`);
+  process.exit(1);
+}
+manager.installSignalHandlers();
+try {
+  await manager.start();
+  process.exit(0);
+} catch (error) {
+  logger.fatal({ err: errorMessage(error) }, 'router failed');
+  process.exit(1);
+}
