@@ -66,49 +66,40 @@ export function cellBackupCrd(): CustomResourceDefinition {
         jsonPath: `.metadata.labels.${PRIMARY_CELL_LABEL.replace(/[./]/g, '\\$&')}`,
       },
     ],
-    schema: {
+    description:
+      'An inert copy of a cellular object in its backup cell; promoted when its primary cell fails.',
+    spec: {
       type: 'object',
-      description:
-        'An inert copy of a cellular object in its backup cell; promoted when its primary cell fails.',
-      required: ['spec'],
+      required: ['source', 'object'],
       properties: {
-        apiVersion: { type: 'string' },
-        kind: { type: 'string' },
-        metadata: { type: 'object' },
-        spec: {
+        source: {
           type: 'object',
-          required: ['source', 'object'],
+          description: 'Which object this is a copy of.',
+          required: ['group', 'version', 'resource', 'name'],
           properties: {
-            source: {
-              type: 'object',
-              description: 'Which object this is a copy of.',
-              required: ['group', 'version', 'resource', 'name'],
-              properties: {
-                ...groupVersionResourceSchema.properties,
-                namespace: {
-                  type: 'string',
-                  description: 'Empty for cluster-scoped objects.',
-                  maxLength: CELLSET_RULES.dns1123Label.maxLength,
-                  pattern: `^$|${CELLSET_RULES.dns1123Label.pattern}`,
-                  default: '',
-                },
-                name: {
-                  type: 'string',
-                  maxLength: CELLSET_RULES.dns1123Subdomain.maxLength,
-                  pattern: CELLSET_RULES.dns1123Subdomain.pattern,
-                },
-              },
+            ...groupVersionResourceSchema.properties,
+            namespace: {
+              type: 'string',
+              description: 'Empty for cluster-scoped objects.',
+              maxLength: CELLSET_RULES.dns1123Label.maxLength,
+              pattern: `^$|${CELLSET_RULES.dns1123Label.pattern}`,
+              default: '',
             },
-            object: {
-              type: 'object',
-              description: 'The object as it was in its primary cell; stored, never reconciled.',
-              'x-kubernetes-embedded-resource': true,
-              'x-kubernetes-preserve-unknown-fields': true,
+            name: {
+              type: 'string',
+              maxLength: CELLSET_RULES.dns1123Subdomain.maxLength,
+              pattern: CELLSET_RULES.dns1123Subdomain.pattern,
             },
           },
         },
-        status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+        object: {
+          type: 'object',
+          description: 'The object as it was in its primary cell; stored, never reconciled.',
+          'x-kubernetes-embedded-resource': true,
+          'x-kubernetes-preserve-unknown-fields': true,
+        },
       },
     },
+    status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
   });
 }

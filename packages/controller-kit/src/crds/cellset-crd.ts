@@ -48,87 +48,77 @@ export function cellSetCrd(): CustomResourceDefinition {
     plural: 'cellsets',
     scope: 'Cluster',
     printerColumns: [{ name: 'Shard-By', type: 'string', jsonPath: '.spec.shardBy' }],
-    schema: {
+    description: 'The cells of a cellfed federation and how objects are sharded across them.',
+    spec: {
       type: 'object',
-      description: 'The cells of a cellfed federation and how objects are sharded across them.',
-      required: ['spec'],
+      required: ['cells'],
       properties: {
-        apiVersion: { type: 'string' },
-        kind: { type: 'string' },
-        metadata: { type: 'object' },
-        spec: {
-          type: 'object',
-          required: ['cells'],
-          properties: {
-            shardBy: {
-              type: 'string',
-              description:
-                'What is hashed, "name" (namespace/name) or "namespace" (a whole namespace in one cell).',
-              enum: ['name', 'namespace'],
-              default: 'name',
+        shardBy: {
+          type: 'string',
+          description:
+            'What is hashed, "name" (namespace/name) or "namespace" (a whole namespace in one cell).',
+          enum: ['name', 'namespace'],
+          default: 'name',
+        },
+        cellularResources: {
+          type: 'array',
+          description: 'The resources that live in cells; everything else stays in the router control plane.',
+          default: DEFAULT_CELLULAR_RESOURCES.map((gvr) => ({ ...gvr })),
+          'x-kubernetes-list-type': 'map',
+          'x-kubernetes-list-map-keys': ['group', 'resource'],
+          items: groupVersionResourceSchema,
+        },
+        cells: {
+          type: 'array',
+          minItems: 1,
+          'x-kubernetes-list-type': 'map',
+          'x-kubernetes-list-map-keys': ['id'],
+          'x-kubernetes-validations': [
+            {
+              rule: "self.exists(c, c.state == 'Normal')",
+              message: CELLSET_RULES.atLeastOneNormal,
             },
-            cellularResources: {
-              type: 'array',
-              description:
-                'The resources that live in cells; everything else stays in the router control plane.',
-              default: DEFAULT_CELLULAR_RESOURCES.map((gvr) => ({ ...gvr })),
-              'x-kubernetes-list-type': 'map',
-              'x-kubernetes-list-map-keys': ['group', 'resource'],
-              items: groupVersionResourceSchema,
-            },
-            cells: {
-              type: 'array',
-              minItems: 1,
-              'x-kubernetes-list-type': 'map',
-              'x-kubernetes-list-map-keys': ['id'],
-              'x-kubernetes-validations': [
-                {
-                  rule: "self.exists(c, c.state == 'Normal')",
-                  message: CELLSET_RULES.atLeastOneNormal,
-                },
-              ],
-              items: {
+          ],
+          items: {
+            type: 'object',
+            required: ['id', 'state', 'kubeconfigSecretRef'],
+            properties: {
+              id: label("The cell's stable name; it is what the ring hashes, so it never changes."),
+              weight: {
+                type: 'integer',
+                description: "Capacity; the cell's share of keys is proportional to it.",
+                minimum: CELLSET_RULES.weight.minimum,
+                maximum: CELLSET_RULES.weight.maximum,
+                default: CELLSET_RULES.weight.default,
+              },
+              state: {
+                type: 'string',
+                description: 'Normal, Joining (being filled), Draining (being emptied) or Down (failed).',
+                enum: [...CELL_STATES],
+              },
+              kubeconfigSecretRef: {
                 type: 'object',
-                required: ['id', 'state', 'kubeconfigSecretRef'],
+                description: "The Secret in the router control plane that holds the cell's kubeconfig.",
+                required: ['name'],
                 properties: {
-                  id: label("The cell's stable name; it is what the ring hashes, so it never changes."),
-                  weight: {
-                    type: 'integer',
-                    description: "Capacity; the cell's share of keys is proportional to it.",
-                    minimum: CELLSET_RULES.weight.minimum,
-                    maximum: CELLSET_RULES.weight.maximum,
-                    default: CELLSET_RULES.weight.default,
-                  },
-                  state: {
+                  name: subdomain(),
+                  namespace: { ...label(), default: DEFAULT_SECRET_NAMESPACE },
+                  key: {
                     type: 'string',
-                    description: 'Normal, Joining (being filled), Draining (being emptied) or Down (failed).',
-                    enum: [...CELL_STATES],
-                  },
-                  kubeconfigSecretRef: {
-                    type: 'object',
-                    description: "The Secret in the router control plane that holds the cell's kubeconfig.",
-                    required: ['name'],
-                    properties: {
-                      name: subdomain(),
-                      namespace: { ...label(), default: DEFAULT_SECRET_NAMESPACE },
-                      key: {
-                        type: 'string',
-                        pattern: CELLSET_RULES.secretKey.pattern,
-                        default: DEFAULT_SECRET_KEY,
-                      },
-                    },
+                    pattern: CELLSET_RULES.secretKey.pattern,
+                    default: DEFAULT_SECRET_KEY,
                   },
                 },
               },
             },
           },
         },
-        status: {
-          type: 'object',
-          description: 'Written by the rebalance controller.',
-          'x-kubernetes-preserve-unknown-fields': true,
-        },
       },
+    },
+    status: {
+      type: 'object',
+      description: 'Written by the rebalance controller.',
+      'x-kubernetes-preserve-unknown-fields': true,
     },
   });
 }

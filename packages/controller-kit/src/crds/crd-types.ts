@@ -38,7 +38,9 @@ export function cellfedCrd(options: {
   plural: string;
   scope: 'Cluster' | 'Namespaced';
   printerColumns: PrinterColumn[];
-  schema: Record<string, unknown>;
+  description: string;
+  spec: Record<string, unknown>;
+  status: Record<string, unknown>;
 }): CustomResourceDefinition {
   const group = 'cells.cellfed.io';
   return {
@@ -65,7 +67,20 @@ export function cellfedCrd(options: {
             ...options.printerColumns,
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
           ],
-          schema: { openAPIV3Schema: options.schema },
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              description: options.description,
+              required: ['spec'],
+              properties: {
+                apiVersion: { type: 'string' },
+                kind: { type: 'string' },
+                metadata: { type: 'object' },
+                spec: options.spec,
+                status: options.status,
+              },
+            },
+          },
         },
       ],
     },
