@@ -1,13 +1,21 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
-import { RoutingTable, parseCellSet } from '@cellfed/hashing';
+import {
+  MIGRATED,
+  MIGRATING,
+  REBALANCE_STATUS_LABEL,
+  RoutingTable,
+  parseCellSet,
+  parseCellSetSpec,
+} from '@cellfed/hashing';
 import { AppsV1Api, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { Agent, request } from 'undici';
 
+import { cellSecretName } from '../src/control-plane/cell-secrets.ts';
 import { CONTROL_PLANE_ID } from '../src/env-file.ts';
 import { clientsFor, eventually } from './clients.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
@@ -15,7 +23,7 @@ import { describeE2e, e2eEnv } from './e2e-env.ts';
 const ROUTER_MAIN = fileURLToPath(new URL('../../packages/cell-router/src/main.ts', import.meta.url));
 
 /** The router as a process, as it runs for real; its JSON log lines are kept for assertions. */
-async function startRouter(env: ReturnType<typeof e2eEnv>, pki: string) {
+async function startRouter(env: ReturnType<typeof e2eEnv>, pki: string, extraArgs: string[] = []) {
   const child = spawn(
     process.execPath,
     [
@@ -36,6 +44,7 @@ async function startRouter(env: ReturnType<typeof e2eEnv>, pki: string) {
       join(pki, 'apiserver.key'),
       '--client-ca-file',
       join(pki, 'ca.crt'),
+      ...extraArgs,
     ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
@@ -250,4 +259,118 @@ describeE2e('cell router: single objects reach the cell the ring names', () => {
     );
     expect(router.lines.some((line) => line.msg === 'request' && line.code === 200 && line.cell)).toBe(true);
   });
+});
+
+describeE2e('cell router: writes to a migrating object are fenced until it has moved', () => {
+  const env = e2eEnv();
+  const pki = join(env.dir, 'pki', CONTROL_PLANE_ID);
+  const withTwoCells = env.cells.length >= 2 ? it : it.skip;
+  let router: Awaited<ReturnType<typeof startRouter>> | undefined;
+  const cellSetName = `fence-${Date.now()}`;
+  const namespace = 'default';
+
+  afterAll(async () => {
+    const child = router?.child;
+    if (child && child.exitCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    await clientsFor(env.controlPlane.kubeconfig)
+      .custom.deleteClusterCustomObject({
+        group: 'cells.cellfed.io',
+        version: 'v1alpha1',
+        plural: 'cellsets',
+        name: cellSetName,
+      })
+      .catch(() => undefined);
+  });
+
+  localOnly(
+    'kubectl retries a fenced write by itself and it lands in the new cell',
+    async () => {
+      const [oldCell, newCell] = env.cells;
+      const spec = {
+        cells: [
+          { id: oldCell!.id, state: 'Normal', kubeconfigSecretRef: { name: cellSecretName(oldCell!.id) } },
+          { id: newCell!.id, state: 'Joining', kubeconfigSecretRef: { name: cellSecretName(newCell!.id) } },
+        ],
+      };
+      await clientsFor(env.controlPlane.kubeconfig).custom.createClusterCustomObject({
+        group: 'cells.cellfed.io',
+        version: 'v1alpha1',
+        plural: 'cellsets',
+        body: {
+          apiVersion: 'cells.cellfed.io/v1alpha1',
+          kind: 'CellSet',
+          metadata: { name: cellSetName },
+          spec,
+        },
+      });
+      // A name that moves from the old cell to the joining one (routing case 2).
+      const table = RoutingTable.fromCellSet(parseCellSetSpec(spec));
+      const name = Array.from({ length: 200 }, (_, i) => `moving-${i}`).find(
+        (candidate) => table.route(table.keyOf({ namespace, name: candidate })).case === 2,
+      )!;
+      const old = clientsFor(oldCell!.kubeconfig).core;
+      const fresh = clientsFor(newCell!.kubeconfig).core;
+      await old.createNamespacedConfigMap({
+        namespace,
+        body: {
+          metadata: { name, labels: { [REBALANCE_STATUS_LABEL]: MIGRATING } },
+          data: { step: 'copying' },
+        },
+      });
+
+      router = await startRouter(env, pki, ['--cellset', cellSetName]);
+      const kubeconfig = join(env.dir, `router-${cellSetName}.kubeconfig`);
+      const config = JSON.parse(readFileSync(env.controlPlane.kubeconfig, 'utf8')) as {
+        clusters: { cluster: { server: string } }[];
+      };
+      config.clusters.forEach((cluster) => (cluster.cluster.server = router!.url));
+      writeFileSync(kubeconfig, JSON.stringify(config));
+      const kubectl = (...args: string[]) =>
+        new Promise<{ code: number | null; out: string }>((resolve) => {
+          const child = spawn(join(process.env['CELLFED_TOOLS_BIN']!, 'kubectl'), [
+            '--kubeconfig',
+            kubeconfig,
+            '-n',
+            namespace,
+            ...args,
+          ]);
+          let out = '';
+          child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+          child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
+          child.on('exit', (code) => resolve({ code, out }));
+        });
+
+      // Reads go to the old cell while it migrates.
+      const read = await kubectl('get', 'configmap', name, '-o', 'jsonpath={.data.step}');
+      expect(read).toEqual({ code: 0, out: 'copying' });
+
+      // A write is fenced: kubectl waits and retries by itself. Meanwhile the move completes.
+      const started = Date.now();
+      const write = kubectl('label', 'configmap', name, 'written=through-router');
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      expect(router.lines.some((line) => line.msg === 'request' && line.code === 429)).toBe(true);
+      await fresh.createNamespacedConfigMap({
+        namespace,
+        body: { metadata: { name }, data: { step: 'copied' } },
+      });
+      await old.patchNamespacedConfigMap(
+        { name, namespace, body: { metadata: { labels: { [REBALANCE_STATUS_LABEL]: MIGRATED } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+      const result = await write;
+      expect(result.code).toBe(0);
+      expect(Date.now() - started).toBeGreaterThan(2500);
+      expect((await fresh.readNamespacedConfigMap({ name, namespace })).metadata?.labels).toMatchObject({
+        written: 'through-router',
+      });
+      expect((await old.readNamespacedConfigMap({ name, namespace })).metadata?.labels).not.toHaveProperty(
+        'written',
+      );
+    },
+    90_000,
+  );
 });
