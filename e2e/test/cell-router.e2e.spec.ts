@@ -286,7 +286,7 @@ describeE2e('cell router: writes to a migrating object are fenced until it has m
       .catch(() => undefined);
   });
 
-  localOnly(
+  withTwoCells(
     'kubectl retries a fenced write by itself and it lands in the new cell',
     async () => {
       const [oldCell, newCell] = env.cells;
