@@ -1,7 +1,7 @@
 // The router process: `node src/main.ts --tls-cert-file … --tls-key-file … [--kubeconfig …]`.
 import { readFileSync } from 'node:fs';
 
-import { KubeClient, Manager, createLogger, errorMessage } from '@cellfed/controller-kit';
+import { KubeClient, Manager, createLogger, errorMessage, untilAborted } from '@cellfed/controller-kit';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 
 import { USAGE, parseRouterArgs, type RouterConfig } from './config.ts';
@@ -42,7 +42,7 @@ try {
         { address: `${address.address}:${address.port}`, port: address.port },
         'serving the Kubernetes API',
       );
-      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      await untilAborted(signal);
     },
     { needLeaderElection: false },
   );

@@ -38,3 +38,9 @@ export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<v
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/** Resolves once `signal` aborts (at once if it already has): for work that runs until told to stop. */
+export function untilAborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}

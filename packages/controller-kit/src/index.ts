@@ -4,7 +4,7 @@
  * two-lane work queue, a reconciler runner, Lease leader election, metrics and health.
  * @packageDocumentation
  */
-export { realClock, sleep } from './clock.ts';
+export { realClock, sleep, untilAborted } from './clock.ts';
 export type { Clock, Timer } from './clock.ts';
 export { ControllerKitError, ControllerKitErrorCode, TerminalError, errorMessage } from './errors.ts';
 export { formatKey, keyOf, parseKey } from './object-key.ts';

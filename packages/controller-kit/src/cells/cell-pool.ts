@@ -11,7 +11,7 @@ import {
 import type { Logger } from 'pino';
 import type { Gauge, Registry } from 'prom-client';
 
-import { realClock, type Clock } from '../clock.ts';
+import { realClock, untilAborted, type Clock } from '../clock.ts';
 import { errorMessage } from '../errors.ts';
 import { Informer } from '../informer/informer.ts';
 import { resourceListWatch } from '../informer/list-watch.ts';
@@ -165,10 +165,7 @@ export class CellPool {
     // simply not listed yet would look like a cell without one.
     if ((await this.cellSets.waitForSync(signal)) && (await this.secrets.waitForSync(signal)))
       this.controller.start();
-    await new Promise<void>((resolve) => {
-      if (signal.aborted) resolve();
-      else signal.addEventListener('abort', () => resolve(), { once: true });
-    });
+    await untilAborted(signal);
     await this.controller.stop(5000);
     for (const id of [...this.engaged.keys()]) this.disengage(id, 'shutdown');
     await Promise.all(informers);

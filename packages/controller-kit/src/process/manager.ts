@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 
-import { realClock, sleep, type Clock } from '../clock.ts';
+import { realClock, sleep, untilAborted, type Clock } from '../clock.ts';
 import { errorMessage } from '../errors.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
 import { LeaderElector } from '../leader/leader-elector.ts';
@@ -122,18 +122,11 @@ export class Manager {
           },
         }),
       );
-      tasks.push(
-        new Promise<void>((resolve) =>
-          signal.addEventListener('abort', () => resolve(), { once: true }),
-        ).then(() => Promise.all(leaderTasks).then(() => undefined)),
-      );
+      tasks.push(untilAborted(signal).then(() => Promise.all(leaderTasks).then(() => undefined)));
     } else {
       for (const runnable of this.leaderOnly) tasks.push(this.guard(runnable, signal));
     }
-    await new Promise<void>((resolve) => {
-      if (signal.aborted) resolve();
-      else signal.addEventListener('abort', () => resolve(), { once: true });
-    });
+    await untilAborted(signal);
     const drained = await Promise.race([
       Promise.all(tasks).then(() => true),
       sleep(this.clock, config.gracefulShutdownMs).then(() => false),

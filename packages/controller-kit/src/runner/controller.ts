@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 
-import { realClock, sleep, type Clock } from '../clock.ts';
+import { realClock, sleep, untilAborted, type Clock } from '../clock.ts';
 import { ControllerKitError, ControllerKitErrorCode, errorMessage, TerminalError } from '../errors.ts';
 import { parseKey } from '../object-key.ts';
 import { WorkQueue, type LowLaneOptions, type QueueItem } from '../queue/work-queue.ts';
@@ -67,10 +67,7 @@ export class Controller {
   /** Runs the workers until `signal` aborts, then stops as {@link stop} does: a manager Runnable. */
   async run(signal: AbortSignal, drainTimeoutMs?: number): Promise<void> {
     this.start();
-    await new Promise<void>((resolve) => {
-      if (signal.aborted) resolve();
-      else signal.addEventListener('abort', () => resolve(), { once: true });
-    });
+    await untilAborted(signal);
     await this.stop(drainTimeoutMs);
   }
 
