@@ -26,6 +26,15 @@ export interface KubeClientOptions {
 
 const JSON_TYPE = 'application/json';
 
+/** What a request carries besides its method, URL and the pooled agent. */
+interface DispatchInit {
+  headers: Record<string, string | string[]>;
+  body: Dispatcher.DispatchOptions['body'] | undefined;
+  signal: AbortSignal | undefined;
+  headersTimeout: number;
+  bodyTimeout: number;
+}
+
 /**
  * One apiserver, reached the way its kubeconfig says. @kubernetes/client-node reads the kubeconfig and
  * produces credentials (client certificates, tokens, exec plugins); undici carries the requests over one
@@ -120,28 +129,14 @@ export class KubeClient {
       headersTimeoutMs?: number;
     } = {},
   ): Promise<Dispatcher.ResponseData> {
-    const { agent, headers } = await this.connection();
-    try {
-      return await request(this.server + pathAndQuery, {
-        method,
-        dispatcher: agent,
-        headers: { ...options.headers, ...headers },
-        body: options.body ?? null,
-        signal: options.signal,
-        headersTimeout: options.headersTimeoutMs ?? 30_000,
-        // Watches and long logs stream for as long as the caller keeps them open.
-        bodyTimeout: 0,
-      });
-    } catch (error) {
-      if (options.signal?.aborted) throw options.signal.reason ?? error;
-      throw new ControllerKitError(
-        ControllerKitErrorCode.Transport,
-        `${method} ${this.server}${pathAndQuery}: ${errorMessage(error)}`,
-        {
-          cause: error,
-        },
-      );
-    }
+    return this.dispatch(method, this.server + pathAndQuery, (own) => ({
+      headers: { ...options.headers, ...own },
+      body: options.body ?? null,
+      signal: options.signal,
+      headersTimeout: options.headersTimeoutMs ?? 30_000,
+      // Watches and long logs stream for as long as the caller keeps them open.
+      bodyTimeout: 0,
+    }));
   }
 
   /** Closes the connection pool; requests in flight fail. */
@@ -158,7 +153,6 @@ export class KubeClient {
     headersTimeout: number,
     bodyTimeout: number,
   ) {
-    const { agent, headers } = await this.connection();
     const url = new URL(this.server + path);
     for (const [key, value] of Object.entries(options.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, String(value));
@@ -169,26 +163,38 @@ export class KubeClient {
         : typeof options.body === 'string'
           ? options.body
           : JSON.stringify(options.body);
+    return this.dispatch(method, url, (own) => ({
+      headers: {
+        ...own,
+        accept: options.accept ?? JSON_TYPE,
+        'user-agent': this.userAgent,
+        ...(body === undefined ? {} : { 'content-type': options.contentType ?? JSON_TYPE }),
+      },
+      body,
+      signal: options.signal,
+      headersTimeout,
+      bodyTimeout,
+    }));
+  }
+
+  /**
+   * The one place a request leaves: the pooled agent, this client's credentials (handed to `init`), and a
+   * transport failure turned into a {@link ControllerKitError} (or the abort reason when aborted).
+   */
+  private async dispatch(
+    method: Dispatcher.HttpMethod,
+    url: string | URL,
+    init: (credentials: Record<string, string>) => DispatchInit,
+  ): Promise<Dispatcher.ResponseData> {
+    const { agent, headers } = await this.connection();
+    const options = init(headers);
     try {
-      return await request(url, {
-        method,
-        dispatcher: agent,
-        headers: {
-          ...headers,
-          accept: options.accept ?? JSON_TYPE,
-          'user-agent': this.userAgent,
-          ...(body === undefined ? {} : { 'content-type': options.contentType ?? JSON_TYPE }),
-        },
-        body,
-        signal: options.signal,
-        headersTimeout,
-        bodyTimeout,
-      });
+      return await request(url, { ...options, method, dispatcher: agent });
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason ?? error;
       throw new ControllerKitError(
         ControllerKitErrorCode.Transport,
-        `${method} ${url.host}${path}: ${errorMessage(error)}`,
+        `${method} ${String(url)}: ${errorMessage(error)}`,
         {
           cause: error,
         },
