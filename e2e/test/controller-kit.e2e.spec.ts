@@ -11,7 +11,12 @@ import {
   type EngagedCell,
   type InformerEvent,
 } from '@cellfed/controller-kit';
-import { CELLSET_EXAMPLES, CELL_BACKUP_EXAMPLES, memoryLogger } from '@cellfed/controller-kit/testing';
+import {
+  CELLSET_EXAMPLES,
+  CELL_BACKUP_EXAMPLES,
+  memoryLogger,
+  metricValue,
+} from '@cellfed/controller-kit/testing';
 import { CellBackupSchema } from '@cellfed/controller-kit';
 import { safeParseCellSet } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
@@ -26,13 +31,6 @@ const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps', namespace
 const CONTENDER = fileURLToPath(
   new URL('../../packages/controller-kit/test/fixtures/lease-contender.ts', import.meta.url),
 );
-
-async function metricValue(registry: Registry, name: string, labels: Record<string, string>) {
-  const metric = registry.getSingleMetric(name);
-  if (!metric) return undefined;
-  const values = (await metric.get()).values;
-  return values.find((value) => Object.entries(labels).every(([k, v]) => value.labels[k] === v))?.value;
-}
 
 /** Writes straight to etcd's JSON gateway: moves the revision on while the apiserver is down. */
 async function etcd(url: string, path: string, body: unknown): Promise<{ header: { revision: string } }> {

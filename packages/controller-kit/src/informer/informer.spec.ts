@@ -5,6 +5,7 @@ import type { KubeObject } from '../kube/kube-object.ts';
 import { FakeClock, flushPromises } from '../testing/fake-clock.ts';
 import { FakeListWatch, goneError } from '../testing/fake-list-watch.ts';
 import { memoryLogger } from '../testing/memory-logger.ts';
+import { metricValue } from '../testing/metric-value.ts';
 import { Informer, type InformerEvent, type InformerOptions } from './informer.ts';
 
 function setup(options: Partial<InformerOptions<KubeObject>> = {}) {
@@ -32,10 +33,7 @@ function setup(options: Partial<InformerOptions<KubeObject>> = {}) {
   const start = () => {
     running = informer.run(stop.signal);
   };
-  const metric = async (name: string, labels: Record<string, string> = {}) => {
-    const values = (await registry.getSingleMetric(name)!.get()).values;
-    return values.find((value) => Object.entries(labels).every(([k, v]) => value.labels[k] === v))?.value;
-  };
+  const metric = (name: string, labels: Record<string, string> = {}) => metricValue(registry, name, labels);
   const shutdown = async () => {
     stop.abort();
     await running;

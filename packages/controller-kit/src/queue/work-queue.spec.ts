@@ -1,6 +1,7 @@
 import { Registry } from 'prom-client';
 
 import { FakeClock, flushPromises } from '../testing/fake-clock.ts';
+import { metricValue } from '../testing/metric-value.ts';
 import { WorkQueue, type QueueItem, type WorkQueueOptions } from './work-queue.ts';
 
 function setup(options: Partial<WorkQueueOptions> = {}) {
@@ -15,14 +16,6 @@ function pending(queue: WorkQueue) {
   let item: QueueItem | undefined | 'pending' = 'pending';
   void queue.get().then((value) => (item = value));
   return { get: () => item };
-}
-
-async function metricValue(registry: Registry, name: string, labels: Record<string, string>) {
-  const metric = await registry.getSingleMetric(name)!.get();
-  const found = metric.values.find((value) =>
-    Object.entries(labels).every(([label, wanted]) => value.labels[label] === wanted),
-  );
-  return found?.value;
 }
 
 describe('WorkQueue', () => {

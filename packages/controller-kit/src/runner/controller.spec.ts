@@ -3,6 +3,7 @@ import { Registry } from 'prom-client';
 import { TerminalError } from '../errors.ts';
 import { FakeClock, flushPromises } from '../testing/fake-clock.ts';
 import { memoryLogger } from '../testing/memory-logger.ts';
+import { metricValue } from '../testing/metric-value.ts';
 import { Controller } from './controller.ts';
 import type { Reconciler, ReconcileRequest } from './reconciler.ts';
 
@@ -22,10 +23,7 @@ function setup(handler: Handler, options: { workers?: number; reconcileTimeoutMs
     ...options,
     reconciler: { reconcile: (request) => handler(request, calls.push(request)) },
   });
-  const metric = async (name: string, labels: Record<string, string> = {}) => {
-    const values = (await registry.getSingleMetric(name)!.get()).values;
-    return values.find((value) => Object.entries(labels).every(([k, v]) => value.labels[k] === v))?.value;
-  };
+  const metric = (name: string, labels: Record<string, string> = {}) => metricValue(registry, name, labels);
   return { clock, registry, controller, calls, lines, metric };
 }
 

@@ -2,5 +2,6 @@
 export { FakeClock, flushPromises } from './fake-clock.ts';
 export { FakeListWatch, goneError } from './fake-list-watch.ts';
 export { memoryLogger } from './memory-logger.ts';
+export { metricValue } from './metric-value.ts';
 export { CELLSET_EXAMPLES, CELL_BACKUP_EXAMPLES } from '../crds/crd-examples.ts';
 export type { CrdExample } from '../crds/crd-examples.ts';
