@@ -9,7 +9,7 @@ import type { Authenticator } from '../auth/authenticator.ts';
 import { impersonationHeaders, mayImpersonate, requestedImpersonation } from '../auth/impersonation.ts';
 import type { UserInfo } from '../auth/user-info.ts';
 import { generateName } from '../request/generate-name.ts';
-import { BodyNameError, namesFromBody } from '../request/object-name.ts';
+import { BodyNameError, mediaType, namesFromBody } from '../request/object-name.ts';
 import { parseRequestInfo, type ResourceRequestInfo } from '../request/request-info.ts';
 import { planRoute, type NamespaceLabels, type RoutePlan, type RoutingState } from '../routing/route-plan.ts';
 import {
@@ -284,7 +284,7 @@ async function readBody(request: IncomingMessage, limit: number): Promise<Buffer
 
 /** Sets metadata.name in a JSON or YAML body (generateName is then ignored by the apiserver). */
 function withName(contentType: string | undefined, body: Buffer, name: string): Buffer {
-  const type = (contentType ?? 'application/json').split(';')[0]!.trim();
+  const type = mediaType(contentType);
   if (type !== 'application/json') {
     throw new BodyNameError(`generateName through the router needs a JSON body; got ${type}`);
   }

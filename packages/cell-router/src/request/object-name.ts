@@ -12,6 +12,11 @@ export class BodyNameError extends Error {
   override readonly name = 'BodyNameError';
 }
 
+/** `application/yaml; charset=utf-8` → `application/yaml`; JSON when the header is absent, as kube assumes. */
+export function mediaType(contentType: string | undefined): string {
+  return (contentType ?? 'application/json').split(';')[0]!.trim().toLowerCase();
+}
+
 /** The magic bytes before every Kubernetes protobuf body (k8s.io/apimachinery runtime/serializer/protobuf). */
 const PROTOBUF_MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
 
@@ -20,7 +25,7 @@ const PROTOBUF_MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
  * accepts: JSON, YAML, or the protobuf envelope client-go sends when asked to.
  */
 export function namesFromBody(contentType: string | undefined, body: Buffer): BodyNames {
-  const type = (contentType ?? 'application/json').split(';')[0]!.trim().toLowerCase();
+  const type = mediaType(contentType);
   if (type === 'application/vnd.kubernetes.protobuf') return namesFromProtobuf(body);
   let object: unknown;
   try {
