@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -69,6 +69,15 @@ async function startRouter(env: ReturnType<typeof e2eEnv>, pki: string, extraArg
     return response?.status === 200 ? true : undefined;
   });
   return { url: `https://127.0.0.1:${port}`, httpPort, lines, child };
+}
+
+/** SIGTERM, and wait for the router to exit (nothing to do if it never started or already ended). */
+async function stopRouter(router: { child: ChildProcess } | undefined): Promise<void> {
+  const child = router?.child;
+  if (!child || child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
 }
 
 describeE2e('cell router: single objects reach the cell the ring names', () => {
@@ -143,13 +152,7 @@ describeE2e('cell router: single objects reach the cell the ring names', () => {
       await clients.core.createNamespace({ body: { metadata: { name: namespace } } });
   });
 
-  afterAll(async () => {
-    const child = router?.child;
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
-  });
+  afterAll(() => stopRouter(router));
 
   it('creates, reads, patches, scales and deletes a Deployment in the cell the ring names, and only there', async () => {
     const name = 'web';
@@ -270,12 +273,7 @@ describeE2e('cell router: writes to a migrating object are fenced until it has m
   const namespace = 'default';
 
   afterAll(async () => {
-    const child = router?.child;
-    if (child && child.exitCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    }
+    await stopRouter(router);
     await clientsFor(env.controlPlane.kubeconfig)
       .custom.deleteClusterCustomObject({
         group: 'cells.cellfed.io',
