@@ -64,6 +64,7 @@ describe('Informer', () => {
       { type: 'deleted', key: 'cell-a/ns/b', lane: 'high' },
     ]);
     expect(informer.keys().sort()).toEqual(['cell-a/ns/a', 'cell-a/ns/c']);
+    expect([informer.has('cell-a/ns/c'), informer.has('cell-a/ns/b')]).toEqual([true, false]);
     expect(informer.get('cell-a/ns/a')?.data).toEqual({ x: '1' });
     await shutdown();
   });

@@ -187,6 +187,11 @@ export class Informer<T extends KubeObject = KubeObject> {
     return Array.from(this.store.values(), (object) => structuredClone(object));
   }
 
+  /** Whether an object with this key is cached (no copy made). */
+  has(key: string): boolean {
+    return this.store.has(key);
+  }
+
   keys(): string[] {
     return Array.from(this.store.keys());
   }

@@ -1,4 +1,7 @@
 import type { RequestOptions as HttpsRequestOptions } from 'node:https';
+import { connect as connectTcp, isIP } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { connect as connectTls, type ConnectionOptions } from 'node:tls';
 
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent, request, type Dispatcher } from 'undici';
@@ -25,6 +28,8 @@ export interface KubeClientOptions {
 }
 
 const JSON_TYPE = 'application/json';
+
+type ClientTls = Pick<ConnectionOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized' | 'servername'>;
 
 /** What a request carries besides its method, URL and the pooled agent. */
 interface DispatchInit {
@@ -139,6 +144,51 @@ export class KubeClient {
     }));
   }
 
+  /**
+   * Opens a connection of its own for an HTTP/1.1 upgrade (exec, attach, port-forward) and writes the request
+   * head with this client's credentials added. The caller relays whatever the apiserver answers (101 or an
+   * error Status) and then bytes both ways; the socket is the caller's to end.
+   */
+  async tunnel(
+    method: string,
+    pathAndQuery: string,
+    headers: Record<string, string | string[]>,
+  ): Promise<Duplex> {
+    const { tls, headers: own } = await this.credentials();
+    const url = new URL(this.server);
+    const secure = url.protocol === 'https:';
+    const port = Number(url.port || (secure ? 443 : 80));
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    const socket = secure
+      ? connectTls({ host, port, ...tls, servername: tls.servername ?? (isIP(host) ? undefined : host) })
+      : connectTcp({ host, port });
+    await new Promise<void>((resolve, reject) => {
+      socket.once(secure ? 'secureConnect' : 'connect', () => resolve());
+      socket.once('error', (error) =>
+        reject(
+          new ControllerKitError(
+            ControllerKitErrorCode.Transport,
+            `${method} ${this.server}${pathAndQuery.split('?')[0]}: ${errorMessage(error)}`,
+            { cause: error },
+          ),
+        ),
+      );
+    });
+    const lines = [
+      `${method} ${url.pathname.replace(/\/$/, '')}${pathAndQuery} HTTP/1.1`,
+      `host: ${url.host}`,
+    ];
+    for (const [name, value] of Object.entries({
+      ...headers,
+      ...own,
+      'user-agent': headers['user-agent'] ?? this.userAgent,
+    })) {
+      for (const one of Array.isArray(value) ? value : [value]) lines.push(`${name}: ${one}`);
+    }
+    socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+    return socket;
+  }
+
   /** Closes the connection pool; requests in flight fail. */
   async close(): Promise<void> {
     const agent = this.agent;
@@ -204,31 +254,32 @@ export class KubeClient {
 
   /** TLS material is fixed per client; credentials are asked for per request so tokens can refresh. */
   private async connection(): Promise<{ agent: Agent; headers: Record<string, string> }> {
+    const { tls, headers } = await this.credentials();
+    this.agent ??= new Agent({
+      connect: { ...tls, keepAlive: true, keepAliveInitialDelay: 30_000 },
+      keepAliveTimeout: 30_000,
+      pipelining: 1,
+    });
+    return { agent: this.agent, headers };
+  }
+
+  /** The kubeconfig's TLS material and authentication headers, as client-node resolves them now. */
+  private async credentials(): Promise<{ tls: ClientTls; headers: Record<string, string> }> {
     const options: HttpsRequestOptions = {};
     await this.config.applyToHTTPSOptions(options);
-    if (!this.agent) {
-      this.agent = new Agent({
-        connect: {
-          ca: options.ca,
-          cert: options.cert,
-          key: options.key,
-          ...(options.rejectUnauthorized === undefined
-            ? {}
-            : { rejectUnauthorized: options.rejectUnauthorized }),
-          ...(options.servername ? { servername: options.servername } : {}),
-          keepAlive: true,
-          keepAliveInitialDelay: 30_000,
-        },
-        keepAliveTimeout: 30_000,
-        pipelining: 1,
-      });
-    }
+    const tls: ClientTls = {
+      ...(options.ca ? { ca: options.ca } : {}),
+      ...(options.cert ? { cert: options.cert } : {}),
+      ...(options.key ? { key: options.key } : {}),
+      ...(options.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: options.rejectUnauthorized }),
+      ...(options.servername ? { servername: options.servername } : {}),
+    };
     const headers: Record<string, string> = {};
     for (const [key, value] of Object.entries(options.headers ?? {})) {
       if (value !== undefined) headers[key.toLowerCase()] = String(value);
     }
     if (options.auth) headers.authorization = `Basic ${Buffer.from(options.auth).toString('base64')}`;
-    return { agent: this.agent, headers };
+    return { tls, headers };
   }
 }
 
