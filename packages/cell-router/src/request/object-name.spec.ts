@@ -1,4 +1,4 @@
-import { BodyNameError, namesFromBody } from './object-name.ts';
+import { BodyNameError, namesFromBody, withName } from './object-name.ts';
 
 /** Encodes a length-delimited protobuf field. */
 function bytesField(number: number, value: Buffer | string): Buffer {
@@ -83,5 +83,45 @@ describe('namesFromBody', () => {
 
   it('returns no name when the body has none', () => {
     expect(namesFromBody('application/json', Buffer.from('{"kind":"ConfigMap"}'))).toEqual({});
+  });
+});
+
+describe('withName', () => {
+  const PROTOBUF = 'application/vnd.kubernetes.protobuf';
+
+  it('names a protobuf body in place: the name is read back, every other field kept', () => {
+    const body = protobufDeployment({ generateName: 'web-', namespace: 'team' });
+    const named = withName(PROTOBUF, body, 'web-x7k2p');
+    expect(named.contentType).toBe(PROTOBUF);
+    expect(namesFromBody(PROTOBUF, named.body)).toEqual({
+      name: 'web-x7k2p',
+      generateName: 'web-',
+      namespace: 'team',
+    });
+    // Only the name's bytes (tag, length, 9 characters) were added; the lengths around them grew to match.
+    expect(named.body.length).toBe(body.length + 11);
+    expect(named.body.includes(Buffer.from('application/vnd.kubernetes.protobuf'))).toBe(true);
+  });
+
+  it('overrides an empty name field, as client-go writes one', () => {
+    const objectMeta = Buffer.concat([bytesField(1, ''), bytesField(2, 'job-')]);
+    const body = Buffer.concat([
+      Buffer.from('k8s\0', 'binary'),
+      bytesField(2, Buffer.concat([bytesField(1, objectMeta)])),
+    ]);
+    expect(namesFromBody(PROTOBUF, withName(PROTOBUF, body, 'job-abcde').body).name).toBe('job-abcde');
+  });
+
+  it('names JSON and YAML bodies as JSON', () => {
+    const yaml = Buffer.from('kind: ConfigMap\nmetadata:\n  generateName: cfg-\ndata:\n  a: "1"\n');
+    const named = withName('application/yaml', yaml, 'cfg-abcde');
+    expect(named.contentType).toBe('application/json');
+    expect(JSON.parse(named.body.toString())).toEqual({
+      kind: 'ConfigMap',
+      metadata: { generateName: 'cfg-', name: 'cfg-abcde' },
+      data: { a: '1' },
+    });
+    const json = withName(undefined, Buffer.from('{"metadata":{"generateName":"a-"}}'), 'a-bcdfg');
+    expect(JSON.parse(json.body.toString()).metadata.name).toBe('a-bcdfg');
   });
 });

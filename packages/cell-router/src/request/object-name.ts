@@ -1,5 +1,13 @@
 import { load } from 'js-yaml';
 
+import {
+  ProtobufWireError,
+  appendToNested,
+  findField,
+  lengthDelimited,
+  nestedField,
+} from './protobuf-wire.ts';
+
 /** The names a create body gives its object. */
 export interface BodyNames {
   name?: string;
@@ -50,70 +58,63 @@ export function namesFromBody(contentType: string | undefined, body: Buffer): Bo
 /**
  * The envelope is a `runtime.Unknown` (1: typeMeta, 2: raw, 3: contentEncoding, 4: contentType); `raw` is
  * the object, whose field 1 is `ObjectMeta` in every Kubernetes type, and ObjectMeta's fields 1, 2 and 3 are
- * name, generateName and namespace. Only those fields are read; everything else is skipped by wire type.
+ * name, generateName and namespace.
  */
+const METADATA_PATH = [2, 1] as const;
+const NAME_FIELD = 1;
+
 function namesFromProtobuf(body: Buffer): BodyNames {
+  const envelope = protobufEnvelope(body);
+  return wire(() => {
+    if (!findField(envelope, 2)) throw new BodyNameError('the protobuf envelope has no object');
+    const metadata = nestedField(envelope, METADATA_PATH);
+    if (!metadata) return {};
+    const text = (number: number) => nestedField(metadata, [number])?.toString('utf8') || undefined;
+    const [name, generateName, namespace] = [text(1), text(2), text(3)];
+    return {
+      ...(name ? { name } : {}),
+      ...(generateName ? { generateName } : {}),
+      ...(namespace ? { namespace } : {}),
+    };
+  });
+}
+
+/** A create body with `metadata.name` set, in the same encoding (YAML becomes JSON: kube accepts both). */
+export function withName(
+  contentType: string | undefined,
+  body: Buffer,
+  name: string,
+): { body: Buffer; contentType: string } {
+  const type = mediaType(contentType);
+  if (type === 'application/vnd.kubernetes.protobuf') {
+    const envelope = protobufEnvelope(body);
+    const named = wire(() =>
+      appendToNested(envelope, METADATA_PATH, lengthDelimited(NAME_FIELD, Buffer.from(name, 'utf8'))),
+    );
+    return { body: Buffer.concat([PROTOBUF_MAGIC, named]), contentType: contentType! };
+  }
+  const object = (
+    type === 'application/yaml' ? load(body.toString('utf8')) : JSON.parse(body.toString('utf8'))
+  ) as {
+    metadata: Record<string, unknown>;
+  };
+  object.metadata.name = name;
+  return { body: Buffer.from(JSON.stringify(object)), contentType: 'application/json' };
+}
+
+function protobufEnvelope(body: Buffer): Buffer {
   if (body.length < 4 || !body.subarray(0, 4).equals(PROTOBUF_MAGIC)) {
     throw new BodyNameError('the request body is not a Kubernetes protobuf message (no k8s\\0 prefix)');
   }
-  const raw = field(body.subarray(4), 2);
-  if (!raw) throw new BodyNameError('the protobuf envelope has no object');
-  const metadata = field(raw, 1);
-  if (!metadata) return {};
-  const text = (number: number) => {
-    const bytes = field(metadata, number);
-    return bytes && bytes.length > 0 ? bytes.toString('utf8') : undefined;
-  };
-  const [name, generateName, namespace] = [text(1), text(2), text(3)];
-  return {
-    ...(name ? { name } : {}),
-    ...(generateName ? { generateName } : {}),
-    ...(namespace ? { namespace } : {}),
-  };
+  return body.subarray(4);
 }
 
-/** The bytes of the first length-delimited field `number` of a message. */
-function field(message: Buffer, number: number): Buffer | undefined {
-  let offset = 0;
-  while (offset < message.length) {
-    const [tag, afterTag] = varint(message, offset);
-    const wireType = tag % 8;
-    const fieldNumber = Math.floor(tag / 8);
-    offset = afterTag;
-    switch (wireType) {
-      case 0:
-        offset = varint(message, offset)[1];
-        break;
-      case 1:
-        offset += 8;
-        break;
-      case 2: {
-        const [length, start] = varint(message, offset);
-        const end = start + length;
-        if (end > message.length) throw new BodyNameError('the protobuf body is truncated');
-        if (fieldNumber === number) return message.subarray(start, end);
-        offset = end;
-        break;
-      }
-      case 5:
-        offset += 4;
-        break;
-      default:
-        throw new BodyNameError(`the protobuf body has an unsupported wire type ${wireType}`);
-    }
+/** Wire-format problems are body problems (400) to the caller. */
+function wire<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof ProtobufWireError) throw new BodyNameError(error.message);
+    throw error;
   }
-  return undefined;
-}
-
-/** A base-128 varint; arithmetic, not bitwise operators, so values past 2^31 stay whole. */
-function varint(buffer: Buffer, offset: number): [value: number, next: number] {
-  let value = 0;
-  let scale = 1;
-  for (let i = offset; i < buffer.length && i < offset + 10; i++) {
-    const byte = buffer[i]!;
-    value += (byte % 128) * scale;
-    if (byte < 128) return [value, i + 1];
-    scale *= 128;
-  }
-  throw new BodyNameError('the protobuf body is truncated');
 }

@@ -1,0 +1,113 @@
+/**
+ * Just enough of the protobuf wire format to find and rewrite nested length-delimited fields of a
+ * Kubernetes protobuf body without its schema. Arithmetic, not bitwise operators, so values past 2^31 stay
+ * whole.
+ */
+
+/** A malformed protobuf body. */
+export class ProtobufWireError extends Error {
+  override readonly name = 'ProtobufWireError';
+}
+
+/** Where a length-delimited field sits in its message. */
+export interface FieldSpan {
+  /** Offset of the tag. */
+  readonly tagStart: number;
+  /** Offset of the field's bytes (after the length). */
+  readonly start: number;
+  readonly end: number;
+}
+
+/**
+ * The last length-delimited occurrence of field `number` (protobuf decoders let the last one win, and
+ * client-go writes empty strings, so a name appended after an empty one is the name).
+ */
+export function findField(message: Uint8Array, number: number): FieldSpan | undefined {
+  let found: FieldSpan | undefined;
+  let offset = 0;
+  while (offset < message.length) {
+    const tagStart = offset;
+    const [tag, afterTag] = readVarint(message, offset);
+    const wireType = tag % 8;
+    offset = afterTag;
+    switch (wireType) {
+      case 0:
+        offset = readVarint(message, offset)[1];
+        break;
+      case 1:
+        offset += 8;
+        break;
+      case 2: {
+        const [length, start] = readVarint(message, offset);
+        const end = start + length;
+        if (end > message.length) throw new ProtobufWireError('the protobuf body is truncated');
+        if (Math.floor(tag / 8) === number) found = { tagStart, start, end };
+        offset = end;
+        break;
+      }
+      case 5:
+        offset += 4;
+        break;
+      default:
+        throw new ProtobufWireError(`the protobuf body has an unsupported wire type ${wireType}`);
+    }
+  }
+  if (offset > message.length) throw new ProtobufWireError('the protobuf body is truncated');
+  return found;
+}
+
+/** The bytes of the field at the end of `path` (field numbers from the outside in). */
+export function nestedField(message: Buffer, path: readonly number[]): Buffer | undefined {
+  let current = message;
+  for (const number of path) {
+    const span = findField(current, number);
+    if (!span) return undefined;
+    current = current.subarray(span.start, span.end);
+  }
+  return current;
+}
+
+/**
+ * A copy of `message` with `suffix` appended to the message at `path`, every enclosing length rewritten.
+ * Throws if a message on the path is missing.
+ */
+export function appendToNested(message: Buffer, path: readonly number[], suffix: Buffer): Buffer {
+  if (path.length === 0) return Buffer.concat([message, suffix]);
+  const [number, ...rest] = path as [number, ...number[]];
+  const span = findField(message, number);
+  if (!span) throw new ProtobufWireError(`the protobuf message has no field ${number}`);
+  const inner = appendToNested(message.subarray(span.start, span.end), rest, suffix);
+  return Buffer.concat([
+    message.subarray(0, span.tagStart),
+    lengthDelimited(number, inner),
+    message.subarray(span.end),
+  ]);
+}
+
+/** Field `number` with wire type 2 (bytes, string or message). */
+export function lengthDelimited(number: number, bytes: Buffer): Buffer {
+  return Buffer.concat([encodeVarint(number * 8 + 2), encodeVarint(bytes.length), bytes]);
+}
+
+export function encodeVarint(value: number): Buffer {
+  const bytes: number[] = [];
+  let rest = value;
+  while (rest >= 128) {
+    bytes.push((rest % 128) + 128);
+    rest = Math.floor(rest / 128);
+  }
+  bytes.push(rest);
+  return Buffer.from(bytes);
+}
+
+function readVarint(buffer: Uint8Array, offset: number): [value: number, next: number] {
+  let value = 0;
+  let scale = 1;
+  for (let i = offset; i < buffer.length && i < offset + 10; i++) {
+    const byte = buffer[i]!;
+    value += (byte % 128) * scale;
+    if (byte < 128) return [value, i + 1];
+    scale *= 128;
+  }
+  throw new ProtobufWireError('the protobuf body is truncated');
+}
