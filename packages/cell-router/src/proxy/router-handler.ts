@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { pipeline } from 'node:stream/promises';
+import type { Duplex } from 'node:stream';
 
 import { needsOldCopy, resolveTarget, type OldCopy } from '@cellfed/hashing';
 import { errorMessage, type KubeClient } from '@cellfed/controller-kit';
@@ -8,44 +8,98 @@ import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { impersonationHeaders, mayImpersonate, requestedImpersonation } from '../auth/impersonation.ts';
 import type { UserInfo } from '../auth/user-info.ts';
+import type { RouterMetrics } from '../metrics/router-metrics.ts';
 import { generateName } from '../request/generate-name.ts';
-import { BodyNameError, mediaType, namesFromBody } from '../request/object-name.ts';
-import { parseRequestInfo, type ResourceRequestInfo } from '../request/request-info.ts';
+import { BodyNameError, namesFromBody, withName } from '../request/object-name.ts';
+import { parseRequestInfo, type RequestInfo, type ResourceRequestInfo } from '../request/request-info.ts';
 import { planRoute, type NamespaceLabels, type RoutePlan, type RoutingState } from '../routing/route-plan.ts';
 import {
   badRequest,
+  failure,
   forbidden,
   internalError,
   requestEntityTooLarge,
   serviceUnavailable,
   tooManyRequests,
   unauthorized,
-  failure,
   type KubeStatus,
 } from '../status/kube-status.ts';
-import { downstreamHeaders, upstreamHeaders } from './headers.ts';
+import type { CellNamespaces } from './cell-namespaces.ts';
+import { deleteCollection } from './delete-collection.ts';
+import {
+  MAX_BODY_BYTES,
+  abortOnClose,
+  hasRequestBody,
+  readBody,
+  relay,
+  sendJson,
+  sendStatus,
+  sendUpstream,
+  type BufferedBody,
+} from './forward.ts';
+import { upstreamHeaders } from './headers.ts';
 import type { OldCopies } from './old-copies.ts';
+import { relayUpgrade, writeStatusToSocket } from './upgrade-relay.ts';
 
-/** kube-apiserver's limit on a request body. */
-export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+/** kube-apiserver tries 8 names for a generateName create before it gives up; so does the router. */
+const GENERATE_NAME_ATTEMPTS = 8;
 
 export interface RouterHandlerOptions {
-  authenticator: Authenticator;
+  authenticator: Pick<Authenticator, 'authenticate'>;
   controlPlane: KubeClient;
   /** The client of an engaged cell. */
   cell: (id: string) => KubeClient | undefined;
   state: () => RoutingState | undefined;
   namespaceLabels?: NamespaceLabels;
   oldCopies: OldCopies;
+  /** Creates a control-plane namespace in a cell that does not have it yet, before a write into it. */
+  cellNamespaces?: Pick<CellNamespaces, 'ensure'>;
+  metrics?: RouterMetrics;
   logger: Logger;
   maxBodyBytes?: number;
 }
 
-type Outcome = { status: number; cell: string; reason: string };
+type Impersonation = Record<string, string | string[]>;
+type ObjectPlan = Extract<RoutePlan, { kind: 'object' }>;
+
+/** How a request ended, for the access log and the metrics. */
+interface Outcome {
+  code: number;
+  /** The cell that answered, `control-plane`, `all-cells`, or empty when the router answered itself. */
+  cell: string;
+  route: string;
+  routeCase?: number;
+  fenced?: boolean;
+}
+
+/** The Status a request gets instead of an apiserver's answer. */
+interface Refusal {
+  kind: 'refuse';
+  status: KubeStatus;
+  cell: string;
+  route: string;
+  routeCase?: number;
+  fenced?: boolean;
+  headers?: Record<string, string>;
+}
+
+/** Where a single-object request goes, or the Status it gets instead. */
+type Destination =
+  { kind: 'cell'; client: KubeClient; cell: string; route: string; routeCase?: number } | Refusal;
+
+type Admission = { user: UserInfo; impersonation: Impersonation } | { refusal: Refusal };
+
+const refusal = (status: KubeStatus, route: string, cell = ''): Refusal => ({
+  kind: 'refuse',
+  status,
+  cell,
+  route,
+});
 
 /**
  * One request, start to end: who is calling, what it is about, where it goes (planned without I/O), then
- * carried out. Every refusal is a Kubernetes Status; every request leaves one access-log line with the cell.
+ * carried out. Every refusal is a Kubernetes Status; every request leaves one access-log line with the cell
+ * and the object, and is counted in the metrics.
  */
 export class RouterHandler {
   private readonly options: RouterHandlerOptions;
@@ -58,237 +112,356 @@ export class RouterHandler {
 
   readonly handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const started = performance.now();
-    const method = request.method ?? 'GET';
-    const target = request.url ?? '/';
-    let outcome: Outcome = { status: 500, cell: '', reason: 'unhandled' };
+    const info = requestInfo(request);
+    let outcome: Outcome = { code: 500, cell: '', route: 'unhandled' };
     let user: string | undefined;
     try {
-      const authentication = await this.options.authenticator.authenticate(request);
-      if ('failure' in authentication) {
-        outcome = this.sendStatus(response, unauthorized(), '', 'unauthenticated');
+      if (typeof info === 'string') {
+        outcome = this.refuse(response, refusal(badRequest(info), 'bad-path'));
         return;
       }
-      user = authentication.user.username;
-      const effective = await this.effectiveUser(authentication.user, request);
-      if (typeof effective === 'string') {
-        outcome = this.sendStatus(response, forbidden(effective), '', 'impersonation-denied');
+      const admission = await this.admit(request);
+      if ('refusal' in admission) {
+        outcome = this.refuse(response, admission.refusal);
         return;
       }
-      const info = parseRequestInfo(method, target);
-      const plan = planRoute(info, this.options.state(), this.options.namespaceLabels);
-      outcome = await this.carryOut(plan, request, response, impersonationHeaders(effective));
+      user = admission.user.username;
+      outcome = await this.serve(info, request, response, admission.impersonation);
     } catch (error) {
-      this.options.logger.error(
-        { err: errorMessage(error), method, path: target.split('?')[0] },
-        'request failed',
-      );
+      this.options.logger.error({ err: errorMessage(error), ...logFields(request, info) }, 'request failed');
       if (!response.headersSent)
-        outcome = this.sendStatus(response, internalError(errorMessage(error)), outcome.cell, 'error');
+        outcome = this.refuse(response, refusal(internalError(errorMessage(error)), 'error', outcome.cell));
       else response.destroy();
     } finally {
-      this.options.logger.info(
-        {
-          method,
-          path: target.split('?')[0],
-          user,
-          cell: outcome.cell || undefined,
-          code: outcome.status,
-          route: outcome.reason,
-          ms: Math.round((performance.now() - started) * 10) / 10,
-        },
-        'request',
-      );
+      this.finish(request, info, user, outcome, started);
     }
   };
 
-  private async effectiveUser(caller: UserInfo, request: IncomingMessage): Promise<UserInfo | string> {
+  /** exec, attach and port-forward: routed like any request to their object, then relayed as an upgrade. */
+  readonly handleUpgrade = async (request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
+    const started = performance.now();
+    const info = requestInfo(request);
+    let outcome: Outcome = { code: 500, cell: '', route: 'unhandled' };
+    let user: string | undefined;
+    const refuse = (destination: Refusal): Outcome => {
+      writeStatusToSocket(socket, destination.status, destination.headers);
+      return outcomeOf(destination, destination.status.code);
+    };
+    try {
+      if (typeof info === 'string') {
+        outcome = refuse(refusal(badRequest(info), 'bad-path'));
+        return;
+      }
+      const admission = await this.admit(request);
+      if ('refusal' in admission) {
+        outcome = refuse(admission.refusal);
+        return;
+      }
+      user = admission.user.username;
+      const plan = planRoute(info, this.options.state(), this.options.namespaceLabels);
+      let destination: Destination;
+      if (plan.kind === 'control-plane') {
+        destination = {
+          kind: 'cell',
+          client: this.options.controlPlane,
+          cell: 'control-plane',
+          route: plan.reason,
+        };
+      } else if (plan.kind === 'object') {
+        destination = await this.destination(plan);
+      } else if (plan.kind === 'reject') {
+        destination = refusal(plan.status, 'rejected');
+      } else {
+        destination = refusal(badRequest('an upgrade request must name one object'), 'bad-upgrade');
+      }
+      if (destination.kind === 'refuse') {
+        outcome = refuse(destination);
+        return;
+      }
+      // 101: the status of the relayed answer is not read; the log says "upgrade".
+      outcome = { ...outcomeOf(destination, 101), route: `upgrade:${destination.route}` };
+      await relayUpgrade(destination.client, request, socket, head, admission.impersonation);
+    } catch (error) {
+      this.options.logger.error({ err: errorMessage(error), ...logFields(request, info) }, 'upgrade failed');
+      outcome = refuse(refusal(internalError(errorMessage(error)), 'error', outcome.cell));
+    } finally {
+      this.finish(request, info, user, outcome, started);
+    }
+  };
+
+  private async admit(request: IncomingMessage): Promise<Admission> {
+    const authentication = await this.options.authenticator.authenticate(request);
+    if ('failure' in authentication) return { refusal: refusal(unauthorized(), 'unauthenticated') };
+    const caller = authentication.user;
     const asked = requestedImpersonation(request.headers);
-    if (!asked) return caller;
-    const allowed = await mayImpersonate(this.options.controlPlane, caller, asked);
-    return allowed === true ? asked : allowed;
+    let effective = caller;
+    if (asked) {
+      const allowed = await mayImpersonate(this.options.controlPlane, caller, asked);
+      if (allowed !== true) return { refusal: refusal(forbidden(allowed), 'impersonation-denied') };
+      effective = asked;
+    }
+    return { user: caller, impersonation: impersonationHeaders(effective) };
   }
 
-  private async carryOut(
-    plan: RoutePlan,
+  private async serve(
+    info: RequestInfo,
     request: IncomingMessage,
     response: ServerResponse,
-    impersonation: Record<string, string | string[]>,
+    impersonation: Impersonation,
   ): Promise<Outcome> {
+    // One state for the whole request, even if the CellSet changes meanwhile.
+    const state = this.options.state();
+    const plan = planRoute(info, state, this.options.namespaceLabels);
     switch (plan.kind) {
       case 'reject':
-        return this.sendStatus(response, plan.status, '', 'rejected');
-      case 'control-plane':
-        return this.forward(
-          this.options.controlPlane,
-          'control-plane',
-          plan.reason,
-          request,
-          response,
-          impersonation,
-        );
+        return this.refuse(response, refusal(plan.status, 'rejected'));
+      case 'control-plane': {
+        const signal = abortOnClose(response);
+        const upstream = await sendUpstream(this.options.controlPlane, request, impersonation, signal);
+        await relay(upstream, response);
+        return { code: upstream.statusCode, cell: 'control-plane', route: plan.reason };
+      }
       case 'all-cells':
-        // Lists, watches and deletecollection across cells arrive with the next router issue.
-        return this.sendStatus(
+        if (plan.info.verb === 'deletecollection')
+          return this.deleteCollection(state!, request, response, impersonation);
+        // Lists and watches across cells arrive with the next router issue.
+        return this.refuse(
           response,
-          failure(
-            501,
-            'NotImplemented',
-            `${plan.info.verb} of ${plan.info.resource} across cells is not served by this router version yet`,
+          refusal(
+            failure(
+              501,
+              'NotImplemented',
+              `${plan.info.verb} of ${plan.info.resource} across cells is not served by this router version yet`,
+            ),
+            'all-cells',
           ),
-          '',
-          'all-cells',
         );
       case 'name-in-body':
-        return this.create(plan.info, request, response, impersonation);
+        return this.create(plan.info, state!, request, response, impersonation);
       case 'object':
         return this.object(plan, request, response, impersonation);
     }
   }
 
+  /** A create whose name is in the body: read it (or pick one for generateName), then route by it. */
   private async create(
     info: ResourceRequestInfo,
+    state: RoutingState,
     request: IncomingMessage,
     response: ServerResponse,
-    impersonation: Record<string, string | string[]>,
+    impersonation: Impersonation,
   ): Promise<Outcome> {
     const body = await readBody(request, this.maxBodyBytes);
     if (body === 'too-large')
-      return this.sendStatus(response, requestEntityTooLarge(this.maxBodyBytes), '', 'too-large');
-    let name: string | undefined;
-    let payload = body;
-    try {
-      const names = namesFromBody(request.headers['content-type'], body);
-      name = names.name;
-      if (!name && names.generateName) {
-        // The router names the object itself, so it knows where it goes.
-        name = generateName(names.generateName);
-        payload = withName(request.headers['content-type'], body, name);
+      return this.refuse(response, refusal(requestEntityTooLarge(this.maxBodyBytes), 'too-large'));
+    const contentType = request.headers['content-type'];
+    const signal = abortOnClose(response);
+    for (let attempt = 1; ; attempt++) {
+      let name: string | undefined;
+      let payload: BufferedBody = { bytes: body };
+      let generated = false;
+      try {
+        const names = namesFromBody(contentType, body);
+        name = names.name;
+        if (!name && names.generateName) {
+          // The router names the object itself, so it knows where it goes.
+          name = generateName(names.generateName);
+          generated = true;
+          const named = withName(contentType, body, name);
+          payload = { bytes: named.body, contentType: named.contentType };
+        }
+      } catch (error) {
+        if (error instanceof BodyNameError)
+          return this.refuse(response, refusal(badRequest(error.message), 'bad-body'));
+        throw error;
       }
-    } catch (error) {
-      if (error instanceof BodyNameError)
-        return this.sendStatus(response, badRequest(error.message), '', 'bad-body');
-      throw error;
+      if (!name) {
+        const status = failure(
+          422,
+          'Invalid',
+          'metadata.name: Required value: name or generateName is required',
+        );
+        return this.refuse(response, refusal(status, 'no-name'));
+      }
+      const plan = planRoute(info, state, this.options.namespaceLabels, name);
+      if (plan.kind !== 'object') throw new Error(`a named create planned as ${plan.kind}`);
+      const destination = await this.destination(plan);
+      if (destination.kind === 'refuse') return this.refuse(response, destination);
+      await this.options.cellNamespaces?.ensure(destination.cell, info.namespace);
+      const upstream = await sendUpstream(destination.client, request, impersonation, signal, payload);
+      if (generated && upstream.statusCode === 409) {
+        const text = await upstream.body.text();
+        if (attempt < GENERATE_NAME_ATTEMPTS && statusReason(text) === 'AlreadyExists') {
+          this.options.logger.debug(
+            { cell: destination.cell, namespace: info.namespace, name, attempt },
+            'generated name taken; trying another',
+          );
+          continue;
+        }
+        sendJson(response, 409, text);
+        return outcomeOf(destination, 409);
+      }
+      await relay(upstream, response);
+      return outcomeOf(destination, upstream.statusCode);
     }
-    if (!name) {
-      return this.sendStatus(
-        response,
-        failure(422, 'Invalid', 'metadata.name: Required value: name or generateName is required'),
-        '',
-        'no-name',
-      );
-    }
-    const plan = planRoute(info, this.options.state(), this.options.namespaceLabels, name);
-    if (plan.kind !== 'object') return this.carryOut(plan, request, response, impersonation);
-    return this.object(plan, request, response, impersonation, payload);
   }
 
   private async object(
-    plan: Extract<RoutePlan, { kind: 'object' }>,
+    plan: ObjectPlan,
     request: IncomingMessage,
     response: ServerResponse,
-    impersonation: Record<string, string | string[]>,
-    body?: Buffer,
+    impersonation: Impersonation,
   ): Promise<Outcome> {
+    const destination = await this.destination(plan);
+    if (destination.kind === 'refuse') return this.refuse(response, destination);
+    // Updates and patches (server-side apply creates) need the namespace too; deletes and reads do not.
+    if (plan.access === 'write' && plan.info.verb !== 'delete')
+      await this.options.cellNamespaces?.ensure(destination.cell, plan.info.namespace);
+    const upstream = await sendUpstream(destination.client, request, impersonation, abortOnClose(response));
+    await relay(upstream, response);
+    return outcomeOf(destination, upstream.statusCode);
+  }
+
+  /** The routing rule carried out: old or new cell by the old copy's label, a fence, or a down cell. */
+  private async destination(plan: ObjectPlan): Promise<Destination> {
+    const { decision, access, info } = plan;
+    const routeCase = decision.case;
     let oldCopy: OldCopy | undefined;
-    if (needsOldCopy(plan.decision))
-      oldCopy = await this.options.oldCopies.get(plan.decision.oldCell, plan.info, plan.access);
-    const target = resolveTarget(plan.decision, plan.access, oldCopy);
+    if (needsOldCopy(decision)) {
+      try {
+        oldCopy = await this.options.oldCopies.get(decision.oldCell, info, access);
+      } catch (error) {
+        const status = serviceUnavailable(
+          `cannot tell whether ${info.resource} "${info.name}" has moved: cell ${decision.oldCell}: ${errorMessage(error)}`,
+          1,
+        );
+        return { ...refusal(status, 'old-copy-unreadable', decision.oldCell), routeCase };
+      }
+    }
+    const target = resolveTarget(decision, access, oldCopy);
     if (target.action === 'fence') {
-      response.setHeader('Retry-After', String(target.retryAfterSeconds));
-      const what = `${plan.info.resource} "${plan.info.name}"`;
-      return this.sendStatus(
-        response,
-        tooManyRequests(
-          `${what} is moving from cell ${plan.decision.oldCell} to ${plan.decision.newCell}; retry shortly`,
-          target.retryAfterSeconds,
-          plan.info.name,
-        ),
-        target.cell,
-        target.reason,
+      const status = tooManyRequests(
+        `${info.resource} "${info.name}" is moving from cell ${decision.oldCell} to ${decision.newCell}; retry shortly`,
+        target.retryAfterSeconds,
+        info.name,
       );
+      return {
+        kind: 'refuse',
+        status,
+        cell: target.cell,
+        route: target.reason,
+        routeCase,
+        fenced: true,
+        headers: { 'retry-after': String(target.retryAfterSeconds) },
+      };
     }
     const client = this.options.cell(target.cell);
     if (!client) {
-      return this.sendStatus(
-        response,
-        serviceUnavailable(`cell ${target.cell} is not connected`, 1),
-        target.cell,
-        'cell-unavailable',
-      );
+      const status = serviceUnavailable(`cell ${target.cell} is not connected`, 1);
+      return { kind: 'refuse', status, cell: target.cell, route: 'cell-unavailable', routeCase };
     }
-    return this.forward(
-      client,
-      target.cell,
-      `case-${plan.decision.case}:${target.reason}`,
-      request,
-      response,
-      impersonation,
-      body,
-    );
+    return { kind: 'cell', client, cell: target.cell, route: target.reason, routeCase };
   }
 
-  private async forward(
-    client: KubeClient,
-    cell: string,
-    reason: string,
+  private async deleteCollection(
+    state: RoutingState,
     request: IncomingMessage,
     response: ServerResponse,
-    impersonation: Record<string, string | string[]>,
-    body?: Buffer,
+    impersonation: Impersonation,
   ): Promise<Outcome> {
-    const abort = new AbortController();
-    response.once('close', () => abort.abort());
-    const hasBody = body !== undefined || hasRequestBody(request);
-    const upstream = await client.raw((request.method ?? 'GET') as 'GET', request.url ?? '/', {
-      headers: upstreamHeaders(request.headers, impersonation, body?.length),
-      body: body ?? (hasBody ? request : null),
-      signal: abort.signal,
+    const body = hasRequestBody(request) ? await readBody(request, this.maxBodyBytes) : undefined;
+    if (body === 'too-large')
+      return this.refuse(response, refusal(requestEntityTooLarge(this.maxBodyBytes), 'too-large'));
+    const merged = await deleteCollection(
+      state.liveCells,
+      this.options.cell,
+      request.url ?? '/',
+      upstreamHeaders(request.headers, impersonation),
+      body,
+      abortOnClose(response),
+    );
+    sendJson(response, merged.code, merged.body);
+    return { code: merged.code, cell: 'all-cells', route: 'fan-out' };
+  }
+
+  private refuse(response: ServerResponse, destination: Refusal): Outcome {
+    sendStatus(response, destination.status, destination.headers);
+    return outcomeOf(destination, destination.status.code);
+  }
+
+  private finish(
+    request: IncomingMessage,
+    info: RequestInfo | string,
+    user: string | undefined,
+    outcome: Outcome,
+    started: number,
+  ): void {
+    const seconds = (performance.now() - started) / 1000;
+    this.options.logger.info(
+      {
+        ...logFields(request, info),
+        user,
+        cell: outcome.cell || undefined,
+        code: outcome.code,
+        route: outcome.route,
+        ...(outcome.routeCase ? { case: outcome.routeCase } : {}),
+        ms: Math.round(seconds * 10_000) / 10,
+      },
+      'request',
+    );
+    const resource = typeof info === 'string' || !info.isResourceRequest ? undefined : info;
+    this.options.metrics?.record({
+      verb: typeof info === 'string' ? 'unknown' : info.verb,
+      resource: resource ? `${resource.apiGroup}/${resource.resource}` : '',
+      cell: outcome.cell,
+      code: outcome.code,
+      routeCase: outcome.routeCase ? String(outcome.routeCase) : '',
+      fenced: outcome.fenced === true,
+      seconds,
     });
-    response.writeHead(upstream.statusCode, downstreamHeaders(upstream.headers));
-    // Watches and logs stream until either side closes.
-    response.flushHeaders();
-    await pipeline(upstream.body, response).catch(() => upstream.body.destroy());
-    return { status: upstream.statusCode, cell, reason };
-  }
-
-  private sendStatus(response: ServerResponse, status: KubeStatus, cell: string, reason: string): Outcome {
-    const text = JSON.stringify(status);
-    response.writeHead(status.code, {
-      'content-type': 'application/json',
-      'content-length': Buffer.byteLength(text),
-    });
-    response.end(text);
-    return { status: status.code, cell, reason };
   }
 }
 
-function hasRequestBody(request: IncomingMessage): boolean {
-  const length = request.headers['content-length'];
-  return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined;
+function outcomeOf(destination: Destination, code: number): Outcome {
+  return {
+    code,
+    cell: destination.cell,
+    route: destination.route,
+    ...(destination.routeCase ? { routeCase: destination.routeCase } : {}),
+    ...(destination.kind === 'refuse' && destination.fenced ? { fenced: true } : {}),
+  };
 }
 
-/** Reads a body up to `limit` bytes; a larger one is not kept (and the answer is 413). */
-async function readBody(request: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > limit) {
-      request.resume();
-      return 'too-large';
-    }
-    chunks.push(chunk as Buffer);
+/** The request's info, or why its target cannot be one (only origin-form paths are served). */
+function requestInfo(request: IncomingMessage): RequestInfo | string {
+  const target = request.url ?? '/';
+  if (!target.startsWith('/') || target.startsWith('//'))
+    return `the request target ${JSON.stringify(target.slice(0, 200))} is not a path`;
+  try {
+    return parseRequestInfo(request.method ?? 'GET', target);
+  } catch (error) {
+    return `the request target does not parse: ${errorMessage(error)}`;
   }
-  return Buffer.concat(chunks);
 }
 
-/** Sets metadata.name in a JSON or YAML body (generateName is then ignored by the apiserver). */
-function withName(contentType: string | undefined, body: Buffer, name: string): Buffer {
-  const type = mediaType(contentType);
-  if (type !== 'application/json') {
-    throw new BodyNameError(`generateName through the router needs a JSON body; got ${type}`);
+/** The object a log line is about: the path's resource, namespace and name. */
+function logFields(request: IncomingMessage, info: RequestInfo | string): Record<string, string | undefined> {
+  const method = request.method ?? 'GET';
+  if (typeof info === 'string' || !info.isResourceRequest)
+    return { method, path: (request.url ?? '/').split('?')[0] };
+  return {
+    method,
+    verb: info.verb,
+    resource: info.subresource ? `${info.resource}/${info.subresource}` : info.resource,
+    namespace: info.namespace || undefined,
+    name: info.name || undefined,
+  };
+}
+
+function statusReason(text: string): string | undefined {
+  try {
+    return (JSON.parse(text) as { reason?: string }).reason;
+  } catch {
+    return undefined;
   }
-  const object = JSON.parse(body.toString('utf8')) as { metadata: Record<string, unknown> };
-  object.metadata.name = name;
-  return Buffer.from(JSON.stringify(object));
 }

@@ -1,16 +1,11 @@
-import { RoutingTable, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/hashing';
+import { parseCellSetSpec, type CellSetSpecInput } from '@cellfed/hashing';
 
 import { parseRequestInfo } from '../request/request-info.ts';
-import { CellularResources } from './cellular-resources.ts';
-import { planRoute, type RoutingState } from './route-plan.ts';
+import { planRoute, routingState, type RoutingState } from './route-plan.ts';
 
 function state(cells: CellSetSpecInput['cells'], shardBy: 'name' | 'namespace' = 'name'): RoutingState {
   const spec = parseCellSetSpec({ cells, shardBy });
-  return {
-    table: RoutingTable.fromCellSet(spec),
-    cellular: new CellularResources(spec.cellularResources),
-    generation: 1,
-  };
+  return routingState(spec, 1);
 }
 
 const ref = (id: string) => ({ name: `${id}-kubeconfig` });

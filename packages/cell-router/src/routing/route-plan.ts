@@ -1,15 +1,27 @@
-import type { Access, RouteDecision, RoutingTable } from '@cellfed/hashing';
+import { RoutingTable, type Access, type CellSetSpec, type RouteDecision } from '@cellfed/hashing';
 
 import type { RequestInfo, ResourceRequestInfo } from '../request/request-info.ts';
 import { serviceUnavailable, type KubeStatus } from '../status/kube-status.ts';
-import type { CellularResources } from './cellular-resources.ts';
+import { CellularResources } from './cellular-resources.ts';
 
 /** What the router knows of the federation when it plans a request; swapped as a whole on a CellSet change. */
 export interface RoutingState {
   readonly table: RoutingTable;
   readonly cellular: CellularResources;
+  /** Every cell that may hold objects (all but Down ones): where collection requests fan out. */
+  readonly liveCells: readonly string[];
   /** The CellSet generation this state was built from (published so the rebalance controller can wait). */
   readonly generation: number;
+}
+
+/** The routing state of a validated CellSet spec. */
+export function routingState(spec: CellSetSpec, generation: number): RoutingState {
+  return {
+    table: RoutingTable.fromCellSet(spec),
+    cellular: new CellularResources(spec.cellularResources),
+    liveCells: spec.cells.filter((cell) => cell.state !== 'Down').map((cell) => cell.id),
+    generation,
+  };
 }
 
 /**

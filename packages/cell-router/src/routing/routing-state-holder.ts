@@ -1,8 +1,7 @@
-import { RoutingTable, safeParseCellSet } from '@cellfed/hashing';
+import { safeParseCellSet } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 
-import { CellularResources } from './cellular-resources.ts';
-import type { RoutingState } from './route-plan.ts';
+import { routingState, type RoutingState } from './route-plan.ts';
 
 /**
  * The routing state the router serves with, replaced as a whole when the CellSet changes (requests in
@@ -36,11 +35,7 @@ export class RoutingStateHolder {
     }
     const generation = parsed.data.metadata.generation ?? 0;
     if (this.state && this.state.generation === generation) return false;
-    this.state = {
-      table: RoutingTable.fromCellSet(parsed.data.spec),
-      cellular: new CellularResources(parsed.data.spec.cellularResources),
-      generation,
-    };
+    this.state = routingState(parsed.data.spec, generation);
     this.problem = '';
     this.log.info(
       {

@@ -12,10 +12,11 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 
 import { Authenticator } from '../auth/authenticator.ts';
+import { RouterMetrics } from '../metrics/router-metrics.ts';
+import { CellNamespaces, NAMESPACES } from '../proxy/cell-namespaces.ts';
 import { OldCopies } from '../proxy/old-copies.ts';
 import { RouterHandler } from '../proxy/router-handler.ts';
 import { RoutingStateHolder } from '../routing/routing-state-holder.ts';
-import { failure } from '../status/kube-status.ts';
 
 export interface RouterOptions {
   /** The router control plane, with the router's own identity (allowed to impersonate). */
@@ -31,8 +32,6 @@ export interface RouterOptions {
   cellSetName?: string;
   secretNamespace?: string;
 }
-
-const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces', namespaced: false };
 
 /**
  * The router assembled: the cell pool (a client per cell), the routing state built from the CellSet, the
@@ -65,13 +64,22 @@ export class Router {
       logger: log,
       registry: options.registry,
     });
+    const namespaceOf = (name: string) => this.namespaces.get(`${CONTROL_PLANE}//${name}`)?.metadata;
+    const cellNamespaces = new CellNamespaces({
+      registry: options.registry,
+      logger: log.child({ component: 'cell-namespaces' }),
+      controlPlaneNamespace: namespaceOf,
+    });
+    this.pool.subscribe(cellNamespaces);
     this.handler = new RouterHandler({
       authenticator: new Authenticator({ controlPlane: options.controlPlane }),
       controlPlane: options.controlPlane,
       cell: (id) => this.pool.get(id)?.client,
       state: () => this.state.current(),
-      namespaceLabels: (namespace) => this.namespaces.get(`${CONTROL_PLANE}//${namespace}`)?.metadata.labels,
+      namespaceLabels: (namespace) => namespaceOf(namespace)?.labels,
       oldCopies: new OldCopies({ client: (id) => this.pool.get(id)?.client }),
+      cellNamespaces,
+      metrics: new RouterMetrics(options.registry),
       logger: log.child({ component: 'access' }),
     });
   }
@@ -97,18 +105,7 @@ export class Router {
       },
       this.handler.handle,
     );
-    server.on('upgrade', (_request, socket) => {
-      const status = JSON.stringify(
-        failure(
-          501,
-          'NotImplemented',
-          'exec, attach and port-forward through the router are not served by this version yet',
-        ),
-      );
-      socket.end(
-        `HTTP/1.1 501 Not Implemented\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(status)}\r\nconnection: close\r\n\r\n${status}`,
-      );
-    });
+    server.on('upgrade', (request, socket, head) => void this.handler.handleUpgrade(request, socket, head));
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

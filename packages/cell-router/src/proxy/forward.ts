@@ -1,0 +1,91 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream/promises';
+
+import type { KubeClient } from '@cellfed/controller-kit';
+import type { Dispatcher } from 'undici';
+
+import type { KubeStatus } from '../status/kube-status.ts';
+import { downstreamHeaders, upstreamHeaders } from './headers.ts';
+
+/** kube-apiserver's limit on a request body. */
+export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+/** A request body the router had to read (to find a name), possibly rewritten. */
+export interface BufferedBody {
+  readonly bytes: Buffer;
+  readonly contentType?: string;
+}
+
+/**
+ * Sends the caller's request on to an apiserver as the caller (impersonation headers), its body streamed
+ * through or replaced by `body`. The answer comes back undecoded; abort with the caller's connection.
+ */
+export function sendUpstream(
+  client: KubeClient,
+  request: IncomingMessage,
+  impersonation: Record<string, string | string[]>,
+  signal: AbortSignal,
+  body?: BufferedBody,
+): Promise<Dispatcher.ResponseData> {
+  const headers = upstreamHeaders(request.headers, impersonation, body?.bytes.length);
+  if (body?.contentType) headers['content-type'] = body.contentType;
+  return client.raw((request.method ?? 'GET') as 'GET', request.url ?? '/', {
+    headers,
+    body: body ? body.bytes : hasRequestBody(request) ? request : null,
+    signal,
+  });
+}
+
+/** Streams an apiserver's answer to the caller: watches and logs flow until either side closes. */
+export async function relay(upstream: Dispatcher.ResponseData, response: ServerResponse): Promise<void> {
+  response.writeHead(upstream.statusCode, downstreamHeaders(upstream.headers));
+  response.flushHeaders();
+  await pipeline(upstream.body, response).catch(() => upstream.body.destroy());
+}
+
+/** An answer the router already holds in full (a merged or retried one). */
+export function sendJson(
+  response: ServerResponse,
+  code: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  response.writeHead(code, {
+    ...headers,
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+  });
+  response.end(text);
+}
+
+export function sendStatus(response: ServerResponse, status: KubeStatus, headers?: Record<string, string>) {
+  sendJson(response, status.code, status, headers);
+}
+
+/** An aborter tied to the caller's connection: the upstream request ends when the caller goes. */
+export function abortOnClose(response: ServerResponse): AbortSignal {
+  const abort = new AbortController();
+  response.once('close', () => abort.abort());
+  return abort.signal;
+}
+
+export function hasRequestBody(request: IncomingMessage): boolean {
+  const length = request.headers['content-length'];
+  return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined;
+}
+
+/** Reads a body up to `limit` bytes; a larger one is not kept (the answer is then 413). */
+export async function readBody(request: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > limit) {
+      request.resume();
+      return 'too-large';
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}

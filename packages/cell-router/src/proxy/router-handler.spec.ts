@@ -1,0 +1,310 @@
+import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { KubeClient } from '@cellfed/controller-kit';
+import { memoryLogger, metricValue } from '@cellfed/controller-kit/testing';
+import { MIGRATING, REBALANCE_STATUS_LABEL, parseCellSetSpec } from '@cellfed/hashing';
+import { Registry } from 'prom-client';
+
+import { RouterMetrics } from '../metrics/router-metrics.ts';
+import { routingState } from '../routing/route-plan.ts';
+import { OldCopies } from './old-copies.ts';
+import { RouterHandler } from './router-handler.ts';
+
+/** What a fake apiserver saw: method, target, headers and body of every request. */
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+type Answer = { code: number; body: unknown };
+
+/** The parts of the router's answers these tests read. */
+interface Body {
+  kind?: string;
+  message?: string;
+  metadata: { name?: string };
+  items: { metadata: { name: string } }[];
+}
+
+/** A scripted apiserver over plain HTTP: answers with `answer(seen)` and records what it saw. */
+async function fakeApiserver(
+  answer: (seen: Seen) => Answer,
+): Promise<{ server: Server; client: KubeClient; seen: Seen[] }> {
+  const seen: Seen[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const one = {
+        method: req.method!,
+        url: req.url!,
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString(),
+      };
+      seen.push(one);
+      const { code, body } = answer(one);
+      res.writeHead(code, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const client = KubeClient.fromKubeconfig(
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [
+        { name: 'c', cluster: { server: `http://127.0.0.1:${port}`, 'insecure-skip-tls-verify': true } },
+      ],
+      users: [{ name: 'u', user: { token: 'router-token' } }],
+      contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
+      'current-context': 'c',
+    }),
+  );
+  return { server, client, seen };
+}
+
+const spec = parseCellSetSpec({
+  cells: [
+    { id: 'a', state: 'Normal', kubeconfigSecretRef: { name: 'a-kubeconfig' } },
+    { id: 'b', state: 'Joining', kubeconfigSecretRef: { name: 'b-kubeconfig' } },
+  ],
+});
+
+const alreadyExists = {
+  kind: 'Status',
+  apiVersion: 'v1',
+  status: 'Failure',
+  reason: 'AlreadyExists',
+  code: 409,
+};
+
+describe('RouterHandler', () => {
+  let front: Server;
+  let cells: Record<string, Awaited<ReturnType<typeof fakeApiserver>>>;
+  let registry: Registry;
+  let logLines: Record<string, unknown>[];
+  let ensured: string[];
+  let script: (cell: string, seen: Seen) => Answer;
+
+  beforeEach(async () => {
+    script = () => ({ code: 200, body: {} });
+    cells = {};
+    for (const id of ['a', 'b', 'control-plane']) cells[id] = await fakeApiserver((seen) => script(id, seen));
+    registry = new Registry();
+    ensured = [];
+    const { logger, lines } = memoryLogger();
+    logLines = lines;
+    const handler = new RouterHandler({
+      authenticator: {
+        authenticate: async (req) =>
+          req.headers.authorization === 'Bearer alice'
+            ? { user: { username: 'alice', groups: ['dev'], extra: {} } }
+            : { failure: 'no credentials' },
+      },
+      controlPlane: cells['control-plane']!.client,
+      cell: (id) => cells[id]?.client,
+      state: () => routingState(spec, 7),
+      oldCopies: new OldCopies({ client: (id) => cells[id]?.client }),
+      cellNamespaces: { ensure: async (cell, namespace) => void ensured.push(`${cell}/${namespace}`) },
+      metrics: new RouterMetrics(registry),
+      logger,
+    });
+    front = createServer(handler.handle);
+    await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+  });
+
+  afterEach(async () => {
+    front.close();
+    for (const cell of Object.values(cells)) {
+      await cell.client.close();
+      cell.server.close();
+    }
+  });
+
+  /** Sends a request to the router; returns its status, headers and parsed body. */
+  function send(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+    const { port } = front.address() as AddressInfo;
+    return new Promise<{ code: number; headers: IncomingMessage['headers']; body: Body }>(
+      (resolve, reject) => {
+        const text = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+        const req = httpRequest(
+          {
+            host: '127.0.0.1',
+            port,
+            method,
+            path,
+            headers: {
+              authorization: 'Bearer alice',
+              'content-type': 'application/json',
+              // DELETE bodies are not chunked by node's client: say how long the body is.
+              ...(text === undefined ? {} : { 'content-length': String(Buffer.byteLength(text)) }),
+              ...headers,
+            },
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (chunk: Buffer) => chunks.push(chunk));
+            res.on('end', () => {
+              const raw = Buffer.concat(chunks).toString();
+              resolve({
+                code: res.statusCode!,
+                headers: res.headers,
+                body: raw ? JSON.parse(raw) : undefined,
+              });
+            });
+          },
+        );
+        req.on('error', reject);
+        req.end(text);
+      },
+    );
+  }
+
+  const ownCells = () => Object.entries(cells).filter(([id]) => id !== 'control-plane');
+
+  it('retries a generateName create whose picked name is taken, with a new name', async () => {
+    const names: string[] = [];
+    script = (_cell, seen) => {
+      if (seen.method !== 'POST')
+        return { code: 404, body: { kind: 'Status', reason: 'NotFound', code: 404 } };
+      names.push(JSON.parse(seen.body).metadata.name);
+      return names.length === 1
+        ? { code: 409, body: alreadyExists }
+        : { code: 201, body: JSON.parse(seen.body) };
+    };
+    const answer = await send('POST', '/api/v1/namespaces/team/configmaps', {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { generateName: 'cfg-' },
+    });
+    expect(answer).toMatchObject({ code: 201 });
+    expect(names).toHaveLength(2);
+    expect(names[0]).not.toBe(names[1]);
+    expect(names.every((name) => /^cfg-[bcdfghjklmnpqrstvwxz2456789]{5}$/.test(name))).toBe(true);
+    expect(answer.body.metadata.name).toBe(names[1]);
+    expect(ensured.every((entry) => entry.endsWith('/team'))).toBe(true);
+  });
+
+  it('returns a conflict of a named create as it is, without retrying', async () => {
+    script = (_cell, seen) =>
+      seen.method === 'POST' ? { code: 409, body: alreadyExists } : { code: 404, body: {} };
+    const answer = await send('POST', '/api/v1/namespaces/team/configmaps', { metadata: { name: 'cfg' } });
+    expect(answer).toMatchObject({ code: 409 });
+    expect(
+      ownCells()
+        .flatMap(([, cell]) => cell.seen)
+        .filter((seen) => seen.method === 'POST'),
+    ).toHaveLength(1);
+  });
+
+  it('fences a write to a migrating object with 429 and Retry-After, and counts it', async () => {
+    // Every name is in case 1-3 for some key; find one whose old copy the router must read.
+    script = (_cell, seen) =>
+      seen.method === 'GET'
+        ? { code: 200, body: { metadata: { name: 'x', labels: { [REBALANCE_STATUS_LABEL]: MIGRATING } } } }
+        : { code: 200, body: {} };
+    const state = routingState(spec, 7);
+    let name = '';
+    for (let i = 0; !name; i++) {
+      const decision = state.table.route(state.table.keyOf({ namespace: 'team', name: `cfg-${i}` }));
+      if (decision.oldCell !== decision.newCell) name = `cfg-${i}`;
+    }
+    const answer = await send('PUT', `/api/v1/namespaces/team/configmaps/${name}`, { metadata: { name } });
+    expect(answer).toMatchObject({ code: 429 });
+    expect(answer.headers['retry-after']).toBeDefined();
+    expect(answer.body).toMatchObject({ kind: 'Status', reason: 'TooManyRequests', details: { name } });
+    expect(
+      await metricValue(registry, 'cellfed_router_fenced_writes_total', { resource: '/configmaps' }),
+    ).toBe(1);
+    // A read of the same object goes to the old cell.
+    const read = await send('GET', `/api/v1/namespaces/team/configmaps/${name}`);
+    expect(read).toMatchObject({ code: 200 });
+    expect(
+      cells.a!.seen.some(
+        (seen) =>
+          seen.method === 'GET' &&
+          seen.url.includes(name) &&
+          !seen.headers.accept?.includes('PartialObjectMetadata'),
+      ),
+    ).toBe(true);
+  });
+
+  it('fans deletecollection out to every live cell as the caller and merges the deleted items', async () => {
+    script = (cell) => ({
+      code: 200,
+      body: {
+        kind: 'ConfigMapList',
+        apiVersion: 'v1',
+        metadata: { resourceVersion: '9' },
+        items: [{ metadata: { name: `in-${cell}` } }],
+      },
+    });
+    const answer = await send('DELETE', '/api/v1/namespaces/team/configmaps?labelSelector=app%3Dweb', {
+      propagationPolicy: 'Background',
+    });
+    expect(answer).toMatchObject({ code: 200 });
+    expect(answer.body.items.map((item) => item.metadata.name).sort()).toEqual(['in-a', 'in-b']);
+    expect(answer.body.metadata).toEqual({});
+    for (const [, cell] of ownCells()) {
+      expect(cell.seen[0]).toMatchObject({
+        method: 'DELETE',
+        url: '/api/v1/namespaces/team/configmaps?labelSelector=app%3Dweb',
+      });
+      expect(cell.seen[0]!.headers['impersonate-user']).toBe('alice');
+      expect(JSON.parse(cell.seen[0]!.body)).toEqual({ propagationPolicy: 'Background' });
+    }
+  });
+
+  it('answers a failed cell of a deletecollection with its Status, naming the cell', async () => {
+    script = (cell) =>
+      cell === 'b'
+        ? {
+            code: 403,
+            body: { kind: 'Status', reason: 'Forbidden', code: 403, message: 'alice cannot delete' },
+          }
+        : { code: 200, body: { kind: 'ConfigMapList', items: [] } };
+    const answer = await send('DELETE', '/api/v1/namespaces/team/configmaps');
+    expect(answer).toMatchObject({ code: 403 });
+    expect(answer.body.message).toBe('cell b: alice cannot delete (deleted in a)');
+  });
+
+  it('answers bad requests with a Status and logs one line per request with the cell and object', async () => {
+    expect(
+      (await send('GET', '/api/v1/pods', undefined, { authorization: 'Bearer mallory' })).body,
+    ).toMatchObject({
+      kind: 'Status',
+      code: 401,
+    });
+    const bad = await send('POST', '/api/v1/namespaces/team/configmaps', '{"metadata":');
+    expect(bad.body).toMatchObject({ kind: 'Status', code: 400, reason: 'BadRequest' });
+    const nameless = await send('POST', '/api/v1/namespaces/team/configmaps', { kind: 'ConfigMap' });
+    expect(nameless.body).toMatchObject({ kind: 'Status', code: 422, reason: 'Invalid' });
+    const huge = await send('POST', '/api/v1/namespaces/team/configmaps', 'x'.repeat(3 * 1024 * 1024 + 1));
+    expect(huge.body).toMatchObject({ kind: 'Status', code: 413 });
+    const requests = logLines.filter((line) => line.msg === 'request');
+    expect(requests.map((line) => line.code)).toEqual([401, 400, 422, 413]);
+    expect(requests[1]).toMatchObject({
+      verb: 'create',
+      resource: 'configmaps',
+      namespace: 'team',
+      route: 'bad-body',
+    });
+    expect(
+      await metricValue(registry, 'cellfed_router_requests_total', { verb: 'create', code: '413' }),
+    ).toBe(1);
+  });
+
+  it('sends global resources to the control plane as the caller', async () => {
+    const answer = await send('GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles/view');
+    expect(answer).toMatchObject({ code: 200 });
+    const seen = cells['control-plane']!.seen[0]!;
+    expect(seen.url).toBe('/apis/rbac.authorization.k8s.io/v1/clusterroles/view');
+    expect(seen.headers.authorization).toBe('Bearer router-token');
+    expect(seen.headers['impersonate-user']).toBe('alice');
+    expect(seen.headers['impersonate-group']).toBe('dev');
+  });
+});
