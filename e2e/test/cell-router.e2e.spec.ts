@@ -1,8 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 
 import {
   MIGRATED,
@@ -16,74 +13,21 @@ import { AppsV1Api, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } fro
 import { Agent, request } from 'undici';
 
 import { cellSecretName } from '../src/control-plane/cell-secrets.ts';
-import { CONTROL_PLANE_ID } from '../src/env-file.ts';
 import { clientsFor, eventually } from './clients.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
-
-const ROUTER_MAIN = fileURLToPath(new URL('../../packages/cell-router/src/main.ts', import.meta.url));
-
-/** The router as a process, as it runs for real; its JSON log lines are kept for assertions. */
-async function startRouter(env: ReturnType<typeof e2eEnv>, pki: string, extraArgs: string[] = []) {
-  const child = spawn(
-    process.execPath,
-    [
-      ROUTER_MAIN,
-      '--kubeconfig',
-      env.controlPlane.kubeconfig,
-      '--host',
-      '127.0.0.1',
-      '--port',
-      '0',
-      '--http-port',
-      '0',
-      // The control plane's loopback certificate, and its CA for client certificates: the admin kubeconfig
-      // then works against the router with only the server changed.
-      '--tls-cert-file',
-      join(pki, 'apiserver.crt'),
-      '--tls-key-file',
-      join(pki, 'apiserver.key'),
-      '--client-ca-file',
-      join(pki, 'ca.crt'),
-      ...extraArgs,
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const lines: Record<string, unknown>[] = [];
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    try {
-      lines.push(JSON.parse(line) as Record<string, unknown>);
-    } catch {
-      // not a log line
-    }
-  });
-  const port = await eventually(
-    'the router to listen',
-    async () => lines.find((line) => line.msg === 'serving the Kubernetes API')?.port as number | undefined,
-  );
-  const httpPort = await eventually(
-    'the router health server',
-    async () => lines.find((line) => line.httpPort !== undefined)?.httpPort as number | undefined,
-  );
-  await eventually('the router to be ready', async () => {
-    const response = await fetch(`http://127.0.0.1:${httpPort}/readyz`).catch(() => undefined);
-    return response?.status === 200 ? true : undefined;
-  });
-  return { url: `https://127.0.0.1:${port}`, httpPort, lines, child };
-}
-
-/** SIGTERM, and wait for the router to exit (nothing to do if it never started or already ended). */
-async function stopRouter(router: { child: ChildProcess } | undefined): Promise<void> {
-  const child = router?.child;
-  if (!child || child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
-}
+import {
+  controlPlanePki,
+  kubectl,
+  routerKubeconfig,
+  startRouter,
+  stopRouter,
+  type RouterProcess,
+} from './router-process.ts';
 
 describeE2e('cell router: single objects reach the cell the ring names', () => {
   const env = e2eEnv();
-  const pki = join(env.dir, 'pki', CONTROL_PLANE_ID);
-  let router: Awaited<ReturnType<typeof startRouter>>;
+  const pki = controlPlanePki(env);
+  let router: RouterProcess;
   let url = '';
   let apps: AppsV1Api;
   let core: CoreV1Api;
@@ -131,25 +75,16 @@ describeE2e('cell router: single objects reach the cell the ring names', () => {
   });
 
   beforeAll(async () => {
-    router = await startRouter(env, pki);
+    router = await startRouter(env);
     url = router.url;
-    await eventually('every cell to be engaged', async () =>
-      env.cells.every((cell) =>
-        router.lines.some((line) => line.msg === 'cell engaged' && line.cell === cell.id),
-      )
-        ? true
-        : undefined,
-    );
     const config = new KubeConfig();
     config.loadFromFile(env.controlPlane.kubeconfig);
     config.clusters = config.clusters.map((cluster) => ({ ...cluster, server: url }));
     apps = config.makeApiClient(AppsV1Api);
     core = config.makeApiClient(CoreV1Api);
-    // Namespaces are global: created in the control plane through the router, and (until the rebalance
-    // controller mirrors them) in each cell by the test.
+    // Namespaces are global: created in the control plane through the router, which creates it in a cell
+    // ahead of the first write there.
     await core.createNamespace({ body: { metadata: { name: namespace } } });
-    for (const clients of Object.values(cells))
-      await clients.core.createNamespace({ body: { metadata: { name: namespace } } });
   });
 
   afterAll(() => stopRouter(router));
@@ -266,9 +201,8 @@ describeE2e('cell router: single objects reach the cell the ring names', () => {
 
 describeE2e('cell router: writes to a migrating object are fenced until it has moved', () => {
   const env = e2eEnv();
-  const pki = join(env.dir, 'pki', CONTROL_PLANE_ID);
   const withTwoCells = env.cells.length >= 2 ? it : it.skip;
-  let router: Awaited<ReturnType<typeof startRouter>> | undefined;
+  let router: RouterProcess | undefined;
   const cellSetName = `fence-${Date.now()}`;
   const namespace = 'default';
 
@@ -307,7 +241,7 @@ describeE2e('cell router: writes to a migrating object are fenced until it has m
       });
       // A name that moves from the old cell to the joining one (routing case 2).
       const table = RoutingTable.fromCellSet(parseCellSetSpec(spec));
-      const name = Array.from({ length: 200 }, (_, i) => `moving-${i}`).find(
+      const name = Array.from({ length: 200 }, (_, i) => `moving-${cellSetName}-${i}`).find(
         (candidate) => table.route(table.keyOf({ namespace, name: candidate })).case === 2,
       )!;
       const old = clientsFor(oldCell!.kubeconfig).core;
@@ -320,35 +254,17 @@ describeE2e('cell router: writes to a migrating object are fenced until it has m
         },
       });
 
-      router = await startRouter(env, pki, ['--cellset', cellSetName]);
-      const kubeconfig = join(env.dir, `router-${cellSetName}.kubeconfig`);
-      const config = JSON.parse(readFileSync(env.controlPlane.kubeconfig, 'utf8')) as {
-        clusters: { cluster: { server: string } }[];
-      };
-      config.clusters.forEach((cluster) => (cluster.cluster.server = router!.url));
-      writeFileSync(kubeconfig, JSON.stringify(config));
-      const kubectl = (...args: string[]) =>
-        new Promise<{ code: number | null; out: string }>((resolve) => {
-          const child = spawn(join(process.env['CELLFED_TOOLS_BIN']!, 'kubectl'), [
-            '--kubeconfig',
-            kubeconfig,
-            '-n',
-            namespace,
-            ...args,
-          ]);
-          let out = '';
-          child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-          child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
-          child.on('exit', (code) => resolve({ code, out }));
-        });
+      router = await startRouter(env, ['--cellset', cellSetName], [oldCell!.id, newCell!.id]);
+      const kubeconfig = routerKubeconfig(env, router, join(env.dir, `router-${cellSetName}.kubeconfig`));
+      const inNamespace = (...args: string[]) => kubectl(kubeconfig, ['-n', namespace, ...args]);
 
       // Reads go to the old cell while it migrates.
-      const read = await kubectl('get', 'configmap', name, '-o', 'jsonpath={.data.step}');
+      const read = await inNamespace('get', 'configmap', name, '-o', 'jsonpath={.data.step}');
       expect(read).toEqual({ code: 0, out: 'copying' });
 
       // A write is fenced: kubectl waits and retries by itself. Meanwhile the move completes.
       const started = Date.now();
-      const write = kubectl('label', 'configmap', name, 'written=through-router');
+      const write = inNamespace('label', 'configmap', name, 'written=through-router');
       await new Promise((resolve) => setTimeout(resolve, 2500));
       expect(router.lines.some((line) => line.msg === 'request' && line.code === 429)).toBe(true);
       await fresh.createNamespacedConfigMap({
