@@ -9,7 +9,15 @@ import {
   parseCellSet,
   parseCellSetSpec,
 } from '@cellfed/hashing';
-import { AppsV1Api, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { LOADED_GENERATION_ANNOTATION, routerLeaseName, type KubeObject } from '@cellfed/controller-kit';
+import {
+  AppsV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 import { Agent, request } from 'undici';
 
 import { cellSecretName } from '../src/control-plane/cell-secrets.ts';
@@ -287,4 +295,76 @@ describeE2e('cell router: writes to a migrating object are fenced until it has m
     },
     90_000,
   );
+});
+
+describeE2e('cell router: publishes the CellSet generation it routes with', () => {
+  const env = e2eEnv();
+  const controlPlane = clientsFor(env.controlPlane.kubeconfig);
+  const cellSetName = `lease-${Date.now()}`;
+  const replica = `e2e-${cellSetName}`;
+  let router: RouterProcess | undefined;
+  const cellSetApi = { group: 'cells.cellfed.io', version: 'v1alpha1', plural: 'cellsets' };
+
+  afterAll(async () => {
+    await stopRouter(router);
+    await controlPlane.custom
+      .deleteClusterCustomObject({ ...cellSetApi, name: cellSetName })
+      .catch(() => undefined);
+  });
+
+  it('writes its Lease with the loaded generation, follows a CellSet change, and removes it on stop', async () => {
+    const cells = env.cells.map((cell) => ({
+      id: cell.id,
+      state: 'Normal',
+      weight: 1,
+      kubeconfigSecretRef: { name: cellSecretName(cell.id) },
+    }));
+    await controlPlane.custom.createClusterCustomObject({
+      ...cellSetApi,
+      body: {
+        apiVersion: 'cells.cellfed.io/v1alpha1',
+        kind: 'CellSet',
+        metadata: { name: cellSetName },
+        spec: { cells },
+      },
+    });
+    router = await startRouter(env, ['--cellset', cellSetName, '--replica-id', replica]);
+    const coordination = new KubeConfig();
+    coordination.loadFromFile(env.controlPlane.kubeconfig);
+    const leases = coordination.makeApiClient(CoordinationV1Api);
+    const leaseName = routerLeaseName(replica);
+    const generationInLease = async () => {
+      const lease = await leases
+        .readNamespacedLease({ name: leaseName, namespace: 'cellfed-system' })
+        .catch(() => undefined);
+      return lease?.metadata?.annotations?.[LOADED_GENERATION_ANNOTATION];
+    };
+    const generationOf = async () =>
+      String(
+        (
+          (await controlPlane.custom.getClusterCustomObject({
+            ...cellSetApi,
+            name: cellSetName,
+          })) as KubeObject
+        ).metadata.generation,
+      );
+    const first = await generationOf();
+    await eventually('the Lease with the first generation', async () =>
+      (await generationInLease()) === first ? true : undefined,
+    );
+
+    cells[0]!.weight = 2;
+    await controlPlane.custom.patchClusterCustomObject(
+      { ...cellSetApi, name: cellSetName, body: { spec: { cells } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const second = await generationOf();
+    expect(Number(second)).toBeGreaterThan(Number(first));
+    await eventually('the Lease with the new generation', async () =>
+      (await generationInLease()) === second ? true : undefined,
+    );
+
+    await stopRouter(router);
+    expect(await generationInLease()).toBeUndefined();
+  });
 });

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 
 import { ManagerConfigSchema } from '@cellfed/controller-kit';
@@ -17,6 +18,8 @@ export const RouterConfigSchema = z
     clientCaFile: z.string().min(1).optional(),
     cellSetName: z.string().min(1).default(DEFAULT_CELLSET_NAME),
     secretNamespace: z.string().min(1).default(DEFAULT_SECRET_NAMESPACE),
+    /** This replica's name in its Lease; the pod name in a cluster. */
+    replicaId: z.string().min(1).default(`${hostname()}-${process.pid}`),
     /** /metrics, /healthz and /readyz (plain HTTP, for probes and Prometheus). */
     manager: ManagerConfigSchema,
   })
@@ -30,7 +33,8 @@ export const USAGE = `usage: cell-router --tls-cert-file FILE --tls-key-file FIL
   --port N                 its port (default 6443; 0 picks one)
   --client-ca-file FILE    CA of accepted client certificates
   --cellset NAME           the CellSet (default default)
-  --secret-namespace NS    where the cells' kubeconfig Secrets are (default cellfed-system)
+  --secret-namespace NS    where the cells' kubeconfig Secrets and the routers' Leases are (default cellfed-system)
+  --replica-id ID          this replica's name in its Lease (default: host name and process id)
   --http-port N            /metrics, /healthz, /readyz (default 8080; 0 picks one)
   --log-level LEVEL        pino level (default info)`;
 
@@ -48,6 +52,7 @@ export function parseRouterArgs(argv: string[]): RouterConfig {
       'client-ca-file': { type: 'string' },
       cellset: { type: 'string' },
       'secret-namespace': { type: 'string' },
+      'replica-id': { type: 'string' },
       'http-port': { type: 'string' },
       'log-level': { type: 'string' },
     },
@@ -62,6 +67,7 @@ export function parseRouterArgs(argv: string[]): RouterConfig {
     clientCaFile: values['client-ca-file'],
     cellSetName: values.cellset,
     secretNamespace: values['secret-namespace'],
+    replicaId: values['replica-id'],
     manager: {
       httpPort: number(values['http-port']),
       logLevel: values['log-level'],

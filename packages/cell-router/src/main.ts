@@ -32,6 +32,7 @@ try {
     },
     cellSetName: config.cellSetName,
     secretNamespace: config.secretNamespace,
+    identity: config.replicaId,
   });
   manager = new Manager({ name: 'cell-router', config: config.manager, logger, registry, controlPlane });
   manager.addReadyCheck('routing', () => router.readyCheck());
@@ -43,6 +44,7 @@ try {
         'serving the Kubernetes API',
       );
       await untilAborted(signal);
+      await router.stopped();
     },
     { needLeaderElection: false },
   );

@@ -49,6 +49,20 @@ export type { ProbeOptions } from './cells/health-probe.ts';
 export { LeaderElector } from './leader/leader-elector.ts';
 export type { LeaderCallbacks, LeaderElectionOptions } from './leader/leader-elector.ts';
 
+export {
+  LOADED_GENERATION_ANNOTATION,
+  ROUTER_CELLSET_LABEL,
+  RouterLeasePublisher,
+  routerLeaseName,
+  routerPresence,
+  routersBehind,
+} from './router-presence/router-lease.ts';
+export type {
+  RouterLease,
+  RouterLeasePublisherOptions,
+  RouterPresence,
+} from './router-presence/router-lease.ts';
+
 export { HealthServer } from './process/health-server.ts';
 export type { Check } from './process/health-server.ts';
 export { Manager } from './process/manager.ts';

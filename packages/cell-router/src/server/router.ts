@@ -5,6 +5,7 @@ import {
   CellPool,
   CONTROL_PLANE,
   Informer,
+  RouterLeasePublisher,
   resourceListWatch,
   type KubeClient,
 } from '@cellfed/controller-kit';
@@ -13,6 +14,8 @@ import type { Registry } from 'prom-client';
 
 import { Authenticator } from '../auth/authenticator.ts';
 import { RouterMetrics } from '../metrics/router-metrics.ts';
+import { DEFAULT_CELLSET_NAME, DEFAULT_SECRET_NAMESPACE } from '@cellfed/hashing';
+
 import { CellNamespaces, NAMESPACES } from '../proxy/cell-namespaces.ts';
 import { OldCopies } from '../proxy/old-copies.ts';
 import { RouterHandler } from '../proxy/router-handler.ts';
@@ -31,6 +34,8 @@ export interface RouterOptions {
   };
   cellSetName?: string;
   secretNamespace?: string;
+  /** This replica's name in its Lease (the pod name in a cluster). */
+  identity: string;
 }
 
 /**
@@ -42,8 +47,10 @@ export class Router {
   readonly state: RoutingStateHolder;
   readonly handler: RouterHandler;
   private readonly namespaces: Informer;
+  private readonly lease: RouterLeasePublisher;
   private readonly options: RouterOptions;
   private server: Server | undefined;
+  private running: Promise<unknown> = Promise.resolve();
 
   constructor(options: RouterOptions) {
     this.options = options;
@@ -56,7 +63,19 @@ export class Router {
       ...(options.secretNamespace ? { secretNamespace: options.secretNamespace } : {}),
     });
     this.state = new RoutingStateHolder(log.child({ component: 'routing-state' }));
-    this.pool.cellSets.addHandler(() => this.state.load(this.pool.cellSetObject()));
+    // One Lease per replica says which CellSet generation it routes with: the rebalance controller moves
+    // nothing until every live router has loaded the generation it acts on.
+    this.lease = new RouterLeasePublisher({
+      client: options.controlPlane,
+      namespace: options.secretNamespace ?? DEFAULT_SECRET_NAMESPACE,
+      cellSetName: options.cellSetName ?? DEFAULT_CELLSET_NAME,
+      identity: options.identity,
+      logger: log.child({ component: 'router-lease' }),
+    });
+    this.pool.cellSets.addHandler(() => {
+      if (this.state.load(this.pool.cellSetObject()))
+        void this.lease.publish(this.state.current()!.generation);
+    });
     this.namespaces = new Informer({
       cell: CONTROL_PLANE,
       resource: 'v1/namespaces',
@@ -91,9 +110,12 @@ export class Router {
     return this.namespaces.hasSynced() || 'namespaces not listed yet';
   }
 
-  /** Serves until `signal` aborts. Resolves with the address once listening. */
+  /**
+   * Serves until `signal` aborts. Resolves with the address once listening; {@link stopped} resolves once
+   * everything it started has ended (the Lease deleted, the informers stopped).
+   */
   async listen(host: string, port: number, signal: AbortSignal): Promise<AddressInfo> {
-    const running = [this.pool.run(signal), this.namespaces.run(signal)];
+    this.running = Promise.all([this.pool.run(signal), this.namespaces.run(signal), this.lease.run(signal)]);
     const { tls } = this.options;
     const server = createServer(
       {
@@ -116,10 +138,13 @@ export class Router {
       () => {
         server.closeAllConnections();
         server.close();
-        void Promise.all(running);
       },
       { once: true },
     );
     return server.address() as AddressInfo;
+  }
+
+  async stopped(): Promise<void> {
+    await this.running;
   }
 }

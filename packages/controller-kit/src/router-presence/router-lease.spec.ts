@@ -1,0 +1,118 @@
+import { FakeClock, flushPromises, memoryLogger } from '../testing/index.ts';
+import type { RequestOptions } from '../kube/kube-client.ts';
+import {
+  LOADED_GENERATION_ANNOTATION,
+  RouterLeasePublisher,
+  routerLeaseName,
+  routersBehind,
+  type RouterLease,
+} from './router-lease.ts';
+
+function fakeClient() {
+  const calls: { method: string; path: string; options?: RequestOptions }[] = [];
+  let failures = 0;
+  return {
+    calls,
+    failNext: (n: number) => (failures = n),
+    client: {
+      request: async <T>(method: string, path: string, options?: RequestOptions): Promise<T> => {
+        calls.push({ method, path, ...(options ? { options } : {}) });
+        if (failures > 0) {
+          failures -= 1;
+          throw new Error('apiserver unavailable');
+        }
+        return undefined as T;
+      },
+    },
+  };
+}
+
+const lease = (name: string, generation: number, renewTime: string, duration = 30): RouterLease => ({
+  metadata: { name, annotations: { [LOADED_GENERATION_ANNOTATION]: String(generation) } },
+  spec: { holderIdentity: name, leaseDurationSeconds: duration, renewTime },
+});
+
+describe('RouterLeasePublisher', () => {
+  it('publishes the loaded generation at once, renews it, and deletes the Lease on stop', async () => {
+    const clock = new FakeClock(Date.UTC(2026, 10, 23));
+    const { client, calls } = fakeClient();
+    const publisher = new RouterLeasePublisher({
+      client,
+      namespace: 'cellfed-system',
+      cellSetName: 'default',
+      identity: 'Router_A.1',
+      logger: memoryLogger().logger,
+      clock,
+    });
+    const stop = new AbortController();
+    const running = publisher.run(stop.signal);
+    await publisher.publish(3);
+    expect(calls).toHaveLength(1);
+    const body = JSON.parse(calls[0]!.options!.body as string) as RouterLease;
+    expect(calls[0]!.path).toBe(
+      '/apis/coordination.k8s.io/v1/namespaces/cellfed-system/leases/cell-router-router-a-1',
+    );
+    expect(calls[0]!.options!.contentType).toBe('application/apply-patch+yaml');
+    expect(body.metadata.annotations).toEqual({ [LOADED_GENERATION_ANNOTATION]: '3' });
+    expect(body.spec?.renewTime).toBe('2026-11-23T00:00:00.000000Z');
+
+    await clock.advance(10_000);
+    expect(calls).toHaveLength(2);
+    expect((JSON.parse(calls[1]!.options!.body as string) as RouterLease).spec?.renewTime).toBe(
+      '2026-11-23T00:00:10.000000Z',
+    );
+    stop.abort();
+    await running;
+    expect(calls.at(-1)).toMatchObject({ method: 'DELETE' });
+  });
+
+  it('keeps going when a write fails, and writes again at the next renewal', async () => {
+    const clock = new FakeClock();
+    const { client, calls, failNext } = fakeClient();
+    const { logger, lines } = memoryLogger();
+    const publisher = new RouterLeasePublisher({
+      client,
+      namespace: 'ns',
+      cellSetName: 'default',
+      identity: 'r',
+      logger,
+      clock,
+      renewIntervalMs: 5_000,
+    });
+    const stop = new AbortController();
+    const running = publisher.run(stop.signal);
+    failNext(1);
+    await publisher.publish(1);
+    expect(lines.some((line) => line.msg === 'router Lease not written; retrying at the next renewal')).toBe(
+      true,
+    );
+    await clock.advance(5_000);
+    await flushPromises();
+    expect(calls.filter((call) => call.method === 'PATCH')).toHaveLength(2);
+    stop.abort();
+    await running;
+  });
+});
+
+describe('routersBehind', () => {
+  const now = Date.parse('2026-11-23T00:01:00Z');
+  it('names live routers on an older generation, ignoring expired and malformed Leases', () => {
+    const behind = routersBehind(
+      [
+        lease('current', 5, '2026-11-23T00:00:50.000000Z'),
+        lease('old', 4, '2026-11-23T00:00:50.000000Z'),
+        lease('crashed', 2, '2026-11-23T00:00:00.000000Z'),
+        { metadata: { name: 'not-a-router' } },
+      ],
+      5,
+      now,
+    );
+    expect(behind.map((router) => router.identity)).toEqual(['old']);
+  });
+
+  it('makes DNS-safe Lease names from replica identities', () => {
+    expect(routerLeaseName('cellfed-router-7d9f-x2')).toBe('cell-router-cellfed-router-7d9f-x2');
+    expect(routerLeaseName('My.Host-4242')).toBe('cell-router-my-host-4242');
+    expect(routerLeaseName('x'.repeat(80)).length).toBeLessThanOrEqual(63);
+  });
+});

@@ -1,0 +1,150 @@
+import type { Logger } from 'pino';
+
+import { realClock, sleep, type Clock } from '../clock.ts';
+import { errorMessage } from '../errors.ts';
+import { isNotFound } from '../kube/api-error.ts';
+import type { KubeClient } from '../kube/kube-client.ts';
+import type { KubeObject } from '../kube/kube-object.ts';
+import { microTime } from '../leader/micro-time.ts';
+
+/** On every router Lease: the CellSet it routes by (so routers of other CellSets are told apart). */
+export const ROUTER_CELLSET_LABEL = 'cellfed.io/router-cellset';
+/** On every router Lease: the CellSet generation that replica routes with now. */
+export const LOADED_GENERATION_ANNOTATION = 'cellfed.io/loaded-cellset-generation';
+
+const LEASES = '/apis/coordination.k8s.io/v1/namespaces';
+
+export interface RouterLease extends KubeObject {
+  spec?: { holderIdentity?: string; leaseDurationSeconds?: number; renewTime?: string };
+}
+
+/** What one router replica has said about itself. */
+export interface RouterPresence {
+  readonly identity: string;
+  readonly generation: number;
+  /** Milliseconds since the epoch after which the replica counts as gone. */
+  readonly expiresAt: number;
+}
+
+/** Reads a router Lease; undefined when it is not one or is malformed. */
+export function routerPresence(lease: RouterLease): RouterPresence | undefined {
+  const generation = Number(lease.metadata.annotations?.[LOADED_GENERATION_ANNOTATION]);
+  const renewed = Date.parse(lease.spec?.renewTime ?? '');
+  const duration = lease.spec?.leaseDurationSeconds;
+  if (!Number.isInteger(generation) || Number.isNaN(renewed) || !duration) return undefined;
+  return {
+    identity: lease.spec?.holderIdentity ?? lease.metadata.name ?? '',
+    generation,
+    expiresAt: renewed + duration * 1000,
+  };
+}
+
+/**
+ * The live router replicas that still route with a CellSet generation older than `generation`: the
+ * rebalance controller moves nothing while this is not empty. Expired Leases (crashed replicas) do not
+ * count.
+ */
+export function routersBehind(
+  leases: readonly RouterLease[],
+  generation: number,
+  now: number,
+): RouterPresence[] {
+  return leases
+    .map(routerPresence)
+    .filter((presence): presence is RouterPresence => presence !== undefined && presence.expiresAt > now)
+    .filter((presence) => presence.generation < generation);
+}
+
+/** A Lease name from a replica identity (a pod name, or host-pid): lowercase DNS label characters. */
+export function routerLeaseName(identity: string): string {
+  const cleaned = identity
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+  return `cell-router-${cleaned}`.slice(0, 63).replace(/-+$/, '');
+}
+
+export interface RouterLeasePublisherOptions {
+  client: Pick<KubeClient, 'request'>;
+  namespace: string;
+  cellSetName: string;
+  identity: string;
+  logger: Logger;
+  clock?: Clock;
+  /** How long the Lease holds without renewal. Default 30 s. */
+  leaseDurationSeconds?: number;
+  /** How often it is renewed. Default 10 s. */
+  renewIntervalMs?: number;
+}
+
+/**
+ * One Lease per router replica in the control plane, saying which CellSet generation it routes with. It is
+ * written at once when the generation changes and renewed while the replica runs; a clean stop deletes it.
+ */
+export class RouterLeasePublisher {
+  private readonly options: RouterLeasePublisherOptions;
+  private readonly clock: Clock;
+  private readonly name: string;
+  private generation: number | undefined;
+  private written: Promise<void> = Promise.resolve();
+
+  constructor(options: RouterLeasePublisherOptions) {
+    this.options = options;
+    this.clock = options.clock ?? realClock;
+    this.name = routerLeaseName(options.identity);
+  }
+
+  /** Records the generation now loaded and publishes it (without waiting; a failure is retried on renewal). */
+  publish(generation: number): Promise<void> {
+    this.generation = generation;
+    this.written = this.written.then(() => this.write());
+    return this.written;
+  }
+
+  /** Renews until `signal` aborts, then deletes the Lease. */
+  async run(signal: AbortSignal): Promise<void> {
+    const interval = this.options.renewIntervalMs ?? 10_000;
+    while (!signal.aborted) {
+      if (this.generation !== undefined) await this.publish(this.generation);
+      await sleep(this.clock, interval, signal);
+    }
+    await this.written;
+    const { client, namespace } = this.options;
+    await client.request('DELETE', `${LEASES}/${namespace}/leases/${this.name}`).catch((error: unknown) => {
+      if (!isNotFound(error))
+        this.options.logger.warn({ lease: this.name, err: errorMessage(error) }, 'router Lease not deleted');
+    });
+  }
+
+  private async write(): Promise<void> {
+    const { client, namespace, cellSetName, identity } = this.options;
+    const lease = {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: {
+        name: this.name,
+        namespace,
+        labels: { [ROUTER_CELLSET_LABEL]: cellSetName, 'app.kubernetes.io/component': 'cell-router' },
+        annotations: { [LOADED_GENERATION_ANNOTATION]: String(this.generation) },
+      },
+      spec: {
+        holderIdentity: identity,
+        leaseDurationSeconds: this.options.leaseDurationSeconds ?? 30,
+        renewTime: microTime(this.clock.now()),
+      },
+    };
+    try {
+      // Server-side apply: creates or updates in one call, whoever wrote last.
+      await client.request('PATCH', `${LEASES}/${namespace}/leases/${this.name}`, {
+        query: { fieldManager: 'cellfed-cell-router', force: true },
+        body: JSON.stringify(lease),
+        contentType: 'application/apply-patch+yaml',
+      });
+    } catch (error) {
+      this.options.logger.warn(
+        { lease: this.name, generation: this.generation, err: errorMessage(error) },
+        'router Lease not written; retrying at the next renewal',
+      );
+    }
+  }
+}
