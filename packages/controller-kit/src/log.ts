@@ -5,5 +5,10 @@ import { pino, type Logger } from 'pino';
  * reconcileID, so every line says what it is about.
  */
 export function createLogger(options: { name: string; level?: string }): Logger {
-  return pino({ name: options.name, level: options.level ?? 'info', base: undefined });
+  // Asynchronous writes: under load (the router's access log) lines written while one write is in flight
+  // go out together instead of one blocking write each; nothing waits for a buffer to fill.
+  return pino(
+    { name: options.name, level: options.level ?? 'info', base: undefined },
+    pino.destination({ dest: 1, sync: false }),
+  );
 }

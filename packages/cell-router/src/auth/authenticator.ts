@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { TLSSocket } from 'node:tls';
+import type { PeerCertificate, TLSSocket } from 'node:tls';
 
 import type { KubeClient } from '@cellfed/controller-kit';
 import type { Clock } from '@cellfed/controller-kit';
@@ -35,6 +35,7 @@ export class Authenticator {
   private readonly options: AuthenticatorOptions;
   private readonly clock: Clock;
   private readonly tokens = new Map<string, { at: number; result: Authentication }>();
+  private readonly certificateUsers = new WeakMap<object, UserInfo | null>();
 
   constructor(options: AuthenticatorOptions) {
     this.options = options;
@@ -44,14 +45,13 @@ export class Authenticator {
   async authenticate(request: IncomingMessage): Promise<Authentication> {
     const socket = request.socket as Partial<TLSSocket>;
     if (socket.authorized && socket.getPeerCertificate) {
-      const certificate = socket.getPeerCertificate();
-      const cn = certificate.subject?.CN;
-      if (typeof cn === 'string' && cn !== '') {
-        const organisations = certificate.subject.O;
-        const groups =
-          organisations === undefined ? [] : Array.isArray(organisations) ? organisations : [organisations];
-        return { user: { username: cn, groups: [...groups, 'system:authenticated'], extra: {} } };
+      // A connection's certificate does not change: read it once per connection, not per request.
+      let user = this.certificateUsers.get(socket);
+      if (user === undefined) {
+        user = userOfCertificate(socket.getPeerCertificate());
+        this.certificateUsers.set(socket, user);
       }
+      if (user) return { user };
     }
     const header = request.headers.authorization;
     const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
@@ -87,4 +87,14 @@ export class Authenticator {
     if (this.tokens.size > 10_000) this.tokens.delete(this.tokens.keys().next().value!);
     return result;
   }
+}
+
+/** CN is the user and O the groups, as kube-apiserver reads a client certificate; null without a CN. */
+function userOfCertificate(certificate: PeerCertificate): UserInfo | null {
+  const cn = certificate.subject?.CN;
+  if (typeof cn !== 'string' || cn === '') return null;
+  const organisations = certificate.subject.O;
+  const groups =
+    organisations === undefined ? [] : Array.isArray(organisations) ? organisations : [organisations];
+  return { username: cn, groups: [...groups, 'system:authenticated'], extra: {} };
 }

@@ -39,7 +39,9 @@ export function sendUpstream(
 /** Streams an apiserver's answer to the caller: watches and logs flow until either side closes. */
 export async function relay(upstream: Dispatcher.ResponseData, response: ServerResponse): Promise<void> {
   response.writeHead(upstream.statusCode, downstreamHeaders(upstream.headers));
-  response.flushHeaders();
+  // A stream of unknown length (a watch, followed logs) shows its headers at once; a sized answer sends
+  // them with its body, in one write.
+  if (upstream.headers['content-length'] === undefined) response.flushHeaders();
   await pipeline(upstream.body, response).catch(() => upstream.body.destroy());
 }
 
@@ -66,7 +68,10 @@ export function sendStatus(response: ServerResponse, status: KubeStatus, headers
 /** An aborter tied to the caller's connection: the upstream request ends when the caller goes. */
 export function abortOnClose(response: ServerResponse): AbortSignal {
   const abort = new AbortController();
-  response.once('close', () => abort.abort());
+  // Only a caller that leaves early aborts (an abort builds a DOMException: not for every request).
+  response.once('close', () => {
+    if (!response.writableFinished) abort.abort();
+  });
   return abort.signal;
 }
 

@@ -1,0 +1,304 @@
+// `npx nx run cell-router:bench`: writes bench/results/router.json.
+// One real cell (etcd + kube-apiserver, from `cells up --cells 1`) and the router process in front of it.
+// The same load runs directly against the cell and through the router, in alternating rounds of one run:
+//  - GET of one ConfigMap at fixed concurrency: p50, p99 and requests per second;
+//  - create of ConfigMaps (unique names) at fixed concurrency: p50.
+// A third mode, a bare Node.js proxy (bench/bare-proxy.ts), shows what any proxy in Node costs here.
+// figures.*Ratio = router / direct; bareProxyFigures.*Ratio = bare proxy / direct. Goals: getP50Ratio ≤ 1.15, getP99Ratio ≤ 1.5, throughputRatio ≥ 0.9.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+import { Agent, request } from 'undici';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '../../..');
+const ROUNDS = Number(process.env['CELLFED_BENCH_ROUNDS'] ?? 3);
+const GET_SECONDS = Number(process.env['CELLFED_BENCH_GET_SECONDS'] ?? 5);
+const GET_CONCURRENCY = Number(process.env['CELLFED_BENCH_GET_CONCURRENCY'] ?? 8);
+const CREATE_SECONDS = Number(process.env['CELLFED_BENCH_CREATE_SECONDS'] ?? 3);
+const CREATE_CONCURRENCY = Number(process.env['CELLFED_BENCH_CREATE_CONCURRENCY'] ?? 4);
+const progress = (message: string) => process.stderr.write(`${message}\n`);
+const round = (value: number, digits = 0) => Math.round(value * 10 ** digits) / 10 ** digits;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
+
+const tools =
+  process.env['CELLFED_TOOLS_BIN'] ??
+  execFileSync('bash', [join(root, 'scripts/build-tools.sh')], { encoding: 'utf8' }).trim();
+const cellsCli = join(root, 'e2e/src/cli/cells.ts');
+const dir = mkdtempSync(join(tmpdir(), 'cellfed-router-bench-'));
+const cells = (...args: string[]) =>
+  execFileSync(process.execPath, [cellsCli, ...args, '--dir', dir, '--tools', tools, '--log-level', 'warn'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+
+interface Env {
+  controlPlane: { kubeconfig: string; url: string };
+  cells: { id: string; kubeconfig: string; url: string }[];
+}
+
+/** The router as it runs for real: its own process, access log at info (drained, as a log shipper would). */
+async function startRouter(env: Env): Promise<{ url: string; child: ChildProcess }> {
+  const pki = join(dir, 'pki', 'control-plane');
+  const child = spawn(
+    process.execPath,
+    [
+      // e.g. `--cpu-prof --cpu-prof-dir=/tmp/router-profile` to see where the router spends its time.
+      ...(process.env['CELLFED_BENCH_ROUTER_NODE_OPTIONS'] ?? '').split(' ').filter(Boolean),
+      join(root, 'packages/cell-router/src/main.ts'),
+      '--kubeconfig',
+      env.controlPlane.kubeconfig,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--http-port',
+      '0',
+      '--tls-cert-file',
+      join(pki, 'apiserver.crt'),
+      '--tls-key-file',
+      join(pki, 'apiserver.key'),
+      '--client-ca-file',
+      join(pki, 'ca.crt'),
+      '--log-level',
+      process.env['CELLFED_BENCH_ROUTER_LOG_LEVEL'] ?? 'info',
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let port: number | undefined;
+  let engaged = false;
+  const lines = createInterface({ input: child.stdout! });
+  await new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`the router exited with ${code}`)));
+    lines.on('line', (line) => {
+      const entry = JSON.parse(line) as { msg?: string; port?: number };
+      if (entry.msg === 'serving the Kubernetes API') port = entry.port;
+      if (entry.msg === 'cell engaged') engaged = true;
+      if (port && engaged) resolve();
+    });
+  });
+  // From here on the access log would be measured too: it is part of the router, keep reading it.
+  lines.removeAllListeners('line');
+  lines.on('line', () => undefined);
+  return { url: `https://127.0.0.1:${port}`, child };
+}
+
+/** The bare Node.js proxy (bench/bare-proxy.ts) in front of the same cell. */
+async function startBareProxy(cell: Env['cells'][number]): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(
+    process.execPath,
+    [join(here, 'bare-proxy.ts'), cell.url, join(dir, 'pki', cell.id), join(dir, 'pki', 'control-plane')],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`the bare proxy exited with ${code}`)));
+    createInterface({ input: child.stdout! }).once('line', (line) => resolve(Number(line)));
+  });
+  return { url: `https://127.0.0.1:${port}`, child };
+}
+
+/** An undici pool with the control plane's admin client certificate (the router trusts that CA). */
+function adminAgent(caFile: string): Agent {
+  const pki = join(dir, 'pki');
+  return new Agent({
+    connect: {
+      ca: readFileSync(caFile),
+      cert: readFileSync(join(pki, 'control-plane', 'admin.crt')),
+      key: readFileSync(join(pki, 'control-plane', 'admin.key')),
+    },
+    connections: 64,
+    allowH2: false,
+  });
+}
+
+interface Load {
+  latenciesMs: number[];
+  requests: number;
+  errors: number;
+  seconds: number;
+}
+
+/** `concurrency` loops sending `one(i)` for `seconds`; every latency kept. */
+async function load(
+  concurrency: number,
+  seconds: number,
+  one: (i: number) => Promise<number>,
+): Promise<Load> {
+  const latenciesMs: number[] = [];
+  let errors = 0;
+  let next = 0;
+  const deadline = performance.now() + seconds * 1000;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline) {
+        const t0 = performance.now();
+        const code = await one(next++);
+        latenciesMs.push(performance.now() - t0);
+        if (code >= 300) errors += 1;
+      }
+    }),
+  );
+  return { latenciesMs, requests: latenciesMs.length, errors, seconds: (performance.now() - started) / 1000 };
+}
+
+const summary = (loads: Load[]) => {
+  const sorted = loads.flatMap((one) => one.latenciesMs).sort((a, b) => a - b);
+  const requests = loads.reduce((sum, one) => sum + one.requests, 0);
+  const seconds = loads.reduce((sum, one) => sum + one.seconds, 0);
+  return {
+    requests,
+    errors: loads.reduce((sum, one) => sum + one.errors, 0),
+    p50Ms: round(percentile(sorted, 50), 3),
+    p90Ms: round(percentile(sorted, 90), 3),
+    p99Ms: round(percentile(sorted, 99), 3),
+    requestsPerSecond: round(requests / seconds, 1),
+  };
+};
+
+const MODES = ['direct', 'router', 'bareProxy'] as const;
+type Mode = (typeof MODES)[number];
+const children: ChildProcess[] = [];
+const agents: Agent[] = [];
+const runs = Object.fromEntries(
+  MODES.map((mode) => [mode, { get: [] as Load[], create: [] as Load[] }]),
+) as Record<Mode, { get: Load[]; create: Load[] }>;
+try {
+  progress(`starting the control plane and one cell in ${dir}`);
+  cells('up', '--cells', '1', '--no-controller-manager');
+  const env = JSON.parse(readFileSync(join(dir, 'env.json'), 'utf8')) as Env;
+  const cell = env.cells[0]!;
+  const started = await startRouter(env);
+  children.push(started.child);
+  const bare = await startBareProxy(cell);
+  children.push(bare.child);
+  progress(`router at ${started.url}, bare proxy at ${bare.url}, cell ${cell.id} at ${cell.url}`);
+
+  // Direct: the cell's apiserver with the cell's admin certificate. Router: the router with the control
+  // plane's admin certificate (the router authenticates it, then impersonates it in the cell).
+  const targets: Record<Mode, { base: string; agent: Agent }> = {
+    direct: {
+      base: cell.url,
+      agent: new Agent({ connect: cellTls(cell.id), connections: 64, allowH2: false }),
+    },
+    router: { base: started.url, agent: adminAgent(join(dir, 'pki', 'control-plane', 'ca.crt')) },
+    bareProxy: { base: bare.url, agent: adminAgent(join(dir, 'pki', 'control-plane', 'ca.crt')) },
+  };
+  agents.push(...Object.values(targets).map((target) => target.agent));
+  const path = '/api/v1/namespaces/default/configmaps';
+  await send(targets.direct, 'POST', path, {
+    metadata: { name: 'bench-get' },
+    data: { value: 'x'.repeat(256) },
+  });
+
+  for (const mode of MODES) {
+    await load(GET_CONCURRENCY, 1, () => send(targets[mode], 'GET', `${path}/bench-get`)); // warm-up
+    progress(`warmed up ${mode}`);
+  }
+  for (let round_ = 1; round_ <= ROUNDS; round_++) {
+    // Alternate the order so drift on a shared machine does not favour one side.
+    const order = round_ % 2 === 1 ? MODES : [...MODES].reverse();
+    for (const name of order) {
+      const target = targets[name];
+      const gets = await load(GET_CONCURRENCY, GET_SECONDS, () => send(target, 'GET', `${path}/bench-get`));
+      const creates = await load(CREATE_CONCURRENCY, CREATE_SECONDS, (i) =>
+        send(target, 'POST', path, {
+          metadata: { name: `bench-${name.toLowerCase()}-${round_}-${i}` },
+          data: { v: 'x' },
+        }),
+      );
+      runs[name].get.push(gets);
+      runs[name].create.push(creates);
+      progress(
+        `round ${round_}/${ROUNDS} ${name}: GET ${summary([gets]).p50Ms} ms p50, ${summary([gets]).requestsPerSecond}/s; create ${summary([creates]).p50Ms} ms p50`,
+      );
+    }
+  }
+} finally {
+  await Promise.all(agents.map((agent) => agent.close()));
+  for (const child of children.filter((one) => one.exitCode === null)) {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  }
+  try {
+    cells('down');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function cellTls(id: string) {
+  const pki = join(dir, 'pki', id);
+  return {
+    ca: readFileSync(join(pki, 'ca.crt')),
+    cert: readFileSync(join(pki, 'admin.crt')),
+    key: readFileSync(join(pki, 'admin.key')),
+  };
+}
+
+async function send(
+  target: { base: string; agent: Agent },
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+) {
+  const response = await request(`${target.base}${path}`, {
+    method,
+    dispatcher: target.agent,
+    headers: { accept: 'application/json', ...(body ? { 'content-type': 'application/json' } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  await response.body.dump();
+  return response.statusCode;
+}
+
+const direct = { get: summary(runs.direct.get), create: summary(runs.direct.create) };
+const routed = { get: summary(runs.router.get), create: summary(runs.router.create) };
+const bareProxy = { get: summary(runs.bareProxy.get), create: summary(runs.bareProxy.create) };
+const ratios = (over: typeof direct) => ({
+  getP50Ratio: round(over.get.p50Ms / direct.get.p50Ms, 3),
+  getP99Ratio: round(over.get.p99Ms / direct.get.p99Ms, 3),
+  throughputRatio: round(over.get.requestsPerSecond / direct.get.requestsPerSecond, 3),
+  createP50Ratio: round(over.create.p50Ms / direct.create.p50Ms, 3),
+});
+const figures = ratios(routed);
+// What any Node.js proxy on this machine costs (TLS twice, one more process on the same cores): the part
+// of the router's ratios that is not the router's own work.
+const bareProxyFigures = ratios(bareProxy);
+const goals = { getP50Ratio: 1.15, getP99Ratio: 1.5, throughputRatio: 0.9 };
+const result = {
+  benchmark: 'router',
+  date: new Date().toISOString(),
+  machine: { node: process.version, cpus: cpus().length },
+  load: {
+    rounds: ROUNDS,
+    get: { concurrency: GET_CONCURRENCY, secondsPerRound: GET_SECONDS },
+    create: { concurrency: CREATE_CONCURRENCY, secondsPerRound: CREATE_SECONDS },
+    description:
+      'one ConfigMap GET and ConfigMap creates, directly to one real cell apiserver and through the router process in front of it, alternating rounds; every request over keep-alive TLS with client certificates',
+  },
+  figures,
+  goals,
+  met: {
+    getP50Ratio: figures.getP50Ratio <= goals.getP50Ratio,
+    getP99Ratio: figures.getP99Ratio <= goals.getP99Ratio,
+    throughputRatio: figures.throughputRatio >= goals.throughputRatio,
+  },
+  bareProxyFigures,
+  direct,
+  router: routed,
+  bareProxy,
+};
+if ([direct, routed, bareProxy].some((mode) => mode.get.errors + mode.create.errors > 0)) {
+  progress(`errors: ${JSON.stringify({ direct, routed, bareProxy })}`);
+  process.exitCode = 1;
+}
+const out = join(root, 'bench/results/router.json');
+mkdirSync(dirname(out), { recursive: true });
+writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
+process.stdout.write(`${JSON.stringify({ figures, bareProxyFigures })}\n`);
