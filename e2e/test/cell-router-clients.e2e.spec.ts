@@ -511,7 +511,7 @@ describeE2e('cell router: exec, attach and port-forward are relayed as upgrades'
         spec,
       },
     });
-    router = await startRouter(env, ['--cellset', cellSetName]);
+    router = await startRouter(env, { args: ['--cellset', cellSetName] });
     const table = RoutingTable.fromCellSet(parseCellSetSpec(spec));
     const pod = `echo-${Date.now()}`;
     const cellId = table.route(table.keyOf({ namespace, name: pod })).oldCell;

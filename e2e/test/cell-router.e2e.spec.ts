@@ -262,7 +262,10 @@ describeE2e('cell router: writes to a migrating object are fenced until it has m
         },
       });
 
-      router = await startRouter(env, ['--cellset', cellSetName], [oldCell!.id, newCell!.id]);
+      router = await startRouter(env, {
+        args: ['--cellset', cellSetName],
+        cells: [oldCell!.id, newCell!.id],
+      });
       const kubeconfig = routerKubeconfig(env, router, join(env.dir, `router-${cellSetName}.kubeconfig`));
       const inNamespace = (...args: string[]) => kubectl(kubeconfig, ['-n', namespace, ...args]);
 
@@ -328,7 +331,7 @@ describeE2e('cell router: publishes the CellSet generation it routes with', () =
         spec: { cells },
       },
     });
-    router = await startRouter(env, ['--cellset', cellSetName, '--replica-id', replica]);
+    router = await startRouter(env, { args: ['--cellset', cellSetName, '--replica-id', replica] });
     const coordination = new KubeConfig();
     coordination.loadFromFile(env.controlPlane.kubeconfig);
     const leases = coordination.makeApiClient(CoordinationV1Api);

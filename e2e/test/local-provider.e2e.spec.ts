@@ -131,6 +131,39 @@ describeE2e('local provider: faults, failures and interruptions', () => {
     expect(processesUsing(dir)).toEqual([]);
   });
 
+  it('`cells run` serves kubectl through the router and Ctrl-C stops the router and every cell', async () => {
+    const dir = join(scratch(), 'env');
+    const cli = fileURLToPath(new URL('../src/cli/cells.ts', import.meta.url));
+    const args = ['run', '--dir', dir, '--cells', '1', '--no-controller-manager', '--router-port', '0'];
+    const child = spawn(process.execPath, [cli, ...args, '--tools', toolsDir!, '--runtime-root', dir], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const kubeconfig = await eventually(
+      'the kubeconfig line',
+      async () => /export KUBECONFIG=(\S+)/.exec(stdout)?.[1],
+      60_000,
+    );
+    const kubectl = (...kubectlArgs: string[]) =>
+      new Promise<number | null>((resolve) =>
+        spawn(join(toolsDir!, 'kubectl'), ['--kubeconfig', kubeconfig, ...kubectlArgs], {
+          stdio: 'ignore',
+        }).on('exit', resolve),
+      );
+    expect(await kubectl('create', 'namespace', 'demo')).toBe(0);
+    expect(await kubectl('-n', 'demo', 'create', 'deployment', 'web', '--image=nginx')).toBe(0);
+    // Created in the cell, through the router (the control plane holds no Deployments).
+    const cell = clientsFor(join(dir, 'kubeconfig', 'cell-1.kubeconfig'));
+    await cell.apps.readNamespacedDeployment({ name: 'web', namespace: 'demo' });
+    expect(processesUsing(dir).some((cmdline) => cmdline.includes('cell-router'))).toBe(true);
+
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+    expect(processesUsing(dir)).toEqual([]);
+  });
+
   it('`up` on a running environment changes nothing, and `down` twice is not an error', async () => {
     const dir = join(scratch(), 'env');
     const provider = new LocalProvider({ toolsDir, crdDir: CHART_CRD_DIR });

@@ -12,6 +12,7 @@ describe('parseCellsArgs', () => {
       images: [],
       tools: undefined,
       runtimeRoot: undefined,
+      routerPort: 6443,
       logLevel: 'info',
     });
   });
@@ -42,6 +43,7 @@ describe('parseCellsArgs', () => {
       images: ['a:1', 'b:2'],
       tools: '/tools',
     });
+    expect(parseCellsArgs(['run', '--router-port', '0'], {}).routerPort).toBe(0);
     expect(parseCellsArgs(['down', '--tools', '/mine'], { CELLFED_TOOLS_BIN: '/tools' }).tools).toBe('/mine');
   });
 
@@ -50,7 +52,8 @@ describe('parseCellsArgs', () => {
     [['up', '--cells', 'three'], '--cells must be a number'],
     [['up', '--cells', '2.5'], '--cells must be a whole number'],
     [['up', '--provider', 'docker'], '--provider must be local or kind; got "docker"'],
-    [['start'], 'unknown command "start" (up, down or status)'],
+    [['start'], 'unknown command "start" (up, down, status or run)'],
+    [['run', '--router-port', '70000'], '--router-port must be 0 to 65535'],
     [['up', 'down'], 'one command expected; got up down'],
     [['up', '--bogus'], "Unknown option '--bogus'"],
     [[], 'usage: npm run cells'],

@@ -5,8 +5,9 @@ import { z } from 'zod';
 import { PROVIDERS } from '../env-file.ts';
 import { E2eError, E2eErrorCode } from '../errors.ts';
 
-export const USAGE = `usage: npm run cells -- <up|down|status> [options]
+export const USAGE = `usage: npm run cells -- <up|down|status|run> [options]
   up      start the router control plane and N cells; prints the path of env.json
+  run     up, then the cell router in front; prints the kubeconfig for kubectl; Ctrl-C stops it all
   down    stop everything up started in --dir
   status  print env.json and each process's resident memory (local provider)
 options:
@@ -17,11 +18,12 @@ options:
   --image IMAGE               image to load into every kind cluster (repeatable)
   --tools DIR                 directory of the built tools (default $CELLFED_TOOLS_BIN)
   --runtime-root DIR          where etcd keeps its data (local; default /dev/shm, a tmpfs)
+  --router-port N             the router's port with run (default 6443; 0 picks a free one)
   --log-level LEVEL           pino level (default info)`;
 
 const CellsArgsSchema = z.object({
-  command: z.enum(['up', 'down', 'status'], {
-    error: (issue) => `unknown command "${String(issue.input)}" (up, down or status)`,
+  command: z.enum(['up', 'down', 'status', 'run'], {
+    error: (issue) => `unknown command "${String(issue.input)}" (up, down, status or run)`,
   }),
   dir: z.string().min(1).default('tmp/cells'),
   cells: z.coerce
@@ -37,6 +39,12 @@ const CellsArgsSchema = z.object({
   images: z.array(z.string().min(1)).default([]),
   tools: z.string().optional(),
   runtimeRoot: z.string().min(1).optional(),
+  routerPort: z.coerce
+    .number({ error: '--router-port must be a number' })
+    .int({ error: '--router-port must be a whole number' })
+    .min(0, { error: '--router-port must be 0 to 65535' })
+    .max(65535, { error: '--router-port must be 0 to 65535' })
+    .default(6443),
   logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
 });
 
@@ -58,6 +66,7 @@ export function parseCellsArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
         tools: { type: 'string' },
         'runtime-root': { type: 'string' },
         'log-level': { type: 'string' },
+        'router-port': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -78,6 +87,7 @@ export function parseCellsArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
     images: values.image,
     tools: values.tools ?? env['CELLFED_TOOLS_BIN'],
     runtimeRoot: values['runtime-root'],
+    routerPort: values['router-port'],
     logLevel: values['log-level'],
   });
   if (!result.success) {

@@ -1,10 +1,15 @@
 #!/usr/bin/env node
-// `npm run cells -- up|down|status`: real cells for development and the e2e suite. scripts/cells.sh builds
-// the tools first and passes their directory in CELLFED_TOOLS_BIN.
+// `npm run cells -- up|down|status|run`: real cells for development and the e2e suite. scripts/cells.sh
+// builds the tools first and passes their directory in CELLFED_TOOLS_BIN.
+import { join, resolve } from 'node:path';
+
 import { E2eError, E2eErrorCode } from '../errors.ts';
 import { createLogger } from '../log.ts';
+import { readEnvFile } from '../env-file.ts';
 import { CHART_CRD_DIR } from '../paths.ts';
+import type { Provider } from '../provider.ts';
 import { createProvider } from '../providers.ts';
+import { startRouter, stopRouter, writeRouterKubeconfig } from '../router/router-process.ts';
 import { parseCellsArgs } from './cells-args.ts';
 import { printStatus } from './cells-status.ts';
 
@@ -40,8 +45,56 @@ async function main(): Promise<number> {
   } finally {
     process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
   }
-  process.stdout.write(`${args.dir}/env.json\n`);
-  return 0;
+  if (args.command === 'up') {
+    process.stdout.write(`${args.dir}/env.json\n`);
+    return 0;
+  }
+  return runFederation(provider, args.dir, args.routerPort, log);
+}
+
+/**
+ * `run`: the cells just started, the router in front of them, and a kubeconfig for it; in the foreground
+ * until Ctrl-C (or SIGTERM, or the router ending), which stops the router and then every cell.
+ */
+async function runFederation(
+  provider: Provider,
+  dir: string,
+  port: number,
+  log: ReturnType<typeof createLogger>,
+): Promise<number> {
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => stop.abort(new Error(`received ${signal}`));
+  process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
+  try {
+    const env = readEnvFile(dir);
+    log.info({ port }, 'starting the cell router');
+    const router = await startRouter(env, { port, logFile: join(dir, 'logs', 'cell-router.log') });
+    const kubeconfig = writeRouterKubeconfig(
+      env,
+      router.url,
+      resolve(dir, 'kubeconfig', 'router.kubeconfig'),
+    );
+    process.stdout.write(
+      [
+        `cellfed is running: the router at ${router.url} in front of ${env.cells.map((cell) => cell.id).join(', ')}.`,
+        `  export KUBECONFIG=${kubeconfig}`,
+        `  kubectl create namespace demo && kubectl -n demo create deployment web --image=nginx`,
+        `Router log: ${resolve(dir, 'logs', 'cell-router.log')}. Ctrl-C stops the router and every cell.`,
+        '',
+      ].join('\n'),
+    );
+    const exited = new Promise<void>((resolve) => router.child.once('exit', () => resolve()));
+    await Promise.race([exited, new Promise((resolve) => stop.signal.addEventListener('abort', resolve))]);
+    const code = stop.signal.aborted ? 0 : 1;
+    if (code === 1)
+      log.error({ exitCode: router.child.exitCode }, 'the cell router exited; stopping the cells');
+    await stopRouter(router);
+    return code;
+  } finally {
+    process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
+    log.info('stopping every cell');
+    await provider.down({ dir, log });
+  }
 }
 
 main().then(
