@@ -371,3 +371,37 @@ describeE2e('cell router: publishes the CellSet generation it routes with', () =
     expect(await generationInLease()).toBeUndefined();
   });
 });
+
+describeE2e('cell router: serves the certificate of a TLS Secret', () => {
+  const env = e2eEnv();
+  const controlPlane = clientsFor(env.controlPlane.kubeconfig);
+  const secretName = `router-tls-${Date.now()}`;
+  let router: RouterProcess | undefined;
+
+  afterAll(async () => {
+    await stopRouter(router);
+    await controlPlane.core
+      .deleteNamespacedSecret({ name: secretName, namespace: 'cellfed-system' })
+      .catch(() => undefined);
+  });
+
+  it('reads tls.crt and tls.key from the control plane and serves kubectl with them', async () => {
+    const pki = controlPlanePki(env);
+    await controlPlane.core.createNamespacedSecret({
+      namespace: 'cellfed-system',
+      body: {
+        metadata: { name: secretName },
+        type: 'kubernetes.io/tls',
+        data: {
+          'tls.crt': readFileSync(join(pki, 'apiserver.crt')).toString('base64'),
+          'tls.key': readFileSync(join(pki, 'apiserver.key')).toString('base64'),
+        },
+      },
+    });
+    router = await startRouter(env, { tlsSecret: `cellfed-system/${secretName}` });
+    const kubeconfig = routerKubeconfig(env, router, join(env.dir, `${secretName}.kubeconfig`));
+    // kubectl verifies the served certificate against the control plane's CA.
+    const namespaces = await kubectl(kubeconfig, ['get', 'namespace', 'cellfed-system', '-o', 'name']);
+    expect(namespaces).toEqual({ code: 0, out: 'namespace/cellfed-system\n' });
+  });
+});

@@ -25,6 +25,8 @@ export interface StartRouterOptions {
   port?: number;
   /** The cells that must be engaged before it counts as started (default: every cell of the environment). */
   cells?: string[];
+  /** Serve the certificate of this kubernetes.io/tls Secret (`namespace/name`) instead of the PKI files. */
+  tlsSecret?: string;
   /** Also append its log lines to this file. */
   logFile?: string;
   timeoutMs?: number;
@@ -54,10 +56,9 @@ export async function startRouter(env: EnvFile, options: StartRouterOptions = {}
       '0',
       // The control plane's loopback certificate, and its CA for client certificates: the admin kubeconfig
       // then works against the router with only the server changed.
-      '--tls-cert-file',
-      join(pki, 'apiserver.crt'),
-      '--tls-key-file',
-      join(pki, 'apiserver.key'),
+      ...(options.tlsSecret
+        ? ['--tls-secret', options.tlsSecret]
+        : ['--tls-cert-file', join(pki, 'apiserver.crt'), '--tls-key-file', join(pki, 'apiserver.key')]),
       '--client-ca-file',
       join(pki, 'ca.crt'),
       ...(options.args ?? []),

@@ -12,8 +12,13 @@ export const RouterConfigSchema = z
     kubeconfig: z.string().min(1).optional(),
     host: z.string().min(1).default('0.0.0.0'),
     port: z.number({ error: 'must be a number from 0 to 65535' }).int().min(0).max(65535).default(6443),
-    tlsCertFile: z.string().min(1, { error: '--tls-cert-file is required' }),
-    tlsKeyFile: z.string().min(1, { error: '--tls-key-file is required' }),
+    tlsCertFile: z.string().min(1).optional(),
+    tlsKeyFile: z.string().min(1).optional(),
+    /** `namespace/name` of a kubernetes.io/tls Secret in the control plane, instead of the files. */
+    tlsSecret: z
+      .string()
+      .regex(/^[a-z0-9-]+\/[a-z0-9.-]+$/, { error: '--tls-secret must be NAMESPACE/NAME' })
+      .optional(),
     /** CA of client certificates; bearer tokens are checked by TokenReview either way. */
     clientCaFile: z.string().min(1).optional(),
     cellSetName: z.string().min(1).default(DEFAULT_CELLSET_NAME),
@@ -23,14 +28,24 @@ export const RouterConfigSchema = z
     /** /metrics, /healthz and /readyz (plain HTTP, for probes and Prometheus). */
     manager: ManagerConfigSchema,
   })
-  .strict();
+  .strict()
+  .refine(
+    (config) =>
+      config.tlsSecret ? !config.tlsCertFile && !config.tlsKeyFile : config.tlsCertFile && config.tlsKeyFile,
+    {
+      error: 'give --tls-cert-file and --tls-key-file, or --tls-secret',
+      path: ['tls'],
+    },
+  );
 
 export type RouterConfig = z.output<typeof RouterConfigSchema>;
 
-export const USAGE = `usage: cell-router --tls-cert-file FILE --tls-key-file FILE [options]
+export const USAGE = `usage: cell-router (--tls-cert-file FILE --tls-key-file FILE | --tls-secret NS/NAME) [options]
   --kubeconfig FILE        control plane kubeconfig (default: in-cluster service account)
   --host HOST              address of the Kubernetes API front (default 0.0.0.0)
   --port N                 its port (default 6443; 0 picks one)
+  --tls-secret NS/NAME     serving certificate from a kubernetes.io/tls Secret in the control plane
+                           (re-read every minute: a renewed certificate is served without a restart)
   --client-ca-file FILE    CA of accepted client certificates
   --cellset NAME           the CellSet (default default)
   --secret-namespace NS    where the cells' kubeconfig Secrets and the routers' Leases are (default cellfed-system)
@@ -49,6 +64,7 @@ export function parseRouterArgs(argv: string[]): RouterConfig {
       port: { type: 'string' },
       'tls-cert-file': { type: 'string' },
       'tls-key-file': { type: 'string' },
+      'tls-secret': { type: 'string' },
       'client-ca-file': { type: 'string' },
       cellset: { type: 'string' },
       'secret-namespace': { type: 'string' },
@@ -62,8 +78,9 @@ export function parseRouterArgs(argv: string[]): RouterConfig {
     kubeconfig: values.kubeconfig,
     host: values.host,
     port: number(values.port),
-    tlsCertFile: values['tls-cert-file'] ?? '',
-    tlsKeyFile: values['tls-key-file'] ?? '',
+    tlsCertFile: values['tls-cert-file'],
+    tlsKeyFile: values['tls-key-file'],
+    tlsSecret: values['tls-secret'],
     clientCaFile: values['client-ca-file'],
     cellSetName: values.cellset,
     secretNamespace: values['secret-namespace'],

@@ -6,6 +6,7 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 
 import { USAGE, parseRouterArgs, type RouterConfig } from './config.ts';
 import { Router } from './server/router.ts';
+import { followTlsSecret, readTlsSecret, type ServingCertificate } from './server/serving-certificate.ts';
 
 let config: RouterConfig;
 try {
@@ -21,13 +22,16 @@ collectDefaultMetrics({ register: registry });
 let manager: Manager;
 try {
   const controlPlane = KubeClient.fromFile(config.kubeconfig, { userAgent: 'cellfed-cell-router' });
+  const tlsSecret = config.tlsSecret;
+  const serving: ServingCertificate = tlsSecret
+    ? await readTlsSecret(controlPlane, tlsSecret)
+    : { cert: readFileSync(config.tlsCertFile!, 'utf8'), key: readFileSync(config.tlsKeyFile!, 'utf8') };
   const router = new Router({
     controlPlane,
     logger,
     registry,
     tls: {
-      cert: readFileSync(config.tlsCertFile),
-      key: readFileSync(config.tlsKeyFile),
+      ...serving,
       ...(config.clientCaFile ? { clientCa: readFileSync(config.clientCaFile) } : {}),
     },
     cellSetName: config.cellSetName,
@@ -36,6 +40,20 @@ try {
   });
   manager = new Manager({ name: 'cell-router', config: config.manager, logger, registry, controlPlane });
   manager.addReadyCheck('routing', () => router.readyCheck());
+  if (tlsSecret) {
+    manager.add(
+      (signal) =>
+        followTlsSecret({
+          client: controlPlane,
+          ref: tlsSecret,
+          current: serving,
+          apply: (certificate) => router.updateServingCertificate(certificate),
+          signal,
+          logger,
+        }),
+      { needLeaderElection: false },
+    );
+  }
   manager.add(
     async (signal) => {
       const address = await router.listen(config.host, config.port, signal);

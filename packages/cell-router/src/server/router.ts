@@ -110,6 +110,12 @@ export class Router {
     return this.namespaces.hasSynced() || 'namespaces not listed yet';
   }
 
+  /** Serves a new certificate from the next handshake on (a renewed TLS Secret). */
+  updateServingCertificate(certificate: { cert: string; key: string }): void {
+    const { clientCa } = this.options.tls;
+    this.server?.setSecureContext({ ...certificate, ...(clientCa ? { ca: clientCa } : {}) });
+  }
+
   /**
    * Serves until `signal` aborts. Resolves with the address once listening; {@link stopped} resolves once
    * everything it started has ended (the Lease deleted, the informers stopped).

@@ -1,0 +1,29 @@
+import { parseRouterArgs } from './config.ts';
+
+describe('parseRouterArgs', () => {
+  it('takes the serving certificate from files or from a Secret', () => {
+    const files = parseRouterArgs(['--tls-cert-file', 'c.pem', '--tls-key-file', 'k.pem']);
+    expect(files).toMatchObject({
+      tlsCertFile: 'c.pem',
+      tlsKeyFile: 'k.pem',
+      port: 6443,
+      cellSetName: 'default',
+    });
+    expect(parseRouterArgs(['--tls-secret', 'cellfed-system/router-tls']).tlsSecret).toBe(
+      'cellfed-system/router-tls',
+    );
+  });
+
+  it.each([
+    [[], 'give --tls-cert-file and --tls-key-file, or --tls-secret'],
+    [['--tls-cert-file', 'c.pem'], 'give --tls-cert-file and --tls-key-file, or --tls-secret'],
+    [
+      ['--tls-secret', 'a/b', '--tls-cert-file', 'c.pem'],
+      'give --tls-cert-file and --tls-key-file, or --tls-secret',
+    ],
+    [['--tls-secret', 'no-slash'], '--tls-secret must be NAMESPACE/NAME'],
+    [['--tls-secret', 'a/b', '--port', 'x'], 'port: must be a number from 0 to 65535'],
+  ])('%j fails with one readable line', (argv, message) => {
+    expect(() => parseRouterArgs(argv)).toThrow(message);
+  });
+});
