@@ -21,7 +21,7 @@ import {
 import { Agent, request } from 'undici';
 
 import { cellSecretName } from '../src/control-plane/cell-secrets.ts';
-import { clientsFor, eventually } from './clients.ts';
+import { clientsFor, createCellSet, deleteCellSet, eventually, readCellSet } from './clients.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 import {
   controlPlanePki,
@@ -44,12 +44,7 @@ describeE2e('cell router: single objects reach the cell the ring names', () => {
 
   /** Where the ring puts namespace/name, from the CellSet as stored. */
   async function cellOf(name: string): Promise<string> {
-    const cellSet = await clientsFor(env.controlPlane.kubeconfig).custom.getClusterCustomObject({
-      group: 'cells.cellfed.io',
-      version: 'v1alpha1',
-      plural: 'cellsets',
-      name: env.cellSet,
-    });
+    const cellSet = await readCellSet(env.controlPlane.kubeconfig, env.cellSet);
     const table = RoutingTable.fromCellSet(parseCellSet(cellSet).spec);
     return table.route(table.keyOf({ namespace, name })).oldCell;
   }
@@ -216,14 +211,7 @@ describeE2e('cell router: writes to a migrating object are fenced until it has m
 
   afterAll(async () => {
     await stopRouter(router);
-    await clientsFor(env.controlPlane.kubeconfig)
-      .custom.deleteClusterCustomObject({
-        group: 'cells.cellfed.io',
-        version: 'v1alpha1',
-        plural: 'cellsets',
-        name: cellSetName,
-      })
-      .catch(() => undefined);
+    await deleteCellSet(env.controlPlane.kubeconfig, cellSetName);
   });
 
   withTwoCells(
@@ -236,17 +224,7 @@ describeE2e('cell router: writes to a migrating object are fenced until it has m
           { id: newCell!.id, state: 'Joining', kubeconfigSecretRef: { name: cellSecretName(newCell!.id) } },
         ],
       };
-      await clientsFor(env.controlPlane.kubeconfig).custom.createClusterCustomObject({
-        group: 'cells.cellfed.io',
-        version: 'v1alpha1',
-        plural: 'cellsets',
-        body: {
-          apiVersion: 'cells.cellfed.io/v1alpha1',
-          kind: 'CellSet',
-          metadata: { name: cellSetName },
-          spec,
-        },
-      });
+      await createCellSet(env.controlPlane.kubeconfig, cellSetName, spec);
       // A name that moves from the old cell to the joining one (routing case 2).
       const table = RoutingTable.fromCellSet(parseCellSetSpec(spec));
       const name = Array.from({ length: 200 }, (_, i) => `moving-${cellSetName}-${i}`).find(
@@ -306,13 +284,10 @@ describeE2e('cell router: publishes the CellSet generation it routes with', () =
   const cellSetName = `lease-${Date.now()}`;
   const replica = `e2e-${cellSetName}`;
   let router: RouterProcess | undefined;
-  const cellSetApi = { group: 'cells.cellfed.io', version: 'v1alpha1', plural: 'cellsets' };
 
   afterAll(async () => {
     await stopRouter(router);
-    await controlPlane.custom
-      .deleteClusterCustomObject({ ...cellSetApi, name: cellSetName })
-      .catch(() => undefined);
+    await deleteCellSet(env.controlPlane.kubeconfig, cellSetName);
   });
 
   it('writes its Lease with the loaded generation, follows a CellSet change, and removes it on stop', async () => {
@@ -322,15 +297,7 @@ describeE2e('cell router: publishes the CellSet generation it routes with', () =
       weight: 1,
       kubeconfigSecretRef: { name: cellSecretName(cell.id) },
     }));
-    await controlPlane.custom.createClusterCustomObject({
-      ...cellSetApi,
-      body: {
-        apiVersion: 'cells.cellfed.io/v1alpha1',
-        kind: 'CellSet',
-        metadata: { name: cellSetName },
-        spec: { cells },
-      },
-    });
+    await createCellSet(env.controlPlane.kubeconfig, cellSetName, { cells });
     router = await startRouter(env, { args: ['--cellset', cellSetName, '--replica-id', replica] });
     const coordination = new KubeConfig();
     coordination.loadFromFile(env.controlPlane.kubeconfig);
@@ -344,12 +311,7 @@ describeE2e('cell router: publishes the CellSet generation it routes with', () =
     };
     const generationOf = async () =>
       String(
-        (
-          (await controlPlane.custom.getClusterCustomObject({
-            ...cellSetApi,
-            name: cellSetName,
-          })) as KubeObject
-        ).metadata.generation,
+        ((await readCellSet(env.controlPlane.kubeconfig, cellSetName)) as KubeObject).metadata.generation,
       );
     const first = await generationOf();
     await eventually('the Lease with the first generation', async () =>
@@ -358,7 +320,13 @@ describeE2e('cell router: publishes the CellSet generation it routes with', () =
 
     cells[0]!.weight = 2;
     await controlPlane.custom.patchClusterCustomObject(
-      { ...cellSetApi, name: cellSetName, body: { spec: { cells } } },
+      {
+        group: 'cells.cellfed.io',
+        version: 'v1alpha1',
+        plural: 'cellsets',
+        name: cellSetName,
+        body: { spec: { cells } },
+      },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
     const second = await generationOf();

@@ -27,3 +27,25 @@ export async function eventually<T>(
     await sleep(200);
   }
 }
+
+const CELLSET_API = { group: 'cells.cellfed.io', version: 'v1alpha1', plural: 'cellsets' } as const;
+
+/** Creates CellSet `name` with `spec` in the control plane a kubeconfig names. */
+export async function createCellSet(kubeconfigFile: string, name: string, spec: unknown): Promise<void> {
+  await clientsFor(kubeconfigFile).custom.createClusterCustomObject({
+    ...CELLSET_API,
+    body: { apiVersion: 'cells.cellfed.io/v1alpha1', kind: 'CellSet', metadata: { name }, spec },
+  });
+}
+
+/** Deletes CellSet `name`; absent is fine (for afterAll). */
+export async function deleteCellSet(kubeconfigFile: string, name: string): Promise<void> {
+  await clientsFor(kubeconfigFile)
+    .custom.deleteClusterCustomObject({ ...CELLSET_API, name })
+    .catch(() => undefined);
+}
+
+/** CellSet `name` as stored. */
+export async function readCellSet(kubeconfigFile: string, name: string): Promise<unknown> {
+  return clientsFor(kubeconfigFile).custom.getClusterCustomObject({ ...CELLSET_API, name });
+}
