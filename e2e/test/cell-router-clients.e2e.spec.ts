@@ -2,7 +2,6 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpsServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { connect, type TLSSocket } from 'node:tls';
 
 import { RoutingTable, parseCellSet, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/hashing';
 import { KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
@@ -12,6 +11,7 @@ import { cellSecretName } from '../src/control-plane/cell-secrets.ts';
 import { clientsFor, createCellSet, deleteCellSet, eventually, readCellSet } from './clients.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 import {
+  adminSocket,
   controlPlanePki,
   kubectl,
   routerKubeconfig,
@@ -379,15 +379,7 @@ spec:
     }
     // Targets that are not paths, and a name that does not exist, over a raw TLS socket.
     const rawTarget = async (target: string) => {
-      const socket: TLSSocket = connect({
-        host: '127.0.0.1',
-        port: Number(new URL(router.url).port),
-        ca: readFileSync(join(pki, 'ca.crt')),
-        cert: readFileSync(join(pki, 'admin.crt')),
-        key: readFileSync(join(pki, 'admin.key')),
-        servername: 'localhost',
-      });
-      await new Promise((resolve) => socket.once('secureConnect', resolve));
+      const socket = await adminSocket(env, router);
       socket.end(`GET ${target} HTTP/1.1\r\nhost: router\r\nconnection: close\r\n\r\n`);
       let text = '';
       for await (const chunk of socket) text += (chunk as Buffer).toString();
@@ -502,15 +494,7 @@ describeE2e('cell router: exec, attach and port-forward are relayed as upgrades'
     await cellClients.core.readNamespacedPod({ name: pod, namespace });
 
     // The exec upgrade as client-go's SPDY executor sends it.
-    const socket = connect({
-      host: '127.0.0.1',
-      port: Number(new URL(router.url).port),
-      ca: readFileSync(join(pki, 'ca.crt')),
-      cert: readFileSync(join(pki, 'admin.crt')),
-      key: readFileSync(join(pki, 'admin.key')),
-      servername: 'localhost',
-    });
-    await new Promise((resolve) => socket.once('secureConnect', resolve));
+    const socket = await adminSocket(env, router);
     socket.write(
       [
         `POST /api/v1/namespaces/${namespace}/pods/${pod}/exec?command=cat&container=c&stdin=true&stdout=true HTTP/1.1`,

@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { connect, type TLSSocket } from 'node:tls';
 
 import type { EnvFile } from '../src/env-file.ts';
-import { writeRouterKubeconfig, type RouterProcess } from '../src/router/router-process.ts';
+import { controlPlanePki, writeRouterKubeconfig, type RouterProcess } from '../src/router/router-process.ts';
 
 export { controlPlanePki, startRouter, stopRouter } from '../src/router/router-process.ts';
 export type { RouterProcess } from '../src/router/router-process.ts';
@@ -31,4 +33,19 @@ export function kubectl(
     child.on('exit', (code) => resolve({ code, out }));
     child.stdin.end(options.input ?? '');
   });
+}
+
+/** A raw TLS connection to the router as the control plane's admin, for requests no client library sends. */
+export async function adminSocket(env: EnvFile, router: RouterProcess): Promise<TLSSocket> {
+  const pki = controlPlanePki(env);
+  const socket = connect({
+    host: '127.0.0.1',
+    port: Number(new URL(router.url).port),
+    ca: readFileSync(join(pki, 'ca.crt')),
+    cert: readFileSync(join(pki, 'admin.crt')),
+    key: readFileSync(join(pki, 'admin.key')),
+    servername: 'localhost',
+  });
+  await new Promise((resolve) => socket.once('secureConnect', resolve));
+  return socket;
 }
