@@ -210,6 +210,10 @@ spec:
     expect(status).toMatchObject({ code: 0 });
     expect((await inCell()).status?.conditions?.some((c) => c.type === 'CellfedTest')).toBe(true);
 
+    // kubectl speaks HTTP/2 when the router offers it (ALPN), as it does with kube-apiserver.
+    expect(
+      router.lines.some((line) => line.msg === 'request' && line.http === '2.0' && line.cell === expected),
+    ).toBe(true);
     const got = await kubectl(kubeconfig, [
       '-n',
       namespace,

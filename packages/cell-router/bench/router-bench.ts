@@ -21,6 +21,8 @@ const GET_SECONDS = Number(process.env['CELLFED_BENCH_GET_SECONDS'] ?? 5);
 const GET_CONCURRENCY = Number(process.env['CELLFED_BENCH_GET_CONCURRENCY'] ?? 8);
 const CREATE_SECONDS = Number(process.env['CELLFED_BENCH_CREATE_SECONDS'] ?? 3);
 const CREATE_CONCURRENCY = Number(process.env['CELLFED_BENCH_CREATE_CONCURRENCY'] ?? 4);
+/** Clients speak HTTP/2 to the cell, the router and the bare proxy when they offer it (kubectl does). */
+const CLIENT_HTTP2 = process.env['CELLFED_BENCH_HTTP2'] === 'true';
 const progress = (message: string) => process.stderr.write(`${message}\n`);
 const round = (value: number, digits = 0) => Math.round(value * 10 ** digits) / 10 ** digits;
 const percentile = (sorted: number[], p: number) =>
@@ -122,7 +124,7 @@ function adminAgent(caFile: string): Agent {
       key: readFileSync(join(pki, 'control-plane', 'admin.key')),
     },
     connections: 64,
-    allowH2: false,
+    allowH2: CLIENT_HTTP2,
   });
 }
 
@@ -194,7 +196,7 @@ try {
   const targets: Record<Mode, { base: string; agent: Agent }> = {
     direct: {
       base: cell.url,
-      agent: new Agent({ connect: cellTls(cell.id), connections: 64, allowH2: false }),
+      agent: new Agent({ connect: cellTls(cell.id), connections: 64, allowH2: CLIENT_HTTP2 }),
     },
     router: { base: started.url, agent: adminAgent(join(dir, 'pki', 'control-plane', 'ca.crt')) },
     bareProxy: { base: bare.url, agent: adminAgent(join(dir, 'pki', 'control-plane', 'ca.crt')) },
@@ -290,6 +292,7 @@ const result = {
     rounds: ROUNDS,
     get: { concurrency: GET_CONCURRENCY, secondsPerRound: GET_SECONDS },
     create: { concurrency: CREATE_CONCURRENCY, secondsPerRound: CREATE_SECONDS },
+    clientProtocol: CLIENT_HTTP2 ? 'HTTP/2 where offered' : 'HTTP/1.1',
     description:
       'one ConfigMap GET and ConfigMap creates, directly to one real cell apiserver and through the router process in front of it, alternating rounds; every request over keep-alive TLS with client certificates',
   },

@@ -42,7 +42,7 @@ export class Authenticator {
     this.clock = options.clock ?? realClock;
   }
 
-  async authenticate(request: IncomingMessage): Promise<Authentication> {
+  async authenticate(request: Pick<IncomingMessage, 'headers' | 'socket'>): Promise<Authentication> {
     const socket = request.socket as Partial<TLSSocket>;
     if (socket.authorized && socket.getPeerCertificate) {
       // A connection's certificate does not change: read it once per connection, not per request.

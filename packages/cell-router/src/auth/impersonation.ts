@@ -1,5 +1,3 @@
-import type { IncomingHttpHeaders } from 'node:http';
-
 import type { KubeClient } from '@cellfed/controller-kit';
 
 import type { UserInfo } from './user-info.ts';
@@ -21,7 +19,9 @@ export function impersonationHeaders(user: UserInfo): Record<string, string | st
 }
 
 /** Whether the client asked to impersonate someone itself. */
-export function requestedImpersonation(headers: IncomingHttpHeaders): UserInfo | undefined {
+export function requestedImpersonation(
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+): UserInfo | undefined {
   const user = headers[IMPERSONATE_USER];
   if (user === undefined) {
     const other = Object.keys(headers).some(

@@ -1,10 +1,10 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 
 import type { KubeClient } from '@cellfed/controller-kit';
 import type { Dispatcher } from 'undici';
 
 import type { KubeStatus } from '../status/kube-status.ts';
+import { hasRequestBody, writeHead, type ClientRequest, type ClientResponse } from './client-exchange.ts';
 import { downstreamHeaders, upstreamHeaders } from './headers.ts';
 
 /** kube-apiserver's limit on a request body. */
@@ -22,7 +22,7 @@ export interface BufferedBody {
  */
 export function sendUpstream(
   client: KubeClient,
-  request: IncomingMessage,
+  request: ClientRequest,
   impersonation: Record<string, string | string[]>,
   signal: AbortSignal,
   body?: BufferedBody,
@@ -37,23 +37,27 @@ export function sendUpstream(
 }
 
 /** Streams an apiserver's answer to the caller: watches and logs flow until either side closes. */
-export async function relay(upstream: Dispatcher.ResponseData, response: ServerResponse): Promise<void> {
-  response.writeHead(upstream.statusCode, downstreamHeaders(upstream.headers));
+export async function relay(upstream: Dispatcher.ResponseData, response: ClientResponse): Promise<void> {
   // A stream of unknown length (a watch, followed logs) shows its headers at once; a sized answer sends
   // them with its body, in one write.
-  if (upstream.headers['content-length'] === undefined) response.flushHeaders();
+  writeHead(
+    response,
+    upstream.statusCode,
+    downstreamHeaders(upstream.headers),
+    upstream.headers['content-length'] === undefined,
+  );
   await pipeline(upstream.body, response).catch(() => upstream.body.destroy());
 }
 
 /** An answer the router already holds in full (a merged or retried one). */
 export function sendJson(
-  response: ServerResponse,
+  response: ClientResponse,
   code: number,
   body: unknown,
   headers: Record<string, string> = {},
 ): void {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
-  response.writeHead(code, {
+  writeHead(response, code, {
     ...headers,
     'content-type': 'application/json',
     'content-length': Buffer.byteLength(text),
@@ -61,27 +65,22 @@ export function sendJson(
   response.end(text);
 }
 
-export function sendStatus(response: ServerResponse, status: KubeStatus, headers?: Record<string, string>) {
+export function sendStatus(response: ClientResponse, status: KubeStatus, headers?: Record<string, string>) {
   sendJson(response, status.code, status, headers);
 }
 
 /** An aborter tied to the caller's connection: the upstream request ends when the caller goes. */
-export function abortOnClose(response: ServerResponse): AbortSignal {
+export function abortOnClose(response: ClientResponse): AbortSignal {
   const abort = new AbortController();
   // Only a caller that leaves early aborts (an abort builds a DOMException: not for every request).
   response.once('close', () => {
-    if (!response.writableFinished) abort.abort();
+    if (!response.writableEnded) abort.abort();
   });
   return abort.signal;
 }
 
-export function hasRequestBody(request: IncomingMessage): boolean {
-  const length = request.headers['content-length'];
-  return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined;
-}
-
 /** Reads a body up to `limit` bytes; a larger one is not kept (the answer is then 413). */
-export async function readBody(request: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
+export async function readBody(request: ClientRequest, limit: number): Promise<Buffer | 'too-large'> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {

@@ -1,5 +1,3 @@
-import type { IncomingHttpHeaders } from 'node:http';
-
 // Hop-by-hop headers belong to one connection (RFC 9110 §7.6.1); credentials and impersonation belong to the
 // caller's connection to the router, never to the router's connection to an apiserver.
 const NOT_FORWARDED = new Set([
@@ -19,13 +17,20 @@ const NOT_FORWARDED = new Set([
 
 /** The caller's headers as the router sends them on, plus its own (impersonation). */
 export function upstreamHeaders(
-  incoming: IncomingHttpHeaders,
+  incoming: Readonly<Record<string, string | string[] | undefined>>,
   own: Record<string, string | string[]>,
   bodyLength?: number,
 ): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(incoming)) {
-    if (value === undefined || NOT_FORWARDED.has(name) || name.startsWith('impersonate-')) continue;
+    // HTTP/2 pseudo-headers (:method, :path, …) describe the client's stream, not the request sent on.
+    if (
+      value === undefined ||
+      NOT_FORWARDED.has(name) ||
+      name.startsWith('impersonate-') ||
+      name.startsWith(':')
+    )
+      continue;
     headers[name] = value;
   }
   if (bodyLength !== undefined) headers['content-length'] = String(bodyLength);

@@ -1,4 +1,5 @@
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
+import { connect as http2Connect, createServer as createHttp2Server } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 
 import { KubeClient } from '@cellfed/controller-kit';
@@ -84,6 +85,7 @@ const alreadyExists = {
 
 describe('RouterHandler', () => {
   let front: Server;
+  let handler: RouterHandler;
   let cells: Record<string, Awaited<ReturnType<typeof fakeApiserver>>>;
   let registry: Registry;
   let logLines: Record<string, unknown>[];
@@ -98,7 +100,7 @@ describe('RouterHandler', () => {
     ensured = [];
     const { logger, lines } = memoryLogger();
     logLines = lines;
-    const handler = new RouterHandler({
+    handler = new RouterHandler({
       authenticator: {
         authenticate: async (req) =>
           req.headers.authorization === 'Bearer alice'
@@ -306,5 +308,36 @@ describe('RouterHandler', () => {
     expect(seen.headers.authorization).toBe('Bearer router-token');
     expect(seen.headers['impersonate-user']).toBe('alice');
     expect(seen.headers['impersonate-group']).toBe('dev');
+  });
+
+  it('serves HTTP/2 streams too: a body without content-length is forwarded, pseudo-headers are not', async () => {
+    script = (_cell, seen) => ({ code: 201, body: JSON.parse(seen.body || '{}') });
+    const h2 = createHttp2Server(handler.handle);
+    await new Promise<void>((resolve) => h2.listen(0, '127.0.0.1', resolve));
+    const session = http2Connect(`http://127.0.0.1:${(h2.address() as AddressInfo).port}`);
+    try {
+      const stream = session.request({
+        ':method': 'POST',
+        ':path': '/api/v1/namespaces/team/configmaps',
+        authorization: 'Bearer alice',
+        'content-type': 'application/json',
+      });
+      stream.end(JSON.stringify({ metadata: { name: 'over-h2' }, data: { a: 'b' } }));
+      const [status, text] = await new Promise<[number, string]>((resolve) => {
+        let code = 0;
+        let body = '';
+        stream.on('response', (headers) => (code = Number(headers[':status'])));
+        stream.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        stream.on('end', () => resolve([code, body]));
+      });
+      expect(status).toBe(201);
+      expect(JSON.parse(text)).toMatchObject({ metadata: { name: 'over-h2' } });
+      const seen = ownCells().flatMap(([, cell]) => cell.seen)[0]!;
+      expect(JSON.parse(seen.body)).toEqual({ metadata: { name: 'over-h2' }, data: { a: 'b' } });
+      expect(Object.keys(seen.headers).some((name) => name.startsWith(':'))).toBe(false);
+    } finally {
+      session.close();
+      h2.close();
+    }
   });
 });

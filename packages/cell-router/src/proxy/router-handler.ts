@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 
 import { needsOldCopy, resolveTarget, type OldCopy } from '@cellfed/hashing';
@@ -26,10 +26,10 @@ import {
 } from '../status/kube-status.ts';
 import type { CellNamespaces } from './cell-namespaces.ts';
 import { deleteCollection } from './delete-collection.ts';
+import { abortResponse, hasRequestBody, type ClientRequest, type ClientResponse } from './client-exchange.ts';
 import {
   MAX_BODY_BYTES,
   abortOnClose,
-  hasRequestBody,
   readBody,
   relay,
   sendJson,
@@ -110,7 +110,7 @@ export class RouterHandler {
     this.maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
   }
 
-  readonly handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+  readonly handle = async (request: ClientRequest, response: ClientResponse): Promise<void> => {
     const started = performance.now();
     const info = requestInfo(request);
     let outcome: Outcome = { code: 500, cell: '', route: 'unhandled' };
@@ -131,7 +131,7 @@ export class RouterHandler {
       this.options.logger.error({ err: errorMessage(error), ...logFields(request, info) }, 'request failed');
       if (!response.headersSent)
         outcome = this.refuse(response, refusal(internalError(errorMessage(error)), 'error', outcome.cell));
-      else response.destroy();
+      else abortResponse(response);
     } finally {
       this.finish(request, info, user, outcome, started);
     }
@@ -189,7 +189,7 @@ export class RouterHandler {
     }
   };
 
-  private async admit(request: IncomingMessage): Promise<Admission> {
+  private async admit(request: ClientRequest): Promise<Admission> {
     const authentication = await this.options.authenticator.authenticate(request);
     if ('failure' in authentication) return { refusal: refusal(unauthorized(), 'unauthenticated') };
     const caller = authentication.user;
@@ -205,8 +205,8 @@ export class RouterHandler {
 
   private async serve(
     info: RequestInfo,
-    request: IncomingMessage,
-    response: ServerResponse,
+    request: ClientRequest,
+    response: ClientResponse,
     impersonation: Impersonation,
   ): Promise<Outcome> {
     // One state for the whole request, even if the CellSet changes meanwhile.
@@ -247,8 +247,8 @@ export class RouterHandler {
   private async create(
     info: ResourceRequestInfo,
     state: RoutingState,
-    request: IncomingMessage,
-    response: ServerResponse,
+    request: ClientRequest,
+    response: ClientResponse,
     impersonation: Impersonation,
   ): Promise<Outcome> {
     const body = await readBody(request, this.maxBodyBytes);
@@ -308,8 +308,8 @@ export class RouterHandler {
 
   private async object(
     plan: ObjectPlan,
-    request: IncomingMessage,
-    response: ServerResponse,
+    request: ClientRequest,
+    response: ClientResponse,
     impersonation: Impersonation,
   ): Promise<Outcome> {
     const destination = await this.destination(plan);
@@ -365,8 +365,8 @@ export class RouterHandler {
 
   private async deleteCollection(
     state: RoutingState,
-    request: IncomingMessage,
-    response: ServerResponse,
+    request: ClientRequest,
+    response: ClientResponse,
     impersonation: Impersonation,
   ): Promise<Outcome> {
     const body = hasRequestBody(request) ? await readBody(request, this.maxBodyBytes) : undefined;
@@ -384,13 +384,13 @@ export class RouterHandler {
     return { code: merged.code, cell: 'all-cells', route: 'fan-out' };
   }
 
-  private refuse(response: ServerResponse, destination: Refusal): Outcome {
+  private refuse(response: ClientResponse, destination: Refusal): Outcome {
     sendStatus(response, destination.status, destination.headers);
     return outcomeOf(destination, destination.status.code);
   }
 
   private finish(
-    request: IncomingMessage,
+    request: ClientRequest,
     info: RequestInfo | string,
     user: string | undefined,
     outcome: Outcome,
@@ -433,7 +433,7 @@ function outcomeOf(destination: Destination, code: number): Outcome {
 }
 
 /** The request's info, or why its target cannot be one (only origin-form paths are served). */
-function requestInfo(request: IncomingMessage): RequestInfo | string {
+function requestInfo(request: ClientRequest): RequestInfo | string {
   const target = request.url ?? '/';
   if (!target.startsWith('/') || target.startsWith('//'))
     return `the request target ${JSON.stringify(target.slice(0, 200))} is not a path`;
@@ -445,12 +445,14 @@ function requestInfo(request: IncomingMessage): RequestInfo | string {
 }
 
 /** The object a log line is about: the path's resource, namespace and name. */
-function logFields(request: IncomingMessage, info: RequestInfo | string): Record<string, string | undefined> {
+function logFields(request: ClientRequest, info: RequestInfo | string): Record<string, string | undefined> {
   const method = request.method ?? 'GET';
+  const http = request.httpVersion;
   if (typeof info === 'string' || !info.isResourceRequest)
-    return { method, path: (request.url ?? '/').split('?')[0] };
+    return { method, http, path: (request.url ?? '/').split('?')[0] };
   return {
     method,
+    http,
     verb: info.verb,
     resource: info.subresource ? `${info.resource}/${info.subresource}` : info.resource,
     namespace: info.namespace || undefined,

@@ -1,4 +1,5 @@
-import { createServer, type Server } from 'node:https';
+import { createSecureServer, type Http2SecureServer } from 'node:http2';
+import type { Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 
 import {
@@ -49,7 +50,7 @@ export class Router {
   private readonly namespaces: Informer;
   private readonly lease: RouterLeasePublisher;
   private readonly options: RouterOptions;
-  private server: Server | undefined;
+  private server: Http2SecureServer | undefined;
   private running: Promise<unknown> = Promise.resolve();
 
   constructor(options: RouterOptions) {
@@ -123,17 +124,27 @@ export class Router {
   async listen(host: string, port: number, signal: AbortSignal): Promise<AddressInfo> {
     this.running = Promise.all([this.pool.run(signal), this.namespaces.run(signal), this.lease.run(signal)]);
     const { tls } = this.options;
-    const server = createServer(
+    // HTTP/2 and HTTP/1.1 by ALPN, as kube-apiserver offers them: client-go and kubectl multiplex their
+    // requests and watches over one HTTP/2 connection; exec and port-forward upgrade HTTP/1.1 ones.
+    const server = createSecureServer(
       {
         cert: tls.cert,
         key: tls.key,
         ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true } : {}),
         // Unverified certificates are not refused at the handshake: the request may still carry a token.
         rejectUnauthorized: false,
+        allowHTTP1: true,
+        // kube-apiserver's --http2-max-streams-per-connection default: every watch holds a stream.
+        settings: { maxConcurrentStreams: 1000 },
       },
       this.handler.handle,
     );
     server.on('upgrade', (request, socket, head) => void this.handler.handleUpgrade(request, socket, head));
+    const connections = new Set<Socket>();
+    server.on('secureConnection', (socket: Socket) => {
+      connections.add(socket);
+      socket.once('close', () => connections.delete(socket));
+    });
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -142,8 +153,8 @@ export class Router {
     signal.addEventListener(
       'abort',
       () => {
-        server.closeAllConnections();
         server.close();
+        for (const socket of connections) socket.destroy();
       },
       { once: true },
     );
