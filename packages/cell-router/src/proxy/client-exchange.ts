@@ -38,3 +38,40 @@ export function writeHead(
   response.writeHead(code, headers);
   if (flush) response.flushHeaders();
 }
+
+/**
+ * A streamed JSON answer: chunks are gathered up to 64 KiB per write, and a write waits while the client
+ * is not reading (backpressure), so a long list never piles up in the router.
+ */
+export function streamedJson(response: ClientResponse): {
+  start(code: number): void;
+  write(chunk: string): Promise<void>;
+  end(): void;
+} {
+  let pending = '';
+  const flush = async () => {
+    const chunk = pending;
+    pending = '';
+    const writable = response as unknown as NodeJS.WritableStream;
+    if (!writable.write(chunk)) await new Promise((resolve) => response.once('drain', resolve));
+  };
+  return {
+    start: (code) => writeHead(response, code, { 'content-type': 'application/json' }),
+    write: async (chunk) => {
+      pending += chunk;
+      if (pending.length >= 64 * 1024) await flush();
+    },
+    end: () => {
+      response.end(pending);
+    },
+  };
+}
+
+/** The caller's Accept without protobuf: the router merges JSON (clients that offer protobuf take JSON too). */
+export function jsonAccept(accept: string | undefined): string {
+  const offers = (accept ?? '')
+    .split(',')
+    .map((offer) => offer.trim())
+    .filter((offer) => offer !== '' && !offer.startsWith('application/vnd.kubernetes.protobuf'));
+  return offers.length > 0 ? offers.join(', ') : 'application/json';
+}

@@ -24,9 +24,17 @@ import {
   unauthorized,
   type KubeStatus,
 } from '../status/kube-status.ts';
+import { serveMergedList } from '../collections/merged-list.ts';
 import type { CellNamespaces } from './cell-namespaces.ts';
 import { deleteCollection } from './delete-collection.ts';
-import { abortResponse, hasRequestBody, type ClientRequest, type ClientResponse } from './client-exchange.ts';
+import {
+  abortResponse,
+  hasRequestBody,
+  jsonAccept,
+  streamedJson,
+  type ClientRequest,
+  type ClientResponse,
+} from './client-exchange.ts';
 import {
   MAX_BODY_BYTES,
   abortOnClose,
@@ -224,7 +232,8 @@ export class RouterHandler {
       case 'all-cells':
         if (plan.info.verb === 'deletecollection')
           return this.deleteCollection(state!, request, response, impersonation);
-        // Lists and watches across cells arrive with the next router issue.
+        if (plan.info.verb === 'list') return this.list(state!, request, response, impersonation);
+        // Watches across cells arrive next.
         return this.refuse(
           response,
           refusal(
@@ -363,6 +372,31 @@ export class RouterHandler {
     return { kind: 'cell', client, cell: target.cell, route: target.reason, routeCase };
   }
 
+  private async list(
+    state: RoutingState,
+    request: ClientRequest,
+    response: ClientResponse,
+    impersonation: Impersonation,
+  ): Promise<Outcome> {
+    const headers = upstreamHeaders(request.headers, impersonation);
+    headers.accept = jsonAccept(request.headers.accept);
+    // The router reads the cells' answers to merge them: uncompressed.
+    delete headers['accept-encoding'];
+    const outcome = await serveMergedList(
+      {
+        state,
+        namespaceLabels: this.options.namespaceLabels ?? (() => undefined),
+        client: this.options.cell,
+        target: request.url ?? '/',
+        headers,
+        signal: abortOnClose(response),
+      },
+      streamedJson(response),
+    );
+    if (outcome.status) return this.refuse(response, refusal(outcome.status, 'list-refused', 'all-cells'));
+    return { code: outcome.code, cell: 'all-cells', route: 'merged-list' };
+  }
+
   private async deleteCollection(
     state: RoutingState,
     request: ClientRequest,
@@ -372,11 +406,14 @@ export class RouterHandler {
     const body = hasRequestBody(request) ? await readBody(request, this.maxBodyBytes) : undefined;
     if (body === 'too-large')
       return this.refuse(response, refusal(requestEntityTooLarge(this.maxBodyBytes), 'too-large'));
+    const headers = upstreamHeaders(request.headers, impersonation);
+    // The router reads the cells' answers to merge them: uncompressed.
+    delete headers['accept-encoding'];
     const merged = await deleteCollection(
       state.liveCells,
       this.options.cell,
       request.url ?? '/',
-      upstreamHeaders(request.headers, impersonation),
+      headers,
       body,
       abortOnClose(response),
     );

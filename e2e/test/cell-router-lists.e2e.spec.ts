@@ -1,0 +1,126 @@
+import { join } from 'node:path';
+
+import { AppsV1Api, KubeConfig, type V1Deployment } from '@kubernetes/client-node';
+
+import { clientsFor } from './clients.ts';
+import { describeE2e, e2eEnv } from './e2e-env.ts';
+import { kubectl, routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
+
+const COUNT = 3000;
+
+describeE2e('cell router: lists across cells', () => {
+  const env = e2eEnv();
+  const namespace = `lists-${Date.now()}`;
+  const cells = env.cells.map((cell) => ({ id: cell.id, apps: clientsFor(cell.kubeconfig).apps }));
+  let router: RouterProcess;
+  let kubeconfig = '';
+  let apps: AppsV1Api;
+
+  const deployment = (name: string): V1Deployment => ({
+    metadata: { name, labels: { batch: name.endsWith('0') ? 'tens' : 'rest' } },
+    spec: {
+      // Paused with no replicas: the cells' controllers leave them alone.
+      paused: true,
+      replicas: 0,
+      selector: { matchLabels: { app: 'list' } },
+      template: {
+        metadata: { labels: { app: 'list' } },
+        spec: { containers: [{ name: 'c', image: 'nginx' }] },
+      },
+    },
+  });
+
+  /** Every Deployment of the test namespace, read directly from each cell. */
+  async function truth(): Promise<string[]> {
+    const names: string[] = [];
+    for (const cell of cells) {
+      const list = await cell.apps.listNamespacedDeployment({ namespace });
+      names.push(...list.items.map((item) => item.metadata!.name!));
+    }
+    return names.sort();
+  }
+
+  beforeAll(async () => {
+    router = await startRouter(env);
+    kubeconfig = routerKubeconfig(env, router, join(env.dir, 'router-lists.kubeconfig'));
+    const config = new KubeConfig();
+    config.loadFromFile(kubeconfig);
+    apps = config.makeApiClient(AppsV1Api);
+    expect(await kubectl(kubeconfig, ['create', 'namespace', namespace])).toMatchObject({ code: 0 });
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        for (let i = next++; i < COUNT; i = next++) {
+          await apps.createNamespacedDeployment({
+            namespace,
+            body: deployment(`d-${String(i).padStart(4, '0')}`),
+          });
+        }
+      }),
+    );
+  }, 300_000);
+
+  afterAll(() => stopRouter(router));
+
+  it(`lists ${COUNT} Deployments spread over the cells: every one once, in name order, one composite version`, async () => {
+    const expected = await truth();
+    expect(expected).toHaveLength(COUNT);
+    const perCell = await Promise.all(cells.map((cell) => cell.apps.listNamespacedDeployment({ namespace })));
+    expect(perCell.filter((list) => list.items.length > 0).length).toBe(cells.length);
+
+    const listed = await apps.listNamespacedDeployment({ namespace });
+    expect(listed.items.map((item) => item.metadata!.name)).toEqual(expected);
+    expect(listed.metadata?.resourceVersion).toMatch(/^cf1\./);
+
+    const selected = await apps.listNamespacedDeployment({ namespace, labelSelector: 'batch=tens' });
+    expect(selected.items.map((item) => item.metadata!.name)).toEqual(
+      expected.filter((name) => name.endsWith('0')),
+    );
+
+    // The same across namespaces (cluster-wide), narrowed to this namespace's objects.
+    const everywhere = await apps.listDeploymentForAllNamespaces({ labelSelector: 'batch' });
+    expect(everywhere.items.filter((item) => item.metadata!.namespace === namespace)).toHaveLength(COUNT);
+  });
+
+  it('walks every Deployment exactly once with limit 100 and continue', async () => {
+    const seen: string[] = [];
+    let token: string | undefined;
+    let pages = 0;
+    do {
+      const page = await apps.listNamespacedDeployment({
+        namespace,
+        limit: 100,
+        ...(token ? { _continue: token } : {}),
+      });
+      expect(page.items.length).toBeLessThanOrEqual(100);
+      seen.push(...page.items.map((item) => item.metadata!.name!));
+      token = page.metadata?._continue;
+      pages += 1;
+    } while (token && pages < 100);
+    expect(seen).toEqual(await truth());
+    expect(pages).toBeGreaterThanOrEqual(COUNT / 100);
+  });
+
+  it('kubectl get shows every row with the columns of one apiserver, in chunks', async () => {
+    const out = await kubectl(kubeconfig, ['-n', namespace, 'get', 'deployments', '--chunk-size=250']);
+    expect(out.code).toBe(0);
+    const lines = out.out.trim().split('\n');
+    expect(lines[0]).toMatch(/^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE$/);
+    expect(lines).toHaveLength(COUNT + 1);
+    expect(lines.slice(1).map((line) => line.split(/\s+/)[0])).toEqual(await truth());
+    const wide = await kubectl(kubeconfig, ['-n', namespace, 'get', 'deployment', 'd-0001', '-o', 'wide']);
+    expect(wide.out.split('\n')[0]).toMatch(/CONTAINERS\s+IMAGES\s+SELECTOR/);
+  });
+
+  it('answers a continue token or resourceVersion it did not issue with 400, and a list of a global resource as one apiserver', async () => {
+    const bad = await kubectl(kubeconfig, [
+      'get',
+      '--raw',
+      `/apis/apps/v1/namespaces/${namespace}/deployments?limit=1&continue=bogus`,
+    ]);
+    expect(bad.code).not.toBe(0);
+    expect(bad.out).toContain('continue key is not valid');
+    const namespaces = await kubectl(kubeconfig, ['get', 'namespace', namespace, '-o', 'name']);
+    expect(namespaces).toEqual({ code: 0, out: `namespace/${namespace}\n` });
+  });
+});

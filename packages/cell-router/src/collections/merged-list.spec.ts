@@ -1,0 +1,219 @@
+import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, parseCellSetSpec } from '@cellfed/hashing';
+
+import { routingState } from '../routing/route-plan.ts';
+import { decodeCellVersions } from './cell-versions.ts';
+import { serveMergedList, type ListWriter } from './merged-list.ts';
+
+type Meta = { namespace: string; name: string; labels?: Record<string, string> };
+
+/** A cell's apiserver, listing `objects` sorted by namespace/name, paged by offset, as Tables if asked. */
+function fakeCell(resourceVersion: string, objects: Meta[], requests: string[] = []) {
+  const sorted = [...objects].sort((a, b) =>
+    `${a.namespace}/${a.name}` < `${b.namespace}/${b.name}` ? -1 : 1,
+  );
+  return {
+    requests,
+    raw: async (
+      _method: string,
+      target: string,
+      options: { headers?: Record<string, string | string[]> } = {},
+    ) => {
+      requests.push(target);
+      const params = new URL(target, 'http://x').searchParams;
+      const limit = Number(params.get('limit') ?? 0) || sorted.length;
+      const offset = Number(params.get('continue') ?? 0);
+      const selector = params.get('labelSelector');
+      const matching = selector
+        ? sorted.filter((meta) => meta.labels?.[selector.split('=')[0]!] === selector.split('=')[1])
+        : sorted;
+      const page = matching.slice(offset, offset + limit);
+      const more = offset + limit < matching.length;
+      const table = String(options.headers?.accept ?? '').includes('as=Table');
+      const body = table
+        ? {
+            kind: 'Table',
+            apiVersion: 'meta.k8s.io/v1',
+            metadata: { resourceVersion, ...(more ? { continue: String(offset + limit) } : {}) },
+            columnDefinitions: [{ name: 'Name' }, { name: 'Ready' }],
+            rows: page.map((metadata) => ({ cells: [metadata.name, '1/1'], object: { metadata } })),
+          }
+        : {
+            kind: 'ConfigMapList',
+            apiVersion: 'v1',
+            metadata: { resourceVersion, ...(more ? { continue: String(offset + limit) } : {}) },
+            items: page.map((metadata) => ({ metadata, data: { from: resourceVersion } })),
+          };
+      return { statusCode: 200, headers: {}, body: { text: async () => JSON.stringify(body) } };
+    },
+  };
+}
+
+const spec = parseCellSetSpec({
+  cells: ['a', 'b', 'c'].map((id) => ({
+    id,
+    state: 'Normal',
+    kubeconfigSecretRef: { name: `${id}-kubeconfig` },
+  })),
+});
+const state = routingState(spec, 1);
+const home = (namespace: string, name: string) =>
+  state.table.route(state.table.keyOf({ namespace, name })).oldCell;
+
+/** Objects placed where the ring puts them, plus the given extras. */
+function cellsWith(objects: Meta[], extras: Record<string, Meta[]> = {}) {
+  const byCell: Record<string, Meta[]> = { a: [], b: [], c: [] };
+  for (const meta of objects) byCell[home(meta.namespace, meta.name)]!.push(meta);
+  for (const [cell, metas] of Object.entries(extras)) byCell[cell]!.push(...metas);
+  return byCell;
+}
+
+async function list(
+  byCell: Record<string, Meta[]>,
+  target: string,
+  accept = 'application/json',
+  stateOverride = state,
+) {
+  const clients = Object.fromEntries(
+    Object.entries(byCell).map(([cell, metas], i) => [cell, fakeCell(String(100 + i), metas)]),
+  );
+  let text = '';
+  let code = 0;
+  const out: ListWriter = {
+    start: (c) => (code = c),
+    write: async (chunk) => void (text += chunk),
+    end: () => undefined,
+  };
+  const outcome = await serveMergedList(
+    {
+      state: stateOverride,
+      namespaceLabels: () => undefined,
+      client: (cell) => clients[cell],
+      target,
+      headers: { accept },
+      signal: new AbortController().signal,
+      pageSize: 4,
+    },
+    out,
+  );
+  return { outcome, code, body: text ? JSON.parse(text) : undefined, clients };
+}
+
+const names = (body: { items?: { metadata: Meta }[]; rows?: { object: { metadata: Meta } }[] }) =>
+  (body.items?.map((item) => item.metadata) ?? body.rows!.map((row) => row.object.metadata)).map(
+    (meta) => `${meta.namespace}/${meta.name}`,
+  );
+
+describe('serveMergedList', () => {
+  const objects = Array.from({ length: 23 }, (_, i) => ({ namespace: `ns-${i % 3}`, name: `cm-${i}` }));
+  const all = objects.map((meta) => `${meta.namespace}/${meta.name}`).sort();
+
+  it('merges every cell in the apiserver order, each object once, with a composite resourceVersion', async () => {
+    // Every cell has its own default/kube-root-ca.crt; only the one the ring names is shown.
+    const perCell = { namespace: 'default', name: 'kube-root-ca.crt' };
+    const { body } = await list(
+      cellsWith(objects, { a: [perCell], b: [perCell], c: [perCell] }),
+      '/api/v1/configmaps',
+    );
+    expect(names(body)).toEqual([...all, 'default/kube-root-ca.crt'].sort());
+    const shown = body.items.find((item: { metadata: Meta }) => item.metadata.name === 'kube-root-ca.crt');
+    expect(shown.data.from).toBe(String(100 + ['a', 'b', 'c'].indexOf(home('default', 'kube-root-ca.crt'))));
+    expect(Object.fromEntries(decodeCellVersions(body.metadata.resourceVersion)!)).toEqual({
+      a: '100',
+      b: '101',
+      c: '102',
+    });
+    expect(body.kind).toBe('ConfigMapList');
+  });
+
+  it('shows a moving object from the old cell until it is migrated, then from the new one', async () => {
+    const joining = parseCellSetSpec({
+      cells: [
+        ...['a', 'b', 'c'].map((id) => ({ id, state: 'Normal' as const, kubeconfigSecretRef: { name: id } })),
+        { id: 'd', state: 'Joining', kubeconfigSecretRef: { name: 'd' } },
+      ],
+    });
+    const moving = routingState(joining, 2);
+    const name = Array.from({ length: 500 }, (_, i) => `mv-${i}`).find((candidate) => {
+      const decision = moving.table.route(moving.table.keyOf({ namespace: 'ns', name: candidate }));
+      return decision.oldCell !== decision.newCell;
+    })!;
+    const decision = moving.table.route(moving.table.keyOf({ namespace: 'ns', name }));
+    const copies = (status: string) => ({
+      a: [],
+      b: [],
+      c: [],
+      d: [],
+      [decision.oldCell]: [{ namespace: 'ns', name, labels: { [REBALANCE_STATUS_LABEL]: status } }],
+      [decision.newCell]: [{ namespace: 'ns', name }],
+    });
+    const during = await list(
+      copies(MIGRATING),
+      '/api/v1/namespaces/ns/configmaps',
+      'application/json',
+      moving,
+    );
+    expect(during.body.items).toHaveLength(1);
+    expect(during.body.items[0].metadata.labels).toEqual({ [REBALANCE_STATUS_LABEL]: MIGRATING });
+    const after = await list(
+      copies(MIGRATED),
+      '/api/v1/namespaces/ns/configmaps',
+      'application/json',
+      moving,
+    );
+    expect(after.body.items).toHaveLength(1);
+    expect(after.body.items[0].metadata.labels).toBeUndefined();
+  });
+
+  it('pages with limit and continue through every object exactly once, in order', async () => {
+    const byCell = cellsWith(objects);
+    const seen: string[] = [];
+    let target = '/api/v1/configmaps?limit=5';
+    let versions: string | undefined;
+    for (let pages = 0; pages < 20; pages++) {
+      const { body } = await list(byCell, target);
+      expect(body.items.length).toBeLessThanOrEqual(5);
+      seen.push(...names(body));
+      versions ??= body.metadata.resourceVersion;
+      expect(body.metadata.resourceVersion).toBe(versions);
+      if (!body.metadata.continue) break;
+      target = `/api/v1/configmaps?limit=5&continue=${encodeURIComponent(body.metadata.continue)}`;
+    }
+    expect(seen).toEqual(all);
+  });
+
+  it('resumes a cell on its first page at the pinned version, and passes selectors through', async () => {
+    const byCell = cellsWith(objects);
+    const first = await list(byCell, '/api/v1/configmaps?limit=2&labelSelector=app%3Dweb');
+    expect(first.body.items).toEqual([]);
+    const some = await list(byCell, '/api/v1/configmaps?limit=3');
+    const second = await list(byCell, `/api/v1/configmaps?limit=3&continue=${some.body.metadata.continue}`);
+    const requests = Object.values(second.clients).flatMap((client) => client.requests);
+    // Cells not yet past their first page are asked for it again, exactly as it was.
+    expect(requests.some((request) => request.includes('resourceVersionMatch=Exact'))).toBe(true);
+    expect(first.clients.a!.requests[0]).toContain('labelSelector=app%3Dweb');
+  });
+
+  it('merges Tables row by row under one set of columns', async () => {
+    const { body } = await list(
+      cellsWith(objects),
+      '/api/v1/configmaps',
+      'application/json;as=Table;v=v1;g=meta.k8s.io',
+    );
+    expect(body.kind).toBe('Table');
+    expect(body.columnDefinitions).toEqual([{ name: 'Name' }, { name: 'Ready' }]);
+    expect(names(body)).toEqual(all);
+    expect(body.rows[0].cells).toHaveLength(2);
+  });
+
+  it('refuses tokens and versions it did not issue with 400', async () => {
+    const byCell = cellsWith(objects);
+    expect((await list(byCell, '/api/v1/configmaps?continue=abc')).outcome.status).toMatchObject({
+      code: 400,
+    });
+    expect((await list(byCell, '/api/v1/configmaps?resourceVersion=12345')).outcome.status).toMatchObject({
+      code: 400,
+      message: 'resourceVersion "12345" was not issued by this router',
+    });
+    expect((await list(byCell, '/api/v1/configmaps?limit=-1')).outcome.status).toMatchObject({ code: 400 });
+  });
+});

@@ -1,0 +1,197 @@
+import type { NamespaceLabels, RoutingState } from '../routing/route-plan.ts';
+import { badRequest, failure, serviceUnavailable, type KubeStatus } from '../status/kube-status.ts';
+import { CellListError, CellPager, itemMeta, type CellLister } from './cell-pager.ts';
+import {
+  CellTokenError,
+  decodeCellVersions,
+  decodeContinue,
+  encodeCellVersions,
+  encodeContinue,
+  type CellCursor,
+} from './cell-versions.ts';
+import { visibleCopy, type CellCopy } from './copy-choice.ts';
+
+/** How many items the router asks each cell for at a time when the client set no limit. */
+export const DEFAULT_PAGE_SIZE = 500;
+
+export interface MergedListRequest {
+  readonly state: RoutingState;
+  readonly namespaceLabels: NamespaceLabels;
+  readonly client: (cell: string) => CellLister | undefined;
+  /** The request target: collection path and the caller's query. */
+  readonly target: string;
+  /** Headers for the cells: the caller's (impersonation) with a JSON-only accept. */
+  readonly headers: Record<string, string | string[]>;
+  readonly signal: AbortSignal;
+  readonly pageSize?: number;
+}
+
+/** Writes the merged list as it is produced; `end` once every item is out. */
+export interface ListWriter {
+  start(code: number): void;
+  write(chunk: string): Promise<void>;
+  end(): void;
+}
+
+export type MergedListOutcome = { code: number; status?: KubeStatus };
+
+const CONTROL_PARAMS = ['limit', 'continue', 'resourceVersion', 'resourceVersionMatch'];
+
+/**
+ * A LIST of a cellular resource across cells: every live cell in parallel, page by page, merged in the
+ * apiservers' own order (namespace, then name) so that `limit`/`continue` walk a stable global order; of an
+ * object present in several cells only the copy the routing rule reads is shown. The answer carries a
+ * composite resourceVersion (every cell's) and, when paged, a composite continue token (every cell's own
+ * token and how far into its page the client has got). Tables (`kubectl get`) merge row by row.
+ */
+export async function serveMergedList(
+  request: MergedListRequest,
+  out: ListWriter,
+): Promise<MergedListOutcome> {
+  const url = new URL(request.target, 'http://router.invalid');
+  const params = url.searchParams;
+  const limit = Number(params.get('limit') ?? 0);
+  if (!Number.isInteger(limit) || limit < 0) return refuse(badRequest(`limit must be a positive integer`));
+  const query = new URLSearchParams(params);
+  for (const name of CONTROL_PARAMS) query.delete(name);
+
+  let cursors: Map<string, CellCursor> | undefined;
+  let versions: Map<string, string> | undefined;
+  const rv = params.get('resourceVersion') ?? undefined;
+  try {
+    const token = params.get('continue');
+    if (token) cursors = decodeContinue(token);
+    else if (rv && rv !== '0') {
+      versions = decodeCellVersions(rv);
+      if (!versions) return refuse(badRequest(`resourceVersion "${rv}" was not issued by this router`));
+    }
+  } catch (error) {
+    if (error instanceof CellTokenError) return refuse(badRequest(error.message));
+    throw error;
+  }
+
+  // A continued list stays on the cells it started with: it is one snapshot.
+  const cells = cursors
+    ? [...cursors.keys()].filter((cell) => !cursors.get(cell)!.done)
+    : [...request.state.liveCells];
+  const missing = cells.filter((cell) => !request.client(cell));
+  if (missing.length > 0)
+    return refuse(serviceUnavailable(`cells ${missing.join(', ')} are not connected`, 1));
+
+  const pageSize = limit > 0 ? limit : (request.pageSize ?? DEFAULT_PAGE_SIZE);
+  const rvMatch = params.get('resourceVersionMatch') ?? undefined;
+  const pagers = cells.map(
+    (cell) =>
+      new CellPager(
+        {
+          client: request.client(cell)!,
+          cell,
+          path: url.pathname,
+          query,
+          headers: request.headers,
+          pageSize,
+          signal: request.signal,
+        },
+        cursors
+          ? { cursor: cursors.get(cell)! }
+          : rv === '0'
+            ? { rv: '0', ...(rvMatch ? { rvMatch } : {}) }
+            : versions?.has(cell)
+              ? { rv: versions.get(cell)!, ...(rvMatch ? { rvMatch } : {}) }
+              : {},
+      ),
+  );
+  let firsts;
+  try {
+    firsts = await Promise.all(pagers.map((pager) => pager.first()));
+  } catch (error) {
+    if (error instanceof CellListError) return refuse(cellFailure(error));
+    throw error;
+  }
+  const table = firsts.some((page) => page.kind === 'Table');
+  const first = firsts[0];
+  const resourceVersion = encodeCellVersions(
+    new Map([
+      ...(cursors ? [...cursors].map(([cell, cursor]) => [cell, cursor.rv] as const) : []),
+      ...pagers.map((pager, i) => [pager.cell, firsts[i]!.resourceVersion] as const),
+    ]),
+  );
+
+  out.start(200);
+  const kind = first?.kind ?? 'List';
+  const apiVersion = first?.apiVersion ?? 'v1';
+  const columns = firsts.find((page) => page.columnDefinitions)?.columnDefinitions;
+  await out.write(
+    `{"kind":${JSON.stringify(kind)},"apiVersion":${JSON.stringify(apiVersion)},` +
+      (table ? `"columnDefinitions":${JSON.stringify(columns ?? [])},"rows":[` : `"items":[`),
+  );
+  let given = 0;
+  for (;;) {
+    if (limit > 0 && given >= limit) break;
+    const next = await nextVisible(pagers, table, request);
+    if (next === 'end') break;
+    if (next === undefined) continue;
+    await out.write(`${given > 0 ? ',' : ''}${JSON.stringify(next)}`);
+    given += 1;
+  }
+  let continueToken: string | undefined;
+  if (limit > 0) {
+    const more = (await Promise.all(pagers.map((pager) => pager.peek()))).some((item) => item !== undefined);
+    if (more) {
+      const next = new Map<string, CellCursor>(
+        cursors ? [...cursors].filter(([, cursor]) => cursor.done) : [],
+      );
+      for (const pager of pagers) next.set(pager.cell, pager.cursor());
+      continueToken = encodeContinue(next);
+    }
+  }
+  await out.write(
+    `],"metadata":${JSON.stringify({ resourceVersion, ...(continueToken ? { continue: continueToken } : {}) })}}`,
+  );
+  out.end();
+  return { code: 200 };
+
+  function refuse(status: KubeStatus): MergedListOutcome {
+    return { code: status.code, status };
+  }
+}
+
+/**
+ * Takes the smallest key across cells, and every cell's copy of it; returns the copy the routing rule
+ * shows, undefined if it shows none of them, 'end' when every cell is done.
+ */
+async function nextVisible(
+  pagers: readonly CellPager[],
+  table: boolean,
+  request: MergedListRequest,
+): Promise<unknown> {
+  const heads = await Promise.all(pagers.map((pager) => pager.peek()));
+  let smallest: string | undefined;
+  const keys = heads.map((item) => {
+    if (item === undefined) return undefined;
+    const meta = itemMeta(item, table);
+    const key = `${meta.namespace ?? ''}/${meta.name ?? ''}`;
+    if (smallest === undefined || key < smallest) smallest = key;
+    return key;
+  });
+  if (smallest === undefined) return 'end';
+  const copies: CellCopy<unknown>[] = [];
+  let namespace = '';
+  let name = '';
+  pagers.forEach((pager, i) => {
+    if (keys[i] !== smallest) return;
+    const meta = itemMeta(heads[i], table);
+    namespace = meta.namespace ?? '';
+    name = meta.name ?? '';
+    copies.push({ cell: pager.cell, labels: meta.labels, item: heads[i] });
+    pager.take();
+  });
+  const { table: routing } = request.state;
+  const decision = routing.route(routing.keyOf({ namespace, name }, request.namespaceLabels(namespace)));
+  return visibleCopy(decision, copies)?.item;
+}
+
+function cellFailure(error: CellListError): KubeStatus {
+  const status = error.status as Partial<KubeStatus> | undefined;
+  return failure(error.code, status?.reason ?? 'InternalError', error.message, status?.details);
+}
