@@ -28,6 +28,7 @@ export type { KubeStatus } from './kube/api-error.ts';
 export type { KubeList, KubeObject, ObjectMeta } from './kube/kube-object.ts';
 export { resourceId, resourcePath } from './kube/resource-path.ts';
 export type { ResourceRef } from './kube/resource-path.ts';
+export { watchEvents } from './kube/watch-lines.ts';
 export type { WatchEvent } from './kube/watch-lines.ts';
 
 export { Informer } from './informer/informer.ts';

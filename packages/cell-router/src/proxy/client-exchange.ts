@@ -52,8 +52,7 @@ export function streamedJson(response: ClientResponse): {
   const flush = async () => {
     const chunk = pending;
     pending = '';
-    const writable = response as unknown as NodeJS.WritableStream;
-    if (!writable.write(chunk)) await new Promise((resolve) => response.once('drain', resolve));
+    await writeNow(response, chunk);
   };
   return {
     start: (code) => writeHead(response, code, { 'content-type': 'application/json' }),
@@ -74,4 +73,20 @@ export function jsonAccept(accept: string | undefined): string {
     .map((offer) => offer.trim())
     .filter((offer) => offer !== '' && !offer.startsWith('application/vnd.kubernetes.protobuf'));
   return offers.length > 0 ? offers.join(', ') : 'application/json';
+}
+
+/** Writes a chunk at once (a watch event), waiting while the client is not reading. */
+export async function writeNow(response: ClientResponse, chunk: string): Promise<void> {
+  const writable = response as unknown as NodeJS.WritableStream;
+  if (writable.write(chunk)) return;
+  // A client that stops reading and then goes away must not leave the writer waiting forever.
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      response.off('drain', done);
+      response.off('close', done);
+      resolve();
+    };
+    response.once('drain', done);
+    response.once('close', done);
+  });
 }

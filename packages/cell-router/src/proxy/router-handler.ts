@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 
 import { needsOldCopy, resolveTarget, type OldCopy } from '@cellfed/hashing';
-import { errorMessage, type KubeClient } from '@cellfed/controller-kit';
+import { errorMessage, resourcePath, type KubeClient } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 
 import type { Authenticator } from '../auth/authenticator.ts';
@@ -25,6 +25,7 @@ import {
   type KubeStatus,
 } from '../status/kube-status.ts';
 import { serveMergedList } from '../collections/merged-list.ts';
+import { serveMergedWatch } from '../collections/merged-watch.ts';
 import type { CellNamespaces } from './cell-namespaces.ts';
 import { deleteCollection } from './delete-collection.ts';
 import {
@@ -32,6 +33,8 @@ import {
   hasRequestBody,
   jsonAccept,
   streamedJson,
+  writeHead,
+  writeNow,
   type ClientRequest,
   type ClientResponse,
 } from './client-exchange.ts';
@@ -46,6 +49,7 @@ import {
   type BufferedBody,
 } from './forward.ts';
 import { upstreamHeaders } from './headers.ts';
+import { cellVersionBody } from './version-translation.ts';
 import type { OldCopies } from './old-copies.ts';
 import { relayUpgrade, writeStatusToSocket } from './upgrade-relay.ts';
 
@@ -233,18 +237,7 @@ export class RouterHandler {
         if (plan.info.verb === 'deletecollection')
           return this.deleteCollection(state!, request, response, impersonation);
         if (plan.info.verb === 'list') return this.list(state!, request, response, impersonation);
-        // Watches across cells arrive next.
-        return this.refuse(
-          response,
-          refusal(
-            failure(
-              501,
-              'NotImplemented',
-              `${plan.info.verb} of ${plan.info.resource} across cells is not served by this router version yet`,
-            ),
-            'all-cells',
-          ),
-        );
+        return this.watch(plan.info, request, response, impersonation);
       case 'name-in-body':
         return this.create(plan.info, state!, request, response, impersonation);
       case 'object':
@@ -326,7 +319,25 @@ export class RouterHandler {
     // Updates and patches (server-side apply creates) need the namespace too; deletes and reads do not.
     if (plan.access === 'write' && plan.info.verb !== 'delete')
       await this.options.cellNamespaces?.ensure(destination.cell, plan.info.namespace);
-    const upstream = await sendUpstream(destination.client, request, impersonation, abortOnClose(response));
+    let body: BufferedBody | undefined;
+    if (plan.access === 'write' && hasRequestBody(request)) {
+      // An object from a list or watch through the router carries a composite resourceVersion: the cell
+      // compares its own. Write bodies are read whole (kube-apiserver's 3 MiB cap) to find it.
+      const bytes = await readBody(request, this.maxBodyBytes);
+      if (bytes === 'too-large')
+        return this.refuse(response, refusal(requestEntityTooLarge(this.maxBodyBytes), 'too-large'));
+      const translated = cellVersionBody(request.headers['content-type'], bytes, destination.cell);
+      if (translated && 'status' in translated)
+        return this.refuse(response, { ...refusal(translated.status, 'stale-version', destination.cell) });
+      body = { bytes: translated?.body ?? bytes };
+    }
+    const upstream = await sendUpstream(
+      destination.client,
+      request,
+      impersonation,
+      abortOnClose(response),
+      body,
+    );
     await relay(upstream, response);
     return outcomeOf(destination, upstream.statusCode);
   }
@@ -395,6 +406,56 @@ export class RouterHandler {
     );
     if (outcome.status) return this.refuse(response, refusal(outcome.status, 'list-refused', 'all-cells'));
     return { code: outcome.code, cell: 'all-cells', route: 'merged-list' };
+  }
+
+  private async watch(
+    info: ResourceRequestInfo,
+    request: ClientRequest,
+    response: ClientResponse,
+    impersonation: Impersonation,
+  ): Promise<Outcome> {
+    const headers = upstreamHeaders(request.headers, impersonation);
+    headers.accept = jsonAccept(request.headers.accept);
+    delete headers['accept-encoding'];
+    const readCopy = async (cell: string, namespace: string, name: string) => {
+      const client = this.options.cell(cell);
+      if (!client) return undefined;
+      const path = resourcePath(
+        {
+          group: info.apiGroup,
+          version: info.apiVersion,
+          resource: info.resource,
+          namespaced: namespace !== '',
+        },
+        namespace,
+        name,
+      );
+      const answer = await client.raw('GET', path, {
+        headers: { ...impersonation, accept: 'application/json' },
+      });
+      const text = await answer.body.text();
+      return answer.statusCode === 200 ? (JSON.parse(text) as Record<string, never>) : undefined;
+    };
+    const signal = abortOnClose(response);
+    const outcome = await serveMergedWatch(
+      {
+        state: this.options.state,
+        namespaceLabels: this.options.namespaceLabels ?? (() => undefined),
+        client: this.options.cell,
+        target: request.url ?? '/',
+        headers,
+        signal,
+        readCopy,
+        logger: this.options.logger,
+      },
+      {
+        start: (code) => writeHead(response, code, { 'content-type': 'application/json' }, true),
+        write: (chunk) => writeNow(response, chunk),
+        end: () => response.end(),
+      },
+    );
+    if (outcome.status) return this.refuse(response, refusal(outcome.status, 'watch-refused', 'all-cells'));
+    return { code: outcome.code, cell: 'all-cells', route: 'merged-watch' };
   }
 
   private async deleteCollection(

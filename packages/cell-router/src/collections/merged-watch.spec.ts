@@ -1,0 +1,213 @@
+import { PassThrough } from 'node:stream';
+
+import { memoryLogger } from '@cellfed/controller-kit/testing';
+import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, parseCellSetSpec } from '@cellfed/hashing';
+
+import { routingState } from '../routing/route-plan.ts';
+import { decodeCellVersions, encodeCellVersions } from './cell-versions.ts';
+import { serveMergedWatch, type CellWatcher } from './merged-watch.ts';
+
+type Meta = { namespace: string; name: string; resourceVersion: string; labels?: Record<string, string> };
+
+/** A cell whose watches are streams the test writes events into; every opened target is recorded. */
+function fakeCell(answer: (target: string) => number = () => 200) {
+  const streams: PassThrough[] = [];
+  const targets: string[] = [];
+  const client: CellWatcher = {
+    raw: async (_method, target) => {
+      targets.push(target);
+      const code = answer(target);
+      const stream = new PassThrough();
+      if (code !== 200) {
+        stream.end(
+          JSON.stringify({ kind: 'Status', code, reason: 'Expired', message: 'too old resource version' }),
+        );
+      } else streams.push(stream);
+      return {
+        statusCode: code,
+        body: Object.assign(stream, { text: async () => stream.read()?.toString() ?? '' }),
+      };
+    },
+  };
+  const send = (type: string, metadata: Meta) =>
+    streams.at(-1)!.write(`${JSON.stringify({ type, object: { kind: 'ConfigMap', metadata } })}\n`);
+  return { client, streams, targets, send };
+}
+
+const normal = parseCellSetSpec({
+  cells: ['a', 'b'].map((id) => ({ id, state: 'Normal', kubeconfigSecretRef: { name: id } })),
+});
+
+async function until(what: string, check: () => boolean) {
+  for (let i = 0; i < 200 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  if (!check()) throw new Error(`never: ${what}`);
+}
+
+function watch(
+  cells: Record<string, ReturnType<typeof fakeCell>>,
+  target: string,
+  spec = normal,
+  readCopy: (cell: string, ns: string, name: string) => Promise<{ metadata: Meta } | undefined> = async () =>
+    undefined,
+) {
+  const state = routingState(spec, 1);
+  const lines: { type: string; object: { metadata: Meta } }[] = [];
+  const abort = new AbortController();
+  let ended = false;
+  const done = serveMergedWatch(
+    {
+      state: () => state,
+      namespaceLabels: () => undefined,
+      client: (cell) => cells[cell]?.client,
+      target,
+      headers: {},
+      signal: abort.signal,
+      readCopy,
+      logger: memoryLogger().logger,
+    },
+    {
+      start: () => undefined,
+      write: async (line) => void lines.push(JSON.parse(line)),
+      end: () => (ended = true),
+    },
+  );
+  const home = (name: string) => state.table.route(state.table.keyOf({ namespace: 'ns', name }));
+  return { lines, abort, done, home, isEnded: () => ended };
+}
+
+describe('serveMergedWatch', () => {
+  it('merges the cells, shows each object from its cell only, and stamps every event with the composite version', async () => {
+    const cells = { a: fakeCell(), b: fakeCell() };
+    const w = watch(cells, '/api/v1/namespaces/ns/configmaps?watch=1');
+    await until('both watches', () => cells.a.streams.length === 1 && cells.b.streams.length === 1);
+    const name = 'web';
+    const own = w.home(name).oldCell as 'a' | 'b';
+    const other = own === 'a' ? 'b' : 'a';
+    cells[own].send('ADDED', { namespace: 'ns', name, resourceVersion: '10' });
+    // The other cell's copy of the same name (a per-cell object, a leftover): hidden.
+    cells[other].send('ADDED', { namespace: 'ns', name, resourceVersion: '20' });
+    cells[own].send('MODIFIED', { namespace: 'ns', name, resourceVersion: '11' });
+    await until('two events', () => w.lines.length === 2);
+    expect(w.lines.map((line) => line.type)).toEqual(['ADDED', 'MODIFIED']);
+    const last = decodeCellVersions(w.lines[1]!.object.metadata.resourceVersion)!;
+    expect(Object.fromEntries(last)).toEqual({ [own]: '11', [other]: '20' });
+    w.abort.abort();
+    await w.done;
+    expect(w.isEnded()).toBe(true);
+  });
+
+  it('resumes each cell from its part of the composite version, and again after a cell ends its watch', async () => {
+    const cells = { a: fakeCell(), b: fakeCell() };
+    const rv = encodeCellVersions(
+      new Map([
+        ['a', '100'],
+        ['b', '200'],
+      ]),
+    );
+    const w = watch(
+      cells,
+      `/api/v1/configmaps?watch=1&resourceVersion=${encodeURIComponent(rv)}&labelSelector=x`,
+    );
+    await until('both watches', () => cells.a.streams.length === 1 && cells.b.streams.length === 1);
+    expect(cells.a.targets[0]).toContain('resourceVersion=100');
+    expect(cells.b.targets[0]).toContain('resourceVersion=200');
+    expect(cells.a.targets[0]).toContain('labelSelector=x');
+    const name = ['x1', 'x2', 'x3', 'x4'].find((candidate) => w.home(candidate).oldCell === 'a')!;
+    cells.a.send('ADDED', { namespace: 'ns', name, resourceVersion: '150' });
+    await until('the event', () => w.lines.length === 1);
+    cells.a.streams[0]!.end();
+    await until('the reopened watch', () => cells.a.streams.length === 2);
+    expect(cells.a.targets[1]).toContain('resourceVersion=150');
+    w.abort.abort();
+    await w.done;
+  });
+
+  it('turns a cell that no longer has the version into a 410 for the client', async () => {
+    const cells = { a: fakeCell(), b: fakeCell() };
+    const w = watch(cells, '/api/v1/configmaps?watch=1');
+    await until('both watches', () => cells.a.streams.length === 1 && cells.b.streams.length === 1);
+    cells.b.streams[0]!.write(
+      `${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old' } })}\n`,
+    );
+    await w.done;
+    expect(w.lines).toEqual([
+      { type: 'ERROR', object: expect.objectContaining({ code: 410, reason: 'Expired' }) },
+    ]);
+    expect(w.isEnded()).toBe(true);
+  });
+
+  it('never shows a DELETED for an object that only moved: one MODIFIED with the new copy instead', async () => {
+    const joining = parseCellSetSpec({
+      cells: [
+        { id: 'a', state: 'Normal', kubeconfigSecretRef: { name: 'a' } },
+        { id: 'b', state: 'Joining', kubeconfigSecretRef: { name: 'b' } },
+      ],
+    });
+    const cells = { a: fakeCell(), b: fakeCell() };
+    const state = routingState(joining, 1);
+    const name = Array.from({ length: 200 }, (_, i) => `m-${i}`).find(
+      (candidate) =>
+        state.table.route(state.table.keyOf({ namespace: 'ns', name: candidate })).newCell === 'b',
+    )!;
+    const w = watch(cells, '/api/v1/namespaces/ns/configmaps?watch=1', joining, async () => undefined);
+    await until('both watches', () => cells.a.streams.length === 1 && cells.b.streams.length === 1);
+    cells.a.send('ADDED', { namespace: 'ns', name, resourceVersion: '1' });
+    cells.a.send('MODIFIED', {
+      namespace: 'ns',
+      name,
+      resourceVersion: '2',
+      labels: { [REBALANCE_STATUS_LABEL]: MIGRATING },
+    });
+    await until('old copy events', () => w.lines.length === 2);
+    // The copy in the new cell while it moves: invisible.
+    cells.b.send('ADDED', { namespace: 'ns', name, resourceVersion: '50', labels: { copied: 'yes' } });
+    cells.a.send('MODIFIED', {
+      namespace: 'ns',
+      name,
+      resourceVersion: '3',
+      labels: { [REBALANCE_STATUS_LABEL]: MIGRATED },
+    });
+    await until('the switch', () => w.lines.length === 3);
+    expect(w.lines[2]).toMatchObject({
+      type: 'MODIFIED',
+      object: { metadata: { labels: { copied: 'yes' } } },
+    });
+    // The leftover going away later: invisible. The new copy's own changes: visible.
+    cells.a.send('DELETED', {
+      namespace: 'ns',
+      name,
+      resourceVersion: '4',
+      labels: { [REBALANCE_STATUS_LABEL]: MIGRATED },
+    });
+    cells.b.send('MODIFIED', {
+      namespace: 'ns',
+      name,
+      resourceVersion: '51',
+      labels: { copied: 'yes', v: '2' },
+    });
+    await until('the new copy changing', () => w.lines.length === 4);
+    expect(w.lines.map((line) => line.type)).toEqual(['ADDED', 'MODIFIED', 'MODIFIED', 'MODIFIED']);
+    expect(w.lines[3]!.object.metadata.labels).toEqual({ copied: 'yes', v: '2' });
+    w.abort.abort();
+    await w.done;
+  });
+
+  it('refuses a version it did not issue, and a cell refusing the watch refuses it for the client', async () => {
+    const cells = {
+      a: fakeCell(),
+      b: fakeCell((target) => (target.includes('resourceVersion=7') ? 410 : 200)),
+    };
+    expect((await watch(cells, '/api/v1/configmaps?watch=1&resourceVersion=123').done).status).toMatchObject({
+      code: 400,
+    });
+    const rv = encodeCellVersions(
+      new Map([
+        ['a', '5'],
+        ['b', '7'],
+      ]),
+    );
+    const refused = await watch(cells, `/api/v1/configmaps?watch=1&resourceVersion=${encodeURIComponent(rv)}`)
+      .done;
+    expect(refused.status).toMatchObject({ code: 410, message: expect.stringContaining('cell b') });
+  });
+});

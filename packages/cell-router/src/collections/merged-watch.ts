@@ -1,0 +1,346 @@
+import {
+  errorMessage,
+  realClock,
+  sleep,
+  watchEvents,
+  type Clock,
+  type WatchEvent,
+} from '@cellfed/controller-kit';
+import { MIGRATED, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
+import type { Logger } from 'pino';
+
+import type { NamespaceLabels, RoutingState } from '../routing/route-plan.ts';
+import { badRequest, failure, type KubeStatus } from '../status/kube-status.ts';
+import { CellTokenError, decodeCellVersions, encodeCellVersions } from './cell-versions.ts';
+import { visibleCopy } from './copy-choice.ts';
+
+interface WatchedObject {
+  kind?: string;
+  metadata?: { namespace?: string; name?: string; resourceVersion?: string; labels?: Record<string, string> };
+  /** A Table event (kubectl get -w) carries its object in its one row. */
+  rows?: { object?: WatchedObject }[];
+}
+
+/** The metadata of a watched object; of a Table event, its row's object (the Table has only a version). */
+function watchedMeta(object: WatchedObject): NonNullable<WatchedObject['metadata']> {
+  if (object.kind === 'Table')
+    return {
+      ...object.rows?.[0]?.object?.metadata,
+      resourceVersion:
+        object.metadata?.resourceVersion ?? object.rows?.[0]?.object?.metadata?.resourceVersion,
+    };
+  return object.metadata ?? {};
+}
+
+/** A copy of a watched object showing the composite version (on the Table and its row's object too). */
+function withVersion(object: WatchedObject, resourceVersion: string): WatchedObject {
+  const copy = structuredClone(object);
+  copy.metadata = { ...copy.metadata, resourceVersion };
+  for (const row of copy.rows ?? []) {
+    if (row.object?.metadata) row.object.metadata.resourceVersion = resourceVersion;
+  }
+  return copy;
+}
+
+/** What the merged watch needs of a cell's client (KubeClient.raw): a streaming GET. */
+export interface CellWatcher {
+  raw(
+    method: 'GET',
+    target: string,
+    options: { headers: Record<string, string | string[]>; signal: AbortSignal },
+  ): Promise<{ statusCode: number; body: AsyncIterable<Buffer> & { text(): Promise<string> } }>;
+}
+
+export interface MergedWatchRequest {
+  /** The routing state now (cells may be added while the watch runs). */
+  readonly state: () => RoutingState | undefined;
+  readonly namespaceLabels: NamespaceLabels;
+  readonly client: (cell: string) => CellWatcher | undefined;
+  readonly target: string;
+  readonly headers: Record<string, string | string[]>;
+  /** Aborted when the client goes away. */
+  readonly signal: AbortSignal;
+  /** One copy of an object, as the router reads it (for a moving object whose other copy it has not seen). */
+  readonly readCopy: (cell: string, namespace: string, name: string) => Promise<WatchedObject | undefined>;
+  readonly logger: Logger;
+  readonly clock?: Clock;
+}
+
+export interface EventWriter {
+  start(code: number): void;
+  write(line: string): Promise<void>;
+  end(): void;
+}
+
+export type MergedWatchOutcome = { code: number; status?: KubeStatus };
+
+type CellEvent = { cell: string; event: WatchEvent } | { cell: string; closed: KubeStatus };
+
+const CONTROL_PARAMS = ['resourceVersion', 'resourceVersionMatch', 'watch'];
+
+/**
+ * A WATCH of a cellular resource across cells: one upstream watch per cell, resumed from its part of the
+ * client's composite resourceVersion, merged into one stream whose every event carries the composite
+ * version of all cells so far. An object shows from the copy the routing rule reads: the in-progress copy
+ * in the new cell is invisible; when the old copy turns `migrated` the client sees one MODIFIED with the
+ * new copy, never a DELETED; the leftover old copy and its deletion are invisible. A cell's watch that
+ * ends or fails is resumed from its last version without disturbing the others; a cell that joins gets
+ * its own watch; a version a cell no longer has ends the stream with 410, as kube-apiserver does.
+ */
+export async function serveMergedWatch(
+  request: MergedWatchRequest,
+  out: EventWriter,
+): Promise<MergedWatchOutcome> {
+  const clock = request.clock ?? realClock;
+  const url = new URL(request.target, 'http://router.invalid');
+  const params = url.searchParams;
+  const query = new URLSearchParams(params);
+  for (const name of CONTROL_PARAMS) query.delete(name);
+  const rv = params.get('resourceVersion') ?? '';
+  let versions: Map<string, string>;
+  try {
+    const decoded = rv === '' || rv === '0' ? undefined : decodeCellVersions(rv);
+    if (rv !== '' && rv !== '0' && !decoded) {
+      return { code: 400, status: badRequest(`resourceVersion "${rv}" was not issued by this router`) };
+    }
+    versions = decoded ?? new Map();
+  } catch (error) {
+    if (error instanceof CellTokenError) return { code: 400, status: badRequest(error.message) };
+    throw error;
+  }
+  const bookmarks = params.get('allowWatchBookmarks') === 'true';
+  const timeoutSeconds = Number(params.get('timeoutSeconds') ?? 0);
+
+  const stop = new AbortController();
+  request.signal.addEventListener('abort', () => stop.abort(), { once: true });
+  const queue: CellEvent[] = [];
+  let wake: (() => void) | undefined;
+  const push = (item: CellEvent) => {
+    queue.push(item);
+    wake?.();
+  };
+  const watching = new Set<string>();
+
+  /** Opens one cell's watch from its version; resolves with the first answer's status. */
+  const open = async (cell: string, initialRv: string | undefined) => {
+    const client = request.client(cell);
+    if (!client) return { code: 503, text: `cell ${cell} is not connected` };
+    const q = new URLSearchParams(query);
+    q.set('watch', '1');
+    const from = versions.get(cell) ?? initialRv;
+    if (from !== undefined) q.set('resourceVersion', from);
+    const response = await client.raw('GET', `${url.pathname}?${q}`, {
+      headers: request.headers,
+      signal: stop.signal,
+    });
+    if (response.statusCode !== 200) return { code: response.statusCode, text: await response.body.text() };
+    return { code: 200, body: response.body };
+  };
+
+  /** Streams a cell's events into the queue; reopens from its last version until the watch stops. */
+  const follow = async (cell: string, first: AsyncIterable<Buffer>) => {
+    let body: AsyncIterable<Buffer> | undefined = first;
+    let delayMs = 500;
+    while (!stop.signal.aborted) {
+      try {
+        if (!body) {
+          const answer = await open(cell, undefined);
+          if (answer.code === 410) {
+            push({ cell, closed: gone(cell, answer.text) });
+            return;
+          }
+          if (answer.code !== 200)
+            throw new Error(`cell ${cell} answered ${answer.code}: ${answer.text?.slice(0, 200)}`);
+          body = answer.body;
+        }
+        for await (const event of watchEvents(body!)) {
+          push({ cell, event });
+          delayMs = 500;
+        }
+        body = undefined; // the cell ended its watch (its own timeout): resume
+      } catch (error) {
+        body = undefined;
+        if (stop.signal.aborted) return;
+        request.logger.warn(
+          { cell, err: errorMessage(error), retryInMs: delayMs },
+          'cell watch failed; resuming',
+        );
+        await sleep(clock, delayMs, stop.signal);
+        delayMs = Math.min(delayMs * 2, 30_000);
+      }
+    }
+  };
+
+  // Every cell's watch is opened before the client's stream starts: a refusal is the client's answer.
+  const state = request.state();
+  if (!state) return { code: 503, status: failure(503, 'ServiceUnavailable', 'no CellSet loaded') };
+  const startRv = rv === '0' ? '0' : undefined;
+  const cells = [...state.liveCells];
+  const opened = await Promise.all(cells.map((cell) => open(cell, startRv)));
+  const refused = opened.findIndex((answer) => answer.code !== 200);
+  if (refused >= 0) {
+    stop.abort();
+    const answer = opened[refused]!;
+    const status = parseStatus(answer.text);
+    const code = answer.code;
+    return {
+      code,
+      status: failure(
+        code,
+        status?.reason ?? 'InternalError',
+        `cell ${cells[refused]}: ${status?.message ?? answer.text}`,
+      ),
+    };
+  }
+  out.start(200);
+  cells.forEach((cell, i) => {
+    watching.add(cell);
+    void follow(cell, opened[i]!.body!);
+  });
+
+  // Cells that join while the client watches get a watch of their own (from now: they start empty).
+  const joinTimer = setInterval(() => {
+    for (const cell of request.state()?.liveCells ?? []) {
+      if (watching.has(cell)) continue;
+      watching.add(cell);
+      void open(cell, undefined).then((answer) => {
+        if (answer.code === 200) void follow(cell, answer.body!);
+        else push({ cell, closed: failure(answer.code, 'InternalError', `cell ${cell}: ${answer.text}`) });
+      });
+    }
+  }, 1000);
+  const timeout = timeoutSeconds > 0 ? setTimeout(() => stop.abort(), timeoutSeconds * 1000) : undefined;
+  stop.signal.addEventListener('abort', () => wake?.(), { once: true });
+
+  const tracker = new MoveTracker(request);
+  try {
+    while (!stop.signal.aborted) {
+      const item = queue.shift();
+      if (!item) {
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+        continue;
+      }
+      if ('closed' in item) {
+        await out.write(line({ type: 'ERROR', object: item.closed }));
+        break;
+      }
+      const { cell, event } = item;
+      if (event.type === 'ERROR') {
+        const status = event.object as KubeStatus;
+        await out.write(
+          line({ type: 'ERROR', object: status.code === 410 ? gone(cell, status.message) : status }),
+        );
+        break;
+      }
+      const object = event.object as WatchedObject;
+      const cellRv = watchedMeta(object).resourceVersion;
+      if (cellRv) versions.set(cell, cellRv);
+      if (event.type === 'BOOKMARK') {
+        if (bookmarks) {
+          const kind = (event.object as { kind?: string }).kind;
+          const apiVersion = (event.object as { apiVersion?: string }).apiVersion;
+          await out.write(
+            line({
+              type: 'BOOKMARK',
+              object: { kind, apiVersion, metadata: { resourceVersion: encodeCellVersions(versions) } },
+            }),
+          );
+        }
+        continue;
+      }
+      const shown = await tracker.decide(cell, event, request.state() ?? state);
+      if (!shown) continue;
+      await out.write(
+        line({
+          type: shown.type,
+          object: withVersion(shown.object as WatchedObject, encodeCellVersions(versions)),
+        }),
+      );
+    }
+  } finally {
+    stop.abort();
+    clearInterval(joinTimer);
+    if (timeout) clearTimeout(timeout);
+    out.end();
+  }
+  return { code: 200 };
+}
+
+/**
+ * What the client sees of one cell's event while objects move: the old copy until it is `migrated`, then
+ * the new one (announced by one MODIFIED); the other copies never.
+ */
+class MoveTracker {
+  /** The labels of old copies of moving objects, as last seen (`null`: no old copy). */
+  private readonly oldCopies = new Map<string, Record<string, string> | null>();
+  /** The latest new copies of moving objects, for the MODIFIED that announces a completed move. */
+  private readonly newCopies = new Map<string, WatchedObject>();
+  private readonly request: MergedWatchRequest;
+
+  constructor(request: MergedWatchRequest) {
+    this.request = request;
+  }
+
+  async decide(cell: string, event: WatchEvent, state: RoutingState): Promise<WatchEvent | undefined> {
+    const object = event.object as WatchedObject;
+    const meta = watchedMeta(object);
+    const namespace = meta.namespace ?? '';
+    const name = meta.name ?? '';
+    const decision = state.table.route(
+      state.table.keyOf({ namespace, name }, this.request.namespaceLabels(namespace)),
+    );
+    if (decision.oldCell === decision.newCell) {
+      return cell === decision.oldCell ? event : undefined;
+    }
+    const key = `${namespace}/${name}`;
+    if (cell === decision.oldCell) {
+      const before = this.oldCopies.get(key);
+      const wasMigrated = before?.[REBALANCE_STATUS_LABEL] === MIGRATED;
+      if (event.type === 'DELETED') {
+        this.oldCopies.set(key, null);
+        // The leftover of a finished move going away is not the object going away.
+        return wasMigrated ? undefined : event;
+      }
+      const labels = meta.labels ?? {};
+      this.oldCopies.set(key, labels);
+      if (labels[REBALANCE_STATUS_LABEL] !== MIGRATED) return event;
+      if (wasMigrated) return undefined;
+      // The move completed: the client now sees the new copy, as one MODIFIED.
+      const fresh =
+        this.newCopies.get(key) ??
+        (await this.request.readCopy(decision.newCell, namespace, name).catch(() => undefined));
+      return fresh ? { type: 'MODIFIED', object: fresh } : { type: 'DELETED', object };
+    }
+    if (cell !== decision.newCell) return undefined;
+    if (event.type === 'DELETED') this.newCopies.delete(key);
+    else this.newCopies.set(key, object);
+    let old = this.oldCopies.get(key);
+    if (old === undefined) {
+      const copy = await this.request.readCopy(decision.oldCell, namespace, name).catch(() => undefined);
+      old = copy ? (copy.metadata?.labels ?? {}) : null;
+      this.oldCopies.set(key, old);
+    }
+    const visible = visibleCopy(decision, [
+      ...(old === null ? [] : [{ cell: decision.oldCell, labels: old, item: undefined }]),
+      { cell, labels: meta.labels, item: undefined },
+    ]);
+    return visible?.cell === cell ? event : undefined;
+  }
+}
+
+function line(event: { type: string; object: unknown }): string {
+  return `${JSON.stringify(event)}\n`;
+}
+
+function gone(cell: string, message: string | undefined): KubeStatus {
+  return failure(410, 'Expired', `cell ${cell}: ${message ?? 'too old resource version'}`);
+}
+
+function parseStatus(text: string | undefined): Partial<KubeStatus> | undefined {
+  try {
+    return JSON.parse(text ?? '') as Partial<KubeStatus>;
+  } catch {
+    return undefined;
+  }
+}
