@@ -184,7 +184,8 @@ spec:
     ).toMatchObject({ code: 0 });
     expect((await inCell()).spec?.replicas).toBe(4);
 
-    // A condition of our own in status: the deployment controller in the cell keeps conditions it does not own.
+    // A condition of our own in status (a merge patch of the status subresource); the deployment controller
+    // in the cell keeps conditions it does not own.
     const status = await kubectl(kubeconfig, [
       '-n',
       namespace,
@@ -192,23 +193,20 @@ spec:
       'deployment',
       name,
       '--subresource=status',
-      '--type=json',
+      '--type=merge',
       '-p',
-      JSON.stringify([
-        {
-          op: 'add',
-          path: '/status/conditions/-',
-          value: {
-            type: 'CellfedTest',
-            status: 'True',
-            reason: 'ThroughRouter',
-            message: 'status subresource',
-          },
+      JSON.stringify({
+        status: {
+          conditions: [
+            { type: 'CellfedTest', status: 'True', reason: 'ThroughRouter', message: 'status subresource' },
+          ],
         },
-      ]),
+      }),
     ]);
     expect(status).toMatchObject({ code: 0 });
-    expect((await inCell()).status?.conditions?.some((c) => c.type === 'CellfedTest')).toBe(true);
+    await eventually('the status condition in the cell', async () =>
+      (await inCell()).status?.conditions?.some((c) => c.type === 'CellfedTest') ? true : undefined,
+    );
 
     // kubectl speaks HTTP/2 when the router offers it (ALPN), as it does with kube-apiserver.
     expect(
