@@ -5,17 +5,16 @@
 //  - create of ConfigMaps (unique names) at fixed concurrency: p50.
 // A third mode, a bare Node.js proxy (bench/bare-proxy.ts), shows what any proxy in Node costs here.
 // figures.*Ratio = router / direct; bareProxyFigures.*Ratio = bare proxy / direct. Goals: getP50Ratio ≤ 1.15, getP99Ratio ≤ 1.5, throughputRatio ≥ 0.9.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 
-import { Agent, request } from 'undici';
+import { request, type Agent } from 'undici';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const root = join(here, '../../..');
+import { BENCH_DIR, BenchEnv, ROOT, percentile, progress, round, type EnvFile } from './bench-env.ts';
+
 const ROUNDS = Number(process.env['CELLFED_BENCH_ROUNDS'] ?? 3);
 const GET_SECONDS = Number(process.env['CELLFED_BENCH_GET_SECONDS'] ?? 5);
 const GET_CONCURRENCY = Number(process.env['CELLFED_BENCH_GET_CONCURRENCY'] ?? 8);
@@ -23,109 +22,27 @@ const CREATE_SECONDS = Number(process.env['CELLFED_BENCH_CREATE_SECONDS'] ?? 3);
 const CREATE_CONCURRENCY = Number(process.env['CELLFED_BENCH_CREATE_CONCURRENCY'] ?? 4);
 /** Clients speak HTTP/2 to the cell, the router and the bare proxy when they offer it (kubectl does). */
 const CLIENT_HTTP2 = process.env['CELLFED_BENCH_HTTP2'] === 'true';
-const progress = (message: string) => process.stderr.write(`${message}\n`);
-const round = (value: number, digits = 0) => Math.round(value * 10 ** digits) / 10 ** digits;
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
-
-const tools =
-  process.env['CELLFED_TOOLS_BIN'] ??
-  execFileSync('bash', [join(root, 'scripts/build-tools.sh')], { encoding: 'utf8' }).trim();
-const cellsCli = join(root, 'e2e/src/cli/cells.ts');
-const dir = mkdtempSync(join(tmpdir(), 'cellfed-router-bench-'));
-const cells = (...args: string[]) =>
-  execFileSync(process.execPath, [cellsCli, ...args, '--dir', dir, '--tools', tools, '--log-level', 'warn'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-
-interface Env {
-  controlPlane: { kubeconfig: string; url: string };
-  cells: { id: string; kubeconfig: string; url: string }[];
-}
-
-/** The router as it runs for real: its own process, access log at info (drained, as a log shipper would). */
-async function startRouter(env: Env): Promise<{ url: string; child: ChildProcess }> {
-  const pki = join(dir, 'pki', 'control-plane');
-  const child = spawn(
-    process.execPath,
-    [
-      // e.g. `--cpu-prof --cpu-prof-dir=/tmp/router-profile` to see where the router spends its time.
-      ...(process.env['CELLFED_BENCH_ROUTER_NODE_OPTIONS'] ?? '').split(' ').filter(Boolean),
-      join(root, 'packages/cell-router/src/main.ts'),
-      '--kubeconfig',
-      env.controlPlane.kubeconfig,
-      '--host',
-      '127.0.0.1',
-      '--port',
-      '0',
-      '--http-port',
-      '0',
-      '--tls-cert-file',
-      join(pki, 'apiserver.crt'),
-      '--tls-key-file',
-      join(pki, 'apiserver.key'),
-      '--client-ca-file',
-      join(pki, 'ca.crt'),
-      '--log-level',
-      // Its readiness is read from its info lines; the access log is part of what is measured.
-      'info',
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let port: number | undefined;
-  let engaged = false;
-  const lines = createInterface({ input: child.stdout! });
-  try {
-    await new Promise<void>((resolve, reject) => {
-      const timeout = setTimeout(() => reject(new Error('the router was not serving within 30 s')), 30_000);
-      child.once('exit', (code) => reject(new Error(`the router exited with ${code}`)));
-      child.once('exit', () => clearTimeout(timeout));
-      lines.on('line', (line) => {
-        const entry = JSON.parse(line) as { msg?: string; port?: number };
-        if (entry.msg === 'serving the Kubernetes API') port = entry.port;
-        if (entry.msg === 'cell engaged') engaged = true;
-        if (port && engaged) {
-          clearTimeout(timeout);
-          resolve();
-        }
-      });
-    });
-  } catch (error) {
-    child.kill('SIGTERM');
-    throw error;
-  }
-  // From here on the access log would be measured too: it is part of the router, keep reading it.
-  lines.removeAllListeners('line');
-  lines.on('line', () => undefined);
-  return { url: `https://127.0.0.1:${port}`, child };
-}
 
 /** The bare Node.js proxy (bench/bare-proxy.ts) in front of the same cell. */
-async function startBareProxy(cell: Env['cells'][number]): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(
-    process.execPath,
-    [join(here, 'bare-proxy.ts'), cell.url, join(dir, 'pki', cell.id), join(dir, 'pki', 'control-plane')],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
+async function startBareProxy(
+  bench: BenchEnv,
+  cell: EnvFile['cells'][number],
+): Promise<{ url: string; child: ChildProcess }> {
+  const pki = (id: string) => join(bench.dir, 'pki', id);
+  const child = bench.own(
+    spawn(
+      process.execPath,
+      [join(BENCH_DIR, 'bare-proxy.ts'), cell.url, pki(cell.id), pki('control-plane')],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    ),
   );
   const port = await new Promise<number>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the bare proxy exited with ${code}`)));
     createInterface({ input: child.stdout! }).once('line', (line) => resolve(Number(line)));
   });
   return { url: `https://127.0.0.1:${port}`, child };
-}
-
-/** An undici pool with the control plane's admin client certificate (the router trusts that CA). */
-function adminAgent(caFile: string): Agent {
-  const pki = join(dir, 'pki');
-  return new Agent({
-    connect: {
-      ca: readFileSync(caFile),
-      cert: readFileSync(join(pki, 'control-plane', 'admin.crt')),
-      key: readFileSync(join(pki, 'control-plane', 'admin.key')),
-    },
-    connections: 64,
-    allowH2: CLIENT_HTTP2,
-  });
 }
 
 interface Load {
@@ -175,33 +92,24 @@ const summary = (loads: Load[]) => {
 
 const MODES = ['direct', 'router', 'bareProxy'] as const;
 type Mode = (typeof MODES)[number];
-const children: ChildProcess[] = [];
-const agents: Agent[] = [];
 const runs = Object.fromEntries(
   MODES.map((mode) => [mode, { get: [] as Load[], create: [] as Load[] }]),
 ) as Record<Mode, { get: Load[]; create: Load[] }>;
+const bench = BenchEnv.up('router-bench', 1);
 try {
-  progress(`starting the control plane and one cell in ${dir}`);
-  cells('up', '--cells', '1', '--no-controller-manager');
-  const env = JSON.parse(readFileSync(join(dir, 'env.json'), 'utf8')) as Env;
-  const cell = env.cells[0]!;
-  const started = await startRouter(env);
-  children.push(started.child);
-  const bare = await startBareProxy(cell);
-  children.push(bare.child);
+  const cell = bench.env.cells[0]!;
+  const started = await bench.startRouter();
+  const bare = await startBareProxy(bench, cell);
   progress(`router at ${started.url}, bare proxy at ${bare.url}, cell ${cell.id} at ${cell.url}`);
 
-  // Direct: the cell's apiserver with the cell's admin certificate. Router: the router with the control
+  // Direct: the cell's apiserver with the cell's admin certificate. Router and bare proxy: the control
   // plane's admin certificate (the router authenticates it, then impersonates it in the cell).
+  const http2 = { http2: CLIENT_HTTP2 };
   const targets: Record<Mode, { base: string; agent: Agent }> = {
-    direct: {
-      base: cell.url,
-      agent: new Agent({ connect: cellTls(cell.id), connections: 64, allowH2: CLIENT_HTTP2 }),
-    },
-    router: { base: started.url, agent: adminAgent(join(dir, 'pki', 'control-plane', 'ca.crt')) },
-    bareProxy: { base: bare.url, agent: adminAgent(join(dir, 'pki', 'control-plane', 'ca.crt')) },
+    direct: { base: cell.url, agent: bench.agent(cell.id, cell.id, http2) },
+    router: { base: started.url, agent: bench.agent('control-plane', 'control-plane', http2) },
+    bareProxy: { base: bare.url, agent: bench.agent('control-plane', 'control-plane', http2) },
   };
-  agents.push(...Object.values(targets).map((target) => target.agent));
   const path = '/api/v1/namespaces/default/configmaps';
   await send(targets.direct, 'POST', path, {
     metadata: { name: 'bench-get' },
@@ -232,26 +140,7 @@ try {
     }
   }
 } finally {
-  await Promise.all(agents.map((agent) => agent.close()));
-  for (const child of children.filter((one) => one.exitCode === null)) {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
-  }
-  try {
-    cells('down');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-function cellTls(id: string) {
-  const pki = join(dir, 'pki', id);
-  return {
-    ca: readFileSync(join(pki, 'ca.crt')),
-    cert: readFileSync(join(pki, 'admin.crt')),
-    key: readFileSync(join(pki, 'admin.key')),
-  };
+  await bench.down();
 }
 
 async function send(
@@ -312,7 +201,7 @@ if ([direct, routed, bareProxy].some((mode) => mode.get.errors + mode.create.err
   progress(`errors: ${JSON.stringify({ direct, routed, bareProxy })}`);
   process.exitCode = 1;
 }
-const out = join(root, 'bench/results/router.json');
+const out = join(ROOT, 'bench/results/router.json');
 mkdirSync(dirname(out), { recursive: true });
 writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
 process.stdout.write(`${JSON.stringify({ figures, bareProxyFigures })}\n`);

@@ -142,6 +142,8 @@ export class Router {
     server.on('upgrade', (request, socket, head) => void this.handler.handleUpgrade(request, socket, head));
     const connections = new Set<Socket>();
     server.on('secureConnection', (socket: Socket) => {
+      // Watch events are small writes that must leave at once (no Nagle delay on the HTTP/1.1 fallback).
+      socket.setNoDelay(true);
       connections.add(socket);
       socket.once('close', () => connections.delete(socket));
     });

@@ -1,0 +1,140 @@
+// What the router benchmarks share: real cells from the e2e tooling (`cells up`, tools built by
+// scripts/build-tools.sh), the router as its own process in front of them, and TLS clients for both.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+import { Agent } from 'undici';
+
+export const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
+export const ROOT = join(BENCH_DIR, '../../..');
+
+export const progress = (message: string) => process.stderr.write(`${message}\n`);
+export const round = (value: number, digits = 0) => Math.round(value * 10 ** digits) / 10 ** digits;
+export const percentile = (sorted: readonly number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
+export const median = (values: readonly number[]) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
+
+export interface EnvFile {
+  controlPlane: { id: string; kubeconfig: string; url: string };
+  cells: { id: string; kubeconfig: string; url: string }[];
+}
+
+/** A control plane and `cells` cells (no controller managers) in a temporary directory, removed by `down`. */
+export class BenchEnv {
+  readonly dir: string;
+  readonly env: EnvFile;
+  private readonly children: ChildProcess[] = [];
+  private readonly agents: Agent[] = [];
+  private readonly tools: string;
+
+  private constructor(dir: string, tools: string, env: EnvFile) {
+    this.dir = dir;
+    this.tools = tools;
+    this.env = env;
+  }
+
+  static up(name: string, cells: number): BenchEnv {
+    const tools =
+      process.env['CELLFED_TOOLS_BIN'] ??
+      execFileSync('bash', [join(ROOT, 'scripts/build-tools.sh')], { encoding: 'utf8' }).trim();
+    const dir = mkdtempSync(join(tmpdir(), `cellfed-${name}-`));
+    progress(`starting the control plane and ${cells} cell(s) in ${dir}`);
+    runCells(dir, tools, 'up', '--cells', String(cells), '--no-controller-manager');
+    return new BenchEnv(dir, tools, JSON.parse(readFileSync(join(dir, 'env.json'), 'utf8')) as EnvFile);
+  }
+
+  /** An undici pool with an apiserver's admin certificate; `trust` names the PKI whose CA to trust. */
+  agent(identity: string, trust = identity, options: { http2?: boolean } = {}): Agent {
+    const pki = (id: string, file: string) => readFileSync(join(this.dir, 'pki', id, file));
+    const agent = new Agent({
+      connect: {
+        ca: pki(trust, 'ca.crt'),
+        cert: pki(identity, 'admin.crt'),
+        key: pki(identity, 'admin.key'),
+      },
+      connections: 64,
+      allowH2: options.http2 ?? false,
+    });
+    this.agents.push(agent);
+    return agent;
+  }
+
+  /** A process started for the benchmark, stopped by `down`. */
+  own(child: ChildProcess): ChildProcess {
+    this.children.push(child);
+    return child;
+  }
+
+  /**
+   * The router as it runs for real (its own process, access log at info, drained as a log shipper would),
+   * serving once every cell is engaged.
+   */
+  async startRouter(): Promise<{ url: string; child: ChildProcess }> {
+    const pki = join(this.dir, 'pki', 'control-plane');
+    const child = this.own(
+      spawn(
+        process.execPath,
+        [
+          // e.g. `--cpu-prof --cpu-prof-dir=/tmp/router-profile` to see where the router spends its time.
+          ...(process.env['CELLFED_BENCH_ROUTER_NODE_OPTIONS'] ?? '').split(' ').filter(Boolean),
+          join(ROOT, 'packages/cell-router/src/main.ts'),
+          ...['--kubeconfig', this.env.controlPlane.kubeconfig, '--host', '127.0.0.1', '--port', '0'],
+          ...['--http-port', '0', '--log-level', 'info'],
+          ...['--tls-cert-file', join(pki, 'apiserver.crt'), '--tls-key-file', join(pki, 'apiserver.key')],
+          ...['--client-ca-file', join(pki, 'ca.crt')],
+        ],
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      ),
+    );
+    let port: number | undefined;
+    const engaged = new Set<string>();
+    const lines = createInterface({ input: child.stdout! });
+    await new Promise<void>((resolve, reject) => {
+      const timeout = setTimeout(() => reject(new Error('the router was not serving within 30 s')), 30_000);
+      child.once('exit', (code) => reject(new Error(`the router exited with ${code}`)));
+      lines.on('line', (line) => {
+        const entry = JSON.parse(line) as { msg?: string; port?: number; cell?: string };
+        if (entry.msg === 'serving the Kubernetes API') port = entry.port;
+        if (entry.msg === 'cell engaged' && entry.cell) engaged.add(entry.cell);
+        if (port && engaged.size === this.env.cells.length) {
+          clearTimeout(timeout);
+          resolve();
+        }
+      });
+    });
+    lines.removeAllListeners('line');
+    lines.on('line', () => undefined);
+    return { url: `https://127.0.0.1:${port}`, child };
+  }
+
+  /** Stops every process and pool it started, the cells, and removes the directory. */
+  async down(): Promise<void> {
+    await Promise.all(this.agents.map((agent) => agent.close()));
+    for (const child of this.children.filter((one) => one.exitCode === null)) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    try {
+      runCells(this.dir, this.tools, 'down');
+    } finally {
+      rmSync(this.dir, { recursive: true, force: true });
+    }
+  }
+}
+
+function runCells(dir: string, tools: string, ...args: string[]): void {
+  execFileSync(
+    process.execPath,
+    [join(ROOT, 'e2e/src/cli/cells.ts'), ...args, '--dir', dir, '--tools', tools, '--log-level', 'warn'],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+}

@@ -1,0 +1,274 @@
+// `npx nx run cell-router:bench-list`: writes bench/results/router-list.json.
+// Side by side in one run: N ConfigMaps (30k unless CELLFED_BENCH_OBJECTS) in one real apiserver listed
+// directly, and N ConfigMaps of the same shape spread over 3 cells (each in the cell the ring names) listed
+// through the router.
+//  - list30kRatio: a whole list, router / direct (goal ≤ 1.2);
+//  - list30kPagedRatio: the same walked with limit=500 and continue (goal ≤ 1.3);
+//  - watchAddedP99Ms: p99 of (arrival through the router − arrival on a direct watch of the object's cell)
+//    for ADDED events (goal ≤ 5);
+//  - routerRssMbDuringList: the router's largest resident memory while it serves the lists.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { dirname, join } from 'node:path';
+
+import { RoutingTable, parseCellSetSpec } from '@cellfed/hashing';
+import { request, type Agent } from 'undici';
+
+import { BenchEnv, ROOT, median, percentile, progress, round } from './bench-env.ts';
+
+const OBJECTS = Number(process.env['CELLFED_BENCH_OBJECTS'] ?? 30_000);
+const RUNS = Number(process.env['CELLFED_BENCH_RUNS'] ?? 5);
+const WATCH_EVENTS = Number(process.env['CELLFED_BENCH_WATCH_EVENTS'] ?? 300);
+const NAMESPACE = 'bench';
+const PATH = `/api/v1/namespaces/${NAMESPACE}/configmaps`;
+
+type Target = { base: string; agent: Agent };
+
+/** A small, ordinary ConfigMap: a few labels, an annotation, 256 bytes of data (as in the kit's bench). */
+const configMap = (name: string, i: number) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: {
+    name,
+    labels: { app: `app-${i % 500}`, tier: 'backend', 'cellfed.io/bench': 'true' },
+    annotations: { 'example.com/owner': `team-${i % 40}` },
+  },
+  data: { 'settings.json': 'x'.repeat(256) },
+});
+
+async function call(target: Target, method: 'GET' | 'POST', path: string, body?: unknown): Promise<string> {
+  const response = await request(`${target.base}${path}`, {
+    method,
+    dispatcher: target.agent,
+    headers: { accept: 'application/json', ...(body ? { 'content-type': 'application/json' } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await response.body.text();
+  if (response.statusCode >= 300 && response.statusCode !== 409) {
+    throw new Error(`${method} ${path}: ${response.statusCode} ${text.slice(0, 200)}`);
+  }
+  return text;
+}
+
+/** Creates `count` objects with `place(i)` saying where each goes, 32 at a time, with progress. */
+async function createAll(
+  what: string,
+  count: number,
+  place: (i: number) => { target: Target; name: string },
+) {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      for (let i = next++; i < count; i = next++) {
+        const { target, name } = place(i);
+        await call(target, 'POST', PATH, configMap(name, i));
+        if ((i + 1) % 10_000 === 0)
+          progress(`${what}: ${i + 1}/${count} (${round((performance.now() - started) / 1000, 1)} s)`);
+      }
+    }),
+  );
+}
+
+/** Seconds to receive a whole list, and how many items it held. */
+async function listOnce(target: Target): Promise<{ seconds: number; items: number }> {
+  const started = performance.now();
+  const text = await call(target, 'GET', PATH);
+  const seconds = (performance.now() - started) / 1000;
+  return { seconds, items: (JSON.parse(text) as { items: unknown[] }).items.length };
+}
+
+/** Seconds to walk the list in pages of 500. */
+async function listPaged(target: Target): Promise<{ seconds: number; items: number; pages: number }> {
+  const started = performance.now();
+  let token = '';
+  let items = 0;
+  let pages = 0;
+  do {
+    const text = await call(
+      target,
+      'GET',
+      `${PATH}?limit=500${token ? `&continue=${encodeURIComponent(token)}` : ''}`,
+    );
+    const page = JSON.parse(text) as { items: unknown[]; metadata: { continue?: string } };
+    items += page.items.length;
+    pages += 1;
+    token = page.metadata.continue ?? '';
+  } while (token);
+  return { seconds: (performance.now() - started) / 1000, items, pages };
+}
+
+/** The largest resident memory of a process while `work` runs, in MiB. */
+async function peakRss<T>(pid: number, work: () => Promise<T>): Promise<{ result: T; rssMb: number }> {
+  let peak = 0;
+  const sample = () => {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    peak = Math.max(peak, Number(match?.[1] ?? 0));
+  };
+  const timer = setInterval(sample, 25);
+  try {
+    const result = await work();
+    sample();
+    return { result, rssMb: round(peak / 1024, 1) };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** Opens a watch and records when each ADDED object arrived (by name). */
+async function watchArrivals(
+  target: Target,
+  arrivals: Map<string, number>,
+  signal: AbortSignal,
+): Promise<void> {
+  const response = await request(`${target.base}${PATH}?watch=1`, { dispatcher: target.agent, signal });
+  if (response.statusCode !== 200)
+    throw new Error(`watch: ${response.statusCode} ${await response.body.text()}`);
+  void (async () => {
+    let pending = '';
+    try {
+      for await (const chunk of response.body) {
+        pending += (chunk as Buffer).toString();
+        let newline = pending.indexOf('\n');
+        while (newline >= 0) {
+          const event = JSON.parse(pending.slice(0, newline)) as {
+            type: string;
+            object: { metadata: { name: string } };
+          };
+          if (event.type === 'ADDED' && !arrivals.has(event.object.metadata.name))
+            arrivals.set(event.object.metadata.name, performance.now());
+          pending = pending.slice(newline + 1);
+          newline = pending.indexOf('\n');
+        }
+      }
+    } catch {
+      // aborted at the end
+    }
+  })();
+}
+
+const bench = BenchEnv.up('router-list-bench', 3);
+let result: Record<string, unknown>;
+try {
+  const { env } = bench;
+  const direct: Target = { base: env.controlPlane.url, agent: bench.agent('control-plane') };
+  const cells = new Map(env.cells.map((cell) => [cell.id, { base: cell.url, agent: bench.agent(cell.id) }]));
+  const table = RoutingTable.fromCellSet(
+    parseCellSetSpec({
+      cells: env.cells.map((cell) => ({
+        id: cell.id,
+        state: 'Normal',
+        kubeconfigSecretRef: { name: cell.id },
+      })),
+    }),
+  );
+  const cellOf = (name: string) =>
+    cells.get(table.route(table.keyOf({ namespace: NAMESPACE, name })).oldCell)!;
+  for (const target of [direct, ...cells.values()]) {
+    await call(target, 'POST', '/api/v1/namespaces', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: NAMESPACE },
+    });
+  }
+  await createAll('direct', OBJECTS, (i) => ({ target: direct, name: `config-${i}` }));
+  await createAll('cells', OBJECTS, (i) => ({ target: cellOf(`config-${i}`), name: `config-${i}` }));
+
+  const started = await bench.startRouter();
+  const routed: Target = { base: started.url, agent: bench.agent('control-plane') };
+  const pid = started.child.pid!;
+
+  const runs = {
+    direct: [] as number[],
+    router: [] as number[],
+    directPaged: [] as number[],
+    routerPaged: [] as number[],
+  };
+  let routerRssMb = 0;
+  let pages = 0;
+  await listOnce(direct);
+  await listOnce(routed); // warm-up
+  for (let run = 1; run <= RUNS; run++) {
+    const d = await listOnce(direct);
+    const r = await peakRss(pid, () => listOnce(routed));
+    const dp = await listPaged(direct);
+    const rp = await peakRss(pid, () => listPaged(routed));
+    for (const [what, items] of [
+      ['direct', d.items],
+      ['router', r.result.items],
+      ['direct paged', dp.items],
+      ['router paged', rp.result.items],
+    ] as const) {
+      if (items !== OBJECTS) throw new Error(`${what} list held ${items} items, not ${OBJECTS}`);
+    }
+    runs.direct.push(d.seconds);
+    runs.router.push(r.result.seconds);
+    runs.directPaged.push(dp.seconds);
+    runs.routerPaged.push(rp.result.seconds);
+    routerRssMb = Math.max(routerRssMb, r.rssMb, rp.rssMb);
+    pages = rp.result.pages;
+    progress(
+      `run ${run}/${RUNS}: whole list ${round(d.seconds, 3)} s direct, ${round(r.result.seconds, 3)} s router; paged ${round(dp.seconds, 3)} s / ${round(rp.result.seconds, 3)} s; router RSS ${r.rssMb}/${rp.rssMb} MiB`,
+    );
+  }
+
+  // Watch latency: one direct watch per cell and one through the router, the same creates seen by both.
+  const stop = new AbortController();
+  const directArrivals = new Map<string, number>();
+  const routerArrivals = new Map<string, number>();
+  for (const target of cells.values()) await watchArrivals(target, directArrivals, stop.signal);
+  await watchArrivals(routed, routerArrivals, stop.signal);
+  for (let i = 0; i < WATCH_EVENTS; i++) {
+    const name = `watched-${i}`;
+    await call(cellOf(name), 'POST', PATH, configMap(name, i));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  const deadline = Date.now() + 10_000;
+  while (routerArrivals.size < WATCH_EVENTS && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 50));
+  stop.abort();
+  const delays = [...routerArrivals]
+    .filter(([name]) => directArrivals.has(name))
+    .map(([name, at]) => at - directArrivals.get(name)!)
+    .sort((a, b) => a - b);
+  if (delays.length < WATCH_EVENTS)
+    throw new Error(`only ${delays.length}/${WATCH_EVENTS} events arrived through both`);
+
+  const figures = {
+    list30kRatio: round(median(runs.router) / median(runs.direct), 3),
+    list30kPagedRatio: round(median(runs.routerPaged) / median(runs.directPaged), 3),
+    watchAddedP99Ms: round(percentile(delays, 99), 2),
+    watchAddedP50Ms: round(percentile(delays, 50), 2),
+    routerRssMbDuringList: routerRssMb,
+  };
+  const goals = { list30kRatio: 1.2, list30kPagedRatio: 1.3, watchAddedP99Ms: 5 };
+  result = {
+    benchmark: 'router-list',
+    date: new Date().toISOString(),
+    machine: { node: process.version, cpus: cpus().length },
+    objects: OBJECTS,
+    cells: env.cells.length,
+    description:
+      'ConfigMaps of the same shape: N in one apiserver listed directly vs N over the cells listed through the router (median of runs, seconds to the whole body); paged walks use limit=500',
+    figures,
+    goals,
+    met: {
+      list30kRatio: figures.list30kRatio <= goals.list30kRatio,
+      list30kPagedRatio: figures.list30kPagedRatio <= goals.list30kPagedRatio,
+      watchAddedP99Ms: figures.watchAddedP99Ms <= goals.watchAddedP99Ms,
+    },
+    seconds: {
+      direct: runs.direct.map((s) => round(s, 3)),
+      router: runs.router.map((s) => round(s, 3)),
+      directPaged: runs.directPaged.map((s) => round(s, 3)),
+      routerPaged: runs.routerPaged.map((s) => round(s, 3)),
+    },
+    pagesThroughRouter: pages,
+  };
+} finally {
+  await bench.down();
+}
+const out = join(ROOT, 'bench/results/router-list.json');
+mkdirSync(dirname(out), { recursive: true });
+writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
+process.stdout.write(`${JSON.stringify(result['figures'])}\n`);
