@@ -60,7 +60,11 @@ describeE2e('cell router: lists across cells', () => {
     );
   }, 300_000);
 
-  afterAll(() => stopRouter(router));
+  afterAll(async () => {
+    // Leave the cells' controllers nothing to chew on: one deletecollection through the router, every cell.
+    await apps?.deleteCollectionNamespacedDeployment({ namespace }).catch(() => undefined);
+    await stopRouter(router);
+  });
 
   it(`lists ${COUNT} Deployments spread over the cells: every one once, in name order, one composite version`, async () => {
     const expected = await truth();

@@ -36,12 +36,17 @@ describeE2e('real cells: smoke', () => {
       expect(read.metadata?.uid).toBeTruthy();
       expect(read.spec?.template.spec?.containers[0]?.image).toBe('registry.k8s.io/pause:3.10');
       // kube-controller-manager runs: the Deployment controller creates a ReplicaSet owned by it.
-      const replicaSet = await eventually('a ReplicaSet for the Deployment', async () => {
-        const list = await apps.listNamespacedReplicaSet({ namespace });
-        return list.items.find((rs) =>
-          rs.metadata?.ownerReferences?.some((owner) => owner.uid === read.metadata?.uid),
-        );
-      });
+      // Generous: on 2 cores, after suites that load the cells, the controller can be a while behind.
+      const replicaSet = await eventually(
+        'a ReplicaSet for the Deployment',
+        async () => {
+          const list = await apps.listNamespacedReplicaSet({ namespace });
+          return list.items.find((rs) =>
+            rs.metadata?.ownerReferences?.some((owner) => owner.uid === read.metadata?.uid),
+          );
+        },
+        90_000,
+      );
       expect(replicaSet.metadata?.name).toMatch(/^web-/);
     },
   );
