@@ -389,10 +389,7 @@ export class RouterHandler {
     response: ClientResponse,
     impersonation: Impersonation,
   ): Promise<Outcome> {
-    const headers = upstreamHeaders(request.headers, impersonation);
-    headers.accept = jsonAccept(request.headers.accept);
-    // The router reads the cells' answers to merge them: uncompressed.
-    delete headers['accept-encoding'];
+    const headers = mergeHeaders(request, impersonation);
     const outcome = await serveMergedList(
       {
         state,
@@ -414,9 +411,7 @@ export class RouterHandler {
     response: ClientResponse,
     impersonation: Impersonation,
   ): Promise<Outcome> {
-    const headers = upstreamHeaders(request.headers, impersonation);
-    headers.accept = jsonAccept(request.headers.accept);
-    delete headers['accept-encoding'];
+    const headers = mergeHeaders(request, impersonation);
     const readCopy = async (cell: string, namespace: string, name: string) => {
       const client = this.options.cell(cell);
       if (!client) return undefined;
@@ -467,9 +462,7 @@ export class RouterHandler {
     const body = hasRequestBody(request) ? await readBody(request, this.maxBodyBytes) : undefined;
     if (body === 'too-large')
       return this.refuse(response, refusal(requestEntityTooLarge(this.maxBodyBytes), 'too-large'));
-    const headers = upstreamHeaders(request.headers, impersonation);
-    // The router reads the cells' answers to merge them: uncompressed.
-    delete headers['accept-encoding'];
+    const headers = mergeHeaders(request, impersonation);
     const merged = await deleteCollection(
       state.liveCells,
       this.options.cell,
@@ -518,6 +511,17 @@ export class RouterHandler {
       seconds,
     });
   }
+}
+
+/** Headers for requests whose answers the router reads and merges: JSON, uncompressed, as the caller. */
+function mergeHeaders(
+  request: ClientRequest,
+  impersonation: Impersonation,
+): Record<string, string | string[]> {
+  const headers = upstreamHeaders(request.headers, impersonation);
+  headers.accept = jsonAccept(request.headers.accept);
+  delete headers['accept-encoding'];
+  return headers;
 }
 
 function outcomeOf(destination: Destination, code: number): Outcome {
