@@ -1,3 +1,4 @@
+import { cellFailure, type KubeStatus } from '../status/kube-status.ts';
 import type { CellCursor } from './cell-versions.ts';
 
 /** What a list item (an object, or a Table row) is known by: its metadata. */
@@ -23,20 +24,11 @@ export interface CellPage {
 /** A cell answered a page with an error: its Status is what the client gets (naming the cell). */
 export class CellListError extends Error {
   override readonly name = 'CellListError';
-  readonly cell: string;
-  readonly code: number;
-  readonly status: Record<string, unknown> | undefined;
+  readonly status: KubeStatus;
 
   constructor(cell: string, code: number, text: string) {
-    let status: Record<string, unknown> | undefined;
-    try {
-      status = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      status = undefined;
-    }
-    super(`cell ${cell}: ${typeof status?.message === 'string' ? status.message : text.slice(0, 300)}`);
-    this.cell = cell;
-    this.code = code;
+    const status = cellFailure(cell, code, text);
+    super(status.message);
     this.status = status;
   }
 }

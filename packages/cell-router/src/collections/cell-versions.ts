@@ -26,6 +26,18 @@ export function decodeCellVersions(value: string): Map<string, string> | undefin
   return new Map(pairs);
 }
 
+/**
+ * The cells' versions a client asks a list or watch for: none for `''` and `0` (kube's "latest" and
+ * "any"); otherwise the router's own composite, or a {@link CellTokenError}.
+ */
+export function requestedCellVersions(resourceVersion: string): Map<string, string> | undefined {
+  if (resourceVersion === '' || resourceVersion === '0') return undefined;
+  const versions = decodeCellVersions(resourceVersion);
+  if (!versions)
+    throw new CellTokenError(`resourceVersion "${resourceVersion}" was not issued by this router`);
+  return versions;
+}
+
 /** Where a paged list stopped in one cell: its pinned version, its own continue token, items already given. */
 export interface CellCursor {
   readonly rv: string;

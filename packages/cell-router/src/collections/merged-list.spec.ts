@@ -2,7 +2,8 @@ import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, parseCellSetSpec } from '@
 
 import { routingState } from '../routing/route-plan.ts';
 import { decodeCellVersions } from './cell-versions.ts';
-import { serveMergedList, type ListWriter } from './merged-list.ts';
+import { serveMergedList } from './merged-list.ts';
+import type { StreamedAnswer } from './streamed-answer.ts';
 
 type Meta = { namespace: string; name: string; labels?: Record<string, string> };
 
@@ -78,7 +79,7 @@ async function list(
   );
   let text = '';
   let code = 0;
-  const out: ListWriter = {
+  const out: StreamedAnswer = {
     start: (c) => (code = c),
     write: async (chunk) => void (text += chunk),
     end: () => undefined,

@@ -1,15 +1,16 @@
 import type { NamespaceLabels, RoutingState } from '../routing/route-plan.ts';
-import { badRequest, failure, serviceUnavailable, type KubeStatus } from '../status/kube-status.ts';
+import { badRequest, serviceUnavailable, type KubeStatus } from '../status/kube-status.ts';
 import { CellListError, CellPager, itemMeta, type CellLister } from './cell-pager.ts';
 import {
   CellTokenError,
-  decodeCellVersions,
   decodeContinue,
   encodeCellVersions,
   encodeContinue,
+  requestedCellVersions,
   type CellCursor,
 } from './cell-versions.ts';
 import { visibleCopy, type CellCopy } from './copy-choice.ts';
+import type { CollectionOutcome, StreamedAnswer } from './streamed-answer.ts';
 
 /** How many items the router asks each cell for at a time when the client set no limit. */
 export const DEFAULT_PAGE_SIZE = 500;
@@ -26,15 +27,6 @@ export interface MergedListRequest {
   readonly pageSize?: number;
 }
 
-/** Writes the merged list as it is produced; `end` once every item is out. */
-export interface ListWriter {
-  start(code: number): void;
-  write(chunk: string): Promise<void>;
-  end(): void;
-}
-
-export type MergedListOutcome = { code: number; status?: KubeStatus };
-
 const CONTROL_PARAMS = ['limit', 'continue', 'resourceVersion', 'resourceVersionMatch'];
 
 /**
@@ -46,8 +38,8 @@ const CONTROL_PARAMS = ['limit', 'continue', 'resourceVersion', 'resourceVersion
  */
 export async function serveMergedList(
   request: MergedListRequest,
-  out: ListWriter,
-): Promise<MergedListOutcome> {
+  out: StreamedAnswer,
+): Promise<CollectionOutcome> {
   const url = new URL(request.target, 'http://router.invalid');
   const params = url.searchParams;
   const limit = Number(params.get('limit') ?? 0);
@@ -61,10 +53,7 @@ export async function serveMergedList(
   try {
     const token = params.get('continue');
     if (token) cursors = decodeContinue(token);
-    else if (rv && rv !== '0') {
-      versions = decodeCellVersions(rv);
-      if (!versions) return refuse(badRequest(`resourceVersion "${rv}" was not issued by this router`));
-    }
+    else versions = requestedCellVersions(rv ?? '');
   } catch (error) {
     if (error instanceof CellTokenError) return refuse(badRequest(error.message));
     throw error;
@@ -105,7 +94,7 @@ export async function serveMergedList(
   try {
     firsts = await Promise.all(pagers.map((pager) => pager.first()));
   } catch (error) {
-    if (error instanceof CellListError) return refuse(cellFailure(error));
+    if (error instanceof CellListError) return refuse(error.status);
     throw error;
   }
   const table = firsts.some((page) => page.kind === 'Table');
@@ -151,7 +140,7 @@ export async function serveMergedList(
   out.end();
   return { code: 200 };
 
-  function refuse(status: KubeStatus): MergedListOutcome {
+  function refuse(status: KubeStatus): CollectionOutcome {
     return { code: status.code, status };
   }
 }
@@ -189,9 +178,4 @@ async function nextVisible(
   const { table: routing } = request.state;
   const decision = routing.route(routing.keyOf({ namespace, name }, request.namespaceLabels(namespace)));
   return visibleCopy(decision, copies)?.item;
-}
-
-function cellFailure(error: CellListError): KubeStatus {
-  const status = error.status as Partial<KubeStatus> | undefined;
-  return failure(error.code, status?.reason ?? 'InternalError', error.message, status?.details);
 }

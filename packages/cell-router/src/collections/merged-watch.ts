@@ -10,9 +10,10 @@ import { MIGRATED, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 
 import type { NamespaceLabels, RoutingState } from '../routing/route-plan.ts';
-import { badRequest, failure, type KubeStatus } from '../status/kube-status.ts';
-import { CellTokenError, decodeCellVersions, encodeCellVersions } from './cell-versions.ts';
+import { badRequest, cellFailure, failure, parseStatus, type KubeStatus } from '../status/kube-status.ts';
+import { CellTokenError, encodeCellVersions, requestedCellVersions } from './cell-versions.ts';
 import { visibleCopy } from './copy-choice.ts';
+import type { CollectionOutcome, StreamedAnswer } from './streamed-answer.ts';
 
 interface WatchedObject {
   kind?: string;
@@ -66,14 +67,6 @@ export interface MergedWatchRequest {
   readonly clock?: Clock;
 }
 
-export interface EventWriter {
-  start(code: number): void;
-  write(line: string): Promise<void>;
-  end(): void;
-}
-
-export type MergedWatchOutcome = { code: number; status?: KubeStatus };
-
 type CellEvent = { cell: string; event: WatchEvent } | { cell: string; closed: KubeStatus };
 
 const CONTROL_PARAMS = ['resourceVersion', 'resourceVersionMatch', 'watch'];
@@ -89,8 +82,8 @@ const CONTROL_PARAMS = ['resourceVersion', 'resourceVersionMatch', 'watch'];
  */
 export async function serveMergedWatch(
   request: MergedWatchRequest,
-  out: EventWriter,
-): Promise<MergedWatchOutcome> {
+  out: StreamedAnswer,
+): Promise<CollectionOutcome> {
   const clock = request.clock ?? realClock;
   const url = new URL(request.target, 'http://router.invalid');
   const params = url.searchParams;
@@ -99,11 +92,7 @@ export async function serveMergedWatch(
   const rv = params.get('resourceVersion') ?? '';
   let versions: Map<string, string>;
   try {
-    const decoded = rv === '' || rv === '0' ? undefined : decodeCellVersions(rv);
-    if (rv !== '' && rv !== '0' && !decoded) {
-      return { code: 400, status: badRequest(`resourceVersion "${rv}" was not issued by this router`) };
-    }
-    versions = decoded ?? new Map();
+    versions = requestedCellVersions(rv) ?? new Map();
   } catch (error) {
     if (error instanceof CellTokenError) return { code: 400, status: badRequest(error.message) };
     throw error;
@@ -146,7 +135,7 @@ export async function serveMergedWatch(
         if (!body) {
           const answer = await open(cell, undefined);
           if (answer.code === 410) {
-            push({ cell, closed: gone(cell, answer.text) });
+            push({ cell, closed: gone(cell, parseStatus(answer.text)?.message) });
             return;
           }
           if (answer.code !== 200)
@@ -181,16 +170,7 @@ export async function serveMergedWatch(
   if (refused >= 0) {
     stop.abort();
     const answer = opened[refused]!;
-    const status = parseStatus(answer.text);
-    const code = answer.code;
-    return {
-      code,
-      status: failure(
-        code,
-        status?.reason ?? 'InternalError',
-        `cell ${cells[refused]}: ${status?.message ?? answer.text}`,
-      ),
-    };
+    return { code: answer.code, status: cellFailure(cells[refused]!, answer.code, answer.text ?? '') };
   }
   out.start(200);
   cells.forEach((cell, i) => {
@@ -205,7 +185,7 @@ export async function serveMergedWatch(
       watching.add(cell);
       void open(cell, undefined).then((answer) => {
         if (answer.code === 200) void follow(cell, answer.body!);
-        else push({ cell, closed: failure(answer.code, 'InternalError', `cell ${cell}: ${answer.text}`) });
+        else push({ cell, closed: cellFailure(cell, answer.code, answer.text ?? '') });
       });
     }
   }, 1000);
@@ -335,12 +315,4 @@ function line(event: { type: string; object: unknown }): string {
 
 function gone(cell: string, message: string | undefined): KubeStatus {
   return failure(410, 'Expired', `cell ${cell}: ${message ?? 'too old resource version'}`);
-}
-
-function parseStatus(text: string | undefined): Partial<KubeStatus> | undefined {
-  try {
-    return JSON.parse(text ?? '') as Partial<KubeStatus>;
-  } catch {
-    return undefined;
-  }
 }

@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { constants, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 
+import type { StreamedAnswer } from '../collections/streamed-answer.ts';
+
 /** A client's request over HTTP/1.1 or HTTP/2: the front offers both (ALPN), as kube-apiserver does. */
 export type ClientRequest = IncomingMessage | Http2ServerRequest;
 export type ClientResponse = ServerResponse | Http2ServerResponse;
@@ -40,25 +42,24 @@ export function writeHead(
 }
 
 /**
- * A streamed JSON answer: chunks are gathered up to 64 KiB per write, and a write waits while the client
- * is not reading (backpressure), so a long list never piles up in the router.
+ * A streamed JSON answer; a write waits while the client is not reading (backpressure), so a long list
+ * never piles up in the router. A list gathers chunks up to 64 KiB per write; a watch (`eventByEvent`)
+ * shows its headers at once and sends every event as it comes.
  */
-export function streamedJson(response: ClientResponse): {
-  start(code: number): void;
-  write(chunk: string): Promise<void>;
-  end(): void;
-} {
+export function streamedJson(
+  response: ClientResponse,
+  options: { eventByEvent?: boolean } = {},
+): StreamedAnswer {
+  const batch = options.eventByEvent ? 0 : 64 * 1024;
   let pending = '';
-  const flush = async () => {
-    const chunk = pending;
-    pending = '';
-    await writeNow(response, chunk);
-  };
   return {
-    start: (code) => writeHead(response, code, { 'content-type': 'application/json' }),
+    start: (code) => writeHead(response, code, { 'content-type': 'application/json' }, options.eventByEvent),
     write: async (chunk) => {
       pending += chunk;
-      if (pending.length >= 64 * 1024) await flush();
+      if (pending.length < batch) return;
+      const ready = pending;
+      pending = '';
+      await writeNow(response, ready);
     },
     end: () => {
       response.end(pending);

@@ -1,6 +1,6 @@
 import type { KubeClient } from '@cellfed/controller-kit';
 
-import { failure, serviceUnavailable, type KubeStatus } from '../status/kube-status.ts';
+import { cellFailure, parseJsonObject, serviceUnavailable } from '../status/kube-status.ts';
 
 export interface CellAnswer {
   readonly cell: string;
@@ -60,17 +60,11 @@ export async function deleteCollection(
 export function mergeDeleted(answers: readonly CellAnswer[]): MergedAnswer {
   const failed = answers.find((answer) => answer.code >= 300);
   if (failed) {
-    const status = parse(failed.text) as Partial<KubeStatus> | undefined;
     const done = answers.filter((answer) => answer.code < 300).map((answer) => answer.cell);
-    const message = `cell ${failed.cell}: ${status?.message ?? failed.text.slice(0, 300)}${
-      done.length > 0 ? ` (deleted in ${done.join(', ')})` : ''
-    }`;
-    return {
-      code: failed.code,
-      body: failure(failed.code, status?.reason ?? 'InternalError', message, status?.details),
-    };
+    const note = done.length > 0 ? ` (deleted in ${done.join(', ')})` : '';
+    return { code: failed.code, body: cellFailure(failed.cell, failed.code, failed.text, note) };
   }
-  const bodies = answers.map((answer) => parse(answer.text) as Record<string, unknown> | undefined);
+  const bodies = answers.map((answer) => parseJsonObject(answer.text));
   const lists = bodies.filter((body): body is { items: unknown[] } & Record<string, unknown> =>
     Array.isArray(body?.items),
   );
@@ -85,12 +79,4 @@ export function mergeDeleted(answers: readonly CellAnswer[]): MergedAnswer {
       items: lists.flatMap((list) => list.items),
     },
   };
-}
-
-function parse(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

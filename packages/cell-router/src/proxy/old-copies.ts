@@ -1,13 +1,7 @@
 import type { Access, OldCopy } from '@cellfed/hashing';
-import {
-  isNotFound,
-  realClock,
-  resourcePath,
-  type Clock,
-  type KubeClient,
-  type KubeObject,
-} from '@cellfed/controller-kit';
+import { isNotFound, realClock, type Clock, type KubeClient, type KubeObject } from '@cellfed/controller-kit';
 
+import { objectPath } from '../request/object-path.ts';
 import type { ResourceRequestInfo } from '../request/request-info.ts';
 
 const METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
@@ -42,20 +36,9 @@ export class OldCopies {
     if (!client) throw new Error(`cell ${cell} is not connected`);
     let copy: OldCopy;
     try {
-      const object = await client.request<KubeObject>(
-        'GET',
-        resourcePath(
-          {
-            group: info.apiGroup,
-            version: info.apiVersion,
-            resource: info.resource,
-            namespaced: info.namespace !== '',
-          },
-          info.namespace,
-          info.name,
-        ),
-        { accept: METADATA },
-      );
+      const object = await client.request<KubeObject>('GET', objectPath(info, info.namespace, info.name), {
+        accept: METADATA,
+      });
       copy = { found: true, labels: object.metadata.labels };
     } catch (error) {
       if (!isNotFound(error)) throw error;

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 
 import { needsOldCopy, resolveTarget, type OldCopy } from '@cellfed/hashing';
-import { errorMessage, resourcePath, type KubeClient } from '@cellfed/controller-kit';
+import { errorMessage, type KubeClient } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 
 import type { Authenticator } from '../auth/authenticator.ts';
@@ -11,6 +11,7 @@ import type { UserInfo } from '../auth/user-info.ts';
 import type { RouterMetrics } from '../metrics/router-metrics.ts';
 import { generateName } from '../request/generate-name.ts';
 import { BodyNameError, namesFromBody, withName } from '../request/object-name.ts';
+import { objectPath } from '../request/object-path.ts';
 import { parseRequestInfo, type RequestInfo, type ResourceRequestInfo } from '../request/request-info.ts';
 import { planRoute, type NamespaceLabels, type RoutePlan, type RoutingState } from '../routing/route-plan.ts';
 import {
@@ -18,6 +19,7 @@ import {
   failure,
   forbidden,
   internalError,
+  parseStatus,
   requestEntityTooLarge,
   serviceUnavailable,
   tooManyRequests,
@@ -33,8 +35,6 @@ import {
   hasRequestBody,
   jsonAccept,
   streamedJson,
-  writeHead,
-  writeNow,
   type ClientRequest,
   type ClientResponse,
 } from './client-exchange.ts';
@@ -293,7 +293,7 @@ export class RouterHandler {
       const upstream = await sendUpstream(destination.client, request, impersonation, signal, payload);
       if (generated && upstream.statusCode === 409) {
         const text = await upstream.body.text();
-        if (attempt < GENERATE_NAME_ATTEMPTS && statusReason(text) === 'AlreadyExists') {
+        if (attempt < GENERATE_NAME_ATTEMPTS && parseStatus(text)?.reason === 'AlreadyExists') {
           this.options.logger.debug(
             { cell: destination.cell, namespace: info.namespace, name, attempt },
             'generated name taken; trying another',
@@ -415,17 +415,7 @@ export class RouterHandler {
     const readCopy = async (cell: string, namespace: string, name: string) => {
       const client = this.options.cell(cell);
       if (!client) return undefined;
-      const path = resourcePath(
-        {
-          group: info.apiGroup,
-          version: info.apiVersion,
-          resource: info.resource,
-          namespaced: namespace !== '',
-        },
-        namespace,
-        name,
-      );
-      const answer = await client.raw('GET', path, {
+      const answer = await client.raw('GET', objectPath(info, namespace, name), {
         headers: { ...impersonation, accept: 'application/json' },
       });
       const text = await answer.body.text();
@@ -443,11 +433,7 @@ export class RouterHandler {
         readCopy,
         logger: this.options.logger,
       },
-      {
-        start: (code) => writeHead(response, code, { 'content-type': 'application/json' }, true),
-        write: (chunk) => writeNow(response, chunk),
-        end: () => response.end(),
-      },
+      streamedJson(response, { eventByEvent: true }),
     );
     if (outcome.status) return this.refuse(response, refusal(outcome.status, 'watch-refused', 'all-cells'));
     return { code: outcome.code, cell: 'all-cells', route: 'merged-watch' };
@@ -560,12 +546,4 @@ function logFields(request: ClientRequest, info: RequestInfo | string): Record<s
     namespace: info.namespace || undefined,
     name: info.name || undefined,
   };
-}
-
-function statusReason(text: string): string | undefined {
-  try {
-    return (JSON.parse(text) as { reason?: string }).reason;
-  } catch {
-    return undefined;
-  }
 }

@@ -67,3 +67,31 @@ export const serviceUnavailable = (message: string, retryAfterSeconds?: number) 
     message,
     retryAfterSeconds === undefined ? undefined : { retryAfterSeconds },
   );
+
+/** An apiserver's answer read as a JSON object; undefined when it is not one. */
+export function parseJsonObject(text: string | undefined): Record<string, unknown> | undefined {
+  try {
+    const parsed = JSON.parse(text ?? '') as unknown;
+    return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** An apiserver's error answer read as a Status; undefined when it is not JSON. */
+export const parseStatus = (text: string | undefined) =>
+  parseJsonObject(text) as Partial<KubeStatus> | undefined;
+
+/**
+ * A cell's error answer passed on to the client: its code, reason and details, the message naming the cell
+ * (and `note`, e.g. what other cells did meanwhile).
+ */
+export function cellFailure(cell: string, code: number, text: string, note = ''): KubeStatus {
+  const status = parseStatus(text);
+  return failure(
+    code,
+    status?.reason ?? 'InternalError',
+    `cell ${cell}: ${status?.message ?? text.slice(0, 300)}${note}`,
+    status?.details,
+  );
+}

@@ -1,0 +1,12 @@
+import { resourcePath } from '@cellfed/controller-kit';
+
+import type { ResourceRequestInfo } from './request-info.ts';
+
+/** The path of object `namespace/name` of the request's resource (its group and version), without subresource. */
+export function objectPath(info: ResourceRequestInfo, namespace: string, name: string): string {
+  return resourcePath(
+    { group: info.apiGroup, version: info.apiVersion, resource: info.resource, namespaced: namespace !== '' },
+    namespace,
+    name,
+  );
+}
