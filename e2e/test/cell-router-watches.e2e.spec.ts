@@ -20,10 +20,9 @@ import {
   type V1Deployment,
 } from '@kubernetes/client-node';
 
-import { cellSecretName } from '../src/control-plane/cell-secrets.ts';
 import { LocalCells } from '../src/local/local-cells.ts';
 import { readLocalState } from '../src/local/local-state.ts';
-import { clientsFor, createCellSet, deleteCellSet, eventually } from './clients.ts';
+import { clientsFor, createCellSet, deleteCellSet, eventually, joiningCellSetSpec } from './clients.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 import { kubectl, routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
 
@@ -233,12 +232,7 @@ describeE2e('cell router: a watch across a migration never sees a moved object v
     'an informer through the router sees moved objects as MODIFIED, with the new copies',
     async () => {
       const [oldCell, newCell] = env.cells;
-      const spec = {
-        cells: [
-          { id: oldCell!.id, state: 'Normal', kubeconfigSecretRef: { name: cellSecretName(oldCell!.id) } },
-          { id: newCell!.id, state: 'Joining', kubeconfigSecretRef: { name: cellSecretName(newCell!.id) } },
-        ],
-      };
+      const spec = joiningCellSetSpec(oldCell!.id, newCell!.id);
       await createCellSet(env.controlPlane.kubeconfig, cellSetName, spec);
       const table = RoutingTable.fromCellSet(parseCellSetSpec(spec));
       const old = clientsFor(oldCell!.kubeconfig).core;

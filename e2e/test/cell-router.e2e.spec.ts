@@ -21,7 +21,14 @@ import {
 import { Agent, request } from 'undici';
 
 import { cellSecretName } from '../src/control-plane/cell-secrets.ts';
-import { clientsFor, createCellSet, deleteCellSet, eventually, readCellSet } from './clients.ts';
+import {
+  clientsFor,
+  createCellSet,
+  deleteCellSet,
+  eventually,
+  joiningCellSetSpec,
+  readCellSet,
+} from './clients.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 import {
   controlPlanePki,
@@ -218,12 +225,7 @@ describeE2e('cell router: writes to a migrating object are fenced until it has m
     'kubectl retries a fenced write by itself and it lands in the new cell',
     async () => {
       const [oldCell, newCell] = env.cells;
-      const spec = {
-        cells: [
-          { id: oldCell!.id, state: 'Normal', kubeconfigSecretRef: { name: cellSecretName(oldCell!.id) } },
-          { id: newCell!.id, state: 'Joining', kubeconfigSecretRef: { name: cellSecretName(newCell!.id) } },
-        ],
-      };
+      const spec = joiningCellSetSpec(oldCell!.id, newCell!.id);
       await createCellSet(env.controlPlane.kubeconfig, cellSetName, spec);
       // A name that moves from the old cell to the joining one (routing case 2).
       const table = RoutingTable.fromCellSet(parseCellSetSpec(spec));

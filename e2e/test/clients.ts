@@ -2,6 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 
+import { cellSecretName } from '../src/control-plane/cell-secrets.ts';
+
 /** client-node API clients for the apiserver a kubeconfig file names. */
 export function clientsFor(kubeconfigFile: string) {
   const kubeConfig = new KubeConfig();
@@ -29,6 +31,16 @@ export async function eventually<T>(
 }
 
 const CELLSET_API = { group: 'cells.cellfed.io', version: 'v1alpha1', plural: 'cellsets' } as const;
+
+/** The spec of a CellSet that is rebalancing: `normal` holds the objects, `joining` is being filled. */
+export function joiningCellSetSpec(normal: string, joining: string) {
+  return {
+    cells: [
+      { id: normal, state: 'Normal', kubeconfigSecretRef: { name: cellSecretName(normal) } },
+      { id: joining, state: 'Joining', kubeconfigSecretRef: { name: cellSecretName(joining) } },
+    ],
+  };
+}
 
 /** Creates CellSet `name` with `spec` in the control plane a kubeconfig names. */
 export async function createCellSet(kubeconfigFile: string, name: string, spec: unknown): Promise<void> {
