@@ -300,6 +300,12 @@ describe('RouterHandler', () => {
     ).toBe(1);
   });
 
+  it('answers an update of a whole collection with 405, without asking a cell', async () => {
+    const answer = await send('PUT', '/api/v1/namespaces/team/configmaps', { items: [] });
+    expect(answer).toMatchObject({ code: 405, body: { kind: 'Status', reason: 'MethodNotAllowed' } });
+    expect(Object.values(cells).flatMap((cell) => cell.seen)).toEqual([]);
+  });
+
   it('sends global resources to the control plane as the caller', async () => {
     const answer = await send('GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles/view');
     expect(answer).toMatchObject({ code: 200 });

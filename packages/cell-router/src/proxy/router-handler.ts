@@ -19,6 +19,7 @@ import {
   failure,
   forbidden,
   internalError,
+  methodNotAllowed,
   parseStatus,
   requestEntityTooLarge,
   serviceUnavailable,
@@ -237,7 +238,15 @@ export class RouterHandler {
         if (plan.info.verb === 'deletecollection')
           return this.deleteCollection(state!, request, response, impersonation);
         if (plan.info.verb === 'list') return this.list(state!, request, response, impersonation);
-        return this.watch(plan.info, request, response, impersonation);
+        if (plan.info.verb === 'watch') return this.watch(plan.info, request, response, impersonation);
+        // A PUT or PATCH of a whole collection: kube-apiserver has no such route either.
+        return this.refuse(
+          response,
+          refusal(
+            methodNotAllowed(`${plan.info.verb} of a ${plan.info.resource} collection is not allowed`),
+            'bad-verb',
+          ),
+        );
       case 'name-in-body':
         return this.create(plan.info, state!, request, response, impersonation);
       case 'object':
