@@ -121,7 +121,15 @@ async function watchArrivals(
   arrivals: Map<string, number>,
   signal: AbortSignal,
 ): Promise<void> {
-  const response = await request(`${target.base}${PATH}?watch=1`, { dispatcher: target.agent, signal });
+  // From a list's version, as an informer does: a watch without one would first replay every object.
+  const list = JSON.parse(await call(target, 'GET', `${PATH}?limit=1`)) as {
+    metadata: { resourceVersion: string };
+  };
+  const from = encodeURIComponent(list.metadata.resourceVersion);
+  const response = await request(`${target.base}${PATH}?watch=1&resourceVersion=${from}`, {
+    dispatcher: target.agent,
+    signal,
+  });
   if (response.statusCode !== 200)
     throw new Error(`watch: ${response.statusCode} ${await response.body.text()}`);
   void (async () => {

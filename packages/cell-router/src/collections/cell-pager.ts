@@ -1,4 +1,5 @@
 import { cellFailure, type KubeStatus } from '../status/kube-status.ts';
+import { continueAfter, tokenShape, type TokenShape } from './cell-continue.ts';
 import type { CellCursor } from './cell-versions.ts';
 
 /** What a list item (an object, or a Table row) is known by: its metadata. */
@@ -52,21 +53,28 @@ export interface PagerRequest {
   /** The caller's headers as sent on (impersonation, a JSON accept). */
   readonly headers: Record<string, string | string[]>;
   readonly pageSize: number;
+  /** Ask for the next page as soon as one arrives (a whole list: every page will be read). */
+  readonly prefetch?: boolean;
   readonly signal: AbortSignal;
 }
 
 /**
  * A cell's list read page by page, from where a cursor says (or from the start), as a stream of items in
- * the apiserver's order (by namespace, then name) with `peek` for the merge. The first page pins the
- * cell's resourceVersion; later pages follow the cell's own continue tokens.
+ * the apiserver's order (by namespace, then name) for the merge: `ready` says whether `head` can answer
+ * without waiting, `peek` waits for it. The first page pins the cell's resourceVersion; later pages follow
+ * the cell's own continue tokens.
  */
 export class CellPager {
   readonly cell: string;
   private readonly request: PagerRequest;
   private page: CellPage | undefined;
   private index = 0;
+  private headKeyCache: { index: number; key: string } | undefined;
   /** The continue token the current page was fetched with (none: the first page), for the next cursor. */
   private pageContinue: string | undefined;
+  private upcoming: Promise<CellPage> | undefined;
+  /** How this cell's continue tokens for this snapshot are built, once a page has shown one. */
+  private shape: TokenShape | undefined;
   private start: { rv?: string; rvMatch?: string; cursor?: CellCursor };
 
   constructor(request: PagerRequest, start: { rv?: string; rvMatch?: string; cursor?: CellCursor }) {
@@ -78,19 +86,46 @@ export class CellPager {
 
   /** The first page's answer (kind, version, columns); fetches it if needed. */
   async first(): Promise<CellPage> {
-    if (!this.page) await this.fetch();
+    if (!this.page) await this.fetchFirst();
     return this.page!;
   }
 
-  /** The next item without taking it; undefined at the end of the cell's list. */
-  async peek(): Promise<unknown> {
-    if (!this.page) await this.fetch();
-    while (this.index >= this.page!.items.length) {
-      if (!this.page!.continue) return undefined;
-      this.pageContinue = this.page!.continue;
-      await this.fetch();
-    }
+  /** Whether `head` answers now: an item of the page is in, or the cell's list has ended. */
+  ready(): boolean {
+    return this.page !== undefined && (this.index < this.page.items.length || !this.page.continue);
+  }
+
+  /** The next item (undefined at the end of the cell's list); only when `ready`. */
+  head(): unknown {
     return this.page!.items[this.index];
+  }
+
+  /** The head's `namespace/name`, the merge's order; only when `ready` and not at the end. */
+  headKey(table: boolean): string {
+    if (this.headKeyCache?.index !== this.index) {
+      const meta = itemMeta(this.head(), table);
+      this.headKeyCache = { index: this.index, key: `${meta.namespace ?? ''}/${meta.name ?? ''}` };
+    }
+    return this.headKeyCache.key;
+  }
+
+  /** The next item without taking it, fetching pages as needed; undefined at the end of the cell's list. */
+  async peek(): Promise<unknown> {
+    if (!this.page) await this.fetchFirst();
+    while (!this.ready()) {
+      const next = this.upcoming ?? this.fetchPage(this.page!.continue!);
+      this.upcoming = undefined;
+      this.pageContinue = this.page!.continue;
+      this.install(await next, 0);
+    }
+    return this.head();
+  }
+
+  /** Whether items may follow: one is in, or the cell gave a continue token. */
+  hasMore(): boolean {
+    return (
+      this.page !== undefined && (this.index < this.page.items.length || this.page.continue !== undefined)
+    );
   }
 
   take(): void {
@@ -99,18 +134,21 @@ export class CellPager {
 
   /** Where to pick up in this cell for the client's next page. */
   cursor(): CellCursor {
-    const rv = this.page!.resourceVersion;
-    if (this.index >= this.page!.items.length && !this.page!.continue) return { rv, skip: 0, done: true };
-    if (this.index >= this.page!.items.length) return { rv, continue: this.page!.continue!, skip: 0 };
+    const page = this.page!;
+    const rv = page.resourceVersion;
+    if (this.index >= page.items.length && !page.continue) return { rv, skip: 0, done: true };
+    if (this.index >= page.items.length) return { rv, continue: page.continue!, skip: 0 };
+    if (this.index > 0 && this.shape) {
+      // Right after the last item given, so the next page reads nothing twice.
+      const minted = continueAfter(this.shape, itemMeta(page.items[this.index - 1], page.kind === 'Table'));
+      if (minted) return { rv, continue: minted, skip: 0 };
+    }
     return { rv, ...(this.pageContinue ? { continue: this.pageContinue } : {}), skip: this.index };
   }
 
-  private async fetch(): Promise<void> {
-    const { client, cell, path, query, headers, pageSize, signal } = this.request;
-    const params = new URLSearchParams(query);
-    params.set('limit', String(pageSize));
+  private async fetchFirst(): Promise<void> {
+    const params = new URLSearchParams();
     const cursor = this.start.cursor;
-    let skip = 0;
     if (this.pageContinue) {
       params.set('continue', this.pageContinue);
     } else if (cursor) {
@@ -121,7 +159,33 @@ export class CellPager {
       params.set('resourceVersion', this.start.rv);
       if (this.start.rvMatch) params.set('resourceVersionMatch', this.start.rvMatch);
     }
-    if (this.page === undefined && cursor) skip = cursor.skip;
+    this.install(await this.fetch(params), cursor?.skip ?? 0);
+    // Once the first page is in, a resumed cursor has done its job.
+    this.start = {};
+  }
+
+  private fetchPage(continueToken: string): Promise<CellPage> {
+    return this.fetch(new URLSearchParams({ continue: continueToken }));
+  }
+
+  private install(page: CellPage, skip: number): void {
+    this.page = page;
+    this.index = skip;
+    this.headKeyCache = undefined;
+    if (page.continue && page.items.length > 0)
+      this.shape ??= tokenShape(page.continue, itemMeta(page.items.at(-1), page.kind === 'Table'));
+    if (this.request.prefetch && page.continue) {
+      this.upcoming = this.fetchPage(page.continue);
+      // Awaited by `peek` unless the list stops first (client gone): never an unhandled rejection.
+      this.upcoming.catch(() => undefined);
+    }
+  }
+
+  private async fetch(control: URLSearchParams): Promise<CellPage> {
+    const { client, cell, path, query, headers, pageSize, signal } = this.request;
+    const params = new URLSearchParams(query);
+    params.set('limit', String(pageSize));
+    for (const [name, value] of control) params.set(name, value);
     const response = await client.raw('GET', `${path}?${params}`, { headers, signal });
     const text = await response.body.text();
     if (response.statusCode !== 200) throw new CellListError(cell, response.statusCode, text);
@@ -133,18 +197,14 @@ export class CellPager {
       rows?: unknown[];
       columnDefinitions?: unknown[];
     };
-    const items = body.kind === 'Table' ? (body.rows ?? []) : (body.items ?? []);
-    this.page = {
+    return {
       kind: body.kind,
       apiVersion: body.apiVersion,
       resourceVersion: body.metadata?.resourceVersion ?? '',
       continue: body.metadata?.continue || undefined,
-      items,
+      items: body.kind === 'Table' ? (body.rows ?? []) : (body.items ?? []),
       ...(body.columnDefinitions ? { columnDefinitions: body.columnDefinitions } : {}),
     };
-    this.index = skip;
-    // Once the first page is in, a resumed cursor has done its job.
-    this.start = {};
   }
 }
 

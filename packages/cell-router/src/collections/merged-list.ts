@@ -1,6 +1,6 @@
 import type { NamespaceLabels, RoutingState } from '../routing/route-plan.ts';
 import { badRequest, serviceUnavailable, type KubeStatus } from '../status/kube-status.ts';
-import { CellListError, CellPager, itemMeta, type CellLister } from './cell-pager.ts';
+import { CellListError, CellPager, itemMeta, type CellLister, type ItemMeta } from './cell-pager.ts';
 import {
   CellTokenError,
   decodeContinue,
@@ -14,6 +14,10 @@ import type { CollectionOutcome, StreamedAnswer } from './streamed-answer.ts';
 
 /** How many items the router asks each cell for at a time when the client set no limit. */
 export const DEFAULT_PAGE_SIZE = 500;
+/** How much more than its even share of a client's page each cell is asked for. */
+const PAGE_MARGIN = 1.2;
+/** The answer is written in chunks of about this many characters, not item by item. */
+const WRITE_CHUNK = 64 * 1024;
 
 export interface MergedListRequest {
   readonly state: RoutingState;
@@ -67,7 +71,12 @@ export async function serveMergedList(
   if (missing.length > 0)
     return refuse(serviceUnavailable(`cells ${missing.join(', ')} are not connected`, 1));
 
-  const pageSize = limit > 0 ? limit : (request.pageSize ?? DEFAULT_PAGE_SIZE);
+  // A client's page takes about limit/cells from each cell (the ring spreads objects evenly), so each cell
+  // is asked for that with some margin; a cell that runs short is asked for its next page mid-merge.
+  const pageSize =
+    limit > 0
+      ? Math.min(limit, Math.ceil((limit * PAGE_MARGIN) / cells.length) + 2)
+      : (request.pageSize ?? DEFAULT_PAGE_SIZE);
   const rvMatch = params.get('resourceVersionMatch') ?? undefined;
   const pagers = cells.map(
     (cell) =>
@@ -79,6 +88,7 @@ export async function serveMergedList(
           query,
           headers: request.headers,
           pageSize,
+          prefetch: limit === 0,
           signal: request.signal,
         },
         cursors
@@ -115,18 +125,26 @@ export async function serveMergedList(
       (table ? `"columnDefinitions":${JSON.stringify(columns ?? [])},"rows":[` : `"items":[`),
   );
   let given = 0;
+  let pending = '';
   for (;;) {
     if (limit > 0 && given >= limit) break;
-    const next = await nextVisible(pagers, table, request);
-    if (next === 'end') break;
+    if (!pagers.every((pager) => pager.ready())) await Promise.all(pagers.map((pager) => pager.peek()));
+    const next = takeVisible(pagers, table, request);
+    if (next === END) break;
     if (next === undefined) continue;
-    await out.write(`${given > 0 ? ',' : ''}${JSON.stringify(next)}`);
+    pending += `${given > 0 ? ',' : ''}${JSON.stringify(next)}`;
     given += 1;
+    if (pending.length >= WRITE_CHUNK) {
+      await out.write(pending);
+      pending = '';
+    }
   }
+  if (pending) await out.write(pending);
   let continueToken: string | undefined;
   if (limit > 0) {
-    const more = (await Promise.all(pagers.map((pager) => pager.peek()))).some((item) => item !== undefined);
-    if (more) {
+    // Without fetching a cell's next page only to learn it is not empty: kube clients take an empty last
+    // page with no continue token as the end, as they do after a filtered page.
+    if (pagers.some((pager) => pager.hasMore())) {
       const next = new Map<string, CellCursor>(
         cursors ? [...cursors].filter(([, cursor]) => cursor.done) : [],
       );
@@ -145,37 +163,29 @@ export async function serveMergedList(
   }
 }
 
+const END = Symbol('end of every cell');
+
 /**
- * Takes the smallest key across cells, and every cell's copy of it; returns the copy the routing rule
- * shows, undefined if it shows none of them, 'end' when every cell is done.
+ * Takes the smallest key across cells (every pager `ready`), and every cell's copy of it; returns the copy
+ * the routing rule shows, undefined if it shows none of them, END when every cell is done.
  */
-async function nextVisible(
-  pagers: readonly CellPager[],
-  table: boolean,
-  request: MergedListRequest,
-): Promise<unknown> {
-  const heads = await Promise.all(pagers.map((pager) => pager.peek()));
+function takeVisible(pagers: readonly CellPager[], table: boolean, request: MergedListRequest): unknown {
   let smallest: string | undefined;
-  const keys = heads.map((item) => {
-    if (item === undefined) return undefined;
-    const meta = itemMeta(item, table);
-    const key = `${meta.namespace ?? ''}/${meta.name ?? ''}`;
+  for (const pager of pagers) {
+    if (pager.head() === undefined) continue;
+    const key = pager.headKey(table);
     if (smallest === undefined || key < smallest) smallest = key;
-    return key;
-  });
-  if (smallest === undefined) return 'end';
+  }
+  if (smallest === undefined) return END;
   const copies: CellCopy<unknown>[] = [];
-  let namespace = '';
-  let name = '';
-  pagers.forEach((pager, i) => {
-    if (keys[i] !== smallest) return;
-    const meta = itemMeta(heads[i], table);
-    namespace = meta.namespace ?? '';
-    name = meta.name ?? '';
-    copies.push({ cell: pager.cell, labels: meta.labels, item: heads[i] });
+  let meta: ItemMeta = {};
+  for (const pager of pagers) {
+    if (pager.head() === undefined || pager.headKey(table) !== smallest) continue;
+    meta = itemMeta(pager.head(), table);
+    copies.push({ cell: pager.cell, labels: meta.labels, item: pager.head() });
     pager.take();
-  });
+  }
   const { table: routing } = request.state;
-  const decision = routing.route(routing.keyOf({ namespace, name }, request.namespaceLabels(namespace)));
-  return visibleCopy(decision, copies)?.item;
+  const key = { namespace: meta.namespace ?? '', name: meta.name ?? '' };
+  return visibleCopy(routing.route(routing.keyOf(key, request.namespaceLabels(key.namespace))), copies)?.item;
 }
