@@ -15,6 +15,21 @@ export interface UpOptions {
   signal?: AbortSignal;
 }
 
+export interface AddCellOptions {
+  dir: string;
+  controllerManager: boolean;
+  log: Logger;
+  signal?: AbortSignal;
+}
+
+export interface RemoveCellOptions {
+  dir: string;
+  id: string;
+  log: Logger;
+}
+
+export type CellEntry = EnvFile['cells'][number];
+
 export interface DownOptions {
   dir: string;
   log: Logger;
@@ -27,4 +42,8 @@ export interface Provider {
   up(options: UpOptions): Promise<EnvFile>;
   /** Stops everything `up` started in `dir`. Idempotent: nothing to stop is not an error. */
   down(options: DownOptions): Promise<void>;
+  /** One more cell in a running environment, its Secret in the control plane (local provider). */
+  addCell?(options: AddCellOptions): Promise<CellEntry>;
+  /** Stops a cell and forgets it (local provider). */
+  removeCell?(options: RemoveCellOptions): Promise<void>;
 }

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 
 import { AppsV1Api, KubeConfig, type V1Deployment } from '@kubernetes/client-node';
 
-import { clientsFor } from './clients.ts';
+import { clientsFor, forEachInParallel } from './clients.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 import { kubectl, routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
 
@@ -47,16 +47,9 @@ describeE2e('cell router: lists across cells', () => {
     config.loadFromFile(kubeconfig);
     apps = config.makeApiClient(AppsV1Api);
     expect(await kubectl(kubeconfig, ['create', 'namespace', namespace])).toMatchObject({ code: 0 });
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 16 }, async () => {
-        for (let i = next++; i < COUNT; i = next++) {
-          await apps.createNamespacedDeployment({
-            namespace,
-            body: deployment(`d-${String(i).padStart(4, '0')}`),
-          });
-        }
-      }),
+    const indexes = Array.from({ length: COUNT }, (_, i) => i);
+    await forEachInParallel(indexes, 16, (i) =>
+      apps.createNamespacedDeployment({ namespace, body: deployment(`d-${String(i).padStart(4, '0')}`) }),
     );
   }, 300_000);
 

@@ -22,7 +22,21 @@ import {
 
 import { LocalCells } from '../src/local/local-cells.ts';
 import { readLocalState } from '../src/local/local-state.ts';
-import { clientsFor, createCellSet, deleteCellSet, eventually, joiningCellSetSpec } from './clients.ts';
+import { parseE2eConfig } from '../src/e2e-config.ts';
+import { createLogger } from '../src/log.ts';
+import { LocalProvider } from '../src/local/local-provider.ts';
+import { CHART_CRD_DIR } from '../src/paths.ts';
+import type { CellEntry } from '../src/provider.ts';
+import {
+  cellSetSpec,
+  clientsFor,
+  createCellSet,
+  deleteCellSet,
+  eventually,
+  forEachInParallel,
+  readCellSet,
+  updateCellSet,
+} from './clients.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 import { kubectl, routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
 
@@ -214,84 +228,219 @@ describeE2e('cell router: watches across cells', () => {
     ]);
     expect(expired.out).toMatch(/"code":410|Expired|too old/);
   });
-});
 
-describeE2e('cell router: a watch across a migration never sees a moved object vanish', () => {
-  const env = e2eEnv();
-  const withTwoCells = env.cells.length >= 2 ? it : it.skip;
-  const cellSetName = `moves-${Date.now()}`;
-  const namespace = `moves-${Date.now()}`;
-  let router: RouterProcess | undefined;
-
-  afterAll(async () => {
-    await stopRouter(router);
-    await deleteCellSet(env.controlPlane.kubeconfig, cellSetName);
+  it('keeps a watch flowing from the other cells while one cell is down, and resumes that cell when it is back', async () => {
+    const { config, core } = routerClients(kubeconfig);
+    const cellSet = (await readCellSet(env.controlPlane.kubeconfig, 'default')) as { spec: unknown };
+    const table = RoutingTable.fromCellSet(parseCellSetSpec(cellSet.spec));
+    /** A ConfigMap name the ring gives `cell`, so the router shows the copy written straight into it. */
+    const nameIn = (cell: string, prefix: string) => {
+      for (let i = 0; ; i++) {
+        const name = `${prefix}-${i}`;
+        if (table.route(table.keyOf({ namespace, name })).oldCell === cell) return name;
+      }
+    };
+    const direct = new Map(env.cells.map((cell) => [cell.id, clientsFor(cell.kubeconfig).core]));
+    for (const client of direct.values())
+      await client.createNamespace({ body: { metadata: { name: namespace } } }).catch(() => undefined);
+    const informer = makeInformer<V1ConfigMap>(config, `/api/v1/namespaces/${namespace}/configmaps`, () =>
+      core.listNamespacedConfigMap({ namespace }),
+    );
+    const seen = recordEvents(informer);
+    await informer.start();
+    const [down, ...up] = env.cells.map((cell) => cell.id) as [string, ...string[]];
+    const local = LocalCells.open(env.dir);
+    try {
+      await local.stop(down, 'kube-apiserver');
+      const whileDown = up.map((cell) => nameIn(cell, `while-${down}-down`));
+      for (const [i, cell] of up.entries()) {
+        await direct
+          .get(cell)!
+          .createNamespacedConfigMap({ namespace, body: { metadata: { name: whileDown[i] } } });
+      }
+      await eventually('the other cells’ objects to reach the informer while one cell is down', async () =>
+        whileDown.every((name) => informer.get(name, namespace)) ? true : undefined,
+      );
+    } finally {
+      await local.start(down, 'kube-apiserver');
+    }
+    await local.restart(down, 'kube-controller-manager').catch(() => undefined);
+    const afterUp = nameIn(down, `after-${down}-up`);
+    await direct.get(down)!.createNamespacedConfigMap({ namespace, body: { metadata: { name: afterUp } } });
+    await eventually(
+      'the cell that came back to reach the informer again',
+      async () => (informer.get(afterUp, namespace) ? true : undefined),
+      60_000,
+    );
+    await informer.stop();
+    expect(seen.filter((event) => event.type === 'delete')).toEqual([]);
   });
-
-  withTwoCells(
-    'an informer through the router sees moved objects as MODIFIED, with the new copies',
-    async () => {
-      const [oldCell, newCell] = env.cells;
-      const spec = joiningCellSetSpec(oldCell!.id, newCell!.id);
-      await createCellSet(env.controlPlane.kubeconfig, cellSetName, spec);
-      const table = RoutingTable.fromCellSet(parseCellSetSpec(spec));
-      const old = clientsFor(oldCell!.kubeconfig).core;
-      const fresh = clientsFor(newCell!.kubeconfig).core;
-      for (const core of [old, fresh, clientsFor(env.controlPlane.kubeconfig).core])
-        await core.createNamespace({ body: { metadata: { name: namespace } } });
-      // Objects are where the current ring puts them: all in the old cell; some of them move.
-      const names = Array.from({ length: 60 }, (_, i) => `obj-${i}`);
-      const moving = names.filter(
-        (name) => table.route(table.keyOf({ namespace, name })).newCell === newCell!.id,
-      );
-      expect(moving.length).toBeGreaterThan(5);
-      for (const name of names) {
-        await old.createNamespacedConfigMap({
-          namespace,
-          body: { metadata: { name }, data: { copy: 'old' } },
-        });
-      }
-
-      router = await startRouter(env, {
-        args: ['--cellset', cellSetName],
-        cells: [oldCell!.id, newCell!.id],
-      });
-      const { config, core } = routerClients(
-        routerKubeconfig(env, router, join(env.dir, `${cellSetName}.kubeconfig`)),
-      );
-      const informer = makeInformer<V1ConfigMap>(config, `/api/v1/namespaces/${namespace}/configmaps`, () =>
-        core.listNamespacedConfigMap({ namespace }),
-      );
-      const seen = recordEvents(informer);
-      await informer.start();
-      await eventually('the informer to list every object', async () =>
-        names.every((name) => informer.get(name, namespace)) ? true : undefined,
-      );
-
-      // The design's label protocol, object by object, as the rebalance controller will run it.
-      const label = (name: string, value: string) =>
-        old.patchNamespacedConfigMap(
-          { name, namespace, body: { metadata: { labels: { [REBALANCE_STATUS_LABEL]: value } } } },
-          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-        );
-      for (const name of moving) {
-        await label(name, MIGRATING);
-        await fresh.createNamespacedConfigMap({
-          namespace,
-          body: { metadata: { name }, data: { copy: 'new' } },
-        });
-        await label(name, MIGRATED);
-        await old.deleteNamespacedConfigMap({ name, namespace });
-      }
-      await eventually('the informer to hold every moved object as its new copy', async () =>
-        moving.every((name) => informer.get(name, namespace)?.data?.['copy'] === 'new') ? true : undefined,
-      );
-      await informer.stop();
-      expect(seen.filter((event) => event.type === 'delete')).toEqual([]);
-      const held = informer.list(namespace).map((item) => item.metadata!.name!);
-      expect(held.filter((name) => name.startsWith('obj-')).sort()).toEqual([...names].sort());
-      // Every cell has its own kube-root-ca.crt: shown once, from the cell the ring names for it.
-      expect(held.filter((name) => name === 'kube-root-ca.crt')).toHaveLength(1);
-    },
-  );
 });
+
+describeE2e(
+  'cell router: a watch across migrations and a joining cell never sees a moved object vanish',
+  () => {
+    const env = e2eEnv();
+    // Adding a cell to a running environment is the local provider's.
+    const runnable = env.provider === 'local' && env.cells.length >= 3 ? it : it.skip;
+    const provider = new LocalProvider({
+      toolsDir: parseE2eConfig(process.env, env.dir).toolsDir,
+      crdDir: CHART_CRD_DIR,
+    });
+    const log = createLogger({ level: 'warn' });
+    const cellSetName = `moves-${Date.now()}`;
+    const namespace = `moves-${Date.now()}`;
+    const MOVES = 1000;
+    let router: RouterProcess | undefined;
+    let added: CellEntry | undefined;
+
+    afterAll(async () => {
+      await stopRouter(router);
+      await deleteCellSet(env.controlPlane.kubeconfig, cellSetName);
+      if (added) await provider.removeCell({ dir: env.dir, id: added.id, log });
+    });
+
+    runnable(
+      `an informer through the router sees ${MOVES} moved objects as MODIFIED, then a 4th cell join, and ends equal to the cells`,
+      async () => {
+        const [one, two, three] = env.cells.map((cell) => cell.id) as [string, string, string];
+        const core = new Map(env.cells.map((cell) => [cell.id, clientsFor(cell.kubeconfig).core]));
+        const spec = cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [three]: 'Joining' });
+        await createCellSet(env.controlPlane.kubeconfig, cellSetName, spec);
+        for (const client of [...core.values(), clientsFor(env.controlPlane.kubeconfig).core])
+          await client.createNamespace({ body: { metadata: { name: namespace } } });
+
+        // Objects where the current ring puts them, until MOVES of them are to go to the joining cell.
+        const table = RoutingTable.fromCellSet(parseCellSetSpec(spec));
+        const placed: { name: string; oldCell: string; newCell: string }[] = [];
+        while (placed.filter((object) => object.oldCell !== object.newCell).length < MOVES) {
+          const name = `obj-${placed.length}`;
+          placed.push({ name, ...table.route(table.keyOf({ namespace, name })) });
+        }
+        await forEachInParallel(placed, 16, ({ name, oldCell }) =>
+          core.get(oldCell)!.createNamespacedConfigMap({ namespace, body: { metadata: { name }, data: {} } }),
+        );
+
+        router = await startRouter(env, { args: ['--cellset', cellSetName], cells: [one, two, three] });
+        const { config, core: routed } = routerClients(
+          routerKubeconfig(env, router, join(env.dir, `${cellSetName}.kubeconfig`)),
+        );
+        const informer = makeInformer<V1ConfigMap>(config, `/api/v1/namespaces/${namespace}/configmaps`, () =>
+          routed.listNamespacedConfigMap({ namespace }),
+        );
+        const seen = recordEvents(informer);
+        await informer.start();
+        await eventually('the informer to list every object', async () =>
+          placed.every(({ name }) => informer.get(name, namespace)) ? true : undefined,
+        );
+
+        // The design's label protocol, as the rebalance controller will run it.
+        const move = async (name: string, from: string, to: string) => {
+          const label = (value: string) =>
+            core
+              .get(from)!
+              .patchNamespacedConfigMap(
+                { name, namespace, body: { metadata: { labels: { [REBALANCE_STATUS_LABEL]: value } } } },
+                setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+              );
+          await label(MIGRATING);
+          await core.get(to)!.createNamespacedConfigMap({
+            namespace,
+            body: { metadata: { name }, data: { copy: to } },
+          });
+          await label(MIGRATED);
+          await core.get(from)!.deleteNamespacedConfigMap({ name, namespace });
+        };
+        const moving = placed.filter(({ oldCell, newCell }) => oldCell !== newCell);
+        await forEachInParallel(moving, 8, ({ name, oldCell, newCell }) => move(name, oldCell, newCell));
+        await eventually(
+          'the informer to hold every moved object as its new copy',
+          async () =>
+            moving.every(({ name, newCell }) => informer.get(name, namespace)?.data?.['copy'] === newCell)
+              ? true
+              : undefined,
+          60_000,
+        );
+
+        // A 4th cell, started now, joins the ring while the informer's watch stays open.
+        added = await provider.addCell({ dir: env.dir, controllerManager: false, log });
+        const four = added.id;
+        core.set(four, clientsFor(added.kubeconfig).core);
+        await core.get(four)!.createNamespace({ body: { metadata: { name: namespace } } });
+        const withFour = cellSetSpec({
+          [one]: 'Normal',
+          [two]: 'Normal',
+          [three]: 'Normal',
+          [four]: 'Joining',
+        });
+        await updateCellSet(env.controlPlane.kubeconfig, cellSetName, withFour);
+        await eventually('the router to engage the new cell', async () =>
+          router!.lines.some((line) => line.msg === 'cell engaged' && line.cell === four) ? true : undefined,
+        );
+        const joining = RoutingTable.fromCellSet(parseCellSetSpec(withFour));
+        const intoFour = placed
+          .map(({ name }) => ({ name, ...joining.route(joining.keyOf({ namespace, name })) }))
+          .filter(({ newCell }) => newCell === four)
+          .slice(0, 100);
+        expect(intoFour.length).toBeGreaterThan(20);
+        await forEachInParallel(intoFour, 8, ({ name, oldCell }) => move(name, oldCell, four));
+        // New objects through the router while the cell joins: some of them land in it.
+        const created = Array.from({ length: 40 }, (_, i) => `new-${i}`);
+        await forEachInParallel(created, 8, (name) =>
+          routed.createNamespacedConfigMap({
+            namespace,
+            body: { metadata: { name }, data: { copy: 'created' } },
+          }),
+        );
+
+        // The truth: what the cells hold, read from each directly. Every object is in exactly one cell.
+        const truth = new Map<string, string>();
+        const inFour: string[] = [];
+        for (const [cell, client] of core) {
+          for (const item of (await client.listNamespacedConfigMap({ namespace })).items) {
+            const name = item.metadata!.name!;
+            if (name === 'kube-root-ca.crt') continue;
+            expect({ name, cell, alsoIn: truth.has(name) }).toEqual({ name, cell, alsoIn: false });
+            truth.set(name, item.metadata!.uid!);
+            if (cell === four) inFour.push(name);
+          }
+        }
+        expect(truth.size).toBe(placed.length + created.length);
+        // New objects the new ring gives the joining cell were created in it: the informer can only learn of
+        // them through the router's watch of that cell, opened while its stream stayed up.
+        const createdInFour = created.filter(
+          (name) => joining.route(joining.keyOf({ namespace, name })).newCell === four,
+        );
+        expect(createdInFour.length).toBeGreaterThan(0);
+        expect(inFour.sort()).toEqual([...intoFour.map(({ name }) => name), ...createdInFour].sort());
+        const cached = () =>
+          new Map(
+            informer
+              .list(namespace)
+              .filter((item) => item.metadata!.name !== 'kube-root-ca.crt')
+              .map((item) => [item.metadata!.name!, item.metadata!.uid!] as const),
+          );
+        await eventually(
+          "the informer's cache to equal the cells",
+          async () => {
+            const held = cached();
+            return held.size === truth.size && [...truth].every(([name, uid]) => held.get(name) === uid)
+              ? true
+              : undefined;
+          },
+          60_000,
+        );
+        await informer.stop();
+        expect(seen.filter((event) => event.type === 'delete')).toEqual([]);
+        // Each move reached the handlers as an update (MODIFIED), not as a delete and an add.
+        const updated = new Set(seen.filter((event) => event.type === 'update').map((event) => event.name));
+        expect([...moving, ...intoFour].filter(({ name }) => !updated.has(name))).toEqual([]);
+        // Every cell has its own kube-root-ca.crt: shown once, from the cell the ring names for it.
+        expect(
+          informer.list(namespace).filter((item) => item.metadata!.name === 'kube-root-ca.crt'),
+        ).toHaveLength(1);
+      },
+      600_000,
+    );
+  },
+);

@@ -1,6 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 
 import { cellSecretName } from '../src/control-plane/cell-secrets.ts';
 
@@ -32,14 +39,20 @@ export async function eventually<T>(
 
 const CELLSET_API = { group: 'cells.cellfed.io', version: 'v1alpha1', plural: 'cellsets' } as const;
 
+/** The spec of a CellSet with each cell in the given state, in the given order. */
+export function cellSetSpec(states: Record<string, 'Normal' | 'Joining' | 'Draining' | 'Down'>) {
+  return {
+    cells: Object.entries(states).map(([id, state]) => ({
+      id,
+      state,
+      kubeconfigSecretRef: { name: cellSecretName(id) },
+    })),
+  };
+}
+
 /** The spec of a CellSet that is rebalancing: `normal` holds the objects, `joining` is being filled. */
 export function joiningCellSetSpec(normal: string, joining: string) {
-  return {
-    cells: [
-      { id: normal, state: 'Normal', kubeconfigSecretRef: { name: cellSecretName(normal) } },
-      { id: joining, state: 'Joining', kubeconfigSecretRef: { name: cellSecretName(joining) } },
-    ],
-  };
+  return cellSetSpec({ [normal]: 'Normal', [joining]: 'Joining' });
 }
 
 /** Creates CellSet `name` with `spec` in the control plane a kubeconfig names. */
@@ -48,6 +61,28 @@ export async function createCellSet(kubeconfigFile: string, name: string, spec: 
     ...CELLSET_API,
     body: { apiVersion: 'cells.cellfed.io/v1alpha1', kind: 'CellSet', metadata: { name }, spec },
   });
+}
+
+/** Replaces the spec of CellSet `name` (a merge patch: `cells` is replaced whole). */
+export async function updateCellSet(kubeconfigFile: string, name: string, spec: unknown): Promise<void> {
+  await clientsFor(kubeconfigFile).custom.patchClusterCustomObject(
+    { ...CELLSET_API, name, body: { spec } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+}
+
+/** Runs `action` on every item, `concurrency` at a time; the first failure fails the whole. */
+export async function forEachInParallel<T>(
+  items: readonly T[],
+  concurrency: number,
+  action: (item: T) => Promise<unknown>,
+): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < items.length; i = next++) await action(items[i]!);
+    }),
+  );
 }
 
 /** Deletes CellSet `name`; absent is fine (for afterAll). */

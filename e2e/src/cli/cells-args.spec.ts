@@ -44,6 +44,10 @@ describe('parseCellsArgs', () => {
       tools: '/tools',
     });
     expect(parseCellsArgs(['run', '--router-port', '0'], {}).routerPort).toBe(0);
+    expect(parseCellsArgs(['remove-cell', '--cell', 'cell-4'], {})).toMatchObject({
+      command: 'remove-cell',
+      cell: 'cell-4',
+    });
     expect(parseCellsArgs(['down', '--tools', '/mine'], { CELLFED_TOOLS_BIN: '/tools' }).tools).toBe('/mine');
   });
 
@@ -52,7 +56,8 @@ describe('parseCellsArgs', () => {
     [['up', '--cells', 'three'], '--cells must be a number'],
     [['up', '--cells', '2.5'], '--cells must be a whole number'],
     [['up', '--provider', 'docker'], '--provider must be local or kind; got "docker"'],
-    [['start'], 'unknown command "start" (up, down, status or run)'],
+    [['start'], 'unknown command "start" (up, down, status, run, add-cell or remove-cell)'],
+    [['remove-cell'], 'remove-cell needs --cell ID'],
     [['run', '--router-port', '70000'], '--router-port must be 0 to 65535'],
     [['up', 'down'], 'one command expected; got up down'],
     [['up', '--bogus'], "Unknown option '--bogus'"],

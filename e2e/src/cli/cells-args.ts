@@ -5,12 +5,15 @@ import { z } from 'zod';
 import { PROVIDERS } from '../env-file.ts';
 import { E2eError, E2eErrorCode } from '../errors.ts';
 
-export const USAGE = `usage: npm run cells -- <up|down|status|run> [options]
-  up      start the router control plane and N cells; prints the path of env.json
-  run     up, then the cell router in front; prints the kubeconfig for kubectl; Ctrl-C stops it all
-  down    stop everything up started in --dir
-  status  print env.json and each process's resident memory (local provider)
+export const USAGE = `usage: npm run cells -- <up|down|status|run|add-cell|remove-cell> [options]
+  up           start the router control plane and N cells; prints the path of env.json
+  run          up, then the cell router in front; prints the kubeconfig for kubectl; Ctrl-C stops it all
+  down         stop everything up started in --dir
+  status       print env.json and each process's resident memory (local provider)
+  add-cell     start one more cell and put its Secret in the control plane; prints its id (local)
+  remove-cell  stop the cell --cell names and forget it (local)
 options:
+  --cell ID                   the cell remove-cell stops
   --dir DIR                   environment directory (default tmp/cells)
   --cells N                   number of cells, 1..16 (default 3)
   --provider local|kind       local processes or kind clusters (default local)
@@ -22,9 +25,11 @@ options:
   --log-level LEVEL           pino level (default info)`;
 
 const CellsArgsSchema = z.object({
-  command: z.enum(['up', 'down', 'status', 'run'], {
-    error: (issue) => `unknown command "${String(issue.input)}" (up, down, status or run)`,
+  command: z.enum(['up', 'down', 'status', 'run', 'add-cell', 'remove-cell'], {
+    error: (issue) =>
+      `unknown command "${String(issue.input)}" (up, down, status, run, add-cell or remove-cell)`,
   }),
+  cell: z.string().min(1).optional(),
   dir: z.string().min(1).default('tmp/cells'),
   cells: z.coerce
     .number({ error: '--cells must be a number' })
@@ -59,6 +64,7 @@ export function parseCellsArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
       allowPositionals: true,
       options: {
         dir: { type: 'string' },
+        cell: { type: 'string' },
         cells: { type: 'string' },
         provider: { type: 'string' },
         'no-controller-manager': { type: 'boolean' },
@@ -80,6 +86,7 @@ export function parseCellsArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
   }
   const result = CellsArgsSchema.safeParse({
     command: positionals[0],
+    cell: values.cell,
     dir: values.dir,
     cells: values.cells,
     provider: values.provider,
@@ -95,6 +102,9 @@ export function parseCellsArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
       E2eErrorCode.InvalidArguments,
       result.error.issues.map((issue) => issue.message).join('; '),
     );
+  }
+  if (result.data.command === 'remove-cell' && !result.data.cell) {
+    throw new E2eError(E2eErrorCode.InvalidArguments, 'remove-cell needs --cell ID');
   }
   return result.data;
 }

@@ -29,6 +29,18 @@ async function main(): Promise<number> {
     await provider.down({ dir: args.dir, log });
     return 0;
   }
+  if (args.command === 'add-cell' || args.command === 'remove-cell') {
+    if (!provider.addCell || !provider.removeCell) {
+      throw new E2eError(E2eErrorCode.InvalidArguments, `${args.command} works with the local provider only`);
+    }
+    if (args.command === 'remove-cell') {
+      await provider.removeCell({ dir: args.dir, id: args.cell!, log });
+      return 0;
+    }
+    const cell = await provider.addCell({ dir: args.dir, controllerManager: args.controllerManager, log });
+    process.stdout.write(`${cell.id}\n`);
+    return 0;
+  }
   // Ctrl-C or SIGTERM during `up` stops what was started; once `up` has returned, the cells keep running.
   const interrupt = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => interrupt.abort(new Error(`received ${signal}`));

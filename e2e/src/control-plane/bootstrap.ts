@@ -14,7 +14,7 @@ import { DEFAULT_SECRET_NAMESPACE } from '@cellfed/hashing';
 
 import { E2eError, E2eErrorCode } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { cellSecret, initialCellSet, type CellCredentials } from './cell-secrets.ts';
+import { cellSecret, cellSecretName, initialCellSet, type CellCredentials } from './cell-secrets.ts';
 
 const FIELD_MANAGER = 'cellfed-cells';
 
@@ -33,9 +33,7 @@ export interface BootstrapOptions {
  * Secret per cell and the CellSet `default`. Server-side apply, so running it again converges.
  */
 export async function bootstrapControlPlane(options: BootstrapOptions): Promise<void> {
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(options.kubeconfigFile);
-  const api = KubernetesObjectApi.makeApiClient(kubeConfig);
+  const api = objectApi(options.kubeconfigFile);
   const apply = (object: KubernetesObject) =>
     api.patch(object, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
 
@@ -54,6 +52,37 @@ export async function bootstrapControlPlane(options: BootstrapOptions): Promise<
     { cell: 'control-plane', cellSet: cellSet.metadata.name, cells: options.cells.map((cell) => cell.id) },
     'control plane bootstrapped: CRDs, cell Secrets and CellSet applied',
   );
+}
+
+/** Puts one cell's kubeconfig Secret in the control plane (a cell added to a running environment). */
+export async function applyCellSecret(kubeconfigFile: string, cell: CellCredentials): Promise<void> {
+  await objectApi(kubeconfigFile).patch(
+    cellSecret(cell),
+    undefined,
+    undefined,
+    FIELD_MANAGER,
+    true,
+    PatchStrategy.ServerSideApply,
+  );
+}
+
+/** Deletes a cell's kubeconfig Secret from the control plane; one already gone is not an error. */
+export async function deleteCellSecret(kubeconfigFile: string, cellId: string): Promise<void> {
+  try {
+    await objectApi(kubeconfigFile).delete({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: cellSecretName(cellId), namespace: DEFAULT_SECRET_NAMESPACE },
+    });
+  } catch (error) {
+    if (!(error instanceof ApiException && error.code === 404)) throw error;
+  }
+}
+
+function objectApi(kubeconfigFile: string): KubernetesObjectApi {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(kubeconfigFile);
+  return KubernetesObjectApi.makeApiClient(kubeConfig);
 }
 
 async function waitEstablished(

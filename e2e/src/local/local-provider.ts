@@ -2,7 +2,7 @@ import { accessSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-import { bootstrapControlPlane } from '../control-plane/bootstrap.ts';
+import { applyCellSecret, bootstrapControlPlane, deleteCellSecret } from '../control-plane/bootstrap.ts';
 import {
   CONTROL_PLANE_ID,
   cellIds,
@@ -13,7 +13,14 @@ import {
 } from '../env-file.ts';
 import { E2eError, E2eErrorCode } from '../errors.ts';
 import { kubeconfigFromFiles } from '../kubeconfig.ts';
-import type { DownOptions, Provider, UpOptions } from '../provider.ts';
+import type {
+  AddCellOptions,
+  CellEntry,
+  DownOptions,
+  Provider,
+  RemoveCellOptions,
+  UpOptions,
+} from '../provider.ts';
 import { resolveTools, type Tools } from '../tools.ts';
 import { lostPortRace, startComponent, stopApiserver } from './apiserver-processes.ts';
 import {
@@ -137,6 +144,62 @@ export class LocalProvider implements Provider {
     }
   }
 
+  /**
+   * Starts one more cell in a running environment (the next `cell-N`: etcd, kube-apiserver and, if asked,
+   * kube-controller-manager), adds it to env.json and puts its kubeconfig Secret in the control plane. The
+   * CellSet is left alone: when the cell joins the ring is the caller's (or the rebalance controller's) call.
+   */
+  async addCell(options: AddCellOptions): Promise<CellEntry> {
+    const dir = resolve(options.dir);
+    const env = readEnvFile(dir);
+    const state = readLocalState(dir);
+    const id = nextCellId(Object.keys(state.apiservers));
+    const log = options.log.child({ provider: 'local', dir, cell: id });
+    const tools = resolveTools(this.options.toolsDir, ['etcd', 'kube-apiserver', 'kube-controller-manager']);
+    const save = () => writeLocalState(dir, state);
+    const startedAt = Date.now();
+    try {
+      await this.startApiserver(tools, dir, id, state, save, {
+        log: options.log,
+        controllerManager: options.controllerManager,
+        signal: options.signal ?? new AbortController().signal,
+      });
+      const cell = entryOf(dir, state.apiservers[id]!);
+      await applyCellSecret(env.controlPlane.kubeconfig, {
+        id,
+        kubeconfig: readFileSync(cell.kubeconfig, 'utf8'),
+      });
+      writeEnvFile({ ...env, cells: [...env.cells, cell] });
+      log.info({ seconds: (Date.now() - startedAt) / 1000 }, 'cell added');
+      return cell;
+    } catch (error) {
+      log.error({ err: error }, 'adding the cell failed; stopping what it started');
+      const apiserver = state.apiservers[id];
+      if (apiserver) await stopApiserver(apiserver);
+      state.apiservers = withoutApiserver(state.apiservers, id);
+      save();
+      throw error;
+    }
+  }
+
+  /** Stops a cell `up` or `addCell` started, deletes its data and Secret, and drops it from env.json. */
+  async removeCell(options: RemoveCellOptions): Promise<void> {
+    const dir = resolve(options.dir);
+    const env = readEnvFile(dir);
+    const state = readLocalState(dir);
+    const apiserver = state.apiservers[options.id];
+    if (!apiserver || options.id === CONTROL_PLANE_ID) {
+      throw new E2eError(E2eErrorCode.InvalidArguments, `no cell "${options.id}" in ${dir}`);
+    }
+    await deleteCellSecret(env.controlPlane.kubeconfig, options.id);
+    await stopApiserver(apiserver);
+    rmSync(apiserver.etcdDataDir, { recursive: true, force: true });
+    state.apiservers = withoutApiserver(state.apiservers, options.id);
+    writeLocalState(dir, state);
+    writeEnvFile({ ...env, cells: env.cells.filter((cell) => cell.id !== options.id) });
+    options.log.info({ provider: 'local', dir, cell: options.id }, 'cell removed');
+  }
+
   async down(options: DownOptions): Promise<void> {
     const dir = resolve(options.dir);
     const log = options.log.child({ provider: 'local', dir });
@@ -164,7 +227,7 @@ export class LocalProvider implements Provider {
     id: string,
     state: LocalState,
     save: () => void,
-    options: UpOptions & { signal: AbortSignal },
+    options: Pick<UpOptions, 'log' | 'controllerManager'> & { signal: AbortSignal },
   ): Promise<void> {
     const log = options.log.child({ cell: id });
     const pkiDir = join(dir, 'pki', id);
@@ -291,7 +354,16 @@ function adminKubeconfigPath(dir: string, id: string): string {
   return join(dir, 'kubeconfig', `${id}.kubeconfig`);
 }
 
-function entryOf(dir: string, apiserver: ApiserverState) {
+function withoutApiserver(apiservers: LocalState['apiservers'], id: string): LocalState['apiservers'] {
+  return Object.fromEntries(Object.entries(apiservers).filter(([key]) => key !== id));
+}
+
+/** The first `cell-N` not taken. */
+function nextCellId(taken: readonly string[]): string {
+  for (let n = 1; ; n++) if (!taken.includes(`cell-${n}`)) return `cell-${n}`;
+}
+
+function entryOf(dir: string, apiserver: ApiserverState): CellEntry {
   return { id: apiserver.id, url: apiserver.url, kubeconfig: adminKubeconfigPath(dir, apiserver.id) };
 }
 
