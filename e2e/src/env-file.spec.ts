@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -7,6 +7,7 @@ import { readEnvFile, writeEnvFile, type EnvFile } from './env-file.ts';
 
 describe('env.json', () => {
   const dir = mkdtempSync(join(tmpdir(), 'env-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const env: EnvFile = {
     version: 1,
     provider: 'local',
@@ -30,7 +31,7 @@ describe('env.json', () => {
         message: expect.stringContaining('npm run cells -- up'),
       }),
     );
-    const bad = mkdtempSync(join(tmpdir(), 'env-'));
+    const bad = mkdtempSync(join(dir, 'bad-'));
     writeFileSync(
       join(bad, 'env.json'),
       JSON.stringify({ ...env, cells: [], controlPlane: { id: 'x', url: 'nope', kubeconfig: 'k' } }),

@@ -6,6 +6,7 @@ import {
   mkdtempSync,
   readFileSync,
   readdirSync,
+  rmSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -26,7 +27,13 @@ import { describeE2e, e2eEnv } from './e2e-env.ts';
 
 const toolsDir = process.env['CELLFED_TOOLS_BIN'];
 const log = createLogger({ level: 'warn' });
-const scratch = () => mkdtempSync(join(tmpdir(), 'cellfed-e2e-'));
+const scratches: string[] = [];
+const scratch = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cellfed-e2e-'));
+  scratches.push(dir);
+  return dir;
+};
+afterAll(() => scratches.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
 /** Every process a local environment recorded, and whether any still runs. */
 function survivors(dir: string, state = readLocalState(dir)): string[] {

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -35,6 +35,14 @@ function fakeKind(options: { dockerFails?: boolean; failOn?: string } = {}) {
   return { commands, run };
 }
 
+const scratches: string[] = [];
+const scratch = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kind-'));
+  scratches.push(dir);
+  return dir;
+};
+afterAll(() => scratches.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
 describe('KindProvider', () => {
   it('says why it cannot run without a Docker engine, and starts nothing', async () => {
     const kind = fakeKind({ dockerFails: true });
@@ -44,7 +52,7 @@ describe('KindProvider', () => {
     );
     await expect(
       provider.up({
-        dir: mkdtempSync(join(tmpdir(), 'kind-')),
+        dir: scratch(),
         cells: 2,
         controllerManager: true,
         images: [],
@@ -55,7 +63,7 @@ describe('KindProvider', () => {
   });
 
   it('creates the clusters, bootstraps the control plane with the internal kubeconfigs, and writes env.json', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kind-'));
+    const dir = scratch();
     const kind = fakeKind();
     const bootstrap = jest.fn(async () => undefined);
     const provider = new KindProvider({ crdDir: '/crds', run: kind.run, bootstrap });
@@ -89,7 +97,7 @@ describe('KindProvider', () => {
   });
 
   it('deletes the clusters it created when a later step fails', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kind-'));
+    const dir = scratch();
     const kind = fakeKind({ failOn: 'create cluster --name cellfed-cell-2' });
     const provider = new KindProvider({ crdDir: '/crds', run: kind.run, bootstrap: async () => undefined });
     await expect(provider.up({ dir, cells: 2, controllerManager: true, images: [], log })).rejects.toThrow(

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -9,6 +9,8 @@ import { exitedError, isRunning, startDaemon, stopDaemon, tailLog } from './daem
 const dir = mkdtempSync(join(tmpdir(), 'cellfed-daemon-'));
 
 describe('daemons', () => {
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
   it('runs detached, logs to its file, and stops with its whole process group', async () => {
     const logFile = join(dir, 'tree.log');
     // A leader that forks a grandchild ignoring SIGTERM: stopping the leader alone would orphan it.

@@ -1,5 +1,5 @@
 import { X509Certificate, createPrivateKey, createPublicKey } from 'node:crypto';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -8,6 +8,7 @@ import { createApiserverPki } from './pki.ts';
 
 describe('createApiserverPki', () => {
   const dir = mkdtempSync(join(tmpdir(), 'cellfed-pki-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const pki = createApiserverPki(join(dir, 'cell-1'), { name: 'cell-1', serviceIp: '10.0.0.1' });
   const cert = (file: string) => new X509Certificate(readFileSync(file));
   const ca = cert(pki.caCert);
