@@ -1,6 +1,7 @@
 import { cellFailure, type KubeStatus } from '../status/kube-status.ts';
 import { continueAfter, tokenShape, type TokenShape } from './cell-continue.ts';
 import type { CellCursor } from './cell-versions.ts';
+import { arrayElements } from './json-elements.ts';
 
 /** What a list item (an object, or a Table row) is known by: its metadata. */
 export interface ItemMeta {
@@ -18,6 +19,8 @@ export interface CellPage {
   readonly continue: string | undefined;
   /** `items` of a list, `rows` of a Table. */
   readonly items: unknown[];
+  /** Each item's bytes as the cell wrote them (absent if they could not be told apart). */
+  readonly raw?: Buffer[];
   /** The Table's column definitions (absent for lists). */
   readonly columnDefinitions?: unknown[];
 }
@@ -40,7 +43,7 @@ export interface CellLister {
     method: 'GET',
     target: string,
     options: { headers: Record<string, string | string[]>; signal: AbortSignal },
-  ): Promise<{ statusCode: number; body: { text(): Promise<string> } }>;
+  ): Promise<{ statusCode: number; body: { arrayBuffer(): Promise<ArrayBuffer> } }>;
 }
 
 export interface PagerRequest {
@@ -98,6 +101,11 @@ export class CellPager {
   /** The next item (undefined at the end of the cell's list); only when `ready`. */
   head(): unknown {
     return this.page!.items[this.index];
+  }
+
+  /** The head as JSON to pass on: the cell's own bytes when the page kept them. */
+  headJson(): Buffer | string {
+    return this.page!.raw?.[this.index] ?? JSON.stringify(this.head());
   }
 
   /** The head's `namespace/name`, the merge's order; only when `ready` and not at the end. */
@@ -187,7 +195,8 @@ export class CellPager {
     params.set('limit', String(pageSize));
     for (const [name, value] of control) params.set(name, value);
     const response = await client.raw('GET', `${path}?${params}`, { headers, signal });
-    const text = await response.body.text();
+    const bytes = Buffer.from(await response.body.arrayBuffer());
+    const text = bytes.toString('utf8');
     if (response.statusCode !== 200) throw new CellListError(cell, response.statusCode, text);
     const body = JSON.parse(text) as {
       kind: string;
@@ -197,12 +206,18 @@ export class CellPager {
       rows?: unknown[];
       columnDefinitions?: unknown[];
     };
+    const table = body.kind === 'Table';
+    const items = (table ? body.rows : body.items) ?? [];
+    const ranges = arrayElements(bytes, table ? 'rows' : 'items');
     return {
       kind: body.kind,
       apiVersion: body.apiVersion,
       resourceVersion: body.metadata?.resourceVersion ?? '',
       continue: body.metadata?.continue || undefined,
-      items: body.kind === 'Table' ? (body.rows ?? []) : (body.items ?? []),
+      items,
+      ...(ranges?.length === items.length
+        ? { raw: ranges.map(([start, end]) => bytes.subarray(start, end)) }
+        : {}),
       ...(body.columnDefinitions ? { columnDefinitions: body.columnDefinitions } : {}),
     };
   }

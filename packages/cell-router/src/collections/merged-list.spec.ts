@@ -63,7 +63,14 @@ function fakeCell(resourceVersion: string, objects: Meta[], requests: string[] =
             metadata: { resourceVersion, ...(more ? { continue: next() } : {}) },
             items: page.map((metadata) => ({ metadata, data: { from: resourceVersion } })),
           };
-      return { statusCode: 200, headers: {}, body: { text: async () => JSON.stringify(body) } };
+      const bytes = Buffer.from(JSON.stringify(body));
+      return {
+        statusCode: 200,
+        headers: {},
+        body: {
+          arrayBuffer: async () => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length),
+        },
+      };
     },
   };
   return fake;
@@ -101,7 +108,7 @@ async function list(
   let code = 0;
   const out: StreamedAnswer = {
     start: (c) => (code = c),
-    write: async (chunk) => void (text += chunk),
+    write: async (chunk) => void (text += chunk.toString()),
     end: () => undefined,
   };
   const outcome = await serveMergedList(

@@ -12,12 +12,14 @@ import {
 import { visibleCopy, type CellCopy } from './copy-choice.ts';
 import type { CollectionOutcome, StreamedAnswer } from './streamed-answer.ts';
 
-/** How many items the router asks each cell for at a time when the client set no limit. */
-export const DEFAULT_PAGE_SIZE = 500;
+/**
+ * How many items the router asks each cell for at a time when the client set no limit: each page is a
+ * request the apiserver serves on its own, so small pages cost the cells more (500: about 0.6 s for 30k
+ * ConfigMaps over 3 cells; 5000: about 0.49 s), while each cell holds at most two pages in the router.
+ */
+export const DEFAULT_PAGE_SIZE = 5000;
 /** How much more than its even share of a client's page each cell is asked for. */
 const PAGE_MARGIN = 1.2;
-/** The answer is written in chunks of about this many characters, not item by item. */
-const WRITE_CHUNK = 64 * 1024;
 
 export interface MergedListRequest {
   readonly state: RoutingState;
@@ -125,21 +127,16 @@ export async function serveMergedList(
       (table ? `"columnDefinitions":${JSON.stringify(columns ?? [])},"rows":[` : `"items":[`),
   );
   let given = 0;
-  let pending = '';
   for (;;) {
     if (limit > 0 && given >= limit) break;
     if (!pagers.every((pager) => pager.ready())) await Promise.all(pagers.map((pager) => pager.peek()));
     const next = takeVisible(pagers, table, request);
     if (next === END) break;
     if (next === undefined) continue;
-    pending += `${given > 0 ? ',' : ''}${JSON.stringify(next)}`;
+    if (given > 0) await out.write(',');
+    await out.write(next);
     given += 1;
-    if (pending.length >= WRITE_CHUNK) {
-      await out.write(pending);
-      pending = '';
-    }
   }
-  if (pending) await out.write(pending);
   let continueToken: string | undefined;
   if (limit > 0) {
     // Without fetching a cell's next page only to learn it is not empty: kube clients take an empty last
@@ -169,7 +166,11 @@ const END = Symbol('end of every cell');
  * Takes the smallest key across cells (every pager `ready`), and every cell's copy of it; returns the copy
  * the routing rule shows, undefined if it shows none of them, END when every cell is done.
  */
-function takeVisible(pagers: readonly CellPager[], table: boolean, request: MergedListRequest): unknown {
+function takeVisible(
+  pagers: readonly CellPager[],
+  table: boolean,
+  request: MergedListRequest,
+): Buffer | string | undefined | typeof END {
   let smallest: string | undefined;
   for (const pager of pagers) {
     if (pager.head() === undefined) continue;
@@ -177,12 +178,12 @@ function takeVisible(pagers: readonly CellPager[], table: boolean, request: Merg
     if (smallest === undefined || key < smallest) smallest = key;
   }
   if (smallest === undefined) return END;
-  const copies: CellCopy<unknown>[] = [];
+  const copies: CellCopy<Buffer | string>[] = [];
   let meta: ItemMeta = {};
   for (const pager of pagers) {
     if (pager.head() === undefined || pager.headKey(table) !== smallest) continue;
     meta = itemMeta(pager.head(), table);
-    copies.push({ cell: pager.cell, labels: meta.labels, item: pager.head() });
+    copies.push({ cell: pager.cell, labels: meta.labels, item: pager.headJson() });
     pager.take();
   }
   const { table: routing } = request.state;

@@ -67,7 +67,7 @@ function watch(
     },
     {
       start: () => undefined,
-      write: async (line) => void lines.push(JSON.parse(line)),
+      write: async (line) => void lines.push(JSON.parse(line.toString())),
       end: () => (ended = true),
     },
   );

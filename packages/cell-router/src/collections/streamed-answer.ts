@@ -3,7 +3,7 @@ import type { KubeStatus } from '../status/kube-status.ts';
 /** How a list or watch across cells writes its answer while it is produced. */
 export interface StreamedAnswer {
   start(code: number): void;
-  write(chunk: string): Promise<void>;
+  write(chunk: string | Buffer): Promise<void>;
   end(): void;
 }
 

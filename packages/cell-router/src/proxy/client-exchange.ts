@@ -51,18 +51,24 @@ export function streamedJson(
   options: { eventByEvent?: boolean } = {},
 ): StreamedAnswer {
   const batch = options.eventByEvent ? 0 : 64 * 1024;
-  let pending = '';
+  let pending: Buffer[] = [];
+  let size = 0;
+  const take = () => {
+    const ready = Buffer.concat(pending, size);
+    pending = [];
+    size = 0;
+    return ready;
+  };
   return {
     start: (code) => writeHead(response, code, { 'content-type': 'application/json' }, options.eventByEvent),
     write: async (chunk) => {
-      pending += chunk;
-      if (pending.length < batch) return;
-      const ready = pending;
-      pending = '';
-      await writeNow(response, ready);
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      pending.push(bytes);
+      size += bytes.length;
+      if (size >= batch) await writeNow(response, take());
     },
     end: () => {
-      response.end(pending);
+      response.end(take());
     },
   };
 }
@@ -77,7 +83,7 @@ export function jsonAccept(accept: string | undefined): string {
 }
 
 /** Writes a chunk at once (a watch event), waiting while the client is not reading. */
-export async function writeNow(response: ClientResponse, chunk: string): Promise<void> {
+export async function writeNow(response: ClientResponse, chunk: string | Buffer): Promise<void> {
   const writable = response as unknown as NodeJS.WritableStream;
   if (writable.write(chunk)) return;
   // A client that stops reading and then goes away must not leave the writer waiting forever.

@@ -96,7 +96,8 @@ export class Router {
       controlPlane: options.controlPlane,
       cell: (id) => this.pool.get(id)?.client,
       state: () => this.state.current(),
-      namespaceLabels: (namespace) => namespaceOf(namespace)?.labels,
+      // Per listed item and watch event: only the labels are copied.
+      namespaceLabels: (namespace) => this.namespaces.labels(`${CONTROL_PLANE}//${namespace}`),
       oldCopies: new OldCopies({ client: (id) => this.pool.get(id)?.client }),
       cellNamespaces,
       metrics: new RouterMetrics(options.registry),

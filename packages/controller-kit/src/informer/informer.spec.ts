@@ -94,6 +94,17 @@ describe('Informer', () => {
     await shutdown();
   });
 
+  it("hands out copies of one object's labels too", async () => {
+    const { source, informer, shutdown, start } = setup();
+    source.put('ns', 'a', { metadata: { labels: { team: 'x' } } });
+    start();
+    await informer.waitForSync();
+    informer.labels('cell-a/ns/a')!['team'] = 'changed';
+    expect(informer.labels('cell-a/ns/a')).toEqual({ team: 'x' });
+    expect(informer.labels('cell-a/ns/missing')).toBeUndefined();
+    await shutdown();
+  });
+
   it('drops managedFields unless told otherwise', async () => {
     const { source, informer, shutdown, start } = setup();
     source.put('ns', 'a', { metadata: { managedFields: [{ manager: 'kubectl' }], labels: { app: 'x' } } });

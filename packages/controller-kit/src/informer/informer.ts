@@ -187,6 +187,12 @@ export class Informer<T extends KubeObject = KubeObject> {
     return Array.from(this.store.values(), (object) => structuredClone(object));
   }
 
+  /** A copy of the labels of the cached object with this key: `get` copies the whole object, often per request. */
+  labels(key: string): Record<string, string> | undefined {
+    const labels = this.store.get(key)?.metadata.labels;
+    return labels === undefined ? undefined : { ...labels };
+  }
+
   /** Whether an object with this key is cached (no copy made). */
   has(key: string): boolean {
     return this.store.has(key);
