@@ -34,8 +34,7 @@ export interface BootstrapOptions {
  */
 export async function bootstrapControlPlane(options: BootstrapOptions): Promise<void> {
   const api = objectApi(options.kubeconfigFile);
-  const apply = (object: KubernetesObject) =>
-    api.patch(object, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+  const apply = (object: KubernetesObject) => serverSideApply(api, object);
 
   const crds = readdirSync(options.crdDir)
     .filter((file) => file.endsWith('.yaml'))
@@ -56,14 +55,7 @@ export async function bootstrapControlPlane(options: BootstrapOptions): Promise<
 
 /** Puts one cell's kubeconfig Secret in the control plane (a cell added to a running environment). */
 export async function applyCellSecret(kubeconfigFile: string, cell: CellCredentials): Promise<void> {
-  await objectApi(kubeconfigFile).patch(
-    cellSecret(cell),
-    undefined,
-    undefined,
-    FIELD_MANAGER,
-    true,
-    PatchStrategy.ServerSideApply,
-  );
+  await serverSideApply(objectApi(kubeconfigFile), cellSecret(cell));
 }
 
 /** Deletes a cell's kubeconfig Secret from the control plane; one already gone is not an error. */
@@ -77,6 +69,11 @@ export async function deleteCellSecret(kubeconfigFile: string, cellId: string): 
   } catch (error) {
     if (!(error instanceof ApiException && error.code === 404)) throw error;
   }
+}
+
+/** Applies `object` as this tool's field manager, taking over fields others set (it owns what it writes). */
+function serverSideApply(api: KubernetesObjectApi, object: KubernetesObject) {
+  return api.patch(object, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
 }
 
 function objectApi(kubeconfigFile: string): KubernetesObjectApi {

@@ -1,7 +1,7 @@
 // What the router benchmarks share: real cells from the e2e tooling (`cells up`, tools built by
 // scripts/build-tools.sh), the router as its own process in front of them, and TLS clients for both.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -21,6 +21,14 @@ export const median = (values: readonly number[]) =>
     [...values].sort((a, b) => a - b),
     50,
   );
+
+/** Writes a benchmark's result to bench/results/NAME.json and its headline figures to stdout. */
+export function writeResult(name: string, result: unknown, headline: unknown): void {
+  const out = join(ROOT, 'bench/results', `${name}.json`);
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify(headline)}\n`);
+}
 
 export interface EnvFile {
   controlPlane: { id: string; kubeconfig: string; url: string };

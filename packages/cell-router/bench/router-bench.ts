@@ -6,14 +6,13 @@
 // A third mode, a bare Node.js proxy (bench/bare-proxy.ts), shows what any proxy in Node costs here.
 // figures.*Ratio = router / direct; bareProxyFigures.*Ratio = bare proxy / direct. Goals: getP50Ratio ≤ 1.15, getP99Ratio ≤ 1.5, throughputRatio ≥ 0.9.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
 import { request, type Agent } from 'undici';
 
-import { BENCH_DIR, BenchEnv, ROOT, percentile, progress, round, type EnvFile } from './bench-env.ts';
+import { BENCH_DIR, BenchEnv, percentile, progress, round, writeResult, type EnvFile } from './bench-env.ts';
 
 const ROUNDS = Number(process.env['CELLFED_BENCH_ROUNDS'] ?? 3);
 const GET_SECONDS = Number(process.env['CELLFED_BENCH_GET_SECONDS'] ?? 5);
@@ -201,7 +200,4 @@ if ([direct, routed, bareProxy].some((mode) => mode.get.errors + mode.create.err
   progress(`errors: ${JSON.stringify({ direct, routed, bareProxy })}`);
   process.exitCode = 1;
 }
-const out = join(ROOT, 'bench/results/router.json');
-mkdirSync(dirname(out), { recursive: true });
-writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
-process.stdout.write(`${JSON.stringify({ figures, bareProxyFigures })}\n`);
+writeResult('router', result, { figures, bareProxyFigures });

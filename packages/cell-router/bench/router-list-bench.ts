@@ -7,14 +7,13 @@
 //  - watchAddedP99Ms: p99 of (arrival through the router − arrival on a direct watch of the object's cell)
 //    for ADDED events (goal ≤ 5);
 //  - routerRssMbDuringList: the router's largest resident memory while it serves the lists.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { dirname, join } from 'node:path';
 
 import { RoutingTable, parseCellSetSpec } from '@cellfed/hashing';
 import { request, type Agent } from 'undici';
 
-import { BenchEnv, ROOT, median, percentile, progress, round } from './bench-env.ts';
+import { BenchEnv, median, percentile, progress, round, writeResult } from './bench-env.ts';
 
 const OBJECTS = Number(process.env['CELLFED_BENCH_OBJECTS'] ?? 30_000);
 const RUNS = Number(process.env['CELLFED_BENCH_RUNS'] ?? 5);
@@ -276,7 +275,4 @@ try {
 } finally {
   await bench.down();
 }
-const out = join(ROOT, 'bench/results/router-list.json');
-mkdirSync(dirname(out), { recursive: true });
-writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
-process.stdout.write(`${JSON.stringify(result['figures'])}\n`);
+writeResult('router-list', result, result['figures']);

@@ -84,7 +84,8 @@ export class Router {
       logger: log,
       registry: options.registry,
     });
-    const namespaceOf = (name: string) => this.namespaces.get(`${CONTROL_PLANE}//${name}`)?.metadata;
+    const namespaceKey = (name: string) => `${CONTROL_PLANE}//${name}`;
+    const namespaceOf = (name: string) => this.namespaces.get(namespaceKey(name))?.metadata;
     const cellNamespaces = new CellNamespaces({
       registry: options.registry,
       logger: log.child({ component: 'cell-namespaces' }),
@@ -97,7 +98,7 @@ export class Router {
       cell: (id) => this.pool.get(id)?.client,
       state: () => this.state.current(),
       // Per listed item and watch event: only the labels are copied.
-      namespaceLabels: (namespace) => this.namespaces.labels(`${CONTROL_PLANE}//${namespace}`),
+      namespaceLabels: (namespace) => this.namespaces.labels(namespaceKey(namespace)),
       oldCopies: new OldCopies({ client: (id) => this.pool.get(id)?.client }),
       cellNamespaces,
       metrics: new RouterMetrics(options.registry),
