@@ -1,12 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
+import { spawnApp, stopApp, waitUntilReady } from '../apps/node-app.ts';
 import { CONTROL_PLANE_ID, type EnvFile } from '../env-file.ts';
-import { E2eError, E2eErrorCode } from '../errors.ts';
 
 const ROUTER_MAIN = fileURLToPath(new URL('../../../packages/cell-router/src/main.ts', import.meta.url));
 
@@ -42,10 +40,10 @@ export const controlPlanePki = (env: EnvFile) => join(env.dir, 'pki', CONTROL_PL
  */
 export async function startRouter(env: EnvFile, options: StartRouterOptions = {}): Promise<RouterProcess> {
   const pki = controlPlanePki(env);
-  const child = spawn(
-    process.execPath,
-    [
-      ROUTER_MAIN,
+  const app = spawnApp({
+    name: 'router',
+    main: ROUTER_MAIN,
+    args: [
       '--kubeconfig',
       env.controlPlane.kubeconfig,
       '--host',
@@ -63,60 +61,18 @@ export async function startRouter(env: EnvFile, options: StartRouterOptions = {}
       join(pki, 'ca.crt'),
       ...(options.args ?? []),
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  const lines: Record<string, unknown>[] = [];
-  const file = options.logFile ? createWriteStream(options.logFile, { flags: 'a' }) : undefined;
-  let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-    file?.write(chunk);
+    ...(options.logFile ? { logFile: options.logFile } : {}),
+    ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
   });
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    file?.write(`${line}\n`);
-    try {
-      lines.push(JSON.parse(line) as Record<string, unknown>);
-    } catch {
-      // not a log line
-    }
-  });
-  child.once('exit', () => file?.end());
+  const { lines, child } = app;
   const cells = options.cells ?? env.cells.map((cell) => cell.id);
-  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
-  const wait = async <T>(what: string, probe: () => Promise<T | undefined> | T | undefined): Promise<T> => {
-    for (;;) {
-      const value = await probe();
-      if (value !== undefined) return value;
-      if (child.exitCode !== null) {
-        // Its own last word: a fatal log line (listen failed) or stderr (bad flags).
-        const fatal = lines.findLast((line) => Number(line.level) >= 50);
-        const reason = fatal
-          ? `${String(fatal.msg)}: ${String(fatal.err ?? '')}`
-          : stderr.trim().split('\n')[0];
-        throw new E2eError(
-          E2eErrorCode.ProcessExited,
-          `the router exited with ${child.exitCode} before ${what}: ${reason ?? ''}`,
-        );
-      }
-      if (Date.now() > deadline)
-        throw new E2eError(E2eErrorCode.NotReady, `the router timed out waiting for ${what}`);
-      await sleep(100);
-    }
-  };
   try {
-    const port = await wait(
+    const port = await app.waitFor(
       'listening',
       () => lines.find((line) => line.msg === 'serving the Kubernetes API')?.port as number | undefined,
     );
-    const httpPort = await wait(
-      'its health server',
-      () => lines.find((line) => line.httpPort !== undefined)?.httpPort as number | undefined,
-    );
-    await wait('readiness', async () => {
-      const response = await fetch(`http://127.0.0.1:${httpPort}/readyz`).catch(() => undefined);
-      return response?.status === 200 ? true : undefined;
-    });
-    await wait(`cells ${cells.join(', ')} to be engaged`, () =>
+    const httpPort = await waitUntilReady(app);
+    await app.waitFor(`cells ${cells.join(', ')} to be engaged`, () =>
       cells.every((cell) => lines.some((line) => line.msg === 'cell engaged' && line.cell === cell))
         ? true
         : undefined,
@@ -129,13 +85,7 @@ export async function startRouter(env: EnvFile, options: StartRouterOptions = {}
 }
 
 /** SIGTERM, and wait for the router to exit (nothing to do if it never started or already ended). */
-export async function stopRouter(router: { child: ChildProcess } | undefined): Promise<void> {
-  const child = router?.child;
-  if (!child || child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
-}
+export const stopRouter = (router: { child: ChildProcess } | undefined): Promise<void> => stopApp(router);
 
 /** The control plane's admin kubeconfig pointed at the router, written to `file`. */
 export function writeRouterKubeconfig(env: EnvFile, routerUrl: string, file: string): string {

@@ -13,6 +13,7 @@ export type { CellObjectKey } from './object-key.ts';
 export { WorkQueue } from './queue/work-queue.ts';
 export type { LowLaneOptions, QueueItem, WorkQueueOptions } from './queue/work-queue.ts';
 export type { Lane } from './queue/lane.ts';
+export { TokenBucket } from './queue/token-bucket.ts';
 export type { BackoffOptions } from './queue/item-backoff.ts';
 
 export { Controller } from './runner/controller.ts';

@@ -193,6 +193,14 @@ export class Informer<T extends KubeObject = KubeObject> {
     return labels === undefined ? undefined : { ...labels };
   }
 
+  /**
+   * Visits every cached object without copying it, for counting over large caches; `visit` must neither keep
+   * nor change what it is given.
+   */
+  each(visit: (key: string, object: Readonly<T>) => void): void {
+    for (const [key, object] of this.store) visit(key, object);
+  }
+
   /** Whether an object with this key is cached (no copy made). */
   has(key: string): boolean {
     return this.store.has(key);

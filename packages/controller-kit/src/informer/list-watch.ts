@@ -53,7 +53,8 @@ export function resourceListWatch(
       return {
         resourceVersion: list.metadata.resourceVersion ?? '',
         ...(list.metadata.continue ? { continue: list.metadata.continue } : {}),
-        items: list.items,
+        // An empty PartialObjectMetadataList comes with `items: null`.
+        items: list.items ?? [],
       };
     },
     watch({ resourceVersion, timeoutSeconds, signal }) {

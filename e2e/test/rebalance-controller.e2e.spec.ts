@@ -1,0 +1,293 @@
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { ApiError, KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
+import {
+  MIGRATED,
+  REBALANCE_STATUS_LABEL,
+  RoutingTable,
+  parseCellSetSpec,
+  type CellSetSpecInput,
+} from '@cellfed/hashing';
+
+import { parseE2eConfig } from '../src/e2e-config.ts';
+import { LocalProvider } from '../src/local/local-provider.ts';
+import { createLogger } from '../src/log.ts';
+import { CHART_CRD_DIR } from '../src/paths.ts';
+import type { CellEntry } from '../src/provider.ts';
+import {
+  cellSetSpec,
+  createCellSet,
+  deleteCellSet,
+  eventually,
+  forEachInParallel,
+  readCellSet,
+  updateCellSet,
+} from './clients.ts';
+import { describeE2e, e2eEnv } from './e2e-env.ts';
+import {
+  startRebalanceController,
+  stopRebalanceController,
+  type RebalanceProcess,
+} from './rebalance-process.ts';
+import { routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
+
+const DEPLOYMENTS = '/apis/apps/v1';
+const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+
+interface CellSetObject {
+  spec: CellSetSpecInput;
+  status?: {
+    phase?: string;
+    objects?: { total: number; toMove: number; moved: number; pending: number };
+    lastRebalance?: { generation: number; moved: number; seconds?: number };
+    conditions?: { type: string; status: string; reason: string }[];
+  };
+}
+
+const deployment = (name: string) => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name, labels: { app: name } },
+  spec: {
+    replicas: 0,
+    selector: { matchLabels: { app: name } },
+    template: {
+      metadata: { labels: { app: name } },
+      spec: { containers: [{ name: 'web', image: 'nginx' }] },
+    },
+  },
+});
+
+/** The Deployments of `namespace` in one apiserver: name → metadata. */
+async function deploymentsIn(
+  client: KubeClient,
+  namespace: string,
+): Promise<Map<string, KubeObject['metadata']>> {
+  const list = await client.request<KubeList>('GET', `${DEPLOYMENTS}/namespaces/${namespace}/deployments`, {
+    accept: METADATA_LIST,
+  });
+  return new Map(list.items.map((item) => [item.metadata.name!, item.metadata]));
+}
+
+/**
+ * Updates objects through the router the whole time, each object by one loop only, and remembers the last
+ * write the router acknowledged per object: a fenced write (429) is retried after Retry-After, as client-go
+ * does.
+ */
+function startWriter(client: KubeClient, namespace: string, names: readonly string[], loops: number) {
+  const acknowledged = new Map<string, number>();
+  const attempted = new Map<string, number>();
+  let fenced = 0;
+  let stop = false;
+  let seq = 0;
+  const loop = async (part: number) => {
+    const mine = names.filter((_, i) => i % loops === part);
+    while (!stop) {
+      const name = mine[Math.floor(Math.random() * mine.length)]!;
+      const value = ++seq;
+      attempted.set(name, value);
+      for (;;) {
+        try {
+          await client.request('PATCH', `${DEPLOYMENTS}/namespaces/${namespace}/deployments/${name}`, {
+            body: { metadata: { annotations: { 'e2e.cellfed.io/seq': String(value) } } },
+            contentType: 'application/merge-patch+json',
+          });
+          acknowledged.set(name, value);
+          break;
+        } catch (error) {
+          if (!(error instanceof ApiError && error.statusCode === 429)) throw error;
+          fenced++;
+          await sleep(200);
+        }
+      }
+    }
+  };
+  const running = Promise.all(Array.from({ length: loops }, (_, part) => loop(part)));
+  return {
+    acknowledged,
+    attempted,
+    fenced: () => fenced,
+    writes: () => seq,
+    stop: async () => {
+      stop = true;
+      await running;
+    },
+  };
+}
+
+describeE2e('rebalance controller: cells join and leave live', () => {
+  const env = e2eEnv();
+  // Adding a cell to a running environment is the local provider's.
+  const runnable = env.provider === 'local' && env.cells.length >= 3 ? it : it.skip;
+  const provider = new LocalProvider({
+    toolsDir: parseE2eConfig(process.env, env.dir).toolsDir,
+    crdDir: CHART_CRD_DIR,
+  });
+  const log = createLogger({ level: 'warn' });
+  const cellSetName = `rebalance-${Date.now()}`;
+  const namespace = `rebalance-${Date.now()}`;
+  const OBJECTS = 3000;
+  const DELETE_AFTER_S = 8;
+  const names = Array.from({ length: OBJECTS }, (_, i) => `web-${i}`);
+  const controlPlane = KubeClient.fromFile(env.controlPlane.kubeconfig);
+  const cells = new Map(env.cells.map((cell) => [cell.id, KubeClient.fromFile(cell.kubeconfig)]));
+  let router: RouterProcess | undefined;
+  let controller: RebalanceProcess | undefined;
+  let routed: KubeClient | undefined;
+  let added: CellEntry | undefined;
+
+  const cellSet = async () => (await readCellSet(env.controlPlane.kubeconfig, cellSetName)) as CellSetObject;
+  /** Where each object is, read from every cell directly; leftover `migrated` copies apart. */
+  const placement = async () => {
+    const primaries = new Map<string, string[]>();
+    const leftovers: string[] = [];
+    for (const [cell, client] of cells) {
+      for (const [name, metadata] of await deploymentsIn(client, namespace)) {
+        if (metadata.labels?.[REBALANCE_STATUS_LABEL] === MIGRATED) leftovers.push(`${cell}/${name}`);
+        else primaries.set(name, [...(primaries.get(name) ?? []), cell]);
+      }
+    }
+    return { primaries, leftovers };
+  };
+  const expectEveryObjectWhereTheRingSays = async (spec: CellSetSpecInput) => {
+    const table = RoutingTable.fromCellSet(parseCellSetSpec(spec));
+    const { primaries } = await placement();
+    const misplaced = names
+      .map((name) => ({
+        name,
+        in: primaries.get(name),
+        ring: table.route(table.keyOf({ namespace, name })).oldCell,
+      }))
+      .filter((object) => object.in?.length !== 1 || object.in[0] !== object.ring);
+    expect(misplaced.slice(0, 5)).toEqual([]);
+    expect(primaries.size).toBe(OBJECTS);
+  };
+
+  afterAll(async () => {
+    await stopRebalanceController(controller);
+    await stopRouter(router);
+    await deleteCellSet(env.controlPlane.kubeconfig, cellSetName);
+    await controlPlane.request('DELETE', `/api/v1/namespaces/${namespace}`).catch(() => undefined);
+    if (added) await provider.removeCell({ dir: env.dir, id: added.id, log });
+    for (const client of [controlPlane, routed, ...cells.values()]) await client?.close();
+  });
+
+  runnable(
+    `a 4th cell joins under ${OBJECTS} Deployments and a concurrent writer: every object ends where the ring says, none lost, none doubled`,
+    async () => {
+      const [one, two, three] = env.cells.map((cell) => cell.id) as [string, string, string];
+      const threeCells = cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [three]: 'Normal' });
+      await createCellSet(env.controlPlane.kubeconfig, cellSetName, threeCells);
+      router = await startRouter(env, {
+        args: ['--cellset', cellSetName],
+        cells: [one, two, three],
+        logFile: join(env.dir, `${cellSetName}-router.log`),
+      });
+      routed = KubeClient.fromFile(routerKubeconfig(env, router, join(env.dir, `${cellSetName}.kubeconfig`)));
+      await routed.request('POST', '/api/v1/namespaces', {
+        body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } },
+      });
+      await forEachInParallel(names, 16, (name) =>
+        routed!.request('POST', `${DEPLOYMENTS}/namespaces/${namespace}/deployments`, {
+          body: deployment(name),
+        }),
+      );
+      controller = await startRebalanceController(env, {
+        args: ['--cellset', cellSetName, '--delete-after', `${DELETE_AFTER_S}s`, '--leader-elect', 'false'],
+        cells: [one, two, three],
+        logFile: join(env.dir, `${cellSetName}-controller.log`),
+      });
+      await eventually('the CellSet to be reported Stable', async () =>
+        (await cellSet()).status?.phase === 'Stable' ? true : undefined,
+      );
+
+      // The writer runs from before the new cell exists until after the rebalance ends.
+      const writer = startWriter(routed, namespace, names, 6);
+      const counts: number[] = [];
+      let counting = true;
+      const counter = (async () => {
+        while (counting) {
+          const list = await routed!.request<KubeList>(
+            'GET',
+            `${DEPLOYMENTS}/namespaces/${namespace}/deployments`,
+            {
+              accept: METADATA_LIST,
+            },
+          );
+          counts.push(list.items.length);
+          await sleep(250);
+        }
+      })();
+
+      added = await provider.addCell({ dir: env.dir, controllerManager: false, log });
+      const four = added.id;
+      cells.set(four, KubeClient.fromFile(added.kubeconfig));
+      const withFour = cellSetSpec({
+        [one]: 'Normal',
+        [two]: 'Normal',
+        [three]: 'Normal',
+        [four]: 'Joining',
+      });
+      const started = Date.now();
+      await updateCellSet(env.controlPlane.kubeconfig, cellSetName, withFour);
+      const finished = await eventually(
+        'the 4th cell to turn Normal',
+        async () => {
+          const current = await cellSet();
+          return current.spec.cells.find((cell) => cell.id === four)?.state === 'Normal'
+            ? current
+            : undefined;
+        },
+        180_000,
+      );
+      const seconds = (Date.now() - started) / 1000;
+      await sleep(2000);
+      counting = false;
+      await counter;
+      await writer.stop();
+
+      // The mirror put the namespace into the new cell before anything moved into it.
+      const namespaceInFour = await cells
+        .get(four)!
+        .request<KubeObject>('GET', `/api/v1/namespaces/${namespace}`);
+      expect(namespaceInFour.metadata.labels?.['cellfed.io/mirrored-from']).toBe('control-plane');
+      const allNormal = cellSetSpec({
+        [one]: 'Normal',
+        [two]: 'Normal',
+        [three]: 'Normal',
+        [four]: 'Normal',
+      });
+      await expectEveryObjectWhereTheRingSays(allNormal);
+      const table = RoutingTable.fromCellSet(parseCellSetSpec(allNormal));
+      const intoFour = names.filter((name) => table.route(table.keyOf({ namespace, name })).oldCell === four);
+      expect(intoFour.length).toBeGreaterThan(OBJECTS / 8);
+      expect(finished.status?.lastRebalance?.moved).toBeGreaterThanOrEqual(intoFour.length);
+      // Through the router the count never changed.
+      expect(counts.length).toBeGreaterThan(4);
+      expect(counts.filter((count) => count !== OBJECTS)).toEqual([]);
+
+      // Every acknowledged write is in the object the router serves (no later write was lost).
+      const served = await deploymentsIn(routed, namespace);
+      const lost = [...writer.acknowledged].filter(([name, value]) => {
+        const seen = Number(served.get(name)?.annotations?.['e2e.cellfed.io/seq'] ?? 0);
+        return seen < value || seen > writer.attempted.get(name)!;
+      });
+      expect(lost).toEqual([]);
+      expect(writer.acknowledged.size).toBeGreaterThan(50);
+
+      // The old copies stay deleteAfter, then go.
+      expect((await placement()).leftovers.length).toBeGreaterThan(0);
+      await eventually(
+        'the old copies to be deleted after deleteAfter',
+        async () => ((await placement()).leftovers.length === 0 ? true : undefined),
+        (DELETE_AFTER_S + 30) * 1000,
+      );
+      await expectEveryObjectWhereTheRingSays(allNormal);
+      process.stdout.write(
+        `rebalance: ${intoFour.length} moved in ${seconds.toFixed(1)} s; writer made ${writer.writes()} writes, ${writer.fenced()} fenced (429)\n`,
+      );
+    },
+    300_000,
+  );
+});

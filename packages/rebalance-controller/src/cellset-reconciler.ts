@@ -1,0 +1,353 @@
+import {
+  errorMessage,
+  isConflict,
+  routersBehind,
+  type CellPool,
+  type Clock,
+  type KubeClient,
+  type ReconcileRequest,
+  type ReconcileResult,
+  type Reconciler,
+  type RouterLease,
+} from '@cellfed/controller-kit';
+import { CELLSET_API_VERSION, safeParseCellSet } from '@cellfed/hashing';
+import type { Logger } from 'pino';
+
+import type { CopiesView } from './cell-objects.ts';
+import {
+  finishedCells,
+  progressStatus,
+  setCondition,
+  type CellSetStatus,
+  type Condition,
+  type LastRebalance,
+  type RebalancePhase,
+  type StoredCell,
+} from './cellset-status.ts';
+import type { MirrorState } from './mirror-reconciler.ts';
+import { countProgress, MoveRate } from './progress.ts';
+import type { PlanHolder, RebalancePlan } from './rebalance-plan.ts';
+import type { RebalanceMetrics } from './rebalance-metrics.ts';
+
+export interface CellSetReconcilerOptions {
+  pool: Pick<CellPool, 'cellSetObject' | 'get' | 'recordOnCellSet' | 'cellSetName'>;
+  controlPlane: Pick<KubeClient, 'request'>;
+  plans: PlanHolder;
+  copies: CopiesView;
+  mirror: MirrorState;
+  /** The router Leases of this CellSet, from the cache. */
+  routerLeases: () => readonly RouterLease[];
+  namespaceLabels: (namespace: string) => Record<string, string> | undefined;
+  /** Puts every object back in the migration queue (low lane): the gate has just opened. */
+  enqueueAllObjects: () => void;
+  metrics: RebalanceMetrics;
+  clock: Clock;
+  /** How often the status is refreshed while a rebalance runs. Default 2 s. */
+  statusIntervalMs?: number;
+}
+
+interface Gate {
+  reason: 'CellsNotReady' | 'MirrorPending' | 'RoutersBehind';
+  message: string;
+}
+
+const CELLSETS = '/apis/cells.cellfed.io/v1alpha1/cellsets';
+
+/**
+ * The cell lifecycle, keyed by the CellSet's name: validates the CellSet (an invalid one is refused with a
+ * condition and the last good one stays), opens a generation's gate once every cell is engaged and listed,
+ * every joining cell holds the shared objects and every live router routes with the generation; reports
+ * progress in `status`; and when nothing is left to move, makes Joining cells Normal and lets Draining cells
+ * go (their kubeconfig Secrets are left for the operator).
+ */
+export class CellSetReconciler implements Reconciler {
+  private readonly options: CellSetReconcilerOptions;
+  private readonly rate = new MoveRate();
+  private lastStatus = '';
+  private lastInvalid = '';
+  private lastBlocked = '';
+  private startedAt: { generation: number; at: number; toMove: number } | undefined;
+  private lastRebalance: LastRebalance | undefined;
+
+  constructor(options: CellSetReconcilerOptions) {
+    this.options = options;
+  }
+
+  async reconcile({ signal, log }: ReconcileRequest): Promise<ReconcileResult> {
+    const { pool, plans, clock } = this.options;
+    const object = pool.cellSetObject();
+    if (!object) return {};
+    const generation = object.metadata.generation ?? 0;
+    const existing = ((object as { status?: CellSetStatus }).status?.conditions ?? []) as Condition[];
+    const parsed = safeParseCellSet(object);
+    if (!parsed.success) {
+      const message = parsed.issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ');
+      if (message !== this.lastInvalid) {
+        this.lastInvalid = message;
+        log.error({ generation, problem: message }, 'invalid CellSet refused; the last good one stays');
+        await pool.recordOnCellSet('Warning', 'InvalidCellSet', `refused: ${message}`);
+      }
+      const conditions = setCondition(
+        existing,
+        { type: 'Valid', status: 'False', reason: 'Invalid', message, observedGeneration: generation },
+        clock.now(),
+      );
+      await this.writeStatus({ ...this.previousProgress(object), phase: 'Invalid', conditions }, signal);
+      return {};
+    }
+    this.lastInvalid = '';
+    if (plans.load(parsed.data.spec, generation)) {
+      log.info(
+        { generation, cells: parsed.data.spec.cells.map((cell) => `${cell.id}:${cell.state}`) },
+        'CellSet generation loaded',
+      );
+    }
+    const plan = plans.current()!;
+    let conditions = setCondition(
+      existing,
+      { type: 'Valid', status: 'True', reason: 'Valid', message: '', observedGeneration: generation },
+      clock.now(),
+    );
+    const gate = plan.movesAllowed ? undefined : this.closedGate(plan);
+    conditions = this.routerCondition(conditions, plan, gate);
+    if (!gate && plans.allowMoves(generation)) await this.started(plan, log);
+    const current = plans.current()!;
+    const progress = countProgress(this.options.copies, current, this.options.namespaceLabels);
+    const now = clock.now();
+    this.rate.add(now, progress.moved);
+    this.updateGauges(progress);
+    const rebalancing = current.table.rebalancing;
+    if (rebalancing && current.movesAllowed && progress.pending === 0 && this.allListed(current)) {
+      return this.finish(object.metadata.resourceVersion, current, progress.moved, signal, log);
+    }
+    const phase: RebalancePhase = !rebalancing ? 'Stable' : gate ? 'Blocked' : 'Rebalancing';
+    conditions = setCondition(
+      conditions,
+      rebalancing
+        ? {
+            type: 'Rebalancing',
+            status: 'True',
+            reason: gate ? 'Waiting' : 'Moving',
+            message: `${progress.moved} of ${progress.toMove} objects moved, ${progress.inFlight} in flight`,
+            observedGeneration: generation,
+          }
+        : {
+            type: 'Rebalancing',
+            status: 'False',
+            reason: 'Balanced',
+            message: 'every object is in the cell the ring names',
+            observedGeneration: generation,
+          },
+      now,
+    );
+    conditions = setCondition(
+      conditions,
+      gate
+        ? {
+            type: 'Blocked',
+            status: 'True',
+            reason: gate.reason,
+            message: gate.message,
+            observedGeneration: generation,
+          }
+        : {
+            type: 'Blocked',
+            status: 'False',
+            reason: 'NotBlocked',
+            message: '',
+            observedGeneration: generation,
+          },
+      now,
+    );
+    await this.reportBlocked(gate, log);
+    await this.writeStatus(
+      {
+        observedGeneration: generation,
+        phase,
+        ...progressStatus(progress, rebalancing ? this.rate.perSecond() : undefined),
+        ...this.lastRebalanceOf(object),
+        conditions,
+      },
+      signal,
+    );
+    return rebalancing ? { requeueAfterMs: this.options.statusIntervalMs ?? 2000 } : {};
+  }
+
+  /** Why objects may not move yet for this plan, or undefined when they may. */
+  private closedGate(plan: RebalancePlan): Gate | undefined {
+    const live = plan.spec.cells.filter((cell) => cell.state !== 'Down').map((cell) => cell.id);
+    const notReady = live.filter((id) => !this.options.pool.get(id) || !this.options.copies.synced([id]));
+    if (notReady.length > 0)
+      return { reason: 'CellsNotReady', message: `cells not engaged and listed yet: ${notReady.join(', ')}` };
+    const unmirrored = live.filter((id) => !this.options.mirror.isMirrored(id));
+    if (unmirrored.length > 0)
+      return {
+        reason: 'MirrorPending',
+        message: `namespaces and CRDs not mirrored yet into: ${unmirrored.join(', ')}`,
+      };
+    const behind = routersBehind(this.options.routerLeases(), plan.generation, this.options.clock.now());
+    if (behind.length > 0)
+      return {
+        reason: 'RoutersBehind',
+        message: `routers still on an older CellSet generation: ${behind
+          .map((router) => `${router.identity} (${router.generation})`)
+          .join(', ')}`,
+      };
+    return undefined;
+  }
+
+  private routerCondition(conditions: Condition[], plan: RebalancePlan, gate: Gate | undefined): Condition[] {
+    const behind = gate?.reason === 'RoutersBehind';
+    const known = !gate || behind;
+    return setCondition(
+      conditions,
+      {
+        type: 'RoutersAcknowledged',
+        status: !known ? 'Unknown' : behind ? 'False' : 'True',
+        reason: !known ? 'NotChecked' : behind ? 'RoutersBehind' : 'AllRoutersLoaded',
+        message: behind
+          ? gate.message
+          : known
+            ? `every live router routes with generation ${plan.generation}`
+            : 'checked once the cells are ready',
+        observedGeneration: plan.generation,
+      },
+      this.options.clock.now(),
+    );
+  }
+
+  private async started(plan: RebalancePlan, log: Logger): Promise<void> {
+    this.options.enqueueAllObjects();
+    if (!plan.table.rebalancing) return;
+    const progress = countProgress(this.options.copies, plan, this.options.namespaceLabels);
+    this.startedAt = { generation: plan.generation, at: this.options.clock.now(), toMove: progress.toMove };
+    const changes = plan.spec.cells
+      .filter((cell) => cell.state === 'Joining' || cell.state === 'Draining')
+      .map((cell) => `${cell.id} ${cell.state.toLowerCase()}`)
+      .join(', ');
+    log.info({ generation: plan.generation, toMove: progress.pending }, 'rebalance started');
+    await this.options.pool.recordOnCellSet(
+      'Normal',
+      'RebalanceStarted',
+      `moving ${progress.pending} of ${progress.total} objects (${changes})`,
+    );
+  }
+
+  /** Nothing left to move: Joining → Normal, Draining cells leave the CellSet. */
+  private async finish(
+    resourceVersion: string | undefined,
+    plan: RebalancePlan,
+    moved: number,
+    signal: AbortSignal,
+    log: Logger,
+  ): Promise<ReconcileResult> {
+    const { pool, controlPlane, clock } = this.options;
+    const object = pool.cellSetObject();
+    const raw = (object?.spec as { cells?: StoredCell[] } | undefined)?.cells ?? [];
+    const { cells, removed } = finishedCells(raw);
+    const seconds =
+      this.startedAt?.generation === plan.generation ? (clock.now() - this.startedAt.at) / 1000 : undefined;
+    try {
+      await controlPlane.request('PATCH', `${CELLSETS}/${pool.cellSetName}`, {
+        body: { metadata: { resourceVersion }, spec: { cells } },
+        contentType: 'application/merge-patch+json',
+        signal,
+      });
+    } catch (error) {
+      // The CellSet changed meanwhile (its status, perhaps): the next reconcile sees the new one.
+      if (isConflict(error)) {
+        log.debug('CellSet changed before it could be finished; looking again');
+        return { requeue: true };
+      }
+      throw error;
+    }
+    // Written with the next status, which the new generation's reconcile writes.
+    this.lastRebalance = {
+      generation: plan.generation,
+      moved,
+      ...(seconds === undefined ? {} : { seconds: Math.round(seconds * 10) / 10 }),
+      finishedAt: new Date(clock.now()).toISOString(),
+    };
+    log.info({ generation: plan.generation, moved, seconds }, 'rebalance finished');
+    await pool.recordOnCellSet(
+      'Normal',
+      'RebalanceFinished',
+      `${moved} objects in their new cells${seconds === undefined ? '' : ` after ${seconds.toFixed(1)} s`}; ` +
+        `${cells.map((cell) => `${cell.id} ${cell.state}`).join(', ')}`,
+    );
+    for (const cell of removed) {
+      const ref = cell.kubeconfigSecretRef as { name?: string; namespace?: string } | undefined;
+      await pool.recordOnCellSet(
+        'Normal',
+        'CellRemoved',
+        `cell ${cell.id} drained and removed from the CellSet; its kubeconfig Secret ` +
+          `${ref?.namespace ?? 'cellfed-system'}/${ref?.name ?? '?'} is left for the operator to delete`,
+      );
+    }
+    return { requeue: true };
+  }
+
+  private allListed(plan: RebalancePlan): boolean {
+    return this.options.copies.synced(
+      plan.spec.cells.filter((cell) => cell.state !== 'Down').map((cell) => cell.id),
+    );
+  }
+
+  private updateGauges(progress: { pending: number; inFlight: number; moved: number }): void {
+    const { metrics } = this.options;
+    metrics.pending.set(progress.pending);
+    metrics.inFlight.set(progress.inFlight);
+    metrics.moved.set(progress.moved);
+  }
+
+  private async reportBlocked(gate: Gate | undefined, log: Logger): Promise<void> {
+    const text = gate ? `${gate.reason}: ${gate.message}` : '';
+    if (text === this.lastBlocked) return;
+    this.lastBlocked = text;
+    if (!gate) return;
+    log.info({ reason: gate.reason, problem: gate.message }, 'moves wait');
+    await this.options.pool.recordOnCellSet('Normal', 'RebalanceWaiting', text);
+  }
+
+  private lastRebalanceOf(object: unknown): Pick<CellSetStatus, 'lastRebalance'> {
+    const last = this.lastRebalance ?? (object as { status?: CellSetStatus }).status?.lastRebalance;
+    return last ? { lastRebalance: last } : {};
+  }
+
+  private previousProgress(object: unknown): Partial<CellSetStatus> {
+    const { observedGeneration, objects, cells } = (object as { status?: CellSetStatus }).status ?? {};
+    return {
+      ...this.lastRebalanceOf(object),
+      ...(observedGeneration === undefined ? {} : { observedGeneration }),
+      ...(objects ? { objects } : {}),
+      ...(cells ? { cells } : {}),
+    };
+  }
+
+  private async writeStatus(status: CellSetStatus, signal: AbortSignal): Promise<void> {
+    const text = JSON.stringify(status);
+    if (text === this.lastStatus) return;
+    // A merge patch keeps keys it does not mention: say null for those this status has not.
+    const cleared = {
+      observedGeneration: null,
+      objects: null,
+      cells: null,
+      ratePerSecond: null,
+      etaSeconds: null,
+    };
+    try {
+      await this.options.controlPlane.request(
+        'PATCH',
+        `${CELLSETS}/${this.options.pool.cellSetName}/status`,
+        {
+          body: { apiVersion: CELLSET_API_VERSION, kind: 'CellSet', status: { ...cleared, ...status } },
+          contentType: 'application/merge-patch+json',
+          signal,
+        },
+      );
+      this.lastStatus = text;
+    } catch (error) {
+      throw new Error(`CellSet status not written: ${errorMessage(error)}`, { cause: error });
+    }
+  }
+}

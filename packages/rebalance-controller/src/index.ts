@@ -1,0 +1,21 @@
+/**
+ * @cellfed/rebalance-controller — cells join and leave live: objects move behind write fences, shared
+ * objects are mirrored into every cell, progress is reported in `CellSet.status`. Run it with `main.ts`;
+ * the parts are exported for tests and for embedding.
+ * @packageDocumentation
+ */
+export { RebalanceController } from './rebalance-controller.ts';
+export type { RebalanceControllerOptions, RebalanceSettings } from './rebalance-controller.ts';
+export { RebalanceConfigSchema, parseRebalanceArgs, USAGE } from './config.ts';
+export type { RebalanceConfig } from './config.ts';
+export { RebalanceError, RebalanceErrorCode } from './errors.ts';
+export {
+  COPIED_FROM_ANNOTATION,
+  FENCED_AT_ANNOTATION,
+  FIELD_MANAGER,
+  MIGRATED_AT_ANNOTATION,
+} from './migration-marks.ts';
+export { MIRRORED_LABEL, MIRROR_HASH_ANNOTATION } from './mirror-reconciler.ts';
+export { formatObjectKey, isCellOwnObject, resourceName } from './object-ref.ts';
+export type { ObjectRef } from './object-ref.ts';
+export { parseDuration } from './duration.ts';

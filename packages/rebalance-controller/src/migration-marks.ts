@@ -1,0 +1,19 @@
+/**
+ * What the rebalance controller writes on objects so that every step of a move is recorded on the objects
+ * themselves and a new leader resumes where the last one stopped. The old copy's
+ * `cellfed.io/rebalance-status` label (from @cellfed/hashing) is the protocol the router reads; these
+ * annotations are the controller's own bookkeeping.
+ */
+
+/** On the old copy, set with `migrating`: when the write fence went up (RFC 3339, milliseconds). */
+export const FENCED_AT_ANNOTATION = 'cellfed.io/fenced-at';
+/** On the old copy, set with `migrated`: when the new copy took over; the old copy is deleted `deleteAfter` later. */
+export const MIGRATED_AT_ANNOTATION = 'cellfed.io/migrated-at';
+/**
+ * On a new copy until the old copy is labelled `migrated`: `cell/uid` of the copy it was made from. A copy
+ * that still carries it is not committed: if its source is gone (deleted by a user mid-migration) it goes too.
+ */
+export const COPIED_FROM_ANNOTATION = 'cellfed.io/copied-from';
+
+/** The field manager of every write the controller makes. */
+export const FIELD_MANAGER = 'cellfed-rebalance-controller';

@@ -1,0 +1,219 @@
+import type {
+  Clock,
+  ObjectMeta,
+  ReconcileRequest,
+  ReconcileResult,
+  Reconciler,
+  TokenBucket,
+} from '@cellfed/controller-kit';
+import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
+import type { Logger } from 'pino';
+
+import { RebalanceError, RebalanceErrorCode } from './errors.ts';
+import { COPIED_FROM_ANNOTATION, MIGRATED_AT_ANNOTATION } from './migration-marks.ts';
+import type { CellEnd, MoveOutcome, ObjectMover } from './object-mover.ts';
+import { isCellOwnObject, parseObjectKey, type ObjectRef } from './object-ref.ts';
+import type { CopiesView } from './cell-objects.ts';
+import type { PlanHolder } from './rebalance-plan.ts';
+import type { MigrationResult, RebalanceMetrics } from './rebalance-metrics.ts';
+
+export interface MigrationReconcilerOptions {
+  plans: PlanHolder;
+  copies: CopiesView;
+  /** An engaged cell by id, or undefined. */
+  cell: (id: string) => CellEnd | undefined;
+  /** The control plane's labels of a namespace (its `cellfed.io/shard-by` changes an object's key). */
+  namespaceLabels: (namespace: string) => Record<string, string> | undefined;
+  mover: ObjectMover;
+  metrics: RebalanceMetrics;
+  clock: Clock;
+  /** How long an old copy stays after its move (seed 003: 12 h) before it is deleted. */
+  deleteAfterMs: number;
+  /** Optional limit on how many moves start per second. */
+  rate?: TokenBucket;
+}
+
+const OUTCOME_METRIC: Record<MoveOutcome['result'], MigrationResult> = {
+  moved: 'moved',
+  'already-moved': 'already_moved',
+  'source-gone': 'source_gone',
+  'source-deleting': 'source_deleting',
+};
+
+/**
+ * Puts one object where the CellSet says it belongs, keyed by the object alone (`deployments.apps/ns/name`)
+ * so its old and new copies are never worked on by two workers at once. Level-based: from the copies the
+ * cells hold now it decides what is left to do, whatever happened before (a crash, a lost leader, a CellSet
+ * that changed back), and does it:
+ * - in its old cell and bound for another: move it (when the plan's gate is open);
+ * - its old copy `migrated`: commit the new copy, delete the old one `deleteAfter` after its move;
+ * - a fence left on an object that now stays where it is: take it down;
+ * - a copy that was never committed and whose source is gone: delete it.
+ */
+export class MigrationReconciler implements Reconciler {
+  private readonly options: MigrationReconcilerOptions;
+
+  constructor(options: MigrationReconcilerOptions) {
+    this.options = options;
+  }
+
+  async reconcile({ key, signal, log }: ReconcileRequest): Promise<ReconcileResult> {
+    const plan = this.options.plans.current();
+    if (!plan) return {};
+    const ref = parseObjectKey(key, plan.resources);
+    if (!ref || isCellOwnObject(ref)) return {};
+    const decision = plan.table.route(plan.table.keyOf(ref, this.options.namespaceLabels(ref.namespace)));
+    const copies = this.options.copies.copiesOf(ref);
+    const objectLog = log.child({ cell: decision.oldCell, newCell: decision.newCell, object: key });
+    const results: ReconcileResult[] = [];
+    for (const [cell, metadata] of copies) {
+      if (cell === decision.oldCell || cell === decision.newCell) continue;
+      results.push(await this.tidyElsewhere(ref, cell, metadata, copies, signal, objectLog.child({ cell })));
+    }
+    const oldCopy = copies.get(decision.oldCell);
+    const status = oldCopy?.labels?.[REBALANCE_STATUS_LABEL];
+    if (decision.oldCell === decision.newCell) {
+      // It stays: a fence left from a move that was called off comes down.
+      if (status === MIGRATING) {
+        const here = this.cellEnd(decision.oldCell);
+        await this.options.mover.unfence({ ref, from: here, to: here, signal, log: objectLog });
+        this.options.metrics.migrations.inc({ result: 'called_off' });
+        objectLog.info('move called off (the CellSet changed back); fence taken down');
+      }
+      return earliest(results);
+    }
+    const newCopy = copies.get(decision.newCell);
+    if (status === MIGRATED) {
+      if (newCopy?.annotations?.[COPIED_FROM_ANNOTATION] !== undefined)
+        await this.options.mover.commit(this.cellEnd(decision.newCell), ref, signal);
+      results.push(await this.deleteWhenDue(ref, decision.oldCell, oldCopy!, signal, objectLog));
+      return earliest(results);
+    }
+    // Nothing in the old cell: it was created in the new one, or its copy there awaits its source's fate.
+    if (!oldCopy && newCopy?.annotations?.[COPIED_FROM_ANNOTATION] === undefined) return earliest(results);
+    if (!plan.movesAllowed) return earliest(results);
+    if (status !== MIGRATING && this.options.rate) {
+      const now = this.options.clock.now();
+      const waitMs = this.options.rate.waitMs(now);
+      if (waitMs > 0) return earliest([...results, { requeueAfterMs: waitMs }]);
+      this.options.rate.tryTake(now);
+    }
+    const outcome = await this.move(
+      ref,
+      decision.oldCell,
+      decision.newCell,
+      () => this.options.plans.current()?.generation === plan.generation,
+      signal,
+      objectLog,
+    );
+    if (outcome.result === 'moved' || outcome.result === 'already-moved')
+      results.push({ requeueAfterMs: this.options.deleteAfterMs });
+    if (outcome.result === 'source-deleting') results.push({ requeueAfterMs: 5000 });
+    return earliest(results);
+  }
+
+  private async move(
+    ref: ObjectRef,
+    from: string,
+    to: string,
+    planStillCurrent: () => boolean,
+    signal: AbortSignal,
+    log: Logger,
+  ): Promise<MoveOutcome> {
+    const { mover, metrics } = this.options;
+    try {
+      const outcome = await mover.move({
+        ref,
+        from: this.cellEnd(from),
+        to: this.cellEnd(to),
+        signal,
+        log,
+        planStillCurrent,
+      });
+      metrics.migrations.inc({ result: OUTCOME_METRIC[outcome.result] });
+      if (outcome.result === 'moved') {
+        metrics.fenceSeconds.observe(outcome.fenceMs / 1000);
+        log.info({ fenceMs: outcome.fenceMs }, 'moved');
+      } else if (outcome.result === 'source-gone') {
+        log.info('deleted by a user during its move; it stays deleted');
+      }
+      return outcome;
+    } catch (error) {
+      const changed = error instanceof RebalanceError && error.code === RebalanceErrorCode.ChangedWhileFenced;
+      metrics.migrations.inc({ result: changed ? 'conflict' : 'failed' });
+      throw error;
+    }
+  }
+
+  /** A copy in a cell that is neither the object's old nor its new one. */
+  private async tidyElsewhere(
+    ref: ObjectRef,
+    cell: string,
+    metadata: ObjectMeta,
+    copies: ReadonlyMap<string, ObjectMeta>,
+    signal: AbortSignal,
+    log: Logger,
+  ): Promise<ReconcileResult> {
+    if (metadata.labels?.[REBALANCE_STATUS_LABEL] === MIGRATED)
+      return this.deleteWhenDue(ref, cell, metadata, signal, log);
+    const source = metadata.annotations?.[COPIED_FROM_ANNOTATION];
+    if (source === undefined) return {};
+    const sourceCell = source.split('/')[0] ?? '';
+    if (copies.get(sourceCell)?.labels?.[REBALANCE_STATUS_LABEL] === MIGRATED) {
+      // Its source handed over to it before the CellSet changed: it is the object now, keep it.
+      await this.options.mover.commit(this.cellEnd(cell), ref, signal);
+      log.warn({ source: sourceCell }, 'committed a copy whose move finished under an earlier CellSet');
+      return {};
+    }
+    // A copy for a move the CellSet no longer wants: its source is still the object.
+    const from = this.options.cell(sourceCell);
+    if (from) {
+      const { droppedCopy } = await this.options.mover.dropUncommittedCopy({
+        ref,
+        from,
+        to: this.cellEnd(cell),
+        signal,
+      });
+      if (droppedCopy) log.info('deleted a copy made for a move that was called off');
+    }
+    return {};
+  }
+
+  /** Step 4: the old copy goes `deleteAfter` after it was labelled `migrated`; until then, look again then. */
+  private async deleteWhenDue(
+    ref: ObjectRef,
+    cell: string,
+    metadata: ObjectMeta,
+    signal: AbortSignal,
+    log: Logger,
+  ): Promise<ReconcileResult> {
+    const { clock, deleteAfterMs, mover, metrics } = this.options;
+    const end = this.cellEnd(cell);
+    const migratedAt = Date.parse(metadata.annotations?.[MIGRATED_AT_ANNOTATION] ?? '');
+    if (Number.isNaN(migratedAt)) {
+      await mover.stampMigratedAt(end, ref, signal);
+      return { requeueAfterMs: deleteAfterMs };
+    }
+    const dueInMs = migratedAt + deleteAfterMs - clock.now();
+    if (dueInMs > 0) return { requeueAfterMs: dueInMs };
+    if (await mover.deleteOldCopy(end, ref, metadata.uid ?? '', signal)) {
+      metrics.oldCopiesDeleted.inc();
+      log.info({ deleteAfterMs }, 'old copy deleted');
+    }
+    return {};
+  }
+
+  private cellEnd(id: string): CellEnd {
+    const cell = this.options.cell(id);
+    if (!cell) {
+      throw new RebalanceError(RebalanceErrorCode.CellNotEngaged, `cell ${id} is not engaged yet`);
+    }
+    return cell;
+  }
+}
+
+/** The soonest of several "look again" times; none means done. */
+function earliest(results: readonly ReconcileResult[]): ReconcileResult {
+  const times = results.map((result) => result.requeueAfterMs).filter((ms): ms is number => ms !== undefined);
+  return times.length > 0 ? { requeueAfterMs: Math.min(...times) } : {};
+}

@@ -1,0 +1,178 @@
+import { createHash } from 'node:crypto';
+
+import {
+  isNotFound,
+  type EngagedCell,
+  type KubeList,
+  type KubeObject,
+  type ReconcileRequest,
+  type ReconcileResult,
+  type Reconciler,
+} from '@cellfed/controller-kit';
+import type { GroupVersionResource } from '@cellfed/hashing';
+
+import type { PlanHolder } from './rebalance-plan.ts';
+
+/** On every object the mirror put in a cell: it may update it, and delete it when the control plane's goes. */
+export const MIRRORED_LABEL = 'cellfed.io/mirrored-from';
+const MIRRORED_VALUE = 'control-plane';
+/** On mirrored CRDs: a hash of the spec applied, so an unchanged CRD is not applied again. */
+export const MIRROR_HASH_ANNOTATION = 'cellfed.io/mirror-hash';
+const FIELD_MANAGER = 'cellfed-mirror';
+
+// Every apiserver has these of its own.
+const CELL_OWN_NAMESPACES = new Set(['default', 'kube-system', 'kube-public', 'kube-node-lease']);
+const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+const METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
+const APPLY = 'application/apply-patch+yaml';
+
+/** Which cells hold every shared object as the control plane has it, since they were last engaged. */
+export class MirrorState {
+  private readonly mirrored = new Set<string>();
+
+  isMirrored(cell: string): boolean {
+    return this.mirrored.has(cell);
+  }
+
+  set(cell: string, mirrored: boolean): void {
+    if (mirrored) this.mirrored.add(cell);
+    else this.mirrored.delete(cell);
+  }
+}
+
+export interface MirrorReconcilerOptions {
+  plans: PlanHolder;
+  cell: (id: string) => EngagedCell | undefined;
+  /** The control plane's namespaces (metadata), from its cache. */
+  namespaces: () => readonly KubeObject[];
+  /** A CustomResourceDefinition of the control plane by name, from its cache. */
+  crd: (name: string) => KubeObject | undefined;
+  state: MirrorState;
+  /** Called after each complete pass over a cell. */
+  onMirrored: (cell: string) => void;
+  /** How often a cell is compared again although nothing changed. Default 60 s. */
+  resyncMs?: number;
+  /** Writes at once per cell. Default 8. */
+  parallelism?: number;
+}
+
+/**
+ * Keeps each cell's shared objects as the router control plane has them (keyed by cell id): every
+ * namespace with its labels, and the CRDs of cellular resources. A namespace or CRD the mirror made is
+ * deleted from the cell when the control plane's is deleted; nothing else in a cell is touched. Each pass
+ * compares the cell as it is now with the control plane, so a cell that missed changes catches up.
+ */
+export class MirrorReconciler implements Reconciler {
+  private readonly options: MirrorReconcilerOptions;
+
+  constructor(options: MirrorReconcilerOptions) {
+    this.options = options;
+  }
+
+  async reconcile({ key: cellId, signal, log }: ReconcileRequest): Promise<ReconcileResult> {
+    const { plans, state } = this.options;
+    const cell = this.options.cell(cellId);
+    const spec = plans.current()?.spec;
+    const entry = spec?.cells.find((candidate) => candidate.id === cellId);
+    if (!cell || !spec || !entry || entry.state === 'Down') {
+      state.set(cellId, false);
+      return {};
+    }
+    const namespaceWrites = await this.mirrorNamespaces(cell, signal);
+    const crdWrites = await this.mirrorCrds(cell, spec.cellularResources, signal);
+    if (namespaceWrites + crdWrites > 0)
+      log.info({ cell: cellId, namespaceWrites, crdWrites }, 'shared objects mirrored into the cell');
+    const first = !state.isMirrored(cellId);
+    state.set(cellId, true);
+    if (first) this.options.onMirrored(cellId);
+    return { requeueAfterMs: this.options.resyncMs ?? 60_000 };
+  }
+
+  private async mirrorNamespaces(cell: EngagedCell, signal: AbortSignal): Promise<number> {
+    const inCell = await cell.client.request<KubeList>('GET', '/api/v1/namespaces', {
+      accept: METADATA_LIST,
+      signal,
+    });
+    const have = new Map(inCell.items.map((item) => [item.metadata.name ?? '', item.metadata]));
+    const wanted = new Map(
+      this.options
+        .namespaces()
+        .filter((ns) => !CELL_OWN_NAMESPACES.has(ns.metadata.name ?? '') && !ns.metadata.deletionTimestamp)
+        .map((ns) => [ns.metadata.name ?? '', { ...ns.metadata.labels, [MIRRORED_LABEL]: MIRRORED_VALUE }]),
+    );
+    const writes: (() => Promise<unknown>)[] = [];
+    for (const [name, labels] of wanted) {
+      const current = have.get(name);
+      if (current?.deletionTimestamp) continue;
+      if (current && Object.entries(labels).every(([label, value]) => current.labels?.[label] === value))
+        continue;
+      writes.push(() =>
+        cell.client.request('PATCH', `/api/v1/namespaces/${name}`, {
+          body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } }),
+          contentType: APPLY,
+          query: { fieldManager: FIELD_MANAGER, force: true },
+          signal,
+        }),
+      );
+    }
+    for (const [name, metadata] of have) {
+      if (wanted.has(name) || metadata.deletionTimestamp) continue;
+      if (metadata.labels?.[MIRRORED_LABEL] !== MIRRORED_VALUE) continue;
+      writes.push(() =>
+        cell.client.request('DELETE', `/api/v1/namespaces/${name}`, { signal }).catch((error: unknown) => {
+          if (!isNotFound(error)) throw error;
+        }),
+      );
+    }
+    await inParallel(writes, this.options.parallelism ?? 8);
+    return writes.length;
+  }
+
+  private async mirrorCrds(
+    cell: EngagedCell,
+    resources: readonly GroupVersionResource[],
+    signal: AbortSignal,
+  ): Promise<number> {
+    let writes = 0;
+    for (const { group, resource } of resources) {
+      if (!group) continue;
+      const name = `${resource}.${group}`;
+      const source = this.options.crd(name);
+      if (!source) continue;
+      const hash = createHash('sha256').update(JSON.stringify(source.spec)).digest('hex').slice(0, 16);
+      const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`;
+      const current = await cell.client
+        .request<KubeObject>('GET', path, { accept: METADATA, signal })
+        .catch((error: unknown) => {
+          if (isNotFound(error)) return undefined;
+          throw error;
+        });
+      if (current?.metadata.annotations?.[MIRROR_HASH_ANNOTATION] === hash) continue;
+      await cell.client.request('PATCH', path, {
+        body: JSON.stringify({
+          apiVersion: 'apiextensions.k8s.io/v1',
+          kind: 'CustomResourceDefinition',
+          metadata: {
+            name,
+            labels: { ...source.metadata.labels, [MIRRORED_LABEL]: MIRRORED_VALUE },
+            annotations: { [MIRROR_HASH_ANNOTATION]: hash },
+          },
+          spec: source.spec,
+        }),
+        contentType: APPLY,
+        query: { fieldManager: FIELD_MANAGER, force: true },
+        signal,
+      });
+      writes++;
+    }
+    return writes;
+  }
+}
+
+async function inParallel(tasks: readonly (() => Promise<unknown>)[], parallelism: number): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < tasks.length) await tasks[next++]!();
+  };
+  await Promise.all(Array.from({ length: Math.min(parallelism, tasks.length) }, worker));
+}

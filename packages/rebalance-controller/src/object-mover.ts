@@ -1,0 +1,334 @@
+import {
+  ApiError,
+  isAlreadyExists,
+  isConflict,
+  isNotFound,
+  resourcePath,
+  type Clock,
+  type KubeClient,
+  type KubeObject,
+} from '@cellfed/controller-kit';
+import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
+import type { Logger } from 'pino';
+
+import { RebalanceError, RebalanceErrorCode } from './errors.ts';
+import {
+  COPIED_FROM_ANNOTATION,
+  FENCED_AT_ANNOTATION,
+  FIELD_MANAGER,
+  MIGRATED_AT_ANNOTATION,
+} from './migration-marks.ts';
+import { copyForNewCell } from './object-copy.ts';
+import type { ObjectRef } from './object-ref.ts';
+import type { StatusSubresources } from './status-subresources.ts';
+
+export type CellClient = Pick<KubeClient, 'request'>;
+
+/** A cell as a move uses it. */
+export interface CellEnd {
+  readonly id: string;
+  readonly client: CellClient;
+}
+
+/** One object to move from one cell to another. */
+export interface Move {
+  readonly ref: ObjectRef;
+  readonly from: CellEnd;
+  readonly to: CellEnd;
+  readonly signal: AbortSignal;
+  readonly log: Logger;
+  /**
+   * Whether the CellSet generation the move started under is still the one loaded; checked before the
+   * `migrated` label, so a move never completes towards a cell a newer generation no longer names.
+   */
+  readonly planStillCurrent?: () => boolean;
+}
+
+export type MoveOutcome =
+  /** Steps 1–3 done now; the old copy was fenced for `fenceMs`. */
+  | { readonly result: 'moved'; readonly fenceMs: number }
+  /** The old copy was already labelled `migrated` (an earlier attempt got that far). */
+  | { readonly result: 'already-moved' }
+  /** The old copy is gone (a user deleted it mid-migration); any copy made of it is gone too. */
+  | { readonly result: 'source-gone' }
+  /** The old copy is being deleted: it is not moved. */
+  | { readonly result: 'source-deleting' };
+
+const MERGE_PATCH = 'application/merge-patch+json';
+
+/**
+ * Seed 003's migration of one object, every step idempotent and recorded on the objects, so a crash or a
+ * lost leader anywhere resumes correctly from what the cells say:
+ * 1. label the old copy `migrating` (resourceVersion precondition): the router fences writes;
+ * 2. copy it to the new cell (an existing copy there is replaced, never trusted), status through `/status`;
+ * 3. label the old copy `migrated`, again on the resourceVersion that was copied: a write that slipped in is
+ *    caught and the copy redone; the router now sends everything to the new copy;
+ * then the new copy is committed (its `copied-from` mark removed) and the old one is deleted after
+ * `deleteAfter` ({@link deleteOldCopy}).
+ */
+export class ObjectMover {
+  private readonly clock: Clock;
+  private readonly statusSubresources: StatusSubresources;
+
+  constructor(options: { clock: Clock; statusSubresources: StatusSubresources }) {
+    this.clock = options.clock;
+    this.statusSubresources = options.statusSubresources;
+  }
+
+  async move(move: Move): Promise<MoveOutcome> {
+    const { ref, from, signal } = move;
+    let old = await read(from.client, ref, signal);
+    if (!old) return { result: 'source-gone', ...(await this.dropUncommittedCopy(move)) };
+    if (old.metadata.deletionTimestamp) return { result: 'source-deleting' };
+    const status = old.metadata.labels?.[REBALANCE_STATUS_LABEL];
+    if (status === MIGRATED) {
+      await this.commit(move.to, ref, signal);
+      return { result: 'already-moved' };
+    }
+    if (status !== MIGRATING) {
+      old = await this.label(from.client, ref, old, MIGRATING, FENCED_AT_ANNOTATION, signal);
+      move.log.debug({ resourceVersion: old.metadata.resourceVersion }, 'fenced');
+    }
+    const fencedAt = Date.parse(old.metadata.annotations?.[FENCED_AT_ANNOTATION] ?? '');
+    await this.writeCopy(move, old);
+    // Writes through the router are fenced, but the old cell's own controllers still write status
+    // (a Deployment's conditions, say): a change of status alone is copied again, anything else redoes the copy.
+    for (let attempt = 0; ; attempt++) {
+      if (move.planStillCurrent && !move.planStillCurrent()) {
+        throw new RebalanceError(
+          RebalanceErrorCode.PlanChanged,
+          'the CellSet changed during the move; starting again with the new one',
+        );
+      }
+      try {
+        await this.label(from.client, ref, old, MIGRATED, MIGRATED_AT_ANNOTATION, signal);
+        break;
+      } catch (error) {
+        if (isNotFound(error)) return { result: 'source-gone', ...(await this.dropUncommittedCopy(move)) };
+        if (!isConflict(error)) throw error;
+        const now = await read(from.client, ref, signal);
+        if (!now) return { result: 'source-gone', ...(await this.dropUncommittedCopy(move)) };
+        if (attempt >= 5 || contentOf(now) !== contentOf(old)) {
+          throw new RebalanceError(
+            RebalanceErrorCode.ChangedWhileFenced,
+            `${from.id}: the old copy changed while fenced (resourceVersion ${old.metadata.resourceVersion ?? '?'} → ${now.metadata.resourceVersion ?? '?'}); copying again`,
+            { cause: error },
+          );
+        }
+        old = now;
+        await this.copyStatus(move, old);
+      }
+    }
+    await this.commit(move.to, ref, signal);
+    const now = this.clock.now();
+    return { result: 'moved', fenceMs: Number.isNaN(fencedAt) ? 0 : Math.max(0, now - fencedAt) };
+  }
+
+  /**
+   * Takes the fence down from an old copy whose move was called off (the CellSet changed back before it
+   * finished) and deletes the copy made of it, so the old copy serves again as if nothing happened.
+   */
+  async unfence(move: Move): Promise<void> {
+    const { ref, from, signal } = move;
+    const old = await read(from.client, ref, signal);
+    if (old?.metadata.labels?.[REBALANCE_STATUS_LABEL] !== MIGRATING) return;
+    await this.dropUncommittedCopy(move);
+    await patch(from.client, ref, signal, {
+      metadata: {
+        resourceVersion: old.metadata.resourceVersion,
+        labels: { [REBALANCE_STATUS_LABEL]: null },
+        annotations: { [FENCED_AT_ANNOTATION]: null },
+      },
+    });
+  }
+
+  /** Step 4: deletes the old copy once its time has come, if it is still the copy that was migrated. */
+  async deleteOldCopy(cell: CellEnd, ref: ObjectRef, uid: string, signal: AbortSignal): Promise<boolean> {
+    try {
+      await cell.client.request('DELETE', objectPath(ref), {
+        body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid } },
+        signal,
+      });
+      return true;
+    } catch (error) {
+      // Gone already, or replaced by another object of that name: nothing of ours to delete.
+      if (isNotFound(error) || isConflict(error)) return false;
+      throw error;
+    }
+  }
+
+  /** Records `migrated-at` on an old copy someone else labelled `migrated` without it, so its clock starts. */
+  async stampMigratedAt(cell: CellEnd, ref: ObjectRef, signal: AbortSignal): Promise<void> {
+    await patch(cell.client, ref, signal, {
+      metadata: { annotations: { [MIGRATED_AT_ANNOTATION]: new Date(this.clock.now()).toISOString() } },
+    });
+  }
+
+  /** Removes the `copied-from` mark from a new copy: from now on it is the object. */
+  async commit(cell: CellEnd, ref: ObjectRef, signal: AbortSignal): Promise<void> {
+    const copy = await read(cell.client, ref, signal);
+    if (copy?.metadata.annotations?.[COPIED_FROM_ANNOTATION] === undefined) return;
+    await patch(cell.client, ref, signal, {
+      metadata: {
+        resourceVersion: copy.metadata.resourceVersion,
+        annotations: { [COPIED_FROM_ANNOTATION]: null },
+      },
+    });
+  }
+
+  /** Deletes the copy in `to` made from `from`'s copy, if it was never committed. */
+  async dropUncommittedCopy(
+    move: Pick<Move, 'ref' | 'from' | 'to' | 'signal'>,
+  ): Promise<{ droppedCopy?: true }> {
+    const { ref, from, to, signal } = move;
+    const copy = await read(to.client, ref, signal);
+    const source = copy?.metadata.annotations?.[COPIED_FROM_ANNOTATION];
+    if (!copy || source === undefined || !source.startsWith(`${from.id}/`)) return {};
+    const deleted = await this.deleteOldCopy(to, ref, copy.metadata.uid ?? '', signal);
+    return deleted ? { droppedCopy: true } : {};
+  }
+
+  private async label(
+    client: CellClient,
+    ref: ObjectRef,
+    object: KubeObject,
+    value: string,
+    timeAnnotation: string,
+    signal: AbortSignal,
+  ): Promise<KubeObject> {
+    return patch(client, ref, signal, {
+      metadata: {
+        // In a merge patch the resourceVersion is a precondition: 409 if the object changed since it was read.
+        resourceVersion: object.metadata.resourceVersion,
+        labels: { [REBALANCE_STATUS_LABEL]: value },
+        annotations: { [timeAnnotation]: new Date(this.clock.now()).toISOString() },
+      },
+    });
+  }
+
+  /** Step 2: creates the copy, or replaces whatever is in the new cell under that name. */
+  private async writeCopy(move: Move, old: KubeObject): Promise<void> {
+    const { ref, from, to, signal } = move;
+    const copy = copyForNewCell(old, ref, from.id);
+    const existing = await read(to.client, ref, signal);
+    let written: KubeObject;
+    if (!existing) {
+      written = await create(to.client, ref, copy.object, signal);
+    } else {
+      move.log.info(
+        { existing: existing.metadata.annotations?.[COPIED_FROM_ANNOTATION] ?? 'not a copy of this move' },
+        'replacing the copy already in the new cell',
+      );
+      written = await this.replace(move, existing, copy.object);
+    }
+    await this.writeStatus(move, written, copy.status);
+  }
+
+  /** Copies the old copy's status again onto the new copy (its status alone changed meanwhile). */
+  private async copyStatus(move: Move, old: KubeObject): Promise<void> {
+    const written = await read(move.to.client, move.ref, move.signal);
+    if (written) await this.writeStatus(move, written, (old as { status?: unknown }).status);
+  }
+
+  private async writeStatus(move: Move, written: KubeObject, status: unknown): Promise<void> {
+    const { ref, to, signal } = move;
+    if (status === undefined || !(await this.statusSubresources.has(to.id, to.client, ref.resource))) return;
+    await to.client.request('PUT', `${objectPath(ref)}/status`, {
+      body: { ...written, status },
+      query: { fieldManager: FIELD_MANAGER },
+      signal,
+    });
+  }
+
+  private async replace(move: Move, existing: KubeObject, object: KubeObject): Promise<KubeObject> {
+    const { ref, to, signal } = move;
+    try {
+      return await to.client.request<KubeObject>('PUT', objectPath(ref), {
+        body: {
+          ...object,
+          metadata: { ...object.metadata, resourceVersion: existing.metadata.resourceVersion },
+        },
+        query: { fieldManager: FIELD_MANAGER },
+        signal,
+      });
+    } catch (error) {
+      // An immutable field differs (a Job's template, a Deployment's selector): delete it and create afresh.
+      if (!(error instanceof ApiError && error.statusCode === 422)) throw error;
+      await this.deleteOldCopy(to, ref, existing.metadata.uid ?? '', signal);
+      try {
+        return await create(to.client, ref, object, signal);
+      } catch (createError) {
+        if (!isAlreadyExists(createError)) throw createError;
+        throw new RebalanceError(
+          RebalanceErrorCode.StaleCopyInTheWay,
+          `${to.id}: the stale copy is still being deleted (finalizers); retrying`,
+          { cause: createError },
+        );
+      }
+    }
+  }
+}
+
+/**
+ * What a user writes of an object: everything but status and the fields the apiserver keeps (versions,
+ * managed fields), with keys in a stable order, for telling a status-only change from any other.
+ */
+export function contentOf(object: KubeObject): string {
+  const { status: _status, metadata, ...rest } = object as KubeObject & { status?: unknown };
+  const { labels, annotations, finalizers } = metadata;
+  return stableJson({ ...rest, metadata: { labels, annotations, finalizers } });
+}
+
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, field]) => field !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, field]) => `${JSON.stringify(key)}:${stableJson(field)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export function objectPath(ref: ObjectRef): string {
+  return resourcePath({ ...ref.resource, namespaced: ref.namespace !== '' }, ref.namespace, ref.name);
+}
+
+function collectionPath(ref: ObjectRef): string {
+  return resourcePath({ ...ref.resource, namespaced: ref.namespace !== '' }, ref.namespace);
+}
+
+async function read(
+  client: CellClient,
+  ref: ObjectRef,
+  signal: AbortSignal,
+): Promise<KubeObject | undefined> {
+  try {
+    return await client.request<KubeObject>('GET', objectPath(ref), { signal });
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
+
+function create(
+  client: CellClient,
+  ref: ObjectRef,
+  object: KubeObject,
+  signal: AbortSignal,
+): Promise<KubeObject> {
+  return client.request<KubeObject>('POST', collectionPath(ref), {
+    body: object,
+    query: { fieldManager: FIELD_MANAGER },
+    signal,
+  });
+}
+
+function patch(client: CellClient, ref: ObjectRef, signal: AbortSignal, body: unknown): Promise<KubeObject> {
+  return client.request<KubeObject>('PATCH', objectPath(ref), {
+    body,
+    contentType: MERGE_PATCH,
+    query: { fieldManager: FIELD_MANAGER },
+    signal,
+  });
+}

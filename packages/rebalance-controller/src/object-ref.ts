@@ -1,0 +1,51 @@
+import type { GroupVersionResource } from '@cellfed/hashing';
+
+import { RebalanceError, RebalanceErrorCode } from './errors.ts';
+
+/** One cellular object, wherever its copies are: the unit a migration works on. */
+export interface ObjectRef {
+  readonly resource: GroupVersionResource;
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** `deployments.apps` or `configmaps`, as kubectl names a resource. */
+export function resourceName(resource: Pick<GroupVersionResource, 'group' | 'resource'>): string {
+  return resource.group ? `${resource.resource}.${resource.group}` : resource.resource;
+}
+
+/**
+ * The work-queue key of an object: `deployments.apps/namespace/name`. It names no cell: the migration of an
+ * object touches its old and its new cell, and one key for both means one worker at a time for the object.
+ */
+export function formatObjectKey(ref: ObjectRef): string {
+  return `${resourceName(ref.resource)}/${ref.namespace}/${ref.name}`;
+}
+
+/** Inverse of {@link formatObjectKey}; `resources` maps `resource.group` to the cellular resource. */
+export function parseObjectKey(
+  key: string,
+  resources: ReadonlyMap<string, GroupVersionResource>,
+): ObjectRef | undefined {
+  const parts = key.split('/');
+  if (parts.length !== 3 || !parts[2]) {
+    throw new RebalanceError(
+      RebalanceErrorCode.InvalidKey,
+      `work-queue key "${key}" is not resource.group/namespace/name`,
+    );
+  }
+  const resource = resources.get(parts[0]!);
+  // A resource no longer cellular: nothing to do for it.
+  return resource ? { resource, namespace: parts[1]!, name: parts[2] } : undefined;
+}
+
+/**
+ * Objects each cell makes for itself and that never move: the apiserver's own `default/kubernetes` Service
+ * and the `kube-root-ca.crt` ConfigMap the controller manager puts in every namespace.
+ */
+export function isCellOwnObject(ref: ObjectRef): boolean {
+  const { group, resource } = ref.resource;
+  if (group !== '') return false;
+  if (resource === 'configmaps') return ref.name === 'kube-root-ca.crt';
+  return resource === 'services' && ref.namespace === 'default' && ref.name === 'kubernetes';
+}

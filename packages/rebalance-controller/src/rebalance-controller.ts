@@ -1,0 +1,238 @@
+import {
+  CONTROL_PLANE,
+  Controller,
+  Informer,
+  ROUTER_CELLSET_LABEL,
+  TokenBucket,
+  realClock,
+  resourceListWatch,
+  untilAborted,
+  type CellPool,
+  type Clock,
+  type KubeClient,
+  type ListWatch,
+  type RouterLease,
+} from '@cellfed/controller-kit';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+
+import { CellObjects } from './cell-objects.ts';
+import { CellSetReconciler } from './cellset-reconciler.ts';
+import { MigrationReconciler } from './migration-reconciler.ts';
+import { MirrorReconciler, MirrorState } from './mirror-reconciler.ts';
+import { ObjectMover } from './object-mover.ts';
+import { formatObjectKey } from './object-ref.ts';
+import { PlanHolder } from './rebalance-plan.ts';
+import { RebalanceMetrics } from './rebalance-metrics.ts';
+import { StatusSubresources } from './status-subresources.ts';
+
+export interface RebalanceSettings {
+  /** Objects moved at once at most. */
+  window: number;
+  /** Moves started per second at most; unlimited when absent. */
+  ratePerSecond?: number;
+  /** How long an old copy stays after its move. */
+  deleteAfterMs: number;
+  /** Objects taken from the low-priority lane (scans) per second. */
+  scanQps: number;
+}
+
+export interface RebalanceControllerOptions {
+  controlPlane: KubeClient;
+  pool: CellPool;
+  settings: RebalanceSettings;
+  logger: Logger;
+  registry: Registry;
+  clock?: Clock;
+}
+
+const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces', namespaced: false };
+const CRDS = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  resource: 'customresourcedefinitions',
+  namespaced: false,
+};
+const LEASES = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespaced: true };
+
+/**
+ * The rebalance controller's parts, wired: caches of the control plane (namespaces, CRDs, router Leases)
+ * and of every cell's cellular objects, always running so a new leader starts warm; and three controllers
+ * that run only while leading — the CellSet lifecycle, the shared-object mirror (per cell) and the
+ * migrations (per object, `window` workers).
+ */
+export class RebalanceController {
+  readonly plans = new PlanHolder();
+  readonly objects: CellObjects;
+  readonly cellSets: Controller;
+  readonly mirror: Controller;
+  readonly migrations: Controller;
+  private readonly namespaces: Informer;
+  private readonly crds: Informer;
+  private readonly leases: Informer<RouterLease>;
+  private readonly pool: CellPool;
+
+  constructor(options: RebalanceControllerOptions) {
+    const { controlPlane, pool, settings, logger, registry } = options;
+    const clock = options.clock ?? realClock;
+    this.pool = pool;
+    const metrics = new RebalanceMetrics(registry);
+    const common = { cell: CONTROL_PLANE, logger, registry, clock };
+    this.namespaces = new Informer({
+      ...common,
+      resource: 'v1/namespaces',
+      listWatch: resourceListWatch(controlPlane, NAMESPACES, { metadataOnly: true }),
+    });
+    this.crds = new Informer({
+      ...common,
+      resource: 'apiextensions.k8s.io/v1/customresourcedefinitions',
+      listWatch: resourceListWatch(controlPlane, CRDS),
+    });
+    this.leases = new Informer<RouterLease>({
+      ...common,
+      resource: 'coordination.k8s.io/v1/leases',
+      listWatch: resourceListWatch(controlPlane, LEASES, {
+        namespace: pool.secretNamespace,
+        labelSelector: `${ROUTER_CELLSET_LABEL}=${pool.cellSetName}`,
+      }) as ListWatch<RouterLease>,
+    });
+    const namespaceLabels = (namespace: string) => this.namespaces.labels(`${CONTROL_PLANE}//${namespace}`);
+    const cellEnd = (id: string) => {
+      const cell = pool.get(id);
+      return cell ? { id, client: cell.client } : undefined;
+    };
+    const mirrorState = new MirrorState();
+    const statusSubresources = new StatusSubresources();
+
+    this.objects = new CellObjects({
+      logger,
+      registry,
+      resources: () => this.plans.current()?.spec.cellularResources ?? [],
+      onChange: (key, lane) => this.migrations.queue.add(key, lane),
+    });
+    this.migrations = new Controller({
+      name: 'migrations',
+      reconciler: new MigrationReconciler({
+        plans: this.plans,
+        copies: this.objects,
+        cell: cellEnd,
+        namespaceLabels,
+        mover: new ObjectMover({ clock, statusSubresources }),
+        metrics,
+        clock,
+        deleteAfterMs: settings.deleteAfterMs,
+        ...(settings.ratePerSecond
+          ? {
+              rate: new TokenBucket(settings.ratePerSecond, Math.max(1, settings.ratePerSecond), clock.now()),
+            }
+          : {}),
+      }),
+      registry,
+      logger,
+      clock,
+      workers: settings.window,
+      lowLane: { qps: settings.scanQps, burst: Math.max(settings.window * 4, 100) },
+      backoff: { baseMs: 200, maxMs: 30_000 },
+      cellOf: () => undefined,
+    });
+    this.cellSets = new Controller({
+      name: 'cellset',
+      reconciler: new CellSetReconciler({
+        pool,
+        controlPlane,
+        plans: this.plans,
+        copies: this.objects,
+        mirror: mirrorState,
+        routerLeases: () => this.leases.list(),
+        namespaceLabels,
+        enqueueAllObjects: () => this.enqueueAllObjects(),
+        metrics,
+        clock,
+      }),
+      registry,
+      logger,
+      clock,
+      cellOf: () => undefined,
+    });
+    this.mirror = new Controller({
+      name: 'mirror',
+      reconciler: new MirrorReconciler({
+        plans: this.plans,
+        cell: (id) => pool.get(id),
+        namespaces: () => this.namespaces.list(),
+        crd: (name) => this.crds.get(`${CONTROL_PLANE}//${name}`),
+        state: mirrorState,
+        onMirrored: () => this.cellSets.queue.add(pool.cellSetName),
+      }),
+      registry,
+      logger,
+      clock,
+      workers: 2,
+      cellOf: (key) => key,
+    });
+
+    const cellSetChanged = () => this.cellSets.queue.add(pool.cellSetName);
+    pool.cellSets.addHandler(() => {
+      cellSetChanged();
+      // The CellSet reconciler loads a new generation first; the mirror and the caches follow it.
+      queueMicrotask(() => this.objects.resourcesChanged());
+    });
+    this.leases.addHandler(cellSetChanged);
+    const mirrorAll = () => {
+      for (const cell of pool.cells()) this.mirror.queue.add(cell.id);
+    };
+    this.namespaces.addHandler((event) => {
+      mirrorAll();
+      // A namespace's shard-by label decides its objects' keys.
+      if (event.type === 'modified') this.enqueueNamespace(event.key.split('/')[2] ?? '');
+    });
+    this.crds.addHandler(mirrorAll);
+    pool.subscribe(this.objects);
+    pool.subscribe({
+      engage: (cell) => {
+        statusSubresources.forget(cell.id);
+        mirrorState.set(cell.id, false);
+        this.mirror.queue.add(cell.id);
+        cellSetChanged();
+      },
+    });
+  }
+
+  /** The caches: for the life of the process, so a replica that becomes leader starts warm. */
+  async runCaches(signal: AbortSignal): Promise<void> {
+    await Promise.all([this.namespaces.run(signal), this.crds.run(signal), this.leases.run(signal)]);
+  }
+
+  /** The controllers: while leading. */
+  async runControllers(signal: AbortSignal): Promise<void> {
+    for (const informer of [this.namespaces, this.crds, this.leases]) await informer.waitForSync(signal);
+    this.cellSets.queue.add(this.pool.cellSetName);
+    for (const cell of this.pool.cells()) this.mirror.queue.add(cell.id);
+    this.enqueueAllObjects();
+    this.cellSets.start();
+    this.mirror.start();
+    this.migrations.start();
+    await untilAborted(signal);
+    await Promise.all([this.migrations.stop(10_000), this.mirror.stop(5000), this.cellSets.stop(5000)]);
+  }
+
+  /** Whether the caches are listed (for /readyz). */
+  readyCheck(): true | string {
+    if (!this.pool.hasSynced()) return 'the CellSet and cell Secrets are not listed yet';
+    if (!this.namespaces.hasSynced() || !this.leases.hasSynced())
+      return 'control plane caches not listed yet';
+    return true;
+  }
+
+  private enqueueAllObjects(): void {
+    const keys = new Set<string>();
+    this.objects.eachCopy((_cell, ref) => keys.add(formatObjectKey(ref)));
+    for (const key of keys) this.migrations.queue.add(key, 'low');
+  }
+
+  private enqueueNamespace(namespace: string): void {
+    this.objects.eachCopy((_cell, ref) => {
+      if (ref.namespace === namespace) this.migrations.queue.add(formatObjectKey(ref), 'high');
+    });
+  }
+}

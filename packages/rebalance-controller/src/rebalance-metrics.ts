@@ -1,0 +1,51 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+/** What a migration ended with, for `cellfed_rebalance_migrations_total{result}`. */
+export type MigrationResult =
+  'moved' | 'already_moved' | 'source_gone' | 'source_deleting' | 'conflict' | 'failed' | 'called_off';
+
+/** The rebalance controller's own metrics, on the injected registry. */
+export class RebalanceMetrics {
+  readonly migrations: Counter<'result'>;
+  readonly fenceSeconds: Histogram;
+  readonly oldCopiesDeleted: Counter;
+  readonly pending: Gauge;
+  readonly inFlight: Gauge;
+  readonly moved: Gauge;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    this.migrations = new Counter({
+      name: 'cellfed_rebalance_migrations_total',
+      help: 'Object migrations by how they ended',
+      labelNames: ['result'],
+      registers,
+    });
+    this.fenceSeconds = new Histogram({
+      name: 'cellfed_rebalance_write_fence_seconds',
+      help: "How long each moved object's writes were fenced: from the migrating label to the migrated label",
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    });
+    this.oldCopiesDeleted = new Counter({
+      name: 'cellfed_rebalance_old_copies_deleted_total',
+      help: 'Old copies deleted deleteAfter after their move',
+      registers,
+    });
+    this.pending = new Gauge({
+      name: 'cellfed_rebalance_objects_pending',
+      help: 'Objects the current CellSet generation still has to move',
+      registers,
+    });
+    this.inFlight = new Gauge({
+      name: 'cellfed_rebalance_objects_in_flight',
+      help: 'Objects whose writes are fenced now (labelled migrating)',
+      registers,
+    });
+    this.moved = new Gauge({
+      name: 'cellfed_rebalance_objects_moved',
+      help: 'Objects of the current CellSet generation already in their new cell',
+      registers,
+    });
+  }
+}

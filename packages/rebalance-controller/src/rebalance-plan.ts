@@ -1,0 +1,49 @@
+import { RoutingTable, type CellSetSpec, type GroupVersionResource } from '@cellfed/hashing';
+
+import { resourceName } from './object-ref.ts';
+
+/** The CellSet generation the controller works to, and whether objects may move for it yet. */
+export interface RebalancePlan {
+  readonly generation: number;
+  readonly spec: CellSetSpec;
+  readonly table: RoutingTable;
+  /** Cellular resources by `resource.group`. */
+  readonly resources: ReadonlyMap<string, GroupVersionResource>;
+  /**
+   * Every gate has passed for this generation (cells engaged and listed, shared objects mirrored into every
+   * cell, every live router routing with it): objects may move. Leftover copies are tidied either way.
+   */
+  readonly movesAllowed: boolean;
+}
+
+/**
+ * The plan both reconcilers read, replaced as a whole: the CellSet reconciler loads each valid generation
+ * (an invalid CellSet never replaces a valid one) and opens its gate; migrations read it per key.
+ */
+export class PlanHolder {
+  private plan: RebalancePlan | undefined;
+
+  current(): RebalancePlan | undefined {
+    return this.plan;
+  }
+
+  /** Loads a validated spec; returns whether it is a new generation (whose gate is then closed). */
+  load(spec: CellSetSpec, generation: number): boolean {
+    if (this.plan?.generation === generation) return false;
+    this.plan = {
+      generation,
+      spec,
+      table: RoutingTable.fromCellSet(spec),
+      resources: new Map(spec.cellularResources.map((gvr) => [resourceName(gvr), gvr])),
+      movesAllowed: false,
+    };
+    return true;
+  }
+
+  /** Opens the gate of `generation`; returns false if it is not the loaded one or was already open. */
+  allowMoves(generation: number): boolean {
+    if (!this.plan || this.plan.generation !== generation || this.plan.movesAllowed) return false;
+    this.plan = { ...this.plan, movesAllowed: true };
+    return true;
+  }
+}
