@@ -93,7 +93,7 @@ export function parseRebalanceArgs(argv: string[]): RebalanceConfig {
       ),
     }).values as Record<string, string | undefined>;
   } catch (error) {
-    throw new RebalanceError(RebalanceErrorCode.InvalidConfig, (error as Error).message);
+    throw new RebalanceError(RebalanceErrorCode.InvalidConfig, (error as Error).message.split('\n')[0]!);
   }
   const number = (value: string | undefined) => (value === undefined ? undefined : Number(value));
   const ms = (flag: string) => {

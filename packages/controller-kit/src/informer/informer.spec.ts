@@ -105,6 +105,18 @@ describe('Informer', () => {
     await shutdown();
   });
 
+  it('visits every cached object without copying it', async () => {
+    const { source, informer, shutdown, start } = setup();
+    source.put('ns', 'a', { metadata: { labels: { team: 'x' } } });
+    source.put('ns', 'b', { metadata: {} });
+    start();
+    await informer.waitForSync();
+    const seen: string[] = [];
+    informer.each((key, object) => seen.push(`${key}:${object.metadata.labels?.['team'] ?? '-'}`));
+    expect(seen.sort()).toEqual(['cell-a/ns/a:x', 'cell-a/ns/b:-']);
+    await shutdown();
+  });
+
   it('drops managedFields unless told otherwise', async () => {
     const { source, informer, shutdown, start } = setup();
     source.put('ns', 'a', { metadata: { managedFields: [{ manager: 'kubectl' }], labels: { app: 'x' } } });

@@ -1,0 +1,61 @@
+import { parseRebalanceArgs } from './config.ts';
+import { parseDuration } from './duration.ts';
+
+describe('parseRebalanceArgs', () => {
+  it('has the documented defaults', () => {
+    const config = parseRebalanceArgs([]);
+    expect(config).toMatchObject({
+      cellSetName: 'default',
+      secretNamespace: 'cellfed-system',
+      window: 32,
+      deleteAfterMs: 12 * 3_600_000,
+      scanQps: 1000,
+    });
+    expect(config.ratePerSecond).toBeUndefined();
+    expect(config.manager.leaderElection).toMatchObject({
+      enabled: true,
+      namespace: 'cellfed-system',
+      name: 'cellfed-rebalance-controller-default',
+    });
+  });
+
+  it('reads every flag', () => {
+    const config = parseRebalanceArgs(
+      '--cellset x --window 8 --rate 50 --delete-after 90s --leader-elect false --leader-elect-lease-duration 4s --leader-elect-renew-deadline 3s --leader-elect-retry-period 500ms --http-port 0'.split(
+        ' ',
+      ),
+    );
+    expect(config).toMatchObject({ cellSetName: 'x', window: 8, ratePerSecond: 50, deleteAfterMs: 90_000 });
+    expect(config.manager.leaderElection).toMatchObject({
+      enabled: false,
+      leaseDurationMs: 4000,
+      renewDeadlineMs: 3000,
+      retryPeriodMs: 500,
+      name: 'cellfed-rebalance-controller-x',
+    });
+  });
+
+  it.each([
+    [['--window', '0'], /--window must be at least 1/],
+    [['--window', 'many'], /--window must be a whole number/],
+    [['--delete-after', '12'], /--delete-after must be a duration/],
+    [['--rate=0'], /--rate must be above 0/],
+    [['--rate=-1'], /--rate must be above 0/],
+    [['--leader-elect', 'yes'], /--leader-elect must be true or false/],
+    [['--nope'], /Unknown option '--nope'/],
+  ])('refuses %j with one readable line', (argv, message) => {
+    expect(() => parseRebalanceArgs(argv)).toThrow(message);
+  });
+});
+
+describe('parseDuration', () => {
+  it.each([
+    ['12h', 43_200_000],
+    ['1h30m', 5_400_000],
+    ['250ms', 250],
+    ['1.5s', 1500],
+    ['12', undefined],
+    ['h', undefined],
+    ['5d', undefined],
+  ])('%s → %s', (text, ms) => expect(parseDuration(text)).toBe(ms));
+});

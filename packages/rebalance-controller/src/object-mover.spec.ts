@@ -1,0 +1,219 @@
+import { ApiError, type KubeObject } from '@cellfed/controller-kit';
+import { FakeClock, memoryLogger } from '@cellfed/controller-kit/testing';
+import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
+
+import { COPIED_FROM_ANNOTATION, FENCED_AT_ANNOTATION, MIGRATED_AT_ANNOTATION } from './migration-marks.ts';
+import { ObjectMover, contentOf, type Move } from './object-mover.ts';
+import type { ObjectRef } from './object-ref.ts';
+import { StatusSubresources } from './status-subresources.ts';
+import { FakeCell } from './testing/fake-cell.ts';
+
+const ref: ObjectRef = {
+  resource: { group: 'apps', version: 'v1', resource: 'deployments' },
+  namespace: 'shop',
+  name: 'web',
+};
+const PATH = '/apis/apps/v1/namespaces/shop/deployments/web';
+
+const deployment = (): KubeObject => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: {
+    name: 'web',
+    namespace: 'shop',
+    labels: { app: 'web' },
+    annotations: { team: 'a' },
+    ownerReferences: [{ uid: 'owner-in-old-cell' }],
+    managedFields: [{ manager: 'kubectl' }],
+  },
+  spec: { replicas: 3, selector: { matchLabels: { app: 'web' } } },
+  status: { replicas: 3, readyReplicas: 2 },
+});
+
+function setup() {
+  // Time moves only when a test says so, synchronously, in the middle of a move.
+  const fake = new FakeClock();
+  let elapsed = 0;
+  const clock = {
+    now: () => fake.now() + elapsed,
+    setTimer: fake.setTimer.bind(fake),
+    advance: (ms: number) => (elapsed += ms),
+  };
+  const from = new FakeCell('cell-1');
+  const to = new FakeCell('cell-2');
+  from.put(PATH, deployment());
+  const mover = new ObjectMover({ clock, statusSubresources: new StatusSubresources() });
+  const move: Move = {
+    ref,
+    from: { id: 'cell-1', client: from },
+    to: { id: 'cell-2', client: to },
+    signal: new AbortController().signal,
+    log: memoryLogger().logger,
+  };
+  return { clock, from, to, mover, move };
+}
+
+/** The end state every path must reach: old copy `migrated`, new copy committed and equal in content. */
+function expectMoved(from: FakeCell, to: FakeCell): void {
+  const old = from.get(PATH)!;
+  const copy = to.get(PATH)!;
+  expect(old.metadata.labels?.[REBALANCE_STATUS_LABEL]).toBe(MIGRATED);
+  expect(old.metadata.annotations?.[MIGRATED_AT_ANNOTATION]).toBeDefined();
+  expect(copy.metadata.labels).toEqual({ app: 'web' });
+  expect(copy.metadata.annotations).toEqual({ team: 'a' });
+  expect(copy.metadata.ownerReferences).toBeUndefined();
+  expect(copy.metadata.managedFields).toEqual([{ manager: 'kubectl' }]);
+  expect(copy.metadata.uid).not.toBe(old.metadata.uid);
+  expect(copy.spec).toEqual(old.spec);
+  expect((copy as { status?: unknown }).status).toEqual((old as { status?: unknown }).status);
+}
+
+describe('ObjectMover', () => {
+  it('fences, copies (status through /status), marks migrated and commits, reporting the fence window', async () => {
+    const { clock, from, to, mover, move } = setup();
+    to.before = (method) => {
+      if (method === 'POST') clock.advance(40);
+    };
+    const outcome = await mover.move(move);
+    expect(outcome).toEqual({ result: 'moved', fenceMs: 40 });
+    expectMoved(from, to);
+    expect(to.writes.map((write) => `${write.method} ${write.path}`)).toEqual([
+      'POST /apis/apps/v1/namespaces/shop/deployments',
+      `PUT ${PATH}/status`,
+      `PATCH ${PATH}`,
+    ]);
+  });
+
+  it.each([1, 2, 3, 4, 5])(
+    'a crash at write %i of the move resumes to the same end, with one copy',
+    async (crashAt) => {
+      const { from, to, mover, move } = setup();
+      let writes = 0;
+      const crash = () => {
+        if (++writes === crashAt) throw new Error('controller killed');
+      };
+      from.before = crash;
+      to.before = crash;
+      await mover.move(move).then(
+        () => undefined,
+        (error: Error) => expect(error.message).toBe('controller killed'),
+      );
+      from.before = undefined;
+      to.before = undefined;
+      const outcome = await mover.move(move);
+      expect(['moved', 'already-moved']).toContain(outcome.result);
+      expectMoved(from, to);
+      expect(to.objects.size).toBe(1);
+    },
+  );
+
+  it('replaces a stale copy already in the new cell instead of trusting it', async () => {
+    const { from, to, mover, move } = setup();
+    to.put(PATH, {
+      ...deployment(),
+      spec: { replicas: 99 },
+      metadata: { name: 'web', labels: { stale: 'yes' } },
+    });
+    await mover.move(move);
+    expectMoved(from, to);
+    expect(to.get(PATH)!.spec).toEqual({ replicas: 3, selector: { matchLabels: { app: 'web' } } });
+  });
+
+  it('copies the status again when only the status changed while fenced (the old cell’s own controllers)', async () => {
+    const { from, to, mover, move } = setup();
+    to.before = (method) => {
+      if (method === 'POST') {
+        const old = from.get(PATH)!;
+        from.put(PATH, { ...old, status: { replicas: 3, readyReplicas: 3 } } as KubeObject);
+      }
+    };
+    expect((await mover.move(move)).result).toBe('moved');
+    expectMoved(from, to);
+    expect((to.get(PATH) as { status?: unknown }).status).toEqual({ replicas: 3, readyReplicas: 3 });
+  });
+
+  it('does not mark migrated when the spec changed while fenced: the copy is redone', async () => {
+    const { from, to, mover, move } = setup();
+    let once = true;
+    to.before = (method) => {
+      if (method === 'POST' && once) {
+        once = false;
+        const old = from.get(PATH)!;
+        from.put(PATH, { ...old, spec: { replicas: 5 } } as KubeObject);
+      }
+    };
+    await expect(mover.move(move)).rejects.toThrow(/changed while fenced/);
+    expect(from.get(PATH)!.metadata.labels?.[REBALANCE_STATUS_LABEL]).toBe(MIGRATING);
+    await mover.move(move);
+    expectMoved(from, to);
+    expect(to.get(PATH)!.spec).toEqual({ replicas: 5 });
+  });
+
+  it('an object deleted by a user mid-migration stays deleted: its uncommitted copy goes too', async () => {
+    const { from, to, mover, move } = setup();
+    from.before = (method, path, body) => {
+      const labels = (body as KubeObject).metadata?.labels;
+      if (method === 'PATCH' && labels?.[REBALANCE_STATUS_LABEL] === MIGRATED) {
+        from.objects.delete(path);
+        throw new ApiError(404, { reason: 'NotFound' }, 'PATCH');
+      }
+    };
+    const outcome = await mover.move(move);
+    expect(outcome).toEqual({ result: 'source-gone', droppedCopy: true });
+    expect(from.get(PATH)).toBeUndefined();
+    expect(to.get(PATH)).toBeUndefined();
+  });
+
+  it('leaves a committed copy alone when its old copy is gone (the move finished long ago)', async () => {
+    const { from, to, mover, move } = setup();
+    await mover.move(move);
+    from.objects.delete(PATH);
+    expect(await mover.move(move)).toEqual({ result: 'source-gone' });
+    expect(to.get(PATH)).toBeDefined();
+  });
+
+  it('stops before marking migrated when the CellSet changed during the move', async () => {
+    const { from, mover, move } = setup();
+    await expect(mover.move({ ...move, planStillCurrent: () => false })).rejects.toThrow(/CellSet changed/);
+    expect(from.get(PATH)!.metadata.labels?.[REBALANCE_STATUS_LABEL]).toBe(MIGRATING);
+  });
+
+  it('unfence takes a called-off move back: label and fence time removed, the copy deleted', async () => {
+    const { from, to, mover, move } = setup();
+    await expect(mover.move({ ...move, planStillCurrent: () => false })).rejects.toThrow();
+    await mover.unfence(move);
+    const old = from.get(PATH)!;
+    expect(old.metadata.labels).toEqual({ app: 'web' });
+    expect(old.metadata.annotations?.[FENCED_AT_ANNOTATION]).toBeUndefined();
+    expect(to.get(PATH)).toBeUndefined();
+  });
+
+  it('deletes an old copy only if it is still the one that moved (uid precondition)', async () => {
+    const { from, mover, move } = setup();
+    expect(await mover.deleteOldCopy(move.from, ref, 'another-uid', move.signal)).toBe(false);
+    expect(from.get(PATH)).toBeDefined();
+    const uid = from.get(PATH)!.metadata.uid!;
+    expect(await mover.deleteOldCopy(move.from, ref, uid, move.signal)).toBe(true);
+    expect(from.get(PATH)).toBeUndefined();
+  });
+
+  it('marks a new copy with its source until committed', async () => {
+    const { from, to, mover, move } = setup();
+    await expect(mover.move({ ...move, planStillCurrent: () => false })).rejects.toThrow();
+    expect(to.get(PATH)!.metadata.annotations?.[COPIED_FROM_ANNOTATION]).toBe(
+      `cell-1/${from.get(PATH)!.metadata.uid}`,
+    );
+  });
+});
+
+describe('contentOf', () => {
+  it('ignores status, versions and managed fields, and key order', () => {
+    const a = deployment();
+    const b = { ...deployment(), status: { replicas: 0 } } as KubeObject;
+    b.metadata = { ...b.metadata, resourceVersion: '9', managedFields: [] };
+    b.spec = { selector: { matchLabels: { app: 'web' } }, replicas: 3 };
+    expect(contentOf(b)).toBe(contentOf(a));
+    expect(contentOf({ ...a, spec: { replicas: 4 } })).not.toBe(contentOf(a));
+    expect(contentOf({ ...a, metadata: { ...a.metadata, labels: { app: 'x' } } })).not.toBe(contentOf(a));
+  });
+});

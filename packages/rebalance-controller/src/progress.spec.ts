@@ -1,0 +1,80 @@
+import {
+  MIGRATED,
+  MIGRATING,
+  REBALANCE_STATUS_LABEL,
+  RoutingTable,
+  parseCellSetSpec,
+} from '@cellfed/hashing';
+
+import { COPIED_FROM_ANNOTATION } from './migration-marks.ts';
+import { MoveRate, countProgress } from './progress.ts';
+import { PlanHolder } from './rebalance-plan.ts';
+import { FakeCell } from './testing/fake-cell.ts';
+import { fakeCopies } from './testing/fake-copies.ts';
+
+const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
+const spec = parseCellSetSpec({
+  cellularResources: [CONFIGMAPS],
+  cells: [
+    { id: 'a', state: 'Normal', kubeconfigSecretRef: { name: 'a' } },
+    { id: 'b', state: 'Joining', kubeconfigSecretRef: { name: 'b' } },
+  ],
+});
+
+describe('countProgress', () => {
+  it('counts each object once, where the router serves it; leftovers and uncommitted copies are not objects', () => {
+    const table = RoutingTable.fromCellSet(spec);
+    const names = Array.from({ length: 60 }, (_, i) => `cm-${i}`);
+    const moving = names.filter(
+      (name) => table.route(table.keyOf({ namespace: 'ns', name })).newCell === 'b',
+    );
+    const staying = names.filter((name) => !moving.includes(name));
+    expect(moving.length).toBeGreaterThanOrEqual(4);
+    const a = new FakeCell('a');
+    const b = new FakeCell('b');
+    const put = (cell: FakeCell, name: string, labels = {}, annotations = {}) =>
+      cell.put(`/api/v1/namespaces/ns/configmaps/${name}`, {
+        metadata: { name, namespace: 'ns', labels, annotations },
+      });
+    for (const name of staying) put(a, name);
+    const [done, copying, fenced, waiting, ...rest] = moving;
+    put(a, done!, { [REBALANCE_STATUS_LABEL]: MIGRATED }); // leftover
+    put(b, done!);
+    put(a, copying!, { [REBALANCE_STATUS_LABEL]: MIGRATING });
+    put(b, copying!, {}, { [COPIED_FROM_ANNOTATION]: 'a/uid' });
+    put(a, fenced!, { [REBALANCE_STATUS_LABEL]: MIGRATING });
+    put(a, waiting!);
+    for (const name of rest) put(a, name);
+    const plans = new PlanHolder();
+    plans.load(spec, 1);
+
+    const progress = countProgress(fakeCopies([a, b], CONFIGMAPS), plans.current()!, () => undefined);
+    expect(progress).toMatchObject({
+      total: names.length,
+      toMove: moving.length,
+      moved: 1,
+      pending: moving.length - 1,
+      inFlight: 2,
+    });
+    expect(progress.cells).toEqual([
+      { id: 'a', state: 'Normal', objects: names.length - 1, movingIn: 0, movingOut: moving.length - 1 },
+      { id: 'b', state: 'Joining', objects: 1, movingIn: moving.length - 1, movingOut: 0 },
+    ]);
+  });
+});
+
+describe('MoveRate', () => {
+  it('is objects per second over the window, unknown under a second, reset by a new plan', () => {
+    const rate = new MoveRate(10_000);
+    rate.add(0, 0);
+    rate.add(500, 10);
+    expect(rate.perSecond()).toBeUndefined();
+    rate.add(2000, 40);
+    expect(rate.perSecond()).toBe(20);
+    rate.add(30_000, 600);
+    rate.add(32_000, 640);
+    expect(rate.perSecond()).toBe(20);
+    rate.add(33_000, 0);
+    expect(rate.perSecond()).toBeUndefined();
+  });
+});

@@ -1,0 +1,129 @@
+import { ApiError, type KubeObject, type ObjectMeta, type RequestOptions } from '@cellfed/controller-kit';
+
+type Hook = (method: string, path: string, body: unknown) => void;
+
+/**
+ * An in-memory apiserver for the requests a move makes (unit tests only; e2e uses real cells): GET, POST,
+ * PUT (also `/status`), JSON merge PATCH with the resourceVersion precondition, DELETE with a uid
+ * precondition, and discovery of `deployments/status`. `before` runs ahead of every write and may throw (a
+ * crash at that step) or change the store (another writer).
+ */
+export class FakeCell {
+  readonly objects = new Map<string, KubeObject>();
+  readonly writes: { method: string; path: string }[] = [];
+  before: Hook | undefined;
+  private version = 100;
+  private uids = 0;
+  readonly id: string;
+
+  constructor(id: string) {
+    this.id = id;
+  }
+
+  /** Puts an object straight into the store (as a user or the cell's own controllers would). */
+  put(path: string, object: KubeObject): KubeObject {
+    const existing = this.objects.get(path);
+    const stored = structuredClone(object);
+    stored.metadata.uid = existing?.metadata.uid ?? object.metadata.uid ?? `${this.id}-uid-${++this.uids}`;
+    stored.metadata.resourceVersion = String(++this.version);
+    this.objects.set(path, stored);
+    return structuredClone(stored);
+  }
+
+  get(path: string): KubeObject | undefined {
+    const object = this.objects.get(path);
+    return object && structuredClone(object);
+  }
+
+  async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    await Promise.resolve();
+    const body = typeof options.body === 'string' ? JSON.parse(options.body) : options.body;
+    if (method === 'GET') return this.read(path) as T;
+    this.before?.(method, path, body);
+    this.writes.push({ method, path });
+    if (method === 'POST') return this.create(path, body as KubeObject) as T;
+    if (method === 'PUT') return this.replace(path, body as KubeObject) as T;
+    if (method === 'PATCH') return this.patch(path, body as KubeObject) as T;
+    if (method === 'DELETE') return this.remove(path, body as { preconditions?: { uid?: string } }) as T;
+    throw new Error(`fake cell: ${method} not supported`);
+  }
+
+  private read(path: string): unknown {
+    if (path === '/apis/apps/v1')
+      return { resources: [{ name: 'deployments' }, { name: 'deployments/status' }] };
+    if (path === '/api/v1')
+      return { resources: [{ name: 'configmaps' }, { name: 'services' }, { name: 'services/status' }] };
+    const object = this.objects.get(path);
+    if (!object) throw notFound(path);
+    return structuredClone(object);
+  }
+
+  private create(collection: string, object: KubeObject): KubeObject {
+    const path = `${collection}/${object.metadata.name}`;
+    if (this.objects.has(path))
+      throw new ApiError(409, { reason: 'AlreadyExists', code: 409 }, `POST ${path}`);
+    const { status: _dropped, ...rest } = object as KubeObject & { status?: unknown };
+    const { uid: _uid, resourceVersion: _version, ...given } = rest.metadata;
+    const metadata: ObjectMeta = { ...given, creationTimestamp: '2026-01-01T00:00:00Z' };
+    return this.put(path, { ...rest, metadata } as KubeObject);
+  }
+
+  private replace(path: string, object: KubeObject): KubeObject {
+    const status = path.endsWith('/status');
+    const target = status ? path.slice(0, -'/status'.length) : path;
+    const existing = this.objects.get(target);
+    if (!existing) throw notFound(target);
+    this.checkVersion(target, existing, object.metadata.resourceVersion);
+    const next = status
+      ? { ...existing, status: (object as { status?: unknown }).status }
+      : { ...object, status: (existing as { status?: unknown }).status };
+    return this.put(target, next as KubeObject);
+  }
+
+  private patch(path: string, patch: KubeObject): KubeObject {
+    const existing = this.objects.get(path);
+    if (!existing) throw notFound(path);
+    this.checkVersion(path, existing, patch.metadata?.resourceVersion);
+    return this.put(path, mergePatch(existing, patch) as KubeObject);
+  }
+
+  private remove(path: string, options: { preconditions?: { uid?: string } } | undefined): unknown {
+    const existing = this.objects.get(path);
+    if (!existing) throw notFound(path);
+    const uid = options?.preconditions?.uid;
+    if (uid !== undefined && uid !== existing.metadata.uid)
+      throw new ApiError(409, { reason: 'Conflict', code: 409 }, `DELETE ${path}: uid precondition`);
+    this.objects.delete(path);
+    return { kind: 'Status', status: 'Success' };
+  }
+
+  private checkVersion(path: string, existing: KubeObject, wanted: string | undefined): void {
+    if (wanted !== undefined && wanted !== existing.metadata.resourceVersion)
+      throw new ApiError(
+        409,
+        { reason: 'Conflict', code: 409 },
+        `write ${path}: the object has been modified`,
+      );
+  }
+}
+
+/** RFC 7386. */
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (!patch || typeof patch !== 'object' || Array.isArray(patch)) return patch;
+  const base = target && typeof target === 'object' && !Array.isArray(target) ? target : {};
+  const removed = new Set(
+    Object.entries(patch)
+      .filter(([, value]) => value === null)
+      .map(([key]) => key),
+  );
+  return Object.fromEntries([
+    ...Object.entries(base).filter(([key]) => !removed.has(key) && !(key in patch)),
+    ...Object.entries(patch)
+      .filter(([key]) => !removed.has(key))
+      .map(([key, value]) => [key, mergePatch((base as Record<string, unknown>)[key], value)]),
+  ]);
+}
+
+function notFound(path: string): ApiError {
+  return new ApiError(404, { reason: 'NotFound', code: 404 }, `GET ${path}`);
+}
