@@ -10,7 +10,9 @@ import {
   type CellSetSpecInput,
 } from '@cellfed/hashing';
 
+import { cellSecretName } from '../src/control-plane/cell-secrets.ts';
 import { parseE2eConfig } from '../src/e2e-config.ts';
+import { LocalCells } from '../src/local/local-cells.ts';
 import { LocalProvider } from '../src/local/local-provider.ts';
 import { createLogger } from '../src/log.ts';
 import { CHART_CRD_DIR } from '../src/paths.ts';
@@ -136,6 +138,29 @@ describeE2e('rebalance controller: cells join and leave live', () => {
   let controller: RebalanceProcess | undefined;
   let routed: KubeClient | undefined;
   let added: CellEntry | undefined;
+  let writerLoops: ReturnType<typeof startWriter> | undefined;
+  const replicas: RebalanceProcess[] = [];
+  const ids = () => env.cells.map((cell) => cell.id) as [string, string, string];
+  const untilSpec = (what: string, done: (spec: CellSetSpecInput) => boolean, timeoutMs = 180_000) =>
+    eventually(
+      what,
+      async () => {
+        const current = await cellSet();
+        return done(current.spec) ? current : undefined;
+      },
+      timeoutMs,
+    );
+  const stateOf = (spec: CellSetSpecInput, id: string) => spec.cells.find((cell) => cell.id === id)?.state;
+  /** Every acknowledged write is in the object the router serves now. */
+  const expectNoLostWrites = async (writer: ReturnType<typeof startWriter>) => {
+    const served = await deploymentsIn(routed!, namespace);
+    const lost = [...writer.acknowledged].filter(([name, value]) => {
+      const seen = Number(served.get(name)?.annotations?.['e2e.cellfed.io/seq'] ?? 0);
+      return seen < value || seen > writer.attempted.get(name)!;
+    });
+    expect(lost).toEqual([]);
+    expect(writer.acknowledged.size).toBeGreaterThan(50);
+  };
 
   const cellSet = async () => (await readCellSet(env.controlPlane.kubeconfig, cellSetName)) as CellSetObject;
   /** Where each object is, read from every cell directly; leftover `migrated` copies apart. */
@@ -165,6 +190,8 @@ describeE2e('rebalance controller: cells join and leave live', () => {
   };
 
   afterAll(async () => {
+    await writerLoops?.stop().catch(() => undefined);
+    for (const replica of replicas) await stopRebalanceController(replica);
     await stopRebalanceController(controller);
     await stopRouter(router);
     await deleteCellSet(env.controlPlane.kubeconfig, cellSetName);
@@ -268,13 +295,7 @@ describeE2e('rebalance controller: cells join and leave live', () => {
       expect(counts.filter((count) => count !== OBJECTS)).toEqual([]);
 
       // Every acknowledged write is in the object the router serves (no later write was lost).
-      const served = await deploymentsIn(routed, namespace);
-      const lost = [...writer.acknowledged].filter(([name, value]) => {
-        const seen = Number(served.get(name)?.annotations?.['e2e.cellfed.io/seq'] ?? 0);
-        return seen < value || seen > writer.attempted.get(name)!;
-      });
-      expect(lost).toEqual([]);
-      expect(writer.acknowledged.size).toBeGreaterThan(50);
+      await expectNoLostWrites(writer);
 
       // The old copies stay deleteAfter, then go.
       expect((await placement()).leftovers.length).toBeGreaterThan(0);
@@ -289,5 +310,175 @@ describeE2e('rebalance controller: cells join and leave live', () => {
       );
     },
     300_000,
+  );
+
+  runnable(
+    'a drained cell ends empty of primaries and leaves the CellSet; its Secret is left for the operator',
+    async () => {
+      const [one, two, three] = ids();
+      const four = added!.id;
+      await updateCellSet(
+        env.controlPlane.kubeconfig,
+        cellSetName,
+        cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [three]: 'Normal', [four]: 'Draining' }),
+      );
+      await untilSpec('the drained cell to leave the CellSet', (spec) => stateOf(spec, four) === undefined);
+      const leftInFour = [...(await deploymentsIn(cells.get(four)!, namespace)).values()];
+      expect(leftInFour.filter((metadata) => metadata.labels?.[REBALANCE_STATUS_LABEL] !== MIGRATED)).toEqual(
+        [],
+      );
+      await expectEveryObjectWhereTheRingSays(
+        cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [three]: 'Normal' }),
+      );
+      const events = await controlPlane.request<KubeList<KubeObject & { reason?: string; note?: string }>>(
+        'GET',
+        '/apis/events.k8s.io/v1/namespaces/default/events',
+      );
+      expect(
+        events.items.some(
+          (event) => event.reason === 'CellRemoved' && event.note?.includes(`cell ${four} drained`) === true,
+        ),
+      ).toBe(true);
+      // The Secret stays: the operator deletes it with the cell.
+      const secret = await controlPlane.request<KubeObject>(
+        'GET',
+        `/api/v1/namespaces/cellfed-system/secrets/${cellSecretName(four)}`,
+      );
+      expect(secret.metadata.name).toBe(cellSecretName(four));
+    },
+    180_000,
+  );
+
+  runnable(
+    'kill -9 of the leading controller three times mid-migration: a second replica takes over and nothing is lost or doubled',
+    async () => {
+      const [one, two, three] = ids();
+      const four = added!.id;
+      await stopRebalanceController(controller);
+      controller = undefined;
+      const replica = async () => {
+        const started = await startRebalanceController(env, {
+          args: [
+            '--cellset',
+            cellSetName,
+            '--delete-after',
+            '1h',
+            '--window',
+            '8',
+            // Slow enough that three crashes land mid-rebalance.
+            '--rate',
+            '15',
+            '--leader-elect-lease-duration',
+            '4s',
+            '--leader-elect-renew-deadline',
+            '3s',
+            '--leader-elect-retry-period',
+            '500ms',
+          ],
+          logFile: join(env.dir, `${cellSetName}-replica-${replicas.length}.log`),
+        });
+        replicas.push(started);
+        return started;
+      };
+      await replica();
+      await replica();
+      const leader = () =>
+        eventually('a replica to lead', async () =>
+          replicas.find(
+            (candidate) =>
+              candidate.child.exitCode === null &&
+              candidate.child.signalCode === null &&
+              candidate.lines.some((line) => line.msg === 'became leader'),
+          ),
+        );
+      await leader();
+      writerLoops = startWriter(routed!, namespace, names, 4);
+      const fencedNow = async () => {
+        let migrating = 0;
+        for (const [cell, client] of cells) {
+          if (cell === four) continue;
+          for (const metadata of (await deploymentsIn(client, namespace)).values())
+            if (metadata.labels?.[REBALANCE_STATUS_LABEL] === 'migrating') migrating++;
+        }
+        return migrating;
+      };
+      await updateCellSet(
+        env.controlPlane.kubeconfig,
+        cellSetName,
+        cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [three]: 'Normal', [four]: 'Joining' }),
+      );
+      const kills: { fenced: number; takeoverMs: number }[] = [];
+      for (let kill = 0; kill < 3; kill++) {
+        const current = await leader();
+        const fenced = await eventually('objects fenced mid-migration', async () => {
+          const count = await fencedNow();
+          return count > 0 ? count : undefined;
+        });
+        const killedAt = Date.now();
+        await stopRebalanceController(current, 'SIGKILL');
+        const next = await eventually(
+          'another replica to take over',
+          async () =>
+            replicas.find(
+              (candidate) =>
+                candidate !== current &&
+                candidate.child.exitCode === null &&
+                candidate.lines.some((line) => line.msg === 'became leader' && Number(line.time) > killedAt),
+            ),
+          30_000,
+        );
+        const became = next.lines.find(
+          (line) => line.msg === 'became leader' && Number(line.time) > killedAt,
+        )!;
+        kills.push({ fenced, takeoverMs: Number(became.time) - killedAt });
+        await replica();
+      }
+      await untilSpec(
+        'the 4th cell to turn Normal after three crashes',
+        (spec) => stateOf(spec, four) === 'Normal',
+      );
+      await writerLoops.stop();
+      const allNormal = cellSetSpec({
+        [one]: 'Normal',
+        [two]: 'Normal',
+        [three]: 'Normal',
+        [four]: 'Normal',
+      });
+      await expectEveryObjectWhereTheRingSays(allNormal);
+      // No copy was left half-made: every copy in the new cell is committed.
+      const uncommitted = [...(await deploymentsIn(cells.get(four)!, namespace)).values()].filter(
+        (metadata) => metadata.annotations?.['cellfed.io/copied-from'] !== undefined,
+      );
+      expect(uncommitted).toEqual([]);
+      await expectNoLostWrites(writerLoops);
+      for (const { takeoverMs } of kills) expect(takeoverMs).toBeLessThan(15_000);
+      process.stdout.write(`rebalance kill -9: ${JSON.stringify(kills)}\n`);
+    },
+    300_000,
+  );
+
+  runnable(
+    'a cell’s apiserver stopped mid-migration and restarted: the rebalance converges',
+    async () => {
+      const [one, two, three] = ids();
+      const four = added!.id;
+      await updateCellSet(
+        env.controlPlane.kubeconfig,
+        cellSetName,
+        cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [three]: 'Normal', [four]: 'Draining' }),
+      );
+      const local = LocalCells.open(env.dir);
+      await eventually('the drain to be under way', async () =>
+        ((await cellSet()).status?.objects?.moved ?? 0) > 0 ? true : undefined,
+      );
+      await local.stop(one, 'kube-apiserver');
+      await sleep(5000);
+      await local.start(one, 'kube-apiserver');
+      await untilSpec('the drained cell to leave the CellSet', (spec) => stateOf(spec, four) === undefined);
+      await expectEveryObjectWhereTheRingSays(
+        cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [three]: 'Normal' }),
+      );
+    },
+    240_000,
   );
 });
