@@ -1,0 +1,159 @@
+import { LOADED_GENERATION_ANNOTATION, type KubeObject, type RouterLease } from '@cellfed/controller-kit';
+import { FakeClock, memoryLogger } from '@cellfed/controller-kit/testing';
+import { MIGRATED, REBALANCE_STATUS_LABEL, RoutingTable, parseCellSet } from '@cellfed/hashing';
+import { Registry } from 'prom-client';
+
+import { CellSetReconciler } from './cellset-reconciler.ts';
+import { MirrorState } from './mirror-reconciler.ts';
+import { PlanHolder } from './rebalance-plan.ts';
+import { RebalanceMetrics } from './rebalance-metrics.ts';
+import { FakeCell } from './testing/fake-cell.ts';
+import { fakeCopies } from './testing/fake-copies.ts';
+
+const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
+
+function cellSet(generation: number, cells: Record<string, string>): KubeObject {
+  return {
+    apiVersion: 'cells.cellfed.io/v1alpha1',
+    kind: 'CellSet',
+    metadata: { name: 'default', generation, resourceVersion: `rv-${generation}`, uid: 'u' },
+    spec: {
+      cellularResources: [CONFIGMAPS],
+      cells: Object.entries(cells).map(([id, state]) => ({ id, state, kubeconfigSecretRef: { name: id } })),
+    },
+  };
+}
+
+const plansFor = (object: KubeObject) => parseCellSet(object).spec;
+
+function lease(generation: number, renewedAt: number): RouterLease {
+  return {
+    metadata: { name: 'cell-router-r1', annotations: { [LOADED_GENERATION_ANNOTATION]: String(generation) } },
+    spec: { holderIdentity: 'r1', leaseDurationSeconds: 30, renewTime: new Date(renewedAt).toISOString() },
+  };
+}
+
+function setup(object: KubeObject) {
+  const clock = new FakeClock();
+  const state = { object, leases: [] as RouterLease[], enqueued: 0 };
+  const events: string[] = [];
+  const writes: { method: string; path: string; body: unknown }[] = [];
+  const cells = { a: new FakeCell('a'), b: new FakeCell('b'), c: new FakeCell('c') };
+  const mirror = new MirrorState();
+  const plans = new PlanHolder();
+  const reconciler = new CellSetReconciler({
+    pool: {
+      cellSetName: 'default',
+      cellSetObject: () => state.object,
+      get: (id: string) => (id in cells ? ({ id } as never) : undefined),
+      recordOnCellSet: async (type, reason, note) => {
+        events.push(`${type} ${reason}: ${note}`);
+      },
+    },
+    controlPlane: {
+      request: async <T>(method: string, path: string, options: { body?: unknown } = {}) => {
+        writes.push({ method, path, body: options.body });
+        return undefined as T;
+      },
+    },
+    plans,
+    copies: fakeCopies(Object.values(cells), CONFIGMAPS),
+    mirror,
+    routerLeases: () => state.leases,
+    namespaceLabels: () => undefined,
+    enqueueAllObjects: () => state.enqueued++,
+    metrics: new RebalanceMetrics(new Registry()),
+    clock,
+  });
+  const reconcile = () =>
+    reconciler.reconcile({
+      key: 'default',
+      lane: 'high',
+      signal: new AbortController().signal,
+      log: memoryLogger().logger,
+    });
+  const lastStatus = () =>
+    (
+      writes.filter((write) => write.path.endsWith('/status')).at(-1)?.body as {
+        status: Record<string, unknown>;
+      }
+    ).status as { phase: string; conditions: { type: string; status: string; reason: string }[] };
+  const condition = (type: string) => lastStatus().conditions.find((candidate) => candidate.type === type);
+  return { clock, state, events, writes, cells, mirror, plans, reconcile, lastStatus, condition };
+}
+
+describe('CellSetReconciler', () => {
+  it('refuses an invalid CellSet with a condition and an event, and keeps the last good one', async () => {
+    const { state, plans, reconcile, lastStatus, condition, events } = setup(cellSet(1, { a: 'Normal' }));
+    await reconcile();
+    state.object = cellSet(2, { a: 'Joining' });
+    await reconcile();
+    expect(lastStatus().phase).toBe('Invalid');
+    expect(condition('Valid')).toMatchObject({ status: 'False', reason: 'Invalid' });
+    expect(events.some((event) => event.startsWith('Warning InvalidCellSet'))).toBe(true);
+    expect(plans.current()!.generation).toBe(1);
+  });
+
+  it('moves nothing until the joining cell is mirrored and every live router routes with the generation', async () => {
+    const { clock, state, mirror, plans, cells, reconcile, condition, events } = setup(
+      cellSet(2, { a: 'Normal', b: 'Joining' }),
+    );
+    // One object that moves to b, so the rebalance is still running after the gate opens.
+    const table = RoutingTable.fromCellSet(plansFor(cellSet(2, { a: 'Normal', b: 'Joining' })));
+    const name = Array.from({ length: 100 }, (_, i) => `cm-${i}`).find(
+      (candidate) => table.route(table.keyOf({ namespace: 'ns', name: candidate })).newCell === 'b',
+    )!;
+    cells.a.put(`/api/v1/namespaces/ns/configmaps/${name}`, { metadata: { name, namespace: 'ns' } });
+    state.leases = [lease(1, clock.now())];
+    await reconcile();
+    expect(condition('Blocked')).toMatchObject({ status: 'True', reason: 'MirrorPending' });
+    mirror.set('a', true);
+    mirror.set('b', true);
+    await reconcile();
+    expect(condition('Blocked')).toMatchObject({ status: 'True', reason: 'RoutersBehind' });
+    expect(condition('RoutersAcknowledged')).toMatchObject({ status: 'False' });
+    expect(plans.current()!.movesAllowed).toBe(false);
+    expect(state.enqueued).toBe(0);
+
+    state.leases = [lease(2, clock.now())];
+    await reconcile();
+    expect(plans.current()!.movesAllowed).toBe(true);
+    expect(state.enqueued).toBe(1);
+    expect(condition('RoutersAcknowledged')).toMatchObject({ status: 'True' });
+    expect(events.some((event) => event.startsWith('Normal RebalanceStarted'))).toBe(true);
+  });
+
+  it('does not wait for a router that stopped renewing its Lease', async () => {
+    const { clock, state, mirror, plans, reconcile } = setup(cellSet(2, { a: 'Normal', b: 'Joining' }));
+    mirror.set('a', true);
+    mirror.set('b', true);
+    state.leases = [lease(1, clock.now())];
+    await clock.advance(31_000);
+    await reconcile();
+    expect(plans.current()!.movesAllowed).toBe(true);
+  });
+
+  it('when nothing is left to move: Joining → Normal, Draining cells leave, the Secret is left (said in an event)', async () => {
+    const { mirror, cells, writes, reconcile, events } = setup(
+      cellSet(3, { a: 'Draining', b: 'Joining', c: 'Normal' }),
+    );
+    for (const id of ['a', 'b', 'c']) mirror.set(id, true);
+    cells.a.put('/api/v1/namespaces/ns/configmaps/x', {
+      metadata: { name: 'x', namespace: 'ns', labels: { [REBALANCE_STATUS_LABEL]: MIGRATED } },
+    });
+    cells.b.put('/api/v1/namespaces/ns/configmaps/x', { metadata: { name: 'x', namespace: 'ns' } });
+    await reconcile();
+    const finish = writes.find((write) => write.path === '/apis/cells.cellfed.io/v1alpha1/cellsets/default');
+    expect(finish?.body).toEqual({
+      metadata: { resourceVersion: 'rv-3' },
+      spec: {
+        cells: [
+          { id: 'b', state: 'Normal', kubeconfigSecretRef: { name: 'b' } },
+          { id: 'c', state: 'Normal', kubeconfigSecretRef: { name: 'c' } },
+        ],
+      },
+    });
+    expect(events.some((event) => event.startsWith('Normal RebalanceFinished'))).toBe(true);
+    expect(events.find((event) => event.includes('CellRemoved'))).toContain('left for the operator');
+  });
+});
