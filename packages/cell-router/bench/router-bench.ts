@@ -8,11 +8,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 
 import { request, type Agent } from 'undici';
 
-import { BENCH_DIR, BenchEnv, percentile, progress, round, writeResult, type EnvFile } from './bench-env.ts';
+import { BenchEnv, percentile, progress, round, writeResult, type EnvFile } from '@cellfed/bench-kit';
 
 const ROUNDS = Number(process.env['CELLFED_BENCH_ROUNDS'] ?? 3);
 const GET_SECONDS = Number(process.env['CELLFED_BENCH_GET_SECONDS'] ?? 5);
@@ -31,7 +32,12 @@ async function startBareProxy(
   const child = bench.own(
     spawn(
       process.execPath,
-      [join(BENCH_DIR, 'bare-proxy.ts'), cell.url, pki(cell.id), pki('control-plane')],
+      [
+        fileURLToPath(new URL('./bare-proxy.ts', import.meta.url)),
+        cell.url,
+        pki(cell.id),
+        pki('control-plane'),
+      ],
       {
         stdio: ['ignore', 'pipe', 'inherit'],
       },

@@ -11,17 +11,25 @@ import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 
 import { RoutingTable, parseCellSetSpec } from '@cellfed/hashing';
-import { request, type Agent } from 'undici';
+import { request } from 'undici';
 
-import { BenchEnv, median, percentile, progress, round, writeResult } from './bench-env.ts';
+import {
+  BenchEnv,
+  call,
+  forEachIndex,
+  median,
+  percentile,
+  progress,
+  round,
+  writeResult,
+  type Target,
+} from '@cellfed/bench-kit';
 
 const OBJECTS = Number(process.env['CELLFED_BENCH_OBJECTS'] ?? 30_000);
 const RUNS = Number(process.env['CELLFED_BENCH_RUNS'] ?? 5);
 const WATCH_EVENTS = Number(process.env['CELLFED_BENCH_WATCH_EVENTS'] ?? 300);
 const NAMESPACE = 'bench';
 const PATH = `/api/v1/namespaces/${NAMESPACE}/configmaps`;
-
-type Target = { base: string; agent: Agent };
 
 /** A small, ordinary ConfigMap: a few labels, an annotation, 256 bytes of data (as in the kit's bench). */
 const configMap = (name: string, i: number) => ({
@@ -35,38 +43,12 @@ const configMap = (name: string, i: number) => ({
   data: { 'settings.json': 'x'.repeat(256) },
 });
 
-async function call(target: Target, method: 'GET' | 'POST', path: string, body?: unknown): Promise<string> {
-  const response = await request(`${target.base}${path}`, {
-    method,
-    dispatcher: target.agent,
-    headers: { accept: 'application/json', ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await response.body.text();
-  if (response.statusCode >= 300 && response.statusCode !== 409) {
-    throw new Error(`${method} ${path}: ${response.statusCode} ${text.slice(0, 200)}`);
-  }
-  return text;
-}
-
 /** Creates `count` objects with `place(i)` saying where each goes, 32 at a time, with progress. */
-async function createAll(
-  what: string,
-  count: number,
-  place: (i: number) => { target: Target; name: string },
-) {
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: 32 }, async () => {
-      for (let i = next++; i < count; i = next++) {
-        const { target, name } = place(i);
-        await call(target, 'POST', PATH, configMap(name, i));
-        if ((i + 1) % 10_000 === 0)
-          progress(`${what}: ${i + 1}/${count} (${round((performance.now() - started) / 1000, 1)} s)`);
-      }
-    }),
-  );
+function createAll(what: string, count: number, place: (i: number) => { target: Target; name: string }) {
+  return forEachIndex(what, count, 32, (i) => {
+    const { target, name } = place(i);
+    return call(target, 'POST', PATH, configMap(name, i));
+  });
 }
 
 /** Seconds to receive a whole list, and how many items it held. */

@@ -1,5 +1,5 @@
-// What the router benchmarks share: real cells from the e2e tooling (`cells up`, tools built by
-// scripts/build-tools.sh), the router as its own process in front of them, and TLS clients for both.
+// What the benchmarks share: real cells from the e2e tooling (`cells up`, tools built by
+// scripts/build-tools.sh), cellfed's processes in front of them, TLS clients for both, and result files.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,8 +9,8 @@ import { fileURLToPath } from 'node:url';
 
 import { Agent } from 'undici';
 
-export const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
-export const ROOT = join(BENCH_DIR, '../../..');
+const HERE = dirname(fileURLToPath(import.meta.url));
+export const ROOT = join(HERE, '../../..');
 
 export const progress = (message: string) => process.stderr.write(`${message}\n`);
 export const round = (value: number, digits = 0) => Math.round(value * 10 ** digits) / 10 ** digits;
@@ -87,32 +87,64 @@ export class BenchEnv {
    */
   async startRouter(): Promise<{ url: string; child: ChildProcess }> {
     const pki = join(this.dir, 'pki', 'control-plane');
-    const child = this.own(
-      spawn(
-        process.execPath,
-        [
-          // e.g. `--cpu-prof --cpu-prof-dir=/tmp/router-profile` to see where the router spends its time.
-          ...(process.env['CELLFED_BENCH_ROUTER_NODE_OPTIONS'] ?? '').split(' ').filter(Boolean),
-          join(ROOT, 'packages/cell-router/src/main.ts'),
-          ...['--kubeconfig', this.env.controlPlane.kubeconfig, '--host', '127.0.0.1', '--port', '0'],
-          ...['--http-port', '0', '--log-level', 'info'],
-          ...['--tls-cert-file', join(pki, 'apiserver.crt'), '--tls-key-file', join(pki, 'apiserver.key')],
-          ...['--client-ca-file', join(pki, 'ca.crt')],
-        ],
-        { stdio: ['ignore', 'pipe', 'inherit'] },
-      ),
-    );
     let port: number | undefined;
     const engaged = new Set<string>();
+    const child = await this.startApp(
+      'the router',
+      [
+        // e.g. `--cpu-prof --cpu-prof-dir=/tmp/router-profile` to see where the router spends its time.
+        ...(process.env['CELLFED_BENCH_ROUTER_NODE_OPTIONS'] ?? '').split(' ').filter(Boolean),
+        join(ROOT, 'packages/cell-router/src/main.ts'),
+        ...['--kubeconfig', this.env.controlPlane.kubeconfig, '--host', '127.0.0.1', '--port', '0'],
+        ...['--http-port', '0', '--log-level', 'info'],
+        ...['--tls-cert-file', join(pki, 'apiserver.crt'), '--tls-key-file', join(pki, 'apiserver.key')],
+        ...['--client-ca-file', join(pki, 'ca.crt')],
+      ],
+      (entry) => {
+        if (entry.msg === 'serving the Kubernetes API') port = entry.port as number;
+        if (entry.msg === 'cell engaged') engaged.add(String(entry.cell));
+        return port !== undefined && engaged.size === this.env.cells.length;
+      },
+    );
+    return { url: `https://127.0.0.1:${port}`, child };
+  }
+
+  /** The rebalance controller as it runs for real, started once `cells` (default: all) are engaged. */
+  async startRebalanceController(
+    args: string[] = [],
+    cells = this.env.cells.map((cell) => cell.id),
+  ): Promise<{ httpPort: number; child: ChildProcess }> {
+    let httpPort: number | undefined;
+    const engaged = new Set<string>();
+    const child = await this.startApp(
+      'the rebalance controller',
+      [
+        join(ROOT, 'packages/rebalance-controller/src/main.ts'),
+        ...['--kubeconfig', this.env.controlPlane.kubeconfig, '--http-port', '0', '--leader-elect', 'false'],
+        ...args,
+      ],
+      (entry) => {
+        if (entry.httpPort !== undefined) httpPort = entry.httpPort as number;
+        if (entry.msg === 'cell engaged') engaged.add(String(entry.cell));
+        return httpPort !== undefined && cells.every((cell) => engaged.has(cell));
+      },
+    );
+    return { httpPort: httpPort!, child };
+  }
+
+  /** Starts `node args…` and resolves once `started` says so of a log line; later lines are drained. */
+  private async startApp(
+    what: string,
+    args: string[],
+    started: (entry: Record<string, unknown>) => boolean,
+  ): Promise<ChildProcess> {
+    const child = this.own(spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] }));
     const lines = createInterface({ input: child.stdout! });
     await new Promise<void>((resolve, reject) => {
-      const timeout = setTimeout(() => reject(new Error('the router was not serving within 30 s')), 30_000);
-      child.once('exit', (code) => reject(new Error(`the router exited with ${code}`)));
+      const timeout = setTimeout(() => reject(new Error(`${what} was not up within 30 s`)), 30_000);
+      child.once('exit', (code) => reject(new Error(`${what} exited with ${code}`)));
       lines.on('line', (line) => {
-        const entry = JSON.parse(line) as { msg?: string; port?: number; cell?: string };
-        if (entry.msg === 'serving the Kubernetes API') port = entry.port;
-        if (entry.msg === 'cell engaged' && entry.cell) engaged.add(entry.cell);
-        if (port && engaged.size === this.env.cells.length) {
+        if (started(JSON.parse(line) as Record<string, unknown>)) {
           clearTimeout(timeout);
           resolve();
         }
@@ -120,7 +152,7 @@ export class BenchEnv {
     });
     lines.removeAllListeners('line');
     lines.on('line', () => undefined);
-    return { url: `https://127.0.0.1:${port}`, child };
+    return child;
   }
 
   /** Stops every process and pool it started, the cells, and removes the directory. */
