@@ -90,7 +90,7 @@ export class ObjectMover {
       move.log.debug({ resourceVersion: old.metadata.resourceVersion }, 'fenced');
     }
     const fencedAt = Date.parse(old.metadata.annotations?.[FENCED_AT_ANNOTATION] ?? '');
-    await this.writeCopy(move, old);
+    let copy = await this.writeCopy(move, old);
     // Writes through the router are fenced, but the old cell's own controllers still write status
     // (a Deployment's conditions, say): a change of status alone is copied again, anything else redoes the copy.
     for (let attempt = 0; ; attempt++) {
@@ -116,10 +116,10 @@ export class ObjectMover {
           );
         }
         old = now;
-        await this.copyStatus(move, old);
+        copy = (await this.copyStatus(move, old)) ?? copy;
       }
     }
-    await this.commit(move.to, ref, signal);
+    await this.commitWritten(move.to, ref, copy, signal);
     const now = this.clock.now();
     return { result: 'moved', fenceMs: Number.isNaN(fencedAt) ? 0 : Math.max(0, now - fencedAt) };
   }
@@ -176,6 +176,26 @@ export class ObjectMover {
     });
   }
 
+  /** Commits the copy just written, on its known version; reads it afresh only if it changed since. */
+  private async commitWritten(
+    cell: CellEnd,
+    ref: ObjectRef,
+    written: KubeObject,
+    signal: AbortSignal,
+  ): Promise<void> {
+    try {
+      await patch(cell.client, ref, signal, {
+        metadata: {
+          resourceVersion: written.metadata.resourceVersion,
+          annotations: { [COPIED_FROM_ANNOTATION]: null },
+        },
+      });
+    } catch (error) {
+      if (!isConflict(error)) throw error;
+      await this.commit(cell, ref, signal);
+    }
+  }
+
   /** Deletes the copy in `to` made from `from`'s copy, if it was never committed. */
   async dropUncommittedCopy(
     move: Pick<Move, 'ref' | 'from' | 'to' | 'signal'>,
@@ -207,33 +227,46 @@ export class ObjectMover {
   }
 
   /** Step 2: creates the copy, or replaces whatever is in the new cell under that name. */
-  private async writeCopy(move: Move, old: KubeObject): Promise<void> {
+  private async writeCopy(move: Move, old: KubeObject): Promise<KubeObject> {
     const { ref, from, to, signal } = move;
     const copy = copyForNewCell(old, ref, from.id);
-    const existing = await read(to.client, ref, signal);
-    let written: KubeObject;
-    if (!existing) {
-      written = await create(to.client, ref, copy.object, signal);
-    } else {
+    // Usually nothing is there: create first, and read what is in the way only when something is.
+    let written = await create(to.client, ref, copy.object, signal).catch((error: unknown) => {
+      if (isAlreadyExists(error)) return undefined;
+      throw error;
+    });
+    if (!written) {
+      const existing = await read(to.client, ref, signal);
+      if (!existing)
+        throw new RebalanceError(
+          RebalanceErrorCode.StaleCopyInTheWay,
+          `${to.id}: a copy came and went; retrying`,
+        );
       move.log.info(
         { existing: existing.metadata.annotations?.[COPIED_FROM_ANNOTATION] ?? 'not a copy of this move' },
         'replacing the copy already in the new cell',
       );
       written = await this.replace(move, existing, copy.object);
     }
-    await this.writeStatus(move, written, copy.status);
+    return (await this.writeStatus(move, written, copy.status)) ?? written;
   }
 
   /** Copies the old copy's status again onto the new copy (its status alone changed meanwhile). */
-  private async copyStatus(move: Move, old: KubeObject): Promise<void> {
+  private async copyStatus(move: Move, old: KubeObject): Promise<KubeObject | undefined> {
     const written = await read(move.to.client, move.ref, move.signal);
-    if (written) await this.writeStatus(move, written, (old as { status?: unknown }).status);
+    return written && this.writeStatus(move, written, (old as { status?: unknown }).status);
   }
 
-  private async writeStatus(move: Move, written: KubeObject, status: unknown): Promise<void> {
+  /** Writes the status through `/status` when the resource has one; answers the object as it is then. */
+  private async writeStatus(
+    move: Move,
+    written: KubeObject,
+    status: unknown,
+  ): Promise<KubeObject | undefined> {
     const { ref, to, signal } = move;
-    if (status === undefined || !(await this.statusSubresources.has(to.id, to.client, ref.resource))) return;
-    await to.client.request('PUT', `${objectPath(ref)}/status`, {
+    if (status === undefined || !(await this.statusSubresources.has(to.id, to.client, ref.resource)))
+      return undefined;
+    return to.client.request<KubeObject>('PUT', `${objectPath(ref)}/status`, {
       body: { ...written, status },
       query: { fieldManager: FIELD_MANAGER },
       signal,

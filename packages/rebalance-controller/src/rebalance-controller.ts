@@ -11,8 +11,10 @@ import {
   type Clock,
   type KubeClient,
   type ListWatch,
+  type ObjectMeta,
   type RouterLease,
 } from '@cellfed/controller-kit';
+import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 
@@ -21,8 +23,9 @@ import { CellSetReconciler } from './cellset-reconciler.ts';
 import { MigrationReconciler } from './migration-reconciler.ts';
 import { MirrorReconciler, MirrorState } from './mirror-reconciler.ts';
 import { ObjectMover } from './object-mover.ts';
-import { formatObjectKey } from './object-ref.ts';
-import { PlanHolder } from './rebalance-plan.ts';
+import { COPIED_FROM_ANNOTATION } from './migration-marks.ts';
+import { formatObjectKey, isCellOwnObject, parseObjectKey, type ObjectRef } from './object-ref.ts';
+import { PlanHolder, type RebalancePlan } from './rebalance-plan.ts';
 import { RebalanceMetrics } from './rebalance-metrics.ts';
 import { StatusSubresources } from './status-subresources.ts';
 
@@ -71,6 +74,8 @@ export class RebalanceController {
   private readonly crds: Informer;
   private readonly leases: Informer<RouterLease>;
   private readonly pool: CellPool;
+  private readonly namespaceLabels = (namespace: string) =>
+    this.namespaces.labels(`${CONTROL_PLANE}//${namespace}`);
 
   constructor(options: RebalanceControllerOptions) {
     const { controlPlane, pool, settings, logger, registry } = options;
@@ -96,7 +101,7 @@ export class RebalanceController {
         labelSelector: `${ROUTER_CELLSET_LABEL}=${pool.cellSetName}`,
       }) as ListWatch<RouterLease>,
     });
-    const namespaceLabels = (namespace: string) => this.namespaces.labels(`${CONTROL_PLANE}//${namespace}`);
+    const namespaceLabels = this.namespaceLabels;
     const cellEnd = (id: string) => {
       const cell = pool.get(id);
       return cell ? { id, client: cell.client } : undefined;
@@ -108,7 +113,10 @@ export class RebalanceController {
       logger,
       registry,
       resources: () => this.plans.current()?.spec.cellularResources ?? [],
-      onChange: (key, lane) => this.migrations.queue.add(key, lane),
+      // Changes always count; the initial lists and resyncs only for objects with something to do.
+      onChange: (key, lane) => {
+        if (lane === 'high' || this.keyNeedsWork(key)) this.migrations.queue.add(key, lane);
+      },
     });
     this.migrations = new Controller({
       name: 'migrations',
@@ -224,10 +232,28 @@ export class RebalanceController {
     return true;
   }
 
+  /**
+   * Puts in the low lane every object with something to do under the current plan: bound for another cell,
+   * or a copy with migration marks or outside its cell. The rest (most objects, most of the time) are not
+   * queued at all, so the scan's rate limit is spent on moves.
+   */
   private enqueueAllObjects(): void {
+    const plan = this.plans.current();
+    if (!plan) return;
     const keys = new Set<string>();
-    this.objects.eachCopy((_cell, ref) => keys.add(formatObjectKey(ref)));
+    this.objects.eachCopy((cell, ref, metadata) => {
+      if (needsWork(plan, cell, ref, metadata, this.namespaceLabels)) keys.add(formatObjectKey(ref));
+    });
     for (const key of keys) this.migrations.queue.add(key, 'low');
+  }
+
+  private keyNeedsWork(key: string): boolean {
+    const plan = this.plans.current();
+    const ref = plan && parseObjectKey(key, plan.resources);
+    if (!plan || !ref) return false;
+    for (const [cell, metadata] of this.objects.copiesOf(ref))
+      if (needsWork(plan, cell, ref, metadata, this.namespaceLabels)) return true;
+    return false;
   }
 
   private enqueueNamespace(namespace: string): void {
@@ -235,4 +261,19 @@ export class RebalanceController {
       if (ref.namespace === namespace) this.migrations.queue.add(formatObjectKey(ref), 'high');
     });
   }
+}
+
+/** Whether a copy of an object leaves the migration something to do under `plan`. */
+function needsWork(
+  plan: RebalancePlan,
+  cell: string,
+  ref: ObjectRef,
+  metadata: Readonly<ObjectMeta>,
+  namespaceLabels: (namespace: string) => Record<string, string> | undefined,
+): boolean {
+  if (isCellOwnObject(ref)) return false;
+  if (metadata.labels?.[REBALANCE_STATUS_LABEL] !== undefined) return true;
+  if (metadata.annotations?.[COPIED_FROM_ANNOTATION] !== undefined) return true;
+  const { oldCell, newCell } = plan.table.route(plan.table.keyOf(ref, namespaceLabels(ref.namespace)));
+  return oldCell !== newCell || cell !== oldCell;
 }

@@ -1,0 +1,194 @@
+// `npx nx run rebalance-controller:bench`: writes bench/results/rebalance.json.
+// N ConfigMaps (10k unless CELLFED_BENCH_OBJECTS) in 3 real cells, each where the ring puts it; a 4th cell
+// joins. Side by side in one run:
+//  - baseline: the objects the 4th cell takes over copied with a plain GET (old cell) + CREATE (new cell)
+//    loop at the controller's window as concurrency, into a namespace of their own;
+//  - cellfed: the rebalance controller moves them (fence, copy, status, migrated label, commit), from the
+//    CellSet change to the 4th cell turning Normal (the gate — mirror, routers — included).
+// Figures: fenceP50Ms / fenceP99Ms (migrated-at − fenced-at on each old copy; goals ≤ 100 / ≤ 500),
+// objectsPerSecond (≥ 200), vsCopyBaselineRatio (migration time / baseline time, ≤ 2), movedOverOptimal
+// (objects moved / the fewest any placement must move, ≤ 1.05).
+import { cpus } from 'node:os';
+
+import {
+  BenchEnv,
+  call,
+  forEachIndex,
+  percentile,
+  progress,
+  round,
+  writeResult,
+  type Target,
+} from '@cellfed/bench-kit';
+import {
+  HashRing,
+  REBALANCE_STATUS_LABEL,
+  RoutingTable,
+  parseCellSetSpec,
+  planMigration,
+} from '@cellfed/hashing';
+
+import { FENCED_AT_ANNOTATION, MIGRATED_AT_ANNOTATION } from '../src/migration-marks.ts';
+
+const OBJECTS = Number(process.env['CELLFED_BENCH_OBJECTS'] ?? 10_000);
+const WINDOW = Number(process.env['CELLFED_BENCH_WINDOW'] ?? 32);
+const NAMESPACE = 'bench';
+const BASELINE_NAMESPACE = 'bench-baseline';
+const collection = (namespace: string) => `/api/v1/namespaces/${namespace}/configmaps`;
+const CELLSET = '/apis/cells.cellfed.io/v1alpha1/cellsets/default';
+
+const configMap = (name: string, i: number) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: {
+    name,
+    labels: { app: `app-${i % 500}`, tier: 'backend' },
+    annotations: { 'example.com/owner': `team-${i % 40}` },
+  },
+  data: { 'settings.json': 'x'.repeat(256) },
+});
+
+interface ListItem {
+  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+}
+
+const env = BenchEnv.up('rebalance-bench', 4);
+try {
+  const ids = env.env.cells.map((cell) => cell.id);
+  const [one, two, three, four] = ids as [string, string, string, string];
+  const target = (id: string): Target => ({
+    base: env.env.cells.find((cell) => cell.id === id)?.url ?? env.env.controlPlane.url,
+    agent: env.agent(id),
+  });
+  const controlPlane = target('control-plane');
+  const cells = new Map(ids.map((id) => [id, target(id)]));
+  const secretRefs = JSON.parse(await call(controlPlane, 'GET', CELLSET)) as {
+    spec: { cells: { id: string; kubeconfigSecretRef: { name: string } }[] };
+  };
+  const refOf = (id: string) => secretRefs.spec.cells.find((cell) => cell.id === id)!.kubeconfigSecretRef;
+  const withStates = (states: Record<string, string>) =>
+    Object.entries(states).map(([id, state]) => ({ id, state, kubeconfigSecretRef: refOf(id) }));
+  const setCells = (states: Record<string, string>) =>
+    call(
+      controlPlane,
+      'PATCH',
+      CELLSET,
+      { spec: { cells: withStates(states) } },
+      'application/merge-patch+json',
+    );
+  const threeCells = { [one]: 'Normal', [two]: 'Normal', [three]: 'Normal' };
+  const joining = { ...threeCells, [four]: 'Joining' };
+  await setCells(threeCells);
+
+  for (const client of [controlPlane, ...[one, two, three].map((id) => cells.get(id)!)])
+    await call(client, 'POST', '/api/v1/namespaces', { metadata: { name: NAMESPACE } });
+  await call(cells.get(four)!, 'POST', '/api/v1/namespaces', { metadata: { name: BASELINE_NAMESPACE } });
+
+  const before = RoutingTable.fromCellSet(parseCellSetSpec({ cells: withStates(threeCells) }));
+  const after = RoutingTable.fromCellSet(parseCellSetSpec({ cells: withStates(joining) }));
+  const names = Array.from({ length: OBJECTS }, (_, i) => `cm-${i}`);
+  const keys = names.map((name) => before.keyOf({ namespace: NAMESPACE, name }));
+  const oldCellOf = (i: number) => before.route(keys[i]!).oldCell;
+  progress(`creating ${OBJECTS} ConfigMaps in 3 cells`);
+  await forEachIndex('create', OBJECTS, 32, (i) =>
+    call(cells.get(oldCellOf(i))!, 'POST', collection(NAMESPACE), configMap(names[i]!, i)),
+  );
+  const moving = names.map((_, i) => i).filter((i) => after.route(keys[i]!).newCell === four);
+  const plan = planMigration(
+    keys,
+    before.currentRing,
+    HashRing.build(withStates({ ...threeCells, [four]: 'Normal' })),
+  );
+
+  // Baseline: the same objects copied by a plain loop at the same concurrency.
+  progress(`baseline: copying ${moving.length} objects with GET + CREATE, ${WINDOW} at a time`);
+  const baselineStarted = performance.now();
+  await forEachIndex('baseline', moving.length, WINDOW, async (k) => {
+    const i = moving[k]!;
+    const object = JSON.parse(
+      await call(cells.get(oldCellOf(i))!, 'GET', `${collection(NAMESPACE)}/${names[i]}`),
+    ) as { metadata: Record<string, unknown> } & Record<string, unknown>;
+    const { name, labels, annotations } = object.metadata;
+    await call(cells.get(four)!, 'POST', collection(BASELINE_NAMESPACE), {
+      ...object,
+      metadata: { name, labels, annotations },
+    });
+  });
+  const baselineSeconds = (performance.now() - baselineStarted) / 1000;
+
+  // cellfed: the controller, from the CellSet change to the joining cell turning Normal.
+  await env.startRebalanceController(['--window', String(WINDOW), '--delete-after', '1h'], [one, two, three]);
+  progress(`cellfed: the rebalance controller moves them (window ${WINDOW})`);
+  const started = performance.now();
+  await setCells(joining);
+  let status: { lastRebalance?: { seconds?: number; moved?: number } } = {};
+  for (;;) {
+    const cellSet = JSON.parse(await call(controlPlane, 'GET', CELLSET)) as {
+      spec: { cells: { id: string; state: string }[] };
+      status?: typeof status;
+    };
+    if (cellSet.spec.cells.find((cell) => cell.id === four)?.state === 'Normal') {
+      status = cellSet.status ?? {};
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const migrationSeconds = (performance.now() - started) / 1000;
+
+  // Each moved object's fence window, from the marks on its old copy.
+  const fences: number[] = [];
+  for (const id of [one, two, three]) {
+    const list = JSON.parse(
+      await call(
+        cells.get(id)!,
+        'GET',
+        `${collection(NAMESPACE)}?labelSelector=${encodeURIComponent(`${REBALANCE_STATUS_LABEL}=migrated`)}`,
+      ),
+    ) as { items: ListItem[] };
+    for (const item of list.items) {
+      const annotations = item.metadata.annotations ?? {};
+      fences.push(
+        Date.parse(annotations[MIGRATED_AT_ANNOTATION] ?? '') -
+          Date.parse(annotations[FENCED_AT_ANNOTATION] ?? ''),
+      );
+    }
+  }
+  fences.sort((a, b) => a - b);
+  const moved = fences.length;
+  const figures = {
+    fenceP50Ms: percentile(fences, 50),
+    fenceP99Ms: percentile(fences, 99),
+    objectsPerSecond: round(moved / migrationSeconds, 1),
+    vsCopyBaselineRatio: round(migrationSeconds / baselineSeconds, 3),
+    movedOverOptimal: round(moved / plan.optimalMoved, 3),
+  };
+  writeResult(
+    'rebalance',
+    {
+      benchmark: 'rebalance-controller: a 4th cell joins 3 cells holding N ConfigMaps',
+      machine: { cpus: cpus().length, model: cpus()[0]?.model },
+      objects: OBJECTS,
+      window: WINDOW,
+      goals: {
+        fenceP50Ms: '≤ 100',
+        fenceP99Ms: '≤ 500',
+        objectsPerSecond: '≥ 200',
+        vsCopyBaselineRatio: '≤ 2',
+        movedOverOptimal: '≤ 1.05',
+      },
+      figures,
+      measured: {
+        moved,
+        expectedMoves: moving.length,
+        optimalMoved: round(plan.optimalMoved, 1),
+        migrationSeconds: round(migrationSeconds, 2),
+        gateOpenToFinishSeconds: status.lastRebalance?.seconds,
+        baselineSeconds: round(baselineSeconds, 2),
+        baselineObjectsPerSecond: round(moving.length / baselineSeconds, 1),
+      },
+    },
+    figures,
+  );
+} finally {
+  await env.down();
+}
