@@ -22,10 +22,7 @@ import {
 
 import { LocalCells } from '../src/local/local-cells.ts';
 import { readLocalState } from '../src/local/local-state.ts';
-import { parseE2eConfig } from '../src/e2e-config.ts';
 import { createLogger } from '../src/log.ts';
-import { LocalProvider } from '../src/local/local-provider.ts';
-import { CHART_CRD_DIR } from '../src/paths.ts';
 import type { CellEntry } from '../src/provider.ts';
 import {
   cellSetSpec,
@@ -37,7 +34,7 @@ import {
   readCellSet,
   updateCellSet,
 } from './clients.ts';
-import { describeE2e, e2eEnv } from './e2e-env.ts';
+import { cellAdder, describeE2e, e2eEnv } from './e2e-env.ts';
 import { kubectl, routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
 
 async function etcdCall(url: string, path: string, body: unknown): Promise<{ header: { revision: string } }> {
@@ -281,12 +278,7 @@ describeE2e(
   'cell router: a watch across migrations and a joining cell never sees a moved object vanish',
   () => {
     const env = e2eEnv();
-    // Adding a cell to a running environment is the local provider's.
-    const runnable = env.provider === 'local' && env.cells.length >= 3 ? it : it.skip;
-    const provider = new LocalProvider({
-      toolsDir: parseE2eConfig(process.env, env.dir).toolsDir,
-      crdDir: CHART_CRD_DIR,
-    });
+    const { provider, runnable } = cellAdder(env);
     const log = createLogger({ level: 'warn' });
     const cellSetName = `moves-${Date.now()}`;
     const namespace = `moves-${Date.now()}`;

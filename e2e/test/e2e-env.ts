@@ -1,6 +1,9 @@
 import { dirname } from 'node:path';
 
+import { parseE2eConfig } from '../src/e2e-config.ts';
 import { readEnvFile, type EnvFile } from '../src/env-file.ts';
+import { LocalProvider } from '../src/local/local-provider.ts';
+import { CHART_CRD_DIR } from '../src/paths.ts';
 
 /** Set by the global setup for the test workers (environment variables are what crosses that boundary). */
 export const E2E_ENV_FILE = 'CELLFED_E2E_ENV_FILE';
@@ -28,4 +31,18 @@ export function describeE2e(name: string, body: () => void): void {
   describe.skip(name, () => {
     it.skip(`skipped: ${reason}`, () => undefined);
   });
+}
+
+/**
+ * Adding cells to the running environment, which only the local provider can do: `runnable` is `it` when it
+ * can and `it.skip` when not.
+ */
+export function cellAdder(env: EnvFile): { provider: LocalProvider; runnable: jest.It } {
+  return {
+    provider: new LocalProvider({
+      toolsDir: parseE2eConfig(process.env, env.dir).toolsDir,
+      crdDir: CHART_CRD_DIR,
+    }),
+    runnable: env.provider === 'local' && env.cells.length >= 3 ? it : it.skip,
+  };
 }

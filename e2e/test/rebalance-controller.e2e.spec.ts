@@ -11,11 +11,8 @@ import {
 } from '@cellfed/hashing';
 
 import { cellSecretName } from '../src/control-plane/cell-secrets.ts';
-import { parseE2eConfig } from '../src/e2e-config.ts';
 import { LocalCells } from '../src/local/local-cells.ts';
-import { LocalProvider } from '../src/local/local-provider.ts';
 import { createLogger } from '../src/log.ts';
-import { CHART_CRD_DIR } from '../src/paths.ts';
 import type { CellEntry } from '../src/provider.ts';
 import {
   cellSetSpec,
@@ -26,7 +23,7 @@ import {
   readCellSet,
   updateCellSet,
 } from './clients.ts';
-import { describeE2e, e2eEnv } from './e2e-env.ts';
+import { cellAdder, describeE2e, e2eEnv } from './e2e-env.ts';
 import {
   startRebalanceController,
   stopRebalanceController,
@@ -120,12 +117,7 @@ function startWriter(client: KubeClient, namespace: string, names: readonly stri
 
 describeE2e('rebalance controller: cells join and leave live', () => {
   const env = e2eEnv();
-  // Adding a cell to a running environment is the local provider's.
-  const runnable = env.provider === 'local' && env.cells.length >= 3 ? it : it.skip;
-  const provider = new LocalProvider({
-    toolsDir: parseE2eConfig(process.env, env.dir).toolsDir,
-    crdDir: CHART_CRD_DIR,
-  });
+  const { provider, runnable } = cellAdder(env);
   const log = createLogger({ level: 'warn' });
   const cellSetName = `rebalance-${Date.now()}`;
   const namespace = `rebalance-${Date.now()}`;
@@ -150,6 +142,18 @@ describeE2e('rebalance controller: cells join and leave live', () => {
       },
       timeoutMs,
     );
+  /** Cells 1–3 Normal and the added cell in `state` (absent when undefined). */
+  const withAdded = (state?: 'Normal' | 'Joining' | 'Draining') => {
+    const [one, two, three] = ids();
+    return cellSetSpec({
+      [one]: 'Normal',
+      [two]: 'Normal',
+      [three]: 'Normal',
+      ...(state ? { [added!.id]: state } : {}),
+    });
+  };
+  const setAdded = (state: 'Joining' | 'Draining') =>
+    updateCellSet(env.controlPlane.kubeconfig, cellSetName, withAdded(state));
   const stateOf = (spec: CellSetSpecInput, id: string) => spec.cells.find((cell) => cell.id === id)?.state;
   /** Every acknowledged write is in the object the router serves now. */
   const expectNoLostWrites = async (writer: ReturnType<typeof startWriter>) => {
@@ -250,23 +254,11 @@ describeE2e('rebalance controller: cells join and leave live', () => {
       added = await provider.addCell({ dir: env.dir, controllerManager: false, log });
       const four = added.id;
       cells.set(four, KubeClient.fromFile(added.kubeconfig));
-      const withFour = cellSetSpec({
-        [one]: 'Normal',
-        [two]: 'Normal',
-        [three]: 'Normal',
-        [four]: 'Joining',
-      });
       const started = Date.now();
-      await updateCellSet(env.controlPlane.kubeconfig, cellSetName, withFour);
-      const finished = await eventually(
+      await setAdded('Joining');
+      const finished = await untilSpec(
         'the 4th cell to turn Normal',
-        async () => {
-          const current = await cellSet();
-          return current.spec.cells.find((cell) => cell.id === four)?.state === 'Normal'
-            ? current
-            : undefined;
-        },
-        180_000,
+        (spec) => stateOf(spec, four) === 'Normal',
       );
       const seconds = (Date.now() - started) / 1000;
       await sleep(2000);
@@ -279,12 +271,7 @@ describeE2e('rebalance controller: cells join and leave live', () => {
         .get(four)!
         .request<KubeObject>('GET', `/api/v1/namespaces/${namespace}`);
       expect(namespaceInFour.metadata.labels?.['cellfed.io/mirrored-from']).toBe('control-plane');
-      const allNormal = cellSetSpec({
-        [one]: 'Normal',
-        [two]: 'Normal',
-        [three]: 'Normal',
-        [four]: 'Normal',
-      });
+      const allNormal = withAdded('Normal');
       await expectEveryObjectWhereTheRingSays(allNormal);
       const table = RoutingTable.fromCellSet(parseCellSetSpec(allNormal));
       const intoFour = names.filter((name) => table.route(table.keyOf({ namespace, name })).oldCell === four);
@@ -315,21 +302,14 @@ describeE2e('rebalance controller: cells join and leave live', () => {
   runnable(
     'a drained cell ends empty of primaries and leaves the CellSet; its Secret is left for the operator',
     async () => {
-      const [one, two, three] = ids();
       const four = added!.id;
-      await updateCellSet(
-        env.controlPlane.kubeconfig,
-        cellSetName,
-        cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [three]: 'Normal', [four]: 'Draining' }),
-      );
+      await setAdded('Draining');
       await untilSpec('the drained cell to leave the CellSet', (spec) => stateOf(spec, four) === undefined);
       const leftInFour = [...(await deploymentsIn(cells.get(four)!, namespace)).values()];
       expect(leftInFour.filter((metadata) => metadata.labels?.[REBALANCE_STATUS_LABEL] !== MIGRATED)).toEqual(
         [],
       );
-      await expectEveryObjectWhereTheRingSays(
-        cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [three]: 'Normal' }),
-      );
+      await expectEveryObjectWhereTheRingSays(withAdded());
       const events = await controlPlane.request<KubeList<KubeObject & { reason?: string; note?: string }>>(
         'GET',
         '/apis/events.k8s.io/v1/namespaces/default/events',
@@ -352,7 +332,6 @@ describeE2e('rebalance controller: cells join and leave live', () => {
   runnable(
     'kill -9 of the leading controller three times mid-migration: a second replica takes over and nothing is lost or doubled',
     async () => {
-      const [one, two, three] = ids();
       const four = added!.id;
       await stopRebalanceController(controller);
       controller = undefined;
@@ -402,11 +381,7 @@ describeE2e('rebalance controller: cells join and leave live', () => {
         }
         return migrating;
       };
-      await updateCellSet(
-        env.controlPlane.kubeconfig,
-        cellSetName,
-        cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [three]: 'Normal', [four]: 'Joining' }),
-      );
+      await setAdded('Joining');
       const kills: { fenced: number; takeoverMs: number }[] = [];
       for (let kill = 0; kill < 3; kill++) {
         const current = await leader();
@@ -438,13 +413,7 @@ describeE2e('rebalance controller: cells join and leave live', () => {
         (spec) => stateOf(spec, four) === 'Normal',
       );
       await writerLoops.stop();
-      const allNormal = cellSetSpec({
-        [one]: 'Normal',
-        [two]: 'Normal',
-        [three]: 'Normal',
-        [four]: 'Normal',
-      });
-      await expectEveryObjectWhereTheRingSays(allNormal);
+      await expectEveryObjectWhereTheRingSays(withAdded('Normal'));
       // No copy was left half-made: every copy in the new cell is committed.
       const uncommitted = [...(await deploymentsIn(cells.get(four)!, namespace)).values()].filter(
         (metadata) => metadata.annotations?.['cellfed.io/copied-from'] !== undefined,
@@ -460,13 +429,9 @@ describeE2e('rebalance controller: cells join and leave live', () => {
   runnable(
     'a cell’s apiserver stopped mid-migration and restarted: the rebalance converges',
     async () => {
-      const [one, two, three] = ids();
+      const [one] = ids();
       const four = added!.id;
-      await updateCellSet(
-        env.controlPlane.kubeconfig,
-        cellSetName,
-        cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [three]: 'Normal', [four]: 'Draining' }),
-      );
+      await setAdded('Draining');
       const local = LocalCells.open(env.dir);
       await eventually('the drain to be under way', async () =>
         ((await cellSet()).status?.objects?.moved ?? 0) > 0 ? true : undefined,
@@ -475,9 +440,7 @@ describeE2e('rebalance controller: cells join and leave live', () => {
       await sleep(5000);
       await local.start(one, 'kube-apiserver');
       await untilSpec('the drained cell to leave the CellSet', (spec) => stateOf(spec, four) === undefined);
-      await expectEveryObjectWhereTheRingSays(
-        cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [three]: 'Normal' }),
-      );
+      await expectEveryObjectWhereTheRingSays(withAdded());
     },
     240_000,
   );
