@@ -117,7 +117,13 @@ export class CellSetReconciler implements Reconciler {
     this.rate.add(now, progress.moved);
     this.updateGauges(progress);
     const rebalancing = current.table.rebalancing;
-    if (rebalancing && current.movesAllowed && progress.pending === 0 && this.allListed(current)) {
+    if (
+      rebalancing &&
+      current.movesAllowed &&
+      progress.pending === 0 &&
+      progress.uncommitted === 0 &&
+      this.allListed(current)
+    ) {
       return this.finish(object.metadata.resourceVersion, current, progress.moved, signal, log);
     }
     const phase: RebalancePhase = !rebalancing ? 'Stable' : gate ? 'Blocked' : 'Rebalancing';

@@ -73,7 +73,11 @@ export class MigrationReconciler implements Reconciler {
     const oldCopy = copies.get(decision.oldCell);
     const status = oldCopy?.labels?.[REBALANCE_STATUS_LABEL];
     if (decision.oldCell === decision.newCell) {
-      // It stays: a fence left from a move that was called off comes down.
+      // It stays. A copy here whose source handed over is the object: commit it.
+      const source = oldCopy?.annotations?.[COPIED_FROM_ANNOTATION]?.split('/')[0];
+      if (source !== undefined && copies.get(source)?.labels?.[REBALANCE_STATUS_LABEL] === MIGRATED)
+        await this.options.mover.commit(this.cellEnd(decision.oldCell), ref, signal);
+      // A fence left from a move that was called off comes down.
       if (status === MIGRATING) {
         const here = this.cellEnd(decision.oldCell);
         await this.options.mover.unfence({ ref, from: here, to: here, signal, log: objectLog });

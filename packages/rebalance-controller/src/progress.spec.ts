@@ -55,6 +55,7 @@ describe('countProgress', () => {
       moved: 1,
       pending: moving.length - 1,
       inFlight: 2,
+      uncommitted: 1,
     });
     expect(progress.cells).toEqual([
       { id: 'a', state: 'Normal', objects: names.length - 1, movingIn: 0, movingOut: moving.length - 1 },

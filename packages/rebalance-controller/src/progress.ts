@@ -26,6 +26,8 @@ export interface Progress {
   pending: number;
   /** Pending objects whose writes are fenced now. */
   inFlight: number;
+  /** New copies not committed yet (their old copy may already say `migrated`): the rebalance is not over. */
+  uncommitted: number;
   cells: CellProgress[];
 }
 
@@ -44,11 +46,20 @@ export function countProgress(
       { id: cell.id, state: cell.state, objects: 0, movingIn: 0, movingOut: 0 },
     ]),
   );
-  const progress: Progress = { total: 0, toMove: 0, moved: 0, pending: 0, inFlight: 0, cells: [] };
+  const progress: Progress = {
+    total: 0,
+    toMove: 0,
+    moved: 0,
+    pending: 0,
+    inFlight: 0,
+    uncommitted: 0,
+    cells: [],
+  };
   copies.eachCopy((cell, ref, metadata) => {
     if (isCellOwnObject(ref)) return;
     const { oldCell, newCell } = plan.table.route(plan.table.keyOf(ref, namespaceLabels(ref.namespace)));
     const status = metadata.labels?.[REBALANCE_STATUS_LABEL];
+    if (metadata.annotations?.[COPIED_FROM_ANNOTATION] !== undefined) progress.uncommitted++;
     if (oldCell === newCell) {
       if (cell !== oldCell) return;
       progress.total++;

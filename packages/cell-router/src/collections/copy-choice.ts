@@ -22,5 +22,10 @@ export function visibleCopy<T>(
     'read',
     !needsOldCopy(decision) ? undefined : old ? { found: true, labels: old.labels } : { found: false },
   );
-  return target.action === 'forward' ? copies.find((copy) => copy.cell === target.cell) : undefined;
+  if (target.action !== 'forward') return undefined;
+  const chosen = copies.find((copy) => copy.cell === target.cell);
+  // The cells' lists are not one snapshot: the new cell's may predate the copy while the old cell's already
+  // says `migrated`. Writes were fenced between the two, so the old copy is the object as it moved.
+  if (!chosen && target.reason === 'migrated' && old) return old;
+  return chosen;
 }
