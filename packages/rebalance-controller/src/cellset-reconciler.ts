@@ -25,7 +25,7 @@ import {
   type StoredCell,
 } from './cellset-status.ts';
 import type { MirrorState } from './mirror-reconciler.ts';
-import { countProgress, MoveRate } from './progress.ts';
+import { countProgress, MoveRate, type Progress } from './progress.ts';
 import type { PlanHolder, RebalancePlan } from './rebalance-plan.ts';
 import type { RebalanceMetrics } from './rebalance-metrics.ts';
 
@@ -110,9 +110,10 @@ export class CellSetReconciler implements Reconciler {
     );
     const gate = plan.movesAllowed ? undefined : this.closedGate(plan);
     conditions = this.routerCondition(conditions, plan, gate);
-    if (!gate && plans.allowMoves(generation)) await this.started(plan, log);
+    const opened = !gate && plans.allowMoves(generation);
     const current = plans.current()!;
     const progress = countProgress(this.options.copies, current, this.options.namespaceLabels);
+    if (opened) await this.started(current, progress, log);
     const now = clock.now();
     this.rate.add(now, progress.moved);
     this.updateGauges(progress);
@@ -222,10 +223,9 @@ export class CellSetReconciler implements Reconciler {
     );
   }
 
-  private async started(plan: RebalancePlan, log: Logger): Promise<void> {
+  private async started(plan: RebalancePlan, progress: Progress, log: Logger): Promise<void> {
     this.options.enqueueAllObjects();
     if (!plan.table.rebalancing) return;
-    const progress = countProgress(this.options.copies, plan, this.options.namespaceLabels);
     this.startedAt = { generation: plan.generation, at: this.options.clock.now(), toMove: progress.toMove };
     const changes = plan.spec.cells
       .filter((cell) => cell.state === 'Joining' || cell.state === 'Draining')

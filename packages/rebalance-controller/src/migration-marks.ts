@@ -15,5 +15,12 @@ export const MIGRATED_AT_ANNOTATION = 'cellfed.io/migrated-at';
  */
 export const COPIED_FROM_ANNOTATION = 'cellfed.io/copied-from';
 
+/** The cell a new copy was made from while it is not committed (cell ids hold no `/`); undefined after. */
+export function copiedFromCell(
+  metadata: { annotations?: Record<string, string> } | undefined,
+): string | undefined {
+  return metadata?.annotations?.[COPIED_FROM_ANNOTATION]?.split('/')[0];
+}
+
 /** The field manager of every write the controller makes. */
 export const FIELD_MANAGER = 'cellfed-rebalance-controller';

@@ -10,11 +10,11 @@ import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 
 import { RebalanceError, RebalanceErrorCode } from './errors.ts';
-import { COPIED_FROM_ANNOTATION, MIGRATED_AT_ANNOTATION } from './migration-marks.ts';
+import { MIGRATED_AT_ANNOTATION, copiedFromCell } from './migration-marks.ts';
 import type { CellEnd, MoveOutcome, ObjectMover } from './object-mover.ts';
 import { isCellOwnObject, parseObjectKey, type ObjectRef } from './object-ref.ts';
 import type { CopiesView } from './cell-objects.ts';
-import type { PlanHolder } from './rebalance-plan.ts';
+import { routeOf, type PlanHolder } from './rebalance-plan.ts';
 import type { MigrationResult, RebalanceMetrics } from './rebalance-metrics.ts';
 
 export interface MigrationReconcilerOptions {
@@ -62,7 +62,7 @@ export class MigrationReconciler implements Reconciler {
     if (!plan) return {};
     const ref = parseObjectKey(key, plan.resources);
     if (!ref || isCellOwnObject(ref)) return {};
-    const decision = plan.table.route(plan.table.keyOf(ref, this.options.namespaceLabels(ref.namespace)));
+    const decision = routeOf(plan, ref, this.options.namespaceLabels);
     const copies = this.options.copies.copiesOf(ref);
     const objectLog = log.child({ cell: decision.oldCell, newCell: decision.newCell, object: key });
     const results: ReconcileResult[] = [];
@@ -74,7 +74,7 @@ export class MigrationReconciler implements Reconciler {
     const status = oldCopy?.labels?.[REBALANCE_STATUS_LABEL];
     if (decision.oldCell === decision.newCell) {
       // It stays. A copy here whose source handed over is the object: commit it.
-      const source = oldCopy?.annotations?.[COPIED_FROM_ANNOTATION]?.split('/')[0];
+      const source = copiedFromCell(oldCopy);
       if (source !== undefined && copies.get(source)?.labels?.[REBALANCE_STATUS_LABEL] === MIGRATED)
         await this.options.mover.commit(this.cellEnd(decision.oldCell), ref, signal);
       // A fence left from a move that was called off comes down.
@@ -88,20 +88,17 @@ export class MigrationReconciler implements Reconciler {
     }
     const newCopy = copies.get(decision.newCell);
     if (status === MIGRATED) {
-      if (newCopy?.annotations?.[COPIED_FROM_ANNOTATION] !== undefined)
+      if (copiedFromCell(newCopy) !== undefined)
         await this.options.mover.commit(this.cellEnd(decision.newCell), ref, signal);
       results.push(await this.deleteWhenDue(ref, decision.oldCell, oldCopy!, signal, objectLog));
       return earliest(results);
     }
     // Nothing in the old cell: it was created in the new one, or its copy there awaits its source's fate.
-    if (!oldCopy && newCopy?.annotations?.[COPIED_FROM_ANNOTATION] === undefined) return earliest(results);
+    if (!oldCopy && copiedFromCell(newCopy) === undefined) return earliest(results);
     if (!plan.movesAllowed) return earliest(results);
-    if (status !== MIGRATING && this.options.rate) {
-      const now = this.options.clock.now();
-      const waitMs = this.options.rate.waitMs(now);
-      if (waitMs > 0) return earliest([...results, { requeueAfterMs: waitMs }]);
-      this.options.rate.tryTake(now);
-    }
+    const { rate, clock } = this.options;
+    if (status !== MIGRATING && rate && !rate.tryTake(clock.now()))
+      return earliest([...results, { requeueAfterMs: rate.waitMs(clock.now()) }]);
     const outcome = await this.move(
       ref,
       decision.oldCell,
@@ -160,9 +157,8 @@ export class MigrationReconciler implements Reconciler {
   ): Promise<ReconcileResult> {
     if (metadata.labels?.[REBALANCE_STATUS_LABEL] === MIGRATED)
       return this.deleteWhenDue(ref, cell, metadata, signal, log);
-    const source = metadata.annotations?.[COPIED_FROM_ANNOTATION];
-    if (source === undefined) return {};
-    const sourceCell = source.split('/')[0] ?? '';
+    const sourceCell = copiedFromCell(metadata);
+    if (sourceCell === undefined) return {};
     if (copies.get(sourceCell)?.labels?.[REBALANCE_STATUS_LABEL] === MIGRATED) {
       // Its source handed over to it before the CellSet changed: it is the object now, keep it.
       await this.options.mover.commit(this.cellEnd(cell), ref, signal);
@@ -200,7 +196,7 @@ export class MigrationReconciler implements Reconciler {
     }
     const dueInMs = migratedAt + deleteAfterMs - clock.now();
     if (dueInMs > 0) return { requeueAfterMs: dueInMs };
-    if (await mover.deleteOldCopy(end, ref, metadata.uid ?? '', signal)) {
+    if (await mover.deleteCopy(end, ref, metadata.uid ?? '', signal)) {
       metrics.oldCopiesDeleted.inc();
       log.info({ deleteAfterMs }, 'old copy deleted');
     }

@@ -190,10 +190,10 @@ describe('ObjectMover', () => {
 
   it('deletes an old copy only if it is still the one that moved (uid precondition)', async () => {
     const { from, mover, move } = setup();
-    expect(await mover.deleteOldCopy(move.from, ref, 'another-uid', move.signal)).toBe(false);
+    expect(await mover.deleteCopy(move.from, ref, 'another-uid', move.signal)).toBe(false);
     expect(from.get(PATH)).toBeDefined();
     const uid = from.get(PATH)!.metadata.uid!;
-    expect(await mover.deleteOldCopy(move.from, ref, uid, move.signal)).toBe(true);
+    expect(await mover.deleteCopy(move.from, ref, uid, move.signal)).toBe(true);
     expect(from.get(PATH)).toBeUndefined();
   });
 

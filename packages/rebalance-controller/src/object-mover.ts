@@ -17,6 +17,7 @@ import {
   FENCED_AT_ANNOTATION,
   FIELD_MANAGER,
   MIGRATED_AT_ANNOTATION,
+  copiedFromCell,
 } from './migration-marks.ts';
 import { copyForNewCell } from './object-copy.ts';
 import type { ObjectRef } from './object-ref.ts';
@@ -78,7 +79,7 @@ export class ObjectMover {
   async move(move: Move): Promise<MoveOutcome> {
     const { ref, from, signal } = move;
     let old = await read(from.client, ref, signal);
-    if (!old) return { result: 'source-gone', ...(await this.dropUncommittedCopy(move)) };
+    if (!old) return this.sourceGone(move);
     if (old.metadata.deletionTimestamp) return { result: 'source-deleting' };
     const status = old.metadata.labels?.[REBALANCE_STATUS_LABEL];
     if (status === MIGRATED) {
@@ -104,10 +105,10 @@ export class ObjectMover {
         await this.label(from.client, ref, old, MIGRATED, MIGRATED_AT_ANNOTATION, signal);
         break;
       } catch (error) {
-        if (isNotFound(error)) return { result: 'source-gone', ...(await this.dropUncommittedCopy(move)) };
+        if (isNotFound(error)) return this.sourceGone(move);
         if (!isConflict(error)) throw error;
         const now = await read(from.client, ref, signal);
-        if (!now) return { result: 'source-gone', ...(await this.dropUncommittedCopy(move)) };
+        if (!now) return this.sourceGone(move);
         if (attempt >= 5 || contentOf(now) !== contentOf(old)) {
           throw new RebalanceError(
             RebalanceErrorCode.ChangedWhileFenced,
@@ -122,6 +123,11 @@ export class ObjectMover {
     await this.commitWritten(move.to, ref, copy, signal);
     const now = this.clock.now();
     return { result: 'moved', fenceMs: Number.isNaN(fencedAt) ? 0 : Math.max(0, now - fencedAt) };
+  }
+
+  /** The old copy is gone (a user deleted it): so is any copy made of it that was never committed. */
+  private async sourceGone(move: Move): Promise<MoveOutcome> {
+    return { result: 'source-gone', ...(await this.dropUncommittedCopy(move)) };
   }
 
   /**
@@ -142,8 +148,11 @@ export class ObjectMover {
     });
   }
 
-  /** Step 4: deletes the old copy once its time has come, if it is still the copy that was migrated. */
-  async deleteOldCopy(cell: CellEnd, ref: ObjectRef, uid: string, signal: AbortSignal): Promise<boolean> {
+  /**
+   * Deletes a copy if it is still the one with `uid` (step 4 for an old copy; also an uncommitted new copy);
+   * false when it is gone or another object has the name.
+   */
+  async deleteCopy(cell: CellEnd, ref: ObjectRef, uid: string, signal: AbortSignal): Promise<boolean> {
     try {
       await cell.client.request('DELETE', objectPath(ref), {
         body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid } },
@@ -167,13 +176,7 @@ export class ObjectMover {
   /** Removes the `copied-from` mark from a new copy: from now on it is the object. */
   async commit(cell: CellEnd, ref: ObjectRef, signal: AbortSignal): Promise<void> {
     const copy = await read(cell.client, ref, signal);
-    if (copy?.metadata.annotations?.[COPIED_FROM_ANNOTATION] === undefined) return;
-    await patch(cell.client, ref, signal, {
-      metadata: {
-        resourceVersion: copy.metadata.resourceVersion,
-        annotations: { [COPIED_FROM_ANNOTATION]: null },
-      },
-    });
+    if (copiedFromCell(copy?.metadata) !== undefined) await removeCopiedFrom(cell, ref, copy!, signal);
   }
 
   /** Commits the copy just written, on its known version; reads it afresh only if it changed since. */
@@ -184,12 +187,7 @@ export class ObjectMover {
     signal: AbortSignal,
   ): Promise<void> {
     try {
-      await patch(cell.client, ref, signal, {
-        metadata: {
-          resourceVersion: written.metadata.resourceVersion,
-          annotations: { [COPIED_FROM_ANNOTATION]: null },
-        },
-      });
+      await removeCopiedFrom(cell, ref, written, signal);
     } catch (error) {
       if (!isConflict(error)) throw error;
       await this.commit(cell, ref, signal);
@@ -202,9 +200,8 @@ export class ObjectMover {
   ): Promise<{ droppedCopy?: true }> {
     const { ref, from, to, signal } = move;
     const copy = await read(to.client, ref, signal);
-    const source = copy?.metadata.annotations?.[COPIED_FROM_ANNOTATION];
-    if (!copy || source === undefined || !source.startsWith(`${from.id}/`)) return {};
-    const deleted = await this.deleteOldCopy(to, ref, copy.metadata.uid ?? '', signal);
+    if (!copy || copiedFromCell(copy.metadata) !== from.id) return {};
+    const deleted = await this.deleteCopy(to, ref, copy.metadata.uid ?? '', signal);
     return deleted ? { droppedCopy: true } : {};
   }
 
@@ -287,7 +284,7 @@ export class ObjectMover {
     } catch (error) {
       // An immutable field differs (a Job's template, a Deployment's selector): delete it and create afresh.
       if (!(error instanceof ApiError && error.statusCode === 422)) throw error;
-      await this.deleteOldCopy(to, ref, existing.metadata.uid ?? '', signal);
+      await this.deleteCopy(to, ref, existing.metadata.uid ?? '', signal);
       try {
         return await create(to.client, ref, object, signal);
       } catch (createError) {
@@ -354,6 +351,21 @@ function create(
     body: object,
     query: { fieldManager: FIELD_MANAGER },
     signal,
+  });
+}
+
+/** The commit itself: the `copied-from` mark removed, on the version given. */
+function removeCopiedFrom(
+  cell: CellEnd,
+  ref: ObjectRef,
+  copy: KubeObject,
+  signal: AbortSignal,
+): Promise<KubeObject> {
+  return patch(cell.client, ref, signal, {
+    metadata: {
+      resourceVersion: copy.metadata.resourceVersion,
+      annotations: { [COPIED_FROM_ANNOTATION]: null },
+    },
   });
 }
 

@@ -1,9 +1,9 @@
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, type CellState } from '@cellfed/hashing';
 
 import type { CopiesView } from './cell-objects.ts';
-import { COPIED_FROM_ANNOTATION } from './migration-marks.ts';
+import { copiedFromCell } from './migration-marks.ts';
 import { isCellOwnObject } from './object-ref.ts';
-import type { RebalancePlan } from './rebalance-plan.ts';
+import { routeOf, type RebalancePlan } from './rebalance-plan.ts';
 
 export interface CellProgress {
   readonly id: string;
@@ -57,9 +57,9 @@ export function countProgress(
   };
   copies.eachCopy((cell, ref, metadata) => {
     if (isCellOwnObject(ref)) return;
-    const { oldCell, newCell } = plan.table.route(plan.table.keyOf(ref, namespaceLabels(ref.namespace)));
+    const { oldCell, newCell } = routeOf(plan, ref, namespaceLabels);
     const status = metadata.labels?.[REBALANCE_STATUS_LABEL];
-    if (metadata.annotations?.[COPIED_FROM_ANNOTATION] !== undefined) progress.uncommitted++;
+    if (copiedFromCell(metadata) !== undefined) progress.uncommitted++;
     if (oldCell === newCell) {
       if (cell !== oldCell) return;
       progress.total++;
@@ -74,7 +74,7 @@ export function countProgress(
       cells.get(oldCell)!.movingOut++;
       cells.get(newCell)!.movingIn++;
     } else if (cell === newCell) {
-      if (metadata.annotations?.[COPIED_FROM_ANNOTATION] !== undefined) return;
+      if (copiedFromCell(metadata) !== undefined) return;
       progress.total++;
       progress.toMove++;
       progress.moved++;

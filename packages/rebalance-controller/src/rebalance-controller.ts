@@ -23,9 +23,9 @@ import { CellSetReconciler } from './cellset-reconciler.ts';
 import { MigrationReconciler } from './migration-reconciler.ts';
 import { MirrorReconciler, MirrorState } from './mirror-reconciler.ts';
 import { ObjectMover } from './object-mover.ts';
-import { COPIED_FROM_ANNOTATION } from './migration-marks.ts';
+import { copiedFromCell } from './migration-marks.ts';
 import { formatObjectKey, isCellOwnObject, parseObjectKey, type ObjectRef } from './object-ref.ts';
-import { PlanHolder, type RebalancePlan } from './rebalance-plan.ts';
+import { PlanHolder, routeOf, type RebalancePlan } from './rebalance-plan.ts';
 import { RebalanceMetrics } from './rebalance-metrics.ts';
 import { StatusSubresources } from './status-subresources.ts';
 
@@ -273,7 +273,7 @@ function needsWork(
 ): boolean {
   if (isCellOwnObject(ref)) return false;
   if (metadata.labels?.[REBALANCE_STATUS_LABEL] !== undefined) return true;
-  if (metadata.annotations?.[COPIED_FROM_ANNOTATION] !== undefined) return true;
-  const { oldCell, newCell } = plan.table.route(plan.table.keyOf(ref, namespaceLabels(ref.namespace)));
+  if (copiedFromCell(metadata) !== undefined) return true;
+  const { oldCell, newCell } = routeOf(plan, ref, namespaceLabels);
   return oldCell !== newCell || cell !== oldCell;
 }

@@ -1,6 +1,11 @@
-import { RoutingTable, type CellSetSpec, type GroupVersionResource } from '@cellfed/hashing';
+import {
+  RoutingTable,
+  type CellSetSpec,
+  type GroupVersionResource,
+  type RouteDecision,
+} from '@cellfed/hashing';
 
-import { resourceName } from './object-ref.ts';
+import { resourceName, type ObjectRef } from './object-ref.ts';
 
 /** The CellSet generation the controller works to, and whether objects may move for it yet. */
 export interface RebalancePlan {
@@ -14,6 +19,15 @@ export interface RebalancePlan {
    * cell, every live router routing with it): objects may move. Leftover copies are tidied either way.
    */
   readonly movesAllowed: boolean;
+}
+
+/** Where an object is and where it goes under `plan`: its key, with its namespace's shard-by label, routed. */
+export function routeOf(
+  plan: RebalancePlan,
+  ref: ObjectRef,
+  namespaceLabels: (namespace: string) => Record<string, string> | undefined,
+): RouteDecision {
+  return plan.table.route(plan.table.keyOf(ref, namespaceLabels(ref.namespace)));
 }
 
 /**
