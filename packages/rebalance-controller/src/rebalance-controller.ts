@@ -14,7 +14,7 @@ import {
   type ObjectMeta,
   type RouterLease,
 } from '@cellfed/controller-kit';
-import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
+import { REBALANCE_STATUS_LABEL, safeParseCellSet } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 
@@ -180,10 +180,13 @@ export class RebalanceController {
     });
 
     const cellSetChanged = () => this.cellSets.queue.add(pool.cellSetName);
+    // Every replica loads the plan, leading or not, so a standby's caches follow the CellSet's cellular
+    // resources too and it takes over warm; the lifecycle reconciler reports on the plan while leading.
+    this.plans.onLoad(() => this.objects.resourcesChanged());
     pool.cellSets.addHandler(() => {
+      const parsed = safeParseCellSet(pool.cellSetObject());
+      if (parsed.success) this.plans.load(parsed.data.spec, parsed.data.metadata.generation ?? 0);
       cellSetChanged();
-      // The CellSet reconciler loads a new generation first; the mirror and the caches follow it.
-      queueMicrotask(() => this.objects.resourcesChanged());
     });
     this.leases.addHandler(cellSetChanged);
     const mirrorAll = () => {

@@ -31,11 +31,18 @@ export function routeOf(
 }
 
 /**
- * The plan both reconcilers read, replaced as a whole: the CellSet reconciler loads each valid generation
- * (an invalid CellSet never replaces a valid one) and opens its gate; migrations read it per key.
+ * The plan both reconcilers read, replaced as a whole: each valid generation is loaded as the CellSet
+ * arrives (an invalid CellSet never replaces a valid one), the CellSet reconciler opens its gate, and
+ * migrations read it per key.
  */
 export class PlanHolder {
   private plan: RebalancePlan | undefined;
+  private readonly listeners: (() => void)[] = [];
+
+  /** Calls `listener` after each new generation is loaded. */
+  onLoad(listener: () => void): void {
+    this.listeners.push(listener);
+  }
 
   current(): RebalancePlan | undefined {
     return this.plan;
@@ -51,6 +58,7 @@ export class PlanHolder {
       resources: new Map(spec.cellularResources.map((gvr) => [resourceName(gvr), gvr])),
       movesAllowed: false,
     };
+    for (const listener of this.listeners) listener();
     return true;
   }
 
