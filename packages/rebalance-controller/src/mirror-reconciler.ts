@@ -12,6 +12,7 @@ import {
 import type { GroupVersionResource } from '@cellfed/hashing';
 
 import type { PlanHolder } from './rebalance-plan.ts';
+import { CELL_SYSTEM_NAMESPACES } from './object-ref.ts';
 
 /** On every object the mirror put in a cell: it may update it, and delete it when the control plane's goes. */
 export const MIRRORED_LABEL = 'cellfed.io/mirrored-from';
@@ -21,7 +22,7 @@ export const MIRROR_HASH_ANNOTATION = 'cellfed.io/mirror-hash';
 const FIELD_MANAGER = 'cellfed-mirror';
 
 // Every apiserver has these of its own.
-const CELL_OWN_NAMESPACES = new Set(['default', 'kube-system', 'kube-public', 'kube-node-lease']);
+const CELL_OWN_NAMESPACES = new Set(['default', ...CELL_SYSTEM_NAMESPACES]);
 const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 const METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
 const APPLY = 'application/apply-patch+yaml';

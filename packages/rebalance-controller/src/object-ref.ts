@@ -39,11 +39,20 @@ export function parseObjectKey(
   return resource ? { resource, namespace: parts[1]!, name: parts[2] } : undefined;
 }
 
+/** Namespaces each cell has of its own, for its own components: nothing in them is the federation's. */
+export const CELL_SYSTEM_NAMESPACES: ReadonlySet<string> = new Set([
+  'kube-system',
+  'kube-public',
+  'kube-node-lease',
+]);
+
 /**
- * Objects each cell makes for itself and that never move: the apiserver's own `default/kubernetes` Service
- * and the `kube-root-ca.crt` ConfigMap the controller manager puts in every namespace.
+ * Objects each cell makes for itself and that never move: everything in its system namespaces (the
+ * apiserver's and controller manager's ConfigMaps and Leases), the apiserver's own `default/kubernetes`
+ * Service and the `kube-root-ca.crt` ConfigMap the controller manager puts in every namespace.
  */
 export function isCellOwnObject(ref: ObjectRef): boolean {
+  if (CELL_SYSTEM_NAMESPACES.has(ref.namespace)) return true;
   const { group, resource } = ref.resource;
   if (group !== '') return false;
   if (resource === 'configmaps') return ref.name === 'kube-root-ca.crt';
