@@ -15,7 +15,8 @@ import { formatObjectKey, resourceName, type ObjectRef } from './object-ref.ts';
 /** What the migration and status code read about the objects in the cells. */
 export interface CopiesView {
   /** Every copy of the object, in every engaged cell, from the caches. */
-  copiesOf(ref: ObjectRef): Map<string, ObjectMeta>;
+  /** The cached metadata of each cell's copy, by cell id: read it, never change it. */
+  copiesOf(ref: ObjectRef): ReadonlyMap<string, Readonly<ObjectMeta>>;
   /** Visits every cached copy of every cellular object in every engaged cell, without copying it. */
   eachCopy(visit: (cell: string, ref: ObjectRef, metadata: Readonly<ObjectMeta>) => void): void;
   /** Whether every cellular resource of each of these cells is engaged and listed. */
@@ -71,11 +72,11 @@ export class CellObjects implements CellAware, CopiesView {
     }
   }
 
-  copiesOf(ref: ObjectRef): Map<string, ObjectMeta> {
-    const found = new Map<string, ObjectMeta>();
+  copiesOf(ref: ObjectRef): Map<string, Readonly<ObjectMeta>> {
+    const found = new Map<string, Readonly<ObjectMeta>>();
     const id = resourceName(ref.resource);
     for (const [cellId, { informers }] of this.cells) {
-      const object = informers.informers.get(id)?.get(`${cellId}/${ref.namespace}/${ref.name}`);
+      const object = informers.informers.get(id)?.peek(`${cellId}/${ref.namespace}/${ref.name}`);
       if (object) found.set(cellId, object.metadata);
     }
     return found;

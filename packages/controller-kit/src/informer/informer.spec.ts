@@ -117,6 +117,21 @@ describe('Informer', () => {
     await shutdown();
   });
 
+  it('peeks at a cached object without copying it; a later change replaces it rather than editing it', async () => {
+    const { source, informer, shutdown, start } = setup();
+    source.put('ns', 'a', { data: { x: '1' } });
+    start();
+    await informer.waitForSync();
+    const seen = informer.peek('cell-a/ns/a')!;
+    expect(informer.peek('cell-a/ns/a')).toBe(seen);
+    source.put('ns', 'a', { data: { x: '2' } });
+    await flushPromises();
+    expect(informer.peek('cell-a/ns/a')?.data).toEqual({ x: '2' });
+    expect(seen.data).toEqual({ x: '1' });
+    expect(informer.peek('cell-a/ns/missing')).toBeUndefined();
+    await shutdown();
+  });
+
   it('drops managedFields unless told otherwise', async () => {
     const { source, informer, shutdown, start } = setup();
     source.put('ns', 'a', { metadata: { managedFields: [{ manager: 'kubectl' }], labels: { app: 'x' } } });

@@ -182,6 +182,15 @@ export class Informer<T extends KubeObject = KubeObject> {
     return object === undefined ? undefined : structuredClone(object);
   }
 
+  /**
+   * The cached object itself, not a copy, for hot paths that read a field or two (`get` copies the whole
+   * object). A change of the object replaces it in the cache and never edits it, so what `peek` gave stays
+   * as it was; the caller must not change it.
+   */
+  peek(key: string): Readonly<T> | undefined {
+    return this.store.get(key);
+  }
+
   /** Copies of every cached object. */
   list(): T[] {
     return Array.from(this.store.values(), (object) => structuredClone(object));
