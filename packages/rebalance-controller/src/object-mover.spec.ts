@@ -107,6 +107,34 @@ describe('ObjectMover', () => {
     },
   );
 
+  it('fences on the cached version without reading the old copy when the cache is current', async () => {
+    const { from, to, mover, move } = setup();
+    const cached = from.get(PATH)!.metadata;
+    const outcome = await mover.move({ ...move, cached });
+    expect(outcome.result).toBe('moved');
+    expectMoved(from, to);
+    expect(from.reads).toEqual([]);
+    expect(from.writes.map((write) => write.method)).toEqual(['PATCH', 'PATCH']);
+  });
+
+  it('reads the old copy and fences its version when the cached one is stale', async () => {
+    const { from, to, mover, move } = setup();
+    const cached = from.get(PATH)!.metadata;
+    from.put(PATH, { ...deployment(), spec: { replicas: 5, selector: { matchLabels: { app: 'web' } } } });
+    const outcome = await mover.move({ ...move, cached });
+    expect(outcome.result).toBe('moved');
+    expectMoved(from, to);
+    expect((to.get(PATH)!.spec as { replicas: number }).replicas).toBe(5);
+    expect(from.reads).toEqual([PATH]);
+  });
+
+  it('a cached copy gone by the time it is fenced is a source gone, not an error', async () => {
+    const { from, mover, move } = setup();
+    const cached = from.get(PATH)!.metadata;
+    from.objects.delete(PATH);
+    await expect(mover.move({ ...move, cached })).resolves.toEqual({ result: 'source-gone' });
+  });
+
   it('replaces a stale copy already in the new cell instead of trusting it', async () => {
     const { from, to, mover, move } = setup();
     to.put(PATH, {

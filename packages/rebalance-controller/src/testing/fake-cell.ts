@@ -11,6 +11,7 @@ type Hook = (method: string, path: string, body: unknown) => void;
 export class FakeCell {
   readonly objects = new Map<string, KubeObject>();
   readonly writes: { method: string; path: string }[] = [];
+  readonly reads: string[] = [];
   before: Hook | undefined;
   private version = 100;
   private uids = 0;
@@ -38,7 +39,10 @@ export class FakeCell {
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
     await Promise.resolve();
     const body = typeof options.body === 'string' ? JSON.parse(options.body) : options.body;
-    if (method === 'GET') return this.read(path) as T;
+    if (method === 'GET') {
+      this.reads.push(path);
+      return this.read(path) as T;
+    }
     this.before?.(method, path, body);
     this.writes.push({ method, path });
     if (method === 'POST') return this.create(path, body as KubeObject) as T;
