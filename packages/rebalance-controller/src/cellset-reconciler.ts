@@ -42,8 +42,13 @@ export interface CellSetReconcilerOptions {
   enqueueAllObjects: () => void;
   metrics: RebalanceMetrics;
   clock: Clock;
-  /** How often the status is refreshed while a rebalance runs. Default 2 s. */
+  /**
+   * How often a status whose counts alone changed is written (phase and condition changes are written at
+   * once). Default 2 s.
+   */
   statusIntervalMs?: number;
+  /** How often progress is counted while a rebalance runs, so its end is seen promptly. Default 250 ms. */
+  progressIntervalMs?: number;
 }
 
 interface Gate {
@@ -64,6 +69,8 @@ export class CellSetReconciler implements Reconciler {
   private readonly options: CellSetReconcilerOptions;
   private readonly rate = new MoveRate();
   private lastStatus = '';
+  private lastStatusShape = '';
+  private lastStatusAt = Number.NEGATIVE_INFINITY;
   private lastInvalid = '';
   private lastBlocked = '';
   private startedAt: { generation: number; at: number; toMove: number } | undefined;
@@ -167,17 +174,17 @@ export class CellSetReconciler implements Reconciler {
       now,
     );
     await this.reportBlocked(gate, log);
-    await this.writeStatus(
-      {
-        observedGeneration: generation,
-        phase,
-        ...progressStatus(progress, rebalancing ? this.rate.perSecond() : undefined),
-        ...this.lastRebalanceOf(object),
-        conditions,
-      },
+    const status = progressStatus(progress, rebalancing ? this.rate.perSecond() : undefined);
+    const written = await this.writeStatus(
+      { observedGeneration: generation, phase, ...status, ...this.lastRebalanceOf(object), conditions },
       signal,
     );
-    return rebalancing ? { requeueAfterMs: this.options.statusIntervalMs ?? 2000 } : {};
+    if (written === 'written' && rebalancing && !gate) {
+      const { ratePerSecond, etaSeconds } = status;
+      log.info({ generation, ...status.objects, ratePerSecond, etaSeconds }, 'rebalance progress');
+    }
+    if (rebalancing) return { requeueAfterMs: this.options.progressIntervalMs ?? 250 };
+    return typeof written === 'number' ? { requeueAfterMs: written } : {};
   }
 
   /** Why objects may not move yet for this plan, or undefined when they may. */
@@ -330,9 +337,20 @@ export class CellSetReconciler implements Reconciler {
     };
   }
 
-  private async writeStatus(status: CellSetStatus, signal: AbortSignal): Promise<void> {
+  /**
+   * Writes the status unless it is what was written last; a change of counts alone waits for the status
+   * interval, and the answer is then how many milliseconds until it is due.
+   */
+  private async writeStatus(
+    status: CellSetStatus,
+    signal: AbortSignal,
+  ): Promise<'written' | 'unchanged' | number> {
     const text = JSON.stringify(status);
-    if (text === this.lastStatus) return;
+    if (text === this.lastStatus) return 'unchanged';
+    const shape = shapeOf(status);
+    const now = this.options.clock.now();
+    const dueInMs = this.lastStatusAt + (this.options.statusIntervalMs ?? 2000) - now;
+    if (shape === this.lastStatusShape && dueInMs > 0) return dueInMs;
     // A merge patch keeps keys it does not mention: say null for those this status has not.
     const cleared = {
       observedGeneration: null,
@@ -352,8 +370,25 @@ export class CellSetReconciler implements Reconciler {
         },
       );
       this.lastStatus = text;
+      this.lastStatusShape = shape;
+      this.lastStatusAt = now;
+      return 'written';
     } catch (error) {
       throw new Error(`CellSet status not written: ${errorMessage(error)}`, { cause: error });
     }
   }
+}
+
+/** A status without its counts (and the condition messages that quote them): what must be written at once. */
+function shapeOf(status: CellSetStatus): string {
+  const { objects: _objects, cells: _cells, ratePerSecond: _rate, etaSeconds: _eta, ...rest } = status;
+  return JSON.stringify({
+    ...rest,
+    conditions: rest.conditions?.map(({ type, status, reason, observedGeneration }) => ({
+      type,
+      status,
+      reason,
+      observedGeneration,
+    })),
+  });
 }

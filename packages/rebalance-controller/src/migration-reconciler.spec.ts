@@ -10,6 +10,7 @@ import {
 } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
 
+import type { CopiesView } from './cell-objects.ts';
 import { MigrationReconciler } from './migration-reconciler.ts';
 import { ObjectMover } from './object-mover.ts';
 import { formatObjectKey, type ObjectRef } from './object-ref.ts';
@@ -48,9 +49,27 @@ function setup(options: { rate?: TokenBucket } = {}) {
   plans.load(parseCellSetSpec(JOINING), 2);
   const registry = new Registry();
   const metrics = new RebalanceMetrics(registry);
+  const live = fakeCopies(Object.values(cells), CONFIGMAPS);
+  // A cache that stops following the cells while frozen and shows what it held when first frozen (a watch
+  // that lags); following again shows the cells as they are.
+  const held = new Map<string, ReturnType<CopiesView['copiesOf']>>();
+  let frozen = false;
+  const cache = {
+    freeze: () => (frozen = true),
+    follow: () => (frozen = false),
+  };
+  const copies: CopiesView = {
+    ...live,
+    copiesOf(ref) {
+      const key = formatObjectKey(ref);
+      if (!frozen) return live.copiesOf(ref);
+      if (!held.has(key)) held.set(key, live.copiesOf(ref));
+      return held.get(key)!;
+    },
+  };
   const reconciler = new MigrationReconciler({
     plans,
-    copies: fakeCopies(Object.values(cells), CONFIGMAPS),
+    copies,
     cell: (id) => {
       const cell = cells[id as 'a' | 'b'];
       return cell && { id, client: cell };
@@ -69,7 +88,7 @@ function setup(options: { rate?: TokenBucket } = {}) {
       signal: new AbortController().signal,
       log: memoryLogger().logger,
     });
-  return { clock, cells, plans, reconcile, registry };
+  return { clock, cells, plans, reconcile, registry, cache };
 }
 
 const configMap = (name: string, labels: Record<string, string> = {}): KubeObject => ({
@@ -99,6 +118,31 @@ describe('MigrationReconciler', () => {
     expect(await reconcile(name)).toEqual({});
     expect(cells.a.get(path(name))).toBeUndefined();
     expect(cells.b.get(path(name))).toBeDefined();
+  });
+
+  it('waits for the cache to show its own move instead of reading the cells again, for a while', async () => {
+    const name = movingName();
+    const { cells, plans, reconcile, clock, cache } = setup();
+    cells.a.put(path(name), configMap(name));
+    plans.allowMoves(2);
+    cache.freeze();
+    expect(await reconcile(name)).toEqual({ requeueAfterMs: DELETE_AFTER });
+    const requests = () => cells.a.reads.length + cells.a.writes.length + cells.b.reads.length;
+    const afterMove = requests();
+
+    // The watch events of the move's writes have not arrived: the unmoved-looking object is not touched.
+    await clock.advance(1000);
+    expect(await reconcile(name)).toEqual({ requeueAfterMs: 9000 });
+    expect(requests()).toBe(afterMove);
+
+    // A cache that never catches up is not waited for forever: after the wait, the cells are read again.
+    await clock.advance(9000);
+    await reconcile(name);
+    expect(requests()).toBeGreaterThan(afterMove);
+
+    // Once the cache shows the move, the object is looked at as usual (its old copy awaits deleteAfter).
+    cache.follow();
+    expect(await reconcile(name)).toEqual({ requeueAfterMs: DELETE_AFTER - 10_000 });
   });
 
   it('leaves objects that stay where they are, and the cells’ own kube-root-ca.crt', async () => {

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 
 import { RebalanceError, RebalanceErrorCode } from './errors.ts';
 import { MIGRATED_AT_ANNOTATION, copiedFromCell } from './migration-marks.ts';
-import type { CellEnd, MoveOutcome, ObjectMover } from './object-mover.ts';
+import type { CellEnd, Move, MoveOutcome, ObjectMover } from './object-mover.ts';
 import { isCellOwnObject, parseObjectKey, type ObjectRef } from './object-ref.ts';
 import type { CopiesView } from './cell-objects.ts';
 import { routeOf, type PlanHolder } from './rebalance-plan.ts';
@@ -31,6 +31,17 @@ export interface MigrationReconcilerOptions {
   deleteAfterMs: number;
   /** Optional limit on how many moves start per second. */
   rate?: TokenBucket;
+  /**
+   * How long a move this process just finished waits for the cache to show it before the object is looked
+   * at again from a cache that still does not. Default 10 s.
+   */
+  cacheLagMs?: number;
+}
+
+/** A move this process finished, until the cache shows it. */
+interface JustMoved {
+  generation: number;
+  until: number;
 }
 
 const OUTCOME_METRIC: Record<MoveOutcome['result'], MigrationResult> = {
@@ -52,6 +63,11 @@ const OUTCOME_METRIC: Record<MoveOutcome['result'], MigrationResult> = {
  */
 export class MigrationReconciler implements Reconciler {
   private readonly options: MigrationReconcilerOptions;
+  /**
+   * The watch events of a move's own writes arrive after the move: until then the cache still shows the
+   * object unmoved, and acting on that would only read the cells again to find it moved.
+   */
+  private readonly justMoved = new Map<string, JustMoved>();
 
   constructor(options: MigrationReconcilerOptions) {
     this.options = options;
@@ -72,6 +88,8 @@ export class MigrationReconciler implements Reconciler {
     }
     const oldCopy = copies.get(decision.oldCell);
     const status = oldCopy?.labels?.[REBALANCE_STATUS_LABEL];
+    const cacheBehindInMs = this.cacheBehind(key, plan.generation, status, copies.get(decision.newCell));
+    if (cacheBehindInMs > 0) return earliest([...results, { requeueAfterMs: cacheBehindInMs }]);
     if (decision.oldCell === decision.newCell) {
       // It stays. A copy here whose source handed over is the object: commit it.
       const source = copiedFromCell(oldCopy);
@@ -99,42 +117,55 @@ export class MigrationReconciler implements Reconciler {
     const { rate, clock } = this.options;
     if (status !== MIGRATING && rate && !rate.tryTake(clock.now()))
       return earliest([...results, { requeueAfterMs: rate.waitMs(clock.now()) }]);
-    const outcome = await this.move(
+    const outcome = await this.move({
       ref,
-      decision.oldCell,
-      decision.newCell,
-      () => this.options.plans.current()?.generation === plan.generation,
+      from: this.cellEnd(decision.oldCell),
+      to: this.cellEnd(decision.newCell),
       signal,
-      objectLog,
-    );
-    if (outcome.result === 'moved' || outcome.result === 'already-moved')
+      log: objectLog,
+      planStillCurrent: () => this.options.plans.current()?.generation === plan.generation,
+      ...(oldCopy ? { cached: oldCopy } : {}),
+    });
+    if (outcome.result === 'moved' || outcome.result === 'already-moved') {
+      const until = this.options.clock.now() + (this.options.cacheLagMs ?? 10_000);
+      this.justMoved.set(key, { generation: plan.generation, until });
       results.push({ requeueAfterMs: this.options.deleteAfterMs });
+    }
     if (outcome.result === 'source-deleting') results.push({ requeueAfterMs: 5000 });
     return earliest(results);
   }
 
-  private async move(
-    ref: ObjectRef,
-    from: string,
-    to: string,
-    planStillCurrent: () => boolean,
-    signal: AbortSignal,
-    log: Logger,
-  ): Promise<MoveOutcome> {
+  /**
+   * How long to wait for the cache to show a move this process just made (0: go on). It shows it once the
+   * old copy says `migrated` and the new one is committed; a newer plan, or the wait running out, ends it.
+   */
+  private cacheBehind(
+    key: string,
+    generation: number,
+    oldStatus: string | undefined,
+    newCopy: Readonly<ObjectMeta> | undefined,
+  ): number {
+    const moved = this.justMoved.get(key);
+    if (!moved) return 0;
+    const waitMs = moved.until - this.options.clock.now();
+    const shown = oldStatus === MIGRATED && newCopy !== undefined && copiedFromCell(newCopy) === undefined;
+    if (shown || waitMs <= 0 || moved.generation !== generation) {
+      this.justMoved.delete(key);
+      return 0;
+    }
+    return waitMs;
+  }
+
+  private async move(move: Move): Promise<MoveOutcome> {
     const { mover, metrics } = this.options;
+    const { log } = move;
     try {
-      const outcome = await mover.move({
-        ref,
-        from: this.cellEnd(from),
-        to: this.cellEnd(to),
-        signal,
-        log,
-        planStillCurrent,
-      });
+      const outcome = await mover.move(move);
       metrics.migrations.inc({ result: OUTCOME_METRIC[outcome.result] });
       if (outcome.result === 'moved') {
         metrics.fenceSeconds.observe(outcome.fenceMs / 1000);
-        log.info({ fenceMs: outcome.fenceMs }, 'moved');
+        // One line per object is debug: the CellSet reconciler logs the rebalance's progress.
+        log.debug({ fenceMs: outcome.fenceMs }, 'moved');
       } else if (outcome.result === 'source-gone') {
         log.info('deleted by a user during its move; it stays deleted');
       }

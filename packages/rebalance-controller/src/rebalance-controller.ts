@@ -11,10 +11,9 @@ import {
   type Clock,
   type KubeClient,
   type ListWatch,
-  type ObjectMeta,
   type RouterLease,
 } from '@cellfed/controller-kit';
-import { REBALANCE_STATUS_LABEL, safeParseCellSet } from '@cellfed/hashing';
+import { safeParseCellSet } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 
@@ -23,9 +22,9 @@ import { CellSetReconciler } from './cellset-reconciler.ts';
 import { MigrationReconciler } from './migration-reconciler.ts';
 import { MirrorReconciler, MirrorState } from './mirror-reconciler.ts';
 import { ObjectMover } from './object-mover.ts';
-import { copiedFromCell } from './migration-marks.ts';
-import { formatObjectKey, isCellOwnObject, parseObjectKey, type ObjectRef } from './object-ref.ts';
-import { PlanHolder, routeOf, type RebalancePlan } from './rebalance-plan.ts';
+import { formatObjectKey, parseObjectKey } from './object-ref.ts';
+import { needsWork } from './needs-work.ts';
+import { PlanHolder } from './rebalance-plan.ts';
 import { RebalanceMetrics } from './rebalance-metrics.ts';
 import { StatusSubresources } from './status-subresources.ts';
 
@@ -183,8 +182,15 @@ export class RebalanceController {
     // Every replica loads the plan, leading or not, so a standby's caches follow the CellSet's cellular
     // resources too and it takes over warm; the lifecycle reconciler reports on the plan while leading.
     this.plans.onLoad(() => this.objects.resourcesChanged());
-    pool.cellSets.addHandler(() => {
-      const parsed = safeParseCellSet(pool.cellSetObject());
+    // The controller's own status writes come back as events: only a new generation (a spec change) or the
+    // CellSet coming or going needs a reconcile; progress is recounted on the reconciler's own interval.
+    let seenGeneration: number | undefined;
+    pool.cellSets.addHandler((event) => {
+      const object = pool.cellSetObject();
+      const generation = object?.metadata.generation;
+      if (event.type === 'modified' && generation === seenGeneration) return;
+      seenGeneration = generation;
+      const parsed = safeParseCellSet(object);
       if (parsed.success) this.plans.load(parsed.data.spec, parsed.data.metadata.generation ?? 0);
       cellSetChanged();
     });
@@ -264,19 +270,4 @@ export class RebalanceController {
       if (ref.namespace === namespace) this.migrations.queue.add(formatObjectKey(ref), 'high');
     });
   }
-}
-
-/** Whether a copy of an object leaves the migration something to do under `plan`. */
-function needsWork(
-  plan: RebalancePlan,
-  cell: string,
-  ref: ObjectRef,
-  metadata: Readonly<ObjectMeta>,
-  namespaceLabels: (namespace: string) => Record<string, string> | undefined,
-): boolean {
-  if (isCellOwnObject(ref)) return false;
-  if (metadata.labels?.[REBALANCE_STATUS_LABEL] !== undefined) return true;
-  if (copiedFromCell(metadata) !== undefined) return true;
-  const { oldCell, newCell } = routeOf(plan, ref, namespaceLabels);
-  return oldCell !== newCell || cell !== oldCell;
 }

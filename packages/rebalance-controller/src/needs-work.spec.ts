@@ -1,0 +1,64 @@
+import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, parseCellSetSpec } from '@cellfed/hashing';
+
+import { COPIED_FROM_ANNOTATION } from './migration-marks.ts';
+import { needsWork } from './needs-work.ts';
+import type { ObjectRef } from './object-ref.ts';
+import { PlanHolder, routeOf } from './rebalance-plan.ts';
+
+const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
+const spec = parseCellSetSpec({
+  cellularResources: [CONFIGMAPS],
+  cells: [
+    { id: 'a', state: 'Normal', kubeconfigSecretRef: { name: 'a' } },
+    { id: 'b', state: 'Joining', kubeconfigSecretRef: { name: 'b' } },
+    { id: 'c', state: 'Normal', kubeconfigSecretRef: { name: 'c' } },
+  ],
+});
+const plans = new PlanHolder();
+plans.load(spec, 1);
+const plan = plans.current()!;
+const noLabels = () => undefined;
+const refs: ObjectRef[] = Array.from({ length: 200 }, (_, i) => ({
+  resource: CONFIGMAPS,
+  namespace: 'shop',
+  name: `cm-${i}`,
+}));
+const routed = refs.map((ref) => ({ ref, ...routeOf(plan, ref, noLabels) }));
+const moving = routed.find((one) => one.oldCell !== one.newCell)!;
+const staying = routed.find((one) => one.oldCell === one.newCell)!;
+const elsewhere = (one: { oldCell: string; newCell: string }) =>
+  ['a', 'b', 'c'].find((id) => id !== one.oldCell && id !== one.newCell)!;
+
+describe('needsWork', () => {
+  it('queues a copy in its old cell that the plan sends to another', () => {
+    expect(needsWork(plan, moving.oldCell, moving.ref, {}, noLabels)).toBe(true);
+  });
+
+  it('leaves unmarked copies alone: an object that stays, one made in its new cell, a stray elsewhere', () => {
+    expect(needsWork(plan, staying.oldCell, staying.ref, {}, noLabels)).toBe(false);
+    expect(needsWork(plan, moving.newCell, moving.ref, {}, noLabels)).toBe(false);
+    expect(needsWork(plan, elsewhere(moving), moving.ref, {}, noLabels)).toBe(false);
+  });
+
+  it('queues any copy carrying migration marks, wherever it is', () => {
+    for (const status of [MIGRATING, MIGRATED])
+      expect(
+        needsWork(
+          plan,
+          staying.oldCell,
+          staying.ref,
+          { labels: { [REBALANCE_STATUS_LABEL]: status } },
+          noLabels,
+        ),
+      ).toBe(true);
+    const copy = { annotations: { [COPIED_FROM_ANNOTATION]: `${moving.oldCell}/uid-1` } };
+    expect(needsWork(plan, moving.newCell, moving.ref, copy, noLabels)).toBe(true);
+  });
+
+  it('never queues a cell’s own objects', () => {
+    const own: ObjectRef = { resource: CONFIGMAPS, namespace: 'kube-system', name: moving.ref.name };
+    expect(needsWork(plan, 'a', own, { labels: { [REBALANCE_STATUS_LABEL]: MIGRATING } }, noLabels)).toBe(
+      false,
+    );
+  });
+});

@@ -1,0 +1,25 @@
+import type { ObjectMeta } from '@cellfed/controller-kit';
+import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
+
+import { copiedFromCell } from './migration-marks.ts';
+import { isCellOwnObject, type ObjectRef } from './object-ref.ts';
+import { routeOf, type RebalancePlan } from './rebalance-plan.ts';
+
+/**
+ * Whether a copy of an object leaves the migration something to do under `plan`: it carries migration marks,
+ * or it is in its old cell and bound for another. An unmarked copy anywhere else (made in the new cell, or a
+ * stray created straight in a cell) is left alone by the reconciler, so it is not queued.
+ */
+export function needsWork(
+  plan: RebalancePlan,
+  cell: string,
+  ref: ObjectRef,
+  metadata: Readonly<ObjectMeta>,
+  namespaceLabels: (namespace: string) => Record<string, string> | undefined,
+): boolean {
+  if (isCellOwnObject(ref)) return false;
+  if (metadata.labels?.[REBALANCE_STATUS_LABEL] !== undefined) return true;
+  if (copiedFromCell(metadata) !== undefined) return true;
+  const { oldCell, newCell } = routeOf(plan, ref, namespaceLabels);
+  return oldCell !== newCell && cell === oldCell;
+}
