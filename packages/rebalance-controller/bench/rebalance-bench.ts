@@ -115,9 +115,14 @@ try {
     });
   });
   const baselineSeconds = (performance.now() - baselineStarted) / 1000;
+  // The baseline's copies are strays to the controller (in cell 4, whatever the ring says): gone before it starts.
+  await call(cells.get(four)!, 'DELETE', collection(BASELINE_NAMESPACE));
 
   // cellfed: the controller, from the CellSet change to the joining cell turning Normal.
-  await env.startRebalanceController(['--window', String(WINDOW), '--delete-after', '1h'], [one, two, three]);
+  const controller = await env.startRebalanceController(
+    ['--window', String(WINDOW), '--delete-after', '1h'],
+    [one, two, three],
+  );
   progress(`cellfed: the rebalance controller moves them (window ${WINDOW})`);
   const started = performance.now();
   await setCells(joining);
@@ -134,6 +139,22 @@ try {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const migrationSeconds = (performance.now() - started) / 1000;
+
+  // What the controller did for it: moves by result and reconciles, from its /metrics.
+  const metrics = await (await fetch(`http://127.0.0.1:${controller.httpPort}/metrics`)).text();
+  const sample = (name: string, labels: string) =>
+    Number(new RegExp(`^${name}\\{[^}]*${labels}[^}]*\\} (\\S+)$`, 'm').exec(metrics)?.[1] ?? 0);
+  const migrations = Object.fromEntries(
+    ['moved', 'already_moved', 'conflict', 'failed'].map((result) => [
+      result,
+      sample('cellfed_rebalance_migrations_total', `result="${result}"`),
+    ]),
+  );
+  const reconciles = [
+    ...metrics.matchAll(/^controller_runtime_reconcile_total\{controller="migrations",[^}]*\} (\S+)$/gm),
+  ]
+    .map((match) => Number(match[1]))
+    .reduce((sum, value) => sum + value, 0);
 
   // Each moved object's fence window, from the marks on its old copy.
   const fences: number[] = [];
@@ -183,6 +204,8 @@ try {
         optimalMoved: round(plan.optimalMoved, 1),
         migrationSeconds: round(migrationSeconds, 2),
         gateOpenToFinishSeconds: status.lastRebalance?.seconds,
+        migrations,
+        migrationReconcilesPerMove: round(reconciles / Math.max(1, moved), 2),
         baselineSeconds: round(baselineSeconds, 2),
         baselineObjectsPerSecond: round(moving.length / baselineSeconds, 1),
       },
