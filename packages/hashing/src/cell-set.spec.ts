@@ -45,6 +45,7 @@ describe('CellSet schema', () => {
     expect(cellSet.spec).toEqual({
       shardBy: 'name',
       cellularResources: DEFAULT_CELLULAR_RESOURCES,
+      sharedResources: [],
       cells: [
         {
           id: 'a',
@@ -154,7 +155,21 @@ describe('CellSet schema', () => {
         ],
       },
       [
-        'spec.cellularResources[1]: resource "deployments" of group "apps" is listed twice (already at spec.cellularResources[0])',
+        'spec.cellularResources[1]: resource "deployments" of group "apps" is listed twice (already at spec.cellularResources[0]); a resource is either cellular or shared',
+      ],
+    ],
+    [
+      'a resource both cellular and shared',
+      {
+        ...valid,
+        cellularResources: [{ group: '', version: 'v1', resource: 'configmaps' }],
+        sharedResources: [
+          { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles' },
+          { group: '', version: 'v1', resource: 'configmaps' },
+        ],
+      },
+      [
+        'spec.sharedResources[1]: resource "configmaps" of group "" is listed twice (already at spec.cellularResources[0]); a resource is either cellular or shared',
       ],
     ],
     [

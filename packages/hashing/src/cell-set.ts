@@ -159,6 +159,7 @@ export const CellSetSpecSchema = z
       cellularResources: z
         .array(GroupVersionResourceSchema, { error: expected('a list') })
         .default(() => DEFAULT_CELLULAR_RESOURCES.map((gvr) => ({ ...gvr }))),
+      sharedResources: z.array(GroupVersionResourceSchema, { error: expected('a list') }).default(() => []),
       cells: z
         .array(CellSchema, { error: expected('a list') })
         .min(1, { error: 'must list at least one cell' }),
@@ -166,7 +167,7 @@ export const CellSetSpecSchema = z
     { error: expected('an object') },
   )
   .check((ctx) => {
-    const { cells, cellularResources } = ctx.value;
+    const { cells, cellularResources, sharedResources } = ctx.value;
     const firstIndex = new Map<string, number>();
     cells.forEach((cell, index) => {
       const first = firstIndex.get(cell.id);
@@ -189,21 +190,24 @@ export const CellSetSpecSchema = z
         message: CELLSET_RULES.atLeastOneNormal,
       });
     }
-    const seen = new Map<string, number>();
-    cellularResources.forEach((gvr, index) => {
-      const id = `${gvr.group}/${gvr.resource}`;
-      const first = seen.get(id);
-      if (first === undefined) {
-        seen.set(id, index);
-      } else {
-        ctx.issues.push({
-          code: 'custom',
-          input: gvr,
-          path: ['cellularResources', index],
-          message: `resource "${gvr.resource}" of group "${gvr.group}" is listed twice (already at spec.cellularResources[${first}])`,
-        });
-      }
-    });
+    const seen = new Map<string, string>();
+    const listed = (field: 'cellularResources' | 'sharedResources', list: readonly GroupVersionResource[]) =>
+      list.forEach((gvr, index) => {
+        const id = `${gvr.group}/${gvr.resource}`;
+        const first = seen.get(id);
+        if (first === undefined) {
+          seen.set(id, `spec.${field}[${index}]`);
+        } else {
+          ctx.issues.push({
+            code: 'custom',
+            input: gvr,
+            path: [field, index],
+            message: `resource "${gvr.resource}" of group "${gvr.group}" is listed twice (already at ${first}); a resource is either cellular or shared`,
+          });
+        }
+      });
+    listed('cellularResources', cellularResources);
+    listed('sharedResources', sharedResources);
   });
 
 /** Zod schema of a whole CellSet object as stored in the router control plane. */

@@ -68,6 +68,16 @@ export function cellSetCrd(): CustomResourceDefinition {
           'x-kubernetes-list-map-keys': ['group', 'resource'],
           items: groupVersionResourceSchema,
         },
+        sharedResources: {
+          type: 'array',
+          description:
+            'Resources of the router control plane copied into every cell (RBAC, PriorityClasses, quotas, ' +
+            '…) so cellular objects find them there; none may also be cellular.',
+          default: [],
+          'x-kubernetes-list-type': 'map',
+          'x-kubernetes-list-map-keys': ['group', 'resource'],
+          items: groupVersionResourceSchema,
+        },
         cells: {
           type: 'array',
           minItems: 1,
