@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isDeepStrictEqual } from 'node:util';
 
 import { ApiError, KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
 import {
@@ -32,6 +33,7 @@ import {
 import { routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
 
 const DEPLOYMENTS = '/apis/apps/v1';
+const CLUSTER_ROLES = '/apis/rbac.authorization.k8s.io/v1/clusterroles';
 const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 
 interface CellSetObject {
@@ -133,6 +135,20 @@ describeE2e('rebalance controller: cells join and leave live', () => {
   let writerLoops: ReturnType<typeof startWriter> | undefined;
   const replicas: RebalanceProcess[] = [];
   const ids = () => env.cells.map((cell) => cell.id) as [string, string, string];
+  // A shared object the CellSet names: every cell gets it before anything moves into it, and keeps it in step.
+  const sharedRole = `${cellSetName}-shared`;
+  const withShared = (spec: ReturnType<typeof cellSetSpec>) => ({
+    ...spec,
+    sharedResources: [{ group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles' }],
+  });
+  const roleRules = (verbs: string[]) => [{ apiGroups: ['apps'], resources: ['deployments'], verbs }];
+  const sharedRoleIn = (client: KubeClient) =>
+    client
+      .request<KubeObject & { rules?: unknown }>('GET', `${CLUSTER_ROLES}/${sharedRole}`)
+      .catch((error) => {
+        if (error instanceof ApiError && error.statusCode === 404) return undefined;
+        throw error;
+      });
   const untilSpec = (what: string, done: (spec: CellSetSpecInput) => boolean, timeoutMs = 180_000) =>
     eventually(
       what,
@@ -145,12 +161,14 @@ describeE2e('rebalance controller: cells join and leave live', () => {
   /** Cells 1–3 Normal and the added cell in `state` (absent when undefined). */
   const withAdded = (state?: 'Normal' | 'Joining' | 'Draining') => {
     const [one, two, three] = ids();
-    return cellSetSpec({
-      [one]: 'Normal',
-      [two]: 'Normal',
-      [three]: 'Normal',
-      ...(state ? { [added!.id]: state } : {}),
-    });
+    return withShared(
+      cellSetSpec({
+        [one]: 'Normal',
+        [two]: 'Normal',
+        [three]: 'Normal',
+        ...(state ? { [added!.id]: state } : {}),
+      }),
+    );
   };
   const setAdded = (state: 'Joining' | 'Draining') =>
     updateCellSet(env.controlPlane.kubeconfig, cellSetName, withAdded(state));
@@ -200,6 +218,7 @@ describeE2e('rebalance controller: cells join and leave live', () => {
     await stopRouter(router);
     await deleteCellSet(env.controlPlane.kubeconfig, cellSetName);
     await controlPlane.request('DELETE', `/api/v1/namespaces/${namespace}`).catch(() => undefined);
+    await controlPlane.request('DELETE', `${CLUSTER_ROLES}/${sharedRole}`).catch(() => undefined);
     if (added) await provider.removeCell({ dir: env.dir, id: added.id, log });
     for (const client of [controlPlane, routed, ...cells.values()]) await client?.close();
   });
@@ -208,7 +227,15 @@ describeE2e('rebalance controller: cells join and leave live', () => {
     `a 4th cell joins under ${OBJECTS} Deployments and a concurrent writer: every object ends where the ring says, none lost, none doubled`,
     async () => {
       const [one, two, three] = env.cells.map((cell) => cell.id) as [string, string, string];
-      const threeCells = cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [three]: 'Normal' });
+      const threeCells = withShared(cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [three]: 'Normal' }));
+      await controlPlane.request('POST', CLUSTER_ROLES, {
+        body: {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRole',
+          metadata: { name: sharedRole },
+          rules: roleRules(['get']),
+        },
+      });
       await createCellSet(env.controlPlane.kubeconfig, cellSetName, threeCells);
       router = await startRouter(env, {
         args: ['--cellset', cellSetName],
@@ -225,7 +252,10 @@ describeE2e('rebalance controller: cells join and leave live', () => {
         }),
       );
       controller = await startRebalanceController(env, {
-        args: ['--cellset', cellSetName, '--delete-after', `${DELETE_AFTER_S}s`, '--leader-elect', 'false'],
+        args: [
+          ...['--cellset', cellSetName, '--delete-after', `${DELETE_AFTER_S}s`, '--leader-elect', 'false'],
+          ...['--mirror-resync', '2s'],
+        ],
         cells: [one, two, three],
         logFile: join(env.dir, `${cellSetName}-controller.log`),
       });
@@ -268,6 +298,17 @@ describeE2e('rebalance controller: cells join and leave live', () => {
         .get(four)!
         .request<KubeObject>('GET', `/api/v1/namespaces/${namespace}`);
       expect(namespaceInFour.metadata.labels?.['cellfed.io/mirrored-from']).toBe('control-plane');
+      // And the shared ClusterRole, no later than the first object that moved in.
+      const roleInFour = await sharedRoleIn(cells.get(four)!);
+      expect(roleInFour?.rules).toEqual(roleRules(['get']));
+      expect(roleInFour?.metadata.labels?.['cellfed.io/mirrored-from']).toBe('control-plane');
+      // The cell's own RBAC defaults are its own, not the control plane's.
+      const ownRole = await cells.get(four)!.request<KubeObject>('GET', `${CLUSTER_ROLES}/system:basic-user`);
+      expect(ownRole.metadata.labels?.['cellfed.io/mirrored-from']).toBeUndefined();
+      const firstMovedIn = [...(await deploymentsIn(cells.get(four)!, namespace)).values()]
+        .map((metadata) => Date.parse(metadata.creationTimestamp ?? ''))
+        .sort((a, b) => a - b)[0]!;
+      expect(Date.parse(roleInFour!.metadata.creationTimestamp ?? '')).toBeLessThanOrEqual(firstMovedIn);
       const allNormal = withAdded('Normal');
       await expectEveryObjectWhereTheRingSays(allNormal);
       const table = RoutingTable.fromCellSet(parseCellSetSpec(allNormal));
@@ -295,6 +336,23 @@ describeE2e('rebalance controller: cells join and leave live', () => {
         (DELETE_AFTER_S + 30) * 1000,
       );
       await expectEveryObjectWhereTheRingSays(allNormal);
+
+      // The shared object stays in step in every cell: changed, then deleted, in the control plane.
+      await controlPlane.request('PATCH', `${CLUSTER_ROLES}/${sharedRole}`, {
+        body: { rules: roleRules(['get', 'list']) },
+        contentType: 'application/merge-patch+json',
+      });
+      const inEveryCell = async (matches: (role: Awaited<ReturnType<typeof sharedRoleIn>>) => boolean) => {
+        for (const client of cells.values()) if (!matches(await sharedRoleIn(client))) return undefined;
+        return true;
+      };
+      await eventually('the changed ClusterRole in every cell', () =>
+        inEveryCell((role) => isDeepStrictEqual(role?.rules, roleRules(['get', 'list']))),
+      );
+      await controlPlane.request('DELETE', `${CLUSTER_ROLES}/${sharedRole}`);
+      await eventually('the deleted ClusterRole gone from every cell', () =>
+        inEveryCell((role) => role === undefined),
+      );
       process.stdout.write(
         `rebalance: ${intoFour.length} moved in ${seconds.toFixed(1)} s; writer made ${writer.writes()} writes, ${writer.fenced()} fenced (429)\n`,
       );

@@ -105,8 +105,13 @@ describe('CellSetReconciler', () => {
     )!;
     cells.a.put(`/api/v1/namespaces/ns/configmaps/${name}`, { metadata: { name, namespace: 'ns' } });
     state.leases = [lease(1, clock.now())];
+    mirror.failed('b', 'clusterroles.rbac.authorization.k8s.io: 403 Forbidden');
     await reconcile();
     expect(condition('Blocked')).toMatchObject({ status: 'True', reason: 'MirrorPending' });
+    // Why a cell's mirror pass fails is in the condition, so the operator need not read the logs.
+    expect(condition('Blocked')).toMatchObject({
+      message: expect.stringContaining('b (clusterroles.rbac.authorization.k8s.io: 403 Forbidden)'),
+    });
     mirror.set('a', true);
     mirror.set('b', true);
     await reconcile();

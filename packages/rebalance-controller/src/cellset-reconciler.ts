@@ -197,7 +197,12 @@ export class CellSetReconciler implements Reconciler {
     if (unmirrored.length > 0)
       return {
         reason: 'MirrorPending',
-        message: `namespaces and CRDs not mirrored yet into: ${unmirrored.join(', ')}`,
+        message: `shared objects (namespaces, CRDs, sharedResources) not mirrored yet into: ${unmirrored
+          .map((id) => {
+            const problem = this.options.mirror.problem(id);
+            return problem ? `${id} (${problem})` : id;
+          })
+          .join(', ')}`,
       };
     const behind = routersBehind(this.options.routerLeases(), plan.generation, this.options.clock.now());
     if (behind.length > 0)

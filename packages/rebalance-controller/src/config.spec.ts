@@ -9,6 +9,7 @@ describe('parseRebalanceArgs', () => {
       secretNamespace: 'cellfed-system',
       window: 32,
       deleteAfterMs: 12 * 3_600_000,
+      mirrorResyncMs: 60_000,
       scanQps: 1000,
     });
     expect(config.ratePerSecond).toBeUndefined();
@@ -21,11 +22,17 @@ describe('parseRebalanceArgs', () => {
 
   it('reads every flag', () => {
     const config = parseRebalanceArgs(
-      '--cellset x --window 8 --rate 50 --delete-after 90s --leader-elect false --leader-elect-lease-duration 4s --leader-elect-renew-deadline 3s --leader-elect-retry-period 500ms --http-port 0'.split(
+      '--cellset x --window 8 --rate 50 --delete-after 90s --mirror-resync 5s --leader-elect false --leader-elect-lease-duration 4s --leader-elect-renew-deadline 3s --leader-elect-retry-period 500ms --http-port 0'.split(
         ' ',
       ),
     );
-    expect(config).toMatchObject({ cellSetName: 'x', window: 8, ratePerSecond: 50, deleteAfterMs: 90_000 });
+    expect(config).toMatchObject({
+      cellSetName: 'x',
+      window: 8,
+      ratePerSecond: 50,
+      deleteAfterMs: 90_000,
+      mirrorResyncMs: 5000,
+    });
     expect(config.manager.leaderElection).toMatchObject({
       enabled: false,
       leaseDurationMs: 4000,

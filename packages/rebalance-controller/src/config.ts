@@ -45,6 +45,7 @@ export const RebalanceConfigSchema = z
       .optional(),
     deleteAfterMs: duration('delete-after').transform((ms) => ms ?? 12 * 3_600_000),
     scanQps: positiveInt('scan-qps', 100_000).default(1000),
+    mirrorResyncMs: duration('mirror-resync').transform((ms) => ms ?? 60_000),
     manager: ManagerConfigSchema,
   })
   .strict();
@@ -60,6 +61,8 @@ export const USAGE = `usage: rebalance-controller [options]
   --rate N                         moves started per second at most (default: no limit)
   --delete-after DURATION          how long an old copy stays after its move (default 12h)
   --scan-qps N                     objects per second taken from the low-priority scan lane (default 1000)
+  --mirror-resync DURATION         how often each cell is compared with the control plane's shared
+                                   objects although no namespace or CRD changed (default 60s)
   --leader-elect BOOL              leader election (default true)
   --leader-elect-lease-duration D  (default 15s)
   --leader-elect-renew-deadline D  (default 10s)
@@ -83,6 +86,7 @@ export function parseRebalanceArgs(argv: string[]): RebalanceConfig {
           'rate',
           'delete-after',
           'scan-qps',
+          'mirror-resync',
           'leader-elect',
           'leader-elect-lease-duration',
           'leader-elect-renew-deadline',
@@ -122,6 +126,7 @@ export function parseRebalanceArgs(argv: string[]): RebalanceConfig {
     ratePerSecond: number(values.rate),
     deleteAfterMs: values['delete-after'],
     scanQps: number(values['scan-qps']),
+    mirrorResyncMs: values['mirror-resync'],
     manager: {
       httpPort: number(values['http-port']),
       logLevel: values['log-level'],

@@ -15,7 +15,7 @@ export {
   FIELD_MANAGER,
   MIGRATED_AT_ANNOTATION,
 } from './migration-marks.ts';
-export { MIRRORED_LABEL, MIRROR_HASH_ANNOTATION } from './mirror-reconciler.ts';
+export { MIRRORED_LABEL, MIRROR_HASH_ANNOTATION } from './mirror-marks.ts';
 export { formatObjectKey, isCellOwnObject, resourceName } from './object-ref.ts';
 export type { ObjectRef } from './object-ref.ts';
 export { parseDuration } from './duration.ts';

@@ -35,6 +35,7 @@ try {
       window: config.window,
       deleteAfterMs: config.deleteAfterMs,
       scanQps: config.scanQps,
+      mirrorResyncMs: config.mirrorResyncMs,
       ...(config.ratePerSecond === undefined ? {} : { ratePerSecond: config.ratePerSecond }),
     },
   });

@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 
 import {
+  errorMessage,
   isNotFound,
   type EngagedCell,
+  type KubeClient,
   type KubeList,
   type KubeObject,
   type ReconcileRequest,
@@ -11,15 +13,16 @@ import {
 } from '@cellfed/controller-kit';
 import type { GroupVersionResource } from '@cellfed/hashing';
 
-import type { PlanHolder } from './rebalance-plan.ts';
+import { inParallel } from './in-parallel.ts';
+import {
+  MIRROR_FIELD_MANAGER as FIELD_MANAGER,
+  MIRROR_HASH_ANNOTATION,
+  MIRRORED_LABEL,
+  MIRRORED_VALUE,
+} from './mirror-marks.ts';
 import { CELL_SYSTEM_NAMESPACES } from './object-ref.ts';
-
-/** On every object the mirror put in a cell: it may update it, and delete it when the control plane's goes. */
-export const MIRRORED_LABEL = 'cellfed.io/mirrored-from';
-const MIRRORED_VALUE = 'control-plane';
-/** On mirrored CRDs: a hash of the spec applied, so an unchanged CRD is not applied again. */
-export const MIRROR_HASH_ANNOTATION = 'cellfed.io/mirror-hash';
-const FIELD_MANAGER = 'cellfed-mirror';
+import type { PlanHolder } from './rebalance-plan.ts';
+import { mirrorSharedObjects } from './shared-objects.ts';
 
 // Every apiserver has these of its own.
 const CELL_OWN_NAMESPACES = new Set(['default', ...CELL_SYSTEM_NAMESPACES]);
@@ -30,19 +33,32 @@ const APPLY = 'application/apply-patch+yaml';
 /** Which cells hold every shared object as the control plane has it, since they were last engaged. */
 export class MirrorState {
   private readonly mirrored = new Set<string>();
+  private readonly problems = new Map<string, string>();
 
   isMirrored(cell: string): boolean {
     return this.mirrored.has(cell);
   }
 
+  /** Why the last pass over a cell failed, if it did: the CellSet's Blocked condition says it. */
+  problem(cell: string): string | undefined {
+    return this.problems.get(cell);
+  }
+
   set(cell: string, mirrored: boolean): void {
     if (mirrored) this.mirrored.add(cell);
     else this.mirrored.delete(cell);
+    if (mirrored) this.problems.delete(cell);
+  }
+
+  failed(cell: string, problem: string): void {
+    this.problems.set(cell, problem);
   }
 }
 
 export interface MirrorReconcilerOptions {
   plans: PlanHolder;
+  /** The router control plane, for the objects of the CellSet's shared resources. */
+  controlPlane: Pick<KubeClient, 'request'>;
   cell: (id: string) => EngagedCell | undefined;
   /** The control plane's namespaces (metadata), from its cache. */
   namespaces: () => readonly KubeObject[];
@@ -59,9 +75,11 @@ export interface MirrorReconcilerOptions {
 
 /**
  * Keeps each cell's shared objects as the router control plane has them (keyed by cell id): every
- * namespace with its labels, and the CRDs of cellular resources. A namespace or CRD the mirror made is
- * deleted from the cell when the control plane's is deleted; nothing else in a cell is touched. Each pass
- * compares the cell as it is now with the control plane, so a cell that missed changes catches up.
+ * namespace with its labels, the CRDs of cellular resources, and every object of the CellSet's
+ * `sharedResources`. What the mirror made is deleted from the cell when the control plane's is deleted;
+ * nothing else in a cell is touched. Each pass compares the cell as it is now with the control plane, so a
+ * cell that missed changes catches up; namespace and CRD changes start a pass at once, other shared objects
+ * are compared every `resyncMs`.
  */
 export class MirrorReconciler implements Reconciler {
   private readonly options: MirrorReconcilerOptions;
@@ -79,10 +97,26 @@ export class MirrorReconciler implements Reconciler {
       state.set(cellId, false);
       return {};
     }
-    const namespaceWrites = await this.mirrorNamespaces(cell, signal);
-    const crdWrites = await this.mirrorCrds(cell, spec.cellularResources, signal);
-    if (namespaceWrites + crdWrites > 0)
-      log.info({ cell: cellId, namespaceWrites, crdWrites }, 'shared objects mirrored into the cell');
+    let namespaceWrites: number, crdWrites: number, sharedWrites: number;
+    try {
+      namespaceWrites = await this.mirrorNamespaces(cell, signal);
+      crdWrites = await this.mirrorCrds(cell, spec.cellularResources, signal);
+      sharedWrites = await mirrorSharedObjects(
+        this.options.controlPlane,
+        cell.client,
+        spec.sharedResources,
+        signal,
+        this.options.parallelism ?? 8,
+      );
+    } catch (error) {
+      state.failed(cellId, errorMessage(error));
+      throw error;
+    }
+    if (namespaceWrites + crdWrites + sharedWrites > 0)
+      log.info(
+        { cell: cellId, namespaceWrites, crdWrites, sharedWrites },
+        'shared objects mirrored into the cell',
+      );
     const first = !state.isMirrored(cellId);
     state.set(cellId, true);
     if (first) this.options.onMirrored(cellId);
@@ -168,12 +202,4 @@ export class MirrorReconciler implements Reconciler {
     }
     return writes;
   }
-}
-
-async function inParallel(tasks: readonly (() => Promise<unknown>)[], parallelism: number): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < tasks.length) await tasks[next++]!();
-  };
-  await Promise.all(Array.from({ length: Math.min(parallelism, tasks.length) }, worker));
 }

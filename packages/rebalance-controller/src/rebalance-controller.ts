@@ -37,6 +37,8 @@ export interface RebalanceSettings {
   deleteAfterMs: number;
   /** Objects taken from the low-priority lane (scans) per second. */
   scanQps: number;
+  /** How often each cell is compared with the control plane's shared objects. Default 60 s. */
+  mirrorResyncMs?: number;
 }
 
 export interface RebalanceControllerOptions {
@@ -165,6 +167,8 @@ export class RebalanceController {
       name: 'mirror',
       reconciler: new MirrorReconciler({
         plans: this.plans,
+        controlPlane,
+        ...(settings.mirrorResyncMs === undefined ? {} : { resyncMs: settings.mirrorResyncMs }),
         cell: (id) => pool.get(id),
         namespaces: () => this.namespaces.list(),
         crd: (name) => this.crds.get(`${CONTROL_PLANE}//${name}`),

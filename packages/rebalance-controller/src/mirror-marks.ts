@@ -1,0 +1,6 @@
+/** On every object the mirror put in a cell: it may update it, and delete it when the control plane's goes. */
+export const MIRRORED_LABEL = 'cellfed.io/mirrored-from';
+export const MIRRORED_VALUE = 'control-plane';
+/** On mirrored CRDs and shared objects: a hash of the content applied, so an unchanged one is not applied again. */
+export const MIRROR_HASH_ANNOTATION = 'cellfed.io/mirror-hash';
+export const MIRROR_FIELD_MANAGER = 'cellfed-mirror';

@@ -1,0 +1,137 @@
+import type { KubeObject } from '@cellfed/controller-kit';
+
+import { MIRROR_HASH_ANNOTATION, MIRRORED_LABEL, MIRRORED_VALUE } from './mirror-marks.ts';
+import { mirrorSharedObjects, mirroredCopy } from './shared-objects.ts';
+
+const CLUSTER_ROLES = { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles' };
+const ROLE_BINDINGS = { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings' };
+
+const clusterRole = (name: string, verbs: string[]): KubeObject => ({
+  metadata: { name, uid: `uid-${name}`, resourceVersion: '7', labels: { team: 'a' } },
+  rules: [{ apiGroups: [''], resources: ['pods'], verbs }],
+});
+
+/** A client answering lists from `lists` by path and recording every other request. */
+function fakeClient(lists: Record<string, { kind?: string; items: KubeObject[] }>) {
+  const requests: { method: string; path: string; body?: unknown }[] = [];
+  return {
+    requests,
+    request: async <T>(method: string, path: string, options: { body?: unknown } = {}): Promise<T> => {
+      await Promise.resolve();
+      if (method === 'GET') return { metadata: {}, ...(lists[path] ?? { items: [] }) } as T;
+      requests.push({ method, path, body: options.body });
+      return {} as T;
+    },
+  };
+}
+
+describe('mirroredCopy', () => {
+  it('keeps the content, drops what the apiserver keeps, and marks and hashes it', () => {
+    const copy = mirroredCopy({
+      ...clusterRole('reader', ['get']),
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+    });
+    expect(copy.metadata).toEqual({
+      name: 'reader',
+      labels: { team: 'a', [MIRRORED_LABEL]: MIRRORED_VALUE },
+      annotations: { [MIRROR_HASH_ANNOTATION]: expect.stringMatching(/^[0-9a-f]{16}$/) },
+    });
+    expect((copy as { rules?: unknown }).rules).toEqual([
+      { apiGroups: [''], resources: ['pods'], verbs: ['get'] },
+    ]);
+  });
+
+  it('hashes content only: a new resourceVersion keeps the hash, a changed rule does not', () => {
+    const hash = (object: KubeObject) => mirroredCopy(object).metadata.annotations?.[MIRROR_HASH_ANNOTATION];
+    const base = clusterRole('reader', ['get']);
+    expect(hash({ ...base, metadata: { ...base.metadata, resourceVersion: '8' } })).toBe(hash(base));
+    expect(hash(clusterRole('reader', ['get', 'list']))).not.toBe(hash(base));
+  });
+});
+
+describe('mirrorSharedObjects', () => {
+  it('applies what the cell lacks or holds changed, deletes what the control plane lost, skips the rest', async () => {
+    const unchanged = clusterRole('same', ['get']);
+    const bootstrapped = clusterRole('admin', ['*']);
+    bootstrapped.metadata.labels = { 'kubernetes.io/bootstrapping': 'rbac-defaults' };
+    const controlPlane = fakeClient({
+      '/apis/rbac.authorization.k8s.io/v1/clusterroles': {
+        kind: 'ClusterRoleList',
+        // The apiserver's own roles are each cell's own: never mirrored.
+        items: [
+          unchanged,
+          clusterRole('new', ['get']),
+          clusterRole('changed', ['list']),
+          clusterRole('system:basic-user', ['create']),
+          bootstrapped,
+        ],
+      },
+    });
+    // What an earlier pass applied (list items lack apiVersion and kind; the mirror adds them).
+    const inCell = (object: KubeObject) => ({
+      metadata: mirroredCopy({ ...object, apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole' })
+        .metadata,
+    });
+    const cell = fakeClient({
+      '/apis/rbac.authorization.k8s.io/v1/clusterroles': {
+        items: [
+          inCell(unchanged),
+          inCell(clusterRole('changed', ['get'])),
+          inCell(clusterRole('gone', ['get'])),
+        ],
+      },
+    });
+    const writes = await mirrorSharedObjects(
+      controlPlane,
+      cell,
+      [CLUSTER_ROLES],
+      new AbortController().signal,
+      4,
+    );
+    expect(writes).toBe(3);
+    expect(cell.requests.map(({ method, path }) => `${method} ${path}`).sort()).toEqual([
+      'DELETE /apis/rbac.authorization.k8s.io/v1/clusterroles/gone',
+      'PATCH /apis/rbac.authorization.k8s.io/v1/clusterroles/changed',
+      'PATCH /apis/rbac.authorization.k8s.io/v1/clusterroles/new',
+    ]);
+    const applied = JSON.parse(
+      String(cell.requests.find((one) => one.path.endsWith('/new'))!.body),
+    ) as KubeObject;
+    expect([applied.apiVersion, applied.kind]).toEqual(['rbac.authorization.k8s.io/v1', 'ClusterRole']);
+  });
+
+  it('takes an empty metadata list (`items: null`) for no objects', async () => {
+    const controlPlane = fakeClient({
+      '/apis/rbac.authorization.k8s.io/v1/clusterroles': {
+        kind: 'ClusterRoleList',
+        items: [clusterRole('new', ['get'])],
+      },
+    });
+    const cell = fakeClient({
+      '/apis/rbac.authorization.k8s.io/v1/clusterroles': { items: null as unknown as KubeObject[] },
+    });
+    await mirrorSharedObjects(controlPlane, cell, [CLUSTER_ROLES], new AbortController().signal, 4);
+    expect(cell.requests.map(({ method, path }) => `${method} ${path}`)).toEqual([
+      'PATCH /apis/rbac.authorization.k8s.io/v1/clusterroles/new',
+    ]);
+  });
+
+  it('puts namespaced objects in their namespace and leaves the cell’s system namespaces alone', async () => {
+    const binding = (namespace: string): KubeObject => ({
+      metadata: { name: 'readers', namespace },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'reader' },
+    });
+    const controlPlane = fakeClient({
+      '/apis/rbac.authorization.k8s.io/v1/rolebindings': {
+        kind: 'RoleBindingList',
+        items: [binding('shop'), binding('kube-system')],
+      },
+    });
+    const cell = fakeClient({});
+    await mirrorSharedObjects(controlPlane, cell, [ROLE_BINDINGS], new AbortController().signal, 4);
+    expect(cell.requests.map(({ method, path }) => `${method} ${path}`)).toEqual([
+      'PATCH /apis/rbac.authorization.k8s.io/v1/namespaces/shop/rolebindings/readers',
+    ]);
+  });
+});

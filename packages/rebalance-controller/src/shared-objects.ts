@@ -1,0 +1,130 @@
+import { createHash } from 'node:crypto';
+
+import {
+  isNotFound,
+  resourcePath,
+  type KubeClient,
+  type KubeList,
+  type KubeObject,
+} from '@cellfed/controller-kit';
+import type { GroupVersionResource } from '@cellfed/hashing';
+
+import { inParallel } from './in-parallel.ts';
+import {
+  MIRROR_FIELD_MANAGER,
+  MIRROR_HASH_ANNOTATION,
+  MIRRORED_LABEL,
+  MIRRORED_VALUE,
+} from './mirror-marks.ts';
+import { CELL_SYSTEM_NAMESPACES } from './object-ref.ts';
+
+type Client = Pick<KubeClient, 'request'>;
+
+const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+const APPLY = 'application/apply-patch+yaml';
+
+/**
+ * Makes a cell hold every object of the CellSet's shared resources as the control plane has it (RBAC,
+ * PriorityClasses, quotas, …): each is server-side applied with a hash of its content, so an unchanged one
+ * is not written again, and one the mirror made is deleted when the control plane's is gone. What each
+ * apiserver makes for itself is left alone ({@link isCellOwn}). Answers the number of writes.
+ */
+export async function mirrorSharedObjects(
+  controlPlane: Client,
+  cell: Client,
+  resources: readonly GroupVersionResource[],
+  signal: AbortSignal,
+  parallelism: number,
+): Promise<number> {
+  let writes = 0;
+  for (const resource of resources) {
+    // Listed cluster-wide, which for a namespaced resource is every namespace.
+    const collection = resourcePath({ ...resource, namespaced: false });
+    const source = await controlPlane.request<KubeList & { kind?: string }>('GET', collection, { signal });
+    const inCell = await cell.request<KubeList>('GET', collection, {
+      accept: METADATA_LIST,
+      query: { labelSelector: `${MIRRORED_LABEL}=${MIRRORED_VALUE}` },
+      signal,
+    });
+    // An empty metadata list comes back with `items: null`.
+    const have = new Map((inCell.items ?? []).map((item) => [placeOf(item), item.metadata]));
+    const kind = source.kind?.replace(/List$/, '') ?? '';
+    const apiVersion = resource.group ? `${resource.group}/${resource.version}` : resource.version;
+    const tasks: (() => Promise<unknown>)[] = [];
+    const wanted = new Set<string>();
+    for (const object of source.items ?? []) {
+      const { namespace = '', name = '' } = object.metadata;
+      if (isCellOwn(object) || object.metadata.deletionTimestamp) continue;
+      wanted.add(placeOf(object));
+      const copy = mirroredCopy({ ...object, apiVersion, kind });
+      const current = have.get(placeOf(object));
+      if (
+        current?.annotations?.[MIRROR_HASH_ANNOTATION] === copy.metadata.annotations?.[MIRROR_HASH_ANNOTATION]
+      )
+        continue;
+      const path = resourcePath({ ...resource, namespaced: namespace !== '' }, namespace, name);
+      tasks.push(() =>
+        cell.request('PATCH', path, {
+          body: JSON.stringify(copy),
+          contentType: APPLY,
+          query: { fieldManager: MIRROR_FIELD_MANAGER, force: true },
+          signal,
+        }),
+      );
+    }
+    for (const [place, metadata] of have) {
+      if (wanted.has(place) || metadata.deletionTimestamp) continue;
+      const path = resourcePath(
+        { ...resource, namespaced: Boolean(metadata.namespace) },
+        metadata.namespace ?? '',
+        metadata.name ?? '',
+      );
+      tasks.push(() =>
+        cell.request('DELETE', path, { signal }).catch((error: unknown) => {
+          if (!isNotFound(error)) throw error;
+        }),
+      );
+    }
+    await inParallel(tasks, parallelism);
+    writes += tasks.length;
+  }
+  return writes;
+}
+
+/**
+ * What the mirror applies for a control-plane object: its content without what the apiserver keeps (uid,
+ * versions, owners, status), labelled as mirrored and annotated with a hash of that content.
+ */
+export function mirroredCopy(object: KubeObject): KubeObject {
+  const { metadata, status: _status, ...rest } = object as KubeObject & { status?: unknown };
+  const { name, namespace, labels, annotations } = metadata;
+  const content = { ...rest, metadata: { name, namespace, labels, annotations } };
+  const hash = createHash('sha256').update(JSON.stringify(content)).digest('hex').slice(0, 16);
+  return {
+    ...rest,
+    metadata: {
+      name,
+      ...(namespace ? { namespace } : {}),
+      labels: { ...labels, [MIRRORED_LABEL]: MIRRORED_VALUE },
+      annotations: { ...annotations, [MIRROR_HASH_ANNOTATION]: hash },
+    },
+  } as KubeObject;
+}
+
+/**
+ * Objects every apiserver makes for itself: the RBAC defaults (`kubernetes.io/bootstrapping`), anything
+ * named `system:…`, and whatever is in a system namespace. Each cell has its own; mirroring the control
+ * plane's over them (or deleting them with it) would break the cell.
+ */
+function isCellOwn(object: KubeObject): boolean {
+  const { namespace = '', name = '', labels } = object.metadata;
+  return (
+    CELL_SYSTEM_NAMESPACES.has(namespace) ||
+    name.startsWith('system:') ||
+    labels?.['kubernetes.io/bootstrapping'] !== undefined
+  );
+}
+
+function placeOf(object: Pick<KubeObject, 'metadata'>): string {
+  return `${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`;
+}
