@@ -1,19 +1,12 @@
-import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, parseCellSetSpec } from '@cellfed/hashing';
+import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
 import { COPIED_FROM_ANNOTATION } from './migration-marks.ts';
 import { needsWork } from './needs-work.ts';
 import type { ObjectRef } from './object-ref.ts';
+import { configMapCellSet, CONFIGMAPS } from './testing/configmap-cells.ts';
 import { PlanHolder, routeOf } from './rebalance-plan.ts';
 
-const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
-const spec = parseCellSetSpec({
-  cellularResources: [CONFIGMAPS],
-  cells: [
-    { id: 'a', state: 'Normal', kubeconfigSecretRef: { name: 'a' } },
-    { id: 'b', state: 'Joining', kubeconfigSecretRef: { name: 'b' } },
-    { id: 'c', state: 'Normal', kubeconfigSecretRef: { name: 'c' } },
-  ],
-});
+const spec = configMapCellSet({ a: 'Normal', b: 'Joining', c: 'Normal' });
 const plans = new PlanHolder();
 plans.load(spec, 1);
 const plan = plans.current()!;

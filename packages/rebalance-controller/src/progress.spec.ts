@@ -1,25 +1,13 @@
-import {
-  MIGRATED,
-  MIGRATING,
-  REBALANCE_STATUS_LABEL,
-  RoutingTable,
-  parseCellSetSpec,
-} from '@cellfed/hashing';
+import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
 
 import { COPIED_FROM_ANNOTATION } from './migration-marks.ts';
 import { MoveRate, countProgress } from './progress.ts';
 import { PlanHolder } from './rebalance-plan.ts';
+import { configMapCellSet, CONFIGMAPS } from './testing/configmap-cells.ts';
 import { FakeCell } from './testing/fake-cell.ts';
 import { fakeCopies } from './testing/fake-copies.ts';
 
-const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
-const spec = parseCellSetSpec({
-  cellularResources: [CONFIGMAPS],
-  cells: [
-    { id: 'a', state: 'Normal', kubeconfigSecretRef: { name: 'a' } },
-    { id: 'b', state: 'Joining', kubeconfigSecretRef: { name: 'b' } },
-  ],
-});
+const spec = configMapCellSet({ a: 'Normal', b: 'Joining' });
 
 describe('countProgress', () => {
   it('counts each object once, where the router serves it; leftovers and uncommitted copies are not objects', () => {
