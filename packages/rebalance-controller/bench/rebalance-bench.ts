@@ -142,19 +142,18 @@ try {
 
   // What the controller did for it: moves by result and reconciles, from its /metrics.
   const metrics = await (await fetch(`http://127.0.0.1:${controller.httpPort}/metrics`)).text();
-  const sample = (name: string, labels: string) =>
-    Number(new RegExp(`^${name}\\{[^}]*${labels}[^}]*\\} (\\S+)$`, 'm').exec(metrics)?.[1] ?? 0);
+  /** The sum of a metric's series whose labels include `labels`. */
+  const sum = (name: string, labels: string) =>
+    [...metrics.matchAll(new RegExp(`^${name}\\{[^}]*${labels}[^}]*\\} (\\S+)$`, 'gm'))]
+      .map((match) => Number(match[1]))
+      .reduce((total, value) => total + value, 0);
   const migrations = Object.fromEntries(
     ['moved', 'already_moved', 'conflict', 'failed'].map((result) => [
       result,
-      sample('cellfed_rebalance_migrations_total', `result="${result}"`),
+      sum('cellfed_rebalance_migrations_total', `result="${result}"`),
     ]),
   );
-  const reconciles = [
-    ...metrics.matchAll(/^controller_runtime_reconcile_total\{controller="migrations",[^}]*\} (\S+)$/gm),
-  ]
-    .map((match) => Number(match[1]))
-    .reduce((sum, value) => sum + value, 0);
+  const reconciles = sum('controller_runtime_reconcile_total', 'controller="migrations"');
 
   // Each moved object's fence window, from the marks on its old copy.
   const fences: number[] = [];

@@ -73,7 +73,7 @@ export class CellSetReconciler implements Reconciler {
   private lastStatusAt = Number.NEGATIVE_INFINITY;
   private lastInvalid = '';
   private lastBlocked = '';
-  private startedAt: { generation: number; at: number; toMove: number } | undefined;
+  private startedAt: { generation: number; at: number } | undefined;
   private lastRebalance: LastRebalance | undefined;
 
   constructor(options: CellSetReconcilerOptions) {
@@ -189,7 +189,7 @@ export class CellSetReconciler implements Reconciler {
 
   /** Why objects may not move yet for this plan, or undefined when they may. */
   private closedGate(plan: RebalancePlan): Gate | undefined {
-    const live = plan.spec.cells.filter((cell) => cell.state !== 'Down').map((cell) => cell.id);
+    const live = liveCells(plan);
     const notReady = live.filter((id) => !this.options.pool.get(id) || !this.options.copies.synced([id]));
     if (notReady.length > 0)
       return { reason: 'CellsNotReady', message: `cells not engaged and listed yet: ${notReady.join(', ')}` };
@@ -238,7 +238,7 @@ export class CellSetReconciler implements Reconciler {
   private async started(plan: RebalancePlan, progress: Progress, log: Logger): Promise<void> {
     this.options.enqueueAllObjects();
     if (!plan.table.rebalancing) return;
-    this.startedAt = { generation: plan.generation, at: this.options.clock.now(), toMove: progress.toMove };
+    this.startedAt = { generation: plan.generation, at: this.options.clock.now() };
     const changes = plan.spec.cells
       .filter((cell) => cell.state === 'Joining' || cell.state === 'Draining')
       .map((cell) => `${cell.id} ${cell.state.toLowerCase()}`)
@@ -306,9 +306,7 @@ export class CellSetReconciler implements Reconciler {
   }
 
   private allListed(plan: RebalancePlan): boolean {
-    return this.options.copies.synced(
-      plan.spec.cells.filter((cell) => cell.state !== 'Down').map((cell) => cell.id),
-    );
+    return this.options.copies.synced(liveCells(plan));
   }
 
   private updateGauges(progress: { pending: number; inFlight: number; moved: number }): void {
@@ -382,6 +380,11 @@ export class CellSetReconciler implements Reconciler {
       throw new Error(`CellSet status not written: ${errorMessage(error)}`, { cause: error });
     }
   }
+}
+
+/** The cells of a plan that are not Down: those the gate and the finish wait for. */
+function liveCells(plan: RebalancePlan): string[] {
+  return plan.spec.cells.filter((cell) => cell.state !== 'Down').map((cell) => cell.id);
 }
 
 /** A status without its counts (and the condition messages that quote them): what must be written at once. */

@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-
 import {
   errorMessage,
   isNotFound,
@@ -15,6 +13,7 @@ import type { GroupVersionResource } from '@cellfed/hashing';
 
 import { inParallel } from './in-parallel.ts';
 import {
+  contentHash,
   MIRROR_FIELD_MANAGER as FIELD_MANAGER,
   MIRROR_HASH_ANNOTATION,
   MIRRORED_LABEL,
@@ -174,7 +173,7 @@ export class MirrorReconciler implements Reconciler {
       const name = `${resource}.${group}`;
       const source = this.options.crd(name);
       if (!source) continue;
-      const hash = createHash('sha256').update(JSON.stringify(source.spec)).digest('hex').slice(0, 16);
+      const hash = contentHash(source.spec);
       const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`;
       const current = await cell.client
         .request<KubeObject>('GET', path, { accept: METADATA, signal })

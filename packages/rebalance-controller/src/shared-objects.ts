@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-
 import {
   isNotFound,
   resourcePath,
@@ -11,6 +9,7 @@ import type { GroupVersionResource } from '@cellfed/hashing';
 
 import { inParallel } from './in-parallel.ts';
 import {
+  contentHash,
   MIRROR_FIELD_MANAGER,
   MIRROR_HASH_ANNOTATION,
   MIRRORED_LABEL,
@@ -99,7 +98,7 @@ export function mirroredCopy(object: KubeObject): KubeObject {
   const { metadata, status: _status, ...rest } = object as KubeObject & { status?: unknown };
   const { name, namespace, labels, annotations } = metadata;
   const content = { ...rest, metadata: { name, namespace, labels, annotations } };
-  const hash = createHash('sha256').update(JSON.stringify(content)).digest('hex').slice(0, 16);
+  const hash = contentHash(content);
   return {
     ...rest,
     metadata: {
