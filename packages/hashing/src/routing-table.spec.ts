@@ -73,6 +73,53 @@ describe('RoutingTable', () => {
     );
   });
 
+  it('names the Down cell a key failed over from, and no cell for the keys of live cells', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(cellId, { minLength: 3, maxLength: 8 }), keys, (ids, keyList) => {
+        const healthy = RoutingTable.fromCellSet(spec(ids.map((id) => [id, 'Normal'] as const)), FAST);
+        const [down, ...rest] = ids;
+        const failed = RoutingTable.fromCellSet(
+          spec([[down!, 'Down'], ...rest.map((id) => [id, 'Normal'] as const)]),
+          FAST,
+        );
+        for (const key of keyList) {
+          const { primary, backup } = healthy.locateCurrent(key);
+          expect(failed.failedOverFrom(key)).toBe(primary === down ? down : undefined);
+          expect(healthy.failedOverFrom(key)).toBeUndefined();
+          // The backup the healthy federation kept is in the cell that serves the key after the failure.
+          expect(healthy.backupOf(key, primary)).toBe(backup);
+          if (primary === down) expect(failed.route(key).oldCell).toBe(backup);
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('puts the backup of an object beside the ring it lives on, and none beside a copy that is leaving', () => {
+    const table = RoutingTable.fromCellSet(
+      spec([
+        ['a', 'Normal'],
+        ['b', 'Normal'],
+        ['c', 'Joining'],
+      ]),
+      FAST,
+    );
+    let moving = 0;
+    for (let i = 0; i < 2000; i++) {
+      const key = `ns/obj-${i}`;
+      const decision = table.route(key);
+      expect(table.backupOf(key, decision.oldCell)).toBe(table.locateCurrent(key).backup);
+      if (decision.case === 4) continue;
+      moving++;
+      // Once moved into the joining cell, its backup is the next cell on the desired ring.
+      expect(table.backupOf(key, decision.newCell)).toBe(table.locateDesired(key).backup);
+      expect(table.backupOf(key, decision.newCell)).not.toBe('c');
+    }
+    expect(moving).toBeGreaterThan(400);
+    expect(table.backupOf('ns/obj-0', 'nowhere')).toBeUndefined();
+    expect(RoutingTable.fromCellSet(spec([['a', 'Normal']])).backupOf('ns/x', 'a')).toBeUndefined();
+  });
+
   it('is not rebalancing when every live cell is Normal, and shares one ring', () => {
     const table = RoutingTable.fromCellSet(
       spec([

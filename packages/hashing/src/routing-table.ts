@@ -43,6 +43,8 @@ export class RoutingTable {
     readonly desiredRing: HashRing,
     private readonly states: ReadonlyMap<string, CellState>,
     private readonly defaultShardBy: CellSetSpec['shardBy'],
+    /** CurrentCells ∪ Down: where keys were before their cells failed; absent when no cell is Down. */
+    private readonly beforeFailureRing: HashRing | undefined,
   ) {}
 
   /**
@@ -59,7 +61,10 @@ export class RoutingTable {
       current.length === desired.length && current.every((cell) => cell.state === 'Normal')
         ? currentRing
         : HashRing.build(desired, options);
-    return new RoutingTable(currentRing, desiredRing, states, spec.shardBy);
+    const down = spec.cells.filter((cell) => cell.state === 'Down');
+    const beforeFailureRing =
+      down.length > 0 && current.length > 0 ? HashRing.build([...current, ...down], options) : undefined;
+    return new RoutingTable(currentRing, desiredRing, states, spec.shardBy, beforeFailureRing);
   }
 
   /** True while some cell is Joining or Draining, i.e. CurrentCells ≠ DesiredCells. */
@@ -88,6 +93,31 @@ export class RoutingTable {
     const oldCell = this.currentRing.ownerAt(hi, lo);
     const newCell = this.desiredRing === this.currentRing ? oldCell : this.desiredRing.ownerAt(hi, lo);
     return { key, case: routeCase(oldCell, newCell, this.states), oldCell, newCell };
+  }
+
+  /**
+   * The `Down` cell the key belonged to, when it did: its owner on the ring of CurrentCells ∪ Down. Such a
+   * key is served by its backup cell (`route(key).oldCell`, the next cell clockwise), where its backup is
+   * promoted to the real object. `undefined` for every key when no cell is Down.
+   */
+  failedOverFrom(key: string): string | undefined {
+    if (!this.beforeFailureRing) return undefined;
+    const owner = this.beforeFailureRing.lookup(key);
+    return this.states.get(owner) === 'Down' ? owner : undefined;
+  }
+
+  /**
+   * Where the backup of a key lives while the key's object is in `primary`: the next distinct cell clockwise
+   * on the ring `primary` owns the key on (CurrentCells, else DesiredCells for an object already moved into a
+   * joining cell) — the cell the key goes to if `primary` goes Down. `undefined` when the ring has one cell,
+   * or `primary` owns the key on neither ring (a copy about to move or be deleted needs no backup).
+   */
+  backupOf(key: string, primary: string): string | undefined {
+    const current = this.currentRing.locate(key);
+    if (current.primary === primary) return current.backup;
+    if (this.desiredRing === this.currentRing) return undefined;
+    const desired = this.desiredRing.locate(key);
+    return desired.primary === primary ? desired.backup : undefined;
   }
 
   /** Primary and backup of a key among CurrentCells. */

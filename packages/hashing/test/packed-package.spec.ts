@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 // What a user gets from `npm install @cellfed/hashing`: pack the package, install the tarball into a scratch
-// project (offline: zod comes from the npm cache the workspace install filled), then use it from CommonJS,
-// from an ES module, and from TypeScript.
+// project offline, beside a tarball of the workspace's own zod (a lock-file install caches tarballs but not
+// the registry's package documents, so on a fresh machine `npm install --offline` could not resolve zod by
+// range), then use it from CommonJS, from an ES module, and from TypeScript.
 const packageDir = join(__dirname, '..');
 const workspaceRoot = join(packageDir, '..', '..');
 const vectors = JSON.parse(readFileSync(join(packageDir, 'test-vectors.json'), 'utf8')) as {
@@ -34,10 +35,20 @@ describe('the packed package', () => {
       files: Array<{ path: string }>;
     }>;
     files = packed[0]!.files.map((f) => f.path);
+    const zod = JSON.parse(
+      run(
+        'npm',
+        ['pack', '--json', '--pack-destination', scratch, dirname(require.resolve('zod/package.json'))],
+        scratch,
+      ),
+    ) as Array<{ filename: string }>;
     writeFileSync(join(scratch, 'package.json'), JSON.stringify({ name: 'scratch', private: true }));
     run(
       'npm',
-      ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', `./${packed[0]!.filename}`],
+      [
+        ...['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts'],
+        ...[`./${zod[0]!.filename}`, `./${packed[0]!.filename}`],
+      ],
       scratch,
     );
   }, 180_000);
