@@ -44,6 +44,18 @@ export { resourceListWatch } from './informer/list-watch.ts';
 export type { ListPage, ListWatch, ResourceListWatchOptions } from './informer/list-watch.ts';
 
 export { CellPool, CONTROL_PLANE } from './cells/cell-pool.ts';
+export { CellObjects } from './objects/cell-objects.ts';
+export type { CellObjectsOptions, CopiesView } from './objects/cell-objects.ts';
+export {
+  CELL_SYSTEM_NAMESPACES,
+  formatObjectKey,
+  isCellOwnObject,
+  parseObjectKey,
+  resourceName,
+} from './objects/object-ref.ts';
+export type { ObjectRef } from './objects/object-ref.ts';
+export { portableObject, without } from './objects/portable-object.ts';
+export type { PortableObject } from './objects/portable-object.ts';
 export type { CellAware, CellPoolOptions, EngagedCell } from './cells/cell-pool.ts';
 export type { CellHealth } from './cells/health-hysteresis.ts';
 export type { ProbeOptions } from './cells/health-probe.ts';

@@ -9,11 +9,11 @@ import {
   type ReconcileResult,
   type Reconciler,
   type RouterLease,
+  type CopiesView,
 } from '@cellfed/controller-kit';
 import { CELLSET_API_VERSION, safeParseCellSet } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 
-import type { CopiesView } from './cell-objects.ts';
 import {
   finishedCells,
   progressStatus,

@@ -16,6 +16,6 @@ export {
   MIGRATED_AT_ANNOTATION,
 } from './migration-marks.ts';
 export { MIRRORED_LABEL, MIRROR_HASH_ANNOTATION } from './mirror-marks.ts';
-export { formatObjectKey, isCellOwnObject, resourceName } from './object-ref.ts';
-export type { ObjectRef } from './object-ref.ts';
+export { formatObjectKey, isCellOwnObject, resourceName } from '@cellfed/controller-kit';
+export type { ObjectRef } from '@cellfed/controller-kit';
 export { parseDuration } from './duration.ts';

@@ -1,4 +1,10 @@
-import { TokenBucket, type KubeObject } from '@cellfed/controller-kit';
+import {
+  TokenBucket,
+  type KubeObject,
+  type CopiesView,
+  formatObjectKey,
+  type ObjectRef,
+} from '@cellfed/controller-kit';
 import { FakeClock, memoryLogger } from '@cellfed/controller-kit/testing';
 import {
   MIGRATED,
@@ -10,10 +16,8 @@ import {
 } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
 
-import type { CopiesView } from './cell-objects.ts';
 import { MigrationReconciler } from './migration-reconciler.ts';
 import { ObjectMover } from './object-mover.ts';
-import { formatObjectKey, type ObjectRef } from './object-ref.ts';
 import { PlanHolder } from './rebalance-plan.ts';
 import { RebalanceMetrics } from './rebalance-metrics.ts';
 import { StatusSubresources } from './status-subresources.ts';

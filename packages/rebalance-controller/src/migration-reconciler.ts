@@ -1,10 +1,14 @@
-import type {
-  Clock,
-  ObjectMeta,
-  ReconcileRequest,
-  ReconcileResult,
-  Reconciler,
-  TokenBucket,
+import {
+  type Clock,
+  type ObjectMeta,
+  type ReconcileRequest,
+  type ReconcileResult,
+  type Reconciler,
+  type TokenBucket,
+  isCellOwnObject,
+  parseObjectKey,
+  type ObjectRef,
+  type CopiesView,
 } from '@cellfed/controller-kit';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
@@ -12,8 +16,6 @@ import type { Logger } from 'pino';
 import { RebalanceError, RebalanceErrorCode } from './errors.ts';
 import { MIGRATED_AT_ANNOTATION, copiedFromCell } from './migration-marks.ts';
 import type { CellEnd, Move, MoveOutcome, ObjectMover } from './object-mover.ts';
-import { isCellOwnObject, parseObjectKey, type ObjectRef } from './object-ref.ts';
-import type { CopiesView } from './cell-objects.ts';
 import { routeOf, type PlanHolder } from './rebalance-plan.ts';
 import type { MigrationResult, RebalanceMetrics } from './rebalance-metrics.ts';
 

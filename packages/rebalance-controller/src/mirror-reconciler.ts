@@ -8,6 +8,7 @@ import {
   type ReconcileRequest,
   type ReconcileResult,
   type Reconciler,
+  CELL_SYSTEM_NAMESPACES,
 } from '@cellfed/controller-kit';
 import type { GroupVersionResource } from '@cellfed/hashing';
 
@@ -19,7 +20,6 @@ import {
   MIRRORED_LABEL,
   MIRRORED_VALUE,
 } from './mirror-marks.ts';
-import { CELL_SYSTEM_NAMESPACES } from './object-ref.ts';
 import type { PlanHolder } from './rebalance-plan.ts';
 import { mirrorSharedObjects } from './shared-objects.ts';
 

@@ -2,7 +2,7 @@ import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
 import { COPIED_FROM_ANNOTATION } from './migration-marks.ts';
 import { needsWork } from './needs-work.ts';
-import type { ObjectRef } from './object-ref.ts';
+import type { ObjectRef } from '@cellfed/controller-kit';
 import { configMapCellSet, CONFIGMAPS } from './testing/configmap-cells.ts';
 import { PlanHolder, routeOf } from './rebalance-plan.ts';
 

@@ -1,8 +1,7 @@
-import type { ObjectMeta } from '@cellfed/controller-kit';
+import { type ObjectMeta, isCellOwnObject, type ObjectRef } from '@cellfed/controller-kit';
 import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
 import { copiedFromCell } from './migration-marks.ts';
-import { isCellOwnObject, type ObjectRef } from './object-ref.ts';
 import { routeOf, type RebalancePlan } from './rebalance-plan.ts';
 
 /**

@@ -2,7 +2,7 @@ import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
 import { COPIED_FROM_ANNOTATION, FENCED_AT_ANNOTATION } from './migration-marks.ts';
 import { copyForNewCell } from './object-copy.ts';
-import { isCellOwnObject } from './object-ref.ts';
+import { isCellOwnObject } from '@cellfed/controller-kit';
 
 const meta = {
   name: 'x',

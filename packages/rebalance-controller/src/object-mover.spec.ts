@@ -1,10 +1,9 @@
-import { ApiError, type KubeObject } from '@cellfed/controller-kit';
+import { ApiError, type KubeObject, type ObjectRef } from '@cellfed/controller-kit';
 import { FakeClock, memoryLogger } from '@cellfed/controller-kit/testing';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
 import { COPIED_FROM_ANNOTATION, FENCED_AT_ANNOTATION, MIGRATED_AT_ANNOTATION } from './migration-marks.ts';
 import { ObjectMover, contentOf, type Move } from './object-mover.ts';
-import type { ObjectRef } from './object-ref.ts';
 import { StatusSubresources } from './status-subresources.ts';
 import { FakeCell } from './testing/fake-cell.ts';
 

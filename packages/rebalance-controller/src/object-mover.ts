@@ -8,6 +8,7 @@ import {
   type KubeClient,
   type KubeObject,
   type ObjectMeta,
+  type ObjectRef,
 } from '@cellfed/controller-kit';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
@@ -21,7 +22,6 @@ import {
   copiedFromCell,
 } from './migration-marks.ts';
 import { copyForNewCell } from './object-copy.ts';
-import type { ObjectRef } from './object-ref.ts';
 import type { StatusSubresources } from './status-subresources.ts';
 
 export type CellClient = Pick<KubeClient, 'request'>;

@@ -1,8 +1,7 @@
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, type CellState } from '@cellfed/hashing';
 
-import type { CopiesView } from './cell-objects.ts';
+import { type CopiesView, isCellOwnObject } from '@cellfed/controller-kit';
 import { copiedFromCell } from './migration-marks.ts';
-import { isCellOwnObject } from './object-ref.ts';
 import { routeOf, type RebalancePlan } from './rebalance-plan.ts';
 
 export interface CellProgress {

@@ -12,17 +12,18 @@ import {
   type KubeClient,
   type ListWatch,
   type RouterLease,
+  CellObjects,
+  formatObjectKey,
+  parseObjectKey,
 } from '@cellfed/controller-kit';
 import { safeParseCellSet } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 
-import { CellObjects } from './cell-objects.ts';
 import { CellSetReconciler } from './cellset-reconciler.ts';
 import { MigrationReconciler } from './migration-reconciler.ts';
 import { MirrorReconciler, MirrorState } from './mirror-reconciler.ts';
 import { ObjectMover } from './object-mover.ts';
-import { formatObjectKey, parseObjectKey } from './object-ref.ts';
 import { needsWork } from './needs-work.ts';
 import { PlanHolder } from './rebalance-plan.ts';
 import { RebalanceMetrics } from './rebalance-metrics.ts';
@@ -111,6 +112,7 @@ export class RebalanceController {
     const statusSubresources = new StatusSubresources();
 
     this.objects = new CellObjects({
+      metadataOnly: true,
       logger,
       registry,
       resources: () => this.plans.current()?.spec.cellularResources ?? [],

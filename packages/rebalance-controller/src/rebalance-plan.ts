@@ -5,7 +5,7 @@ import {
   type RouteDecision,
 } from '@cellfed/hashing';
 
-import { resourceName, type ObjectRef } from './object-ref.ts';
+import { resourceName, type ObjectRef } from '@cellfed/controller-kit';
 
 /** The CellSet generation the controller works to, and whether objects may move for it yet. */
 export interface RebalancePlan {

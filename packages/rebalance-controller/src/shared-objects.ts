@@ -4,6 +4,7 @@ import {
   type KubeClient,
   type KubeList,
   type KubeObject,
+  CELL_SYSTEM_NAMESPACES,
 } from '@cellfed/controller-kit';
 import type { GroupVersionResource } from '@cellfed/hashing';
 
@@ -15,7 +16,6 @@ import {
   MIRRORED_LABEL,
   MIRRORED_VALUE,
 } from './mirror-marks.ts';
-import { CELL_SYSTEM_NAMESPACES } from './object-ref.ts';
 
 type Client = Pick<KubeClient, 'request'>;
 

@@ -1,8 +1,6 @@
-import type { ObjectMeta } from '@cellfed/controller-kit';
+import type { ObjectMeta, CopiesView, ObjectRef } from '@cellfed/controller-kit';
 import type { GroupVersionResource } from '@cellfed/hashing';
 
-import type { CopiesView } from '../cell-objects.ts';
-import type { ObjectRef } from '../object-ref.ts';
 import type { FakeCell } from './fake-cell.ts';
 
 /** The cells' caches, read straight from fake cells (always current). */

@@ -1,21 +1,17 @@
-import {
-  Informer,
-  resourceListWatch,
-  type CellAware,
-  type EngagedCell,
-  type Lane,
-  type ObjectMeta,
-} from '@cellfed/controller-kit';
 import type { GroupVersionResource } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 
+import type { CellAware, EngagedCell } from '../cells/cell-pool.ts';
+import { Informer } from '../informer/informer.ts';
+import { resourceListWatch } from '../informer/list-watch.ts';
+import type { KubeObject, ObjectMeta } from '../kube/kube-object.ts';
+import type { Lane } from '../queue/lane.ts';
 import { formatObjectKey, resourceName, type ObjectRef } from './object-ref.ts';
 
-/** What the migration and status code read about the objects in the cells. */
+/** What controllers read about the copies of cellular objects in the cells. */
 export interface CopiesView {
-  /** Every copy of the object, in every engaged cell, from the caches. */
-  /** The cached metadata of each cell's copy, by cell id: read it, never change it. */
+  /** The cached metadata of each engaged cell's copy of the object, by cell id: read it, never change it. */
   copiesOf(ref: ObjectRef): ReadonlyMap<string, Readonly<ObjectMeta>>;
   /** Visits every cached copy of every cellular object in every engaged cell, without copying it. */
   eachCopy(visit: (cell: string, ref: ObjectRef, metadata: Readonly<ObjectMeta>) => void): void;
@@ -30,6 +26,11 @@ interface CellInformers {
 }
 
 export interface CellObjectsOptions {
+  /**
+   * Cache names, labels and annotations only (PartialObjectMetadata): enough to decide, a third of the
+   * memory. Otherwise whole objects (without managed fields), for controllers that copy every change.
+   */
+  metadataOnly: boolean;
   logger: Logger;
   registry: Registry;
   /** The cellular resources as the CellSet lists them now. */
@@ -39,9 +40,9 @@ export interface CellObjectsOptions {
 }
 
 /**
- * A metadata-only cache of every cellular object in every engaged cell (seed 000: one informer set per
- * member, started and stopped with it). Labels and annotations are all the migration needs to decide; it
- * reads full objects only for the objects it copies.
+ * A cache of every cellular object in every engaged cell (seed 000: one informer set per member, started
+ * and stopped with it), metadata only or whole objects. Keys name objects, not cells (see object-ref.ts), so
+ * a change in any cell queues the one key of the object.
  */
 export class CellObjects implements CellAware, CopiesView {
   private readonly options: CellObjectsOptions;
@@ -82,6 +83,14 @@ export class CellObjects implements CellAware, CopiesView {
     return found;
   }
 
+  /** The cached object in `cell` (metadata only when so configured): read it, never change it. */
+  objectIn(cell: string, ref: ObjectRef): Readonly<KubeObject> | undefined {
+    return this.cells
+      .get(cell)
+      ?.informers.informers.get(resourceName(ref.resource))
+      ?.peek(`${cell}/${ref.namespace}/${ref.name}`);
+  }
+
   eachCopy(visit: (cell: string, ref: ObjectRef, metadata: Readonly<ObjectMeta>) => void): void {
     for (const [cellId, { informers }] of this.cells) {
       for (const resource of informers.resources) {
@@ -113,7 +122,11 @@ export class CellObjects implements CellAware, CopiesView {
       const informer = new Informer({
         cell: cell.id,
         resource: resourceName(resource),
-        listWatch: resourceListWatch(cell.client, { ...resource, namespaced: true }, { metadataOnly: true }),
+        listWatch: resourceListWatch(
+          cell.client,
+          { ...resource, namespaced: true },
+          { metadataOnly: this.options.metadataOnly },
+        ),
         logger: this.options.logger,
         registry: this.options.registry,
       });

@@ -1,8 +1,8 @@
 import type { GroupVersionResource } from '@cellfed/hashing';
 
-import { RebalanceError, RebalanceErrorCode } from './errors.ts';
+import { ControllerKitError, ControllerKitErrorCode } from '../errors.ts';
 
-/** One cellular object, wherever its copies are: the unit a migration works on. */
+/** One cellular object, wherever its copies are: the unit a migration or a backup works on. */
 export interface ObjectRef {
   readonly resource: GroupVersionResource;
   readonly namespace: string;
@@ -15,8 +15,8 @@ export function resourceName(resource: Pick<GroupVersionResource, 'group' | 'res
 }
 
 /**
- * The work-queue key of an object: `deployments.apps/namespace/name`. It names no cell: the migration of an
- * object touches its old and its new cell, and one key for both means one worker at a time for the object.
+ * The work-queue key of an object: `deployments.apps/namespace/name`. It names no cell: the migration or the
+ * backup of an object touches two cells, and one key for both means one worker at a time for the object.
  */
 export function formatObjectKey(ref: ObjectRef): string {
   return `${resourceName(ref.resource)}/${ref.namespace}/${ref.name}`;
@@ -29,8 +29,8 @@ export function parseObjectKey(
 ): ObjectRef | undefined {
   const parts = key.split('/');
   if (parts.length !== 3 || !parts[2]) {
-    throw new RebalanceError(
-      RebalanceErrorCode.InvalidKey,
+    throw new ControllerKitError(
+      ControllerKitErrorCode.InvalidKey,
       `work-queue key "${key}" is not resource.group/namespace/name`,
     );
   }

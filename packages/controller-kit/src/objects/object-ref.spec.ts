@@ -1,4 +1,5 @@
-import { isCellOwnObject, type ObjectRef } from './object-ref.ts';
+import { ControllerKitErrorCode } from '../errors.ts';
+import { formatObjectKey, isCellOwnObject, parseObjectKey, type ObjectRef } from './object-ref.ts';
 
 const configMap = (namespace: string, name: string): ObjectRef => ({
   resource: { group: '', version: 'v1', resource: 'configmaps' },
@@ -27,5 +28,23 @@ describe('isCellOwnObject', () => {
     expect(isCellOwnObject(service('shop', 'kubernetes'))).toBe(false);
     expect(isCellOwnObject(configMap('default', 'settings'))).toBe(false);
     expect(isCellOwnObject(configMap('shop', 'settings'))).toBe(false);
+  });
+});
+
+describe('object keys', () => {
+  const deployments = { group: 'apps', version: 'v1', resource: 'deployments' };
+  const resources = new Map([['deployments.apps', deployments]]);
+
+  it('name the object, not a cell, and read back', () => {
+    const ref = { resource: deployments, namespace: 'shop', name: 'web' };
+    expect(formatObjectKey(ref)).toBe('deployments.apps/shop/web');
+    expect(parseObjectKey('deployments.apps/shop/web', resources)).toEqual(ref);
+  });
+
+  it('are nothing to do for a resource no longer cellular, and an error when malformed', () => {
+    expect(parseObjectKey('configmaps/shop/web', resources)).toBeUndefined();
+    expect(() => parseObjectKey('deployments.apps/web', resources)).toThrow(
+      expect.objectContaining({ code: ControllerKitErrorCode.InvalidKey }),
+    );
   });
 });

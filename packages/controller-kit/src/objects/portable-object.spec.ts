@@ -1,0 +1,41 @@
+import { portableObject } from './portable-object.ts';
+
+const services = { group: '', version: 'v1', resource: 'services' };
+
+describe('portableObject', () => {
+  it('drops what the source apiserver owns, keeps the rest, splits off the status, and leaves the input alone', () => {
+    const service = {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: {
+        name: 'web',
+        namespace: 'shop',
+        uid: 'u1',
+        resourceVersion: '9',
+        creationTimestamp: '2026-01-01T00:00:00Z',
+        labels: { app: 'web' },
+        ownerReferences: [{ uid: 'u0' }],
+      },
+      spec: { clusterIP: '10.0.0.7', clusterIPs: ['10.0.0.7'], ports: [{ port: 80 }] },
+      status: { loadBalancer: {} },
+    };
+    const before = structuredClone(service);
+    const portable = portableObject(service, { resource: services, namespace: 'shop', name: 'web' });
+    expect(portable.object).toEqual({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web', namespace: 'shop', labels: { app: 'web' } },
+      spec: { ports: [{ port: 80 }] },
+    });
+    expect(portable.status).toEqual({ loadBalancer: {} });
+    expect(service).toEqual(before);
+  });
+
+  it('keeps a headless Service headless', () => {
+    const portable = portableObject(
+      { metadata: { name: 'db' }, spec: { clusterIP: 'None' } },
+      { resource: services, namespace: 'shop', name: 'db' },
+    );
+    expect(portable.object.spec).toEqual({ clusterIP: 'None' });
+  });
+});
