@@ -82,16 +82,31 @@ export type { Check } from './process/health-server.ts';
 export { Manager } from './process/manager.ts';
 export type { ManagerOptions, Runnable } from './process/manager.ts';
 export { ManagerConfigSchema, parseManagerConfig } from './process/manager-config.ts';
+export {
+  MANAGER_USAGE,
+  durationFlag,
+  issuesLine,
+  positiveIntFlag,
+  readControllerFlags,
+} from './process/controller-flags.ts';
+export type { ControllerFlags } from './process/controller-flags.ts';
+export { parseDuration } from './process/duration.ts';
 export type { ManagerConfig, ManagerConfigInput } from './process/manager-config.ts';
 export { createLogger } from './log.ts';
 
 export {
   BACKUP_CELL_LABEL,
+  BACKUP_SOURCE_ANNOTATION,
+  CELL_BACKUPS,
   CELL_BACKUP_API_VERSION,
   CELL_BACKUP_KIND,
+  CELL_BACKUP_NAMESPACE,
   CellBackupSchema,
   PRIMARY_CELL_LABEL,
+  SOURCE_RESOURCE_VERSION_ANNOTATION,
   cellBackupCrd,
+  cellBackupName,
+  cellBackupOf,
 } from './crds/cell-backup.ts';
 export type { CellBackup } from './crds/cell-backup.ts';
 export { cellSetCrd } from './crds/cellset-crd.ts';

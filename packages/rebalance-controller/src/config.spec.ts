@@ -1,5 +1,4 @@
 import { parseRebalanceArgs } from './config.ts';
-import { parseDuration } from './duration.ts';
 
 describe('parseRebalanceArgs', () => {
   it('has the documented defaults', () => {
@@ -53,16 +52,4 @@ describe('parseRebalanceArgs', () => {
   ])('refuses %j with one readable line', (argv, message) => {
     expect(() => parseRebalanceArgs(argv)).toThrow(message);
   });
-});
-
-describe('parseDuration', () => {
-  it.each([
-    ['12h', 43_200_000],
-    ['1h30m', 5_400_000],
-    ['250ms', 250],
-    ['1.5s', 1500],
-    ['12', undefined],
-    ['h', undefined],
-    ['5d', undefined],
-  ])('%s → %s', (text, ms) => expect(parseDuration(text)).toBe(ms));
 });

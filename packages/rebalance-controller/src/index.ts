@@ -18,4 +18,3 @@ export {
 export { MIRRORED_LABEL, MIRROR_HASH_ANNOTATION } from './mirror-marks.ts';
 export { formatObjectKey, isCellOwnObject, resourceName } from '@cellfed/controller-kit';
 export type { ObjectRef } from '@cellfed/controller-kit';
-export { parseDuration } from './duration.ts';
