@@ -1,5 +1,5 @@
 import { LOADED_GENERATION_ANNOTATION, type KubeObject, type RouterLease } from '@cellfed/controller-kit';
-import { FakeClock, memoryLogger } from '@cellfed/controller-kit/testing';
+import { FakeCell, FakeClock, fakeCopies, memoryLogger } from '@cellfed/controller-kit/testing';
 import { MIGRATED, REBALANCE_STATUS_LABEL, RoutingTable, parseCellSet } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
 
@@ -7,8 +7,6 @@ import { CellSetReconciler } from './cellset-reconciler.ts';
 import { MirrorState } from './mirror-reconciler.ts';
 import { PlanHolder } from './rebalance-plan.ts';
 import { RebalanceMetrics } from './rebalance-metrics.ts';
-import { FakeCell } from './testing/fake-cell.ts';
-import { fakeCopies } from './testing/fake-copies.ts';
 
 const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
 

@@ -5,7 +5,7 @@ import {
   formatObjectKey,
   type ObjectRef,
 } from '@cellfed/controller-kit';
-import { FakeClock, memoryLogger } from '@cellfed/controller-kit/testing';
+import { FakeCell, FakeClock, fakeCopies, memoryLogger } from '@cellfed/controller-kit/testing';
 import {
   MIGRATED,
   MIGRATING,
@@ -21,8 +21,6 @@ import { ObjectMover } from './object-mover.ts';
 import { PlanHolder } from './rebalance-plan.ts';
 import { RebalanceMetrics } from './rebalance-metrics.ts';
 import { StatusSubresources } from './status-subresources.ts';
-import { FakeCell } from './testing/fake-cell.ts';
-import { fakeCopies } from './testing/fake-copies.ts';
 
 const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
 const DELETE_AFTER = 60_000;

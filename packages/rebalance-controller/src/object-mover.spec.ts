@@ -1,11 +1,10 @@
 import { ApiError, type KubeObject, type ObjectRef } from '@cellfed/controller-kit';
-import { FakeClock, memoryLogger } from '@cellfed/controller-kit/testing';
+import { FakeCell, FakeClock, memoryLogger } from '@cellfed/controller-kit/testing';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
 import { COPIED_FROM_ANNOTATION, FENCED_AT_ANNOTATION, MIGRATED_AT_ANNOTATION } from './migration-marks.ts';
 import { ObjectMover, contentOf, type Move } from './object-mover.ts';
 import { StatusSubresources } from './status-subresources.ts';
-import { FakeCell } from './testing/fake-cell.ts';
 
 const ref: ObjectRef = {
   resource: { group: 'apps', version: 'v1', resource: 'deployments' },

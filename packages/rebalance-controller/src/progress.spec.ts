@@ -1,11 +1,10 @@
+import { FakeCell, fakeCopies } from '@cellfed/controller-kit/testing';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
 
 import { COPIED_FROM_ANNOTATION } from './migration-marks.ts';
 import { MoveRate, countProgress } from './progress.ts';
 import { PlanHolder } from './rebalance-plan.ts';
 import { configMapCellSet, CONFIGMAPS } from './testing/configmap-cells.ts';
-import { FakeCell } from './testing/fake-cell.ts';
-import { fakeCopies } from './testing/fake-copies.ts';
 
 const spec = configMapCellSet({ a: 'Normal', b: 'Joining' });
 

@@ -35,8 +35,8 @@ export interface CellObjectsOptions {
   registry: Registry;
   /** The cellular resources as the CellSet lists them now. */
   resources: () => readonly GroupVersionResource[];
-  /** Called with an object's key whenever one of its copies changes in any cell. */
-  onChange: (key: string, lane: Lane) => void;
+  /** Called with an object's key whenever one of its copies changes in any cell, and that cell. */
+  onChange: (key: string, lane: Lane, cell: string) => void;
 }
 
 /**
@@ -132,7 +132,7 @@ export class CellObjects implements CellAware, CopiesView {
       });
       informer.addHandler((event) => {
         const [, namespace = '', name = ''] = event.key.split('/');
-        this.options.onChange(formatObjectKey({ resource, namespace, name }), event.lane);
+        this.options.onChange(formatObjectKey({ resource, namespace, name }), event.lane, cell.id);
       });
       informers.set(resourceName(resource), informer);
       void informer.run(signal);

@@ -1,10 +1,13 @@
-import { ApiError, type KubeObject, type ObjectMeta, type RequestOptions } from '@cellfed/controller-kit';
+import { ApiError } from '../kube/api-error.ts';
+import type { RequestOptions } from '../kube/kube-client.ts';
+import type { KubeObject, ObjectMeta } from '../kube/kube-object.ts';
 
 type Hook = (method: string, path: string, body: unknown) => void;
 
 /**
- * An in-memory apiserver for the requests a move makes (unit tests only; e2e uses real cells): GET, POST,
- * PUT (also `/status`), JSON merge PATCH with the resourceVersion precondition, DELETE with a uid
+ * An in-memory apiserver for the requests controllers make (unit tests only; e2e uses real cells): GET,
+ * POST, PUT (also `/status`), JSON merge PATCH with the resourceVersion precondition, server-side apply (the
+ * applied object replaces the stored one, or creates it: one field manager), DELETE with a uid
  * precondition, and discovery of `deployments/status`. `before` runs ahead of every write and may throw (a
  * crash at that step) or change the store (another writer).
  */
@@ -47,6 +50,8 @@ export class FakeCell {
     this.writes.push({ method, path });
     if (method === 'POST') return this.create(path, body as KubeObject) as T;
     if (method === 'PUT') return this.replace(path, body as KubeObject) as T;
+    if (method === 'PATCH' && options.contentType === 'application/apply-patch+yaml')
+      return this.apply(path, body as KubeObject) as T;
     if (method === 'PATCH') return this.patch(path, body as KubeObject) as T;
     if (method === 'DELETE') return this.remove(path, body as { preconditions?: { uid?: string } }) as T;
     throw new Error(`fake cell: ${method} not supported`);
@@ -89,6 +94,15 @@ export class FakeCell {
     if (!existing) throw notFound(path);
     this.checkVersion(path, existing, patch.metadata?.resourceVersion);
     return this.put(path, mergePatch(existing, patch) as KubeObject);
+  }
+
+  private apply(path: string, object: KubeObject): KubeObject {
+    const existing = this.objects.get(path);
+    const metadata: ObjectMeta = {
+      ...object.metadata,
+      creationTimestamp: existing?.metadata.creationTimestamp ?? '2026-01-01T00:00:00Z',
+    };
+    return this.put(path, { ...object, metadata });
   }
 
   private remove(path: string, options: { preconditions?: { uid?: string } } | undefined): unknown {

@@ -1,0 +1,189 @@
+import {
+  BACKUP_SOURCE_ANNOTATION,
+  CELL_BACKUPS,
+  CONTROL_PLANE,
+  CellObjects,
+  Controller,
+  Informer,
+  formatObjectKey,
+  realClock,
+  resourceListWatch,
+  untilAborted,
+  type CellPool,
+  type Clock,
+  type KubeClient,
+  type Lane,
+} from '@cellfed/controller-kit';
+import { safeParseCellSet } from '@cellfed/hashing';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+
+import { BackupMetrics, LagClock } from './backup-metrics.ts';
+import { BackupReconciler } from './backup-reconciler.ts';
+import { prepareWhenReachable } from './cell-setup.ts';
+import { federationOf, type Federation } from './federation.ts';
+
+export interface BackupSettings {
+  /** Backups written or promoted at once. */
+  workers: number;
+  /** How often every object is compared with its backup although nothing changed. */
+  resyncMs: number;
+  /** Objects per second taken from the low-priority lane (initial lists and resyncs). */
+  resyncQps: number;
+}
+
+export interface BackupControllerOptions {
+  controlPlane: KubeClient;
+  pool: CellPool;
+  settings: BackupSettings;
+  logger: Logger;
+  registry: Registry;
+  clock?: Clock;
+}
+
+const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces', namespaced: false };
+
+/**
+ * The backup controller's parts, wired: caches of every cell's cellular objects (whole: a backup holds the
+ * object) and CellBackups (metadata), and of the control plane's namespaces (their shard-by labels), always
+ * running so a new leader starts warm; and the backup controller, keyed by object, while leading.
+ */
+export class BackupController {
+  readonly objects: CellObjects;
+  readonly backups: CellObjects;
+  readonly controller: Controller;
+  private readonly namespaces: Informer;
+  private readonly pool: CellPool;
+  private readonly settings: BackupSettings;
+  private readonly clock: Clock;
+  private federation: Federation | undefined;
+
+  constructor(options: BackupControllerOptions) {
+    const { controlPlane, pool, settings, logger, registry } = options;
+    this.pool = pool;
+    this.settings = settings;
+    this.clock = options.clock ?? realClock;
+    const clock = this.clock;
+    const metrics = new BackupMetrics(registry);
+    const lag = new LagClock();
+    this.namespaces = new Informer({
+      cell: CONTROL_PLANE,
+      resource: 'v1/namespaces',
+      listWatch: resourceListWatch(controlPlane, NAMESPACES, { metadataOnly: true }),
+      logger,
+      registry,
+      clock,
+    });
+    const namespaceLabels = (namespace: string) => this.namespaces.labels(`${CONTROL_PLANE}//${namespace}`);
+    const enqueue = (key: string, lane: Lane) => this.controller.queue.add(key, lane);
+    this.objects = new CellObjects({
+      metadataOnly: false,
+      logger,
+      registry,
+      resources: () => [...(this.federation?.resources.values() ?? [])],
+      onChange: (key, lane) => {
+        // A change starts the clock of its replication lag; lists and resyncs are not changes.
+        if (lane === 'high') lag.seen(key, clock.now());
+        enqueue(key, lane);
+      },
+    });
+    this.backups = new CellObjects({
+      metadataOnly: true,
+      logger,
+      registry,
+      resources: () => [CELL_BACKUPS],
+      onChange: (backupKey, lane, cell) => {
+        // A backup changed or appeared: look at the object it copies (a deleted one has nothing to say).
+        const [, namespace = '', name = ''] = backupKey.split('/');
+        const source = this.backups.objectIn(cell, { resource: CELL_BACKUPS, namespace, name });
+        const key = source?.metadata.annotations?.[BACKUP_SOURCE_ANNOTATION];
+        if (key) enqueue(key, lane);
+      },
+    });
+    this.controller = new Controller({
+      name: 'backups',
+      reconciler: new BackupReconciler({
+        federation: () => this.federation,
+        objects: this.objects,
+        backups: this.backups,
+        cell: (id) => pool.get(id),
+        namespaceLabels,
+        metrics,
+        lag,
+        clock,
+      }),
+      registry,
+      logger,
+      clock,
+      workers: settings.workers,
+      lowLane: { qps: settings.resyncQps, burst: Math.max(settings.resyncQps, 100) },
+      backoff: { baseMs: 200, maxMs: 30_000 },
+      cellOf: () => undefined,
+    });
+
+    pool.cellSets.addHandler(() => {
+      const parsed = safeParseCellSet(pool.cellSetObject());
+      if (!parsed.success) return;
+      const generation = parsed.data.metadata.generation ?? 0;
+      if (this.federation?.generation === generation) return;
+      this.federation = federationOf(parsed.data.spec, generation);
+      this.objects.resourcesChanged();
+      // The rings changed: every object's backup cell may have, and a Down cell's backups await promotion.
+      this.enqueueAll('low');
+    });
+    this.namespaces.addHandler((event) => {
+      // A namespace's shard-by label decides its objects' keys, hence their backup cells.
+      if (event.type !== 'modified') return;
+      const namespace = event.key.split('/')[2] ?? '';
+      this.objects.eachCopy((_cell, ref) => {
+        if (ref.namespace === namespace) enqueue(formatObjectKey(ref), 'high');
+      });
+    });
+    pool.subscribe(this.objects);
+    pool.subscribe({
+      engage: (cell) => {
+        void prepareWhenReachable(cell, logger, clock, () => {
+          if (!cell.signal.aborted) this.backups.engage(cell);
+        });
+      },
+    });
+  }
+
+  /** The caches: for the life of the process, so a replica that becomes leader starts warm. */
+  async runCaches(signal: AbortSignal): Promise<void> {
+    await this.namespaces.run(signal);
+  }
+
+  /** The controller: while leading, with a low-lane resync of every object every `resyncMs`. */
+  async runControllers(signal: AbortSignal): Promise<void> {
+    await this.namespaces.waitForSync(signal);
+    this.enqueueAll('low');
+    this.controller.start();
+    const resync = setInterval(() => this.enqueueAll('low'), this.settings.resyncMs);
+    try {
+      await untilAborted(signal);
+    } finally {
+      clearInterval(resync);
+      await this.controller.stop(10_000);
+    }
+  }
+
+  /** Whether the caches are listed (for /readyz). */
+  readyCheck(): true | string {
+    if (!this.pool.hasSynced()) return 'the CellSet and cell Secrets are not listed yet';
+    if (!this.namespaces.hasSynced()) return 'control plane namespaces not listed yet';
+    if (!this.federation) return 'no valid CellSet loaded yet';
+    return true;
+  }
+
+  /** Every object with a copy or a backup in some cell. */
+  private enqueueAll(lane: Lane): void {
+    const keys = new Set<string>();
+    this.objects.eachCopy((_cell, ref) => keys.add(formatObjectKey(ref)));
+    this.backups.eachCopy((_cell, _ref, metadata) => {
+      const key = metadata.annotations?.[BACKUP_SOURCE_ANNOTATION];
+      if (key) keys.add(key);
+    });
+    for (const key of keys) this.controller.queue.add(key, lane);
+  }
+}

@@ -1,0 +1,209 @@
+import {
+  BACKUP_CELL_LABEL,
+  CELL_BACKUPS,
+  PRIMARY_CELL_LABEL,
+  SOURCE_RESOURCE_VERSION_ANNOTATION,
+  cellBackupName,
+  formatObjectKey,
+  type KubeObject,
+  type ObjectRef,
+} from '@cellfed/controller-kit';
+import { FakeCell, FakeClock, fakeCopies, memoryLogger, metricValue } from '@cellfed/controller-kit/testing';
+import { REBALANCE_STATUS_LABEL, parseCellSetSpec, type CellState } from '@cellfed/hashing';
+import { Registry } from 'prom-client';
+
+import { BackupMetrics, LagClock } from './backup-metrics.ts';
+import { BackupReconciler } from './backup-reconciler.ts';
+import { federationOf, type Federation } from './federation.ts';
+
+const DEPLOYMENTS = { group: 'apps', version: 'v1', resource: 'deployments' };
+const objectPath = (name: string) => `/apis/apps/v1/namespaces/shop/deployments/${name}`;
+const backupPath = (name: string) =>
+  `/apis/cells.cellfed.io/v1alpha1/namespaces/cellfed-backups/cellbackups/${cellBackupName(refOf(name))}`;
+const refOf = (name: string): ObjectRef => ({ resource: DEPLOYMENTS, namespace: 'shop', name });
+const deployment = (name: string, replicas = 1): KubeObject => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name, namespace: 'shop' },
+  spec: { replicas },
+});
+
+function federation(states: Record<string, CellState>, generation = 1): Federation {
+  const spec = parseCellSetSpec({
+    cells: Object.entries(states).map(([id, state]) => ({ id, state, kubeconfigSecretRef: { name: id } })),
+  });
+  return federationOf(spec, generation);
+}
+
+function setUp(states: Record<string, CellState>) {
+  const cells = ['a', 'b', 'c'].map((id) => new FakeCell(id));
+  const byId = new Map(cells.map((cell) => [cell.id, cell]));
+  const registry = new Registry();
+  const metrics = new BackupMetrics(registry);
+  const lag = new LagClock();
+  const clock = new FakeClock();
+  let current = federation(states);
+  let synced = true;
+  const objects = fakeCopies(cells, DEPLOYMENTS);
+  const backups = fakeCopies(cells, CELL_BACKUPS);
+  const reconciler = new BackupReconciler({
+    federation: () => current,
+    objects: { ...objects, synced: () => synced },
+    backups,
+    cell: (id) => {
+      const cell = byId.get(id);
+      return cell && { client: cell };
+    },
+    namespaceLabels: () => undefined,
+    metrics,
+    lag,
+    clock,
+  });
+  const reconcile = (name: string) =>
+    reconciler.reconcile({
+      key: formatObjectKey(refOf(name)),
+      lane: 'high',
+      signal: new AbortController().signal,
+      log: memoryLogger().logger,
+    });
+  /** Where the ring puts a key now, and its backup cell. */
+  const placement = (name: string) => {
+    const key = current.table.keyOf(refOf(name));
+    const primary = current.table.route(key).oldCell;
+    return { primary, backup: current.table.backupOf(key, primary)! };
+  };
+  const backupsOf = (name: string) => cells.filter((cell) => cell.get(backupPath(name)));
+  return {
+    cells: byId,
+    registry,
+    lag,
+    clock,
+    reconcile,
+    placement,
+    backupsOf,
+    setStates: (next: Record<string, CellState>) => (current = federation(next, current.generation + 1)),
+    unsync: () => (synced = false),
+  };
+}
+
+const ALL_NORMAL = { a: 'Normal', b: 'Normal', c: 'Normal' } as const;
+
+describe('BackupReconciler', () => {
+  it('keeps a copy of the object in its backup cell, naming both cells and the version it copies', async () => {
+    const t = setUp(ALL_NORMAL);
+    const { primary, backup } = t.placement('web');
+    const stored = t.cells.get(primary)!.put(objectPath('web'), deployment('web'));
+    t.lag.seen(formatObjectKey(refOf('web')), t.clock.now());
+    await t.clock.advance(30);
+
+    await t.reconcile('web');
+
+    expect(t.backupsOf('web').map((cell) => cell.id)).toEqual([backup]);
+    const written = t.cells.get(backup)!.get(backupPath('web'))!;
+    expect(written.metadata.labels).toEqual({ [BACKUP_CELL_LABEL]: backup, [PRIMARY_CELL_LABEL]: primary });
+    expect(written.metadata.annotations?.[SOURCE_RESOURCE_VERSION_ANNOTATION]).toBe(
+      stored.metadata.resourceVersion,
+    );
+    expect((written.spec as { object: KubeObject }).object.spec).toEqual({ replicas: 1 });
+    const lag = await t.registry.getSingleMetric('cellfed_backup_replication_lag_seconds')!.get();
+    const sum = lag.values.find((value) => (value as { metricName?: string }).metricName?.endsWith('_sum'));
+    expect(sum?.value).toBeCloseTo(0.03);
+  });
+
+  it('writes nothing while the backup holds the version served, and follows every change', async () => {
+    const t = setUp(ALL_NORMAL);
+    const { primary, backup } = t.placement('web');
+    t.cells.get(primary)!.put(objectPath('web'), deployment('web'));
+    await t.reconcile('web');
+    const writes = t.cells.get(backup)!.writes.length;
+    await t.reconcile('web');
+    expect(t.cells.get(backup)!.writes.length).toBe(writes);
+
+    t.cells.get(primary)!.put(objectPath('web'), deployment('web', 5));
+    await t.reconcile('web');
+    const written = t.cells.get(backup)!.get(backupPath('web'))!;
+    expect((written.spec as { object: KubeObject }).object.spec).toEqual({ replicas: 5 });
+  });
+
+  it('moves a backup whose ring changed: the stale one is deleted', async () => {
+    const t = setUp(ALL_NORMAL);
+    const { primary, backup } = t.placement('web');
+    t.cells.get(primary)!.put(objectPath('web'), deployment('web'));
+    const elsewhere = ['a', 'b', 'c'].find((id) => id !== primary && id !== backup)!;
+    t.cells
+      .get(elsewhere)!
+      .put(backupPath('web'), {
+        metadata: { name: cellBackupName(refOf('web')), namespace: 'cellfed-backups' },
+      });
+
+    await t.reconcile('web');
+
+    expect(t.backupsOf('web').map((cell) => cell.id)).toEqual([backup]);
+  });
+
+  it('deletes the backups of a deleted object', async () => {
+    const t = setUp(ALL_NORMAL);
+    const { primary } = t.placement('web');
+    t.cells.get(primary)!.put(objectPath('web'), deployment('web'));
+    await t.reconcile('web');
+    t.cells.get(primary)!.objects.delete(objectPath('web'));
+
+    await t.reconcile('web');
+
+    expect(t.backupsOf('web')).toEqual([]);
+  });
+
+  it('promotes the backup when the object’s cell is Down, then backs the object up anew', async () => {
+    const t = setUp(ALL_NORMAL);
+    const { primary, backup } = t.placement('web');
+    const original = deployment('web', 3);
+    original.metadata.labels = { app: 'web', [REBALANCE_STATUS_LABEL]: 'migrating' };
+    t.cells.get(primary)!.put(objectPath('web'), original);
+    await t.reconcile('web');
+    // The cell fails: its objects are out of reach, the CellSet marks it Down.
+    t.cells.get(primary)!.objects.clear();
+    t.setStates({ ...ALL_NORMAL, [primary]: 'Down' });
+    expect(t.placement('web').primary).toBe(backup);
+
+    await t.reconcile('web');
+
+    const promoted = t.cells.get(backup)!.get(objectPath('web'))!;
+    expect(promoted.spec).toEqual({ replicas: 3 });
+    expect(promoted.metadata.labels).toEqual({ app: 'web' });
+    expect(promoted.metadata.uid).toMatch(new RegExp(`^${backup}-`));
+    expect(t.cells.get(backup)!.get(backupPath('web'))).toBeUndefined();
+    expect(await metricValue(t.registry, 'cellfed_backup_operations_total', { operation: 'promoted' })).toBe(
+      1,
+    );
+
+    await t.reconcile('web');
+    const next = t.placement('web').backup;
+    expect(next).not.toBe(primary);
+    expect(t.backupsOf('web').map((cell) => cell.id)).toEqual([next]);
+  });
+
+  it('finishes a promotion that stopped after creating the object', async () => {
+    const t = setUp(ALL_NORMAL);
+    const { primary, backup } = t.placement('web');
+    t.cells.get(primary)!.put(objectPath('web'), deployment('web'));
+    await t.reconcile('web');
+    t.cells.get(primary)!.objects.clear();
+    t.setStates({ ...ALL_NORMAL, [primary]: 'Down' });
+    t.cells.get(backup)!.put(objectPath('web'), deployment('web'));
+
+    await t.reconcile('web');
+
+    expect(t.cells.get(backup)!.get(backupPath('web'))).toBeUndefined();
+    expect(t.backupsOf('web').map((cell) => cell.id)).toEqual([t.placement('web').backup]);
+  });
+
+  it('decides nothing while a cell it needs is not listed', async () => {
+    const t = setUp(ALL_NORMAL);
+    const { primary, backup } = t.placement('web');
+    t.cells.get(primary)!.put(objectPath('web'), deployment('web'));
+    t.unsync();
+
+    expect(await t.reconcile('web')).toEqual({ requeueAfterMs: expect.any(Number) });
+    expect(t.cells.get(backup)!.writes).toEqual([]);
+  });
+});

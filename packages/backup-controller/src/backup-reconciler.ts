@@ -1,0 +1,260 @@
+import {
+  BACKUP_CELL_LABEL,
+  CELL_BACKUPS,
+  CELL_BACKUP_NAMESPACE,
+  PRIMARY_CELL_LABEL,
+  SOURCE_RESOURCE_VERSION_ANNOTATION,
+  cellBackupName,
+  cellBackupOf,
+  isAlreadyExists,
+  isCellOwnObject,
+  isNotFound,
+  parseObjectKey,
+  portableObject,
+  realClock,
+  resourcePath,
+  without,
+  type CellBackup,
+  type Clock,
+  type CopiesView,
+  type KubeClient,
+  type KubeObject,
+  type ObjectMeta,
+  type ObjectRef,
+  type ReconcileRequest,
+  type ReconcileResult,
+  type Reconciler,
+} from '@cellfed/controller-kit';
+import { MIGRATED, REBALANCE_STATUS_LABEL, type RouteDecision } from '@cellfed/hashing';
+import type { Logger } from 'pino';
+
+import type { BackupMetrics, LagClock } from './backup-metrics.ts';
+import { BackupError, BackupErrorCode } from './errors.ts';
+import { routeOf, type Federation } from './federation.ts';
+
+/** The field manager of every write the controller makes. */
+export const FIELD_MANAGER = 'cellfed-backup-controller';
+const APPLY = 'application/apply-patch+yaml';
+/** While a cell the decision needs is not listed yet, look again this much later. */
+const NOT_SYNCED_RETRY_MS = 2000;
+
+/** The cached objects of every cell, whole: the primaries whose backups are kept. */
+export interface ObjectsView extends Pick<CopiesView, 'copiesOf' | 'synced'> {
+  objectIn(cell: string, ref: ObjectRef): Readonly<KubeObject> | undefined;
+}
+
+export interface BackupReconcilerOptions {
+  federation: () => Federation | undefined;
+  objects: ObjectsView;
+  /** The cached metadata of every cell's CellBackups. */
+  backups: Pick<CopiesView, 'copiesOf' | 'synced'>;
+  cell: (id: string) => { client: Pick<KubeClient, 'request'> } | undefined;
+  namespaceLabels: (namespace: string) => Record<string, string> | undefined;
+  metrics: BackupMetrics;
+  lag: LagClock;
+  clock?: Clock;
+}
+
+/** The CellBackup of an object, as a reference its cell's cache knows. */
+export function backupRefOf(ref: ObjectRef): ObjectRef {
+  return { resource: CELL_BACKUPS, namespace: CELL_BACKUP_NAMESPACE, name: cellBackupName(ref) };
+}
+
+/**
+ * Keeps one object's backup right; the key is `resource.group/namespace/name` (no cell: the object's cell and
+ * its backup cell are one unit of work). Level-based, from the caches and the CellSet alone:
+ * - the object is served from a live cell → its CellBackup in the key's backup cell (the next cell clockwise)
+ *   holds the version served; a backup anywhere else (the ring changed) is deleted;
+ * - it is not, and its cell is Down → the backup in the cell that now owns the key is promoted: the real
+ *   object is created from it, then the backup is removed (the next reconcile backs it up anew);
+ * - it is not, and no cell of it is Down → it was deleted: so are its backups.
+ */
+export class BackupReconciler implements Reconciler {
+  private readonly options: BackupReconcilerOptions;
+  private readonly clock: Clock;
+
+  constructor(options: BackupReconcilerOptions) {
+    this.options = options;
+    this.clock = options.clock ?? realClock;
+  }
+
+  async reconcile({ key, signal, log }: ReconcileRequest): Promise<ReconcileResult> {
+    const federation = this.options.federation();
+    const ref = federation && parseObjectKey(key, federation.resources);
+    if (!federation || !ref || isCellOwnObject(ref)) {
+      this.options.lag.forget(key);
+      return {};
+    }
+    const decision = routeOf(federation, ref, this.options.namespaceLabels);
+    const primary = servedCell(decision, this.options.objects.copiesOf(ref));
+    const backupCell = primary && federation.table.backupOf(decision.key, primary);
+    // Decide only on listed caches: an unlisted cell would look like a deleted object or a missing backup.
+    const needed = [decision.oldCell, decision.newCell, ...(backupCell ? [backupCell] : [])];
+    if (!this.options.objects.synced(needed) || !this.options.backups.synced(needed)) {
+      log.debug({ cells: needed }, 'caches not listed yet');
+      return { requeueAfterMs: NOT_SYNCED_RETRY_MS };
+    }
+    const backupRef = backupRefOf(ref);
+    const holders = new Map(
+      [...this.options.backups.copiesOf(backupRef)].filter(([cell]) => federation.liveCells.has(cell)),
+    );
+    if (primary) {
+      if (backupCell)
+        await this.keepBackup(ref, key, primary, backupCell, holders.get(backupCell), log, signal);
+      else this.options.lag.forget(key);
+      for (const cell of holders.keys())
+        if (cell !== backupCell) await this.deleteBackup(cell, backupRef, log, signal);
+      return {};
+    }
+    this.options.lag.forget(key);
+    const down = federation.table.failedOverFrom(decision.key);
+    const target = decision.oldCell;
+    const promotable = holders.get(target);
+    if (
+      down &&
+      promotable?.labels?.[BACKUP_CELL_LABEL] === target &&
+      promotable.labels[PRIMARY_CELL_LABEL] === down
+    ) {
+      await this.promote(ref, target, down, backupRef, log, signal);
+      return {};
+    }
+    if (down) {
+      // Its cell failed and nothing here can bring it back; what backups there are stay for an operator.
+      if (holders.size > 0)
+        log.warn({ down, holders: [...holders.keys()] }, 'no backup to promote in the serving cell');
+      return {};
+    }
+    for (const cell of holders.keys()) await this.deleteBackup(cell, backupRef, log, signal);
+    return {};
+  }
+
+  private async keepBackup(
+    ref: ObjectRef,
+    key: string,
+    primary: string,
+    backupCell: string,
+    existing: Readonly<ObjectMeta> | undefined,
+    log: Logger,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const object = this.options.objects.objectIn(primary, ref);
+    if (!object) return;
+    if (
+      existing !== undefined &&
+      existing.annotations?.[SOURCE_RESOURCE_VERSION_ANNOTATION] === object.metadata.resourceVersion &&
+      existing.labels?.[PRIMARY_CELL_LABEL] === primary &&
+      existing.labels[BACKUP_CELL_LABEL] === backupCell
+    ) {
+      this.options.lag.forget(key);
+      return;
+    }
+    const backup = cellBackupOf(object, ref, { primaryCell: primary, backupCell });
+    await this.client(backupCell).request('PATCH', backupPath(backup.metadata.name), {
+      query: { fieldManager: FIELD_MANAGER, force: true },
+      body: backup,
+      contentType: APPLY,
+      signal,
+    });
+    this.options.metrics.operations.inc({ operation: 'written' });
+    const lag = this.options.lag.replicated(key, this.clock.now());
+    if (lag !== undefined) this.options.metrics.lagSeconds.observe(lag);
+    log.debug(
+      { primary, backupCell, resourceVersion: object.metadata.resourceVersion, lagSeconds: lag },
+      'backup written',
+    );
+  }
+
+  private async deleteBackup(
+    cell: string,
+    backupRef: ObjectRef,
+    log: Logger,
+    signal: AbortSignal,
+  ): Promise<void> {
+    try {
+      await this.client(cell).request('DELETE', backupPath(backupRef.name), { signal });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+    this.options.metrics.operations.inc({ operation: 'deleted' });
+    log.debug({ backupCell: cell }, 'stale backup deleted');
+  }
+
+  /** Creates the real object in `target` from its backup there, then removes the backup. */
+  private async promote(
+    ref: ObjectRef,
+    target: string,
+    down: string,
+    backupRef: ObjectRef,
+    log: Logger,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const client = this.client(target);
+    let backup: CellBackup & { metadata: ObjectMeta };
+    try {
+      backup = await client.request('GET', backupPath(backupRef.name), { signal });
+    } catch (error) {
+      if (isNotFound(error)) return; // the cache was behind: the next event says what happened
+      throw error;
+    }
+    const { object } = portableObject(backup.spec.object as KubeObject, ref);
+    const promoted = withoutRebalanceMarks(object);
+    const collection = resourcePath({ ...ref.resource, namespaced: ref.namespace !== '' }, ref.namespace);
+    try {
+      await client.request('POST', collection, {
+        body: promoted,
+        query: { fieldManager: FIELD_MANAGER },
+        signal,
+      });
+    } catch (error) {
+      // Created by an earlier attempt that stopped before removing the backup.
+      if (!isAlreadyExists(error)) throw error;
+    }
+    await this.deleteBackup(target, backupRef, log, signal);
+    this.options.metrics.operations.inc({ operation: 'promoted' });
+    log.info(
+      { cell: target, down, version: backup.metadata.annotations?.[SOURCE_RESOURCE_VERSION_ANNOTATION] },
+      'backup promoted',
+    );
+  }
+
+  private client(cell: string): Pick<KubeClient, 'request'> {
+    const engaged = this.options.cell(cell);
+    if (!engaged) throw new BackupError(BackupErrorCode.CellNotEngaged, `cell ${cell} is not engaged`);
+    return engaged.client;
+  }
+}
+
+/**
+ * The cell whose copy of the object the router serves, among the two the routing rule names: the old cell
+ * until its copy says `migrated`, then the new one; undefined when neither has it.
+ */
+export function servedCell(
+  decision: RouteDecision,
+  copies: ReadonlyMap<string, Readonly<ObjectMeta>>,
+): string | undefined {
+  const old = copies.get(decision.oldCell);
+  if (decision.case === 4) return old ? decision.oldCell : undefined;
+  if (old && old.labels?.[REBALANCE_STATUS_LABEL] !== MIGRATED) return decision.oldCell;
+  return copies.has(decision.newCell) ? decision.newCell : undefined;
+}
+
+function backupPath(name: string): string {
+  return resourcePath({ ...CELL_BACKUPS, namespaced: true }, CELL_BACKUP_NAMESPACE, name);
+}
+
+/** A promoted object starts clean: no migration label or `cellfed.io/` bookkeeping of its old cell. */
+function withoutRebalanceMarks(object: KubeObject): KubeObject {
+  const { labels, annotations, ...metadata } = object.metadata;
+  const kept = without(labels, [REBALANCE_STATUS_LABEL]);
+  const notes = Object.fromEntries(
+    Object.entries(annotations ?? {}).filter(([name]) => !name.startsWith('cellfed.io/')),
+  );
+  return {
+    ...object,
+    metadata: {
+      ...metadata,
+      ...(Object.keys(kept).length > 0 ? { labels: kept } : {}),
+      ...(Object.keys(notes).length > 0 ? { annotations: notes } : {}),
+    },
+  };
+}

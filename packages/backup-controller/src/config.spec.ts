@@ -1,0 +1,40 @@
+import { parseBackupArgs } from './config.ts';
+
+describe('parseBackupArgs', () => {
+  it('has the documented defaults', () => {
+    const config = parseBackupArgs([]);
+    expect(config).toMatchObject({
+      cellSetName: 'default',
+      secretNamespace: 'cellfed-system',
+      workers: 16,
+      resyncMs: 600_000,
+      resyncQps: 500,
+    });
+    expect(config.manager.leaderElection).toMatchObject({
+      enabled: true,
+      namespace: 'cellfed-system',
+      name: 'cellfed-backup-controller-default',
+    });
+  });
+
+  it('reads every flag', () => {
+    const config = parseBackupArgs(
+      '--cellset x --workers 4 --resync 30s --resync-qps 50 --leader-elect false --http-port 0'.split(' '),
+    );
+    expect(config).toMatchObject({ cellSetName: 'x', workers: 4, resyncMs: 30_000, resyncQps: 50 });
+    expect(config.manager).toMatchObject({ httpPort: 0 });
+    expect(config.manager.leaderElection).toMatchObject({
+      enabled: false,
+      name: 'cellfed-backup-controller-x',
+    });
+  });
+
+  it.each([
+    [['--workers', '0'], /--workers must be at least 1/],
+    [['--resync', 'often'], /--resync must be a duration/],
+    [['--leader-elect', 'yes'], /--leader-elect must be true or false/],
+    [['--nope'], /Unknown option '--nope'/],
+  ])('refuses %j with one readable line', (argv, message) => {
+    expect(() => parseBackupArgs(argv)).toThrow(message);
+  });
+});

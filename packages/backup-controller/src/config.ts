@@ -1,0 +1,55 @@
+import {
+  MANAGER_USAGE,
+  ManagerConfigSchema,
+  durationFlag,
+  issuesLine,
+  positiveIntFlag,
+  readControllerFlags,
+} from '@cellfed/controller-kit';
+import { DEFAULT_CELLSET_NAME, DEFAULT_SECRET_NAMESPACE } from '@cellfed/hashing';
+import { z } from 'zod';
+
+import { BackupError, BackupErrorCode } from './errors.ts';
+
+/** Everything the backup controller process is configured with; parsed once, in main.ts. */
+export const BackupConfigSchema = z
+  .object({
+    /** The control plane kubeconfig; the in-cluster service account when absent. */
+    kubeconfig: z.string().min(1).optional(),
+    cellSetName: z.string().min(1).default(DEFAULT_CELLSET_NAME),
+    secretNamespace: z.string().min(1).default(DEFAULT_SECRET_NAMESPACE),
+    workers: positiveIntFlag('workers', 1000).default(16),
+    resyncMs: durationFlag('resync', 10 * 60_000),
+    resyncQps: positiveIntFlag('resync-qps', 100_000).default(500),
+    manager: ManagerConfigSchema,
+  })
+  .strict();
+
+export type BackupConfig = z.output<typeof BackupConfigSchema>;
+
+export const USAGE = `usage: backup-controller [options]
+  --workers N                      backups written or promoted at once (default 16)
+  --resync DURATION                how often every object is compared with its backup although nothing
+                                   changed, in the low-priority lane (default 10m)
+  --resync-qps N                   objects per second taken from that lane (default 500)
+${MANAGER_USAGE}`;
+
+/** Reads the command line into the config; every problem in one line. */
+export function parseBackupArgs(argv: string[]): BackupConfig {
+  let flags: ReturnType<typeof readControllerFlags>;
+  try {
+    flags = readControllerFlags('backup-controller', argv, ['workers', 'resync', 'resync-qps']);
+  } catch (error) {
+    throw new BackupError(BackupErrorCode.InvalidConfig, (error as Error).message, { cause: error });
+  }
+  const { values, common } = flags;
+  const number = (value: string | undefined) => (value === undefined ? undefined : Number(value));
+  const result = BackupConfigSchema.safeParse({
+    ...common,
+    workers: number(values.workers),
+    resyncMs: values.resync,
+    resyncQps: number(values['resync-qps']),
+  });
+  if (result.success) return result.data;
+  throw new BackupError(BackupErrorCode.InvalidConfig, issuesLine(result.error));
+}

@@ -1,0 +1,21 @@
+/** Stable codes for everything the backup controller fails with. */
+export const BackupErrorCode = {
+  /** The command line or configuration did not parse; the message lists every problem. */
+  InvalidConfig: 'CELLFED_BACKUP_INVALID_CONFIG',
+  /** A cell the backup or the promotion needs is not engaged (no client yet, or it left). */
+  CellNotEngaged: 'CELLFED_BACKUP_CELL_NOT_ENGAGED',
+  /** A cell's caches are not listed yet: deciding now could delete a backup that is still needed. */
+  CachesNotSynced: 'CELLFED_BACKUP_CACHES_NOT_SYNCED',
+} as const;
+
+export type BackupErrorCode = (typeof BackupErrorCode)[keyof typeof BackupErrorCode];
+
+export class BackupError extends Error {
+  override readonly name: string = 'BackupError';
+  readonly code: BackupErrorCode;
+
+  constructor(code: BackupErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}

@@ -1,0 +1,36 @@
+import {
+  RoutingTable,
+  type CellSetSpec,
+  type GroupVersionResource,
+  type RouteDecision,
+} from '@cellfed/hashing';
+import { resourceName, type ObjectRef } from '@cellfed/controller-kit';
+
+/** The CellSet generation the backup controller works to: its rings, cellular resources and live cells. */
+export interface Federation {
+  readonly generation: number;
+  readonly table: RoutingTable;
+  /** Cellular resources by `resource.group`. */
+  readonly resources: ReadonlyMap<string, GroupVersionResource>;
+  /** Every cell that is not Down: the only cells whose objects and backups count. */
+  readonly liveCells: ReadonlySet<string>;
+}
+
+/** The federation of a validated CellSet spec. */
+export function federationOf(spec: CellSetSpec, generation: number): Federation {
+  return {
+    generation,
+    table: RoutingTable.fromCellSet(spec),
+    resources: new Map(spec.cellularResources.map((gvr) => [resourceName(gvr), gvr])),
+    liveCells: new Set(spec.cells.filter((cell) => cell.state !== 'Down').map((cell) => cell.id)),
+  };
+}
+
+/** An object's routing key under `federation` (with its namespace's shard-by label) and its decision. */
+export function routeOf(
+  federation: Federation,
+  ref: ObjectRef,
+  namespaceLabels: (namespace: string) => Record<string, string> | undefined,
+): RouteDecision {
+  return federation.table.route(federation.table.keyOf(ref, namespaceLabels(ref.namespace)));
+}

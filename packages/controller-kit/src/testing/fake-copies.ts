@@ -1,0 +1,50 @@
+import type { GroupVersionResource } from '@cellfed/hashing';
+
+import type { KubeObject, ObjectMeta } from '../kube/kube-object.ts';
+import type { CopiesView } from '../objects/cell-objects.ts';
+import type { ObjectRef } from '../objects/object-ref.ts';
+
+import type { FakeCell } from './fake-cell.ts';
+
+/**
+ * The cells' caches of one resource, read straight from fake cells (always current): what CellObjects
+ * gives a controller.
+ */
+export function fakeCopies(
+  cells: readonly FakeCell[],
+  resource: GroupVersionResource,
+): CopiesView & { objectIn(cell: string, ref: ObjectRef): KubeObject | undefined } {
+  const ofResource = (path: string) => path.split('/').at(-2) === resource.resource;
+  const each = (visit: (cell: string, ref: ObjectRef, metadata: ObjectMeta) => void) => {
+    for (const cell of cells) {
+      for (const [path, object] of cell.objects) {
+        if (!ofResource(path)) continue;
+        const { namespace = '', name = '' } = object.metadata;
+        visit(cell.id, { resource, namespace, name }, object.metadata);
+      }
+    }
+  };
+  return {
+    copiesOf(ref) {
+      const found = new Map<string, ObjectMeta>();
+      each((cell, candidate, metadata) => {
+        if (candidate.namespace === ref.namespace && candidate.name === ref.name)
+          found.set(cell, structuredClone(metadata));
+      });
+      return found;
+    },
+    objectIn(id, ref) {
+      const cell = cells.find((candidate) => candidate.id === id);
+      for (const [path, object] of cell?.objects ?? [])
+        if (
+          ofResource(path) &&
+          object.metadata.namespace === ref.namespace &&
+          object.metadata.name === ref.name
+        )
+          return structuredClone(object);
+      return undefined;
+    },
+    eachCopy: each,
+    synced: () => true,
+  };
+}
