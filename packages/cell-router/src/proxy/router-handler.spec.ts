@@ -2,7 +2,7 @@ import { createServer, request as httpRequest, type IncomingMessage, type Server
 import { connect as http2Connect, createServer as createHttp2Server } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 
-import { KubeClient } from '@cellfed/controller-kit';
+import { BACKUP_CELL_LABEL, KubeClient, PRIMARY_CELL_LABEL } from '@cellfed/controller-kit';
 import { memoryLogger, metricValue } from '@cellfed/controller-kit/testing';
 import { MIGRATING, REBALANCE_STATUS_LABEL, parseCellSetSpec } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
@@ -91,8 +91,10 @@ describe('RouterHandler', () => {
   let logLines: Record<string, unknown>[];
   let ensured: string[];
   let script: (cell: string, seen: Seen) => Answer;
+  let cellSet = spec;
 
   beforeEach(async () => {
+    cellSet = spec;
     script = () => ({ code: 200, body: {} });
     cells = {};
     for (const id of ['a', 'b', 'control-plane']) cells[id] = await fakeApiserver((seen) => script(id, seen));
@@ -109,7 +111,7 @@ describe('RouterHandler', () => {
       },
       controlPlane: cells['control-plane']!.client,
       cell: (id) => cells[id]?.client,
-      state: () => routingState(spec, 7),
+      state: () => routingState(cellSet, 7),
       oldCopies: new OldCopies({ client: (id) => cells[id]?.client }),
       cellNamespaces: { ensure: async (cell, namespace) => void ensured.push(`${cell}/${namespace}`) },
       metrics: new RouterMetrics(registry),
@@ -345,5 +347,89 @@ describe('RouterHandler', () => {
       session.close();
       h2.close();
     }
+  });
+
+  describe('a key whose cell is Down', () => {
+    const downSpec = parseCellSetSpec({
+      cells: [
+        { id: 'a', state: 'Normal', kubeconfigSecretRef: { name: 'a-kubeconfig' } },
+        { id: 'b', state: 'Normal', kubeconfigSecretRef: { name: 'b-kubeconfig' } },
+        { id: 'c', state: 'Down', kubeconfigSecretRef: { name: 'c-kubeconfig' } },
+      ],
+    });
+    const backupOf = (target: string, down: string) => ({
+      metadata: { labels: { [BACKUP_CELL_LABEL]: target, [PRIMARY_CELL_LABEL]: down } },
+      spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data: { k: 'v' } } },
+    });
+    /** A ConfigMap name whose key belonged to the Down cell, and the cell that took it over. */
+    const failedOver = () => {
+      const state = routingState(downSpec, 7);
+      for (let i = 0; ; i++) {
+        const key = state.table.keyOf({ namespace: 'team', name: `cfg-${i}` });
+        if (state.table.failedOverFrom(key) === 'c')
+          return { name: `cfg-${i}`, target: state.table.route(key).oldCell };
+      }
+    };
+    const isBackupRead = (seen: Seen) => seen.url.includes('/cellbackups/');
+
+    beforeEach(() => {
+      cellSet = downSpec;
+    });
+
+    it('serves reads from the backup until it is promoted, once the cell says the caller may read', async () => {
+      const { name, target } = failedOver();
+      script = (_cell, seen) =>
+        isBackupRead(seen)
+          ? { code: 200, body: backupOf(target, 'c') }
+          : { code: 404, body: { kind: 'Status', code: 404 } };
+      const answer = await send('GET', `/api/v1/namespaces/team/configmaps/${name}`);
+      expect(answer).toMatchObject({ code: 200, body: { kind: 'ConfigMap', data: { k: 'v' } } });
+      const seen = cells[target]!.seen;
+      // The cell was asked for the real object as the caller, then the router read the backup as itself.
+      expect(seen[0]!.headers['impersonate-user']).toBe('alice');
+      expect(isBackupRead(seen[1]!)).toBe(true);
+      expect(seen[1]!.headers['impersonate-user']).toBeUndefined();
+      expect(logLines.some((line) => line.route === 'failover-backup' && line.cell === target)).toBe(true);
+    });
+
+    it('answers writes 429 until the backup is promoted, then sends them to the cell', async () => {
+      const { name, target } = failedOver();
+      let promoted = false;
+      script = (_cell, seen) => {
+        if (isBackupRead(seen))
+          return promoted ? { code: 404, body: {} } : { code: 200, body: backupOf(target, 'c') };
+        if (seen.method === 'GET')
+          return promoted ? { code: 200, body: { metadata: { name } } } : { code: 404, body: {} };
+        return { code: 200, body: { metadata: { name } } };
+      };
+      const fenced = await send('PUT', `/api/v1/namespaces/team/configmaps/${name}`, { metadata: { name } });
+      expect(fenced).toMatchObject({ code: 429, body: { reason: 'TooManyRequests' } });
+      expect(fenced.headers['retry-after']).toBe('1');
+      expect(fenced.body.message).toContain('restored');
+      expect(cells[target]!.seen.filter((seen) => seen.method === 'PUT')).toEqual([]);
+
+      promoted = true;
+      const written = await send('PUT', `/api/v1/namespaces/team/configmaps/${name}`, { metadata: { name } });
+      expect(written).toMatchObject({ code: 200 });
+      expect(cells[target]!.seen.filter((seen) => seen.method === 'PUT')).toHaveLength(1);
+    });
+
+    it('relays the cell’s refusal to a caller who may not read the object, and never reads the backup', async () => {
+      const { name, target } = failedOver();
+      script = () => ({ code: 403, body: { kind: 'Status', reason: 'Forbidden', code: 403, message: 'no' } });
+      const answer = await send('GET', `/api/v1/namespaces/team/configmaps/${name}`);
+      expect(answer).toMatchObject({ code: 403, body: { reason: 'Forbidden' } });
+      expect(cells[target]!.seen.some(isBackupRead)).toBe(false);
+    });
+
+    it('ignores a backup that names another primary cell', async () => {
+      const { name, target } = failedOver();
+      script = (_cell, seen) =>
+        isBackupRead(seen)
+          ? { code: 200, body: backupOf(target, 'a') }
+          : { code: 404, body: { kind: 'Status', code: 404 } };
+      const answer = await send('GET', `/api/v1/namespaces/team/configmaps/${name}`);
+      expect(answer.code).toBe(404);
+    });
   });
 });

@@ -16,6 +16,7 @@ import { parseRequestInfo, type RequestInfo, type ResourceRequestInfo } from '..
 import { planRoute, type NamespaceLabels, type RoutePlan, type RoutingState } from '../routing/route-plan.ts';
 import {
   badRequest,
+  cellFailure,
   failure,
   forbidden,
   internalError,
@@ -52,7 +53,11 @@ import {
 import { upstreamHeaders } from './headers.ts';
 import { cellVersionBody } from './version-translation.ts';
 import type { OldCopies } from './old-copies.ts';
+import { failoverState, type FailoverState } from './pending-backups.ts';
 import { relayUpgrade, writeStatusToSocket } from './upgrade-relay.ts';
+
+/** Seconds a write to an object being restored from its backup is told to wait. */
+const RESTORE_RETRY_AFTER_SECONDS = 1;
 
 /** kube-apiserver tries 8 names for a generateName create before it gives up; so does the router. */
 const GENERATE_NAME_ATTEMPTS = 8;
@@ -96,9 +101,20 @@ interface Refusal {
   headers?: Record<string, string>;
 }
 
+/** A read of a Down cell's object served from its backup, until the backup controller promotes it. */
+interface FromBackup {
+  kind: 'backup';
+  object: unknown;
+  cell: string;
+  route: 'failover-backup';
+  routeCase?: number;
+}
+
 /** Where a single-object request goes, or the Status it gets instead. */
 type Destination =
-  { kind: 'cell'; client: KubeClient; cell: string; route: string; routeCase?: number } | Refusal;
+  | { kind: 'cell'; client: KubeClient; cell: string; route: string; routeCase?: number }
+  | FromBackup
+  | Refusal;
 
 type Admission = { user: UserInfo; impersonation: Impersonation } | { refusal: Refusal };
 
@@ -181,12 +197,13 @@ export class RouterHandler {
           route: plan.reason,
         };
       } else if (plan.kind === 'object') {
-        destination = await this.destination(plan);
+        destination = await this.destination(plan, admission.impersonation);
       } else if (plan.kind === 'reject') {
         destination = refusal(plan.status, 'rejected');
       } else {
         destination = refusal(badRequest('an upgrade request must name one object'), 'bad-upgrade');
       }
+      if (destination.kind === 'backup') destination = restoringRefusal(plan as ObjectPlan, destination);
       if (destination.kind === 'refuse') {
         outcome = refuse(destination);
         return;
@@ -296,7 +313,8 @@ export class RouterHandler {
       }
       const plan = planRoute(info, state, this.options.namespaceLabels, name);
       if (plan.kind !== 'object') throw new Error(`a named create planned as ${plan.kind}`);
-      const destination = await this.destination(plan);
+      const destination = await this.destination(plan, impersonation);
+      if (destination.kind === 'backup') return this.refuse(response, restoringRefusal(plan, destination));
       if (destination.kind === 'refuse') return this.refuse(response, destination);
       await this.options.cellNamespaces?.ensure(destination.cell, info.namespace);
       const upstream = await sendUpstream(destination.client, request, impersonation, signal, payload);
@@ -323,8 +341,12 @@ export class RouterHandler {
     response: ClientResponse,
     impersonation: Impersonation,
   ): Promise<Outcome> {
-    const destination = await this.destination(plan);
+    const destination = await this.destination(plan, impersonation);
     if (destination.kind === 'refuse') return this.refuse(response, destination);
+    if (destination.kind === 'backup') {
+      sendJson(response, 200, destination.object);
+      return outcomeOf(destination, 200);
+    }
     // Updates and patches (server-side apply creates) need the namespace too; deletes and reads do not.
     if (plan.access === 'write' && plan.info.verb !== 'delete')
       await this.options.cellNamespaces?.ensure(destination.cell, plan.info.namespace);
@@ -351,8 +373,11 @@ export class RouterHandler {
     return outcomeOf(destination, upstream.statusCode);
   }
 
-  /** The routing rule carried out: old or new cell by the old copy's label, a fence, or a down cell. */
-  private async destination(plan: ObjectPlan): Promise<Destination> {
+  /**
+   * The routing rule carried out: old or new cell by the old copy's label, a fence, or — for a key whose
+   * cell is Down — its backup until the backup is promoted.
+   */
+  private async destination(plan: ObjectPlan, impersonation: Impersonation): Promise<Destination> {
     const { decision, access, info } = plan;
     const routeCase = decision.case;
     let oldCopy: OldCopy | undefined;
@@ -389,7 +414,43 @@ export class RouterHandler {
       const status = serviceUnavailable(`cell ${target.cell} is not connected`, 1);
       return { kind: 'refuse', status, cell: target.cell, route: 'cell-unavailable', routeCase };
     }
+    if (plan.failedOverFrom)
+      return this.failover(plan, plan.failedOverFrom, client, target.cell, impersonation);
     return { kind: 'cell', client, cell: target.cell, route: target.reason, routeCase };
+  }
+
+  /** A key of a Down cell: the cell that took it over, or the backup it holds until promotion. */
+  private async failover(
+    plan: ObjectPlan,
+    down: string,
+    client: KubeClient,
+    cell: string,
+    impersonation: Impersonation,
+  ): Promise<Destination> {
+    const { info, access } = plan;
+    const routeCase = plan.decision.case;
+    let state: FailoverState;
+    try {
+      state = await failoverState(client, info, down, cell, impersonation);
+    } catch (error) {
+      const status = serviceUnavailable(
+        `cannot tell whether ${info.resource} "${info.name}" of down cell ${down} is restored in cell ${cell}: ${errorMessage(error)}`,
+        1,
+      );
+      return { ...refusal(status, 'backup-unreadable', cell), routeCase };
+    }
+    if (state.kind === 'refused')
+      return { ...refusal(cellFailure(cell, state.code, state.body), 'backup-refused', cell), routeCase };
+    if (state.kind !== 'backup') return { kind: 'cell', client, cell, route: 'failed-over', routeCase };
+    const readable = access === 'read' && (info.subresource === '' || info.subresource === 'status');
+    const fromBackup: FromBackup = {
+      kind: 'backup',
+      object: state.object,
+      cell,
+      route: 'failover-backup',
+      routeCase,
+    };
+    return readable ? fromBackup : restoringRefusal(plan, fromBackup);
   }
 
   private async list(
@@ -554,5 +615,26 @@ function logFields(request: ClientRequest, info: RequestInfo | string): Record<s
     resource: info.subresource ? `${info.resource}/${info.subresource}` : info.resource,
     namespace: info.namespace || undefined,
     name: info.name || undefined,
+  };
+}
+
+/**
+ * A write (or anything but a plain read) of an object whose backup is not promoted yet: retried by the client
+ * as a fenced write is, until the backup controller has created the real object.
+ */
+function restoringRefusal(plan: ObjectPlan, destination: FromBackup): Refusal {
+  const status = tooManyRequests(
+    `${plan.info.resource} "${plan.info.name}" is being restored in cell ${destination.cell} from its backup (cell ${plan.failedOverFrom ?? ''} is down); retry shortly`,
+    RESTORE_RETRY_AFTER_SECONDS,
+    plan.info.name,
+  );
+  return {
+    kind: 'refuse',
+    status,
+    cell: destination.cell,
+    route: 'failover-restoring',
+    ...(destination.routeCase === undefined ? {} : { routeCase: destination.routeCase }),
+    fenced: true,
+    headers: { 'retry-after': String(RESTORE_RETRY_AFTER_SECONDS) },
   };
 }

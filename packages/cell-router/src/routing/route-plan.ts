@@ -37,6 +37,11 @@ export type RoutePlan =
       readonly info: ResourceRequestInfo;
       readonly decision: RouteDecision;
       readonly access: Access;
+      /**
+       * The `Down` cell the key belonged to: the cell the decision names holds its backup until the backup
+       * controller promotes it, and serves reads from it meanwhile (see proxy/pending-backups.ts).
+       */
+      readonly failedOverFrom?: string;
     }
   /** A create whose name is only in the body: read the name, then plan again with it. */
   | { readonly kind: 'name-in-body'; readonly info: ResourceRequestInfo }
@@ -78,10 +83,12 @@ export function planRoute(
     { namespace: info.namespace, name: objectName },
     namespaceLabels(info.namespace),
   );
+  const failedOverFrom = state.table.failedOverFrom(key);
   return {
     kind: 'object',
     info: name === undefined ? info : { ...info, name },
     decision: state.table.route(key),
     access: info.verb === 'get' ? 'read' : 'write',
+    ...(failedOverFrom ? { failedOverFrom } : {}),
   };
 }

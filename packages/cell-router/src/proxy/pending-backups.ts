@@ -1,0 +1,69 @@
+import {
+  BACKUP_CELL_LABEL,
+  CELL_BACKUPS,
+  CELL_BACKUP_NAMESPACE,
+  PRIMARY_CELL_LABEL,
+  cellBackupName,
+  isNotFound,
+  resourcePath,
+  type KubeClient,
+  type KubeObject,
+} from '@cellfed/controller-kit';
+
+import { objectPath } from '../request/object-path.ts';
+import type { ResourceRequestInfo } from '../request/request-info.ts';
+
+const METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
+
+/** What the cell that took over a Down cell's key holds for it. */
+export type FailoverState =
+  /** The real object is there (promoted, or created since): the request goes to the cell as usual. */
+  | { readonly kind: 'object' }
+  /** Only the object's backup, not promoted yet: reads are served from it, writes wait. */
+  | { readonly kind: 'backup'; readonly object: KubeObject }
+  /** Neither: the object does not exist (or was never backed up); the cell answers as usual. */
+  | { readonly kind: 'none' }
+  /** The caller may not read the object in that cell: the cell's own answer, relayed. */
+  | { readonly kind: 'refused'; readonly code: number; readonly body: string };
+
+/**
+ * For a key whose cell is Down (see `RoutingTable.failedOverFrom`): whether the cell that now owns it has the
+ * real object yet, or only its CellBackup. The real object is looked for as the caller, so the cell's RBAC
+ * decides whether the caller may read it before anything is served from the backup (read with the router's
+ * own identity; callers have no rights on CellBackups).
+ */
+export async function failoverState(
+  client: Pick<KubeClient, 'raw' | 'request'>,
+  info: ResourceRequestInfo,
+  down: string,
+  cell: string,
+  impersonation: Record<string, string | string[]>,
+  signal?: AbortSignal,
+): Promise<FailoverState> {
+  const answer = await client.raw('GET', objectPath(info, info.namespace, info.name), {
+    headers: { ...impersonation, accept: METADATA },
+    ...(signal ? { signal } : {}),
+  });
+  const text = await answer.body.text();
+  if (answer.statusCode === 200) return { kind: 'object' };
+  if (answer.statusCode !== 404) return { kind: 'refused', code: answer.statusCode, body: text };
+  const name = cellBackupName({
+    resource: { group: info.apiGroup, version: info.apiVersion, resource: info.resource },
+    namespace: info.namespace,
+    name: info.name,
+  });
+  const backup = await client
+    .request<KubeObject & { spec?: { object?: KubeObject } }>(
+      'GET',
+      resourcePath({ ...CELL_BACKUPS, namespaced: true }, CELL_BACKUP_NAMESPACE, name),
+      signal ? { signal } : {},
+    )
+    .catch((error: unknown) => {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    });
+  const labels = backup?.metadata.labels;
+  if (!backup?.spec?.object || labels?.[PRIMARY_CELL_LABEL] !== down || labels[BACKUP_CELL_LABEL] !== cell)
+    return { kind: 'none' };
+  return { kind: 'backup', object: backup.spec.object };
+}
