@@ -25,11 +25,7 @@ import {
   updateCellSet,
 } from './clients.ts';
 import { cellAdder, describeE2e, e2eEnv } from './e2e-env.ts';
-import {
-  startRebalanceController,
-  stopRebalanceController,
-  type RebalanceProcess,
-} from './rebalance-process.ts';
+import { startRebalanceController, stopController, type ControllerProcess } from './controller-process.ts';
 import { routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
 
 const DEPLOYMENTS = '/apis/apps/v1';
@@ -129,11 +125,11 @@ describeE2e('rebalance controller: cells join and leave live', () => {
   const controlPlane = KubeClient.fromFile(env.controlPlane.kubeconfig);
   const cells = new Map(env.cells.map((cell) => [cell.id, KubeClient.fromFile(cell.kubeconfig)]));
   let router: RouterProcess | undefined;
-  let controller: RebalanceProcess | undefined;
+  let controller: ControllerProcess | undefined;
   let routed: KubeClient | undefined;
   let added: CellEntry | undefined;
   let writerLoops: ReturnType<typeof startWriter> | undefined;
-  const replicas: RebalanceProcess[] = [];
+  const replicas: ControllerProcess[] = [];
   const ids = () => env.cells.map((cell) => cell.id) as [string, string, string];
   // A shared object the CellSet names: every cell gets it before anything moves into it, and keeps it in step.
   const sharedRole = `${cellSetName}-shared`;
@@ -213,8 +209,8 @@ describeE2e('rebalance controller: cells join and leave live', () => {
 
   afterAll(async () => {
     await writerLoops?.stop().catch(() => undefined);
-    for (const replica of replicas) await stopRebalanceController(replica);
-    await stopRebalanceController(controller);
+    for (const replica of replicas) await stopController(replica);
+    await stopController(controller);
     await stopRouter(router);
     await deleteCellSet(env.controlPlane.kubeconfig, cellSetName);
     await controlPlane.request('DELETE', `/api/v1/namespaces/${namespace}`).catch(() => undefined);
@@ -394,7 +390,7 @@ describeE2e('rebalance controller: cells join and leave live', () => {
     'kill -9 of the leading controller three times mid-migration: a second replica takes over and nothing is lost or doubled',
     async () => {
       const four = added!.id;
-      await stopRebalanceController(controller);
+      await stopController(controller);
       controller = undefined;
       const replica = async () => {
         const started = await startRebalanceController(env, {
@@ -451,7 +447,7 @@ describeE2e('rebalance controller: cells join and leave live', () => {
           return count > 0 ? count : undefined;
         });
         const killedAt = Date.now();
-        await stopRebalanceController(current, 'SIGKILL');
+        await stopController(current, 'SIGKILL');
         const next = await eventually(
           'another replica to take over',
           async () =>

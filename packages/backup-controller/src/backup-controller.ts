@@ -5,6 +5,7 @@ import {
   CellObjects,
   Controller,
   Informer,
+  PRIMARY_CELL_LABEL,
   formatObjectKey,
   realClock,
   resourceListWatch,
@@ -128,7 +129,15 @@ export class BackupController {
       if (this.federation?.generation === generation) return;
       this.federation = federationOf(parsed.data.spec, generation);
       this.objects.resourcesChanged();
-      // The rings changed: every object's backup cell may have, and a Down cell's backups await promotion.
+      // The rings changed: every object's backup cell may have. A Down cell's objects wait for their
+      // promotion, so theirs go first, in the high lane.
+      const down = new Set(
+        parsed.data.spec.cells.filter((cell) => cell.state === 'Down').map((cell) => cell.id),
+      );
+      this.backups.eachCopy((_cell, _ref, metadata) => {
+        const key = metadata.annotations?.[BACKUP_SOURCE_ANNOTATION];
+        if (key && down.has(metadata.labels?.[PRIMARY_CELL_LABEL] ?? '')) enqueue(key, 'high');
+      });
       this.enqueueAll('low');
     });
     this.namespaces.addHandler((event) => {

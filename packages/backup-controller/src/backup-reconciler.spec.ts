@@ -130,11 +130,9 @@ describe('BackupReconciler', () => {
     const { primary, backup } = t.placement('web');
     t.cells.get(primary)!.put(objectPath('web'), deployment('web'));
     const elsewhere = ['a', 'b', 'c'].find((id) => id !== primary && id !== backup)!;
-    t.cells
-      .get(elsewhere)!
-      .put(backupPath('web'), {
-        metadata: { name: cellBackupName(refOf('web')), namespace: 'cellfed-backups' },
-      });
+    t.cells.get(elsewhere)!.put(backupPath('web'), {
+      metadata: { name: cellBackupName(refOf('web')), namespace: 'cellfed-backups' },
+    });
 
     await t.reconcile('web');
 

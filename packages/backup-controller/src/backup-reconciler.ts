@@ -199,11 +199,14 @@ export class BackupReconciler implements Reconciler {
     const { object } = portableObject(backup.spec.object as KubeObject, ref);
     const promoted = withoutRebalanceMarks(object);
     const collection = resourcePath({ ...ref.resource, namespaced: ref.namespace !== '' }, ref.namespace);
+    const create = () =>
+      client.request('POST', collection, { body: promoted, query: { fieldManager: FIELD_MANAGER }, signal });
     try {
-      await client.request('POST', collection, {
-        body: promoted,
-        query: { fieldManager: FIELD_MANAGER },
-        signal,
+      await create().catch(async (error: unknown) => {
+        // The namespace is mirrored into every cell, but a cell may not have it yet: create it, then again.
+        if (!isNotFound(error) || ref.namespace === '') throw error;
+        await ensureNamespace(client, ref.namespace, signal);
+        await create();
       });
     } catch (error) {
       // Created by an earlier attempt that stopped before removing the backup.
@@ -236,6 +239,21 @@ export function servedCell(
   if (decision.case === 4) return old ? decision.oldCell : undefined;
   if (old && old.labels?.[REBALANCE_STATUS_LABEL] !== MIGRATED) return decision.oldCell;
   return copies.has(decision.newCell) ? decision.newCell : undefined;
+}
+
+async function ensureNamespace(
+  client: Pick<KubeClient, 'request'>,
+  namespace: string,
+  signal: AbortSignal,
+): Promise<void> {
+  await client
+    .request('POST', '/api/v1/namespaces', {
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } },
+      signal,
+    })
+    .catch((error: unknown) => {
+      if (!isAlreadyExists(error)) throw error;
+    });
 }
 
 function backupPath(name: string): string {

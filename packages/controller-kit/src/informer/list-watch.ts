@@ -54,7 +54,7 @@ export function resourceListWatch(
         resourceVersion: list.metadata.resourceVersion ?? '',
         ...(list.metadata.continue ? { continue: list.metadata.continue } : {}),
         // An empty PartialObjectMetadataList comes with `items: null`.
-        items: list.items ?? [],
+        items: withTypeOf(list),
       };
     },
     watch({ resourceVersion, timeoutSeconds, signal }) {
@@ -65,4 +65,21 @@ export function resourceListWatch(
       }) as Promise<AsyncIterable<WatchEvent<KubeObject>>>;
     },
   };
+}
+
+/**
+ * The items of a list, each with its `apiVersion` and `kind`: kube-apiserver leaves them out of a JSON list's
+ * items (the list says them once, as `DeploymentList`), while a watch event's object has them, and so must
+ * every object the cache hands out (a copy elsewhere is written whole). client-go's unstructured lists do
+ * the same.
+ */
+function withTypeOf(list: KubeList & { apiVersion?: string; kind?: string }): KubeObject[] {
+  const items = list.items ?? [];
+  const kind = list.kind?.endsWith('List') ? list.kind.slice(0, -'List'.length) : undefined;
+  if (!kind || !list.apiVersion) return items;
+  for (const item of items) {
+    item.apiVersion ??= list.apiVersion;
+    item.kind ??= kind;
+  }
+  return items;
 }

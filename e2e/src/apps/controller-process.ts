@@ -4,18 +4,22 @@ import { fileURLToPath } from 'node:url';
 import type { EnvFile } from '../env-file.ts';
 import { spawnApp, stopApp, waitUntilReady } from './node-app.ts';
 
-const REBALANCE_MAIN = fileURLToPath(
-  new URL('../../../packages/rebalance-controller/src/main.ts', import.meta.url),
-);
+/** cellfed's controllers, by the package they are built from. */
+const CONTROLLER_MAINS = {
+  'rebalance-controller': '../../../packages/rebalance-controller/src/main.ts',
+  'backup-controller': '../../../packages/backup-controller/src/main.ts',
+} as const;
 
-export interface RebalanceProcess {
+export type ControllerName = keyof typeof CONTROLLER_MAINS;
+
+export interface ControllerProcess {
   httpPort: number;
   /** Its JSON log lines so far. */
   lines: Record<string, unknown>[];
   child: ChildProcess;
 }
 
-export interface StartRebalanceOptions {
+export interface StartControllerOptions {
   /** More flags, e.g. `--cellset x --delete-after 5s`. */
   args?: string[];
   /** The cells that must be engaged before it counts as started (default: none). */
@@ -25,16 +29,17 @@ export interface StartRebalanceOptions {
 }
 
 /**
- * The rebalance controller (packages/rebalance-controller) as its own process against an environment's
- * control plane, as it runs for real: resolves once it is ready (caches listed) with the cells engaged.
+ * One of cellfed's controllers as its own process against an environment's control plane, as it runs for
+ * real: resolves once it is ready (caches listed) with the cells engaged.
  */
-export async function startRebalanceController(
+export async function startController(
+  name: ControllerName,
   env: EnvFile,
-  options: StartRebalanceOptions = {},
-): Promise<RebalanceProcess> {
+  options: StartControllerOptions = {},
+): Promise<ControllerProcess> {
   const app = spawnApp({
-    name: 'rebalance controller',
-    main: REBALANCE_MAIN,
+    name: name.replace('-', ' '),
+    main: fileURLToPath(new URL(CONTROLLER_MAINS[name], import.meta.url)),
     args: ['--kubeconfig', env.controlPlane.kubeconfig, '--http-port', '0', ...(options.args ?? [])],
     ...(options.logFile ? { logFile: options.logFile } : {}),
     ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
@@ -54,8 +59,16 @@ export async function startRebalanceController(
   }
 }
 
+/** The rebalance controller (packages/rebalance-controller); see {@link startController}. */
+export const startRebalanceController = (env: EnvFile, options?: StartControllerOptions) =>
+  startController('rebalance-controller', env, options);
+
+/** The backup controller (packages/backup-controller); see {@link startController}. */
+export const startBackupController = (env: EnvFile, options?: StartControllerOptions) =>
+  startController('backup-controller', env, options);
+
 /** SIGTERM (or SIGKILL for a crash), and wait for it to exit. */
-export const stopRebalanceController = (
+export const stopController = (
   controller: { child: ChildProcess } | undefined,
   signal: NodeJS.Signals = 'SIGTERM',
 ): Promise<void> => stopApp(controller, signal);

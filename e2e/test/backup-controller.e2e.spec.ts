@@ -1,0 +1,362 @@
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import {
+  ApiError,
+  BACKUP_CELL_LABEL,
+  BACKUP_SOURCE_ANNOTATION,
+  KubeClient,
+  PRIMARY_CELL_LABEL,
+  SOURCE_RESOURCE_VERSION_ANNOTATION,
+  type KubeList,
+  type KubeObject,
+} from '@cellfed/controller-kit';
+import { RoutingTable, parseCellSetSpec } from '@cellfed/hashing';
+
+import { LocalCells } from '../src/local/local-cells.ts';
+import { createLogger } from '../src/log.ts';
+import type { CellEntry } from '../src/provider.ts';
+import {
+  cellSetSpec,
+  createCellSet,
+  deleteCellSet,
+  eventually,
+  forEachInParallel,
+  updateCellSet,
+} from './clients.ts';
+import { startBackupController, stopController, type ControllerProcess } from './controller-process.ts';
+import { cellAdder, describeE2e, e2eEnv } from './e2e-env.ts';
+import { kubectl, routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
+
+const DEPLOYMENTS = '/apis/apps/v1';
+const CELL_BACKUPS = '/apis/cells.cellfed.io/v1alpha1/namespaces/cellfed-backups/cellbackups';
+const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+const SEQ = 'e2e.cellfed.io/seq';
+
+const deployment = (name: string) => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name, labels: { app: name } },
+  spec: {
+    replicas: 0,
+    selector: { matchLabels: { app: name } },
+    template: {
+      metadata: { labels: { app: name } },
+      spec: { containers: [{ name: 'web', image: 'nginx' }] },
+    },
+  },
+});
+
+const isStatus = (error: unknown, code: number) => error instanceof ApiError && error.statusCode === code;
+
+/**
+ * Patches objects through the router the whole time, one loop per part of the names, and remembers when
+ * each write was acknowledged. A write the router cannot carry out (its cell is unreachable, or 429 while the
+ * object is restored) is not acknowledged and is tried again a little later.
+ */
+function startWriter(client: KubeClient, namespace: string, names: readonly string[], loops: number) {
+  const acknowledged = new Map<string, { seq: number; at: number }[]>();
+  let refused = 0;
+  let stop = false;
+  let seq = 0;
+  const loop = async (part: number) => {
+    const mine = names.filter((_, i) => i % loops === part);
+    while (!stop) {
+      const name = mine[Math.floor(Math.random() * mine.length)]!;
+      const value = ++seq;
+      try {
+        await client.request('PATCH', `${DEPLOYMENTS}/namespaces/${namespace}/deployments/${name}`, {
+          body: { metadata: { annotations: { [SEQ]: String(value) } } },
+          contentType: 'application/merge-patch+json',
+        });
+        acknowledged.set(name, [...(acknowledged.get(name) ?? []), { seq: value, at: Date.now() }]);
+      } catch {
+        refused++;
+        await sleep(100);
+      }
+    }
+  };
+  const running = Promise.all(Array.from({ length: loops }, (_, part) => loop(part)));
+  return {
+    acknowledged,
+    refused: () => refused,
+    writes: () => seq,
+    stop: async () => {
+      stop = true;
+      await running;
+    },
+  };
+}
+
+describeE2e(
+  'backup controller: an inert copy in the next cell clockwise, promoted when a cell is Down',
+  () => {
+    const env = e2eEnv();
+    const { provider, runnable } = cellAdder(env);
+    const log = createLogger({ level: 'warn' });
+    const cellSetName = `backup-${Date.now()}`;
+    const namespace = `backup-${Date.now()}`;
+    const OBJECTS = 1000;
+    const names = Array.from({ length: OBJECTS }, (_, i) => `web-${i}`);
+    const controlPlane = KubeClient.fromFile(env.controlPlane.kubeconfig);
+    const cells = new Map(env.cells.map((cell) => [cell.id, KubeClient.fromFile(cell.kubeconfig)]));
+    let router: RouterProcess | undefined;
+    let controller: ControllerProcess | undefined;
+    let routed: KubeClient | undefined;
+    let added: CellEntry | undefined;
+    let writer: ReturnType<typeof startWriter> | undefined;
+
+    /** The CellBackups a cell holds: source key → metadata. */
+    const backupsIn = async (client: KubeClient) => {
+      const list = await client
+        .request<KubeList>('GET', CELL_BACKUPS, { accept: METADATA_LIST })
+        .catch((error: unknown) => {
+          if (isStatus(error, 404)) return { metadata: {}, items: [] } as KubeList;
+          throw error;
+        });
+      return new Map(
+        (list.items ?? []).map((item) => [
+          item.metadata.annotations?.[BACKUP_SOURCE_ANNOTATION] ?? '',
+          item.metadata,
+        ]),
+      );
+    };
+    const deploymentsIn = async (client: KubeClient) => {
+      const list = await client.request<KubeList>(
+        'GET',
+        `${DEPLOYMENTS}/namespaces/${namespace}/deployments`,
+        {
+          accept: METADATA_LIST,
+        },
+      );
+      return new Map((list.items ?? []).map((item) => [item.metadata.name!, item.metadata]));
+    };
+    /**
+     * Whether every object has exactly one backup, in the cell the ring names beside the cell that holds it,
+     * holding the version that cell serves; undefined while not.
+     */
+    const everyObjectBackedUp = async (live: readonly string[], table: RoutingTable) => {
+      const objects = new Map<string, { cell: string; version: string }>();
+      const backups = new Map<string, { cell: string; labels: Record<string, string>; version: string }[]>();
+      for (const id of live) {
+        const client = cells.get(id)!;
+        for (const [name, metadata] of await deploymentsIn(client))
+          objects.set(name, { cell: id, version: metadata.resourceVersion ?? '' });
+        for (const [key, metadata] of await backupsIn(client)) {
+          if (!key.startsWith(`deployments.apps/${namespace}/`)) continue;
+          const name = key.split('/')[2]!;
+          backups.set(name, [
+            ...(backups.get(name) ?? []),
+            {
+              cell: id,
+              labels: metadata.labels ?? {},
+              version: metadata.annotations?.[SOURCE_RESOURCE_VERSION_ANNOTATION] ?? '',
+            },
+          ]);
+        }
+      }
+      if (objects.size !== OBJECTS) return undefined;
+      for (const [name, object] of objects) {
+        const held = backups.get(name) ?? [];
+        const backupCell = table.backupOf(table.keyOf({ namespace, name }), object.cell);
+        if (held.length !== 1) return undefined;
+        const [backup] = held;
+        if (
+          backup!.cell !== backupCell ||
+          backup!.labels[BACKUP_CELL_LABEL] !== backupCell ||
+          backup!.labels[PRIMARY_CELL_LABEL] !== object.cell ||
+          backup!.version !== object.version
+        )
+          return undefined;
+      }
+      return true;
+    };
+
+    afterAll(async () => {
+      await writer?.stop().catch(() => undefined);
+      await stopController(controller);
+      await stopRouter(router);
+      await deleteCellSet(env.controlPlane.kubeconfig, cellSetName);
+      await controlPlane.request('DELETE', `/api/v1/namespaces/${namespace}`).catch(() => undefined);
+      for (const client of cells.values())
+        await client.request('DELETE', `/api/v1/namespaces/${namespace}`).catch(() => undefined);
+      if (added) await provider.removeCell({ dir: env.dir, id: added.id, log });
+      for (const client of [controlPlane, routed, ...cells.values()]) await client?.close();
+    });
+
+    runnable(
+      `${OBJECTS} Deployments over 3 cells, a writer running, one cell killed and marked Down: every object readable, then writable, through the router; lost writes only inside the replication lag`,
+      async () => {
+        const [one, two] = env.cells.map((cell) => cell.id) as [string, string];
+        // The cell that fails is one of the test's own: the environment's cells serve the suites after this.
+        added = await provider.addCell({ dir: env.dir, controllerManager: false, log });
+        const doomed = added.id;
+        cells.set(doomed, KubeClient.fromFile(added.kubeconfig));
+        const healthy = cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [doomed]: 'Normal' });
+        await createCellSet(env.controlPlane.kubeconfig, cellSetName, healthy);
+        router = await startRouter(env, {
+          args: ['--cellset', cellSetName],
+          cells: [one, two, doomed],
+          logFile: join(env.dir, `${cellSetName}-router.log`),
+        });
+        routed = KubeClient.fromFile(
+          routerKubeconfig(env, router, join(env.dir, `${cellSetName}.kubeconfig`)),
+        );
+        await routed.request('POST', '/api/v1/namespaces', {
+          body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } },
+        });
+        await forEachInParallel(names, 16, (name) =>
+          routed!.request('POST', `${DEPLOYMENTS}/namespaces/${namespace}/deployments`, {
+            body: deployment(name),
+          }),
+        );
+        controller = await startBackupController(env, {
+          args: ['--cellset', cellSetName, '--leader-elect', 'false', '--resync', '30s'],
+          cells: [one, two, doomed],
+          logFile: join(env.dir, `${cellSetName}-backup-controller.log`),
+        });
+        const healthyTable = RoutingTable.fromCellSet(parseCellSetSpec(healthy));
+        const backedUpAt = Date.now();
+        await eventually(
+          'every object to have its backup in the next cell clockwise',
+          () => everyObjectBackedUp([one, two, doomed], healthyTable),
+          90_000,
+        );
+        const initialBackupSeconds = (Date.now() - backedUpAt) / 1000;
+
+        // The writer runs across the failure; then the cell's apiserver and etcd die.
+        writer = startWriter(routed, namespace, names, 4);
+        await sleep(3000);
+        const onDoomed = names.filter(
+          (name) => healthyTable.route(healthyTable.keyOf({ namespace, name })).oldCell === doomed,
+        );
+        expect(onDoomed.length).toBeGreaterThan(OBJECTS / 5);
+        const local = LocalCells.open(env.dir);
+        await local.stop(doomed, 'kube-apiserver', 0);
+        await local.stop(doomed, 'etcd', 0);
+        const killedAt = Date.now();
+        const failed = cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [doomed]: 'Down' });
+        await updateCellSet(env.controlPlane.kubeconfig, cellSetName, failed);
+        const downAt = Date.now();
+
+        // Every object of the dead cell is readable through the router: from its backup, then promoted.
+        let unreadable = [...onDoomed];
+        await eventually(
+          'every object of the dead cell to be readable through the router',
+          async () => {
+            const still: string[] = [];
+            await forEachInParallel(unreadable, 16, async (name) => {
+              await routed!
+                .request('GET', `${DEPLOYMENTS}/namespaces/${namespace}/deployments/${name}`)
+                .catch(() => still.push(name));
+            });
+            unreadable = still;
+            return still.length === 0 ? true : undefined;
+          },
+          60_000,
+        );
+        const readableSeconds = (Date.now() - downAt) / 1000;
+        // kubectl reads one of them too (from its backup or its promoted copy).
+        const kubeconfig = join(env.dir, `${cellSetName}.kubeconfig`);
+        const shown = await kubectl(kubeconfig, [
+          '-n',
+          namespace,
+          'get',
+          'deployment',
+          onDoomed[0]!,
+          '-o',
+          'name',
+        ]);
+        expect(shown).toMatchObject({
+          code: 0,
+          out: expect.stringContaining(`deployment.apps/${onDoomed[0]}`),
+        });
+
+        // Writes succeed once each backup is promoted (429 until then, retried like a fenced write).
+        const failedTable = RoutingTable.fromCellSet(parseCellSetSpec(failed));
+        let unwritten = [...onDoomed];
+        await eventually(
+          'every object of the dead cell to be writable through the router',
+          async () => {
+            const still: string[] = [];
+            await forEachInParallel(unwritten, 16, async (name) => {
+              await routed!
+                .request('PATCH', `${DEPLOYMENTS}/namespaces/${namespace}/deployments/${name}`, {
+                  body: { metadata: { labels: { 'e2e.cellfed.io/restored': 'yes' } } },
+                  contentType: 'application/merge-patch+json',
+                })
+                .catch(() => still.push(name));
+            });
+            unwritten = still;
+            return still.length === 0 ? true : undefined;
+          },
+          90_000,
+        );
+        const writableSeconds = (Date.now() - downAt) / 1000;
+        await sleep(1000);
+        await writer.stop();
+
+        // Each object exists once, in the cell the ring without the dead cell names.
+        const served = new Map<string, KubeObject['metadata']>();
+        for (const id of [one, two]) {
+          for (const [name, metadata] of await deploymentsIn(cells.get(id)!)) {
+            expect(served.has(name)).toBe(false);
+            expect(failedTable.route(failedTable.keyOf({ namespace, name })).oldCell).toBe(id);
+            served.set(name, metadata);
+          }
+        }
+        expect(served.size).toBe(OBJECTS);
+
+        // Through the router the list shows every object once, and never a backup.
+        const listed = await routed.request<KubeList>(
+          'GET',
+          `${DEPLOYMENTS}/namespaces/${namespace}/deployments`,
+          {
+            accept: METADATA_LIST,
+          },
+        );
+        expect(listed.items).toHaveLength(OBJECTS);
+        expect(new Set(listed.items.map((item) => item.metadata.name)).size).toBe(OBJECTS);
+        expect(
+          listed.items.every(
+            (item) => item.metadata.annotations?.[SOURCE_RESOURCE_VERSION_ANNOTATION] === undefined,
+          ),
+        ).toBe(true);
+
+        // Lost writes: acknowledged, yet not in the object served now. Only the dead cell's objects lose any,
+        // and only writes acknowledged shortly before it died (inside the replication lag: the RPO).
+        const lost: { name: string; ageMs: number }[] = [];
+        for (const [name, acks] of writer.acknowledged) {
+          const seen = Number(served.get(name)?.annotations?.[SEQ] ?? 0);
+          for (const ack of acks) if (ack.seq > seen) lost.push({ name, ageMs: killedAt - ack.at });
+        }
+        const rpoMs = Math.max(0, ...lost.map((write) => write.ageMs));
+        log.warn(
+          {
+            objects: OBJECTS,
+            onDoomed: onDoomed.length,
+            initialBackupSeconds,
+            writes: writer.writes(),
+            refused: writer.refused(),
+            lostWrites: lost.length,
+            rpoMs,
+            readableSeconds,
+            writableSeconds,
+          },
+          'failover figures',
+        );
+        expect(lost.every((write) => onDoomed.includes(write.name))).toBe(true);
+        expect(rpoMs).toBeLessThan(2000);
+        expect([...writer.acknowledged.values()].flat().length).toBeGreaterThan(100);
+
+        // And the promoted objects are backed up anew, in the cells the ring without the dead cell names.
+        await eventually(
+          'every object to be backed up again after the failover',
+          () => everyObjectBackedUp([one, two], failedTable),
+          60_000,
+        );
+      },
+      420_000,
+    );
+  },
+);

@@ -1,2 +1,0 @@
-export { startRebalanceController, stopRebalanceController } from '../src/apps/rebalance-process.ts';
-export type { RebalanceProcess } from '../src/apps/rebalance-process.ts';
