@@ -22,9 +22,15 @@ import {
   deleteCellSet,
   eventually,
   forEachInParallel,
+  readCellSet,
   updateCellSet,
 } from './clients.ts';
-import { startBackupController, stopController, type ControllerProcess } from './controller-process.ts';
+import {
+  startBackupController,
+  startRebalanceController,
+  stopController,
+  type ControllerProcess,
+} from './controller-process.ts';
 import { cellAdder, describeE2e, e2eEnv } from './e2e-env.ts';
 import { kubectl, routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
 
@@ -105,6 +111,9 @@ describeE2e(
     let routed: KubeClient | undefined;
     let added: CellEntry | undefined;
     let writer: ReturnType<typeof startWriter> | undefined;
+    let rebalancer: ControllerProcess | undefined;
+    /** What the failover test leaves: the cell that died, and what every object held when it ended. */
+    let failedOver: { doomed: string; served: Map<string, KubeObject['metadata']> } | undefined;
 
     /** The CellBackups a cell holds: source key → metadata. */
     const backupsIn = async (client: KubeClient) => {
@@ -175,6 +184,7 @@ describeE2e(
     afterAll(async () => {
       await writer?.stop().catch(() => undefined);
       await stopController(controller);
+      await stopController(rebalancer);
       await stopRouter(router);
       await deleteCellSet(env.controlPlane.kubeconfig, cellSetName);
       await controlPlane.request('DELETE', `/api/v1/namespaces/${namespace}`).catch(() => undefined);
@@ -355,8 +365,90 @@ describeE2e(
           () => everyObjectBackedUp([one, two], failedTable),
           60_000,
         );
+        failedOver = { doomed, served };
       },
       420_000,
+    );
+
+    runnable(
+      'disposable cells: the dead cell’s data deleted, an empty cell rebuilt under its id joins, and the federation ends with every object',
+      async () => {
+        if (!failedOver) throw new Error('needs the failover test before it');
+        const { doomed, served } = failedOver;
+        const [one, two] = env.cells.map((cell) => cell.id) as [string, string];
+        // Its disk is gone: an empty apiserver comes back under the same id, address and certificates.
+        const local = LocalCells.open(env.dir);
+        await local.wipe(doomed);
+        await local.start(doomed, 'etcd');
+        await local.start(doomed, 'kube-apiserver');
+        expect((await deploymentsIn(cells.get(doomed)!).catch(() => new Map())).size).toBe(0);
+
+        rebalancer = await startRebalanceController(env, {
+          args: [
+            ...['--cellset', cellSetName, '--leader-elect', 'false', '--delete-after', '2s'],
+            ...['--mirror-resync', '2s'],
+          ],
+          cells: [one, two, doomed],
+          logFile: join(env.dir, `${cellSetName}-rebalance-controller.log`),
+        });
+        await updateCellSet(
+          env.controlPlane.kubeconfig,
+          cellSetName,
+          cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [doomed]: 'Joining' }),
+        );
+        const allNormal = cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [doomed]: 'Normal' });
+        await eventually(
+          'the rebuilt cell to turn Normal',
+          async () => {
+            const current = (await readCellSet(env.controlPlane.kubeconfig, cellSetName)) as {
+              spec: { cells: { id: string; state: string }[] };
+            };
+            return current.spec.cells.find((cell) => cell.id === doomed)?.state === 'Normal'
+              ? true
+              : undefined;
+          },
+          180_000,
+        );
+
+        // Every object is back where the full ring puts it, holding what it held after the failover.
+        const table = RoutingTable.fromCellSet(parseCellSetSpec(allNormal));
+        await eventually(
+          'every object to be in exactly the cell the ring names',
+          async () => {
+            const where = new Map<string, string[]>();
+            for (const id of [one, two, doomed])
+              for (const [name, metadata] of await deploymentsIn(cells.get(id)!))
+                if (metadata.labels?.['cellfed.io/rebalance-status'] !== 'migrated')
+                  where.set(name, [...(where.get(name) ?? []), id]);
+            const misplaced = names.filter((name) => {
+              const at = where.get(name);
+              return at?.length !== 1 || at[0] !== table.route(table.keyOf({ namespace, name })).oldCell;
+            });
+            return misplaced.length === 0 ? true : undefined;
+          },
+          60_000,
+        );
+        const listed = await routed!.request<KubeList>(
+          'GET',
+          `${DEPLOYMENTS}/namespaces/${namespace}/deployments`,
+        );
+        expect(listed.items).toHaveLength(OBJECTS);
+        const changedSinceFailover = listed.items.filter(
+          (item) => item.metadata.annotations?.[SEQ] !== served.get(item.metadata.name!)?.annotations?.[SEQ],
+        );
+        expect(changedSinceFailover).toEqual([]);
+        const inRebuilt = listed.items.filter(
+          (item) => table.route(table.keyOf({ namespace, name: item.metadata.name! })).oldCell === doomed,
+        );
+        expect(inRebuilt.length).toBeGreaterThan(OBJECTS / 5);
+        // And each has its backup beside it again.
+        await eventually(
+          'every object to be backed up in the full ring',
+          () => everyObjectBackedUp([one, two, doomed], table),
+          90_000,
+        );
+      },
+      300_000,
     );
   },
 );

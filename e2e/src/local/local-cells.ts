@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 import { E2eError, E2eErrorCode } from '../errors.ts';
@@ -63,6 +63,16 @@ export class LocalCells {
   async restart(id: string, component: Component, graceMs?: number, signal?: AbortSignal): Promise<void> {
     await this.stop(id, component, graceMs);
     await this.start(id, component, signal);
+  }
+
+  /**
+   * Deletes a cell's etcd data entirely (a disk lost): its apiserver and etcd are stopped first. Started
+   * again, the cell is an empty apiserver under the same id, address and certificates.
+   */
+  async wipe(id: string): Promise<void> {
+    await this.stop(id, 'kube-apiserver', 0);
+    await this.stop(id, 'etcd', 0);
+    rmSync(this.apiserver(id).etcdDataDir, { recursive: true, force: true });
   }
 
   /** Resident memory in bytes of each running process of `id` (from /proc). */
