@@ -14,6 +14,8 @@ import {
   type Clock,
   type KubeClient,
   type Lane,
+  type ObjectMeta,
+  type ObjectRef,
 } from '@cellfed/controller-kit';
 import { safeParseCellSet } from '@cellfed/hashing';
 import type { Logger } from 'pino';
@@ -21,10 +23,14 @@ import type { Registry } from 'prom-client';
 
 import { BackupMetrics, LagClock } from './backup-metrics.ts';
 import { BackupReconciler } from './backup-reconciler.ts';
+import { AutoDownReconciler, UnhealthySince } from './auto-down-reconciler.ts';
 import { prepareWhenReachable } from './cell-setup.ts';
+import { DownCellReconciler } from './down-cell-reconciler.ts';
 import { federationOf, type Federation } from './federation.ts';
 
 export interface BackupSettings {
+  /** Mark a cell Down once it has been unhealthy this long; never when absent (an operator decides). */
+  autoDownAfterMs?: number;
   /** Backups written or promoted at once. */
   workers: number;
   /** How often every object is compared with its backup although nothing changed. */
@@ -53,6 +59,10 @@ export class BackupController {
   readonly objects: CellObjects;
   readonly backups: CellObjects;
   readonly controller: Controller;
+  /** Empties a Down cell that came back of its stale copies. */
+  readonly downCells: Controller;
+  /** Marks a cell Down after it has been unhealthy for `autoDownAfterMs`; absent when off. */
+  readonly autoDown: Controller | undefined;
   private readonly namespaces: Informer;
   private readonly pool: CellPool;
   private readonly settings: BackupSettings;
@@ -122,6 +132,54 @@ export class BackupController {
       cellOf: () => undefined,
     });
 
+    this.downCells = new Controller({
+      name: 'down-cells',
+      reconciler: new DownCellReconciler({
+        stateOf: (cell) => this.federation?.table.stateOf(cell),
+        reachable: (cell) => {
+          const engaged = pool.get(cell);
+          return engaged?.health === 'Healthy' ? engaged : undefined;
+        },
+        objectsIn: (cell) => {
+          const found: { ref: ObjectRef; metadata: Readonly<ObjectMeta> }[] = [];
+          this.objects.eachCopy((at, ref, metadata) => {
+            if (at === cell) found.push({ ref, metadata });
+          });
+          return found;
+        },
+        synced: (cell) => this.objects.synced([cell]),
+        metrics,
+      }),
+      registry,
+      logger,
+      clock,
+      cellOf: (key) => key,
+    });
+    const unhealthy = new UnhealthySince();
+    this.autoDown =
+      settings.autoDownAfterMs === undefined
+        ? undefined
+        : new Controller({
+            name: 'auto-down',
+            reconciler: new AutoDownReconciler({
+              afterMs: settings.autoDownAfterMs,
+              unhealthySince: (cell) => unhealthy.of(cell),
+              cellSet: () => pool.cellSetObject(),
+              controlPlane,
+              record: (type, reason, note) => pool.recordOnCellSet(type, reason, note),
+              clock,
+            }),
+            registry,
+            logger,
+            clock,
+            cellOf: (key) => key,
+          });
+    pool.onHealthChange((cell, health) => {
+      unhealthy.changed(cell, health, clock.now());
+      this.autoDown?.queue.add(cell);
+      this.downCells.queue.add(cell);
+    });
+
     pool.cellSets.addHandler(() => {
       const parsed = safeParseCellSet(pool.cellSetObject());
       if (!parsed.success) return;
@@ -139,6 +197,7 @@ export class BackupController {
         if (key && down.has(metadata.labels?.[PRIMARY_CELL_LABEL] ?? '')) enqueue(key, 'high');
       });
       this.enqueueAll('low');
+      for (const cell of down) this.downCells.queue.add(cell);
     });
     this.namespaces.addHandler((event) => {
       // A namespace's shard-by label decides its objects' keys, hence their backup cells.
@@ -151,6 +210,7 @@ export class BackupController {
     pool.subscribe(this.objects);
     pool.subscribe({
       engage: (cell) => {
+        this.downCells.queue.add(cell.id);
         void prepareWhenReachable(cell, logger, clock, () => {
           if (!cell.signal.aborted) this.backups.engage(cell);
         });
@@ -167,13 +227,18 @@ export class BackupController {
   async runControllers(signal: AbortSignal): Promise<void> {
     await this.namespaces.waitForSync(signal);
     this.enqueueAll('low');
-    this.controller.start();
+    for (const cell of this.pool.cells()) {
+      this.downCells.queue.add(cell.id);
+      this.autoDown?.queue.add(cell.id);
+    }
+    const controllers = [this.controller, this.downCells, ...(this.autoDown ? [this.autoDown] : [])];
+    for (const controller of controllers) controller.start();
     const resync = setInterval(() => this.enqueueAll('low'), this.settings.resyncMs);
     try {
       await untilAborted(signal);
     } finally {
       clearInterval(resync);
-      await this.controller.stop(10_000);
+      await Promise.all(controllers.map((controller) => controller.stop(10_000)));
     }
   }
 

@@ -1,7 +1,7 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
 
 /** What a reconcile did to an object's backups, for `cellfed_backup_operations_total{operation}`. */
-export type BackupOperation = 'written' | 'deleted' | 'promoted';
+export type BackupOperation = 'written' | 'deleted' | 'promoted' | 'purged';
 
 /** The backup controller's own metrics, on the injected registry. */
 export class BackupMetrics {
@@ -12,7 +12,7 @@ export class BackupMetrics {
     const registers = [registry];
     this.operations = new Counter({
       name: 'cellfed_backup_operations_total',
-      help: 'Backups written, stale backups deleted, and backups promoted to the real object',
+      help: 'Backups written, stale backups deleted, backups promoted to the real object, and stale copies purged from a Down cell',
       labelNames: ['operation'],
       registers,
     });

@@ -3,6 +3,7 @@ import { parseBackupArgs } from './config.ts';
 describe('parseBackupArgs', () => {
   it('has the documented defaults', () => {
     const config = parseBackupArgs([]);
+    expect(config.autoDownAfterMs).toBeUndefined();
     expect(config).toMatchObject({
       cellSetName: 'default',
       secretNamespace: 'cellfed-system',
@@ -19,9 +20,17 @@ describe('parseBackupArgs', () => {
 
   it('reads every flag', () => {
     const config = parseBackupArgs(
-      '--cellset x --workers 4 --resync 30s --resync-qps 50 --leader-elect false --http-port 0'.split(' '),
+      '--cellset x --workers 4 --resync 30s --resync-qps 50 --auto-down-after 2m --leader-elect false --http-port 0'.split(
+        ' ',
+      ),
     );
-    expect(config).toMatchObject({ cellSetName: 'x', workers: 4, resyncMs: 30_000, resyncQps: 50 });
+    expect(config).toMatchObject({
+      cellSetName: 'x',
+      workers: 4,
+      resyncMs: 30_000,
+      resyncQps: 50,
+      autoDownAfterMs: 120_000,
+    });
     expect(config.manager).toMatchObject({ httpPort: 0 });
     expect(config.manager.leaderElection).toMatchObject({
       enabled: false,

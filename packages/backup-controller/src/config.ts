@@ -21,6 +21,8 @@ export const BackupConfigSchema = z
     workers: positiveIntFlag('workers', 1000).default(16),
     resyncMs: durationFlag('resync', 10 * 60_000),
     resyncQps: positiveIntFlag('resync-qps', 100_000).default(500),
+    /** Off (undefined) unless --auto-down-after is given. */
+    autoDownAfterMs: durationFlag('auto-down-after', 0).transform((ms) => (ms === 0 ? undefined : ms)),
     manager: ManagerConfigSchema,
   })
   .strict();
@@ -32,13 +34,20 @@ export const USAGE = `usage: backup-controller [options]
   --resync DURATION                how often every object is compared with its backup although nothing
                                    changed, in the low-priority lane (default 10m)
   --resync-qps N                   objects per second taken from that lane (default 500)
+  --auto-down-after DURATION       mark a cell Down in the CellSet once its health probe has failed
+                                   this long without a break (default: never; an operator decides)
 ${MANAGER_USAGE}`;
 
 /** Reads the command line into the config; every problem in one line. */
 export function parseBackupArgs(argv: string[]): BackupConfig {
   let flags: ReturnType<typeof readControllerFlags>;
   try {
-    flags = readControllerFlags('backup-controller', argv, ['workers', 'resync', 'resync-qps']);
+    flags = readControllerFlags('backup-controller', argv, [
+      'workers',
+      'resync',
+      'resync-qps',
+      'auto-down-after',
+    ]);
   } catch (error) {
     throw new BackupError(BackupErrorCode.InvalidConfig, (error as Error).message, { cause: error });
   }
@@ -49,6 +58,7 @@ export function parseBackupArgs(argv: string[]): BackupConfig {
     workers: number(values.workers),
     resyncMs: values.resync,
     resyncQps: number(values['resync-qps']),
+    autoDownAfterMs: values['auto-down-after'],
   });
   if (result.success) return result.data;
   throw new BackupError(BackupErrorCode.InvalidConfig, issuesLine(result.error));

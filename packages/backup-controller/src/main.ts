@@ -31,7 +31,12 @@ try {
     pool,
     logger,
     registry,
-    settings: { workers: config.workers, resyncMs: config.resyncMs, resyncQps: config.resyncQps },
+    settings: {
+      workers: config.workers,
+      resyncMs: config.resyncMs,
+      resyncQps: config.resyncQps,
+      ...(config.autoDownAfterMs === undefined ? {} : { autoDownAfterMs: config.autoDownAfterMs }),
+    },
   });
   manager = new Manager({
     name: 'backup-controller',

@@ -109,17 +109,18 @@ export class BenchEnv {
     return { url: `https://127.0.0.1:${port}`, child };
   }
 
-  /** The rebalance controller as it runs for real, started once `cells` (default: all) are engaged. */
-  async startRebalanceController(
+  /** One of cellfed's controllers as it runs for real (`package` names it), started once `cells` are engaged. */
+  async startController(
+    name: 'rebalance-controller' | 'backup-controller',
     args: string[] = [],
     cells = this.env.cells.map((cell) => cell.id),
   ): Promise<{ httpPort: number; child: ChildProcess }> {
     let httpPort: number | undefined;
     const engaged = new Set<string>();
     const child = await this.startApp(
-      'the rebalance controller',
+      `the ${name.replace('-', ' ')}`,
       [
-        join(ROOT, 'packages/rebalance-controller/src/main.ts'),
+        join(ROOT, `packages/${name}/src/main.ts`),
         ...['--kubeconfig', this.env.controlPlane.kubeconfig, '--http-port', '0', '--leader-elect', 'false'],
         ...args,
       ],
@@ -130,6 +131,22 @@ export class BenchEnv {
       },
     );
     return { httpPort: httpPort!, child };
+  }
+
+  /** Kills a cell's etcd and kube-apiserver at once (SIGKILL to each process group): the cell is lost. */
+  killCell(id: string): void {
+    const state = JSON.parse(readFileSync(join(this.dir, 'local-state.json'), 'utf8')) as {
+      apiservers: Record<string, { daemons: Record<string, { pid: number } | undefined> }>;
+    };
+    for (const component of ['kube-apiserver', 'etcd']) {
+      const pid = state.apiservers[id]?.daemons[component]?.pid;
+      if (pid === undefined) throw new Error(`no ${component} of ${id} in ${this.dir}`);
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
   }
 
   /** Starts `node args…` and resolves once `started` says so of a log line; later lines are drained. */

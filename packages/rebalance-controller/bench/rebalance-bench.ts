@@ -119,7 +119,8 @@ try {
   await call(cells.get(four)!, 'DELETE', collection(BASELINE_NAMESPACE));
 
   // cellfed: the controller, from the CellSet change to the joining cell turning Normal.
-  const controller = await env.startRebalanceController(
+  const controller = await env.startController(
+    'rebalance-controller',
     ['--window', String(WINDOW), '--delete-after', '1h'],
     [one, two, three],
   );
