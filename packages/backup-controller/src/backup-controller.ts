@@ -77,6 +77,7 @@ export class BackupController {
     const clock = this.clock;
     const metrics = new BackupMetrics(registry);
     const lag = new LagClock();
+    const promoted = new Set<string>();
     this.namespaces = new Informer({
       cell: CONTROL_PLANE,
       resource: 'v1/namespaces',
@@ -93,6 +94,11 @@ export class BackupController {
       registry,
       resources: () => [...(this.federation?.resources.values() ?? [])],
       onChange: (key, lane) => {
+        // An object this controller just promoted: its new backup waits behind the promotions still to do.
+        if (promoted.delete(key)) {
+          enqueue(key, 'low');
+          return;
+        }
         // A change starts the clock of its replication lag; lists and resyncs are not changes.
         if (lane === 'high') lag.seen(key, clock.now());
         enqueue(key, lane);
@@ -121,6 +127,7 @@ export class BackupController {
         namespaceLabels,
         metrics,
         lag,
+        onPromoted: (key) => promoted.add(key),
         clock,
       }),
       registry,

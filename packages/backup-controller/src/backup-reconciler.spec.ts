@@ -169,12 +169,14 @@ describe('BackupReconciler', () => {
     expect(promoted.spec).toEqual({ replicas: 3 });
     expect(promoted.metadata.labels).toEqual({ app: 'web' });
     expect(promoted.metadata.uid).toMatch(new RegExp(`^${backup}-`));
-    expect(t.cells.get(backup)!.get(backupPath('web'))).toBeUndefined();
+    // Two requests: the backup read, the object created; the backup goes with the next look.
+    expect(t.cells.get(backup)!.get(backupPath('web'))).toBeDefined();
     expect(await metricValue(t.registry, 'cellfed_backup_operations_total', { operation: 'promoted' })).toBe(
       1,
     );
 
     await t.reconcile('web');
+    expect(t.cells.get(backup)!.get(backupPath('web'))).toBeUndefined();
     const next = t.placement('web').backup;
     expect(next).not.toBe(primary);
     expect(t.backupsOf('web').map((cell) => cell.id)).toEqual([next]);

@@ -6,6 +6,7 @@ import {
   SOURCE_RESOURCE_VERSION_ANNOTATION,
   cellBackupName,
   cellBackupOf,
+  formatObjectKey,
   isAlreadyExists,
   isCellOwnObject,
   isNotFound,
@@ -52,6 +53,8 @@ export interface BackupReconcilerOptions {
   namespaceLabels: (namespace: string) => Record<string, string> | undefined;
   metrics: BackupMetrics;
   lag: LagClock;
+  /** Told of each object promoted, so its next look (new backup, old one removed) can wait its turn. */
+  onPromoted?: (key: string) => void;
   clock?: Clock;
 }
 
@@ -66,7 +69,7 @@ export function backupRefOf(ref: ObjectRef): ObjectRef {
  * - the object is served from a live cell → its CellBackup in the key's backup cell (the next cell clockwise)
  *   holds the version served; a backup anywhere else (the ring changed) is deleted;
  * - it is not, and its cell is Down → the backup in the cell that now owns the key is promoted: the real
- *   object is created from it, then the backup is removed (the next reconcile backs it up anew);
+ *   object is created from it (the next reconcile backs it up anew and removes that backup);
  * - it is not, and no cell of it is Down → it was deleted: so are its backups.
  */
 export class BackupReconciler implements Reconciler {
@@ -179,7 +182,7 @@ export class BackupReconciler implements Reconciler {
     log.debug({ backupCell: cell }, 'stale backup deleted');
   }
 
-  /** Creates the real object in `target` from its backup there, then removes the backup. */
+  /** Creates the real object in `target` from its backup there. */
   private async promote(
     ref: ObjectRef,
     target: string,
@@ -212,7 +215,9 @@ export class BackupReconciler implements Reconciler {
       // Created by an earlier attempt that stopped before removing the backup.
       if (!isAlreadyExists(error)) throw error;
     }
-    await this.deleteBackup(target, backupRef, log, signal);
+    // The backup in `target` is left for the object's next reconcile, which writes the new backup and deletes
+    // this one: while a cell's keys are promoted, promotions go first and each costs two requests.
+    this.options.onPromoted?.(formatObjectKey(ref));
     this.options.metrics.operations.inc({ operation: 'promoted' });
     log.info(
       { cell: target, down, version: backup.metadata.annotations?.[SOURCE_RESOURCE_VERSION_ANNOTATION] },

@@ -1,7 +1,7 @@
 // What the benchmarks share: real cells from the e2e tooling (`cells up`, tools built by
 // scripts/build-tools.sh), cellfed's processes in front of them, TLS clients for both, and result files.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -168,7 +168,10 @@ export class BenchEnv {
       });
     });
     lines.removeAllListeners('line');
-    lines.on('line', () => undefined);
+    // CELLFED_BENCH_LOG_DIR keeps each process's log lines, to see afterwards where the time went.
+    const logDir = process.env['CELLFED_BENCH_LOG_DIR'];
+    const log = logDir ? createWriteStream(join(logDir, `${what.replace(/\W+/g, '-')}.log`)) : undefined;
+    lines.on('line', (line) => log?.write(`${line}\n`));
     return child;
   }
 
