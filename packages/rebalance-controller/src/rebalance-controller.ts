@@ -187,7 +187,15 @@ export class RebalanceController {
     const cellSetChanged = () => this.cellSets.queue.add(pool.cellSetName);
     // Every replica loads the plan, leading or not, so a standby's caches follow the CellSet's cellular
     // resources too and it takes over warm; the lifecycle reconciler reports on the plan while leading.
-    this.plans.onLoad(() => this.objects.resourcesChanged());
+    const mirrorAll = () => {
+      for (const cell of pool.cells()) this.mirror.queue.add(cell.id);
+    };
+    // A new generation may bring a cell back from Down (the mirror stops looking at a Down cell) or new
+    // shared resources: every cell is compared again.
+    this.plans.onLoad(() => {
+      this.objects.resourcesChanged();
+      mirrorAll();
+    });
     // The controller's own status writes come back as events: only a new generation (a spec change) or the
     // CellSet coming or going needs a reconcile; progress is recounted on the reconciler's own interval.
     let seenGeneration: number | undefined;
@@ -201,9 +209,6 @@ export class RebalanceController {
       cellSetChanged();
     });
     this.leases.addHandler(cellSetChanged);
-    const mirrorAll = () => {
-      for (const cell of pool.cells()) this.mirror.queue.add(cell.id);
-    };
     this.namespaces.addHandler((event) => {
       mirrorAll();
       // A namespace's shard-by label decides its objects' keys.

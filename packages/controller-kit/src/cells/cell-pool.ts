@@ -276,6 +276,8 @@ export class CellPool {
       log,
       signal: abort.signal,
       onChange: (health) => this.healthChanged(engagement, health),
+      // Its storage was replaced (a wiped cell rebuilt under its id): every cache of it starts afresh.
+      onReplaced: () => this.restart(engagement, 'its storage was replaced'),
     });
     for (const aware of this.subscribers) void this.engageOne(aware, cell);
   }
@@ -292,15 +294,16 @@ export class CellPool {
       }
     }
     // Back from a connectivity loss: watches may hang on dead connections; start everything afresh.
-    if (
-      previous === 'Unhealthy' &&
-      health === 'Healthy' &&
-      this.engaged.get(engagement.cell.id) === engagement
-    ) {
-      const kubeconfig = this.kubeconfigOf(engagement.cell.spec);
-      if (kubeconfig === undefined) this.controller.queue.add(engagement.cell.id);
-      else this.engage(engagement.cell.spec, kubeconfig, 'recovered from a connectivity loss');
-    }
+    if (previous === 'Unhealthy' && health === 'Healthy')
+      this.restart(engagement, 'recovered from a connectivity loss');
+  }
+
+  /** Recreates a cell's engagement (if it is still the current one), so every watch of it starts afresh. */
+  private restart(engagement: Engagement, reason: string): void {
+    if (this.engaged.get(engagement.cell.id) !== engagement) return;
+    const kubeconfig = this.kubeconfigOf(engagement.cell.spec);
+    if (kubeconfig === undefined) this.controller.queue.add(engagement.cell.id);
+    else this.engage(engagement.cell.spec, kubeconfig, reason);
   }
 
   /** The kubeconfig text in a cell's Secret, if the Secret and its key exist. */

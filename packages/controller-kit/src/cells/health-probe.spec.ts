@@ -68,4 +68,42 @@ describe('probeCell', () => {
     expect(changes.map(([, health]) => health)).toEqual(['Unhealthy']);
     await stop();
   });
+
+  it('tells when the cell answers with other storage after a failure, and not before', async () => {
+    let answer: 'ok' | 'fail' = 'ok';
+    let uid = 'first';
+    const clock = new FakeClock();
+    const paths: string[] = [];
+    let replaced = 0;
+    const client = {
+      request: (_method: string, path: string) => {
+        paths.push(path);
+        if (answer === 'fail') return Promise.reject(new Error('connect ECONNREFUSED'));
+        return Promise.resolve(path === '/readyz' ? 'ok' : { metadata: { uid } });
+      },
+    } as unknown as Pick<KubeClient, 'request'>;
+    const stop = new AbortController();
+    const running = probeCell(client, {
+      clock,
+      log: memoryLogger().logger,
+      signal: stop.signal,
+      periodMs: 1000,
+      onChange: () => undefined,
+      onReplaced: () => replaced++,
+    });
+    await flushPromises();
+    await clock.advance(2000);
+    // The identity is read once, then only /readyz while all is well.
+    expect(paths.filter((path) => path !== '/readyz')).toEqual(['/api/v1/namespaces/kube-system']);
+    answer = 'fail';
+    await clock.advance(1000);
+    uid = 'second';
+    answer = 'ok';
+    await clock.advance(1000);
+    expect(replaced).toBe(1);
+    await clock.advance(3000);
+    expect(replaced).toBe(1);
+    stop.abort();
+    await running;
+  });
 });

@@ -12,7 +12,14 @@ export interface ProbeOptions extends HysteresisOptions {
   timeoutMs?: number;
 }
 
-/** Asks a cell's `/readyz` every period until `signal` aborts, reporting each change of health. */
+const METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
+
+/**
+ * Asks a cell's `/readyz` every period until `signal` aborts, reporting each change of health. With
+ * `onReplaced`, it also tells when the apiserver that answers keeps other data than before: the uid of its
+ * `kube-system` namespace, read at the first good answer and again at each good answer after a failed one,
+ * changed (its etcd was wiped or replaced). Every watch of such a cell holds versions it never issued.
+ */
 export async function probeCell(
   client: Pick<KubeClient, 'request'>,
   options: ProbeOptions & {
@@ -20,9 +27,12 @@ export async function probeCell(
     log: Logger;
     signal: AbortSignal;
     onChange: (health: CellHealth) => void;
+    onReplaced?: () => void;
   },
 ): Promise<void> {
-  const { clock, log, signal, onChange } = options;
+  const { clock, log, signal, onChange, onReplaced } = options;
+  let identity: string | undefined;
+  let failedSinceIdentity = false;
   const periodMs = options.periodMs ?? 2000;
   const timeoutMs = options.timeoutMs ?? 2000;
   const hysteresis = new HealthHysteresis(options);
@@ -44,6 +54,18 @@ export async function probeCell(
       signal.removeEventListener('abort', abortProbe);
     }
     if (signal.aborted) return;
+    if (!ok) failedSinceIdentity = true;
+    else if (onReplaced && (identity === undefined || failedSinceIdentity)) {
+      const uid = await kubeSystemUid(client, timeoutMs, signal);
+      if (uid !== undefined) {
+        if (identity !== undefined && uid !== identity) {
+          log.info({ was: identity, now: uid }, 'the cell answers with other storage than before');
+          onReplaced();
+        }
+        identity = uid;
+        failedSinceIdentity = false;
+      }
+    }
     const changed = hysteresis.observe(ok);
     if (!ok) log.debug({ reason }, 'readyz probe failed');
     if (changed) {
@@ -51,5 +73,27 @@ export async function probeCell(
       onChange(changed);
     }
     await sleep(clock, periodMs, signal);
+  }
+}
+
+/** The uid of the cell's `kube-system` namespace; undefined when it cannot be read now. */
+async function kubeSystemUid(
+  client: Pick<KubeClient, 'request'>,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<string | undefined> {
+  try {
+    const namespace = await client.request<{ metadata?: { uid?: string } }>(
+      'GET',
+      '/api/v1/namespaces/kube-system',
+      {
+        accept: METADATA,
+        timeoutMs,
+        signal,
+      },
+    );
+    return namespace.metadata?.uid;
+  } catch {
+    return undefined;
   }
 }
