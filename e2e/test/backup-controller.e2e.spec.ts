@@ -32,26 +32,11 @@ import {
   type ControllerProcess,
 } from './controller-process.ts';
 import { cellAdder, describeE2e, e2eEnv } from './e2e-env.ts';
+import { DEPLOYMENTS, METADATA_LIST, deployment, deploymentsIn } from './deployments.ts';
 import { kubectl, routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
 
-const DEPLOYMENTS = '/apis/apps/v1';
 const CELL_BACKUPS = '/apis/cells.cellfed.io/v1alpha1/namespaces/cellfed-backups/cellbackups';
-const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 const SEQ = 'e2e.cellfed.io/seq';
-
-const deployment = (name: string) => ({
-  apiVersion: 'apps/v1',
-  kind: 'Deployment',
-  metadata: { name, labels: { app: name } },
-  spec: {
-    replicas: 0,
-    selector: { matchLabels: { app: name } },
-    template: {
-      metadata: { labels: { app: name } },
-      spec: { containers: [{ name: 'web', image: 'nginx' }] },
-    },
-  },
-});
 
 const isStatus = (error: unknown, code: number) => error instanceof ApiError && error.statusCode === code;
 
@@ -132,16 +117,6 @@ describeE2e(
         ]),
       );
     };
-    const deploymentsIn = async (client: KubeClient) => {
-      const list = await client.request<KubeList>(
-        'GET',
-        `${DEPLOYMENTS}/namespaces/${namespace}/deployments`,
-        {
-          accept: METADATA_LIST,
-        },
-      );
-      return new Map((list.items ?? []).map((item) => [item.metadata.name!, item.metadata]));
-    };
     /**
      * Whether every object has exactly one backup, in the cell the ring names beside the cell that holds it,
      * holding the version that cell serves; undefined while not.
@@ -151,7 +126,7 @@ describeE2e(
       const backups = new Map<string, { cell: string; labels: Record<string, string>; version: string }[]>();
       for (const id of live) {
         const client = cells.get(id)!;
-        for (const [name, metadata] of await deploymentsIn(client))
+        for (const [name, metadata] of await deploymentsIn(client, namespace))
           objects.set(name, { cell: id, version: metadata.resourceVersion ?? '' });
         for (const [key, metadata] of await backupsIn(client)) {
           if (!key.startsWith(`deployments.apps/${namespace}/`)) continue;
@@ -311,7 +286,7 @@ describeE2e(
         // Each object exists once, in the cell the ring without the dead cell names.
         const served = new Map<string, KubeObject['metadata']>();
         for (const id of [one, two]) {
-          for (const [name, metadata] of await deploymentsIn(cells.get(id)!)) {
+          for (const [name, metadata] of await deploymentsIn(cells.get(id)!, namespace)) {
             expect(served.has(name)).toBe(false);
             expect(failedTable.route(failedTable.keyOf({ namespace, name })).oldCell).toBe(id);
             served.set(name, metadata);
@@ -376,7 +351,7 @@ describeE2e(
     const placement = async (ids: readonly string[]) => {
       const where = new Map<string, { cells: string[]; metadata: KubeObject['metadata'] }>();
       for (const id of ids)
-        for (const [name, metadata] of await deploymentsIn(cells.get(id)!))
+        for (const [name, metadata] of await deploymentsIn(cells.get(id)!, namespace))
           if (metadata.labels?.['cellfed.io/rebalance-status'] !== 'migrated')
             where.set(name, { cells: [...(where.get(name)?.cells ?? []), id], metadata });
       return where;
@@ -463,7 +438,9 @@ describeE2e(
         await eventually(
           'the cell that came back to be emptied of its stale copies',
           async () =>
-            (await deploymentsIn(cells.get(doomed)!).catch(() => undefined))?.size === 0 ? true : undefined,
+            (await deploymentsIn(cells.get(doomed)!, namespace).catch(() => undefined))?.size === 0
+              ? true
+              : undefined,
           60_000,
         );
 
@@ -519,7 +496,7 @@ describeE2e(
         // An empty apiserver comes back under the same id, address and certificates, and joins.
         await local.start(doomed, 'etcd');
         await local.start(doomed, 'kube-apiserver');
-        expect((await deploymentsIn(cells.get(doomed)!).catch(() => new Map())).size).toBe(0);
+        expect((await deploymentsIn(cells.get(doomed)!, namespace).catch(() => new Map())).size).toBe(0);
         const table = await rejoin(doomed);
         await expectPlaced([one, two, doomed], table, expected);
         await eventually(

@@ -25,12 +25,11 @@ import {
   updateCellSet,
 } from './clients.ts';
 import { cellAdder, describeE2e, e2eEnv } from './e2e-env.ts';
+import { DEPLOYMENTS, METADATA_LIST, deployment, deploymentsIn } from './deployments.ts';
 import { startRebalanceController, stopController, type ControllerProcess } from './controller-process.ts';
 import { routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
 
-const DEPLOYMENTS = '/apis/apps/v1';
 const CLUSTER_ROLES = '/apis/rbac.authorization.k8s.io/v1/clusterroles';
-const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 
 interface CellSetObject {
   spec: CellSetSpecInput;
@@ -40,31 +39,6 @@ interface CellSetObject {
     lastRebalance?: { generation: number; moved: number; seconds?: number };
     conditions?: { type: string; status: string; reason: string }[];
   };
-}
-
-const deployment = (name: string) => ({
-  apiVersion: 'apps/v1',
-  kind: 'Deployment',
-  metadata: { name, labels: { app: name } },
-  spec: {
-    replicas: 0,
-    selector: { matchLabels: { app: name } },
-    template: {
-      metadata: { labels: { app: name } },
-      spec: { containers: [{ name: 'web', image: 'nginx' }] },
-    },
-  },
-});
-
-/** The Deployments of `namespace` in one apiserver: name → metadata. */
-async function deploymentsIn(
-  client: KubeClient,
-  namespace: string,
-): Promise<Map<string, KubeObject['metadata']>> {
-  const list = await client.request<KubeList>('GET', `${DEPLOYMENTS}/namespaces/${namespace}/deployments`, {
-    accept: METADATA_LIST,
-  });
-  return new Map(list.items.map((item) => [item.metadata.name!, item.metadata]));
 }
 
 /**

@@ -25,13 +25,14 @@ import {
   type ReconcileRequest,
   type ReconcileResult,
   type Reconciler,
+  routeOf,
 } from '@cellfed/controller-kit';
 import { MIGRATED, REBALANCE_STATUS_LABEL, type RouteDecision } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 
 import type { BackupMetrics, LagClock } from './backup-metrics.ts';
 import { BackupError, BackupErrorCode } from './errors.ts';
-import { routeOf, type Federation } from './federation.ts';
+import type { Federation } from './federation.ts';
 
 /** The field manager of every write the controller makes. */
 export const FIELD_MANAGER = 'cellfed-backup-controller';
@@ -88,7 +89,7 @@ export class BackupReconciler implements Reconciler {
       this.options.lag.forget(key);
       return {};
     }
-    const decision = routeOf(federation, ref, this.options.namespaceLabels);
+    const decision = routeOf(federation.table, ref, this.options.namespaceLabels);
     const primary = servedCell(decision, this.options.objects.copiesOf(ref));
     const backupCell = primary && federation.table.backupOf(decision.key, primary);
     // Decide only on listed caches: an unlisted cell would look like a deleted object or a missing backup.

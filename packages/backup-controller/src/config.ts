@@ -1,31 +1,23 @@
 import {
   MANAGER_USAGE,
-  ManagerConfigSchema,
+  ControllerConfigSchema,
   durationFlag,
   issuesLine,
   positiveIntFlag,
   readControllerFlags,
 } from '@cellfed/controller-kit';
-import { DEFAULT_CELLSET_NAME, DEFAULT_SECRET_NAMESPACE } from '@cellfed/hashing';
 import { z } from 'zod';
 
 import { BackupError, BackupErrorCode } from './errors.ts';
 
 /** Everything the backup controller process is configured with; parsed once, in main.ts. */
-export const BackupConfigSchema = z
-  .object({
-    /** The control plane kubeconfig; the in-cluster service account when absent. */
-    kubeconfig: z.string().min(1).optional(),
-    cellSetName: z.string().min(1).default(DEFAULT_CELLSET_NAME),
-    secretNamespace: z.string().min(1).default(DEFAULT_SECRET_NAMESPACE),
-    workers: positiveIntFlag('workers', 1000).default(16),
-    resyncMs: durationFlag('resync', 10 * 60_000),
-    resyncQps: positiveIntFlag('resync-qps', 100_000).default(500),
-    /** Off (undefined) unless --auto-down-after is given. */
-    autoDownAfterMs: durationFlag('auto-down-after', 0).transform((ms) => (ms === 0 ? undefined : ms)),
-    manager: ManagerConfigSchema,
-  })
-  .strict();
+export const BackupConfigSchema = ControllerConfigSchema.extend({
+  workers: positiveIntFlag('workers', 1000).default(16),
+  resyncMs: durationFlag('resync', 10 * 60_000),
+  resyncQps: positiveIntFlag('resync-qps', 100_000).default(500),
+  /** Off (undefined) unless --auto-down-after is given. */
+  autoDownAfterMs: durationFlag('auto-down-after', 0).transform((ms) => (ms === 0 ? undefined : ms)),
+}).strict();
 
 export type BackupConfig = z.output<typeof BackupConfigSchema>;
 

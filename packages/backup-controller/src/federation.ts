@@ -1,10 +1,5 @@
-import {
-  RoutingTable,
-  type CellSetSpec,
-  type GroupVersionResource,
-  type RouteDecision,
-} from '@cellfed/hashing';
-import { resourceName, type ObjectRef } from '@cellfed/controller-kit';
+import { RoutingTable, type CellSetSpec, type GroupVersionResource } from '@cellfed/hashing';
+import { resourceName } from '@cellfed/controller-kit';
 
 /** The CellSet generation the backup controller works to: its rings, cellular resources and live cells. */
 export interface Federation {
@@ -24,13 +19,4 @@ export function federationOf(spec: CellSetSpec, generation: number): Federation 
     resources: new Map(spec.cellularResources.map((gvr) => [resourceName(gvr), gvr])),
     liveCells: new Set(spec.cells.filter((cell) => cell.state !== 'Down').map((cell) => cell.id)),
   };
-}
-
-/** An object's routing key under `federation` (with its namespace's shard-by label) and its decision. */
-export function routeOf(
-  federation: Federation,
-  ref: ObjectRef,
-  namespaceLabels: (namespace: string) => Record<string, string> | undefined,
-): RouteDecision {
-  return federation.table.route(federation.table.keyOf(ref, namespaceLabels(ref.namespace)));
 }

@@ -52,6 +52,7 @@ export {
   isCellOwnObject,
   parseObjectKey,
   resourceName,
+  routeOf,
 } from './objects/object-ref.ts';
 export type { ObjectRef } from './objects/object-ref.ts';
 export { portableObject, without } from './objects/portable-object.ts';
@@ -83,6 +84,7 @@ export { Manager } from './process/manager.ts';
 export type { ManagerOptions, Runnable } from './process/manager.ts';
 export { ManagerConfigSchema, parseManagerConfig } from './process/manager-config.ts';
 export {
+  ControllerConfigSchema,
   MANAGER_USAGE,
   durationFlag,
   issuesLine,
@@ -91,6 +93,8 @@ export {
 } from './process/controller-flags.ts';
 export type { ControllerFlags } from './process/controller-flags.ts';
 export { parseDuration } from './process/duration.ts';
+export { runControllerProcess } from './process/controller-main.ts';
+export type { ControllerParts, ControllerProcessConfig } from './process/controller-main.ts';
 export type { ManagerConfig, ManagerConfigInput } from './process/manager-config.ts';
 export { createLogger } from './log.ts';
 

@@ -1,34 +1,26 @@
 import {
   MANAGER_USAGE,
-  ManagerConfigSchema,
+  ControllerConfigSchema,
   durationFlag,
   issuesLine,
   positiveIntFlag,
   readControllerFlags,
 } from '@cellfed/controller-kit';
-import { DEFAULT_CELLSET_NAME, DEFAULT_SECRET_NAMESPACE } from '@cellfed/hashing';
 import { z } from 'zod';
 
 import { RebalanceError, RebalanceErrorCode } from './errors.ts';
 
 /** Everything the rebalance controller process is configured with; parsed once, in main.ts. */
-export const RebalanceConfigSchema = z
-  .object({
-    /** The control plane kubeconfig; the in-cluster service account when absent. */
-    kubeconfig: z.string().min(1).optional(),
-    cellSetName: z.string().min(1).default(DEFAULT_CELLSET_NAME),
-    secretNamespace: z.string().min(1).default(DEFAULT_SECRET_NAMESPACE),
-    window: positiveIntFlag('window', 1000).default(32),
-    ratePerSecond: z
-      .number({ error: '--rate must be a number of objects per second' })
-      .positive({ error: '--rate must be above 0' })
-      .optional(),
-    deleteAfterMs: durationFlag('delete-after', 12 * 3_600_000),
-    scanQps: positiveIntFlag('scan-qps', 100_000).default(1000),
-    mirrorResyncMs: durationFlag('mirror-resync', 60_000),
-    manager: ManagerConfigSchema,
-  })
-  .strict();
+export const RebalanceConfigSchema = ControllerConfigSchema.extend({
+  window: positiveIntFlag('window', 1000).default(32),
+  ratePerSecond: z
+    .number({ error: '--rate must be a number of objects per second' })
+    .positive({ error: '--rate must be above 0' })
+    .optional(),
+  deleteAfterMs: durationFlag('delete-after', 12 * 3_600_000),
+  scanQps: positiveIntFlag('scan-qps', 100_000).default(1000),
+  mirrorResyncMs: durationFlag('mirror-resync', 60_000),
+}).strict();
 
 export type RebalanceConfig = z.output<typeof RebalanceConfigSchema>;
 

@@ -1,65 +1,25 @@
 // The rebalance controller process: `node src/main.ts [--kubeconfig FILE] [options]`.
-import { CellPool, KubeClient, Manager, createLogger, errorMessage } from '@cellfed/controller-kit';
-import { Registry, collectDefaultMetrics } from 'prom-client';
+import { runControllerProcess } from '@cellfed/controller-kit';
 
-import { USAGE, parseRebalanceArgs, type RebalanceConfig } from './config.ts';
+import { USAGE, parseRebalanceArgs } from './config.ts';
 import { RebalanceController } from './rebalance-controller.ts';
 
-let config: RebalanceConfig;
-try {
-  config = parseRebalanceArgs(process.argv.slice(2));
-} catch (error) {
-  process.stderr.write(`rebalance-controller: ${errorMessage(error)}\n${USAGE}\n`);
-  process.exit(2);
-}
-
-const logger = createLogger({ name: 'rebalance-controller', level: config.manager.logLevel });
-const registry = new Registry();
-collectDefaultMetrics({ register: registry });
-let manager: Manager;
-try {
-  const controlPlane = KubeClient.fromFile(config.kubeconfig, { userAgent: 'cellfed-rebalance-controller' });
-  const pool = new CellPool({
-    controlPlane,
-    logger,
-    registry,
-    cellSetName: config.cellSetName,
-    secretNamespace: config.secretNamespace,
-  });
-  const controller = new RebalanceController({
-    controlPlane,
-    pool,
-    logger,
-    registry,
-    settings: {
-      window: config.window,
-      deleteAfterMs: config.deleteAfterMs,
-      scanQps: config.scanQps,
-      mirrorResyncMs: config.mirrorResyncMs,
-      ...(config.ratePerSecond === undefined ? {} : { ratePerSecond: config.ratePerSecond }),
-    },
-  });
-  manager = new Manager({
-    name: 'rebalance-controller',
-    config: config.manager,
-    logger,
-    registry,
-    controlPlane,
-  });
-  manager.addReadyCheck('caches', () => controller.readyCheck());
-  manager.add((signal) => pool.run(signal), { needLeaderElection: false });
-  manager.add((signal) => controller.runCaches(signal), { needLeaderElection: false });
-  manager.add((signal) => controller.runControllers(signal), { needLeaderElection: true });
-} catch (error) {
-  // A missing kubeconfig file: one readable line, not a stack.
-  process.stderr.write(`rebalance-controller: ${errorMessage(error)}\n`);
-  process.exit(1);
-}
-manager.installSignalHandlers();
-try {
-  const { leadershipLost } = await manager.start();
-  process.exit(leadershipLost ? 1 : 0);
-} catch (error) {
-  logger.fatal({ err: errorMessage(error) }, 'rebalance controller failed');
-  process.exit(1);
-}
+await runControllerProcess({
+  name: 'rebalance-controller',
+  usage: USAGE,
+  parse: parseRebalanceArgs,
+  build: ({ config, controlPlane, pool, logger, registry }) =>
+    new RebalanceController({
+      controlPlane,
+      pool,
+      logger,
+      registry,
+      settings: {
+        window: config.window,
+        deleteAfterMs: config.deleteAfterMs,
+        scanQps: config.scanQps,
+        mirrorResyncMs: config.mirrorResyncMs,
+        ...(config.ratePerSecond === undefined ? {} : { ratePerSecond: config.ratePerSecond }),
+      },
+    }),
+});

@@ -9,6 +9,7 @@ import {
   parseObjectKey,
   type ObjectRef,
   type CopiesView,
+  routeOf,
 } from '@cellfed/controller-kit';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
@@ -16,7 +17,7 @@ import type { Logger } from 'pino';
 import { RebalanceError, RebalanceErrorCode } from './errors.ts';
 import { MIGRATED_AT_ANNOTATION, copiedFromCell } from './migration-marks.ts';
 import type { CellEnd, Move, MoveOutcome, ObjectMover } from './object-mover.ts';
-import { routeOf, type PlanHolder } from './rebalance-plan.ts';
+import type { PlanHolder } from './rebalance-plan.ts';
 import type { MigrationResult, RebalanceMetrics } from './rebalance-metrics.ts';
 
 export interface MigrationReconcilerOptions {
@@ -80,7 +81,7 @@ export class MigrationReconciler implements Reconciler {
     if (!plan) return {};
     const ref = parseObjectKey(key, plan.resources);
     if (!ref || isCellOwnObject(ref)) return {};
-    const decision = routeOf(plan, ref, this.options.namespaceLabels);
+    const decision = routeOf(plan.table, ref, this.options.namespaceLabels);
     const copies = this.options.copies.copiesOf(ref);
     const objectLog = log.child({ cell: decision.oldCell, newCell: decision.newCell, object: key });
     const results: ReconcileResult[] = [];

@@ -2,9 +2,9 @@ import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
 import { COPIED_FROM_ANNOTATION } from './migration-marks.ts';
 import { needsWork } from './needs-work.ts';
-import type { ObjectRef } from '@cellfed/controller-kit';
+import { routeOf, type ObjectRef } from '@cellfed/controller-kit';
 import { configMapCellSet, CONFIGMAPS } from './testing/configmap-cells.ts';
-import { PlanHolder, routeOf } from './rebalance-plan.ts';
+import { PlanHolder } from './rebalance-plan.ts';
 
 const spec = configMapCellSet({ a: 'Normal', b: 'Joining', c: 'Normal' });
 const plans = new PlanHolder();
@@ -16,7 +16,7 @@ const refs: ObjectRef[] = Array.from({ length: 200 }, (_, i) => ({
   namespace: 'shop',
   name: `cm-${i}`,
 }));
-const routed = refs.map((ref) => ({ ref, ...routeOf(plan, ref, noLabels) }));
+const routed = refs.map((ref) => ({ ref, ...routeOf(plan.table, ref, noLabels) }));
 const moving = routed.find((one) => one.oldCell !== one.newCell)!;
 const staying = routed.find((one) => one.oldCell === one.newCell)!;
 const elsewhere = (one: { oldCell: string; newCell: string }) =>

@@ -1,8 +1,8 @@
-import { type ObjectMeta, isCellOwnObject, type ObjectRef } from '@cellfed/controller-kit';
+import { type ObjectMeta, isCellOwnObject, type ObjectRef, routeOf } from '@cellfed/controller-kit';
 import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
 import { copiedFromCell } from './migration-marks.ts';
-import { routeOf, type RebalancePlan } from './rebalance-plan.ts';
+import type { RebalancePlan } from './rebalance-plan.ts';
 
 /**
  * Whether a copy of an object leaves the migration something to do under `plan`: it carries migration marks,
@@ -19,6 +19,6 @@ export function needsWork(
   if (isCellOwnObject(ref)) return false;
   if (metadata.labels?.[REBALANCE_STATUS_LABEL] !== undefined) return true;
   if (copiedFromCell(metadata) !== undefined) return true;
-  const { oldCell, newCell } = routeOf(plan, ref, namespaceLabels);
+  const { oldCell, newCell } = routeOf(plan.table, ref, namespaceLabels);
   return oldCell !== newCell && cell === oldCell;
 }

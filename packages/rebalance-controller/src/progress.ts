@@ -1,8 +1,8 @@
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, type CellState } from '@cellfed/hashing';
 
-import { type CopiesView, isCellOwnObject } from '@cellfed/controller-kit';
+import { type CopiesView, isCellOwnObject, routeOf } from '@cellfed/controller-kit';
 import { copiedFromCell } from './migration-marks.ts';
-import { routeOf, type RebalancePlan } from './rebalance-plan.ts';
+import type { RebalancePlan } from './rebalance-plan.ts';
 
 export interface CellProgress {
   readonly id: string;
@@ -56,7 +56,7 @@ export function countProgress(
   };
   copies.eachCopy((cell, ref, metadata) => {
     if (isCellOwnObject(ref)) return;
-    const { oldCell, newCell } = routeOf(plan, ref, namespaceLabels);
+    const { oldCell, newCell } = routeOf(plan.table, ref, namespaceLabels);
     const status = metadata.labels?.[REBALANCE_STATUS_LABEL];
     if (copiedFromCell(metadata) !== undefined) progress.uncommitted++;
     if (oldCell === newCell) {

@@ -1,11 +1,6 @@
-import {
-  RoutingTable,
-  type CellSetSpec,
-  type GroupVersionResource,
-  type RouteDecision,
-} from '@cellfed/hashing';
+import { RoutingTable, type CellSetSpec, type GroupVersionResource } from '@cellfed/hashing';
 
-import { resourceName, type ObjectRef } from '@cellfed/controller-kit';
+import { resourceName } from '@cellfed/controller-kit';
 
 /** The CellSet generation the controller works to, and whether objects may move for it yet. */
 export interface RebalancePlan {
@@ -19,15 +14,6 @@ export interface RebalancePlan {
    * cell, every live router routing with it): objects may move. Leftover copies are tidied either way.
    */
   readonly movesAllowed: boolean;
-}
-
-/** Where an object is and where it goes under `plan`: its key, with its namespace's shard-by label, routed. */
-export function routeOf(
-  plan: RebalancePlan,
-  ref: ObjectRef,
-  namespaceLabels: (namespace: string) => Record<string, string> | undefined,
-): RouteDecision {
-  return plan.table.route(plan.table.keyOf(ref, namespaceLabels(ref.namespace)));
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { GroupVersionResource } from '@cellfed/hashing';
+import type { GroupVersionResource, RouteDecision, RoutingTable } from '@cellfed/hashing';
 
 import { ControllerKitError, ControllerKitErrorCode } from '../errors.ts';
 
@@ -57,4 +57,13 @@ export function isCellOwnObject(ref: ObjectRef): boolean {
   if (group !== '') return false;
   if (resource === 'configmaps') return ref.name === 'kube-root-ca.crt';
   return resource === 'services' && ref.namespace === 'default' && ref.name === 'kubernetes';
+}
+
+/** Where an object is and where it goes under `table`: its key, with its namespace's shard-by label, routed. */
+export function routeOf(
+  table: RoutingTable,
+  ref: ObjectRef,
+  namespaceLabels: (namespace: string) => Record<string, string> | undefined,
+): RouteDecision {
+  return table.route(table.keyOf(ref, namespaceLabels(ref.namespace)));
 }

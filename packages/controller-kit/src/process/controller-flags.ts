@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 
 import { ControllerKitError, ControllerKitErrorCode } from '../errors.ts';
+import { ManagerConfigSchema } from './manager-config.ts';
 import { parseDuration } from './duration.ts';
 
 /** The flags every cellfed controller takes, besides its own (see {@link MANAGER_USAGE}). */
@@ -129,6 +130,18 @@ export function positiveIntFlag(flag: string, max: number) {
     .min(1, { error: `--${flag} must be at least 1` })
     .max(max, { error: `--${flag} must be at most ${max}` });
 }
+
+/**
+ * The settings every controller has, from the flags every controller takes; a controller's own schema
+ * extends it (`ControllerConfigSchema.extend({...}).strict()`).
+ */
+export const ControllerConfigSchema = z.object({
+  /** The control plane kubeconfig; the in-cluster service account when absent. */
+  kubeconfig: z.string().min(1).optional(),
+  cellSetName: z.string().min(1).default('default'),
+  secretNamespace: z.string().min(1).default('cellfed-system'),
+  manager: ManagerConfigSchema,
+});
 
 /** Every issue of a failed parse, in one line: `path: problem; …`. */
 export function issuesLine(error: z.ZodError): string {

@@ -1,0 +1,88 @@
+import type { Logger } from 'pino';
+import { Registry, collectDefaultMetrics } from 'prom-client';
+
+import { CellPool } from '../cells/cell-pool.ts';
+import { errorMessage } from '../errors.ts';
+import { KubeClient } from '../kube/kube-client.ts';
+import { createLogger } from '../log.ts';
+import type { ManagerConfig } from './manager-config.ts';
+import { Manager } from './manager.ts';
+
+/** What every cellfed controller process reads from its command line (see `readControllerFlags`). */
+export interface ControllerProcessConfig {
+  kubeconfig?: string | undefined;
+  cellSetName: string;
+  secretNamespace: string;
+  manager: ManagerConfig;
+}
+
+/** A controller's parts as its process runs them. */
+export interface ControllerParts {
+  /** For /readyz: true, or why not yet. */
+  readyCheck(): true | string;
+  /** Caches that run for the life of the process, so a replica that becomes leader starts warm. */
+  runCaches(signal: AbortSignal): Promise<void>;
+  /** The controllers, while leading. */
+  runControllers(signal: AbortSignal): Promise<void>;
+}
+
+/**
+ * The whole life of a controller process (`main.ts`): parse the command line (a bad one: one line and
+ * exit 2), build the logger, an injected metrics registry, the control plane client and the cell pool, let
+ * `build` wire the controller, run it under a Manager (caches always, controllers while leading), and exit
+ * non-zero when leadership is lost or anything fails, with one readable line.
+ */
+export async function runControllerProcess<C extends ControllerProcessConfig>(options: {
+  /** e.g. `backup-controller`: the log name, the user agent, the first word of every error line. */
+  name: string;
+  usage: string;
+  parse: (argv: string[]) => C;
+  build: (context: {
+    config: C;
+    controlPlane: KubeClient;
+    pool: CellPool;
+    logger: Logger;
+    registry: Registry;
+  }) => ControllerParts;
+}): Promise<never> {
+  const { name } = options;
+  let config: C;
+  try {
+    config = options.parse(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`${name}: ${errorMessage(error)}\n${options.usage}\n`);
+    process.exit(2);
+  }
+  const logger = createLogger({ name, level: config.manager.logLevel });
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  let manager: Manager;
+  try {
+    const controlPlane = KubeClient.fromFile(config.kubeconfig, { userAgent: `cellfed-${name}` });
+    const pool = new CellPool({
+      controlPlane,
+      logger,
+      registry,
+      cellSetName: config.cellSetName,
+      secretNamespace: config.secretNamespace,
+    });
+    const parts = options.build({ config, controlPlane, pool, logger, registry });
+    manager = new Manager({ name, config: config.manager, logger, registry, controlPlane });
+    manager.addReadyCheck('caches', () => parts.readyCheck());
+    manager.add((signal) => pool.run(signal), { needLeaderElection: false });
+    manager.add((signal) => parts.runCaches(signal), { needLeaderElection: false });
+    manager.add((signal) => parts.runControllers(signal), { needLeaderElection: true });
+  } catch (error) {
+    // A missing kubeconfig file: one readable line, not a stack.
+    process.stderr.write(`${name}: ${errorMessage(error)}\n`);
+    process.exit(1);
+  }
+  manager.installSignalHandlers();
+  try {
+    const { leadershipLost } = await manager.start();
+    process.exit(leadershipLost ? 1 : 0);
+  } catch (error) {
+    logger.fatal({ err: errorMessage(error) }, `${name} failed`);
+    process.exit(1);
+  }
+}
