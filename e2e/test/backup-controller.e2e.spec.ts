@@ -449,6 +449,12 @@ describeE2e(
         await expect(
           routed!.request('GET', `${DEPLOYMENTS}/namespaces/${namespace}/deployments/${gone}`),
         ).rejects.toMatchObject({ statusCode: 404 });
+        // Its backup went with it, in every cell.
+        await eventually('the deleted object to have no backup left', async () => {
+          for (const client of cells.values())
+            if ((await backupsIn(client)).has(`deployments.apps/${namespace}/${gone}`)) return undefined;
+          return true;
+        });
         const listed = await routed!.request<KubeList>(
           'GET',
           `${DEPLOYMENTS}/namespaces/${namespace}/deployments`,
