@@ -33,15 +33,16 @@ progress() {
   log "$label: $count packages compiled in $((SECONDS - start)) s"
 }
 
-# module dir, label, tool names, packages...: one `go build` for all of a module's tools shares their compilation.
+# module dir, label, tool names, link flags, packages...: one `go build` for all of a module's tools shares
+# their compilation.
 build_module() {
-  local module_dir="$1" label="$2" names="$3"
-  shift 3
+  local module_dir="$1" label="$2" names="$3" ldflags="$4"
+  shift 4
   log "$label: building $names (a cold build takes about 7 minutes on 2 cores; warm builds reuse Go's cache)"
   (
     cd "$module_dir"
     GOWORK=off GOFLAGS=-mod=readonly CGO_ENABLED=0 /usr/bin/time -f '%e %M' -o "$staging/$label.time" \
-      "$cellfed_go" build -v -trimpath -ldflags='-s -w' -o "$staging/bin/" "$@" 2>&1
+      "$cellfed_go" build -v -trimpath -ldflags="$ldflags" -o "$staging/bin/" "$@" 2>&1
   ) | progress "$label"
   local status=${PIPESTATUS[0]}
   [ "$status" -eq 0 ] || { log "$label: go build failed (exit $status)"; exit "$status"; }
@@ -62,8 +63,9 @@ staging="$(mktemp -d "$cellfed_cache/tools/.build.XXXXXX")"
 trap 'rm -rf "$staging"' EXIT
 mkdir -p "$staging/bin"
 log "cache cold: building into $dir with $("$cellfed_go" env GOVERSION)"
-build_module "$cellfed_root/e2e/tools" kubernetes "${cellfed_kube_tool_names[*]}" "${cellfed_kube_tools[@]}"
-build_module "$cellfed_root/e2e/tools/helm" helm "${cellfed_helm_tool_names[*]}" "${cellfed_helm_tools[@]}"
+build_module "$cellfed_root/e2e/tools" kubernetes "${cellfed_kube_tool_names[*]}" "$(cellfed_kube_ldflags)" \
+  "${cellfed_kube_tools[@]}"
+build_module "$cellfed_root/e2e/tools/helm" helm "${cellfed_helm_tool_names[*]}" '-s -w' "${cellfed_helm_tools[@]}"
 
 # go build names a binary after its path's last element other than a major version: etcd's is "server".
 mv "$staging/bin/server" "$staging/bin/etcd"

@@ -1,6 +1,6 @@
 # Sourced by the project's scripts: where the Kubernetes tools built from e2e/tools live.
 # The cache directory is keyed by everything that decides the binaries: both go.mod/go.sum pairs,
-# the Go version and the target platform, so a dependency bump or a new Go builds afresh.
+# the Go version, the target platform and the link flags, so a dependency bump or a new Go builds afresh.
 # shellcheck shell=bash
 
 cellfed_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -13,6 +13,18 @@ cellfed_kube_tool_names=(etcd kube-apiserver kube-controller-manager kubectl)
 cellfed_helm_tools=(helm.sh/helm/v4/cmd/helm)
 cellfed_helm_tool_names=(helm)
 
+# The version the Kubernetes binaries report (/version, `kubectl version`, Helm's kubeVersion checks): the
+# k8s.io/kubernetes version e2e/tools/go.mod requires. A module build leaves it v0.0.0-master otherwise.
+cellfed_kube_ldflags() {
+  local version major minor
+  version="$(awk '$1 == "k8s.io/kubernetes" { print $2; exit }' "$cellfed_root/e2e/tools/go.mod")"
+  [ -n "$version" ] || { echo "cellfed: no k8s.io/kubernetes in e2e/tools/go.mod" >&2; return 1; }
+  major="${version#v}" && major="${major%%.*}"
+  minor="$(echo "$version" | cut -d. -f2)"
+  local pkg=k8s.io/component-base/version
+  echo "-s -w -X $pkg.gitVersion=$version -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
+}
+
 cellfed_tools_key() {
   [ -x "$cellfed_go" ] || { echo "cellfed: Go not found at $cellfed_go (set CELLFED_GO)" >&2; return 1; }
   {
@@ -20,6 +32,7 @@ cellfed_tools_key() {
     cat "$cellfed_root/e2e/tools/go.mod" "$cellfed_root/e2e/tools/go.sum" \
       "$cellfed_root/e2e/tools/helm/go.mod" "$cellfed_root/e2e/tools/helm/go.sum"
     printf '%s\n' "${cellfed_kube_tools[@]}" "${cellfed_helm_tools[@]}"
+    cellfed_kube_ldflags
   } | sha256sum | cut -c1-16
 }
 

@@ -1,0 +1,286 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { resolveTools } from '../tools.ts';
+import { CHART_DIR, HelmRefused, lintChart, renderChart, type Rendered } from './helm-chart.ts';
+
+// The chart as `helm template` renders it with the values files under charts/cellfed/ci/, read back and
+// checked field by field. helm is the one scripts/build-tools.sh builds (CELLFED_TOOLS_BIN).
+const helm = resolveTools(process.env['CELLFED_TOOLS_BIN'], ['helm']).helm;
+const ciValues = (name: string) => ['-f', join(CHART_DIR, 'ci', name)];
+const COMPONENTS = ['router', 'rebalance-controller', 'backup-controller'] as const;
+
+interface Container {
+  image: string;
+  args: string[];
+  securityContext: Record<string, unknown>;
+  livenessProbe: { httpGet: { path: string } };
+  readinessProbe: { httpGet: { path: string } };
+  volumeMounts?: { mountPath: string }[];
+}
+interface PodSpec {
+  serviceAccountName: string;
+  securityContext: Record<string, unknown>;
+  containers: Container[];
+}
+interface Rule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+
+const only = (objects: Rendered[], kind: string) => objects.filter((object) => object.kind === kind);
+const named = (objects: Rendered[], kind: string, name: string) => {
+  const found = objects.find((object) => object.kind === kind && object.metadata.name === name);
+  if (!found)
+    throw new Error(
+      `no ${kind} ${name} among ${objects.map((o) => `${o.kind}/${o.metadata.name}`).join(', ')}`,
+    );
+  return found;
+};
+const podSpec = (deployment: Rendered) => (deployment.spec as { template: { spec: PodSpec } }).template.spec;
+const container = (deployment: Rendered) => podSpec(deployment).containers[0]!;
+const rules = (role: Rendered) => role['rules'] as Rule[];
+
+describe('the cellfed chart', () => {
+  it.each(readdirSync(join(CHART_DIR, 'ci')))('passes helm lint --strict with ci/%s', (file) => {
+    expect(lintChart(helm, ciValues(file))).toContain('0 chart(s) failed');
+  });
+
+  describe('with its defaults', () => {
+    const objects = renderChart(helm);
+
+    it('runs each component as its own Deployment, 2 replicas, with its own ServiceAccount', () => {
+      expect(
+        only(objects, 'Deployment')
+          .map((d) => d.metadata.name)
+          .sort(),
+      ).toEqual(COMPONENTS.map((component) => `cellfed-${component}`).sort());
+      for (const component of COMPONENTS) {
+        const deployment = named(objects, 'Deployment', `cellfed-${component}`);
+        expect((deployment.spec as { replicas: number }).replicas).toBe(2);
+        expect(podSpec(deployment).serviceAccountName).toBe(`cellfed-${component}`);
+        named(objects, 'ServiceAccount', `cellfed-${component}`);
+        expect(container(deployment).image).toBe(
+          `ghcr.io/cellfed/${component === 'router' ? 'cell-router' : component}:0.1.0`,
+        );
+      }
+    });
+
+    it('locks every pod down: non-root, read-only root, no capabilities, RuntimeDefault seccomp', () => {
+      for (const deployment of only(objects, 'Deployment')) {
+        expect(podSpec(deployment).securityContext).toMatchObject({
+          runAsNonRoot: true,
+          seccompProfile: { type: 'RuntimeDefault' },
+        });
+        expect(container(deployment).securityContext).toEqual({
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          capabilities: { drop: ['ALL'] },
+        });
+      }
+    });
+
+    it('probes /healthz and /readyz, and leader-elects the controllers', () => {
+      for (const deployment of only(objects, 'Deployment')) {
+        expect(container(deployment).livenessProbe.httpGet.path).toBe('/healthz');
+        expect(container(deployment).readinessProbe.httpGet.path).toBe('/readyz');
+      }
+      for (const component of ['rebalance-controller', 'backup-controller'])
+        expect(container(named(objects, 'Deployment', `cellfed-${component}`)).args).toContain(
+          '--leader-elect=true',
+        );
+    });
+
+    it('serves the router on 443 with its certificate from a Secret and this cluster’s client CA', () => {
+      const args = container(named(objects, 'Deployment', 'cellfed-router')).args;
+      expect(args).toEqual(
+        expect.arrayContaining([
+          '--tls-secret=cellfed-system/cellfed-router-tls',
+          '--client-ca-file=/etc/cellfed/client-ca/ca.crt',
+          '--replica-id=$(POD_NAME)',
+          '--cellset=default',
+          '--secret-namespace=cellfed-system',
+        ]),
+      );
+      const service = named(objects, 'Service', 'cellfed-router');
+      expect(service.spec).toMatchObject({ type: 'ClusterIP', ports: [{ port: 443, targetPort: 'https' }] });
+    });
+
+    it('labels everything it makes with the app.kubernetes.io labels', () => {
+      for (const object of objects) {
+        expect(object.metadata.labels).toMatchObject({
+          'app.kubernetes.io/name': 'cellfed',
+          'app.kubernetes.io/instance': 'cellfed',
+          'app.kubernetes.io/managed-by': 'Helm',
+          'app.kubernetes.io/part-of': 'cellfed',
+        });
+      }
+    });
+
+    it('grants least privilege: no wildcard, Secrets only through namespaced Roles', () => {
+      for (const role of [...only(objects, 'ClusterRole'), ...only(objects, 'Role')])
+        for (const rule of rules(role)) {
+          expect(rule.verbs).not.toContain('*');
+          expect(rule.resources).not.toContain('*');
+        }
+      for (const role of only(objects, 'ClusterRole'))
+        expect(rules(role).flatMap((rule) => rule.resources)).not.toContain('secrets');
+      // Only the router impersonates (it calls apiservers as the caller).
+      const impersonators = only(objects, 'ClusterRole').filter((role) =>
+        rules(role).some((rule) => rule.verbs.includes('impersonate')),
+      );
+      expect(impersonators.map((role) => role.metadata.name)).toEqual(['cellfed-router']);
+      // The backup controller only reads the CellSet unless it may mark cells Down.
+      const backup = named(objects, 'ClusterRole', 'cellfed-backup-controller');
+      expect(rules(backup).find((rule) => rule.resources.includes('cellsets'))?.verbs).toEqual([
+        'get',
+        'list',
+        'watch',
+      ]);
+    });
+
+    it('keeps disruption budgets and leaves every optional part out', () => {
+      expect(only(objects, 'PodDisruptionBudget')).toHaveLength(3);
+      for (const kind of [
+        'ServiceMonitor',
+        'PrometheusRule',
+        'NetworkPolicy',
+        'HorizontalPodAutoscaler',
+        'Ingress',
+        'Certificate',
+      ])
+        expect(only(objects, kind)).toEqual([]);
+      expect(only(objects, 'Pod').map((pod) => pod.metadata.annotations?.['helm.sh/hook'])).toEqual(['test']);
+    });
+  });
+
+  describe('with every optional part on (ci/all-features-values.yaml)', () => {
+    const objects = renderChart(helm, ciValues('all-features-values.yaml'));
+
+    it('scales the router with an HPA instead of a fixed replica count', () => {
+      const router = named(objects, 'Deployment', 'cellfed-router');
+      expect((router.spec as { replicas?: number }).replicas).toBeUndefined();
+      expect(named(objects, 'HorizontalPodAutoscaler', 'cellfed-router').spec).toMatchObject({
+        minReplicas: 3,
+        maxReplicas: 12,
+        scaleTargetRef: { kind: 'Deployment', name: 'cellfed-router' },
+      });
+    });
+
+    it('has cert-manager issue the serving certificate for the Service’s names and the extra ones', () => {
+      const certificate = named(objects, 'Certificate', 'cellfed-router');
+      expect(certificate.spec).toMatchObject({
+        secretName: 'cellfed-router-tls',
+        issuerRef: { name: 'cluster-ca', kind: 'ClusterIssuer' },
+      });
+      expect((certificate.spec as { dnsNames: string[] }).dnsNames).toEqual(
+        expect.arrayContaining(['cellfed-router.cellfed-system.svc', 'cellfed.example.com']),
+      );
+    });
+
+    it('exposes the router by LoadBalancer and a TLS-passthrough Ingress', () => {
+      expect(named(objects, 'Service', 'cellfed-router').spec).toMatchObject({
+        type: 'LoadBalancer',
+        loadBalancerSourceRanges: ['10.0.0.0/8'],
+      });
+      const ingress = named(objects, 'Ingress', 'cellfed-router');
+      expect(ingress.metadata.annotations).toEqual({ 'nginx.ingress.kubernetes.io/ssl-passthrough': 'true' });
+      expect(ingress.spec).toMatchObject({
+        ingressClassName: 'nginx',
+        rules: [{ host: 'cellfed.example.com' }],
+      });
+    });
+
+    it('opens only each component’s own ports, metrics only to the monitoring namespace', () => {
+      const policies = only(objects, 'NetworkPolicy');
+      expect(policies).toHaveLength(3);
+      const router = named(objects, 'NetworkPolicy', 'cellfed-router').spec as {
+        ingress: { ports: { port: string }[]; from?: unknown[] }[];
+      };
+      expect(router.ingress.map((rule) => rule.ports[0]!.port)).toEqual(['https', 'http-metrics']);
+      expect(router.ingress[1]!.from).toEqual([
+        { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
+      ]);
+    });
+
+    it('monitors: a ServiceMonitor per component, the four alerts, the dashboard', () => {
+      expect(only(objects, 'ServiceMonitor').map((monitor) => monitor.metadata.labels?.['release'])).toEqual([
+        'prometheus',
+        'prometheus',
+        'prometheus',
+      ]);
+      const rule = only(objects, 'PrometheusRule')[0]!;
+      const alerts = (rule.spec as { groups: { rules: { alert: string; expr: string }[] }[] }).groups[0]!
+        .rules;
+      expect(alerts.map((alert) => alert.alert)).toEqual([
+        'CellfedCellDown',
+        'CellfedMigrationStuck',
+        'CellfedBackupLagHigh',
+        'CellfedRouterErrorRatio',
+      ]);
+      expect(alerts[2]!.expr).toContain('cellfed_backup_replication_lag_seconds_bucket');
+      const dashboard = named(objects, 'ConfigMap', 'cellfed-dashboard');
+      expect(dashboard.metadata).toMatchObject({
+        namespace: 'monitoring',
+        labels: { grafana_dashboard: '1' },
+      });
+      const json = JSON.parse((dashboard['data'] as Record<string, string>)['cellfed.json']!) as {
+        panels: { title: string }[];
+      };
+      expect(json.panels.map((panel) => panel.title)).toEqual(
+        expect.arrayContaining([
+          'Fenced writes (429 while migrating)',
+          'Backup replication lag p50 / p99',
+          'Cell health (1 = healthy)',
+        ]),
+      );
+    });
+
+    it('passes the settings through: CellSet, Secret namespace, image digest, auto Down, labels', () => {
+      const backup = named(objects, 'Deployment', 'cellfed-backup-controller');
+      expect(container(backup).args).toEqual(
+        expect.arrayContaining([
+          '--cellset=production',
+          '--secret-namespace=cellfed-cells',
+          '--auto-down-after=5m',
+          '--workers=32',
+        ]),
+      );
+      expect(container(named(objects, 'Deployment', 'cellfed-router')).image).toBe(
+        'ghcr.io/cellfed/cell-router@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef',
+      );
+      expect(rules(named(objects, 'ClusterRole', 'cellfed-backup-controller'))[0]!.verbs).toContain('patch');
+      const secretRoles = only(objects, 'Role').filter((role) =>
+        rules(role).some((rule) => rule.resources.includes('secrets')),
+      );
+      expect(secretRoles.filter((role) => role.metadata.namespace === 'cellfed-cells')).toHaveLength(3);
+      expect(container(named(objects, 'Deployment', 'cellfed-rebalance-controller')).args).toEqual(
+        expect.arrayContaining(['--window=64', '--rate=50', '--delete-after=6h']),
+      );
+      for (const object of objects) expect(object.metadata.labels?.['team']).toBe('platform');
+    });
+  });
+
+  it('renders only the router when the controllers are off', () => {
+    const objects = renderChart(helm, ciValues('router-only-values.yaml'));
+    expect(new Set(objects.map((object) => object.metadata.labels?.['app.kubernetes.io/component']))).toEqual(
+      new Set(['router']),
+    );
+    expect(only(objects, 'PodDisruptionBudget')).toEqual([]);
+    expect(container(named(objects, 'Deployment', 'cellfed-router')).args).not.toContain(
+      '--client-ca-file=/etc/cellfed/client-ca/ca.crt',
+    );
+  });
+
+  it.each([
+    [['--set', 'router.replicaCount=-1'], "at '/router/replicaCount': minimum: got -1, want 0"],
+    [['--set', 'router.bogus=1'], "at '/router': additional properties 'bogus' not allowed"],
+    [['--set', 'rebalanceController.deleteAfter=12 hours'], "at '/rebalanceController/deleteAfter'"],
+    [['--set', 'router.service.type=Public'], "at '/router/service/type'"],
+    [['--set', 'global.logLevel=loud'], "at '/global/logLevel'"],
+  ])('refuses %j and says where', (args, message) => {
+    expect(() => renderChart(helm, args)).toThrow(HelmRefused);
+    expect(() => renderChart(helm, args)).toThrow(message);
+  });
+});
