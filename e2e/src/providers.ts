@@ -1,4 +1,5 @@
 import type { ProviderName } from './env-file.ts';
+import { CHART_DIR } from './chart/helm-chart.ts';
 import { KindProvider } from './kind/kind-provider.ts';
 import { LocalProvider } from './local/local-provider.ts';
 import type { Provider } from './provider.ts';
@@ -21,6 +22,10 @@ export function createProvider(name: ProviderName, config: ProviderConfig): Prov
         ...(config.runtimeRoot ? { runtimeRoot: config.runtimeRoot } : {}),
       });
     case 'kind':
-      return new KindProvider({ crdDir: config.crdDir });
+      return new KindProvider({
+        crdDir: config.crdDir,
+        chartDir: CHART_DIR,
+        ...(config.toolsDir ? { toolsDir: config.toolsDir } : {}),
+      });
   }
 }

@@ -1,4 +1,10 @@
-import { kindClusterConfig, kindClusterName, planKindDown, planKindUp } from './kind-plan.ts';
+import {
+  kindClusterConfig,
+  kindClusterName,
+  planChartInstall,
+  planKindDown,
+  planKindUp,
+} from './kind-plan.ts';
 
 describe('planKindUp', () => {
   const plans = planKindUp({
@@ -55,5 +61,44 @@ describe('kindClusterConfig', () => {
       role: 'control-plane',
       image: 'kindest/node:v1.37.2',
     });
+  });
+});
+
+describe('planChartInstall', () => {
+  const plan = planChartInstall({
+    kubeconfig: '/envs/a/kubeconfig/control-plane.kubeconfig',
+    chartDir: '/repo/charts/cellfed',
+    helm: '/tools/helm',
+    kubectl: '/tools/kubectl',
+    namespace: 'cellfed-system',
+    images: ['registry.local:5000/cellfed/cell-router:dev', 'cellfed/backup-controller'],
+    routerCert: '/envs/a/pki/router/apiserver.crt',
+    routerKey: '/envs/a/pki/router/apiserver.key',
+  });
+
+  it('makes the router’s TLS Secret, then installs the chart with the loaded images, never pulled', () => {
+    expect(plan.map((command) => command.command)).toEqual(['/tools/kubectl', '/tools/helm']);
+    expect(plan[0]!.args).toEqual(
+      expect.arrayContaining([
+        'create',
+        'secret',
+        'tls',
+        'cellfed-router-tls',
+        '--cert',
+        '/envs/a/pki/router/apiserver.crt',
+      ]),
+    );
+    const sets = plan[1]!.args.filter((_, i, args) => args[i - 1] === '--set');
+    expect(sets).toEqual([
+      'router.image.repository=registry.local:5000/cellfed/cell-router',
+      'router.image.tag=dev',
+      'router.image.pullPolicy=Never',
+      'backupController.image.repository=cellfed/backup-controller',
+      'backupController.image.tag=latest',
+      'backupController.image.pullPolicy=Never',
+      'rebalanceController.enabled=false',
+    ]);
+    expect(plan[1]!.args.slice(0, 4)).toEqual(['upgrade', '--install', 'cellfed', '/repo/charts/cellfed']);
+    expect(plan[1]!.args).toContain('--wait');
   });
 });

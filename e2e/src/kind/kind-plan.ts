@@ -94,5 +94,76 @@ export function planKindDown(clusterNames: readonly string[]): Command[] {
   return clusterNames.map((name) => ({ command: 'kind', args: ['delete', 'cluster', '--name', name] }));
 }
 
+/** The chart's component each image runs, by the image's repository name. */
+const COMPONENT_OF_IMAGE: Record<string, string> = {
+  'cell-router': 'router',
+  'rebalance-controller': 'rebalanceController',
+  'backup-controller': 'backupController',
+};
+
+export interface ChartInstallInput {
+  /** The control plane's host kubeconfig. */
+  kubeconfig: string;
+  chartDir: string;
+  helm: string;
+  kubectl: string;
+  namespace: string;
+  /** The images loaded into the control-plane cluster; a component whose image is not among them is off. */
+  images: readonly string[];
+  /** The router's serving certificate and key (PEM files). */
+  routerCert: string;
+  routerKey: string;
+}
+
+/**
+ * The chart installed into the control-plane cluster with the images kind loaded there (pulled never: they
+ * are on the node already): the router's TLS Secret first, then `helm upgrade --install … --wait`.
+ */
+export function planChartInstall(input: ChartInstallInput): Command[] {
+  const sets: string[] = [];
+  const enabled = new Set<string>();
+  for (const image of input.images) {
+    const at = image.lastIndexOf(':');
+    const slash = image.lastIndexOf('/');
+    const repository = at > slash ? image.slice(0, at) : image;
+    const tag = at > slash ? image.slice(at + 1) : 'latest';
+    const component = COMPONENT_OF_IMAGE[repository.slice(repository.lastIndexOf('/') + 1)];
+    if (!component) continue;
+    enabled.add(component);
+    sets.push(
+      `${component}.image.repository=${repository}`,
+      `${component}.image.tag=${tag}`,
+      `${component}.image.pullPolicy=Never`,
+    );
+  }
+  for (const component of Object.values(COMPONENT_OF_IMAGE))
+    if (!enabled.has(component)) sets.push(`${component}.enabled=false`);
+  const kube = ['--kubeconfig', input.kubeconfig, '--namespace', input.namespace];
+  return [
+    {
+      command: input.kubectl,
+      args: [
+        ...kube,
+        'create',
+        'secret',
+        'tls',
+        'cellfed-router-tls',
+        '--cert',
+        input.routerCert,
+        '--key',
+        input.routerKey,
+      ],
+    },
+    {
+      command: input.helm,
+      args: [
+        ...['upgrade', '--install', 'cellfed', input.chartDir, ...kube],
+        ...sets.flatMap((set) => ['--set', set]),
+        ...['--wait', '--timeout', '5m'],
+      ],
+    },
+  ];
+}
+
 /** Probe for a Docker engine: kind cannot run without one. */
 export const DOCKER_INFO: Command = { command: 'docker', args: ['info', '--format', '{{.ServerVersion}}'] };

@@ -109,4 +109,29 @@ describe('KindProvider', () => {
       'kind delete cluster --name cellfed-cell-2',
     ]);
   });
+
+  it('installs the chart into the control-plane cluster with the images it loaded', async () => {
+    const dir = scratch();
+    const tools = scratch();
+    for (const tool of ['helm', 'kubectl']) writeFileSync(join(tools, tool), '', { mode: 0o755 });
+    const kind = fakeKind();
+    const provider = new KindProvider({
+      crdDir: '/crds',
+      chartDir: '/repo/charts/cellfed',
+      toolsDir: tools,
+      run: kind.run,
+      bootstrap: async () => undefined,
+    });
+    await provider.up({ dir, cells: 1, controllerManager: true, images: ['cellfed/cell-router:dev'], log });
+
+    const helm = kind.commands.find((line) => line.startsWith(join(tools, 'helm')));
+    expect(helm).toContain('upgrade --install cellfed /repo/charts/cellfed');
+    expect(helm).toContain('--set router.image.repository=cellfed/cell-router --set router.image.tag=dev');
+    const secret = kind.commands.find((line) => line.startsWith(join(tools, 'kubectl')));
+    expect(secret).toContain(
+      `create secret tls cellfed-router-tls --cert ${join(dir, 'pki', 'router', 'apiserver.crt')}`,
+    );
+    // The Secret before the chart that mounts it.
+    expect(kind.commands.indexOf(secret!)).toBeLessThan(kind.commands.indexOf(helm!));
+  });
 });

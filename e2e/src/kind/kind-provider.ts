@@ -16,10 +16,16 @@ import {
 import { E2eError, E2eErrorCode } from '../errors.ts';
 import type { DownOptions, Provider, UpOptions } from '../provider.ts';
 import { runCommand, type CommandRunner } from './command-runner.ts';
-import { DOCKER_INFO, kindClusterConfig, planKindDown, planKindUp } from './kind-plan.ts';
+import { createApiserverPki } from '../local/pki.ts';
+import { resolveTools } from '../tools.ts';
+import { DOCKER_INFO, kindClusterConfig, planChartInstall, planKindDown, planKindUp } from './kind-plan.ts';
 
 export interface KindProviderOptions {
   crdDir: string;
+  /** The chart installed into the control-plane cluster when images are given (`up --image …`). */
+  chartDir?: string;
+  /** Where helm and kubectl are (scripts/build-tools.sh); needed to install the chart. */
+  toolsDir?: string;
   nodeImage?: string;
   run?: CommandRunner;
   /** Bootstraps the control plane; injected so unit tests need no cluster. */
@@ -117,6 +123,10 @@ export class KindProvider implements Provider {
         log,
         ...(options.signal ? { signal: options.signal } : {}),
       });
+      if (options.images.length > 0 && this.options.chartDir) {
+        await this.installChart(dir, env, options.images, options.signal);
+        log.info({ images: options.images }, 'chart installed in the control-plane cluster');
+      }
       writeEnvFile(env);
       log.info({ seconds: (Date.now() - startedAt) / 1000, env: envFilePath(dir) }, 'environment up');
       return env;
@@ -125,6 +135,31 @@ export class KindProvider implements Provider {
       await this.down({ dir, log: options.log });
       throw error;
     }
+  }
+
+  /** The chart, with the images kind loaded, and a serving certificate for the router of its own CA. */
+  private async installChart(dir: string, env: EnvFile, images: readonly string[], signal?: AbortSignal) {
+    const tools = resolveTools(this.options.toolsDir, ['helm', 'kubectl']);
+    const routerPki = createApiserverPki(join(dir, 'pki', 'router'), {
+      name: 'cellfed-router',
+      serviceIp: '10.96.0.1',
+      extraSans: [
+        'DNS:cellfed-router',
+        'DNS:cellfed-router.cellfed-system',
+        'DNS:cellfed-router.cellfed-system.svc',
+      ],
+    });
+    for (const command of planChartInstall({
+      kubeconfig: env.controlPlane.kubeconfig,
+      chartDir: this.options.chartDir!,
+      helm: tools.helm,
+      kubectl: tools.kubectl,
+      namespace: env.secretNamespace,
+      images,
+      routerCert: routerPki.servingCert,
+      routerKey: routerPki.servingKey,
+    }))
+      await this.run(command, signal);
   }
 
   async down(options: DownOptions): Promise<void> {
