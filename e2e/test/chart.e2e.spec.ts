@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { KubeClient, type KubeList } from '@cellfed/controller-kit';
 
-import { CHART_DIR } from '../src/chart/helm-chart.ts';
+import { CELL_CHART_DIR, CHART_DIR } from '../src/chart/helm-chart.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 
 // `helm install` of the chart into the router control plane, as an operator would. The pods cannot start
@@ -71,5 +71,79 @@ describeE2e('the cellfed chart in a real control plane', () => {
     run('uninstall', release, '--namespace', namespace);
     expect(await names('/apis/rbac.authorization.k8s.io/v1/clusterroles')).toEqual([]);
     expect(await names(`/apis/apps/v1/namespaces/${namespace}/deployments`)).toEqual([]);
+  });
+});
+
+// The cell chart installed into a real cell, then the cell's own authorizer asked (SubjectAccessReview)
+// what each component's identity may do there: what the components do in cells, and not more.
+describeE2e('the cellfed-cell chart in a real cell', () => {
+  const env = e2eEnv();
+  const helm = join(process.env['CELLFED_TOOLS_BIN'] ?? '', 'helm');
+  const cell = env.cells[0]!;
+  const client = KubeClient.fromFile(cell.kubeconfig);
+  const release = `cell-chart-${Date.now()}`;
+  const run = (...args: string[]) =>
+    execFileSync(helm, [...args, '--kubeconfig', cell.kubeconfig], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  const may = async (user: string, verb: string, group: string, resource: string, namespace = '') => {
+    const review = await client.request<{ status: { allowed: boolean } }>(
+      'POST',
+      '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+      {
+        body: {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SubjectAccessReview',
+          spec: { user, resourceAttributes: { verb, group, resource, namespace } },
+        },
+      },
+    );
+    return review.status.allowed;
+  };
+
+  afterAll(async () => {
+    try {
+      run('uninstall', release);
+    } catch {
+      // not installed
+    }
+    await client.close();
+  });
+
+  it('grants each component what it does in a cell, and nothing it does not', async () => {
+    run(
+      ...['install', release, CELL_CHART_DIR],
+      ...['--set', 'router.subjects[0].kind=User', '--set', 'router.subjects[0].name=e2e-router'],
+      ...[
+        '--set',
+        'rebalanceController.subjects[0].kind=User',
+        '--set',
+        'rebalanceController.subjects[0].name=e2e-rebalance',
+      ],
+      ...[
+        '--set',
+        'backupController.subjects[0].kind=User',
+        '--set',
+        'backupController.subjects[0].name=e2e-backup',
+      ],
+    );
+    // The router: impersonation, namespaces, backups read; never a write of its own to a workload.
+    expect(await may('e2e-router', 'impersonate', '', 'users')).toBe(true);
+    expect(await may('e2e-router', 'create', '', 'namespaces')).toBe(true);
+    expect(await may('e2e-router', 'get', 'cells.cellfed.io', 'cellbackups', 'cellfed-backups')).toBe(true);
+    expect(await may('e2e-router', 'create', 'apps', 'deployments', 'shop')).toBe(false);
+    // The rebalance controller: moves workloads and their status, mirrors CRDs; no Secrets.
+    expect(await may('e2e-rebalance', 'delete', 'apps', 'deployments', 'shop')).toBe(true);
+    expect(await may('e2e-rebalance', 'update', 'apps', 'deployments/status', 'shop')).toBe(true);
+    expect(await may('e2e-rebalance', 'create', 'apiextensions.k8s.io', 'customresourcedefinitions')).toBe(
+      true,
+    );
+    expect(await may('e2e-rebalance', 'get', '', 'secrets', 'shop')).toBe(false);
+    // The backup controller: backups, promotion (create), purge (delete); it never changes a workload.
+    expect(await may('e2e-backup', 'patch', 'cells.cellfed.io', 'cellbackups', 'cellfed-backups')).toBe(true);
+    expect(await may('e2e-backup', 'create', '', 'configmaps', 'shop')).toBe(true);
+    expect(await may('e2e-backup', 'update', '', 'configmaps', 'shop')).toBe(false);
+    expect(await may('e2e-backup', 'impersonate', '', 'users')).toBe(false);
   });
 });

@@ -2,7 +2,14 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { resolveTools } from '../tools.ts';
-import { CHART_DIR, HelmRefused, lintChart, renderChart, type Rendered } from './helm-chart.ts';
+import {
+  CELL_CHART_DIR,
+  CHART_DIR,
+  HelmRefused,
+  lintChart,
+  renderChart,
+  type Rendered,
+} from './helm-chart.ts';
 
 // The chart as `helm template` renders it with the values files under charts/cellfed/ci/, read back and
 // checked field by field. helm is the one scripts/build-tools.sh builds (CELLFED_TOOLS_BIN).
@@ -282,5 +289,57 @@ describe('the cellfed chart', () => {
   ])('refuses %j and says where', (args, message) => {
     expect(() => renderChart(helm, args)).toThrow(HelmRefused);
     expect(() => renderChart(helm, args)).toThrow(message);
+  });
+});
+
+describe('the cellfed-cell chart', () => {
+  const cellValues = ['-f', join(CELL_CHART_DIR, 'ci', 'bound-values.yaml')];
+
+  it('passes helm lint --strict, with and without subjects', () => {
+    expect(lintChart(helm, [], CELL_CHART_DIR)).toContain('0 chart(s) failed');
+    expect(lintChart(helm, cellValues, CELL_CHART_DIR)).toContain('0 chart(s) failed');
+  });
+
+  it('makes one ClusterRole per component, bound only to the subjects given', () => {
+    const bare = renderChart(helm, [], 'cell', 'default', CELL_CHART_DIR);
+    expect(
+      only(bare, 'ClusterRole')
+        .map((role) => role.metadata.name)
+        .sort(),
+    ).toEqual(['cellfed-backup-controller', 'cellfed-rebalance-controller', 'cellfed-router']);
+    expect(only(bare, 'ClusterRoleBinding')).toEqual([]);
+    const bound = renderChart(helm, cellValues, 'cell', 'default', CELL_CHART_DIR);
+    expect(named(bound, 'ClusterRoleBinding', 'cellfed-backup-controller')['subjects']).toEqual([
+      { kind: 'Group', name: 'cellfed:controllers' },
+    ]);
+  });
+
+  it('follows the CellSet’s cellular resources', () => {
+    const objects = renderChart(
+      helm,
+      ['--set', 'cellularResources[0].group=example.com', '--set', 'cellularResources[0].resource=widgets'],
+      'cell',
+      'default',
+      CELL_CHART_DIR,
+    );
+    const backup = rules(named(objects, 'ClusterRole', 'cellfed-backup-controller'));
+    expect(backup[0]).toEqual({
+      apiGroups: ['example.com'],
+      resources: ['widgets'],
+      verbs: ['get', 'list', 'watch', 'create', 'delete'],
+    });
+    expect(backup.some((rule) => rule.resources.includes('deployments'))).toBe(false);
+  });
+
+  it('refuses a subject of an unknown kind', () => {
+    expect(() =>
+      renderChart(
+        helm,
+        ['--set', 'router.subjects[0].kind=Robot', '--set', 'router.subjects[0].name=x'],
+        'cell',
+        'default',
+        CELL_CHART_DIR,
+      ),
+    ).toThrow("at '/router/subjects/0/kind'");
   });
 });

@@ -5,6 +5,8 @@ import { loadAll } from 'js-yaml';
 
 /** The federation chart. */
 export const CHART_DIR = fileURLToPath(new URL('../../../charts/cellfed', import.meta.url));
+/** What the components need in each cell. */
+export const CELL_CHART_DIR = fileURLToPath(new URL('../../../charts/cellfed-cell', import.meta.url));
 
 /** One rendered Kubernetes object, as much as the tests read of it. */
 export interface Rendered {
@@ -39,12 +41,13 @@ export function renderChart(
   args: string[] = [],
   release = 'cellfed',
   namespace = 'cellfed-system',
+  chartDir = CHART_DIR,
 ) {
-  const text = helm(helmBin, ['template', release, CHART_DIR, '--namespace', namespace, ...args]);
+  const text = helm(helmBin, ['template', release, chartDir, '--namespace', namespace, ...args]);
   return (loadAll(text) as (Rendered | null)[]).filter((object): object is Rendered => object !== null);
 }
 
 /** `helm lint --strict` of the chart with `args`; throws HelmRefused with helm's words when it fails. */
-export function lintChart(helmBin: string, args: string[] = []): string {
-  return helm(helmBin, ['lint', '--strict', CHART_DIR, ...args]);
+export function lintChart(helmBin: string, args: string[] = [], chartDir = CHART_DIR): string {
+  return helm(helmBin, ['lint', '--strict', chartDir, ...args]);
 }

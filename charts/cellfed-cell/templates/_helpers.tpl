@@ -1,0 +1,36 @@
+{{/* Labels on everything the chart makes. */}}
+{{- define "cellfed-cell.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: cellfed
+{{- end -}}
+
+{{/* The cellular resources grouped by API group: {group: [resources]}. */}}
+{{- define "cellfed-cell.byGroup" -}}
+{{- $groups := dict -}}
+{{- range .resources -}}
+{{- $_ := set $groups .group (append (get $groups .group | default list) .resource) -}}
+{{- end -}}
+{{- toYaml $groups -}}
+{{- end -}}
+
+{{/* A ClusterRoleBinding of `role` to `subjects`, when there are any. */}}
+{{- define "cellfed-cell.binding" -}}
+{{- if .subjects }}
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: {{ .name }}
+  labels:
+    {{- include "cellfed-cell.labels" .root | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: {{ .name }}
+subjects:
+  {{- toYaml .subjects | nindent 2 }}
+{{- end }}
+{{- end -}}
