@@ -1,0 +1,91 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { KubeClient } from '@cellfed/controller-kit';
+import { RoutingTable, parseCellSet } from '@cellfed/hashing';
+
+import { describeE2e, e2eEnv } from './e2e-env.ts';
+
+// The plugin as users run it: its published file (`nx run kubectl-cells:build`, which the e2e target depends
+// on) linked as `kubectl-cells` on PATH, called as `kubectl cells …` against the environment's control plane.
+const PLUGIN = fileURLToPath(new URL('../../packages/kubectl-cells/dist/kubectl-cells.mjs', import.meta.url));
+
+describeE2e('kubectl cells', () => {
+  const env = e2eEnv();
+  const bin = mkdtempSync(join(tmpdir(), 'kubectl-cells-'));
+  const namespace = `cells-${Date.now()}`;
+  const controlPlane = KubeClient.fromFile(env.controlPlane.kubeconfig);
+  // kubectl finds plugins on PATH (and takes no flags before a plugin's name: the kubeconfig comes from
+  // KUBECONFIG, as users set it); the plugin's shebang finds Node.js 24 on PATH too.
+  const cells = (...args: string[]) =>
+    new Promise<{ code: number | null; out: string }>((resolve) => {
+      execFile(
+        join(process.env['CELLFED_TOOLS_BIN'] ?? '', 'kubectl'),
+        ['cells', ...args],
+        {
+          env: {
+            ...process.env,
+            KUBECONFIG: env.controlPlane.kubeconfig,
+            PATH: `${bin}:${dirname(process.execPath)}:${process.env['PATH'] ?? ''}`,
+          },
+        },
+        (error, stdout, stderr) =>
+          resolve({
+            code: error ? (typeof error.code === 'number' ? error.code : 1) : 0,
+            out: `${stdout}${stderr}`,
+          }),
+      );
+    });
+
+  beforeAll(() => {
+    expect(existsSync(PLUGIN)).toBe(true);
+    symlinkSync(PLUGIN, join(bin, 'kubectl-cells'));
+  });
+
+  afterAll(async () => {
+    rmSync(bin, { recursive: true, force: true });
+    await controlPlane.close();
+  });
+
+  it('status lists every cell of the CellSet with its state and weight', async () => {
+    const { code, out } = await cells('status');
+    expect(code).toBe(0);
+    const lines = out.trim().split('\n');
+    expect(lines[0]).toMatch(/^CELL\s+STATE\s+WEIGHT\s+OBJECTS$/);
+    for (const cell of env.cells) expect(out).toMatch(new RegExp(`^${cell.id}\\s+Normal\\s+1\\s`, 'm'));
+    expect(out).toContain('rebalance:');
+  });
+
+  it('where names the cell the ring gives an object and its backup cell', async () => {
+    const spec = parseCellSet(
+      await controlPlane.request<unknown>('GET', `/apis/cells.cellfed.io/v1alpha1/cellsets/${env.cellSet}`),
+    ).spec;
+    const table = RoutingTable.fromCellSet(spec);
+    const { primary, backup } = table.locateCurrent(`${namespace}/web`);
+    const { code, out } = await cells('where', 'deploy/web', '-n', namespace);
+    expect(code).toBe(0);
+    expect(out).toMatch(
+      new RegExp(`${namespace}/web\\s+${namespace}/web\\s+${primary}\\s+${backup}\\s+settled`),
+    );
+  });
+
+  it('plan says what adding a cell would move, beside the optimum', async () => {
+    const { code, out } = await cells('plan', '--add', 'cell-99');
+    expect(code).toBe(0);
+    expect(out).toMatch(/^\d+ of \d+ objects would move \(the fewest possible: \d+\)$/m);
+    expect(out).toMatch(/^cell-99\s+0\s+\d+\s+\d+\s+0$/m);
+  });
+
+  it('says what is wrong in one line and exits non-zero', async () => {
+    const unknown = await cells('move');
+    expect(unknown.code).toBe(2);
+    expect(unknown.out.split('\n')[0]).toBe('kubectl cells: unknown command "move"');
+    const missing = await cells('status', '--cellset', 'no-such-cellset');
+    expect(missing.code).toBe(1);
+    expect(missing.out.trim().split('\n')).toHaveLength(1);
+    expect(missing.out).toMatch(/^kubectl cells: .*404/);
+  });
+});

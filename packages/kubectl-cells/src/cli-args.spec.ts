@@ -1,0 +1,38 @@
+import { parseCli } from './cli-args.ts';
+
+describe('parseCli', () => {
+  it('reads the commands and the kubeconfig conventions', () => {
+    expect(parseCli(['status', '--context', 'prod'])).toEqual({
+      command: { command: 'status' },
+      options: { kubeconfig: undefined, context: 'prod', cellSet: 'default' },
+    });
+    expect(parseCli(['where', 'deploy/web', '-n', 'shop']).command).toEqual({
+      command: 'where',
+      resource: 'deploy',
+      name: 'web',
+      namespace: 'shop',
+    });
+    expect(parseCli(['plan', '--add', 'cell-4=2']).command).toEqual({
+      command: 'plan',
+      change: { kind: 'add', id: 'cell-4', weight: 2 },
+    });
+    expect(parseCli(['plan', '--add', 'cell-4']).command).toMatchObject({ change: { weight: 1 } });
+    expect(parseCli(['plan', '--drain', 'cell-2']).command).toEqual({
+      command: 'plan',
+      change: { kind: 'drain', id: 'cell-2' },
+    });
+  });
+
+  it.each([
+    [[], 'no command given'],
+    [['move'], 'unknown command "move"'],
+    [['where', 'web'], 'where needs RESOURCE/NAME'],
+    [['plan'], 'plan needs exactly one of'],
+    [['plan', '--add', 'c=0'], '--add: the weight must be a whole number from 1; got "0"'],
+    [['plan', '--weight', 'c'], '--weight needs ID=WEIGHT'],
+    [['status', '--cellset', 'Bad_Name'], '--cellset must be a CellSet name'],
+    [['status', '--nope'], "Unknown option '--nope'"],
+  ])('refuses %j with one readable line', (argv, message) => {
+    expect(() => parseCli(argv)).toThrow(message);
+  });
+});

@@ -1,0 +1,150 @@
+// kubectl cells — a kubectl plugin: `kubectl cells status|where|plan`. Reads through the user's kubeconfig
+// (the router, or the router control plane: both serve the CellSet and list every cellular object).
+import { KubeClient, errorMessage, type KubeList } from '@cellfed/controller-kit';
+import { CELLSET_API_VERSION, RoutingTable, parseCellSet, type GroupVersionResource } from '@cellfed/hashing';
+import { KubeConfig } from '@kubernetes/client-node';
+
+import { USAGE, parseCli, type CliCommand, type CliOptions } from './cli-args.ts';
+import { planChange } from './plan.ts';
+import { renderStatus } from './status.ts';
+import { table } from './table.ts';
+import { whereIs } from './where.ts';
+
+const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+/** kubectl's short names of the default cellular resources. */
+const SHORT_NAMES: Record<string, string> = {
+  deploy: 'deployments',
+  sts: 'statefulsets',
+  ds: 'daemonsets',
+  cj: 'cronjobs',
+  svc: 'services',
+  cm: 'configmaps',
+};
+
+let parsed: { command: CliCommand; options: CliOptions };
+try {
+  parsed = parseCli(process.argv.slice(2));
+} catch (error) {
+  process.stderr.write(`kubectl cells: ${errorMessage(error)}\n${USAGE}\n`);
+  process.exit(2);
+}
+
+try {
+  process.stdout.write(`${await run(parsed.command, parsed.options)}\n`);
+} catch (error) {
+  process.stderr.write(`kubectl cells: ${errorMessage(error)}\n`);
+  process.exit(1);
+}
+
+async function run(command: CliCommand, options: CliOptions): Promise<string> {
+  const config = new KubeConfig();
+  if (options.kubeconfig) config.loadFromFile(options.kubeconfig);
+  else config.loadFromDefault();
+  if (options.context) config.setCurrentContext(options.context);
+  const client = new KubeClient(config, { userAgent: 'kubectl-cells' });
+  try {
+    const object = await client.request<unknown>(
+      'GET',
+      `/apis/${CELLSET_API_VERSION}/cellsets/${options.cellSet}`,
+    );
+    if (command.command === 'status') return renderStatus(object);
+    const spec = parseCellSet(object).spec;
+    if (command.command === 'where') {
+      const resource = cellularResource(spec.cellularResources, command.resource);
+      if (!resource) return `${command.resource} is not cellular: it lives in the router control plane`;
+      const namespace =
+        command.namespace ?? config.getContextObject(config.getCurrentContext())?.namespace ?? 'default';
+      const labels = await namespaceLabels(client, namespace);
+      const where = whereIs(spec, { namespace, name: command.name }, labels);
+      return table(
+        ['name', 'key', 'cell', 'backup', 'state'],
+        [[`${namespace}/${command.name}`, where.key, where.cell, where.backup ?? '-', where.state]],
+      );
+    }
+    const keys = await objectKeys(client, spec);
+    const plan = planChange(spec, command.change, keys);
+    return [
+      `${plan.moved} of ${plan.total} objects would move (the fewest possible: ${plan.optimal})`,
+      '',
+      table(
+        ['cell', 'objects now', 'after', 'in', 'out'],
+        plan.cells.map((cell) => [
+          cell.id,
+          String(cell.before),
+          String(cell.after),
+          String(cell.in),
+          String(cell.out),
+        ]),
+      ),
+      ...(plan.flows.length > 0
+        ? [
+            '',
+            table(
+              ['from', 'to', 'objects'],
+              plan.flows.map((flow) => [flow.from, flow.to, String(flow.count)]),
+            ),
+          ]
+        : []),
+    ].join('\n');
+  } finally {
+    await client.close();
+  }
+}
+
+/** The cellular resource a user names: `deployments`, `deployment`, `deploy`, or `deployments.apps`. */
+function cellularResource(
+  resources: readonly GroupVersionResource[],
+  name: string,
+): GroupVersionResource | undefined {
+  const wanted = (SHORT_NAMES[name] ?? name).toLowerCase();
+  return resources.find(
+    (resource) =>
+      resource.resource === wanted ||
+      resource.resource === `${wanted}s` ||
+      (resource.group !== '' && `${resource.resource}.${resource.group}` === wanted),
+  );
+}
+
+async function namespaceLabels(
+  client: KubeClient,
+  namespace: string,
+): Promise<Record<string, string> | undefined> {
+  try {
+    const object = await client.request<{ metadata: { labels?: Record<string, string> } }>(
+      'GET',
+      `/api/v1/namespaces/${namespace}`,
+    );
+    return object.metadata.labels;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every cellular object's key, from lists through the router (metadata only), with its namespace's labels. */
+async function objectKeys(
+  client: KubeClient,
+  spec: ReturnType<typeof parseCellSet>['spec'],
+): Promise<string[]> {
+  const table = RoutingTable.fromCellSet(spec);
+  const namespaces = await client.request<KubeList>('GET', '/api/v1/namespaces', { accept: METADATA_LIST });
+  const labels = new Map(
+    (namespaces.items ?? []).map((item) => [item.metadata.name ?? '', item.metadata.labels]),
+  );
+  const keys: string[] = [];
+  for (const resource of spec.cellularResources) {
+    const base = resource.group ? `/apis/${resource.group}/${resource.version}` : `/api/${resource.version}`;
+    let next: string | undefined;
+    do {
+      const page: KubeList = await client.request<KubeList>('GET', `${base}/${resource.resource}`, {
+        accept: METADATA_LIST,
+        query: { limit: 5000, ...(next ? { continue: next } : {}) },
+      });
+      for (const item of page.items ?? []) {
+        const namespace = item.metadata.namespace ?? '';
+        keys.push(table.keyOf({ namespace, name: item.metadata.name ?? '' }, labels.get(namespace)));
+      }
+      next = page.metadata.continue;
+    } while (next);
+  }
+  return keys;
+}
