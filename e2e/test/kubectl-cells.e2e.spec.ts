@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { KubeClient } from '@cellfed/controller-kit';
 import { RoutingTable, parseCellSet } from '@cellfed/hashing';
 
+import { cellSetSpec, createCellSet, deleteCellSet, readCellSet } from './clients.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 
 // The plugin as users run it: its published file (`nx run kubectl-cells:build`, which the e2e target depends
@@ -87,5 +88,43 @@ describeE2e('kubectl cells', () => {
     expect(missing.code).toBe(1);
     expect(missing.out.trim().split('\n')).toHaveLength(1);
     expect(missing.out).toMatch(/^kubectl cells: .*404/);
+  });
+
+  it('down, rejoin, add and drain edit the CellSet, checked, and refuse what the controllers would refuse', async () => {
+    const name = `cells-edit-${Date.now()}`;
+    const ids = env.cells.map((cell) => cell.id) as [string, string, string];
+    await createCellSet(
+      env.controlPlane.kubeconfig,
+      name,
+      cellSetSpec({ [ids[0]]: 'Normal', [ids[1]]: 'Normal' }),
+    );
+    const states = async () =>
+      Object.fromEntries(
+        (
+          (await readCellSet(env.controlPlane.kubeconfig, name)) as {
+            spec: { cells: { id: string; state: string }[] };
+          }
+        ).spec.cells.map((cell) => [cell.id, cell.state]),
+      );
+    try {
+      expect(await cells('down', ids[1], '--cellset', name, '--wait')).toMatchObject({
+        code: 0,
+        out: expect.stringContaining(`cell ${ids[1]}: down requested; done`),
+      });
+      expect(await states()).toEqual({ [ids[0]]: 'Normal', [ids[1]]: 'Down' });
+      // The last Normal cell cannot go Down: refused before anything is written.
+      const refused = await cells('down', ids[0], '--cellset', name);
+      expect(refused.code).toBe(1);
+      expect(refused.out).toMatch(
+        /^kubectl cells: the CellSet would be invalid: .*at least one cell must be Normal/,
+      );
+      expect((await cells('rejoin', ids[1], '--cellset', name)).code).toBe(0);
+      expect((await cells('add', ids[2], '--weight', '2', '--cellset', name)).code).toBe(0);
+      expect(await states()).toEqual({ [ids[0]]: 'Normal', [ids[1]]: 'Joining', [ids[2]]: 'Joining' });
+      expect((await cells('drain', ids[2], '--cellset', name)).code).toBe(0);
+      expect((await states())[ids[2]]).toBe('Draining');
+    } finally {
+      await deleteCellSet(env.controlPlane.kubeconfig, name);
+    }
   });
 });

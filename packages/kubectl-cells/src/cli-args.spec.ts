@@ -32,6 +32,10 @@ describe('parseCli', () => {
     [['plan', '--weight', 'c'], '--weight needs ID=WEIGHT'],
     [['status', '--cellset', 'Bad_Name'], '--cellset must be a CellSet name'],
     [['status', '--nope'], "Unknown option '--nope'"],
+    [['drain'], 'drain needs a cell id'],
+    [['add', 'Cell_4'], 'add needs a cell id'],
+    [['add', 'c', '--secret', 'x'], '--secret needs NAMESPACE/NAME'],
+    [['rejoin', 'c', '--wait', '--timeout', 'soon'], '--timeout must be a duration'],
   ])('refuses %j with one readable line', (argv, message) => {
     expect(() => parseCli(argv)).toThrow(message);
   });

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 
 import { z } from 'zod';
 
+import type { CellEdit } from './cell-edit.ts';
 import type { CellChange } from './plan.ts';
 
 export const USAGE = `usage: kubectl cells COMMAND [options]
@@ -9,10 +10,17 @@ export const USAGE = `usage: kubectl cells COMMAND [options]
   where RESOURCE/NAME [-n NAMESPACE]  the cell an object lives in, its backup cell, whether it moves
   plan --add ID[=WEIGHT] | --drain ID | --weight ID=WEIGHT
                                       what the change would move, from where to where, beside the optimum
+  add ID [--weight N] [--secret NS/NAME] [--wait]
+                                      a new cell, Joining (its kubeconfig Secret: cellfed-system/ID-kubeconfig)
+  drain ID [--wait]                   the cell's objects move out, then it leaves the CellSet
+  down ID                             the cell failed: its keys are served from their backups, then promoted
+  rejoin ID [--wait]                  a Down cell comes back as Joining (its stale copies are deleted first)
 options:
   --kubeconfig FILE   (default: $KUBECONFIG, then ~/.kube/config)
   --context NAME      (default: the kubeconfig's current context)
-  --cellset NAME      (default: default)`;
+  --cellset NAME      (default: default)
+  --wait              follow the rebalance until it is done, with progress on stderr
+  --timeout DURATION  give up waiting after this long (default 30m)`;
 
 const weightOf = (text: string | undefined, flag: string) => {
   if (text === undefined) return 1;
@@ -22,11 +30,18 @@ const weightOf = (text: string | undefined, flag: string) => {
   return weight;
 };
 
+const durationMs = (text: string) => {
+  const match = /^(\d+)(s|m|h)$/.exec(text);
+  if (!match) throw new Error(`--timeout must be a duration such as 90s, 30m or 2h; got "${text}"`);
+  return Number(match[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[match[2] as 's' | 'm' | 'h'];
+};
+
 /** What the command line asks for, read once. */
 export type CliCommand =
   | { command: 'status' }
   | { command: 'where'; resource: string; name: string; namespace: string | undefined }
-  | { command: 'plan'; change: CellChange };
+  | { command: 'plan'; change: CellChange }
+  | { command: 'edit'; edit: CellEdit; wait: boolean; timeoutMs: number };
 
 export interface CliOptions {
   kubeconfig: string | undefined;
@@ -57,9 +72,16 @@ export function parseCli(argv: string[]): { command: CliCommand; options: CliOpt
       add: { type: 'string' },
       drain: { type: 'string' },
       weight: { type: 'string' },
+      secret: { type: 'string' },
+      wait: { type: 'boolean' },
+      timeout: { type: 'string' },
     },
   });
-  const parsed = Options.safeParse(values);
+  const parsed = Options.safeParse({
+    kubeconfig: values.kubeconfig,
+    context: values.context,
+    cellset: values.cellset,
+  });
   if (!parsed.success) throw new Error(parsed.error.issues.map((issue) => issue.message).join('; '));
   const options = {
     kubeconfig: parsed.data.kubeconfig,
@@ -104,6 +126,35 @@ export function parseCli(argv: string[]): { command: CliCommand; options: CliOpt
         command: {
           command: 'plan',
           change: { kind: 'weight', id: id!, weight: weightOf(weight, '--weight') },
+        },
+        options,
+      };
+    }
+    case 'add':
+    case 'drain':
+    case 'down':
+    case 'rejoin': {
+      const id = rest[0];
+      if (!id || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(id))
+        throw new Error(`${verb} needs a cell id (a DNS-1123 label)`);
+      let edit: CellEdit;
+      if (verb === 'add') {
+        const secret = values.secret?.split('/');
+        if (values.secret !== undefined && (secret?.length !== 2 || !secret[0] || !secret[1]))
+          throw new Error('--secret needs NAMESPACE/NAME');
+        edit = {
+          kind: 'add',
+          id,
+          weight: values.weight === undefined ? 1 : weightOf(values.weight, '--weight'),
+          ...(secret ? { secret: { namespace: secret[0]!, name: secret[1]! } } : {}),
+        };
+      } else edit = { kind: verb, id };
+      return {
+        command: {
+          command: 'edit',
+          edit,
+          wait: values.wait === true,
+          timeoutMs: durationMs(values.timeout ?? '30m'),
         },
         options,
       };

@@ -1,9 +1,16 @@
 // kubectl cells — a kubectl plugin: `kubectl cells status|where|plan`. Reads through the user's kubeconfig
 // (the router, or the router control plane: both serve the CellSet and list every cellular object).
-import { KubeClient, errorMessage, type KubeList } from '@cellfed/controller-kit';
-import { CELLSET_API_VERSION, RoutingTable, parseCellSet, type GroupVersionResource } from '@cellfed/hashing';
+import { KubeClient, errorMessage, isConflict, type KubeList } from '@cellfed/controller-kit';
+import {
+  CELLSET_API_VERSION,
+  RoutingTable,
+  parseCellSet,
+  type CellSetSpecInput,
+  type GroupVersionResource,
+} from '@cellfed/hashing';
 import { KubeConfig } from '@kubernetes/client-node';
 
+import { editCells, editSettled, progressLine } from './cell-edit.ts';
 import { USAGE, parseCli, type CliCommand, type CliOptions } from './cli-args.ts';
 import { planChange } from './plan.ts';
 import { renderStatus } from './status.ts';
@@ -48,6 +55,7 @@ async function run(command: CliCommand, options: CliOptions): Promise<string> {
       `/apis/${CELLSET_API_VERSION}/cellsets/${options.cellSet}`,
     );
     if (command.command === 'status') return renderStatus(object);
+    if (command.command === 'edit') return await edit(client, options.cellSet, command);
     const spec = parseCellSet(object).spec;
     if (command.command === 'where') {
       const resource = cellularResource(spec.cellularResources, command.resource);
@@ -88,6 +96,51 @@ async function run(command: CliCommand, options: CliOptions): Promise<string> {
     ].join('\n');
   } finally {
     await client.close();
+  }
+}
+
+interface CellSetObject {
+  metadata: { name: string; resourceVersion?: string };
+  spec: { cells: CellSetSpecInput['cells'] };
+  status?: { objects?: { moved?: number; toMove?: number }; etaSeconds?: number };
+}
+
+/**
+ * Edits the CellSet's cells: read, change, check, write with the version read (a concurrent edit makes it
+ * read again, up to 5 times); then, with --wait, follows the CellSet until the change has run its course.
+ */
+async function edit(
+  client: KubeClient,
+  name: string,
+  command: Extract<CliCommand, { command: 'edit' }>,
+): Promise<string> {
+  const path = `/apis/${CELLSET_API_VERSION}/cellsets/${name}`;
+  for (let attempt = 1; ; attempt++) {
+    const current = await client.request<CellSetObject>('GET', path);
+    const cells = editCells(current.spec.cells, command.edit);
+    try {
+      await client.request('PATCH', path, {
+        body: { metadata: { resourceVersion: current.metadata.resourceVersion }, spec: { cells } },
+        contentType: 'application/merge-patch+json',
+      });
+      break;
+    } catch (error) {
+      if (!isConflict(error) || attempt >= 5) throw error;
+    }
+  }
+  const done = `cell ${command.edit.id}: ${command.edit.kind} requested`;
+  if (!command.wait) return done;
+  const deadline = Date.now() + command.timeoutMs;
+  let last = '';
+  for (;;) {
+    const now = await client.request<CellSetObject>('GET', path);
+    if (editSettled(now.spec.cells, command.edit)) return `${done}; done`;
+    if (Date.now() > deadline)
+      throw new Error(`cell ${command.edit.id}: not done after ${command.timeoutMs / 1000} s`);
+    const line = progressLine(now.status?.objects, now.status?.etaSeconds);
+    if (line !== last) process.stderr.write(`${line}\n`);
+    last = line;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
   }
 }
 

@@ -1,0 +1,70 @@
+import { editCells, editSettled, progressLine } from './cell-edit.ts';
+
+const cells = [
+  { id: 'a', state: 'Normal' as const, kubeconfigSecretRef: { name: 'a-kubeconfig' } },
+  { id: 'b', state: 'Normal' as const, kubeconfigSecretRef: { name: 'b-kubeconfig' } },
+];
+
+describe('editCells', () => {
+  it('adds a cell as Joining with its conventional Secret, or the one given', () => {
+    expect(editCells(cells, { kind: 'add', id: 'c', weight: 2 }).at(-1)).toEqual({
+      id: 'c',
+      state: 'Joining',
+      weight: 2,
+      kubeconfigSecretRef: { name: 'c-kubeconfig', namespace: 'cellfed-system' },
+    });
+    expect(
+      editCells(cells, { kind: 'add', id: 'c', weight: 1, secret: { namespace: 'x', name: 'y' } }).at(-1)
+        ?.kubeconfigSecretRef,
+    ).toEqual({ namespace: 'x', name: 'y' });
+  });
+
+  it('drains, marks Down and lets a Down cell rejoin, leaving the others as they are', () => {
+    expect(editCells(cells, { kind: 'drain', id: 'b' }).map((cell) => cell.state)).toEqual([
+      'Normal',
+      'Draining',
+    ]);
+    const down = editCells(cells, { kind: 'down', id: 'b' });
+    expect(down.map((cell) => cell.state)).toEqual(['Normal', 'Down']);
+    expect(editCells(down, { kind: 'rejoin', id: 'b' }).map((cell) => cell.state)).toEqual([
+      'Normal',
+      'Joining',
+    ]);
+  });
+
+  it.each([
+    [{ kind: 'add', id: 'a', weight: 1 } as const, 'cell a is already in the CellSet (Normal)'],
+    [{ kind: 'drain', id: 'x' } as const, 'cell x is not in the CellSet'],
+    [{ kind: 'rejoin', id: 'a' } as const, 'cell a is Normal: rejoin applies to a Down cell'],
+  ])('refuses %j', (edit, message) => {
+    expect(() => editCells(cells, edit)).toThrow(message);
+  });
+
+  it('refuses what the controllers would refuse: no Normal cell left', () => {
+    const one = [cells[0]!];
+    expect(() => editCells(one, { kind: 'down', id: 'a' })).toThrow(
+      /the CellSet would be invalid: .*at least one cell must be Normal/,
+    );
+  });
+});
+
+describe('editSettled', () => {
+  it('is done when the cell is Normal, gone after a drain, Down after down', () => {
+    expect(editSettled(cells, { kind: 'add', id: 'a', weight: 1 })).toBe(true);
+    expect(editSettled([{ ...cells[0]!, state: 'Joining' }], { kind: 'add', id: 'a', weight: 1 })).toBe(
+      false,
+    );
+    expect(editSettled(cells, { kind: 'drain', id: 'b' })).toBe(false);
+    expect(editSettled([cells[0]!], { kind: 'drain', id: 'b' })).toBe(true);
+    expect(editSettled([{ ...cells[1]!, state: 'Down' }], { kind: 'down', id: 'b' })).toBe(true);
+  });
+});
+
+describe('progressLine', () => {
+  it('draws how far the rebalance is, with its ETA', () => {
+    expect(progressLine({ moved: 50, toMove: 200 }, 12)).toBe(
+      '[#####---------------] 50/200 objects moved, about 12 s left',
+    );
+    expect(progressLine(undefined)).toBe('[--------------------] waiting for the rebalance to start');
+  });
+});

@@ -1,0 +1,94 @@
+import {
+  DEFAULT_SECRET_NAMESPACE,
+  HashingError,
+  parseCellSetSpec,
+  type CellSetSpecInput,
+} from '@cellfed/hashing';
+
+/** A change `kubectl cells` makes to the CellSet's cells. */
+export type CellEdit =
+  | { kind: 'add'; id: string; weight: number; secret?: { namespace: string; name: string } }
+  | { kind: 'drain'; id: string }
+  | { kind: 'down'; id: string }
+  | { kind: 'rejoin'; id: string };
+
+type CellInput = CellSetSpecInput['cells'][number];
+
+/**
+ * The CellSet's `spec.cells` after `edit`, checked as the controllers will check it (the same zod schema):
+ * - add: a new cell, Joining, its kubeconfig Secret `<id>-kubeconfig` unless given;
+ * - drain: a Normal (or Joining) cell becomes Draining: its objects move out, then it leaves the CellSet;
+ * - down: the cell failed: its keys are served from their backups, which are promoted;
+ * - rejoin: a Down cell comes back as Joining; its stale copies are deleted before anything moves in.
+ * Throws one readable line when the edit does not apply or the result would be invalid.
+ */
+export function editCells(cells: readonly CellInput[], edit: CellEdit): CellInput[] {
+  const current = cells.find((cell) => cell.id === edit.id);
+  const stateTo = (state: 'Draining' | 'Down' | 'Joining', allowed: readonly string[]) => {
+    if (!current) throw new Error(`cell ${edit.id} is not in the CellSet`);
+    const from = current.state ?? 'Normal';
+    if (!allowed.includes(from))
+      throw new Error(`cell ${edit.id} is ${from}: ${edit.kind} applies to a ${allowed.join(' or ')} cell`);
+    return cells.map((cell) => (cell.id === edit.id ? { ...cell, state } : cell));
+  };
+  let next: CellInput[];
+  switch (edit.kind) {
+    case 'add':
+      if (current)
+        throw new Error(`cell ${edit.id} is already in the CellSet (${current.state ?? 'Normal'})`);
+      next = [
+        ...cells,
+        {
+          id: edit.id,
+          state: 'Joining',
+          weight: edit.weight,
+          kubeconfigSecretRef: edit.secret ?? {
+            name: `${edit.id}-kubeconfig`,
+            namespace: DEFAULT_SECRET_NAMESPACE,
+          },
+        },
+      ];
+      break;
+    case 'drain':
+      next = stateTo('Draining', ['Normal', 'Joining']);
+      break;
+    case 'down':
+      next = stateTo('Down', ['Normal', 'Joining', 'Draining']);
+      break;
+    case 'rejoin':
+      next = stateTo('Joining', ['Down']);
+      break;
+  }
+  try {
+    parseCellSetSpec({ cells: next });
+  } catch (error) {
+    const issues =
+      error instanceof HashingError ? error.issues.map((issue) => issue.message).join('; ') : String(error);
+    throw new Error(`the CellSet would be invalid: ${issues}`, { cause: error });
+  }
+  return next;
+}
+
+/** Whether the edit has run its course, from the CellSet as it is now: the cell Normal, or gone after a drain. */
+export function editSettled(cells: readonly CellInput[], edit: CellEdit): boolean {
+  const cell = cells.find((candidate) => candidate.id === edit.id);
+  if (edit.kind === 'drain') return cell === undefined;
+  if (edit.kind === 'down') return cell?.state === 'Down';
+  return cell?.state === 'Normal';
+}
+
+/** One line of progress: a bar, moved of to-move, and the ETA the rebalance controller reports. */
+export function progressLine(
+  objects: { moved?: number; toMove?: number } | undefined,
+  etaSeconds?: number,
+): string {
+  const moved = objects?.moved ?? 0;
+  const toMove = objects?.toMove ?? 0;
+  const width = 20;
+  const filled = toMove > 0 ? Math.min(width, Math.round((moved / toMove) * width)) : 0;
+  const bar = `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}]`;
+  const eta = etaSeconds !== undefined ? `, about ${etaSeconds} s left` : '';
+  return toMove > 0
+    ? `${bar} ${moved}/${toMove} objects moved${eta}`
+    : `${bar} waiting for the rebalance to start`;
+}
