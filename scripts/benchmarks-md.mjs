@@ -1,0 +1,126 @@
+// `npm run benchmarks`: BENCHMARKS.md from bench/results/*.json — every figure with its goal, whether it is
+// met, and the anchor it is compared with. The results are written by each project's `bench` target; this
+// only collects them, so the page says what the last runs measured, on the machine each names.
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const results = join(root, 'bench', 'results');
+
+/** Per results file: the command that writes it, what it is compared with, and the direction of bare goals. */
+const BENCHMARKS = {
+  'hashing.json': {
+    command: 'npx nx run hashing:bench',
+    anchor: 'hashring@3.2.0 (md5), the most used consistent-hash ring on npm, on the same keys',
+  },
+  'controller-kit.json': {
+    command: 'npx nx run controller-kit:bench',
+    anchor: "client-node's informer (memory per object) and a bare FIFO (queue throughput)",
+    goals: { bytesPerObject: ['≤', 'bytesPerObjectGoal'], queueOpsPerSecond: ['≥', 'queueOpsPerSecondGoal'] },
+  },
+  'cells.json': {
+    command: 'npx nx run e2e:bench',
+    anchor: 'the minimal environment (control plane and one cell, no controller managers)',
+    goals: { upSeconds: ['≤', 'upGoalSeconds'] },
+  },
+  'router.json': {
+    command: 'npx nx run cell-router:bench',
+    anchor:
+      'the same load straight to one real apiserver, and through a bare Node.js proxy (`bareProxyFigures`); the Go KubeGateway proxy adds 1.47× at p50',
+    direction: { getP50Ratio: '≤', getP99Ratio: '≤', throughputRatio: '≥' },
+  },
+  'router-list.json': {
+    command: 'npx nx run cell-router:bench-list',
+    anchor:
+      '30k objects listed straight from one apiserver; Argo CD takes > 10 s to list 3000 apps (seed 001)',
+    direction: { list30kRatio: '≤', list30kPagedRatio: '≤', watchAddedP99Ms: '≤' },
+  },
+  'rebalance.json': {
+    command: 'npx nx run rebalance-controller:bench',
+    anchor: 'a plain GET + CREATE copy loop over the same objects at the same concurrency',
+  },
+  'backup.json': {
+    command: 'npx nx run backup-controller:bench',
+    anchor: 'a raw watch → apply loop between the same two apiservers, under the same 100 writes/s',
+    direction: {
+      lagP50Ms: '≤',
+      lagP99Ms: '≤',
+      lagVsRawLoopRatio: '≤',
+      failoverReadsS: '≤',
+      failoverWritesS: '≤',
+    },
+  },
+};
+
+const compare = { '≤': (a, b) => a <= b, '≥': (a, b) => a >= b, '=': (a, b) => a === b };
+/** A goal as `≤ 2`, from `<= 2`, `≤ 2` or a bare number and its direction. */
+function goalOf(raw, direction) {
+  if (raw === undefined || raw === null) return undefined;
+  if (typeof raw === 'object') return goalOf(raw.goal, direction);
+  if (typeof raw === 'number') return direction ? { op: direction, value: raw } : undefined;
+  const match = /^\s*(<=|>=|≤|≥|=)\s*([-\d.]+)/.exec(String(raw));
+  if (!match) return undefined;
+  const op = { '<=': '≤', '>=': '≥' }[match[1]] ?? match[1];
+  return { op, value: Number(match[2]) };
+}
+
+const sections = [];
+let met = 0;
+let unmet = 0;
+for (const file of readdirSync(results)
+  .filter((name) => name.endsWith('.json'))
+  .sort()) {
+  const result = JSON.parse(readFileSync(join(results, file), 'utf8'));
+  const about = BENCHMARKS[file] ?? { command: '(unknown)', anchor: result.baseline ?? '' };
+  const machine = result.machine
+    ? `${result.machine.cpus ?? '?'} cores${result.machine.model ? `, ${result.machine.model}` : ''}${result.machine.node ? `, Node.js ${result.machine.node}` : ''}`
+    : [result.cpu, result.node].filter(Boolean).join(', ');
+  const rows = [];
+  for (const [name, value] of Object.entries(result.figures ?? {})) {
+    if (/Goal(Seconds)?$/.test(name)) continue;
+    const fromSibling = about.goals?.[name];
+    const goal = fromSibling
+      ? { op: fromSibling[0], value: result.figures[fromSibling[1]] }
+      : goalOf(result.goals?.[name], about.direction?.[name]);
+    const stated = result.met?.[name] ?? result.goals?.[name]?.met;
+    const ok = goal
+      ? typeof stated === 'boolean'
+        ? stated
+        : compare[goal.op](value, goal.value)
+      : undefined;
+    if (ok === true) met++;
+    if (ok === false) unmet++;
+    const shown = typeof value === 'number' ? String(Math.round(value * 1000) / 1000) : String(value);
+    rows.push(
+      `| ${name} | ${shown} | ${goal ? `${goal.op} ${goal.value}` : ''} | ${ok === undefined ? '' : ok ? 'yes' : '**no**'} |`,
+    );
+  }
+  sections.push(
+    [
+      `## ${result.benchmark ?? file}`,
+      '',
+      `\`${about.command}\` → \`bench/results/${file}\`${result.date ? `, ${result.date.slice(0, 10)}` : ''}${machine ? `, ${machine}` : ''}.`,
+      `Compared with: ${about.anchor}.`,
+      '',
+      '| figure | measured | goal | met |',
+      '| --- | --- | --- | --- |',
+      ...rows,
+    ].join('\n'),
+  );
+}
+
+const page = [
+  '# Benchmarks',
+  '',
+  'Every figure of `bench/results/*.json`, with its goal and the anchor it is compared with. Made by',
+  "`npm run benchmarks` from the files the projects' `bench` targets write; each benchmark measures cellfed and",
+  'its baseline side by side in one run. These machines have 2 cores shared by every apiserver, etcd and',
+  `cellfed process of a run. ${met} goals met, ${unmet} not.`,
+  '',
+  ...sections.flatMap((section) => [section, '']),
+].join('\n');
+writeFileSync(join(root, 'BENCHMARKS.md'), page);
+process.stderr.write(
+  `benchmarks: BENCHMARKS.md from ${sections.length} results (${met} goals met, ${unmet} not)\n`,
+);
