@@ -36,7 +36,7 @@ import { RoutingTable, parseCellSetSpec } from '@cellfed/hashing';
 const OBJECTS = Number(process.env['CELLFED_BENCH_OBJECTS'] ?? 10_000);
 const WRITES_PER_SECOND = 100;
 const ROUND_SECONDS = Number(process.env['CELLFED_BENCH_ROUND_SECONDS'] ?? 10);
-const ROUNDS = Number(process.env['CELLFED_BENCH_ROUNDS'] ?? 2);
+const ROUNDS = Number(process.env['CELLFED_BENCH_ROUNDS'] ?? 3);
 const NAMESPACE = 'bench';
 // A cell's system namespace, which the backup controller leaves alone: only the raw loop copies these.
 const RAW_NAMESPACE = 'kube-public';
