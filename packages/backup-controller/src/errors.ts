@@ -4,8 +4,6 @@ export const BackupErrorCode = {
   InvalidConfig: 'CELLFED_BACKUP_INVALID_CONFIG',
   /** A cell the backup or the promotion needs is not engaged (no client yet, or it left). */
   CellNotEngaged: 'CELLFED_BACKUP_CELL_NOT_ENGAGED',
-  /** A cell's caches are not listed yet: deciding now could delete a backup that is still needed. */
-  CachesNotSynced: 'CELLFED_BACKUP_CACHES_NOT_SYNCED',
 } as const;
 
 export type BackupErrorCode = (typeof BackupErrorCode)[keyof typeof BackupErrorCode];

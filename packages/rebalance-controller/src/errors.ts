@@ -2,8 +2,6 @@
 export const RebalanceErrorCode = {
   /** The command line or configuration did not parse; the message lists every problem. */
   InvalidConfig: 'CELLFED_REBALANCE_INVALID_CONFIG',
-  /** A work-queue key is not `resource.group/namespace/name`. */
-  InvalidKey: 'CELLFED_REBALANCE_INVALID_KEY',
   /** A cell the move needs is not engaged (no client yet, or it left). */
   CellNotEngaged: 'CELLFED_REBALANCE_CELL_NOT_ENGAGED',
   /** The old copy changed while it was fenced: the copy is redone. */
