@@ -69,6 +69,12 @@ app.kubernetes.io/component: {{ .component }}
 - --secret-namespace={{ include "cellfed.secretNamespace" .root }}
 - --http-port={{ .values.metricsPort }}
 - --log-level={{ .values.logLevel | default .root.Values.global.logLevel }}
+{{- with .root.Values.global.tracing }}
+{{- if .otlpEndpoint }}
+- --otlp-endpoint={{ .otlpEndpoint }}
+- --trace-sample-ratio={{ .sampleRatio }}
+{{- end }}
+{{- end }}
 {{- end -}}
 
 {{/* The flags of a leader-elected controller. */}}

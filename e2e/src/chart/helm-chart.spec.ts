@@ -159,6 +159,8 @@ describe('the cellfed chart', () => {
       ])
         expect(only(objects, kind)).toEqual([]);
       expect(only(objects, 'Pod').map((pod) => pod.metadata.annotations?.['helm.sh/hook'])).toEqual(['test']);
+      for (const deployment of only(objects, 'Deployment'))
+        expect(container(deployment).args.join(' ')).not.toContain('--otlp-endpoint');
     });
   });
 
@@ -267,6 +269,18 @@ describe('the cellfed chart', () => {
       );
       for (const object of objects) expect(object.metadata.labels?.['team']).toBe('platform');
     });
+
+    it('sends every component’s spans to the OTLP collector given', () => {
+      const deployments = only(objects, 'Deployment');
+      expect(deployments).toHaveLength(3);
+      for (const deployment of deployments)
+        expect(container(deployment).args).toEqual(
+          expect.arrayContaining([
+            '--otlp-endpoint=http://otel-collector.observability:4318',
+            '--trace-sample-ratio=0.25',
+          ]),
+        );
+    });
   });
 
   it('renders only the router when the controllers are off', () => {
@@ -286,6 +300,8 @@ describe('the cellfed chart', () => {
     [['--set', 'rebalanceController.deleteAfter=12 hours'], "at '/rebalanceController/deleteAfter'"],
     [['--set', 'router.service.type=Public'], "at '/router/service/type'"],
     [['--set', 'global.logLevel=loud'], "at '/global/logLevel'"],
+    [['--set', 'global.tracing.sampleRatio=2'], "at '/global/tracing/sampleRatio'"],
+    [['--set', 'global.tracing.otlpEndpoint=collector:4318'], "at '/global/tracing/otlpEndpoint'"],
   ])('refuses %j and says where', (args, message) => {
     expect(() => renderChart(helm, args)).toThrow(HelmRefused);
     expect(() => renderChart(helm, args)).toThrow(message);

@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import {
   BACKUP_SOURCE_ANNOTATION,
   CELL_BACKUPS,
@@ -16,6 +17,7 @@ import {
   type Lane,
   type ObjectMeta,
   type ObjectRef,
+  NOOP_TRACER,
 } from '@cellfed/controller-kit';
 import { safeParseCellSet } from '@cellfed/hashing';
 import type { Logger } from 'pino';
@@ -45,6 +47,8 @@ export interface BackupControllerOptions {
   settings: BackupSettings;
   logger: Logger;
   registry: Registry;
+  /** Makes a span per reconcile of every controller; none by default. */
+  tracer?: Tracer;
   clock?: Clock;
 }
 
@@ -71,6 +75,7 @@ export class BackupController {
 
   constructor(options: BackupControllerOptions) {
     const { controlPlane, pool, settings, logger, registry } = options;
+    const tracer = options.tracer ?? NOOP_TRACER;
     this.pool = pool;
     this.settings = settings;
     this.clock = options.clock ?? realClock;
@@ -131,6 +136,7 @@ export class BackupController {
         clock,
       }),
       registry,
+      tracer,
       logger,
       clock,
       workers: settings.workers,
@@ -158,6 +164,7 @@ export class BackupController {
         metrics,
       }),
       registry,
+      tracer,
       logger,
       clock,
       cellOf: (key) => key,
@@ -177,6 +184,7 @@ export class BackupController {
               clock,
             }),
             registry,
+            tracer,
             logger,
             clock,
             cellOf: (key) => key,

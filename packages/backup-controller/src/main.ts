@@ -8,12 +8,13 @@ await runControllerProcess({
   name: 'backup-controller',
   usage: USAGE,
   parse: parseBackupArgs,
-  build: ({ config, controlPlane, pool, logger, registry }) =>
+  build: ({ config, controlPlane, pool, logger, registry, tracer }) =>
     new BackupController({
       controlPlane,
       pool,
       logger,
       registry,
+      tracer,
       settings: {
         workers: config.workers,
         resyncMs: config.resyncMs,

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 
-import { ManagerConfigSchema } from '@cellfed/controller-kit';
+import { ManagerConfigSchema, TracingConfigSchema } from '@cellfed/controller-kit';
 import { DEFAULT_CELLSET_NAME, DEFAULT_SECRET_NAMESPACE } from '@cellfed/hashing';
 import { z } from 'zod';
 
@@ -27,6 +27,8 @@ export const RouterConfigSchema = z
     replicaId: z.string().min(1).default(`${hostname()}-${process.pid}`),
     /** /metrics, /healthz and /readyz (plain HTTP, for probes and Prometheus). */
     manager: ManagerConfigSchema,
+    /** A span per request to an OTLP collector; off unless an endpoint is given. */
+    tracing: TracingConfigSchema,
   })
   .strict()
   .refine(
@@ -51,7 +53,11 @@ export const USAGE = `usage: cell-router (--tls-cert-file FILE --tls-key-file FI
   --secret-namespace NS    where the cells' kubeconfig Secrets and the routers' Leases are (default cellfed-system)
   --replica-id ID          this replica's name in its Lease (default: host name and process id)
   --http-port N            /metrics, /healthz, /readyz (default 8080; 0 picks one)
-  --log-level LEVEL        pino level (default info)`;
+  --log-level LEVEL        pino level (default info)
+  --otlp-endpoint URL      send a trace span per request to this OTLP/HTTP collector (http://collector:4318);
+                           the cells get its traceparent (default: tracing off)
+  --trace-sample-ratio R   share of new traces recorded, 0 to 1; a sampled caller's trace is always
+                           followed (default 1)`;
 
 /** Reads the command line into the config; every problem in one line. */
 export function parseRouterArgs(argv: string[]): RouterConfig {
@@ -71,6 +77,8 @@ export function parseRouterArgs(argv: string[]): RouterConfig {
       'replica-id': { type: 'string' },
       'http-port': { type: 'string' },
       'log-level': { type: 'string' },
+      'otlp-endpoint': { type: 'string' },
+      'trace-sample-ratio': { type: 'string' },
     },
   });
   const number = (value: string | undefined) => (value === undefined ? undefined : Number(value));
@@ -89,6 +97,10 @@ export function parseRouterArgs(argv: string[]): RouterConfig {
       httpPort: number(values['http-port']),
       logLevel: values['log-level'],
       leaderElection: { enabled: false },
+    },
+    tracing: {
+      otlpEndpoint: values['otlp-endpoint'],
+      sampleRatio: number(values['trace-sample-ratio']),
     },
   });
   if (result.success) return result.data;

@@ -1,7 +1,14 @@
 // The router process: `node src/main.ts --tls-cert-file … --tls-key-file … [--kubeconfig …]`.
 import { readFileSync } from 'node:fs';
 
-import { KubeClient, Manager, createLogger, errorMessage, untilAborted } from '@cellfed/controller-kit';
+import {
+  KubeClient,
+  Manager,
+  createLogger,
+  createTracing,
+  errorMessage,
+  untilAborted,
+} from '@cellfed/controller-kit';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 
 import { USAGE, parseRouterArgs, type RouterConfig } from './config.ts';
@@ -19,6 +26,11 @@ try {
 const logger = createLogger({ name: 'cell-router', level: config.manager.logLevel });
 const registry = new Registry();
 collectDefaultMetrics({ register: registry });
+const tracing = createTracing({
+  serviceName: 'cell-router',
+  serviceInstance: config.replicaId,
+  config: config.tracing,
+});
 let manager: Manager;
 try {
   const controlPlane = KubeClient.fromFile(config.kubeconfig, { userAgent: 'cellfed-cell-router' });
@@ -30,6 +42,7 @@ try {
     controlPlane,
     logger,
     registry,
+    tracer: tracing.tracer,
     tls: {
       ...serving,
       ...(config.clientCaFile ? { clientCa: readFileSync(config.clientCaFile) } : {}),
@@ -74,8 +87,10 @@ try {
 manager.installSignalHandlers();
 try {
   await manager.start();
+  await tracing.shutdown().catch(() => undefined);
   process.exit(0);
 } catch (error) {
   logger.fatal({ err: errorMessage(error) }, 'router failed');
+  await tracing.shutdown().catch(() => undefined);
   process.exit(1);
 }

@@ -116,3 +116,7 @@ export type { CellBackup } from './crds/cell-backup.ts';
 export { cellSetCrd } from './crds/cellset-crd.ts';
 export { crdManifests, renderCrd } from './crds/crd-manifests.ts';
 export type { CustomResourceDefinition } from './crds/crd-types.ts';
+
+export { NOOP_TRACER, TracingConfigSchema, createTracing } from './tracing/tracing.ts';
+export type { Tracing, TracingConfig } from './tracing/tracing.ts';
+export { parentContextOf, traceHeadersOf } from './tracing/trace-headers.ts';

@@ -8,12 +8,13 @@ await runControllerProcess({
   name: 'rebalance-controller',
   usage: USAGE,
   parse: parseRebalanceArgs,
-  build: ({ config, controlPlane, pool, logger, registry }) =>
+  build: ({ config, controlPlane, pool, logger, registry, tracer }) =>
     new RebalanceController({
       controlPlane,
       pool,
       logger,
       registry,
+      tracer,
       settings: {
         window: config.window,
         deleteAfterMs: config.deleteAfterMs,

@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import {
   CONTROL_PLANE,
   Controller,
@@ -15,6 +16,7 @@ import {
   CellObjects,
   formatObjectKey,
   parseObjectKey,
+  NOOP_TRACER,
 } from '@cellfed/controller-kit';
 import { safeParseCellSet } from '@cellfed/hashing';
 import type { Logger } from 'pino';
@@ -48,6 +50,8 @@ export interface RebalanceControllerOptions {
   settings: RebalanceSettings;
   logger: Logger;
   registry: Registry;
+  /** Makes a span per reconcile of every controller; none by default. */
+  tracer?: Tracer;
   clock?: Clock;
 }
 
@@ -81,6 +85,7 @@ export class RebalanceController {
 
   constructor(options: RebalanceControllerOptions) {
     const { controlPlane, pool, settings, logger, registry } = options;
+    const tracer = options.tracer ?? NOOP_TRACER;
     const clock = options.clock ?? realClock;
     this.pool = pool;
     const metrics = new RebalanceMetrics(registry);
@@ -139,6 +144,7 @@ export class RebalanceController {
           : {}),
       }),
       registry,
+      tracer,
       logger,
       clock,
       workers: settings.window,
@@ -161,6 +167,7 @@ export class RebalanceController {
         clock,
       }),
       registry,
+      tracer,
       logger,
       clock,
       cellOf: () => undefined,
@@ -178,6 +185,7 @@ export class RebalanceController {
         onMirrored: () => this.cellSets.queue.add(pool.cellSetName),
       }),
       registry,
+      tracer,
       logger,
       clock,
       workers: 2,

@@ -3,14 +3,15 @@ import { connect as http2Connect, createServer as createHttp2Server } from 'node
 import type { AddressInfo } from 'node:net';
 
 import { BACKUP_CELL_LABEL, KubeClient, PRIMARY_CELL_LABEL } from '@cellfed/controller-kit';
-import { memoryLogger, metricValue } from '@cellfed/controller-kit/testing';
+import { memoryLogger, metricValue, recordingTracer } from '@cellfed/controller-kit/testing';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { MIGRATING, REBALANCE_STATUS_LABEL, parseCellSetSpec } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
 
 import { RouterMetrics } from '../metrics/router-metrics.ts';
 import { routingState } from '../routing/route-plan.ts';
 import { OldCopies } from './old-copies.ts';
-import { RouterHandler } from './router-handler.ts';
+import { RouterHandler, type RouterHandlerOptions } from './router-handler.ts';
 
 /** What a fake apiserver saw: method, target, headers and body of every request. */
 interface Seen {
@@ -92,6 +93,8 @@ describe('RouterHandler', () => {
   let ensured: string[];
   let script: (cell: string, seen: Seen) => Answer;
   let cellSet = spec;
+  let options: RouterHandlerOptions;
+  let tracing: ReturnType<typeof recordingTracer>;
 
   beforeEach(async () => {
     cellSet = spec;
@@ -102,7 +105,8 @@ describe('RouterHandler', () => {
     ensured = [];
     const { logger, lines } = memoryLogger();
     logLines = lines;
-    handler = new RouterHandler({
+    tracing = recordingTracer();
+    options = {
       authenticator: {
         authenticate: async (req) =>
           req.headers.authorization === 'Bearer alice'
@@ -115,9 +119,11 @@ describe('RouterHandler', () => {
       oldCopies: new OldCopies({ client: (id) => cells[id]?.client }),
       cellNamespaces: { ensure: async (cell, namespace) => void ensured.push(`${cell}/${namespace}`) },
       metrics: new RouterMetrics(registry),
+      tracer: tracing.tracer,
       logger,
-    });
-    front = createServer(handler.handle);
+    };
+    handler = new RouterHandler(options);
+    front = createServer((request, response) => void handler.handle(request, response));
     await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
   });
 
@@ -306,6 +312,59 @@ describe('RouterHandler', () => {
     const answer = await send('PUT', '/api/v1/namespaces/team/configmaps', { items: [] });
     expect(answer).toMatchObject({ code: 405, body: { kind: 'Status', reason: 'MethodNotAllowed' } });
     expect(Object.values(cells).flatMap((cell) => cell.seen)).toEqual([]);
+  });
+
+  it("makes a span per request with the routing decision, parented to the caller's trace, and sends its traceparent to the cell", async () => {
+    script = () => ({ code: 200, body: { metadata: { name: 'web' } } });
+    const caller = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const answer = await send('GET', '/apis/apps/v1/namespaces/team/deployments/web', undefined, {
+      traceparent: caller,
+    });
+    expect(answer.code).toBe(200);
+    const [span] = tracing.spans();
+    expect(span).toBeDefined();
+    const cell = span!.attributes['cellfed.cell'] as string;
+    expect(['a', 'b']).toContain(cell);
+    expect(span!.name).toBe('get deployments');
+    expect(span!.kind).toBe(SpanKind.SERVER);
+    expect(span!.attributes).toMatchObject({
+      'http.request.method': 'GET',
+      'http.response.status_code': 200,
+      'k8s.namespace.name': 'team',
+      'k8s.object.name': 'web',
+      'enduser.id': 'alice',
+    });
+    expect(span!.attributes['cellfed.route']).toEqual(expect.any(String));
+    expect(span!.spanContext().traceId).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+    expect(span!.parentSpanContext?.spanId).toBe('00f067aa0ba902b7');
+    // The cell's request is the router span's child: same trace, the router's span as parent.
+    const { traceId, spanId } = span!.spanContext();
+    expect(cells[cell]!.seen.at(-1)!.headers.traceparent).toBe(`00-${traceId}-${spanId}-01`);
+  });
+
+  it('marks the span of an answer the router gives itself, and of a 5xx, with its code', async () => {
+    await send('PUT', '/apis/apps/v1/namespaces/team/deployments', {});
+    script = () => ({ code: 503, body: { kind: 'Status', code: 503 } });
+    await send('GET', '/api/v1/namespaces/team/configmaps/x');
+    const [refused, failed] = tracing.spans();
+    expect(refused!.attributes).toMatchObject({
+      'http.response.status_code': 405,
+      'cellfed.route': 'bad-verb',
+    });
+    expect(refused!.status.code).toBe(SpanStatusCode.UNSET);
+    expect(failed!.attributes['http.response.status_code']).toBe(503);
+    expect(failed!.status.code).toBe(SpanStatusCode.ERROR);
+  });
+
+  it("passes a caller's traceparent through unchanged when tracing is off", async () => {
+    handler = new RouterHandler({ ...options, tracer: undefined });
+    script = () => ({ code: 200, body: { metadata: { name: 'x' } } });
+    const caller = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    await send('GET', '/api/v1/namespaces/team/configmaps/x', undefined, { traceparent: caller });
+    const seen = ownCells().flatMap(([, fake]) => fake.seen);
+    // The old copy's metadata read is the router's own; the forwarded request carries the caller's header.
+    expect(seen.map((one) => one.headers.traceparent).filter(Boolean)).toEqual([caller]);
+    expect(tracing.spans()).toHaveLength(0);
   });
 
   it('sends global resources to the control plane as the caller', async () => {

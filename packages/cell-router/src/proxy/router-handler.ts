@@ -2,7 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 
 import { needsOldCopy, resolveTarget, type OldCopy } from '@cellfed/hashing';
-import { errorMessage, type KubeClient } from '@cellfed/controller-kit';
+import { NOOP_TRACER, errorMessage, traceHeadersOf, type KubeClient } from '@cellfed/controller-kit';
+import type { Span, Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 
 import type { Authenticator } from '../auth/authenticator.ts';
@@ -51,6 +52,7 @@ import {
   type BufferedBody,
 } from './forward.ts';
 import { upstreamHeaders } from './headers.ts';
+import { endRequestSpan, startRequestSpan } from '../tracing/request-span.ts';
 import { cellVersionBody } from './version-translation.ts';
 import type { OldCopies } from './old-copies.ts';
 import { failoverState, type FailoverState } from './pending-backups.ts';
@@ -73,10 +75,16 @@ export interface RouterHandlerOptions {
   /** Creates a control-plane namespace in a cell that does not have it yet, before a write into it. */
   cellNamespaces?: Pick<CellNamespaces, 'ensure'>;
   metrics?: RouterMetrics;
+  /** A server span per request, the parent of what the router sends on; none by default. */
+  tracer?: Tracer;
   logger: Logger;
   maxBodyBytes?: number;
 }
 
+/**
+ * The headers every request the router sends on for one caller carries: who to impersonate, and the
+ * request's trace context (`traceparent`), so a cell's own spans join the router's.
+ */
 type Impersonation = Record<string, string | string[]>;
 type ObjectPlan = Extract<RoutePlan, { kind: 'object' }>;
 
@@ -88,6 +96,8 @@ interface Outcome {
   route: string;
   routeCase?: number;
   fenced?: boolean;
+  /** The object's name when the path does not give it (a create names it in its body). */
+  name?: string;
 }
 
 /** The Status a request gets instead of an apiserver's answer. */
@@ -133,15 +143,18 @@ const refusal = (status: KubeStatus, route: string, cell = ''): Refusal => ({
 export class RouterHandler {
   private readonly options: RouterHandlerOptions;
   private readonly maxBodyBytes: number;
+  private readonly tracer: Tracer;
 
   constructor(options: RouterHandlerOptions) {
     this.options = options;
     this.maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
+    this.tracer = options.tracer ?? NOOP_TRACER;
   }
 
   readonly handle = async (request: ClientRequest, response: ClientResponse): Promise<void> => {
     const started = performance.now();
     const info = requestInfo(request);
+    const span = startRequestSpan(this.tracer, request, info);
     let outcome: Outcome = { code: 500, cell: '', route: 'unhandled' };
     let user: string | undefined;
     try {
@@ -149,7 +162,7 @@ export class RouterHandler {
         outcome = this.refuse(response, refusal(badRequest(info), 'bad-path'));
         return;
       }
-      const admission = await this.admit(request);
+      const admission = await this.admit(request, span);
       if ('refusal' in admission) {
         outcome = this.refuse(response, admission.refusal);
         return;
@@ -162,7 +175,7 @@ export class RouterHandler {
         outcome = this.refuse(response, refusal(internalError(errorMessage(error)), 'error', outcome.cell));
       else abortResponse(response);
     } finally {
-      this.finish(request, info, user, outcome, started);
+      this.finish(request, info, user, outcome, started, span);
     }
   };
 
@@ -170,6 +183,7 @@ export class RouterHandler {
   readonly handleUpgrade = async (request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
     const started = performance.now();
     const info = requestInfo(request);
+    const span = startRequestSpan(this.tracer, request, info);
     let outcome: Outcome = { code: 500, cell: '', route: 'unhandled' };
     let user: string | undefined;
     const refuse = (destination: Refusal): Outcome => {
@@ -181,7 +195,7 @@ export class RouterHandler {
         outcome = refuse(refusal(badRequest(info), 'bad-path'));
         return;
       }
-      const admission = await this.admit(request);
+      const admission = await this.admit(request, span);
       if ('refusal' in admission) {
         outcome = refuse(admission.refusal);
         return;
@@ -215,11 +229,11 @@ export class RouterHandler {
       this.options.logger.error({ err: errorMessage(error), ...logFields(request, info) }, 'upgrade failed');
       outcome = refuse(refusal(internalError(errorMessage(error)), 'error', outcome.cell));
     } finally {
-      this.finish(request, info, user, outcome, started);
+      this.finish(request, info, user, outcome, started, span);
     }
   };
 
-  private async admit(request: ClientRequest): Promise<Admission> {
+  private async admit(request: ClientRequest, span: Span): Promise<Admission> {
     const authentication = await this.options.authenticator.authenticate(request);
     if ('failure' in authentication) return { refusal: refusal(unauthorized(), 'unauthenticated') };
     const caller = authentication.user;
@@ -230,7 +244,10 @@ export class RouterHandler {
       if (allowed !== true) return { refusal: refusal(forbidden(allowed), 'impersonation-denied') };
       effective = asked;
     }
-    return { user: caller, impersonation: impersonationHeaders(effective) };
+    return {
+      user: caller,
+      impersonation: { ...impersonationHeaders(effective), ...traceHeadersOf(span) },
+    };
   }
 
   private async serve(
@@ -328,10 +345,10 @@ export class RouterHandler {
           continue;
         }
         sendJson(response, 409, text);
-        return outcomeOf(destination, 409);
+        return { ...outcomeOf(destination, 409), name };
       }
       await relay(upstream, response);
-      return outcomeOf(destination, upstream.statusCode);
+      return { ...outcomeOf(destination, upstream.statusCode), name };
     }
   }
 
@@ -542,11 +559,14 @@ export class RouterHandler {
     user: string | undefined,
     outcome: Outcome,
     started: number,
+    span: Span,
   ): void {
+    endRequestSpan(span, { ...outcome, user });
     const seconds = (performance.now() - started) / 1000;
     this.options.logger.info(
       {
         ...logFields(request, info),
+        ...(outcome.name ? { name: outcome.name } : {}),
         user,
         cell: outcome.cell || undefined,
         code: outcome.code,

@@ -10,6 +10,7 @@ import {
   resourceListWatch,
   type KubeClient,
 } from '@cellfed/controller-kit';
+import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 
@@ -27,6 +28,8 @@ export interface RouterOptions {
   controlPlane: KubeClient;
   logger: Logger;
   registry: Registry;
+  /** A span per request and per reconcile of the cell pool; none by default. */
+  tracer?: Tracer;
   tls: {
     cert: string | Buffer;
     key: string | Buffer;
@@ -60,6 +63,7 @@ export class Router {
       controlPlane: options.controlPlane,
       logger: log,
       registry: options.registry,
+      ...(options.tracer ? { tracer: options.tracer } : {}),
       ...(options.cellSetName ? { cellSetName: options.cellSetName } : {}),
       ...(options.secretNamespace ? { secretNamespace: options.secretNamespace } : {}),
     });
@@ -102,6 +106,7 @@ export class Router {
       oldCopies: new OldCopies({ client: (id) => this.pool.get(id)?.client }),
       cellNamespaces,
       metrics: new RouterMetrics(options.registry),
+      ...(options.tracer ? { tracer: options.tracer } : {}),
       logger: log.child({ component: 'access' }),
     });
   }

@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 
@@ -51,6 +52,8 @@ export interface CellPoolOptions {
   controlPlane: KubeClient;
   logger: Logger;
   registry: Registry;
+  /** Makes a span per reconcile of the pool's controller; none by default. */
+  tracer?: Tracer;
   clock?: Clock;
   /** Default `default`. */
   cellSetName?: string;
@@ -136,6 +139,7 @@ export class CellPool {
       clock: this.clock,
       cellOf: (key) => key,
       backoff: { baseMs: 500, maxMs: 60_000 },
+      ...(options.tracer ? { tracer: options.tracer } : {}),
     });
     // Few cells: any change to the CellSet or a Secret re-examines every cell, listed or engaged.
     const enqueueAll = () => {

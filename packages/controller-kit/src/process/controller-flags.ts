@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { ControllerKitError, ControllerKitErrorCode } from '../errors.ts';
 import { ManagerConfigSchema } from './manager-config.ts';
 import { parseDuration } from './duration.ts';
+import { TracingConfigSchema } from '../tracing/tracing.ts';
 
 /** The flags every cellfed controller takes, besides its own (see {@link MANAGER_USAGE}). */
 const MANAGER_FLAGS = [
@@ -17,6 +18,8 @@ const MANAGER_FLAGS = [
   'leader-elect-retry-period',
   'http-port',
   'log-level',
+  'otlp-endpoint',
+  'trace-sample-ratio',
 ] as const;
 
 /** Usage lines of the flags every controller takes. */
@@ -29,7 +32,10 @@ export const MANAGER_USAGE = `  --kubeconfig FILE                control plane k
   --leader-elect-renew-deadline D  (default 10s)
   --leader-elect-retry-period D    (default 2s)
   --http-port N                    /metrics, /healthz, /readyz (default 8080; 0 picks one)
-  --log-level LEVEL                pino level (default info)`;
+  --log-level LEVEL                pino level (default info)
+  --otlp-endpoint URL              send a trace span per reconcile to this OTLP/HTTP collector
+                                   (http://collector:4318; default: tracing off)
+  --trace-sample-ratio R           share of traces recorded, 0 to 1 (default 1)`;
 
 /** The command line of a controller: the common flags read, its own flags as text for its schema. */
 export interface ControllerFlags {
@@ -41,6 +47,7 @@ export interface ControllerFlags {
     cellSetName: string | undefined;
     secretNamespace: string | undefined;
     manager: Record<string, unknown>;
+    tracing: Record<string, unknown>;
   };
 }
 
@@ -96,6 +103,10 @@ export function readControllerFlags(
           retryPeriodMs: ms('leader-elect-retry-period') ?? 2_000,
         },
       },
+      tracing: {
+        otlpEndpoint: values['otlp-endpoint'],
+        sampleRatio: number(values['trace-sample-ratio']),
+      },
     },
   };
 }
@@ -141,6 +152,7 @@ export const ControllerConfigSchema = z.object({
   cellSetName: z.string().min(1).default('default'),
   secretNamespace: z.string().min(1).default('cellfed-system'),
   manager: ManagerConfigSchema,
+  tracing: TracingConfigSchema,
 });
 
 /** Every issue of a failed parse, in one line: `path: problem; …`. */

@@ -1,3 +1,6 @@
+import { hostname } from 'node:os';
+
+import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 
@@ -5,6 +8,7 @@ import { CellPool } from '../cells/cell-pool.ts';
 import { errorMessage } from '../errors.ts';
 import { KubeClient } from '../kube/kube-client.ts';
 import { createLogger } from '../log.ts';
+import { createTracing, type TracingConfig } from '../tracing/tracing.ts';
 import type { ManagerConfig } from './manager-config.ts';
 import { Manager } from './manager.ts';
 
@@ -14,6 +18,7 @@ export interface ControllerProcessConfig {
   cellSetName: string;
   secretNamespace: string;
   manager: ManagerConfig;
+  tracing: TracingConfig;
 }
 
 /** A controller's parts as its process runs them. */
@@ -43,6 +48,8 @@ export async function runControllerProcess<C extends ControllerProcessConfig>(op
     pool: CellPool;
     logger: Logger;
     registry: Registry;
+    /** A span per reconcile; records nothing unless `--otlp-endpoint` is given. */
+    tracer: Tracer;
   }) => ControllerParts;
 }): Promise<never> {
   const { name } = options;
@@ -56,6 +63,12 @@ export async function runControllerProcess<C extends ControllerProcessConfig>(op
   const logger = createLogger({ name, level: config.manager.logLevel });
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  const tracing = createTracing({
+    serviceName: name,
+    serviceInstance: `${hostname()}-${process.pid}`,
+    config: config.tracing,
+  });
+  const { tracer } = tracing;
   let manager: Manager;
   try {
     const controlPlane = KubeClient.fromFile(config.kubeconfig, { userAgent: `cellfed-${name}` });
@@ -65,8 +78,9 @@ export async function runControllerProcess<C extends ControllerProcessConfig>(op
       registry,
       cellSetName: config.cellSetName,
       secretNamespace: config.secretNamespace,
+      tracer,
     });
-    const parts = options.build({ config, controlPlane, pool, logger, registry });
+    const parts = options.build({ config, controlPlane, pool, logger, registry, tracer });
     manager = new Manager({ name, config: config.manager, logger, registry, controlPlane });
     manager.addReadyCheck('caches', () => parts.readyCheck());
     manager.add((signal) => pool.run(signal), { needLeaderElection: false });
@@ -80,9 +94,18 @@ export async function runControllerProcess<C extends ControllerProcessConfig>(op
   manager.installSignalHandlers();
   try {
     const { leadershipLost } = await manager.start();
+    await flushed(tracing.shutdown(), logger);
     process.exit(leadershipLost ? 1 : 0);
   } catch (error) {
     logger.fatal({ err: errorMessage(error) }, `${name} failed`);
+    await flushed(tracing.shutdown(), logger);
     process.exit(1);
   }
+}
+
+/** The last spans sent before the process exits; a collector that is down costs a warning, not the exit. */
+async function flushed(shutdown: Promise<void>, logger: Logger): Promise<void> {
+  await shutdown.catch((error: unknown) =>
+    logger.warn({ err: errorMessage(error) }, 'could not send the last trace spans'),
+  );
 }

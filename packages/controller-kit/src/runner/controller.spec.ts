@@ -1,15 +1,20 @@
+import { SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { Registry } from 'prom-client';
 
 import { TerminalError } from '../errors.ts';
 import { FakeClock, flushPromises } from '../testing/fake-clock.ts';
 import { memoryLogger } from '../testing/memory-logger.ts';
 import { metricValue } from '../testing/metric-value.ts';
+import { recordingTracer } from '../testing/recording-tracer.ts';
 import { Controller } from './controller.ts';
 import type { Reconciler, ReconcileRequest } from './reconciler.ts';
 
 type Handler = (request: ReconcileRequest, call: number) => ReturnType<Reconciler['reconcile']>;
 
-function setup(handler: Handler, options: { workers?: number; reconcileTimeoutMs?: number } = {}) {
+function setup(
+  handler: Handler,
+  options: { workers?: number; reconcileTimeoutMs?: number; tracer?: Tracer } = {},
+) {
   const clock = new FakeClock();
   const registry = new Registry();
   const { logger, lines } = memoryLogger();
@@ -167,6 +172,39 @@ describe('Controller', () => {
     expect(hellos[1]).not.toHaveProperty('cell');
     expect(hellos[1]!.reconcileID).not.toBe(hellos[0]!.reconcileID);
     await controller.stop();
+  });
+
+  it('makes one span per reconcile with its controller, cell, key and outcome; a failure marks it an error', async () => {
+    const { tracer, spans } = recordingTracer();
+    const { controller, lines } = setup(
+      async (request) => {
+        request.log.info('hello');
+        if (request.key === 'cell-b/team/bad') throw new Error('apiserver said no');
+      },
+      { tracer },
+    );
+    controller.start();
+    controller.queue.add('cell-b/team/api');
+    controller.queue.add('cell-b/team/bad');
+    await flushPromises();
+    await controller.stop();
+    const [good, bad] = spans();
+    expect(spans()).toHaveLength(2);
+    expect(good!.name).toBe('reconcile test');
+    expect(good!.attributes).toMatchObject({
+      'cellfed.controller': 'test',
+      'cellfed.cell': 'cell-b',
+      'cellfed.key': 'cell-b/team/api',
+      'cellfed.lane': 'high',
+      'cellfed.outcome': 'success',
+    });
+    expect(good!.status.code).toBe(SpanStatusCode.UNSET);
+    // The span and the log lines of one reconcile share its id.
+    const hello = lines.find((line) => line.msg === 'hello' && line.key === 'cell-b/team/api');
+    expect(good!.attributes['cellfed.reconcile_id']).toBe(hello!.reconcileID);
+    expect(bad!.attributes).toMatchObject({ 'cellfed.key': 'cell-b/team/bad', 'cellfed.outcome': 'error' });
+    expect(bad!.status).toEqual({ code: SpanStatusCode.ERROR, message: 'apiserver said no' });
+    expect(bad!.events.map((event) => event.name)).toEqual(['exception']);
   });
 
   it('turns a synchronous throw into a retry', async () => {

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 
+import { SpanKind, SpanStatusCode, type Span, type Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 
 import { realClock, sleep, untilAborted, type Clock } from '../clock.ts';
 import { ControllerKitError, ControllerKitErrorCode, errorMessage, TerminalError } from '../errors.ts';
 import { parseKey } from '../object-key.ts';
+import { NOOP_TRACER } from '../tracing/tracing.ts';
 import { WorkQueue, type LowLaneOptions, type QueueItem } from '../queue/work-queue.ts';
 import type { BackoffOptions } from '../queue/item-backoff.ts';
 import { ReconcileMetrics, type ReconcileOutcome } from './reconcile-metrics.ts';
@@ -26,6 +28,8 @@ export interface ControllerOptions {
   lowLane?: LowLaneOptions;
   /** The cell a key belongs to, for logs. Default: the first part of `cell/namespace/name`. */
   cellOf?: (key: string) => string | undefined;
+  /** Makes one span per reconcile. Default: none. */
+  tracer?: Tracer;
 }
 
 /**
@@ -43,6 +47,7 @@ export class Controller {
   private readonly timeoutMs: number;
   private readonly metrics: ReconcileMetrics;
   private readonly cellOf: (key: string) => string | undefined;
+  private readonly tracer: Tracer;
   private readonly inFlight = new Set<AbortController>();
   private running: Promise<void>[] | undefined;
 
@@ -54,6 +59,7 @@ export class Controller {
     this.timeoutMs = options.reconcileTimeoutMs ?? 60_000;
     this.log = options.logger.child({ controller: options.name });
     this.cellOf = options.cellOf ?? defaultCellOf;
+    this.tracer = options.tracer ?? NOOP_TRACER;
     this.queue = new WorkQueue({
       name: options.name,
       clock: this.clock,
@@ -122,11 +128,22 @@ export class Controller {
       );
     });
     const cell = this.cellOf(key);
-    const log = this.log.child({ ...(cell ? { cell } : {}), key, reconcileID: randomUUID() });
+    const reconcileID = randomUUID();
+    const log = this.log.child({ ...(cell ? { cell } : {}), key, reconcileID });
+    const span = this.tracer.startSpan(`reconcile ${this.name}`, {
+      kind: SpanKind.INTERNAL,
+      attributes: {
+        'cellfed.controller': this.name,
+        'cellfed.key': key,
+        'cellfed.lane': lane,
+        'cellfed.reconcile_id': reconcileID,
+        ...(cell ? { 'cellfed.cell': cell } : {}),
+      },
+    });
     const started = this.clock.now();
     this.inFlight.add(abort);
     this.metrics.activeWorkers.inc();
-    let outcome: ReconcileOutcome;
+    let outcome: ReconcileOutcome = 'error';
     try {
       // Promise.resolve().then turns a synchronous throw into a rejection like any other.
       const result = await Promise.resolve().then(() =>
@@ -136,7 +153,10 @@ export class Controller {
     } catch (error) {
       outcome = 'error';
       this.afterError(key, lane, error, timedOut, log);
+      failSpan(span, error, timedOut);
     } finally {
+      span.setAttribute('cellfed.outcome', outcome);
+      span.end();
       timer.cancel();
       this.inFlight.delete(abort);
       this.metrics.activeWorkers.dec();
@@ -181,6 +201,11 @@ export class Controller {
     );
     this.queue.addRateLimited(key, lane);
   }
+}
+
+function failSpan(span: Span, error: unknown, timedOut: boolean): void {
+  span.recordException(error instanceof Error ? error : new Error(errorMessage(error)));
+  span.setStatus({ code: SpanStatusCode.ERROR, message: timedOut ? 'timed out' : errorMessage(error) });
 }
 
 function defaultCellOf(key: string): string | undefined {

@@ -7,3 +7,4 @@ export { memoryLogger } from './memory-logger.ts';
 export { metricValue } from './metric-value.ts';
 export { CELLSET_EXAMPLES, CELL_BACKUP_EXAMPLES } from '../crds/crd-examples.ts';
 export type { CrdExample } from '../crds/crd-examples.ts';
+export { recordingTracer } from './recording-tracer.ts';
