@@ -127,4 +127,52 @@ describeE2e('kubectl cells', () => {
       await deleteCellSet(env.controlPlane.kubeconfig, name);
     }
   });
+
+  it('weight changes a Normal cell’s weight with previousWeight; the apiserver refuses a bare weight change', async () => {
+    const name = `cells-weight-${Date.now()}`;
+    const ids = env.cells.map((cell) => cell.id) as [string, string, string];
+    await createCellSet(
+      env.controlPlane.kubeconfig,
+      name,
+      cellSetSpec({ [ids[0]]: 'Normal', [ids[1]]: 'Normal' }),
+    );
+    const path = `/apis/cells.cellfed.io/v1alpha1/cellsets/${name}`;
+    const cellsOf = async () =>
+      (await controlPlane.request<{ spec: { cells: Record<string, unknown>[] } }>('GET', path)).spec.cells;
+    const patchCells = (cells: unknown) =>
+      controlPlane.request('PATCH', path, {
+        body: { spec: { cells } },
+        contentType: 'application/merge-patch+json',
+      });
+    try {
+      // Without previousWeight the routers would send requests where the objects are not yet: refused by the
+      // CRD's transition rule, whoever writes it.
+      const bare = (await cellsOf()).map((cell) => (cell.id === ids[1] ? { ...cell, weight: 3 } : cell));
+      await expect(patchCells(bare)).rejects.toThrow(/a cell's weight changes only while it is Normal/);
+      expect(await cells('weight', `${ids[1]}=3`, '--cellset', name)).toMatchObject({
+        code: 0,
+        out: expect.stringContaining(`cell ${ids[1]}: weight requested`),
+      });
+      expect((await cellsOf()).find((cell) => cell.id === ids[1])).toMatchObject({
+        weight: 3,
+        previousWeight: 1,
+      });
+      // One change at a time.
+      const again = await cells('weight', `${ids[1]}=5`, '--cellset', name);
+      expect(again).toMatchObject({
+        code: 1,
+        out: expect.stringContaining('is still changing weight (1 → 3)'),
+      });
+      const sneaky = (await cellsOf()).map((cell) =>
+        cell.id === ids[1] ? { ...cell, weight: 5, previousWeight: 3 } : cell,
+      );
+      await expect(patchCells(sneaky)).rejects.toThrow(/a cell's weight changes only while it is Normal/);
+      // What the rebalance controller writes when the objects have moved: previousWeight gone.
+      const finished = (await cellsOf()).map(({ previousWeight: _done, ...cell }) => cell);
+      await patchCells(finished);
+      expect((await cellsOf()).find((cell) => cell.id === ids[1])).not.toHaveProperty('previousWeight');
+    } finally {
+      await deleteCellSet(env.controlPlane.kubeconfig, name);
+    }
+  });
 });

@@ -95,6 +95,21 @@ describe('CellSet schema', () => {
     ],
     ['a weight as a string', withCell({ weight: '2' }), ['spec.cells[0].weight: must be a number; got "2"']],
     [
+      'a previousWeight on a cell that is not Normal',
+      withCell({ weight: 2, previousWeight: 1, state: 'Joining' }, 1),
+      ['spec.cells[1].previousWeight: only a Normal cell changes weight; this one is Joining'],
+    ],
+    [
+      'a previousWeight equal to the weight',
+      withCell({ weight: 2, previousWeight: 2 }),
+      ['spec.cells[0].previousWeight: equals weight (2): remove it, or set weight to the new value'],
+    ],
+    [
+      'a previousWeight out of range',
+      withCell({ previousWeight: 1001 }),
+      ['spec.cells[0].previousWeight: must be a positive integer (1 to 1000); got 1001'],
+    ],
+    [
       'no Normal cell',
       specOf([
         ['cell-a', 'Joining'],

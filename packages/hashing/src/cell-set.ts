@@ -44,6 +44,12 @@ export const CELLSET_RULES = {
   secretKey: { pattern: '^[-._a-zA-Z0-9]+$' },
   version: { pattern: '^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$' },
   weight: { minimum: 1, maximum: MAX_WEIGHT, default: 1 },
+  /**
+   * A weight changes as a rebalance does: the writer sets `previousWeight` to the weight routed by until
+   * now, and the rebalance controller removes it once every object sits where the new weight puts it.
+   */
+  weightChange:
+    "a cell's weight changes only while it is Normal and no change of it is under way, with previousWeight set to the weight it had (kubectl cells weight does both)",
   atLeastOneNormal: 'at least one cell must be Normal (add a cell as Joining next to a Normal one)',
 } as const;
 
@@ -111,32 +117,56 @@ export const SecretRefSchema = z.object(
   { error: expected("an object with the Secret's name") },
 );
 
+const weightNumber = () =>
+  z.number({ error: expected('a number') }).check((ctx) => {
+    const value = ctx.value;
+    if (
+      !Number.isInteger(value) ||
+      value < CELLSET_RULES.weight.minimum ||
+      value > CELLSET_RULES.weight.maximum
+    ) {
+      ctx.issues.push({
+        code: 'custom',
+        input: value,
+        message: `must be a positive integer (1 to ${MAX_WEIGHT}); got ${show(value)}`,
+      });
+    }
+  });
+
 /** Zod schema of one cell. */
-export const CellSchema = z.object(
-  {
-    id: dnsLabel('cell id'),
-    weight: z
-      .number({ error: expected('a number') })
-      .check((ctx) => {
-        const value = ctx.value;
-        if (
-          !Number.isInteger(value) ||
-          value < CELLSET_RULES.weight.minimum ||
-          value > CELLSET_RULES.weight.maximum
-        ) {
-          ctx.issues.push({
-            code: 'custom',
-            input: value,
-            message: `must be a positive integer (1 to ${MAX_WEIGHT}); got ${show(value)}`,
-          });
-        }
-      })
-      .default(CELLSET_RULES.weight.default),
-    state: CellStateSchema,
-    kubeconfigSecretRef: SecretRefSchema,
-  },
-  { error: expected('an object') },
-);
+export const CellSchema = z
+  .object(
+    {
+      id: dnsLabel('cell id'),
+      weight: weightNumber().default(CELLSET_RULES.weight.default),
+      /**
+       * Set while the cell's weight is changing: the weight objects are placed by until the rebalance to
+       * `weight` has finished (the ring of CurrentCells uses it, the ring of DesiredCells uses `weight`).
+       */
+      previousWeight: weightNumber().optional(),
+      state: CellStateSchema,
+      kubeconfigSecretRef: SecretRefSchema,
+    },
+    { error: expected('an object') },
+  )
+  .check((ctx) => {
+    const { previousWeight, weight, state } = ctx.value;
+    if (previousWeight === undefined) return;
+    if (state !== 'Normal')
+      ctx.issues.push({
+        code: 'custom',
+        input: previousWeight,
+        path: ['previousWeight'],
+        message: `only a Normal cell changes weight; this one is ${state}`,
+      });
+    else if (previousWeight === weight)
+      ctx.issues.push({
+        code: 'custom',
+        input: previousWeight,
+        path: ['previousWeight'],
+        message: `equals weight (${weight}): remove it, or set weight to the new value`,
+      });
+  });
 
 /** Zod schema of a group/version/resource. `group` is empty for the core API. */
 export const GroupVersionResourceSchema = z.object({

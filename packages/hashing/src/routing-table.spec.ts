@@ -145,6 +145,57 @@ describe('RoutingTable', () => {
     expect(cases.get(2)! / 3000).toBeLessThan(0.42);
   });
 
+  it('changes a weight as a rebalance: old cells by previousWeight, new by weight, only that cell gains keys (case 5)', () => {
+    const before = RoutingTable.fromCellSet(
+      spec([
+        ['a', 'Normal'],
+        ['b', 'Normal'],
+        ['c', 'Normal'],
+      ]),
+      FAST,
+    );
+    const cells = specOf([
+      ['a', 'Normal'],
+      ['b', 'Normal'],
+      ['c', 'Normal'],
+    ]).cells.map((cell) => (cell.id === 'a' ? { ...cell, weight: 3, previousWeight: 1 } : cell));
+    const changing = RoutingTable.fromCellSet(parseCellSetSpec({ cells }), FAST);
+    const after = RoutingTable.fromCellSet(
+      parseCellSetSpec({ cells: cells.map(({ previousWeight: _previous, ...cell }) => cell) }),
+      FAST,
+    );
+    expect(changing.rebalancing).toBe(true);
+    expect(after.rebalancing).toBe(false);
+    let moving = 0;
+    for (let i = 0; i < 3000; i++) {
+      const key = `ns/obj-${i}`;
+      const decision = changing.route(key);
+      // Old is where the object is under the previous weights, new where it goes under the new ones.
+      expect(decision.oldCell).toBe(before.route(key).oldCell);
+      expect(decision.newCell).toBe(after.route(key).oldCell);
+      if (decision.oldCell === decision.newCell) {
+        expect(decision.case).toBe(4);
+      } else {
+        moving++;
+        expect(decision).toMatchObject({ case: 5, newCell: 'a' });
+      }
+    }
+    // a goes from a third of the keys to three fifths.
+    expect(moving / 3000).toBeGreaterThan(0.2);
+    expect(moving / 3000).toBeLessThan(0.34);
+    // Lowering a weight moves keys out of that cell only.
+    const lowering = RoutingTable.fromCellSet(
+      parseCellSetSpec({
+        cells: cells.map((cell) => (cell.id === 'a' ? { ...cell, weight: 1, previousWeight: 3 } : cell)),
+      }),
+      FAST,
+    );
+    for (let i = 0; i < 3000; i++) {
+      const decision = lowering.route(`ns/obj-${i}`);
+      if (decision.case === 5) expect(decision.oldCell).toBe('a');
+    }
+  });
+
   it('derives keys with the CellSet shardBy, overridden by the namespace label', () => {
     const byName = RoutingTable.fromCellSet(spec([['a', 'Normal']]));
     expect(byName.keyOf({ namespace: 'shop', name: 'web' })).toBe('shop/web');

@@ -9,10 +9,12 @@ import { HashRing, type Placement, type RingOptions } from './ring';
  * 1. old is Draining, new is Joining — moves out of a leaving cell into a joining one;
  * 2. old is Normal, new is Joining — moves into a joining cell;
  * 3. old is Draining, new is Normal — moves out of a leaving cell;
- * 4. old and new are the same Normal cell — stays.
- * (old and new both Normal but different cannot happen on a consistent-hash ring.)
+ * 4. old and new are the same Normal cell — stays;
+ * 5. old and new are different Normal cells — a cell's weight is changing (cellfed's addition: a weight
+ *    change moves keys to or from that cell only, routed as case 2 or 3 is).
+ * (Different Normal cells for one key without a weight change cannot happen on a consistent-hash ring.)
  */
-export type RouteCase = 1 | 2 | 3 | 4;
+export type RouteCase = 1 | 2 | 3 | 4 | 5;
 
 /** Where a key lives now and where it is going; computed from the CellSet alone. */
 export interface RouteDecision {
@@ -45,6 +47,8 @@ export class RoutingTable {
     private readonly defaultShardBy: CellSetSpec['shardBy'],
     /** CurrentCells ∪ Down: where keys were before their cells failed; absent when no cell is Down. */
     private readonly beforeFailureRing: HashRing | undefined,
+    /** The cells whose weight is changing (they have a `previousWeight`). */
+    private readonly reweighting: ReadonlySet<string>,
   ) {}
 
   /**
@@ -53,21 +57,28 @@ export class RoutingTable {
    */
   static fromCellSet(spec: CellSetSpec, options: RingOptions = {}): RoutingTable {
     const states = new Map(spec.cells.map((cell) => [cell.id, cell.state] as const));
-    const current = spec.cells.filter((cell) => cell.state === 'Normal' || cell.state === 'Draining');
+    // CurrentCells at the weights objects are placed by now: a cell changing weight keeps its previous one.
+    const current = spec.cells
+      .filter((cell) => cell.state === 'Normal' || cell.state === 'Draining')
+      .map((cell) => ({ id: cell.id, weight: cell.previousWeight ?? cell.weight }));
     const desired = spec.cells.filter((cell) => cell.state === 'Normal' || cell.state === 'Joining');
     const currentRing = HashRing.build(current, options);
-    // When nothing is joining or draining both rings are the same; share it.
-    const desiredRing =
-      current.length === desired.length && current.every((cell) => cell.state === 'Normal')
-        ? currentRing
-        : HashRing.build(desired, options);
-    const down = spec.cells.filter((cell) => cell.state === 'Down');
+    // When nothing is joining, draining or changing weight both rings are the same; share it.
+    const desiredRing = spec.cells.every(
+      (cell) => cell.state !== 'Joining' && cell.state !== 'Draining' && cell.previousWeight === undefined,
+    )
+      ? currentRing
+      : HashRing.build(desired, options);
+    const down = spec.cells.filter((cell) => cell.state === 'Down').map(({ id, weight }) => ({ id, weight }));
     const beforeFailureRing =
       down.length > 0 && current.length > 0 ? HashRing.build([...current, ...down], options) : undefined;
-    return new RoutingTable(currentRing, desiredRing, states, spec.shardBy, beforeFailureRing);
+    const reweighting = new Set(
+      spec.cells.filter((cell) => cell.previousWeight !== undefined).map((cell) => cell.id),
+    );
+    return new RoutingTable(currentRing, desiredRing, states, spec.shardBy, beforeFailureRing, reweighting);
   }
 
-  /** True while some cell is Joining or Draining, i.e. CurrentCells ≠ DesiredCells. */
+  /** True while some cell is Joining, Draining or changing weight, i.e. the two rings differ. */
   get rebalancing(): boolean {
     return this.currentRing !== this.desiredRing;
   }
@@ -92,7 +103,7 @@ export class RoutingTable {
     const lo = keyPosition[1]!;
     const oldCell = this.currentRing.ownerAt(hi, lo);
     const newCell = this.desiredRing === this.currentRing ? oldCell : this.desiredRing.ownerAt(hi, lo);
-    return { key, case: routeCase(oldCell, newCell, this.states), oldCell, newCell };
+    return { key, case: routeCase(oldCell, newCell, this.states, this.reweighting), oldCell, newCell };
   }
 
   /**
@@ -131,14 +142,20 @@ export class RoutingTable {
   }
 }
 
-function routeCase(oldCell: string, newCell: string, states: ReadonlyMap<string, CellState>): RouteCase {
+function routeCase(
+  oldCell: string,
+  newCell: string,
+  states: ReadonlyMap<string, CellState>,
+  reweighting: ReadonlySet<string>,
+): RouteCase {
   if (oldCell === newCell) return 4;
   const leaving = states.get(oldCell) === 'Draining';
   const joining = states.get(newCell) === 'Joining';
   if (leaving && joining) return 1;
   if (joining) return 2;
   if (leaving) return 3;
-  // Unreachable on a consistent-hash ring: a Normal cell's point is in both rings, and only Joining points
-  // can come before it in the desired ring. Reaching this means the two rings were built differently.
+  // Both Normal: only a weight change moves a key between two Normal cells (it adds or removes that cell's
+  // points alone). Anything else means the two rings were built differently.
+  if (reweighting.has(oldCell) || reweighting.has(newCell)) return 5;
   throw new Error(`cellfed: inconsistent rings: "${oldCell}" and "${newCell}" are both Normal for one key`);
 }

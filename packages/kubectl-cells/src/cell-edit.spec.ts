@@ -40,6 +40,24 @@ describe('editCells', () => {
     expect(() => editCells(cells, edit)).toThrow(message);
   });
 
+  it('changes a Normal cell’s weight with previousWeight, so objects move before requests follow', () => {
+    const weighted = editCells(cells, { kind: 'weight', id: 'b', weight: 3 });
+    expect(weighted[1]).toEqual({ ...cells[1], weight: 3, previousWeight: 1 });
+    expect(weighted[0]).toEqual(cells[0]);
+    expect(() => editCells(weighted, { kind: 'weight', id: 'b', weight: 5 })).toThrow(
+      'cell b is still changing weight (1 → 3); wait for that rebalance to finish',
+    );
+    expect(() => editCells(cells, { kind: 'weight', id: 'b', weight: 1 })).toThrow('cell b already weighs 1');
+    const joining = [cells[0]!, { ...cells[1]!, state: 'Joining' as const }];
+    expect(() => editCells(joining, { kind: 'weight', id: 'b', weight: 2 })).toThrow(
+      'cell b is Joining: only a Normal cell changes weight',
+    );
+    expect(editSettled(weighted, { kind: 'weight', id: 'b', weight: 3 })).toBe(false);
+    expect(
+      editSettled([cells[0]!, { ...cells[1]!, weight: 3 }], { kind: 'weight', id: 'b', weight: 3 }),
+    ).toBe(true);
+  });
+
   it('refuses what the controllers would refuse: no Normal cell left', () => {
     const one = [cells[0]!];
     expect(() => editCells(one, { kind: 'down', id: 'a' })).toThrow(

@@ -10,7 +10,8 @@ export type CellEdit =
   | { kind: 'add'; id: string; weight: number; secret?: { namespace: string; name: string } }
   | { kind: 'drain'; id: string }
   | { kind: 'down'; id: string }
-  | { kind: 'rejoin'; id: string };
+  | { kind: 'rejoin'; id: string }
+  | { kind: 'weight'; id: string; weight: number };
 
 type CellInput = CellSetSpecInput['cells'][number];
 
@@ -19,7 +20,8 @@ type CellInput = CellSetSpecInput['cells'][number];
  * - add: a new cell, Joining, its kubeconfig Secret `<id>-kubeconfig` unless given;
  * - drain: a Normal (or Joining) cell becomes Draining: its objects move out, then it leaves the CellSet;
  * - down: the cell failed: its keys are served from their backups, which are promoted;
- * - rejoin: a Down cell comes back as Joining; its stale copies are deleted before anything moves in.
+ * - rejoin: a Down cell comes back as Joining; its stale copies are deleted before anything moves in;
+ * - weight: a Normal cell's new weight, with `previousWeight` saying where objects are until they have moved.
  * Throws one readable line when the edit does not apply or the result would be invalid.
  */
 export function editCells(cells: readonly CellInput[], edit: CellEdit): CellInput[] {
@@ -58,6 +60,22 @@ export function editCells(cells: readonly CellInput[], edit: CellEdit): CellInpu
     case 'rejoin':
       next = stateTo('Joining', ['Down']);
       break;
+    case 'weight': {
+      if (!current) throw new Error(`cell ${edit.id} is not in the CellSet`);
+      const state = current.state ?? 'Normal';
+      const weight = current.weight ?? 1;
+      if (state !== 'Normal')
+        throw new Error(`cell ${edit.id} is ${state}: only a Normal cell changes weight`);
+      if (current.previousWeight !== undefined)
+        throw new Error(
+          `cell ${edit.id} is still changing weight (${current.previousWeight} → ${weight}); wait for that rebalance to finish`,
+        );
+      if (edit.weight === weight) throw new Error(`cell ${edit.id} already weighs ${weight}`);
+      next = cells.map((cell) =>
+        cell.id === edit.id ? { ...cell, weight: edit.weight, previousWeight: weight } : cell,
+      );
+      break;
+    }
   }
   try {
     parseCellSetSpec({ cells: next });
@@ -74,6 +92,7 @@ export function editSettled(cells: readonly CellInput[], edit: CellEdit): boolea
   const cell = cells.find((candidate) => candidate.id === edit.id);
   if (edit.kind === 'drain') return cell === undefined;
   if (edit.kind === 'down') return cell?.state === 'Down';
+  if (edit.kind === 'weight') return cell?.previousWeight === undefined;
   return cell?.state === 'Normal';
 }
 

@@ -21,6 +21,12 @@ describe('parseCli', () => {
       command: 'plan',
       change: { kind: 'drain', id: 'cell-2' },
     });
+    expect(parseCli(['weight', 'cell-2=3', '--wait']).command).toEqual({
+      command: 'edit',
+      edit: { kind: 'weight', id: 'cell-2', weight: 3 },
+      wait: true,
+      timeoutMs: 30 * 60_000,
+    });
   });
 
   it.each([
@@ -36,6 +42,8 @@ describe('parseCli', () => {
     [['add', 'Cell_4'], 'add needs a cell id'],
     [['add', 'c', '--secret', 'x'], '--secret needs NAMESPACE/NAME'],
     [['rejoin', 'c', '--wait', '--timeout', 'soon'], '--timeout must be a duration'],
+    [['weight', 'cell-2'], 'weight needs ID=WEIGHT'],
+    [['weight', 'cell-2=heavy'], 'weight: the weight must be a whole number from 1; got "heavy"'],
   ])('refuses %j with one readable line', (argv, message) => {
     expect(() => parseCli(argv)).toThrow(message);
   });

@@ -15,6 +15,7 @@ export const USAGE = `usage: kubectl cells COMMAND [options]
   drain ID [--wait]                   the cell's objects move out, then it leaves the CellSet
   down ID                             the cell failed: its keys are served from their backups, then promoted
   rejoin ID [--wait]                  a Down cell comes back as Joining (its stale copies are deleted first)
+  weight ID=WEIGHT [--wait]           a Normal cell's new weight; objects move to or from it as for a join
 options:
   --kubeconfig FILE   (default: $KUBECONFIG, then ~/.kube/config)
   --context NAME      (default: the kubeconfig's current context)
@@ -126,6 +127,20 @@ export function parseCli(argv: string[]): { command: CliCommand; options: CliOpt
         command: {
           command: 'plan',
           change: { kind: 'weight', id: id!, weight: weightOf(weight, '--weight') },
+        },
+        options,
+      };
+    }
+    case 'weight': {
+      const [id, weight] = (rest[0] ?? '').split('=');
+      if (!id || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(id) || weight === undefined)
+        throw new Error('weight needs ID=WEIGHT, e.g. weight cell-2=3');
+      return {
+        command: {
+          command: 'edit',
+          edit: { kind: 'weight', id, weight: weightOf(weight, 'weight') },
+          wait: values.wait === true,
+          timeoutMs: durationMs(values.timeout ?? '30m'),
         },
         options,
       };

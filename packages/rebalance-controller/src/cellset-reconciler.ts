@@ -240,8 +240,12 @@ export class CellSetReconciler implements Reconciler {
     if (!plan.table.rebalancing) return;
     this.startedAt = { generation: plan.generation, at: this.options.clock.now() };
     const changes = plan.spec.cells
-      .filter((cell) => cell.state === 'Joining' || cell.state === 'Draining')
-      .map((cell) => `${cell.id} ${cell.state.toLowerCase()}`)
+      .filter((cell) => cell.state === 'Joining' || cell.state === 'Draining' || cell.previousWeight)
+      .map((cell) =>
+        cell.previousWeight
+          ? `${cell.id} weight ${cell.previousWeight} → ${cell.weight}`
+          : `${cell.id} ${cell.state.toLowerCase()}`,
+      )
       .join(', ');
     log.info({ generation: plan.generation, toMove: progress.pending }, 'rebalance started');
     await this.options.pool.recordOnCellSet(

@@ -38,10 +38,10 @@ describe('progressStatus', () => {
 });
 
 describe('finishedCells', () => {
-  it('makes Joining cells Normal and lets Draining cells go, keeping every other field', () => {
+  it('makes Joining cells Normal, lets Draining cells go and ends a weight change, keeping every other field', () => {
     const ref = { name: 's' };
     const { cells, removed } = finishedCells([
-      { id: 'a', state: 'Normal', weight: 2, kubeconfigSecretRef: ref },
+      { id: 'a', state: 'Normal', weight: 2, previousWeight: 1, kubeconfigSecretRef: ref },
       { id: 'b', state: 'Joining', kubeconfigSecretRef: ref },
       { id: 'c', state: 'Draining', kubeconfigSecretRef: ref },
       { id: 'd', state: 'Down', kubeconfigSecretRef: ref },

@@ -92,14 +92,17 @@ export interface StoredCell {
 }
 
 /**
- * The cells once nothing is left to move: Joining cells become Normal, Draining cells leave. Returns the
+ * The cells once nothing is left to move: Joining cells become Normal, Draining cells leave, a changed weight
+ * is the weight (its previousWeight goes). Returns the
  * new list and the ids of the cells that left.
  */
 export function finishedCells(cells: readonly StoredCell[]): { cells: StoredCell[]; removed: StoredCell[] } {
   return {
     cells: cells
       .filter((cell) => cell.state !== 'Draining')
-      .map((cell) => (cell.state === 'Joining' ? { ...cell, state: 'Normal' } : cell)),
+      .map(({ previousWeight: _placedBy, ...cell }) =>
+        cell.state === 'Joining' ? { ...cell, state: 'Normal' } : cell,
+      ),
     removed: cells.filter((cell) => cell.state === 'Draining'),
   };
 }

@@ -83,7 +83,12 @@ export class MigrationReconciler implements Reconciler {
     if (!ref || isCellOwnObject(ref)) return {};
     const decision = routeOf(plan.table, ref, this.options.namespaceLabels);
     const copies = this.options.copies.copiesOf(ref);
-    const objectLog = log.child({ cell: decision.oldCell, newCell: decision.newCell, object: key });
+    const objectLog = log.child({
+      cell: decision.oldCell,
+      newCell: decision.newCell,
+      object: key,
+      generation: plan.generation,
+    });
     const results: ReconcileResult[] = [];
     for (const [cell, metadata] of copies) {
       if (cell === decision.oldCell || cell === decision.newCell) continue;

@@ -92,6 +92,32 @@ export function cellSetCrd(): CustomResourceDefinition {
           items: {
             type: 'object',
             required: ['id', 'state', 'kubeconfigSecretRef'],
+            // A weight change is a rebalance: it must say where objects are now (previousWeight) or the
+            // routers would send requests to cells the objects have not reached. Rules on `oldSelf` run on
+            // updates of a cell already listed (the list is a map keyed by id).
+            'x-kubernetes-validations': [
+              {
+                rule: "!has(self.previousWeight) || self.state == 'Normal'",
+                message: 'previousWeight: only a Normal cell changes weight',
+              },
+              {
+                rule: '!has(self.previousWeight) || self.previousWeight != self.weight',
+                message: 'previousWeight: equals weight; remove it, or set weight to the new value',
+              },
+              {
+                rule:
+                  "self.weight == oldSelf.weight || (self.state == 'Normal' && oldSelf.state == 'Normal' && " +
+                  '!has(oldSelf.previousWeight) && has(self.previousWeight) && self.previousWeight == oldSelf.weight)',
+                message: CELLSET_RULES.weightChange,
+              },
+              {
+                rule:
+                  '!has(self.previousWeight) || (has(oldSelf.previousWeight) ? ' +
+                  'self.previousWeight == oldSelf.previousWeight : self.previousWeight == oldSelf.weight)',
+                message:
+                  'previousWeight: set only with a weight change, to the weight before it, and then left alone',
+              },
+            ],
             properties: {
               id: label("The cell's stable name; it is what the ring hashes, so it never changes."),
               weight: {
@@ -100,6 +126,14 @@ export function cellSetCrd(): CustomResourceDefinition {
                 minimum: CELLSET_RULES.weight.minimum,
                 maximum: CELLSET_RULES.weight.maximum,
                 default: CELLSET_RULES.weight.default,
+              },
+              previousWeight: {
+                type: 'integer',
+                description:
+                  'Set while the weight changes: the weight objects are placed by until the rebalance to weight ' +
+                  'has finished; the rebalance controller removes it then.',
+                minimum: CELLSET_RULES.weight.minimum,
+                maximum: CELLSET_RULES.weight.maximum,
               },
               state: {
                 type: 'string',
