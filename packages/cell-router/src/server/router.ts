@@ -19,6 +19,7 @@ import { RouterMetrics } from '../metrics/router-metrics.ts';
 import { DEFAULT_CELLSET_NAME, DEFAULT_SECRET_NAMESPACE } from '@cellfed/hashing';
 
 import { CellNamespaces, NAMESPACES } from '../proxy/cell-namespaces.ts';
+import { answerClientError } from './client-errors.ts';
 import { OldCopies } from '../proxy/old-copies.ts';
 import { RouterHandler } from '../proxy/router-handler.ts';
 import { RoutingStateHolder } from '../routing/routing-state-holder.ts';
@@ -147,6 +148,7 @@ export class Router {
       this.handler.handle,
     );
     server.on('upgrade', (request, socket, head) => void this.handler.handleUpgrade(request, socket, head));
+    server.on('clientError', answerClientError);
     const connections = new Set<Socket>();
     server.on('secureConnection', (socket: Socket) => {
       // Watch events are small writes that must leave at once (no Nagle delay on the HTTP/1.1 fallback).
