@@ -28,8 +28,8 @@ export const MANAGER_USAGE = `  --kubeconfig FILE                control plane k
   --secret-namespace NS            where the cells' kubeconfig Secrets, the routers' Leases and the
                                    leader Lease are (default cellfed-system)
   --leader-elect BOOL              leader election (default true)
-  --leader-elect-lease-duration D  (default 15s)
-  --leader-elect-renew-deadline D  (default 10s)
+  --leader-elect-lease-duration D  (default 10s: a crashed leader is replaced within 12s)
+  --leader-elect-renew-deadline D  (default 7s)
   --leader-elect-retry-period D    (default 2s)
   --http-port N                    /metrics, /healthz, /readyz (default 8080; 0 picks one)
   --log-level LEVEL                pino level (default info)
@@ -98,8 +98,8 @@ export function readControllerFlags(
           enabled: leaderElect !== 'false',
           namespace: secretNamespace ?? 'cellfed-system',
           name: `cellfed-${controller}-${values.cellset ?? 'default'}`,
-          leaseDurationMs: ms('leader-elect-lease-duration') ?? 15_000,
-          renewDeadlineMs: ms('leader-elect-renew-deadline') ?? 10_000,
+          leaseDurationMs: ms('leader-elect-lease-duration') ?? 10_000,
+          renewDeadlineMs: ms('leader-elect-renew-deadline') ?? 7_000,
           retryPeriodMs: ms('leader-elect-retry-period') ?? 2_000,
         },
       },

@@ -23,16 +23,16 @@ export const ManagerConfigSchema = z
         namespace: z.string().min(1).default('cellfed-system'),
         /** The Lease's name; defaults to the controller's name. */
         name: z.string().min(1).optional(),
-        leaseDurationMs: duration('leaseDurationMs').default(15_000),
-        renewDeadlineMs: duration('renewDeadlineMs').default(10_000),
+        leaseDurationMs: duration('leaseDurationMs').default(10_000),
+        renewDeadlineMs: duration('renewDeadlineMs').default(7_000),
         retryPeriodMs: duration('retryPeriodMs').default(2_000),
       })
       .strict()
       .default({
         enabled: true,
         namespace: 'cellfed-system',
-        leaseDurationMs: 15_000,
-        renewDeadlineMs: 10_000,
+        leaseDurationMs: 10_000,
+        renewDeadlineMs: 7_000,
         retryPeriodMs: 2_000,
       })
       .check((ctx) => {
