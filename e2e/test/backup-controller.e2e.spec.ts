@@ -2,11 +2,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import {
-  ApiError,
-  BACKUP_CELL_LABEL,
-  BACKUP_SOURCE_ANNOTATION,
   KubeClient,
-  PRIMARY_CELL_LABEL,
   SOURCE_RESOURCE_VERSION_ANNOTATION,
   type KubeList,
   type KubeObject,
@@ -33,11 +29,8 @@ import {
 } from './controller-process.ts';
 import { cellAdder, describeE2e, e2eEnv } from './e2e-env.ts';
 import { DEPLOYMENTS, METADATA_LIST, SEQ, deployment, deploymentsIn, startWriter } from './deployments.ts';
+import { backupsIn, everyObjectBackedUp as everyObjectBackedUpIn } from './placement.ts';
 import { kubectl, routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
-
-const CELL_BACKUPS = '/apis/cells.cellfed.io/v1alpha1/namespaces/cellfed-backups/cellbackups';
-
-const isStatus = (error: unknown, code: number) => error instanceof ApiError && error.statusCode === code;
 
 describeE2e(
   'backup controller: an inert copy in the next cell clockwise, promoted when a cell is Down',
@@ -61,62 +54,8 @@ describeE2e(
     let failedOver:
       { doomed: string; onDoomed: string[]; served: Map<string, KubeObject['metadata']> } | undefined;
 
-    /** The CellBackups a cell holds: source key → metadata. */
-    const backupsIn = async (client: KubeClient) => {
-      const list = await client
-        .request<KubeList>('GET', CELL_BACKUPS, { accept: METADATA_LIST })
-        .catch((error: unknown) => {
-          // Not there yet: the CRD is new (404), or its storage is still starting (429).
-          if (isStatus(error, 404) || isStatus(error, 429)) return { metadata: {}, items: [] } as KubeList;
-          throw error;
-        });
-      return new Map(
-        (list.items ?? []).map((item) => [
-          item.metadata.annotations?.[BACKUP_SOURCE_ANNOTATION] ?? '',
-          item.metadata,
-        ]),
-      );
-    };
-    /**
-     * Whether every object has exactly one backup, in the cell the ring names beside the cell that holds it,
-     * holding the version that cell serves; undefined while not.
-     */
-    const everyObjectBackedUp = async (live: readonly string[], table: RoutingTable, count = OBJECTS) => {
-      const objects = new Map<string, { cell: string; version: string }>();
-      const backups = new Map<string, { cell: string; labels: Record<string, string>; version: string }[]>();
-      for (const id of live) {
-        const client = cells.get(id)!;
-        for (const [name, metadata] of await deploymentsIn(client, namespace))
-          objects.set(name, { cell: id, version: metadata.resourceVersion ?? '' });
-        for (const [key, metadata] of await backupsIn(client)) {
-          if (!key.startsWith(`deployments.apps/${namespace}/`)) continue;
-          const name = key.split('/')[2]!;
-          backups.set(name, [
-            ...(backups.get(name) ?? []),
-            {
-              cell: id,
-              labels: metadata.labels ?? {},
-              version: metadata.annotations?.[SOURCE_RESOURCE_VERSION_ANNOTATION] ?? '',
-            },
-          ]);
-        }
-      }
-      if (objects.size !== count) return undefined;
-      for (const [name, object] of objects) {
-        const held = backups.get(name) ?? [];
-        const backupCell = table.backupOf(table.keyOf({ namespace, name }), object.cell);
-        if (held.length !== 1) return undefined;
-        const [backup] = held;
-        if (
-          backup!.cell !== backupCell ||
-          backup!.labels[BACKUP_CELL_LABEL] !== backupCell ||
-          backup!.labels[PRIMARY_CELL_LABEL] !== object.cell ||
-          backup!.version !== object.version
-        )
-          return undefined;
-      }
-      return true;
-    };
+    const everyObjectBackedUp = (live: readonly string[], table: RoutingTable, count = OBJECTS) =>
+      everyObjectBackedUpIn(cells, { live, namespace, table, count });
 
     afterAll(async () => {
       await writer?.stop().catch(() => undefined);

@@ -25,7 +25,8 @@ import {
   updateCellSet,
 } from './clients.ts';
 import { cellAdder, describeE2e, e2eEnv } from './e2e-env.ts';
-import { DEPLOYMENTS, METADATA_LIST, SEQ, deployment, deploymentsIn, startWriter } from './deployments.ts';
+import { DEPLOYMENTS, METADATA_LIST, deployment, deploymentsIn, startWriter } from './deployments.ts';
+import { lostWrites, misplaced, placement } from './placement.ts';
 import { startRebalanceController, stopController, type ControllerProcess } from './controller-process.ts';
 import { routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
 
@@ -99,40 +100,16 @@ describeE2e('rebalance controller: cells join and leave live', () => {
   const stateOf = (spec: CellSetSpecInput, id: string) => spec.cells.find((cell) => cell.id === id)?.state;
   /** Every acknowledged write is in the object the router serves now. */
   const expectNoLostWrites = async (writer: ReturnType<typeof startWriter>) => {
-    const served = await deploymentsIn(routed!, namespace);
-    const lost = [...writer.acknowledged].filter(([name, acks]) => {
-      const seen = Number(served.get(name)?.annotations?.[SEQ] ?? 0);
-      return seen < acks.at(-1)!.seq || seen > writer.attempted.get(name)!;
-    });
-    expect(lost).toEqual([]);
+    expect(await lostWrites(routed!, namespace, writer)).toEqual([]);
     expect(writer.acknowledged.size).toBeGreaterThan(50);
   };
 
   const cellSet = async () => (await readCellSet(env.controlPlane.kubeconfig, cellSetName)) as CellSetObject;
-  /** Where each object is, read from every cell directly; leftover `migrated` copies apart. */
-  const placement = async () => {
-    const primaries = new Map<string, string[]>();
-    const leftovers: string[] = [];
-    for (const [cell, client] of cells) {
-      for (const [name, metadata] of await deploymentsIn(client, namespace)) {
-        if (metadata.labels?.[REBALANCE_STATUS_LABEL] === MIGRATED) leftovers.push(`${cell}/${name}`);
-        else primaries.set(name, [...(primaries.get(name) ?? []), cell]);
-      }
-    }
-    return { primaries, leftovers };
-  };
+  const placementNow = () => placement(cells, namespace);
   const expectEveryObjectWhereTheRingSays = async (spec: CellSetSpecInput) => {
-    const table = RoutingTable.fromCellSet(parseCellSetSpec(spec));
-    const { primaries } = await placement();
-    const misplaced = names
-      .map((name) => ({
-        name,
-        in: primaries.get(name),
-        ring: table.route(table.keyOf({ namespace, name })).oldCell,
-      }))
-      .filter((object) => object.in?.length !== 1 || object.in[0] !== object.ring);
-    expect(misplaced.slice(0, 5)).toEqual([]);
-    expect(primaries.size).toBe(OBJECTS);
+    const { wrong, found } = await misplaced(cells, namespace, names, spec);
+    expect(wrong.slice(0, 5)).toEqual([]);
+    expect(found).toBe(OBJECTS);
   };
 
   afterAll(async () => {
@@ -253,10 +230,10 @@ describeE2e('rebalance controller: cells join and leave live', () => {
       await expectNoLostWrites(writer);
 
       // The old copies stay deleteAfter, then go.
-      expect((await placement()).leftovers.length).toBeGreaterThan(0);
+      expect((await placementNow()).leftovers.length).toBeGreaterThan(0);
       await eventually(
         'the old copies to be deleted after deleteAfter',
-        async () => ((await placement()).leftovers.length === 0 ? true : undefined),
+        async () => ((await placementNow()).leftovers.length === 0 ? true : undefined),
         (DELETE_AFTER_S + 30) * 1000,
       );
       await expectEveryObjectWhereTheRingSays(allNormal);
