@@ -21,7 +21,8 @@ interface Seen {
   body: string;
 }
 
-type Answer = { code: number; body: unknown };
+/** A fake apiserver's answer: JSON, or text of `type` (Go's mux answers unknown paths in plain text). */
+type Answer = { code: number; body: unknown; type?: string };
 
 /** The parts of the router's answers these tests read. */
 interface Body {
@@ -47,9 +48,9 @@ async function fakeApiserver(
         body: Buffer.concat(chunks).toString(),
       };
       seen.push(one);
-      const { code, body } = answer(one);
-      res.writeHead(code, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(body));
+      const { code, body, type } = answer(one);
+      res.writeHead(code, { 'content-type': type ?? 'application/json' });
+      res.end(type ? String(body) : JSON.stringify(body));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -367,6 +368,24 @@ describe('RouterHandler', () => {
     expect(tracing.spans()).toHaveLength(0);
   });
 
+  it('passes an apiserver’s error on as a Status when it came as plain text, and a Status as it is', async () => {
+    script = (_cell, seen) =>
+      seen.url.startsWith('/nowhere')
+        ? { code: 404, body: '404 page not found\n', type: 'text/plain; charset=utf-8' }
+        : { code: 409, body: { kind: 'Status', code: 409, reason: 'AlreadyExists', message: 'taken' } };
+    const text = await send('GET', '/nowhere/at/all');
+    expect(text.code).toBe(404);
+    expect(text.headers['content-type']).toBe('application/json');
+    expect(text.body).toMatchObject({
+      kind: 'Status',
+      code: 404,
+      reason: 'NotFound',
+      message: '404 page not found',
+    });
+    const status = await send('GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles/view');
+    expect(status).toMatchObject({ code: 409, body: { reason: 'AlreadyExists', message: 'taken' } });
+  });
+
   it('sends global resources to the control plane as the caller', async () => {
     const answer = await send('GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles/view');
     expect(answer).toMatchObject({ code: 200 });
@@ -407,6 +426,30 @@ describe('RouterHandler', () => {
       h2.close();
     }
   });
+
+  it('keeps an HTTP/2 connection flowing when it refuses requests without reading their bodies', async () => {
+    const h2 = createHttp2Server((request, response) => void handler.handle(request, response));
+    await new Promise<void>((resolve) => h2.listen(0, '127.0.0.1', resolve));
+    const session = http2Connect(`http://127.0.0.1:${(h2.address() as AddressInfo).port}`);
+    const post = () =>
+      new Promise<number>((resolve, reject) => {
+        // Refused at once (no credentials): the router answers before the body has arrived.
+        const stream = session.request({ ':method': 'POST', ':path': '/api/v1/namespaces/team/configmaps' });
+        stream.on('response', (headers) => resolve(Number(headers[':status'])));
+        stream.on('error', reject);
+        stream.end(Buffer.alloc(256 * 1024, 0x61));
+      });
+    try {
+      // 40 × 256 KiB is far over HTTP/2's default 64 KiB connection window: unread bodies would stall it.
+      const codes: number[] = [];
+      for (let i = 0; i < 40; i++) codes.push(await post());
+      expect(codes).toEqual(Array.from({ length: 40 }, () => 401));
+    } finally {
+      // The refused uploads are still open on the client's side: end them with the session.
+      session.destroy();
+      h2.close();
+    }
+  }, 20_000);
 
   describe('a key whose cell is Down', () => {
     const downSpec = parseCellSetSpec({

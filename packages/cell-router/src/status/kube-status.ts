@@ -95,3 +95,35 @@ export function cellFailure(cell: string, code: number, text: string, note = '')
     status?.details,
   );
 }
+
+/** kube-apiserver's `reason` for a status code, for answers that came without one. */
+const REASONS: Record<number, string> = {
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  406: 'NotAcceptable',
+  409: 'Conflict',
+  410: 'Expired',
+  413: 'RequestEntityTooLarge',
+  415: 'UnsupportedMediaType',
+  422: 'Invalid',
+  429: 'TooManyRequests',
+  500: 'InternalError',
+  503: 'ServiceUnavailable',
+  504: 'Timeout',
+};
+
+/**
+ * An apiserver's error that is not a Status (Go's mux answers an unknown path with `404 page not found` as
+ * plain text) as one, so every error through the router reads the same way.
+ */
+export function statusFromText(code: number, text: string): KubeStatus {
+  const message = text.trim().slice(0, 1000);
+  return failure(
+    code,
+    REASONS[code] ?? (code >= 500 ? 'InternalError' : 'BadRequest'),
+    message || `HTTP ${code}`,
+  );
+}
