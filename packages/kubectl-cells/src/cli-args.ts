@@ -13,14 +13,15 @@ export const USAGE = `usage: kubectl cells COMMAND [options]
   add ID [--weight N] [--secret NS/NAME] [--wait]
                                       a new cell, Joining (its kubeconfig Secret: cellfed-system/ID-kubeconfig)
   drain ID [--wait]                   the cell's objects move out, then it leaves the CellSet
-  down ID                             the cell failed: its keys are served from their backups, then promoted
+  down ID [--wait]                    the cell failed: its keys are served from their backups, then promoted
   rejoin ID [--wait]                  a Down cell comes back as Joining (its stale copies are deleted first)
   weight ID=WEIGHT [--wait]           a Normal cell's new weight; objects move to or from it as for a join
 options:
   --kubeconfig FILE   (default: $KUBECONFIG, then ~/.kube/config)
   --context NAME      (default: the kubeconfig's current context)
   --cellset NAME      (default: default)
-  --wait              follow the rebalance until it is done, with progress on stderr
+  --wait              wait until every router routes by the change, then follow the rebalance until it
+                      is done, with progress on stderr
   --timeout DURATION  give up waiting after this long (default 30m)`;
 
 const weightOf = (text: string | undefined, flag: string) => {

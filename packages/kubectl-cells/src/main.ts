@@ -1,8 +1,17 @@
 // kubectl cells — a kubectl plugin: `kubectl cells status|where|plan`. Reads through the user's kubeconfig
 // (the router, or the router control plane: both serve the CellSet and list every cellular object).
-import { KubeClient, errorMessage, isConflict, type KubeList } from '@cellfed/controller-kit';
+import {
+  KubeClient,
+  ROUTER_CELLSET_LABEL,
+  errorMessage,
+  isConflict,
+  routersBehind,
+  type KubeList,
+  type RouterLease,
+} from '@cellfed/controller-kit';
 import {
   CELLSET_API_VERSION,
+  DEFAULT_SECRET_NAMESPACE,
   RoutingTable,
   parseCellSet,
   type CellSetSpecInput,
@@ -100,7 +109,7 @@ async function run(command: CliCommand, options: CliOptions): Promise<string> {
 }
 
 interface CellSetObject {
-  metadata: { name: string; resourceVersion?: string };
+  metadata: { name: string; resourceVersion?: string; generation?: number };
   spec: { cells: CellSetSpecInput['cells'] };
   status?: { objects?: { moved?: number; toMove?: number }; etaSeconds?: number };
 }
@@ -115,11 +124,12 @@ async function edit(
   command: Extract<CliCommand, { command: 'edit' }>,
 ): Promise<string> {
   const path = `/apis/${CELLSET_API_VERSION}/cellsets/${name}`;
+  let written: CellSetObject;
   for (let attempt = 1; ; attempt++) {
     const current = await client.request<CellSetObject>('GET', path);
     const cells = editCells(current.spec.cells, command.edit);
     try {
-      await client.request('PATCH', path, {
+      written = await client.request<CellSetObject>('PATCH', path, {
         body: { metadata: { resourceVersion: current.metadata.resourceVersion }, spec: { cells } },
         contentType: 'application/merge-patch+json',
       });
@@ -131,16 +141,44 @@ async function edit(
   const done = `cell ${command.edit.id}: ${command.edit.kind} requested`;
   if (!command.wait) return done;
   const deadline = Date.now() + command.timeoutMs;
+  const overdue = () => {
+    if (Date.now() > deadline)
+      throw new Error(`cell ${command.edit.id}: not done after ${command.timeoutMs / 1000} s`);
+  };
+  // First every live router routes by the change (for `down`, that is the failover itself).
+  const generation = written.metadata.generation ?? 0;
+  for (let behind = await routersStillBehind(client, name, generation); behind > 0;) {
+    overdue();
+    process.stderr.write(`waiting for ${behind} router(s) to route with CellSet generation ${generation}\n`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    behind = await routersStillBehind(client, name, generation);
+  }
   let last = '';
   for (;;) {
     const now = await client.request<CellSetObject>('GET', path);
     if (editSettled(now.spec.cells, command.edit)) return `${done}; done`;
-    if (Date.now() > deadline)
-      throw new Error(`cell ${command.edit.id}: not done after ${command.timeoutMs / 1000} s`);
+    overdue();
     const line = progressLine(now.status?.objects, now.status?.etaSeconds);
     if (line !== last) process.stderr.write(`${line}\n`);
     last = line;
     await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
+/**
+ * How many live router replicas still route with an older CellSet generation, from their Leases; 0 when the
+ * Leases cannot be read (a user without access to them waits for the CellSet alone).
+ */
+async function routersStillBehind(client: KubeClient, cellSet: string, generation: number): Promise<number> {
+  try {
+    const leases = await client.request<KubeList<RouterLease>>(
+      'GET',
+      `/apis/coordination.k8s.io/v1/namespaces/${DEFAULT_SECRET_NAMESPACE}/leases`,
+      { query: { labelSelector: `${ROUTER_CELLSET_LABEL}=${cellSet}` } },
+    );
+    return routersBehind(leases.items ?? [], generation, Date.now()).length;
+  } catch {
+    return 0;
   }
 }
 
