@@ -40,6 +40,20 @@ const BENCHMARKS = {
     command: 'npx nx run rebalance-controller:bench',
     anchor: 'a plain GET + CREATE copy loop over the same objects at the same concurrency',
   },
+  'proof-rebalance-crashes.json': {
+    command: 'npx nx run e2e:proof',
+    anchor: 'the guarantees of docs/migration.md, checked on real cells (a zero is the only passing figure)',
+  },
+  'proof-router-fuzz.json': {
+    command: 'npx nx run e2e:proof',
+    anchor:
+      'seeded hostile requests at the router in front of real cells (a zero is the only passing figure)',
+  },
+  'proof-leader-failover.json': {
+    command: 'npx nx run e2e:proof',
+    anchor:
+      "the 15 s takeover the operator issue asks for; controller-runtime's defaults (15 s lease, 2 s retry) allow 17 s",
+  },
   'backup.json': {
     command: 'npx nx run backup-controller:bench',
     anchor: 'a raw watch → apply loop between the same two apiservers, under the same 100 writes/s',

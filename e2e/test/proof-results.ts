@@ -24,7 +24,7 @@ export function recordProof(
   const machine = { cpus: availableParallelism(), model: cpus()[0]?.model.split(' ').slice(0, 2).join(' ') };
   writeFileSync(
     join(dir, `proof-${name}.json`),
-    `${JSON.stringify({ benchmark: result.proof, machine, goals: result.goals, figures: result.figures, measured: result.measured }, null, 2)}\n`,
+    `${JSON.stringify({ benchmark: result.proof, date: new Date().toISOString(), machine, goals: result.goals, figures: result.figures, measured: result.measured }, null, 2)}\n`,
   );
   process.stdout.write(`proof ${name}: ${JSON.stringify(result.figures)}\n`);
 }
