@@ -114,8 +114,11 @@ export async function everyObjectBackedUp(
   const backups = new Map<string, { cell: string; labels: Record<string, string>; version: string }[]>();
   for (const id of live) {
     const client = cells.get(id)!;
-    for (const [name, metadata] of await deploymentsIn(client, namespace))
+    for (const [name, metadata] of await deploymentsIn(client, namespace)) {
+      // An old copy left after a move is not the object and has no backup of its own.
+      if (metadata.labels?.[REBALANCE_STATUS_LABEL] === MIGRATED) continue;
       objects.set(name, { cell: id, version: metadata.resourceVersion ?? '' });
+    }
     for (const [key, metadata] of await backupsIn(client)) {
       if (!key.startsWith(`deployments.apps/${namespace}/`)) continue;
       const name = key.split('/')[2]!;
