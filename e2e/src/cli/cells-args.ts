@@ -5,15 +5,17 @@ import { z } from 'zod';
 import { PROVIDERS } from '../env-file.ts';
 import { E2eError, E2eErrorCode } from '../errors.ts';
 
-export const USAGE = `usage: npm run cells -- <up|down|status|run|add-cell|remove-cell> [options]
+export const USAGE = `usage: npm run cells -- <up|down|status|run|add-cell|remove-cell|kill-cell> [options]
   up           start the router control plane and N cells; prints the path of env.json
-  run          up, then the cell router in front; prints the kubeconfig for kubectl; Ctrl-C stops it all
+  run          up, then the cell router and both controllers; prints the kubeconfig for kubectl; Ctrl-C
+               stops it all
   down         stop everything up started in --dir
   status       print env.json and each process's resident memory (local provider)
   add-cell     start one more cell and put its Secret in the control plane; prints its id (local)
   remove-cell  stop the cell --cell names and forget it (local)
+  kill-cell    kill -9 the apiserver and etcd of the cell --cell names: a failed cell (local)
 options:
-  --cell ID                   the cell remove-cell stops
+  --cell ID                   the cell remove-cell stops or kill-cell kills
   --dir DIR                   environment directory (default tmp/cells)
   --cells N                   number of cells, 1..16 (default 3)
   --provider local|kind       local processes or kind clusters (default local)
@@ -25,9 +27,9 @@ options:
   --log-level LEVEL           pino level (default info)`;
 
 const CellsArgsSchema = z.object({
-  command: z.enum(['up', 'down', 'status', 'run', 'add-cell', 'remove-cell'], {
+  command: z.enum(['up', 'down', 'status', 'run', 'add-cell', 'remove-cell', 'kill-cell'], {
     error: (issue) =>
-      `unknown command "${String(issue.input)}" (up, down, status, run, add-cell or remove-cell)`,
+      `unknown command "${String(issue.input)}" (up, down, status, run, add-cell, remove-cell or kill-cell)`,
   }),
   cell: z.string().min(1).optional(),
   dir: z.string().min(1).default('tmp/cells'),
@@ -103,8 +105,8 @@ export function parseCellsArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
       result.error.issues.map((issue) => issue.message).join('; '),
     );
   }
-  if (result.data.command === 'remove-cell' && !result.data.cell) {
-    throw new E2eError(E2eErrorCode.InvalidArguments, 'remove-cell needs --cell ID');
+  if ((result.data.command === 'remove-cell' || result.data.command === 'kill-cell') && !result.data.cell) {
+    throw new E2eError(E2eErrorCode.InvalidArguments, `${result.data.command} needs --cell ID`);
   }
   return result.data;
 }

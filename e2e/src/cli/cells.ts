@@ -1,15 +1,24 @@
 #!/usr/bin/env node
 // `npm run cells -- up|down|status|run`: real cells for development and the e2e suite. scripts/cells.sh
 // builds the tools first and passes their directory in CELLFED_TOOLS_BIN.
+import type { ChildProcess } from 'node:child_process';
+import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 import { E2eError, E2eErrorCode } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import { readEnvFile } from '../env-file.ts';
+import {
+  startBackupController,
+  startRebalanceController,
+  stopController,
+} from '../apps/controller-process.ts';
+import { LocalCells } from '../local/local-cells.ts';
 import { CHART_CRD_DIR } from '../paths.ts';
 import type { Provider } from '../provider.ts';
 import { createProvider } from '../providers.ts';
-import { startRouter, stopRouter, writeRouterKubeconfig } from '../router/router-process.ts';
+import { startRouter, writeRouterKubeconfig } from '../router/router-process.ts';
 import { parseCellsArgs } from './cells-args.ts';
 import { printStatus } from './cells-status.ts';
 
@@ -27,6 +36,14 @@ async function main(): Promise<number> {
   });
   if (args.command === 'down') {
     await provider.down({ dir: args.dir, log });
+    return 0;
+  }
+  if (args.command === 'kill-cell') {
+    // A failure as it happens: the apiserver and its etcd gone at once, no goodbye.
+    const local = LocalCells.open(args.dir);
+    for (const component of ['kube-apiserver', 'etcd', 'kube-controller-manager'] as const)
+      await local.stop(args.cell!, component, 0);
+    process.stdout.write(`${args.cell!}: kube-apiserver and etcd killed\n`);
     return 0;
   }
   if (args.command === 'add-cell' || args.command === 'remove-cell') {
@@ -61,49 +78,87 @@ async function main(): Promise<number> {
     process.stdout.write(`${args.dir}/env.json\n`);
     return 0;
   }
-  return runFederation(provider, args.dir, args.routerPort, log);
+  return runFederation(provider, args.dir, args.routerPort, args.tools, log);
+}
+
+const KUBECTL_CELLS = fileURLToPath(
+  new URL('../../../packages/kubectl-cells/dist/kubectl-cells.mjs', import.meta.url),
+);
+
+/**
+ * `DIR/bin`: kubectl (built with the cells), the `kubectl cells` plugin and the Node.js 24 it runs on, so one
+ * PATH entry gives a shell everything the guided tour uses.
+ */
+function linkTools(dir: string, tools: string | undefined): string {
+  const bin = resolve(dir, 'bin');
+  rmSync(bin, { recursive: true, force: true });
+  mkdirSync(bin, { recursive: true });
+  if (tools) symlinkSync(join(tools, 'kubectl'), join(bin, 'kubectl'));
+  symlinkSync(KUBECTL_CELLS, join(bin, 'kubectl-cells'));
+  symlinkSync(process.execPath, join(bin, 'node'));
+  return bin;
 }
 
 /**
- * `run`: the cells just started, the router in front of them, and a kubeconfig for it; in the foreground
- * until Ctrl-C (or SIGTERM, or the router ending), which stops the router and then every cell.
+ * `run`: the cells just started, the router in front of them and both controllers behind, and a kubeconfig
+ * for the router; in the foreground until Ctrl-C (or SIGTERM, or a component ending), which stops the
+ * controllers, the router and then every cell.
  */
 async function runFederation(
   provider: Provider,
   dir: string,
   port: number,
+  tools: string | undefined,
   log: ReturnType<typeof createLogger>,
 ): Promise<number> {
   const stop = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => stop.abort(new Error(`received ${signal}`));
   process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
+  const running: { name: string; child: ChildProcess }[] = [];
   try {
     const env = readEnvFile(dir);
+    const logs = resolve(dir, 'logs');
     log.info({ port }, 'starting the cell router');
-    const router = await startRouter(env, { port, logFile: join(dir, 'logs', 'cell-router.log') });
+    const router = await startRouter(env, { port, logFile: join(logs, 'cell-router.log') });
+    running.push({ name: 'the cell router', child: router.child });
+    log.info('starting the rebalance and backup controllers');
+    const controllers = await Promise.all([
+      startRebalanceController(env, { logFile: join(logs, 'rebalance-controller.log') }),
+      startBackupController(env, { logFile: join(logs, 'backup-controller.log') }),
+    ]);
+    running.push(
+      { name: 'the rebalance controller', child: controllers[0].child },
+      { name: 'the backup controller', child: controllers[1].child },
+    );
     const kubeconfig = writeRouterKubeconfig(
       env,
       router.url,
       resolve(dir, 'kubeconfig', 'router.kubeconfig'),
     );
+    const bin = linkTools(dir, tools);
     process.stdout.write(
       [
-        `cellfed is running: the router at ${router.url} in front of ${env.cells.map((cell) => cell.id).join(', ')}.`,
+        `cellfed is running: the router at ${router.url} in front of ${env.cells.map((cell) => cell.id).join(', ')},`,
+        'the rebalance and backup controllers behind it. In another shell:',
         `  export KUBECONFIG=${kubeconfig}`,
-        `  kubectl create namespace demo && kubectl -n demo create deployment web --image=nginx`,
-        `Router log: ${resolve(dir, 'logs', 'cell-router.log')}. Ctrl-C stops the router and every cell.`,
+        `  export PATH=${bin}:$PATH`,
+        '  kubectl cells status',
+        `Logs: ${logs}. Ctrl-C stops the controllers, the router and every cell.`,
         '',
       ].join('\n'),
     );
-    const exited = new Promise<void>((resolve) => router.child.once('exit', () => resolve()));
-    await Promise.race([exited, new Promise((resolve) => stop.signal.addEventListener('abort', resolve))]);
-    const code = stop.signal.aborted ? 0 : 1;
-    if (code === 1)
-      log.error({ exitCode: router.child.exitCode }, 'the cell router exited; stopping the cells');
-    await stopRouter(router);
-    return code;
+    const ended = running.map(
+      ({ name, child }) => new Promise<string>((resolve) => child.once('exit', () => resolve(name))),
+    );
+    const first = await Promise.race([
+      ...ended,
+      new Promise<undefined>((resolve) => stop.signal.addEventListener('abort', () => resolve(undefined))),
+    ]);
+    if (first) log.error({ component: first }, `${first} exited; stopping everything`);
+    return first ? 1 : 0;
   } finally {
     process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
+    for (const { child } of running.reverse()) await stopController({ child });
     log.info('stopping every cell');
     await provider.down({ dir, log });
   }
