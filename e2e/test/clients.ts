@@ -96,3 +96,23 @@ export async function deleteCellSet(kubeconfigFile: string, name: string): Promi
 export async function readCellSet(kubeconfigFile: string, name: string): Promise<unknown> {
   return clientsFor(kubeconfigFile).custom.getClusterCustomObject({ ...CELLSET_API, name });
 }
+
+/** Normal cells, the first weighing `weight` (changing from `previousWeight` when given, as `kubectl cells weight` writes it). */
+export function weightedCellSetSpec(ids: readonly string[], weight: number, previousWeight?: number) {
+  const spec = cellSetSpec(Object.fromEntries(ids.map((id) => [id, 'Normal' as const])));
+  return {
+    ...spec,
+    cells: spec.cells.map((cell) =>
+      cell.id === ids[0] ? { ...cell, weight, ...(previousWeight ? { previousWeight } : {}) } : cell,
+    ),
+  };
+}
+
+/** Whether the rebalance controller reports CellSet `name` Stable for its current generation. */
+export async function cellSetSettled(kubeconfigFile: string, name: string): Promise<boolean> {
+  const { metadata, status } = (await readCellSet(kubeconfigFile, name)) as {
+    metadata: { generation?: number };
+    status?: { observedGeneration?: number; phase?: string };
+  };
+  return status?.observedGeneration === metadata.generation && status?.phase === 'Stable';
+}

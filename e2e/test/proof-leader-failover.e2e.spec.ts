@@ -4,7 +4,8 @@ import { KubeClient } from '@cellfed/controller-kit';
 import { RoutingTable, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/hashing';
 
 import {
-  cellSetSpec,
+  cellSetSettled,
+  weightedCellSetSpec,
   createCellSet,
   deleteCellSet,
   eventually,
@@ -44,26 +45,17 @@ describeE2e('proof: leader failover under load, both controllers', () => {
   const names = Array.from({ length: OBJECTS }, (_, i) => `web-${i}`);
   const cells = new Map(env.cells.map((cell) => [cell.id, KubeClient.fromFile(cell.kubeconfig)]));
   const ids = env.cells.map((cell) => cell.id);
-  const [one, two, three] = ids as [string, string, string];
   const controlPlane = KubeClient.fromFile(env.controlPlane.kubeconfig);
   const processes: ControllerProcess[] = [];
   let router: RouterProcess | undefined;
   let routed: KubeClient | undefined;
 
-  const weighted = (weight: number, previousWeight?: number): CellSetSpecInput => {
-    const spec = cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [three]: 'Normal' });
-    return {
-      ...spec,
-      cells: spec.cells.map((cell) =>
-        cell.id === one ? { ...cell, weight, ...(previousWeight ? { previousWeight } : {}) } : cell,
-      ),
-    };
-  };
+  const weighted = (weight: number, previousWeight?: number): CellSetSpecInput =>
+    weightedCellSetSpec(ids, weight, previousWeight);
+
   const cellSet = async () => (await readCellSet(env.controlPlane.kubeconfig, cellSetName)) as CellSetObject;
-  const settled = async () => {
-    const { metadata, status } = await cellSet();
-    return status?.observedGeneration === metadata.generation && status?.phase === 'Stable';
-  };
+  const settled = () => cellSetSettled(env.controlPlane.kubeconfig, cellSetName);
+
   const start = async (kind: 'rebalance' | 'backup', replica: number) => {
     const options = {
       args: ['--cellset', cellSetName, '--log-level', 'debug'],

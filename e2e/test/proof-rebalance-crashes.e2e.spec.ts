@@ -5,12 +5,12 @@ import { KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-
 import { RoutingTable, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/hashing';
 
 import {
-  cellSetSpec,
+  cellSetSettled,
+  weightedCellSetSpec,
   createCellSet,
   deleteCellSet,
   eventually,
   forEachInParallel,
-  readCellSet,
   updateCellSet,
 } from './clients.ts';
 import { startRebalanceController, stopController, type ControllerProcess } from './controller-process.ts';
@@ -19,11 +19,6 @@ import { describeE2e, e2eEnv } from './e2e-env.ts';
 import { lostWrites, misplaced } from './placement.ts';
 import { recordProof } from './proof-results.ts';
 import { routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
-
-interface CellSetObject {
-  metadata: { generation?: number };
-  status?: { observedGeneration?: number; phase?: string; objects?: { pending: number } };
-}
 
 /**
  * Proof campaign, crash anywhere: the leading rebalance controller is killed with SIGKILL at 20 random moments
@@ -47,15 +42,9 @@ describeE2e('proof: 20 kill -9 of the rebalance controller while 5000 objects mi
   let routed: KubeClient | undefined;
 
   /** The three cells Normal, cell 1 weighing `weight` (changing from `previousWeight`, when given). */
-  const weighted = (weight: number, previousWeight?: number): CellSetSpecInput => {
-    const spec = cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [three]: 'Normal' });
-    return {
-      ...spec,
-      cells: spec.cells.map((cell) =>
-        cell.id === one ? { ...cell, weight, ...(previousWeight ? { previousWeight } : {}) } : cell,
-      ),
-    };
-  };
+  const weighted = (weight: number, previousWeight?: number): CellSetSpecInput =>
+    weightedCellSetSpec([one, two, three], weight, previousWeight);
+
   /** How many of the objects the ring puts elsewhere under `to` than under `from`. */
   const movesBetween = (from: CellSetSpecInput, to: CellSetSpecInput) => {
     const [before, after] = [from, to].map((spec) => RoutingTable.fromCellSet(parseCellSetSpec(spec)));
@@ -63,11 +52,8 @@ describeE2e('proof: 20 kill -9 of the rebalance controller while 5000 objects mi
       table.route(table.keyOf({ namespace, name })).oldCell;
     return names.filter((name) => cellOf(before!, name) !== cellOf(after!, name)).length;
   };
-  const cellSet = async () => (await readCellSet(env.controlPlane.kubeconfig, cellSetName)) as CellSetObject;
-  const settled = async () => {
-    const { metadata, status } = await cellSet();
-    return status?.observedGeneration === metadata.generation && status?.phase === 'Stable';
-  };
+  const settled = () => cellSetSettled(env.controlPlane.kubeconfig, cellSetName);
+
   const live = (replica: ControllerProcess) =>
     replica.child.exitCode === null && replica.child.signalCode === null;
   const replica = async () => {
