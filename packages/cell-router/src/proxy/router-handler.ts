@@ -170,10 +170,23 @@ export class RouterHandler {
       user = admission.user.username;
       outcome = await this.serve(info, request, response, admission.impersonation);
     } catch (error) {
-      this.options.logger.error({ err: errorMessage(error), ...logFields(request, info) }, 'request failed');
-      if (!response.headersSent)
-        outcome = this.refuse(response, refusal(internalError(errorMessage(error)), 'error', outcome.cell));
-      else abortResponse(response);
+      if (request.destroyed || response.destroyed) {
+        // The caller went away mid-request (an upload reset, say): nobody is left to answer. Logged as
+        // nginx does, 499, and not as the router's own failure.
+        this.options.logger.warn(
+          { err: errorMessage(error), ...logFields(request, info) },
+          'caller went away',
+        );
+        outcome = { code: 499, cell: outcome.cell, route: 'caller-gone' };
+      } else {
+        this.options.logger.error(
+          { err: errorMessage(error), ...logFields(request, info) },
+          'request failed',
+        );
+        if (!response.headersSent)
+          outcome = this.refuse(response, refusal(internalError(errorMessage(error)), 'error', outcome.cell));
+        else abortResponse(response);
+      }
     } finally {
       this.finish(request, info, user, outcome, started, span);
     }
