@@ -320,7 +320,8 @@ describeE2e('cell router: publishes the CellSet generation it routes with', () =
       (await generationInLease()) === first ? true : undefined,
     );
 
-    cells[0]!.weight = 2;
+    // A weight change, as `kubectl cells weight` writes it (the CRD refuses one without previousWeight).
+    Object.assign(cells[0]!, { weight: 2, previousWeight: 1 });
     await controlPlane.custom.patchClusterCustomObject(
       {
         group: 'cells.cellfed.io',
