@@ -52,7 +52,7 @@ import {
   type BufferedBody,
 } from './forward.ts';
 import { upstreamHeaders } from './headers.ts';
-import { endRequestSpan, startRequestSpan } from '../tracing/request-span.ts';
+import { endRequestSpan, startRequestSpan, type RequestOutcome } from '../tracing/request-span.ts';
 import { cellVersionBody } from './version-translation.ts';
 import type { OldCopies } from './old-copies.ts';
 import { failoverState, type FailoverState } from './pending-backups.ts';
@@ -87,18 +87,6 @@ export interface RouterHandlerOptions {
  */
 type Impersonation = Record<string, string | string[]>;
 type ObjectPlan = Extract<RoutePlan, { kind: 'object' }>;
-
-/** How a request ended, for the access log and the metrics. */
-interface Outcome {
-  code: number;
-  /** The cell that answered, `control-plane`, `all-cells`, or empty when the router answered itself. */
-  cell: string;
-  route: string;
-  routeCase?: number;
-  fenced?: boolean;
-  /** The object's name when the path does not give it (a create names it in its body). */
-  name?: string;
-}
 
 /** The Status a request gets instead of an apiserver's answer. */
 interface Refusal {
@@ -155,7 +143,7 @@ export class RouterHandler {
     const started = performance.now();
     const info = requestInfo(request);
     const span = startRequestSpan(this.tracer, request, info);
-    let outcome: Outcome = { code: 500, cell: '', route: 'unhandled' };
+    let outcome: RequestOutcome = { code: 500, cell: '', route: 'unhandled' };
     let user: string | undefined;
     try {
       if (typeof info === 'string') {
@@ -197,9 +185,9 @@ export class RouterHandler {
     const started = performance.now();
     const info = requestInfo(request);
     const span = startRequestSpan(this.tracer, request, info);
-    let outcome: Outcome = { code: 500, cell: '', route: 'unhandled' };
+    let outcome: RequestOutcome = { code: 500, cell: '', route: 'unhandled' };
     let user: string | undefined;
-    const refuse = (destination: Refusal): Outcome => {
+    const refuse = (destination: Refusal): RequestOutcome => {
       writeStatusToSocket(socket, destination.status, destination.headers);
       return outcomeOf(destination, destination.status.code);
     };
@@ -268,7 +256,7 @@ export class RouterHandler {
     request: ClientRequest,
     response: ClientResponse,
     impersonation: Impersonation,
-  ): Promise<Outcome> {
+  ): Promise<RequestOutcome> {
     // One state for the whole request, even if the CellSet changes meanwhile.
     const state = this.options.state();
     const plan = planRoute(info, state, this.options.namespaceLabels);
@@ -308,7 +296,7 @@ export class RouterHandler {
     request: ClientRequest,
     response: ClientResponse,
     impersonation: Impersonation,
-  ): Promise<Outcome> {
+  ): Promise<RequestOutcome> {
     const body = await readBody(request, this.maxBodyBytes);
     if (body === 'too-large')
       return this.refuse(response, refusal(requestEntityTooLarge(this.maxBodyBytes), 'too-large'));
@@ -370,7 +358,7 @@ export class RouterHandler {
     request: ClientRequest,
     response: ClientResponse,
     impersonation: Impersonation,
-  ): Promise<Outcome> {
+  ): Promise<RequestOutcome> {
     const destination = await this.destination(plan, impersonation);
     if (destination.kind === 'refuse') return this.refuse(response, destination);
     if (destination.kind === 'backup') {
@@ -488,7 +476,7 @@ export class RouterHandler {
     request: ClientRequest,
     response: ClientResponse,
     impersonation: Impersonation,
-  ): Promise<Outcome> {
+  ): Promise<RequestOutcome> {
     const headers = mergeHeaders(request, impersonation);
     const outcome = await serveMergedList(
       {
@@ -510,7 +498,7 @@ export class RouterHandler {
     request: ClientRequest,
     response: ClientResponse,
     impersonation: Impersonation,
-  ): Promise<Outcome> {
+  ): Promise<RequestOutcome> {
     const headers = mergeHeaders(request, impersonation);
     const readCopy = async (cell: string, namespace: string, name: string) => {
       const client = this.options.cell(cell);
@@ -544,7 +532,7 @@ export class RouterHandler {
     request: ClientRequest,
     response: ClientResponse,
     impersonation: Impersonation,
-  ): Promise<Outcome> {
+  ): Promise<RequestOutcome> {
     const body = hasRequestBody(request) ? await readBody(request, this.maxBodyBytes) : undefined;
     if (body === 'too-large')
       return this.refuse(response, refusal(requestEntityTooLarge(this.maxBodyBytes), 'too-large'));
@@ -561,7 +549,7 @@ export class RouterHandler {
     return { code: merged.code, cell: 'all-cells', route: 'fan-out' };
   }
 
-  private refuse(response: ClientResponse, destination: Refusal): Outcome {
+  private refuse(response: ClientResponse, destination: Refusal): RequestOutcome {
     sendStatus(response, destination.status, destination.headers);
     return outcomeOf(destination, destination.status.code);
   }
@@ -570,7 +558,7 @@ export class RouterHandler {
     request: ClientRequest,
     info: RequestInfo | string,
     user: string | undefined,
-    outcome: Outcome,
+    outcome: RequestOutcome,
     started: number,
     span: Span,
   ): void {
@@ -613,7 +601,7 @@ function mergeHeaders(
   return headers;
 }
 
-function outcomeOf(destination: Destination, code: number): Outcome {
+function outcomeOf(destination: Destination, code: number): RequestOutcome {
   return {
     code,
     cell: destination.cell,

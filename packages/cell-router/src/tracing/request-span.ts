@@ -4,8 +4,8 @@ import { SpanKind, SpanStatusCode, type Span, type Tracer } from '@opentelemetry
 import type { ClientRequest } from '../proxy/client-exchange.ts';
 import type { RequestInfo } from '../request/request-info.ts';
 
-/** How a request ended, as its span records it. */
-export interface SpanOutcome {
+/** How a request ended: what the access log, the metrics and the span record. */
+export interface RequestOutcome {
   code: number;
   /** The cell that answered, `control-plane`, `all-cells`, or empty when the router answered itself. */
   cell: string;
@@ -14,7 +14,6 @@ export interface SpanOutcome {
   fenced?: boolean;
   /** The object's name when the path does not give it (a create names it in its body). */
   name?: string;
-  user?: string | undefined;
 }
 
 /**
@@ -50,7 +49,7 @@ export function startRequestSpan(tracer: Tracer, request: ClientRequest, info: R
 }
 
 /** Records the routing decision and the answer, and ends the span; a 5xx is an error. */
-export function endRequestSpan(span: Span, outcome: SpanOutcome): void {
+export function endRequestSpan(span: Span, outcome: RequestOutcome & { user?: string | undefined }): void {
   span.setAttributes({
     'http.response.status_code': outcome.code,
     'cellfed.route': outcome.route,
