@@ -17,6 +17,30 @@ export function hasRequestBody(request: ClientRequest): boolean {
   return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined;
 }
 
+/**
+ * A request whose body the router did not read to its end (an apiserver refused it early, say): once the
+ * answer is out, the caller is told to stop sending. HTTP/2 closes the stream with NO_ERROR (RFC 9113 §8.1),
+ * which also frees what the session buffered for it: streams left open would count against the session's
+ * memory until Node refuses every new stream on it. HTTP/1.1 reads the rest and drops it, so the connection
+ * can carry the next request.
+ */
+export function releaseUnreadBody(request: ClientRequest, response: ClientResponse): void {
+  if (request.readableEnded) return;
+  if (!('stream' in request)) {
+    // After a pipe that ended early has let go of the request (it pauses the request as it unpipes).
+    setImmediate(() => request.resume());
+    return;
+  }
+  const stream = request.stream;
+  if (stream.endAfterHeaders) return;
+  const release = () => {
+    if (!stream.closed && !stream.destroyed) stream.close(constants.NGHTTP2_NO_ERROR);
+  };
+  // The stream's own writable side: the compatibility response says 'finish' only once the stream closes.
+  if (stream.writableFinished || stream.destroyed) release();
+  else stream.once('finish', release);
+}
+
 /** Ends a response mid-way (an upstream failure after the headers went out): the client sees an error. */
 export function abortResponse(response: ClientResponse): void {
   if ('stream' in response) response.stream.close(constants.NGHTTP2_INTERNAL_ERROR);

@@ -1,3 +1,4 @@
+import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 import type { KubeClient } from '@cellfed/controller-kit';
@@ -31,13 +32,27 @@ export function sendUpstream(
   if (body?.contentType) headers['content-type'] = body.contentType;
   return client.raw((request.method ?? 'GET') as 'GET', request.url ?? '/', {
     headers,
-    body: body ? body.bytes : hasRequestBody(request) ? request : null,
+    body: body ? body.bytes : hasRequestBody(request) ? detachedBody(request) : null,
     signal,
   });
 }
 
+/**
+ * The caller's body as the upstream request's: an apiserver that answers before reading it all (a 403) ends
+ * the upstream request, and undici then destroys its body stream. That must not destroy the caller's
+ * request too, which would reset the caller's connection before the answer reaches it.
+ */
+function detachedBody(request: ClientRequest): Readable {
+  const body = new PassThrough();
+  request.pipe(body);
+  request.once('close', () => {
+    if (!request.readableEnded) body.destroy(new Error('the caller went away mid-upload'));
+  });
+  return body;
+}
+
 /** Errors whose body is a Status already: JSON, or protobuf for a client that asked for it. */
-const STATUS_BODY = /json|protobuf/;
+export const STATUS_BODY = /json|protobuf/;
 
 /**
  * Streams an apiserver's answer to the caller: watches and logs flow until either side closes. An error
@@ -91,17 +106,21 @@ export function abortOnClose(response: ClientResponse): AbortSignal {
   return abort.signal;
 }
 
-/** Reads a body up to `limit` bytes; a larger one is not kept (the answer is then 413). */
+/**
+ * Reads a body up to `limit` bytes; a larger one is not kept (the answer is then 413), and the rest of it is
+ * read and dropped. The request is not destroyed on the way out (a for-await loop left early would), as that
+ * would reset the caller's connection before the 413 reaches it.
+ */
 export async function readBody(request: ClientRequest, limit: number): Promise<Buffer | 'too-large'> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of request) {
+  for await (const chunk of request.iterator({ destroyOnReturn: false })) {
     size += (chunk as Buffer).length;
-    if (size > limit) {
-      request.resume();
-      return 'too-large';
-    }
+    if (size > limit) break;
     chunks.push(chunk as Buffer);
   }
-  return Buffer.concat(chunks);
+  if (size <= limit) return Buffer.concat(chunks);
+  // After the loop: leaving it pauses the request.
+  request.resume();
+  return 'too-large';
 }

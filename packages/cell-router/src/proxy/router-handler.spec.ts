@@ -296,8 +296,11 @@ describe('RouterHandler', () => {
     expect(nameless.body).toMatchObject({ kind: 'Status', code: 422, reason: 'Invalid' });
     const huge = await send('POST', '/api/v1/namespaces/team/configmaps', 'x'.repeat(3 * 1024 * 1024 + 1));
     expect(huge.body).toMatchObject({ kind: 'Status', code: 413 });
+    const badEscape = await send('PUT', '/%zz/namespaces', 'x');
+    expect(badEscape.body).toMatchObject({ kind: 'Status', code: 400, reason: 'BadRequest' });
+    expect(badEscape.body.message).toContain('does not start an escape');
     const requests = logLines.filter((line) => line.msg === 'request');
-    expect(requests.map((line) => line.code)).toEqual([401, 400, 422, 413]);
+    expect(requests.map((line) => line.code)).toEqual([401, 400, 422, 413, 400]);
     expect(requests[1]).toMatchObject({
       verb: 'create',
       resource: 'configmaps',

@@ -35,6 +35,7 @@ import type { CellNamespaces } from './cell-namespaces.ts';
 import { deleteCollection } from './delete-collection.ts';
 import {
   abortResponse,
+  releaseUnreadBody,
   hasRequestBody,
   jsonAccept,
   streamedJson,
@@ -158,15 +159,8 @@ export class RouterHandler {
       user = admission.user.username;
       outcome = await this.serve(info, request, response, admission.impersonation);
     } catch (error) {
-      if (request.destroyed || response.destroyed) {
-        // The caller went away mid-request (an upload reset, say): nobody is left to answer. Logged as
-        // nginx does, 499, and not as the router's own failure.
-        this.options.logger.warn(
-          { err: errorMessage(error), ...logFields(request, info) },
-          'caller went away',
-        );
-        outcome = { code: 499, cell: outcome.cell, route: 'caller-gone' };
-      } else {
+      if (request.destroyed || response.destroyed) outcome = this.callerGone(error, request, info, outcome);
+      else {
         this.options.logger.error(
           { err: errorMessage(error), ...logFields(request, info) },
           'request failed',
@@ -176,6 +170,7 @@ export class RouterHandler {
         else abortResponse(response);
       }
     } finally {
+      releaseUnreadBody(request, response);
       this.finish(request, info, user, outcome, started, span);
     }
   };
@@ -223,16 +218,37 @@ export class RouterHandler {
         outcome = refuse(destination);
         return;
       }
-      // 101: the status of the relayed answer is not read; the log says "upgrade".
+      // Logged when the tunnel ends, with the apiserver's code (101 for an upgrade that took place).
       outcome = { ...outcomeOf(destination, 101), route: `upgrade:${destination.route}` };
-      await relayUpgrade(destination.client, request, socket, head, admission.impersonation);
+      const code = await relayUpgrade(destination.client, request, socket, head, admission.impersonation);
+      outcome = { ...outcome, code };
     } catch (error) {
-      this.options.logger.error({ err: errorMessage(error), ...logFields(request, info) }, 'upgrade failed');
-      outcome = refuse(refusal(internalError(errorMessage(error)), 'error', outcome.cell));
+      if (socket.destroyed) outcome = this.callerGone(error, request, info, outcome);
+      else {
+        this.options.logger.error(
+          { err: errorMessage(error), ...logFields(request, info) },
+          'upgrade failed',
+        );
+        outcome = refuse(refusal(internalError(errorMessage(error)), 'error', outcome.cell));
+      }
     } finally {
       this.finish(request, info, user, outcome, started, span);
     }
   };
+
+  /**
+   * The caller went away mid-request (an upload reset, say): nobody is left to answer. Logged as nginx does,
+   * 499, and not as the router's own failure.
+   */
+  private callerGone(
+    error: unknown,
+    request: ClientRequest,
+    info: RequestInfo | string,
+    outcome: RequestOutcome,
+  ): RequestOutcome {
+    this.options.logger.warn({ err: errorMessage(error), ...logFields(request, info) }, 'caller went away');
+    return { code: 499, cell: outcome.cell, route: 'caller-gone' };
+  }
 
   private async admit(request: ClientRequest, span: Span): Promise<Admission> {
     const authentication = await this.options.authenticator.authenticate(request);
@@ -616,6 +632,11 @@ function requestInfo(request: ClientRequest): RequestInfo | string {
   const target = request.url ?? '/';
   if (!target.startsWith('/') || target.startsWith('//'))
     return `the request target ${JSON.stringify(target.slice(0, 200))} is not a path`;
+  // Go's server refuses these itself, and closes the connection without reading the body: refused here, the
+  // caller gets its Status instead of a reset.
+  const path = target.split('?')[0]!;
+  if (/%(?![0-9a-fA-F]{2})/.test(path))
+    return `the request path ${JSON.stringify(path.slice(0, 200))} has a "%" that does not start an escape`;
   try {
     return parseRequestInfo(request.method ?? 'GET', target);
   } catch (error) {

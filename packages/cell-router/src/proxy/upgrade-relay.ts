@@ -3,13 +3,16 @@ import type { Duplex } from 'node:stream';
 
 import type { KubeClient } from '@cellfed/controller-kit';
 
-import type { KubeStatus } from '../status/kube-status.ts';
+import { statusFromText, type KubeStatus } from '../status/kube-status.ts';
+import { readAnswerHead, readAnswerText, type AnswerHead } from './answer-head.ts';
+import { STATUS_BODY } from './forward.ts';
 import { upstreamHeaders } from './headers.ts';
 
 /**
  * exec, attach and port-forward: the caller's upgrade request goes to the apiserver on a connection of its
- * own, as the caller; whatever the apiserver answers (101 and then SPDY or WebSocket frames, or an error
- * Status) is relayed byte for byte, both ways, until either side closes.
+ * own, as the caller. Its answer's head is read first: a 101 (or any answer with a Status body) is relayed as
+ * it came and then bytes both ways, until either side closes; a plain-text error from Go's HTTP server (a
+ * `400 Bad Request` for a path it cannot parse) becomes a Status. Resolves with the apiserver's code.
  */
 export async function relayUpgrade(
   client: KubeClient,
@@ -17,13 +20,37 @@ export async function relayUpgrade(
   socket: Duplex,
   head: Buffer,
   impersonation: Record<string, string | string[]>,
-): Promise<void> {
+): Promise<number> {
   const headers = upstreamHeaders(request.headers, impersonation);
   headers.connection = 'Upgrade';
   headers.upgrade = request.headers.upgrade ?? '';
   const upstream = await client.tunnel(request.method ?? 'GET', request.url ?? '/', headers);
+  // Either side may fail at any time; its 'close' follows and ends the relay.
+  const ignore = () => undefined;
+  socket.on('error', ignore);
+  upstream.on('error', ignore);
+  // The caller gone before the answer came: the apiserver's connection is not needed any more.
+  const callerGone = () => upstream.destroy();
+  socket.once('close', callerGone);
   if (head.length > 0) upstream.write(head);
   socket.pipe(upstream);
+  let answer: AnswerHead;
+  try {
+    answer = await readAnswerHead(upstream);
+  } catch (error) {
+    upstream.destroy();
+    throw error;
+  } finally {
+    socket.off('close', callerGone);
+  }
+  if (answer.code >= 400 && !STATUS_BODY.test(answer.headers['content-type'] ?? '')) {
+    const text = await readAnswerText(upstream, answer);
+    socket.unpipe(upstream);
+    upstream.destroy();
+    writeStatusToSocket(socket, statusFromText(answer.code, text));
+    return answer.code;
+  }
+  socket.write(Buffer.concat([answer.bytes, answer.rest]));
   upstream.pipe(socket);
   await new Promise<void>((resolve) => {
     const end = () => {
@@ -31,11 +58,11 @@ export async function relayUpgrade(
       upstream.destroy();
       resolve();
     };
-    for (const side of [socket, upstream]) {
-      side.once('close', end);
-      side.once('error', end);
-    }
+    if (socket.destroyed || upstream.destroyed) end();
+    socket.once('close', end);
+    upstream.once('close', end);
   });
+  return answer.code;
 }
 
 /** A refusal on a socket whose request asked for an upgrade: a plain HTTP answer carrying the Status. */

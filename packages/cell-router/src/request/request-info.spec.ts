@@ -153,7 +153,6 @@ describe('parseRequestInfo', () => {
     ['GET', '/apis/apps'],
     ['GET', '/apis/apps/v1'],
     ['GET', '/openapi/v3/apis/apps/v1'],
-    ['GET', '/api/v1/watch'],
     ['OPTIONS', '/api/v1/namespaces/o/pods'],
     ['GET', '/other/v1/namespaces/o/pods'],
   ])('%s %s is not a resource request', (method, path) => {
@@ -162,6 +161,13 @@ describe('parseRequestInfo', () => {
       verb: method.toLowerCase(),
     });
   });
+
+  it.each(['/api/v1/watch', '/api/v1/proxy', '/apis/apps/v1/watch'])(
+    '%s names no resource after its verb: refused as kube-apiserver cannot place it either',
+    (path) => {
+      expect(() => parseRequestInfo('GET', path)).toThrow(/unable to determine kind and namespace/);
+    },
+  );
 
   it('keeps the path without the query', () => {
     expect(parseRequestInfo('GET', '/version?timeout=32s')).toEqual({

@@ -73,8 +73,9 @@ export function parseRequestInfo(method: string, target: string): RequestInfo {
 
   let verb: ResourceVerb | undefined;
   if (SPECIAL_VERBS.has(parts[0]!)) {
-    // /api/v1/watch/… and /api/v1/proxy/…: the deprecated path forms of watch and proxy.
-    if (parts.length < 2) return nonResource();
+    // /api/v1/watch/… and /api/v1/proxy/…: the deprecated path forms of watch and proxy. Without a resource
+    // kube-apiserver cannot place them either (and answers 500): a caller's error, refused as one.
+    if (parts.length < 2) throw new Error(`unable to determine kind and namespace from ${path}`);
     verb = parts[0] as ResourceVerb;
     parts = parts.slice(1);
   } else {

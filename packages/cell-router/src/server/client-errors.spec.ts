@@ -51,6 +51,16 @@ describe('answerClientError', () => {
     });
   });
 
+  it('answers a method Node does not know, and keeps reading the body the caller is still sending', async () => {
+    // Closing the connection with the body unread would reset it, and the caller could lose the answer.
+    const body = 'a'.repeat(4 * 1024 * 1024);
+    const { statusLine, body: answer } = await raw(
+      `FOO /api/v1/namespaces HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    expect(statusLine).toBe('HTTP/1.1 400 Bad Request');
+    expect(JSON.parse(answer)).toMatchObject({ kind: 'Status', code: 400, reason: 'BadRequest' });
+  });
+
   it('answers headers over the limit with 431 and a Status', async () => {
     const { statusLine, body } = await raw(
       `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,

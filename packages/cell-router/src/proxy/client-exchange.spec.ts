@@ -1,0 +1,104 @@
+import { request as http1Request, createServer as createHttp1Server } from 'node:http';
+import { connect, createServer, type Http2Server } from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import { PassThrough } from 'node:stream';
+
+import { releaseUnreadBody, type ClientRequest, type ClientResponse } from './client-exchange.ts';
+
+/**
+ * Starts sending the body on, as the router does to an apiserver, which reads its first bytes and refuses
+ * (403) before the rest: the router stops reading the caller's body half-way.
+ */
+const refuseEarly = (request: ClientRequest, response: ClientResponse) => {
+  const upstream = new PassThrough();
+  request.pipe(upstream);
+  upstream.once('data', () => {
+    upstream.destroy();
+    response.writeHead(403, { 'content-type': 'application/json' });
+    response.end('{"kind":"Status","code":403}');
+    releaseUnreadBody(request, response);
+  });
+};
+
+describe('releaseUnreadBody', () => {
+  describe('over HTTP/2', () => {
+    let server: Http2Server;
+    let url = '';
+    /** How each stream the server served ended: its RST_STREAM code. */
+    const serverStreamsClosed: Promise<number | undefined>[] = [];
+
+    beforeAll(async () => {
+      server = createServer((request, response) => {
+        serverStreamsClosed.push(
+          new Promise((resolve) => request.stream.once('close', () => resolve(request.stream.rstCode))),
+        );
+        refuseEarly(request, response);
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    });
+    afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+    it('ends an early-answered upload with NO_ERROR once the answer is out, so the caller stops sending', async () => {
+      // Uploads queue in the client's session: its memory limit is raised so that it does not refuse the
+      // answers itself (ENHANCE_YOUR_CALM).
+      const session = connect(url, { maxSessionMemory: 1000 });
+      // 16 uploads of 4 MiB each on one session: left open, they would hold the streams for good.
+      const answers = await Promise.all(
+        Array.from(
+          { length: 16 },
+          () =>
+            new Promise<{ code: number; body: string }>((resolve) => {
+              const stream = session.request({ ':method': 'PUT', ':path': '/upload' });
+              let code = 0;
+              let body = '';
+              stream.on('response', (head) => (code = Number(head[':status'])));
+              stream.on('data', (chunk: Buffer) => (body += chunk.toString()));
+              stream.on('error', () => undefined);
+              // The whole answer: Node's client itself keeps a stream reset with NO_ERROR open while it
+              // still has body to write, so the answer's end is what the caller has.
+              stream.on('end', () => resolve({ code, body }));
+              stream.end(Buffer.alloc(4 * 1024 * 1024, 0x61));
+            }),
+        ),
+      );
+      for (const answer of answers)
+        expect(answer).toEqual({ code: 403, body: '{"kind":"Status","code":403}' });
+      expect(await Promise.all(serverStreamsClosed)).toEqual(answers.map(() => 0));
+      session.destroy();
+    });
+  });
+
+  describe('over HTTP/1.1', () => {
+    it('drops the rest of the body, so the connection carries the next request', async () => {
+      const server = createHttp1Server({ keepAliveTimeout: 5_000 }, refuseEarly);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as AddressInfo;
+      const sockets = new Set<unknown>();
+      const send = () =>
+        new Promise<number>((resolve, reject) => {
+          const request = http1Request({
+            port,
+            host: '127.0.0.1',
+            method: 'PUT',
+            path: '/upload',
+            agent: keepAlive,
+          });
+          request.on('socket', (socket) => sockets.add(socket));
+          request.on('response', (response) => {
+            response.resume();
+            response.on('end', () => resolve(response.statusCode ?? 0));
+          });
+          request.on('error', reject);
+          request.end(Buffer.alloc(1024 * 1024, 0x61));
+        });
+      const { Agent } = await import('node:http');
+      const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
+      expect(await send()).toBe(403);
+      expect(await send()).toBe(403);
+      expect(sockets.size).toBe(1);
+      keepAlive.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+  });
+});
