@@ -25,6 +25,8 @@ export interface StartControllerOptions {
   /** The cells that must be engaged before it counts as started (default: none). */
   cells?: string[];
   logFile?: string;
+  /** How many of its latest log lines to keep in memory (all by default). */
+  keepLines?: number;
   timeoutMs?: number;
 }
 
@@ -43,6 +45,7 @@ export async function startController(
     args: ['--kubeconfig', env.controlPlane.kubeconfig, '--http-port', '0', ...(options.args ?? [])],
     ...(options.logFile ? { logFile: options.logFile } : {}),
     ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+    ...(options.keepLines !== undefined ? { keepLines: options.keepLines } : {}),
   });
   try {
     const httpPort = await waitUntilReady(app);

@@ -21,6 +21,11 @@ export interface SpawnAppOptions {
   args: string[];
   /** Also append its log lines to this file. */
   logFile?: string;
+  /**
+   * How many of its latest log lines to keep in memory: all by default (tests read them); a long-running
+   * `npm start` keeps only the latest.
+   */
+  keepLines?: number;
   timeoutMs?: number;
 }
 
@@ -40,6 +45,9 @@ export function spawnApp(options: SpawnAppOptions): NodeApp {
     file?.write(`${line}\n`);
     try {
       lines.push(JSON.parse(line) as Record<string, unknown>);
+      // Trimmed in place, now and then: callers hold this very array.
+      if (options.keepLines !== undefined && lines.length > 2 * options.keepLines)
+        lines.splice(0, lines.length - options.keepLines);
     } catch {
       // not a log line
     }

@@ -119,12 +119,14 @@ async function runFederation(
     const env = readEnvFile(dir);
     const logs = resolve(dir, 'logs');
     log.info({ port }, 'starting the cell router');
-    const router = await startRouter(env, { port, logFile: join(logs, 'cell-router.log') });
+    // It runs for as long as the user likes: only the latest log lines stay in memory (all are in the files).
+    const keepLines = 1000;
+    const router = await startRouter(env, { port, logFile: join(logs, 'cell-router.log'), keepLines });
     running.push({ name: 'the cell router', child: router.child });
     log.info('starting the rebalance and backup controllers');
     const controllers = await Promise.all([
-      startRebalanceController(env, { logFile: join(logs, 'rebalance-controller.log') }),
-      startBackupController(env, { logFile: join(logs, 'backup-controller.log') }),
+      startRebalanceController(env, { logFile: join(logs, 'rebalance-controller.log'), keepLines }),
+      startBackupController(env, { logFile: join(logs, 'backup-controller.log'), keepLines }),
     ]);
     running.push(
       { name: 'the rebalance controller', child: controllers[0].child },

@@ -27,6 +27,8 @@ export interface StartRouterOptions {
   tlsSecret?: string;
   /** Also append its log lines to this file. */
   logFile?: string;
+  /** How many of its latest log lines to keep in memory (all by default). */
+  keepLines?: number;
   timeoutMs?: number;
 }
 
@@ -63,6 +65,7 @@ export async function startRouter(env: EnvFile, options: StartRouterOptions = {}
     ],
     ...(options.logFile ? { logFile: options.logFile } : {}),
     ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+    ...(options.keepLines !== undefined ? { keepLines: options.keepLines } : {}),
   });
   const { lines, child } = app;
   const cells = options.cells ?? env.cells.map((cell) => cell.id);
