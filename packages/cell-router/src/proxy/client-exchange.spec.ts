@@ -1,9 +1,10 @@
-import { request as http1Request, createServer as createHttp1Server } from 'node:http';
+import { createServer as createHttp1Server } from 'node:http';
 import { connect, createServer, type Http2Server } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 
-import { releaseUnreadBody, type ClientRequest, type ClientResponse } from './client-exchange.ts';
+import { keepAliveUploads } from '../testing/keep-alive-uploads.ts';
+import { releaseUnreadBody, writeHead, type ClientRequest, type ClientResponse } from './client-exchange.ts';
 
 /**
  * Starts sending the body on, as the router does to an apiserver, which reads its first bytes and refuses
@@ -14,9 +15,9 @@ const refuseEarly = (request: ClientRequest, response: ClientResponse) => {
   request.pipe(upstream);
   upstream.once('data', () => {
     upstream.destroy();
-    response.writeHead(403, { 'content-type': 'application/json' });
+    writeHead(response, 403, { 'content-type': 'application/json' });
     response.end('{"kind":"Status","code":403}');
-    releaseUnreadBody(request, response);
+    releaseUnreadBody(request);
   });
 };
 
@@ -71,34 +72,14 @@ describe('releaseUnreadBody', () => {
 
   describe('over HTTP/1.1', () => {
     it('drops the rest of the body, so the connection carries the next request', async () => {
-      const server = createHttp1Server({ keepAliveTimeout: 5_000 }, refuseEarly);
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      const { port } = server.address() as AddressInfo;
-      const sockets = new Set<unknown>();
-      const send = () =>
-        new Promise<number>((resolve, reject) => {
-          const request = http1Request({
-            port,
-            host: '127.0.0.1',
-            method: 'PUT',
-            path: '/upload',
-            agent: keepAlive,
-          });
-          request.on('socket', (socket) => sockets.add(socket));
-          request.on('response', (response) => {
-            response.resume();
-            response.on('end', () => resolve(response.statusCode ?? 0));
-          });
-          request.on('error', reject);
-          request.end(Buffer.alloc(1024 * 1024, 0x61));
-        });
-      const { Agent } = await import('node:http');
-      const keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
-      expect(await send()).toBe(403);
-      expect(await send()).toBe(403);
-      expect(sockets.size).toBe(1);
-      keepAlive.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      const uploads = await keepAliveUploads(createHttp1Server(refuseEarly));
+      try {
+        expect(await uploads.upload(1024 * 1024)).toBe('403 {"kind":"Status","code":403}');
+        expect(await uploads.upload(1024 * 1024)).toBe('403 {"kind":"Status","code":403}');
+        expect(uploads.connections()).toBe(1);
+      } finally {
+        await uploads.close();
+      }
     });
   });
 });

@@ -24,7 +24,7 @@ export function hasRequestBody(request: ClientRequest): boolean {
  * memory until Node refuses every new stream on it. HTTP/1.1 reads the rest and drops it, so the connection
  * can carry the next request.
  */
-export function releaseUnreadBody(request: ClientRequest, response: ClientResponse): void {
+export function releaseUnreadBody(request: ClientRequest): void {
   if (request.readableEnded) return;
   if (!('stream' in request)) {
     // After a pipe that ended early has let go of the request (it pauses the request as it unpipes).

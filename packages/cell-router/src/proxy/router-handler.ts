@@ -170,7 +170,7 @@ export class RouterHandler {
         else abortResponse(response);
       }
     } finally {
-      releaseUnreadBody(request, response);
+      releaseUnreadBody(request);
       this.finish(request, info, user, outcome, started, span);
     }
   };
