@@ -169,6 +169,28 @@ describe('parseRequestInfo', () => {
     },
   );
 
+  // The router must read a path as kube-apiserver reads it (Go decodes escapes and resolves nothing), or it
+  // would route one object while the apiserver acts on another.
+  it.each([
+    ['/api/v1/namespaces/team%2Fconfigmaps/web', 'team', 'configmaps', 'web'],
+    ['/api/v1/namespaces/team/configmaps/%77eb', 'team', 'configmaps', 'web'],
+    ['/api/v1/namespaces/team/configmaps/../secrets', 'team', 'configmaps', '..'],
+    ['/api/v1/namespaces/team/configmaps/%2e%2e', 'team', 'configmaps', '..'],
+    ['/api/v1/namespaces//configmaps/web', '', 'configmaps', 'web'],
+    ['/api/v1/namespaces/team/configmaps/web#x', 'team', 'configmaps', 'web#x'],
+  ])('reads %s as Go does: namespace %j, resource %j, name %j', (path, namespace, resource, name) => {
+    expect(parseRequestInfo('GET', path)).toMatchObject({
+      isResourceRequest: true,
+      namespace,
+      resource,
+      name,
+    });
+  });
+
+  it('refuses /apis/a%2Fb/watch as kube-apiserver reads it: /apis/a/b/watch, a watch of nothing', () => {
+    expect(() => parseRequestInfo('GET', '/apis/a%2Fb/watch')).toThrow(/unable to determine kind/);
+  });
+
   it('keeps the path without the query', () => {
     expect(parseRequestInfo('GET', '/version?timeout=32s')).toEqual({
       isResourceRequest: false,

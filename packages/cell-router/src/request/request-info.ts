@@ -49,14 +49,18 @@ const METHOD_VERBS: Record<string, ResourceVerb> = {
 
 /** Parses a request target (`/apis/apps/v1/namespaces/x/deployments/y?watch=1`) with its HTTP method. */
 export function parseRequestInfo(method: string, target: string): RequestInfo {
-  const url = new URL(target, 'http://router.invalid');
-  const path = url.pathname;
+  const [rawPath = '', query = ''] = splitTarget(target);
+  // The path as Go's server hands it to kube-apiserver: escapes decoded (`%2F` is a slash), nothing else
+  // changed (no `..` resolved). A WHATWG URL would resolve dot segments and keep `%2F`, and the router
+  // would then route a path the apiserver reads as another object.
+  const path = unescapePath(rawPath);
+  const searchParams = new URLSearchParams(query);
   const nonResource = (): NonResourceRequestInfo => ({
     isResourceRequest: false,
     path,
     verb: method.toLowerCase(),
   });
-  let parts = path.split('/').filter((part) => part !== '');
+  let parts = splitPath(path);
   if (parts.length < 3) return nonResource();
   const apiPrefix = parts[0];
   if (apiPrefix !== 'api' && apiPrefix !== 'apis') return nonResource();
@@ -96,8 +100,8 @@ export function parseRequestInfo(method: string, target: string): RequestInfo {
   const subresource = parts.length >= 3 && verb !== 'proxy' ? parts[2]! : '';
 
   if (name === '' && verb === 'get') {
-    verb = isTrue(url.searchParams.get('watch')) ? 'watch' : 'list';
-    name = nameFromFieldSelector(url.searchParams.get('fieldSelector')) ?? '';
+    verb = isTrue(searchParams.get('watch')) ? 'watch' : 'list';
+    name = nameFromFieldSelector(searchParams.get('fieldSelector')) ?? '';
   } else if (name === '' && verb === 'delete') {
     verb = 'deletecollection';
   }
@@ -114,6 +118,25 @@ export function parseRequestInfo(method: string, target: string): RequestInfo {
     subresource,
     name,
   };
+}
+
+/** The path and the query of a request target (a `#` is part of the path, as Go reads a request URI). */
+function splitTarget(target: string): [string, string] {
+  const question = target.indexOf('?');
+  return question < 0 ? [target, ''] : [target.slice(0, question), target.slice(question + 1)];
+}
+
+/** Go's url.PathUnescape: every `%XX` decoded; an escape that is not one is left as it is. */
+function unescapePath(rawPath: string): string {
+  return rawPath.replace(/(?:%[0-9a-fA-F]{2})+/g, (escapes) =>
+    Buffer.from(escapes.replaceAll('%', ''), 'hex').toString('utf8'),
+  );
+}
+
+/** requestinfo.go's splitPath: slashes trimmed at both ends, empty parts in between kept. */
+function splitPath(path: string): string[] {
+  const trimmed = path.replace(/^\/+|\/+$/g, '');
+  return trimmed === '' ? [] : trimmed.split('/');
 }
 
 function isTrue(value: string | null): boolean {
