@@ -389,6 +389,14 @@ describe('RouterHandler', () => {
     expect(status).toMatchObject({ code: 409, body: { reason: 'AlreadyExists', message: 'taken' } });
   });
 
+  it('sends a path on exactly as it came: the apiserver must read the object the router routed', async () => {
+    // Read as kube-apiserver reads it: a clusterrole named "..", subresource "x" (a URL would make it
+    // /apis/rbac.authorization.k8s.io/v1/x).
+    const path = '/apis/rbac.authorization.k8s.io/v1/clusterroles/../x?dryRun=All';
+    expect(await send('GET', path)).toMatchObject({ code: 200 });
+    expect(cells['control-plane']!.seen.map((seen) => seen.url)).toEqual([path]);
+  });
+
   it('sends global resources to the control plane as the caller', async () => {
     const answer = await send('GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles/view');
     expect(answer).toMatchObject({ code: 200 });

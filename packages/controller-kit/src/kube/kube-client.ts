@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import { connect as connectTls, type ConnectionOptions } from 'node:tls';
 
 import { KubeConfig } from '@kubernetes/client-node';
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 
 import { ControllerKitError, ControllerKitErrorCode, errorMessage } from '../errors.ts';
 import { ApiError, type KubeStatus } from './api-error.ts';
@@ -138,7 +138,10 @@ export class KubeClient {
       headersTimeoutMs?: number;
     } = {},
   ): Promise<Dispatcher.ResponseData> {
-    return this.dispatch(method, this.server + pathAndQuery, (own) => ({
+    // The path goes out as it came: a URL would resolve `..` and send a proxied request for another object.
+    const server = new URL(this.server);
+    const target = { origin: server.origin, path: server.pathname.replace(/\/$/, '') + pathAndQuery };
+    return this.dispatch(method, target, (own) => ({
       headers: { ...options.headers, ...own },
       body: options.body ?? null,
       signal: options.signal,
@@ -217,7 +220,7 @@ export class KubeClient {
         : typeof options.body === 'string'
           ? options.body
           : JSON.stringify(options.body);
-    return this.dispatch(method, url, (own) => ({
+    return this.dispatch(method, { origin: url.origin, path: url.pathname + url.search }, (own) => ({
       headers: {
         ...own,
         accept: options.accept ?? JSON_TYPE,
@@ -237,18 +240,19 @@ export class KubeClient {
    */
   private async dispatch(
     method: Dispatcher.HttpMethod,
-    url: string | URL,
+    target: { origin: string; path: string },
     init: (credentials: Record<string, string>) => DispatchInit,
   ): Promise<Dispatcher.ResponseData> {
     const { agent, headers } = await this.connection();
     const options = init(headers);
     try {
-      return await request(url, { ...options, method, dispatcher: agent });
+      // The agent's own request takes the path as it is (undici's request() would parse it as a URL).
+      return await agent.request({ ...options, ...target, method });
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason ?? error;
       throw new ControllerKitError(
         ControllerKitErrorCode.Transport,
-        `${method} ${String(url)}: ${errorMessage(error)}`,
+        `${method} ${target.origin}${target.path.split('?')[0]}: ${errorMessage(error)}`,
         {
           cause: error,
         },
