@@ -12,15 +12,7 @@ import { RoutingTable, parseCellSetSpec } from '@cellfed/hashing';
 import { LocalCells } from '../src/local/local-cells.ts';
 import { createLogger } from '../src/log.ts';
 import type { CellEntry } from '../src/provider.ts';
-import {
-  cellSetSpec,
-  createCellSet,
-  deleteCellSet,
-  eventually,
-  forEachInParallel,
-  readCellSet,
-  updateCellSet,
-} from './clients.ts';
+import { cellSetSpec, eventually, forEachInParallel, readCellSet, updateCellSet } from './clients.ts';
 import {
   startBackupController,
   startRebalanceController,
@@ -28,9 +20,14 @@ import {
   type ControllerProcess,
 } from './controller-process.ts';
 import { cellAdder, describeE2e, e2eEnv } from './e2e-env.ts';
-import { DEPLOYMENTS, METADATA_LIST, SEQ, deployment, deploymentsIn, startWriter } from './deployments.ts';
+import { DEPLOYMENTS, METADATA_LIST, SEQ, deploymentsIn, startWriter } from './deployments.ts';
 import { backupsIn, everyObjectBackedUp as everyObjectBackedUpIn } from './placement.ts';
-import { kubectl, routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
+import { kubectl } from './router-process.ts';
+import {
+  startScratchFederation,
+  stopScratchFederation,
+  type ScratchFederation,
+} from './scratch-federation.ts';
 
 describeE2e(
   'backup controller: an inert copy in the next cell clockwise, promoted when a cell is Down',
@@ -44,7 +41,7 @@ describeE2e(
     const names = Array.from({ length: OBJECTS }, (_, i) => `web-${i}`);
     const controlPlane = KubeClient.fromFile(env.controlPlane.kubeconfig);
     const cells = new Map(env.cells.map((cell) => [cell.id, KubeClient.fromFile(cell.kubeconfig)]));
-    let router: RouterProcess | undefined;
+    let federation: ScratchFederation | undefined;
     let controller: ControllerProcess | undefined;
     let routed: KubeClient | undefined;
     let added: CellEntry | undefined;
@@ -61,9 +58,7 @@ describeE2e(
       await writer?.stop().catch(() => undefined);
       await stopController(controller);
       await stopController(rebalancer);
-      await stopRouter(router);
-      await deleteCellSet(env.controlPlane.kubeconfig, cellSetName);
-      await controlPlane.request('DELETE', `/api/v1/namespaces/${namespace}`).catch(() => undefined);
+      await stopScratchFederation(env, federation, { cellSetName, namespace });
       for (const client of cells.values())
         await client.request('DELETE', `/api/v1/namespaces/${namespace}`).catch(() => undefined);
       if (added) await provider.removeCell({ dir: env.dir, id: added.id, log });
@@ -79,23 +74,14 @@ describeE2e(
         const doomed = added.id;
         cells.set(doomed, KubeClient.fromFile(added.kubeconfig));
         const healthy = cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [doomed]: 'Normal' });
-        await createCellSet(env.controlPlane.kubeconfig, cellSetName, healthy);
-        router = await startRouter(env, {
-          args: ['--cellset', cellSetName],
+        federation = await startScratchFederation(env, {
+          cellSetName,
+          spec: healthy,
+          namespace,
+          deployments: names,
           cells: [one, two, doomed],
-          logFile: join(env.dir, `${cellSetName}-router.log`),
         });
-        routed = KubeClient.fromFile(
-          routerKubeconfig(env, router, join(env.dir, `${cellSetName}.kubeconfig`)),
-        );
-        await routed.request('POST', '/api/v1/namespaces', {
-          body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } },
-        });
-        await forEachInParallel(names, 16, (name) =>
-          routed!.request('POST', `${DEPLOYMENTS}/namespaces/${namespace}/deployments`, {
-            body: deployment(name),
-          }),
-        );
+        routed = federation.routed;
         controller = await startBackupController(env, {
           args: ['--cellset', cellSetName, '--leader-elect', 'false', '--resync', '30s'],
           cells: [one, two, doomed],

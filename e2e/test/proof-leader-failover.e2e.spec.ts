@@ -3,27 +3,22 @@ import { join } from 'node:path';
 import { KubeClient } from '@cellfed/controller-kit';
 import { RoutingTable, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/hashing';
 
-import {
-  cellSetSettled,
-  weightedCellSetSpec,
-  createCellSet,
-  deleteCellSet,
-  eventually,
-  forEachInParallel,
-  readCellSet,
-  updateCellSet,
-} from './clients.ts';
+import { cellSetSettled, weightedCellSetSpec, eventually, readCellSet, updateCellSet } from './clients.ts';
 import {
   startBackupController,
   startRebalanceController,
   stopController,
   type ControllerProcess,
 } from './controller-process.ts';
-import { DEPLOYMENTS, deployment, startWriter } from './deployments.ts';
+import { startWriter } from './deployments.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 import { everyObjectBackedUp, lostWrites, misplaced } from './placement.ts';
 import { recordProof } from './proof-results.ts';
-import { routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
+import {
+  startScratchFederation,
+  stopScratchFederation,
+  type ScratchFederation,
+} from './scratch-federation.ts';
 
 interface CellSetObject {
   metadata: { generation?: number };
@@ -47,8 +42,7 @@ describeE2e('proof: leader failover under load, both controllers', () => {
   const ids = env.cells.map((cell) => cell.id);
   const controlPlane = KubeClient.fromFile(env.controlPlane.kubeconfig);
   const processes: ControllerProcess[] = [];
-  let router: RouterProcess | undefined;
-  let routed: KubeClient | undefined;
+  let federation: ScratchFederation | undefined;
 
   const weighted = (weight: number, previousWeight?: number): CellSetSpecInput =>
     weightedCellSetSpec(ids, weight, previousWeight);
@@ -74,24 +68,18 @@ describeE2e('proof: leader failover under load, both controllers', () => {
 
   afterAll(async () => {
     for (const one of processes) await stopController(one);
-    await stopRouter(router);
-    await deleteCellSet(env.controlPlane.kubeconfig, cellSetName);
-    await controlPlane.request('DELETE', `/api/v1/namespaces/${namespace}`).catch(() => undefined);
-    for (const client of [controlPlane, routed, ...cells.values()]) await client?.close();
+    await stopScratchFederation(env, federation, { cellSetName, namespace });
+    for (const client of [controlPlane, ...cells.values()]) await client.close();
   });
 
   it('both leaders killed mid-rebalance: each standby takes over within 15 s; nothing moves twice, every object is backed up once', async () => {
-    await createCellSet(env.controlPlane.kubeconfig, cellSetName, weighted(1));
-    router = await startRouter(env, { args: ['--cellset', cellSetName] });
-    routed = KubeClient.fromFile(routerKubeconfig(env, router, join(env.dir, `${cellSetName}.kubeconfig`)));
-    await routed.request('POST', '/api/v1/namespaces', {
-      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } },
+    federation = await startScratchFederation(env, {
+      cellSetName,
+      spec: weighted(1),
+      namespace,
+      deployments: names,
     });
-    await forEachInParallel(names, 16, (name) =>
-      routed!.request('POST', `${DEPLOYMENTS}/namespaces/${namespace}/deployments`, {
-        body: deployment(name),
-      }),
-    );
+    const routed = federation.routed;
     const rebalancers = [await start('rebalance', 0), await start('rebalance', 1)];
     const backups = [await start('backup', 0), await start('backup', 1)];
     const [rebalanceLeader, backupLeader] = await Promise.all([leaderOf(rebalancers), leaderOf(backups)]);

@@ -4,21 +4,17 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
 import { RoutingTable, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/hashing';
 
-import {
-  cellSetSettled,
-  weightedCellSetSpec,
-  createCellSet,
-  deleteCellSet,
-  eventually,
-  forEachInParallel,
-  updateCellSet,
-} from './clients.ts';
+import { cellSetSettled, weightedCellSetSpec, eventually, updateCellSet } from './clients.ts';
 import { startRebalanceController, stopController, type ControllerProcess } from './controller-process.ts';
-import { DEPLOYMENTS, METADATA_LIST, deployment, deploymentsIn, startWriter } from './deployments.ts';
+import { DEPLOYMENTS, METADATA_LIST, deploymentsIn, startWriter } from './deployments.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 import { lostWrites, misplaced } from './placement.ts';
 import { recordProof } from './proof-results.ts';
-import { routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
+import {
+  startScratchFederation,
+  stopScratchFederation,
+  type ScratchFederation,
+} from './scratch-federation.ts';
 
 /**
  * Proof campaign, crash anywhere: the leading rebalance controller is killed with SIGKILL at 20 random moments
@@ -38,8 +34,7 @@ describeE2e('proof: 20 kill -9 of the rebalance controller while 5000 objects mi
   const [one, two, three] = env.cells.map((cell) => cell.id) as [string, string, string];
   const controlPlane = KubeClient.fromFile(env.controlPlane.kubeconfig);
   const replicas: ControllerProcess[] = [];
-  let router: RouterProcess | undefined;
-  let routed: KubeClient | undefined;
+  let federation: ScratchFederation | undefined;
 
   /** The three cells Normal, cell 1 weighing `weight` (changing from `previousWeight`, when given). */
   const weighted = (weight: number, previousWeight?: number): CellSetSpecInput =>
@@ -84,28 +79,19 @@ describeE2e('proof: 20 kill -9 of the rebalance controller while 5000 objects mi
 
   afterAll(async () => {
     for (const one of replicas) await stopController(one);
-    await stopRouter(router);
-    await deleteCellSet(env.controlPlane.kubeconfig, cellSetName);
-    await controlPlane.request('DELETE', `/api/v1/namespaces/${namespace}`).catch(() => undefined);
-    for (const client of [controlPlane, routed, ...cells.values()]) await client?.close();
+    await stopScratchFederation(env, federation, { cellSetName, namespace });
+    for (const client of [controlPlane, ...cells.values()]) await client.close();
   });
 
   it(`${KILLS} kill -9 mid-migration: 0 lost acknowledged writes, 0 duplicates through the router, 0 lost objects`, async () => {
     let weight = 1;
-    await createCellSet(env.controlPlane.kubeconfig, cellSetName, weighted(weight));
-    router = await startRouter(env, {
-      args: ['--cellset', cellSetName],
-      logFile: join(env.dir, `${cellSetName}-router.log`),
+    federation = await startScratchFederation(env, {
+      cellSetName,
+      spec: weighted(weight),
+      namespace,
+      deployments: names,
     });
-    routed = KubeClient.fromFile(routerKubeconfig(env, router, join(env.dir, `${cellSetName}.kubeconfig`)));
-    await routed.request('POST', '/api/v1/namespaces', {
-      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } },
-    });
-    await forEachInParallel(names, 16, (name) =>
-      routed!.request('POST', `${DEPLOYMENTS}/namespaces/${namespace}/deployments`, {
-        body: deployment(name),
-      }),
-    );
+    const routed = federation.routed;
     await replica();
     await replica();
     await leaderSince(0);

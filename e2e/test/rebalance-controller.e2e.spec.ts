@@ -15,20 +15,16 @@ import { cellSecretName } from '../src/control-plane/cell-secrets.ts';
 import { LocalCells } from '../src/local/local-cells.ts';
 import { createLogger } from '../src/log.ts';
 import type { CellEntry } from '../src/provider.ts';
-import {
-  cellSetSpec,
-  createCellSet,
-  deleteCellSet,
-  eventually,
-  forEachInParallel,
-  readCellSet,
-  updateCellSet,
-} from './clients.ts';
+import { cellSetSpec, eventually, readCellSet, updateCellSet } from './clients.ts';
 import { cellAdder, describeE2e, e2eEnv } from './e2e-env.ts';
-import { DEPLOYMENTS, METADATA_LIST, deployment, deploymentsIn, startWriter } from './deployments.ts';
+import { DEPLOYMENTS, METADATA_LIST, deploymentsIn, startWriter } from './deployments.ts';
 import { lostWrites, misplaced, placement } from './placement.ts';
 import { startRebalanceController, stopController, type ControllerProcess } from './controller-process.ts';
-import { routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
+import {
+  startScratchFederation,
+  stopScratchFederation,
+  type ScratchFederation,
+} from './scratch-federation.ts';
 
 const CLUSTER_ROLES = '/apis/rbac.authorization.k8s.io/v1/clusterroles';
 
@@ -53,7 +49,7 @@ describeE2e('rebalance controller: cells join and leave live', () => {
   const names = Array.from({ length: OBJECTS }, (_, i) => `web-${i}`);
   const controlPlane = KubeClient.fromFile(env.controlPlane.kubeconfig);
   const cells = new Map(env.cells.map((cell) => [cell.id, KubeClient.fromFile(cell.kubeconfig)]));
-  let router: RouterProcess | undefined;
+  let federation: ScratchFederation | undefined;
   let controller: ControllerProcess | undefined;
   let routed: KubeClient | undefined;
   let added: CellEntry | undefined;
@@ -116,9 +112,7 @@ describeE2e('rebalance controller: cells join and leave live', () => {
     await writerLoops?.stop().catch(() => undefined);
     for (const replica of replicas) await stopController(replica);
     await stopController(controller);
-    await stopRouter(router);
-    await deleteCellSet(env.controlPlane.kubeconfig, cellSetName);
-    await controlPlane.request('DELETE', `/api/v1/namespaces/${namespace}`).catch(() => undefined);
+    await stopScratchFederation(env, federation, { cellSetName, namespace });
     await controlPlane.request('DELETE', `${CLUSTER_ROLES}/${sharedRole}`).catch(() => undefined);
     if (added) await provider.removeCell({ dir: env.dir, id: added.id, log });
     for (const client of [controlPlane, routed, ...cells.values()]) await client?.close();
@@ -137,21 +131,14 @@ describeE2e('rebalance controller: cells join and leave live', () => {
           rules: roleRules(['get']),
         },
       });
-      await createCellSet(env.controlPlane.kubeconfig, cellSetName, threeCells);
-      router = await startRouter(env, {
-        args: ['--cellset', cellSetName],
+      federation = await startScratchFederation(env, {
+        cellSetName,
+        spec: threeCells,
+        namespace,
+        deployments: names,
         cells: [one, two, three],
-        logFile: join(env.dir, `${cellSetName}-router.log`),
       });
-      routed = KubeClient.fromFile(routerKubeconfig(env, router, join(env.dir, `${cellSetName}.kubeconfig`)));
-      await routed.request('POST', '/api/v1/namespaces', {
-        body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } },
-      });
-      await forEachInParallel(names, 16, (name) =>
-        routed!.request('POST', `${DEPLOYMENTS}/namespaces/${namespace}/deployments`, {
-          body: deployment(name),
-        }),
-      );
+      routed = federation.routed;
       controller = await startRebalanceController(env, {
         args: [
           ...['--cellset', cellSetName, '--delete-after', `${DELETE_AFTER_S}s`, '--leader-elect', 'false'],

@@ -1,0 +1,77 @@
+import { join } from 'node:path';
+
+import { KubeClient } from '@cellfed/controller-kit';
+
+import type { EnvFile } from '../src/env-file.ts';
+import { createCellSet, deleteCellSet, forEachInParallel } from './clients.ts';
+import { DEPLOYMENTS, deployment } from './deployments.ts';
+import { routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
+
+/**
+ * A federation of a suite's own on the environment's cells: its own CellSet, a router on it, and a namespace
+ * of Deployments created through that router. Suites that move or fail over objects use one each, so that
+ * they never disturb the shared CellSet.
+ */
+export interface ScratchFederation {
+  readonly router: RouterProcess;
+  /** The router, as the control plane's admin. */
+  readonly routed: KubeClient;
+}
+
+export interface ScratchFederationOptions {
+  cellSetName: string;
+  spec: unknown;
+  namespace: string;
+  /** Deployments created through the router, 16 at a time. */
+  deployments: readonly string[];
+  /** The cells the router may reach; all of the environment's by default. */
+  cells?: string[];
+}
+
+export async function startScratchFederation(
+  env: EnvFile,
+  options: ScratchFederationOptions,
+): Promise<ScratchFederation> {
+  const { cellSetName, namespace } = options;
+  await createCellSet(env.controlPlane.kubeconfig, cellSetName, options.spec);
+  const router = await startRouter(env, {
+    args: ['--cellset', cellSetName],
+    ...(options.cells ? { cells: options.cells } : {}),
+    logFile: join(env.dir, `${cellSetName}-router.log`),
+  });
+  const routed = KubeClient.fromFile(
+    routerKubeconfig(env, router, join(env.dir, `${cellSetName}.kubeconfig`)),
+  );
+  try {
+    await routed.request('POST', '/api/v1/namespaces', {
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } },
+    });
+    await forEachInParallel(options.deployments, 16, (name) =>
+      routed.request('POST', `${DEPLOYMENTS}/namespaces/${namespace}/deployments`, {
+        body: deployment(name),
+      }),
+    );
+  } catch (error) {
+    await routed.close();
+    await stopRouter(router);
+    throw error;
+  }
+  return { router, routed };
+}
+
+/**
+ * Undoes {@link startScratchFederation}, also after one that failed half-way: the router stopped, the CellSet
+ * and the namespace deleted.
+ */
+export async function stopScratchFederation(
+  env: EnvFile,
+  federation: ScratchFederation | undefined,
+  options: Pick<ScratchFederationOptions, 'cellSetName' | 'namespace'>,
+): Promise<void> {
+  await stopRouter(federation?.router);
+  await federation?.routed.close();
+  await deleteCellSet(env.controlPlane.kubeconfig, options.cellSetName);
+  const controlPlane = KubeClient.fromFile(env.controlPlane.kubeconfig);
+  await controlPlane.request('DELETE', `/api/v1/namespaces/${options.namespace}`).catch(() => undefined);
+  await controlPlane.close();
+}
