@@ -18,6 +18,8 @@ export interface UpOptions {
 export interface AddCellOptions {
   dir: string;
   controllerManager: boolean;
+  /** More kube-apiserver flags for this cell only (a tracing configuration, say). */
+  apiserverArgs?: readonly string[];
   log: Logger;
   signal?: AbortSignal;
 }

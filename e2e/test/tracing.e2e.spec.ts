@@ -1,17 +1,22 @@
+import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { KubeClient } from '@cellfed/controller-kit';
 import { RoutingTable, parseCellSet } from '@cellfed/hashing';
 
-import { eventually, readCellSet } from './clients.ts';
+import { createLogger } from '../src/log.ts';
+import type { CellEntry } from '../src/provider.ts';
+import { cellSetSpec, createCellSet, deleteCellSet, eventually, readCellSet } from './clients.ts';
 import {
   startBackupController,
   startRebalanceController,
   stopController,
   type ControllerProcess,
 } from './controller-process.ts';
-import { describeE2e, e2eEnv } from './e2e-env.ts';
+import { cellAdder, describeE2e, e2eEnv } from './e2e-env.ts';
 import { startOtlpCollector } from './otlp-collector.ts';
+import { startOtlpGrpcCollector } from './otlp-grpc-collector.ts';
 import { kubectl, routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
 
 describeE2e('traces: the router and the controllers export spans over OTLP', () => {
@@ -95,4 +100,89 @@ describeE2e('traces: the router and the controllers export spans over OTLP', () 
       'cellfed.lane': expect.any(String),
     });
   }, 60_000);
+});
+
+describeE2e('traces: a cell apiserver continues the router’s trace', () => {
+  const env = e2eEnv();
+  const { provider, runnable } = cellAdder(env);
+  const log = createLogger({ level: 'warn' });
+  const cellSetName = `traced-cell-${Date.now()}`;
+  const namespace = cellSetName;
+  let routerCollector: Awaited<ReturnType<typeof startOtlpCollector>> | undefined;
+  let cellCollector: Awaited<ReturnType<typeof startOtlpGrpcCollector>> | undefined;
+  let added: CellEntry | undefined;
+  let router: RouterProcess | undefined;
+  let routed: KubeClient | undefined;
+
+  afterAll(async () => {
+    await routed?.close();
+    await stopRouter(router);
+    await deleteCellSet(env.controlPlane.kubeconfig, cellSetName);
+    if (added) await provider.removeCell({ dir: env.dir, id: added.id, log });
+    await routerCollector?.close();
+    await cellCollector?.close();
+  });
+
+  runnable(
+    'the span of a create in the cell is a child of the router’s span for it',
+    async () => {
+      routerCollector = await startOtlpCollector();
+      cellCollector = await startOtlpGrpcCollector();
+      // Sampling 0: the apiserver records only what a sampled caller (the router) passes on.
+      const tracingConfig = join(env.dir, `${cellSetName}-tracing.yaml`);
+      writeFileSync(
+        tracingConfig,
+        [
+          'apiVersion: apiserver.config.k8s.io/v1',
+          'kind: TracingConfiguration',
+          `endpoint: ${cellCollector.endpoint}`,
+          'samplingRatePerMillion: 0',
+        ].join('\n'),
+      );
+      added = await provider.addCell({
+        dir: env.dir,
+        controllerManager: false,
+        apiserverArgs: [`--tracing-config-file=${tracingConfig}`],
+        log,
+      });
+      // A federation of this cell alone: the create goes to it.
+      await createCellSet(env.controlPlane.kubeconfig, cellSetName, cellSetSpec({ [added.id]: 'Normal' }));
+      router = await startRouter(env, {
+        args: ['--cellset', cellSetName, '--otlp-endpoint', routerCollector.url],
+        cells: [added.id],
+      });
+      routed = KubeClient.fromFile(routerKubeconfig(env, router, join(env.dir, `${cellSetName}.kubeconfig`)));
+      await routed.request('POST', '/api/v1/namespaces', {
+        body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } },
+      });
+      await routed.request('POST', `/api/v1/namespaces/${namespace}/configmaps`, {
+        body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'traced' } },
+      });
+
+      // Both export in batches (5 s).
+      const routerSpan = await eventually(
+        'the router’s span of the create',
+        async () =>
+          routerCollector!.spans.find(
+            (one) =>
+              one.attributes['k8s.verb'] === 'create' && one.attributes['k8s.object.name'] === 'traced',
+          ),
+        30_000,
+      );
+      expect(routerSpan.attributes['cellfed.cell']).toBe(added.id);
+      const cellSpan = await eventually(
+        'the cell apiserver’s span in the same trace',
+        async () =>
+          cellCollector!.spans.find(
+            (one) => one.traceId === routerSpan.traceId && one.parentSpanId === routerSpan.spanId,
+          ),
+        30_000,
+      );
+      expect(cellSpan).toMatchObject({
+        service: 'apiserver',
+        attributes: { 'http.target': `/api/v1/namespaces/${namespace}/configmaps` },
+      });
+    },
+    120_000,
+  );
 });

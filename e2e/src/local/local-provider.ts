@@ -162,6 +162,7 @@ export class LocalProvider implements Provider {
       await this.startApiserver(tools, dir, id, state, save, {
         log: options.log,
         controllerManager: options.controllerManager,
+        apiserverArgs: options.apiserverArgs ?? [],
         signal: options.signal ?? new AbortController().signal,
       });
       const cell = entryOf(dir, state.apiservers[id]!);
@@ -227,7 +228,10 @@ export class LocalProvider implements Provider {
     id: string,
     state: LocalState,
     save: () => void,
-    options: Pick<UpOptions, 'log' | 'controllerManager'> & { signal: AbortSignal },
+    options: Pick<UpOptions, 'log' | 'controllerManager'> & {
+      signal: AbortSignal;
+      apiserverArgs?: readonly string[];
+    },
   ): Promise<void> {
     const log = options.log.child({ cell: id });
     const pkiDir = join(dir, 'pki', id);
@@ -302,7 +306,7 @@ export class LocalProvider implements Provider {
     await start(
       'kube-apiserver',
       tools['kube-apiserver'],
-      () => kubeApiserverArgs(layout()),
+      () => [...kubeApiserverArgs(layout()), ...(options.apiserverArgs ?? [])],
       async () => {
         apiserver.port = (await freePorts(1))[0]!;
         apiserver.url = apiserverUrl(apiserver);
