@@ -138,10 +138,7 @@ export class KubeClient {
       headersTimeoutMs?: number;
     } = {},
   ): Promise<Dispatcher.ResponseData> {
-    // The path goes out as it came: a URL would resolve `..` and send a proxied request for another object.
-    const server = new URL(this.server);
-    const target = { origin: server.origin, path: server.pathname.replace(/\/$/, '') + pathAndQuery };
-    return this.dispatch(method, target, (own) => ({
+    return this.dispatch(method, this.target(pathAndQuery), (own) => ({
       headers: { ...options.headers, ...own },
       body: options.body ?? null,
       signal: options.signal,
@@ -181,10 +178,7 @@ export class KubeClient {
         ),
       );
     });
-    const lines = [
-      `${method} ${url.pathname.replace(/\/$/, '')}${pathAndQuery} HTTP/1.1`,
-      `host: ${url.host}`,
-    ];
+    const lines = [`${method} ${this.target(pathAndQuery).path} HTTP/1.1`, `host: ${url.host}`];
     for (const [name, value] of Object.entries({
       ...headers,
       ...own,
@@ -194,6 +188,16 @@ export class KubeClient {
     }
     socket.write(`${lines.join('\r\n')}\r\n\r\n`);
     return socket;
+  }
+
+  /**
+   * Where a request for `pathAndQuery` goes: the server's origin, and the path under the server's own prefix
+   * (none, or a proxy's) exactly as given. A URL would resolve `..` and send a proxied request for another
+   * object than the one routed.
+   */
+  private target(pathAndQuery: string): { origin: string; path: string } {
+    const server = new URL(this.server);
+    return { origin: server.origin, path: server.pathname.replace(/\/$/, '') + pathAndQuery };
   }
 
   /** Closes the connection pool; requests in flight fail. */
