@@ -187,6 +187,13 @@ describe('parseRequestInfo', () => {
     });
   });
 
+  it.each(['/%zz/namespaces', '/api/v1/namespaces/a%/pods', '/api/v1/namespaces/a%2/pods'])(
+    'refuses %s: a "%" that does not start an escape, as Go does',
+    (path) => {
+      expect(() => parseRequestInfo('PUT', path)).toThrow(/does not start an escape/);
+    },
+  );
+
   it('refuses /apis/a%2Fb/watch as kube-apiserver reads it: /apis/a/b/watch, a watch of nothing', () => {
     expect(() => parseRequestInfo('GET', '/apis/a%2Fb/watch')).toThrow(/unable to determine kind/);
   });

@@ -126,8 +126,15 @@ function splitTarget(target: string): [string, string] {
   return question < 0 ? [target, ''] : [target.slice(0, question), target.slice(question + 1)];
 }
 
-/** Go's url.PathUnescape: every `%XX` decoded; an escape that is not one is left as it is. */
+/**
+ * Go's url.PathUnescape: every `%XX` decoded. A `%` that does not start an escape fails, as it fails in Go's
+ * server (which then closes the connection without reading the body): refused here, the caller gets a Status.
+ */
 function unescapePath(rawPath: string): string {
+  if (/%(?![0-9a-fA-F]{2})/.test(rawPath))
+    throw new Error(
+      `the request path ${JSON.stringify(rawPath.slice(0, 200))} has a "%" that does not start an escape`,
+    );
   return rawPath.replace(/(?:%[0-9a-fA-F]{2})+/g, (escapes) =>
     Buffer.from(escapes.replaceAll('%', ''), 'hex').toString('utf8'),
   );
