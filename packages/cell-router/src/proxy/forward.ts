@@ -4,7 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import type { KubeClient } from '@cellfed/controller-kit';
 import type { Dispatcher } from 'undici';
 
-import { statusFromText, type KubeStatus } from '../status/kube-status.ts';
+import { isErrorWithoutStatus, statusFromText, type KubeStatus } from '../status/kube-status.ts';
 import { hasRequestBody, writeHead, type ClientRequest, type ClientResponse } from './client-exchange.ts';
 import { downstreamHeaders, upstreamHeaders } from './headers.ts';
 
@@ -51,16 +51,12 @@ function detachedBody(request: ClientRequest): Readable {
   return body;
 }
 
-/** Errors whose body is a Status already: JSON, or protobuf for a client that asked for it. */
-export const STATUS_BODY = /json|protobuf/;
-
 /**
  * Streams an apiserver's answer to the caller: watches and logs flow until either side closes. An error
  * whose body is not a Status (plain text from a Go handler) is sent as one.
  */
 export async function relay(upstream: Dispatcher.ResponseData, response: ClientResponse): Promise<void> {
-  const type = String(upstream.headers['content-type'] ?? '');
-  if (upstream.statusCode >= 400 && !STATUS_BODY.test(type)) {
+  if (isErrorWithoutStatus(upstream.statusCode, String(upstream.headers['content-type'] ?? ''))) {
     const text = await upstream.body.text();
     sendStatus(response, statusFromText(upstream.statusCode, text));
     return;

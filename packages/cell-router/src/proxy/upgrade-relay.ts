@@ -3,9 +3,8 @@ import type { Duplex } from 'node:stream';
 
 import type { KubeClient } from '@cellfed/controller-kit';
 
-import { statusFromText, type KubeStatus } from '../status/kube-status.ts';
+import { isErrorWithoutStatus, statusFromText, type KubeStatus } from '../status/kube-status.ts';
 import { readAnswerHead, readAnswerText, type AnswerHead } from './answer-head.ts';
-import { STATUS_BODY } from './forward.ts';
 import { upstreamHeaders } from './headers.ts';
 
 /**
@@ -43,7 +42,7 @@ export async function relayUpgrade(
   } finally {
     socket.off('close', callerGone);
   }
-  if (answer.code >= 400 && !STATUS_BODY.test(answer.headers['content-type'] ?? '')) {
+  if (isErrorWithoutStatus(answer.code, answer.headers['content-type'])) {
     const text = await readAnswerText(upstream, answer);
     socket.unpipe(upstream);
     upstream.destroy();

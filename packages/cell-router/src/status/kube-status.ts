@@ -116,6 +116,14 @@ const REASONS: Record<number, string> = {
 };
 
 /**
+ * Whether an apiserver's answer is an error without a Status body (JSON, or protobuf for a client that asked
+ * for it, carries one): such an answer is passed on as {@link statusFromText} makes it.
+ */
+export function isErrorWithoutStatus(code: number, contentType: string | undefined): boolean {
+  return code >= 400 && !/json|protobuf/.test(contentType ?? '');
+}
+
+/**
  * An apiserver's error that is not a Status (Go's mux answers an unknown path with `404 page not found` as
  * plain text) as one, so every error through the router reads the same way.
  */
