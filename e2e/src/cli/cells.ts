@@ -9,11 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { E2eError, E2eErrorCode } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import { readEnvFile } from '../env-file.ts';
-import {
-  startBackupController,
-  startRebalanceController,
-  stopController,
-} from '../apps/controller-process.ts';
+import { startBackupController, startRebalanceController } from '../apps/controller-process.ts';
+import { stopApp } from '../apps/node-app.ts';
 import { LocalCells } from '../local/local-cells.ts';
 import { CHART_CRD_DIR } from '../paths.ts';
 import type { Provider } from '../provider.ts';
@@ -160,7 +157,7 @@ async function runFederation(
     return first ? 1 : 0;
   } finally {
     process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
-    for (const { child } of running.reverse()) await stopController({ child });
+    for (const { child } of running.reverse()) await stopApp({ child });
     log.info('stopping every cell');
     await provider.down({ dir, log });
   }

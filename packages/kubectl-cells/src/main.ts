@@ -1,5 +1,7 @@
 // kubectl cells — a kubectl plugin: `kubectl cells status|where|plan`. Reads through the user's kubeconfig
 // (the router, or the router control plane: both serve the CellSet and list every cellular object).
+import { setTimeout as sleep } from 'node:timers/promises';
+
 import {
   KubeClient,
   ROUTER_CELLSET_LABEL,
@@ -147,11 +149,12 @@ async function edit(
   };
   // First every live router routes by the change (for `down`, that is the failover itself).
   const generation = written.metadata.generation ?? 0;
-  for (let behind = await routersStillBehind(client, name, generation); behind > 0;) {
+  for (;;) {
+    const behind = await routersStillBehind(client, name, generation);
+    if (behind === 0) break;
     overdue();
     process.stderr.write(`waiting for ${behind} router(s) to route with CellSet generation ${generation}\n`);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    behind = await routersStillBehind(client, name, generation);
+    await sleep(500);
   }
   let last = '';
   for (;;) {
@@ -161,7 +164,7 @@ async function edit(
     const line = progressLine(now.status?.objects, now.status?.etaSeconds);
     if (line !== last) process.stderr.write(`${line}\n`);
     last = line;
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await sleep(1000);
   }
 }
 
