@@ -120,3 +120,12 @@ export type { CustomResourceDefinition } from './crds/crd-types.ts';
 export { NOOP_TRACER, TracingConfigSchema, createTracing } from './tracing/tracing.ts';
 export type { Tracing, TracingConfig } from './tracing/tracing.ts';
 export { parentContextOf, traceHeadersOf } from './tracing/trace-headers.ts';
+
+export {
+  FENCE_POLICY_NAME,
+  FENCE_PROBE_LABEL,
+  FENCE_PROBE_NAME,
+  fencePolicyObjects,
+  fenceProbe,
+  isFenceRefusal,
+} from './fence/fence-policy.ts';

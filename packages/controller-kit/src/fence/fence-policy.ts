@@ -1,0 +1,105 @@
+import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
+
+import type { KubeObject } from '../kube/kube-object.ts';
+
+/**
+ * The write fence, enforced in each cell as well as in the router: a ValidatingAdmissionPolicy that refuses
+ * every write to an old copy labelled `migrating` or `migrated` except the rebalance controller's own. The
+ * router decides on the label it read; a write it sent on a reading of "not started" can reach the cell
+ * after the hand-over (a slow cell), and without this policy it would land on the inert old copy and be lost.
+ * The cell applies it against the object as stored, atomically with the write.
+ */
+export const FENCE_POLICY_NAME = 'cellfed-rebalance-fence';
+
+/** On the dry-run Namespace the controller creates to learn whether a cell enforces the policy yet. */
+export const FENCE_PROBE_LABEL = 'cellfed.io/fence-probe';
+export const FENCE_PROBE_NAME = 'cellfed-fence-probe';
+
+const POLICIES = 'admissionregistration.k8s.io/v1';
+const MANAGED = { 'app.kubernetes.io/managed-by': 'cellfed-rebalance-controller' };
+
+/** A Go-style quoted string is also a CEL string literal. */
+const cel = (text: string) => JSON.stringify(text);
+
+const FENCED_VALUES = `[${cel(MIGRATING)}, ${cel(MIGRATED)}]`;
+const STATUS = `oldObject.metadata.labels[${cel(REBALANCE_STATUS_LABEL)}]`;
+
+/**
+ * Only requests that concern a fenced copy (or the probe) reach the validation: every other update or delete
+ * in the cell pays one cheap condition. A Scale (`/scale`) carries no labels, so scale writes are not covered.
+ */
+const MATCH = [
+  `request.operation == 'CREATE'`,
+  `? object.metadata.name == ${cel(FENCE_PROBE_NAME)} && has(object.metadata.labels) && ${cel(FENCE_PROBE_LABEL)} in object.metadata.labels`,
+  `: oldObject != null && has(oldObject.metadata) && has(oldObject.metadata.labels)`,
+  `&& ${cel(REBALANCE_STATUS_LABEL)} in oldObject.metadata.labels && ${STATUS} in ${FENCED_VALUES}`,
+].join(' ');
+
+/**
+ * Allowed: the controller itself; an old copy being deleted (its finalizers must be removable); and
+ * anything in a namespace being deleted (the namespace controller empties it). The probe never is.
+ */
+const allowed = (controllerUser: string) =>
+  [
+    `request.operation != 'CREATE' && (`,
+    `request.userInfo.username == ${cel(controllerUser)}`,
+    `|| has(oldObject.metadata.deletionTimestamp)`,
+    `|| (namespaceObject != null && has(namespaceObject.metadata.deletionTimestamp)))`,
+  ].join(' ');
+
+const MESSAGE = [
+  `request.operation == 'CREATE' ? 'the cellfed write fence is in force (probe)'`,
+  `: request.resource.resource + ' "' + oldObject.metadata.name + '" is ' + ${STATUS}`,
+  `+ ' to another cell: this copy takes no writes; retry through the cellfed router'`,
+].join(' ');
+
+/**
+ * The policy and its binding for one cell, exempting `controllerUser`, the rebalance controller's user name
+ * there. It matches updates and deletes of every resource, whatever the CellSets' cellular resources are
+ * (several CellSets may share cells): only cellfed labels an object `migrating` or `migrated`.
+ */
+export function fencePolicyObjects(controllerUser: string): [KubeObject, KubeObject] {
+  const policy = {
+    apiVersion: POLICIES,
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: { name: FENCE_POLICY_NAME, labels: MANAGED },
+    spec: {
+      failurePolicy: 'Fail',
+      matchConstraints: {
+        resourceRules: [
+          {
+            apiGroups: ['*'],
+            apiVersions: ['*'],
+            resources: ['*/*'],
+            operations: ['UPDATE', 'DELETE'],
+            scope: '*',
+          },
+          { apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces'], operations: ['CREATE'] },
+        ],
+      },
+      matchConditions: [{ name: 'fenced-copy-or-probe', expression: MATCH }],
+      validations: [{ expression: allowed(controllerUser), messageExpression: MESSAGE, reason: 'Forbidden' }],
+    },
+  };
+  const binding = {
+    apiVersion: POLICIES,
+    kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name: FENCE_POLICY_NAME, labels: MANAGED },
+    spec: { policyName: FENCE_POLICY_NAME, validationActions: ['Deny'] },
+  };
+  return [policy, binding];
+}
+
+/** What the controller creates with `dryRun=All`: refused when, and only when, the cell enforces the fence. */
+export function fenceProbe(): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: FENCE_PROBE_NAME, labels: { [FENCE_PROBE_LABEL]: 'true' } },
+  };
+}
+
+/** Whether an apiserver's refusal (its Status, JSON or protobuf, as text) comes from the fence policy. */
+export function isFenceRefusal(text: string): boolean {
+  return text.includes(`ValidatingAdmissionPolicy '${FENCE_POLICY_NAME}'`);
+}
