@@ -10,6 +10,8 @@ export const RebalanceErrorCode = {
   PlanChanged: 'CELLFED_REBALANCE_PLAN_CHANGED',
   /** A stale copy in the new cell could not be replaced yet (it is still being deleted). */
   StaleCopyInTheWay: 'CELLFED_REBALANCE_STALE_COPY_IN_THE_WAY',
+  /** A cell does not enforce the write fence policy (yet): nothing moves out of it until it does. */
+  FenceNotInForce: 'CELLFED_REBALANCE_FENCE_NOT_IN_FORCE',
 } as const;
 
 export type RebalanceErrorCode = (typeof RebalanceErrorCode)[keyof typeof RebalanceErrorCode];

@@ -12,6 +12,7 @@ import {
 } from '@cellfed/controller-kit';
 import type { GroupVersionResource } from '@cellfed/hashing';
 
+import { ensureCellFence } from './cell-fence.ts';
 import { inParallel } from './in-parallel.ts';
 import {
   contentHash,
@@ -75,7 +76,7 @@ export interface MirrorReconcilerOptions {
 /**
  * Keeps each cell's shared objects as the router control plane has them (keyed by cell id): every
  * namespace with its labels, the CRDs of cellular resources, and every object of the CellSet's
- * `sharedResources`. What the mirror made is deleted from the cell when the control plane's is deleted;
+ * `sharedResources`, and the write fence policy (see {@link ensureCellFence}). What the mirror made is deleted from the cell when the control plane's is deleted;
  * nothing else in a cell is touched. Each pass compares the cell as it is now with the control plane, so a
  * cell that missed changes catches up; namespace and CRD changes start a pass at once, other shared objects
  * are compared every `resyncMs`.
@@ -96,7 +97,7 @@ export class MirrorReconciler implements Reconciler {
       state.set(cellId, false);
       return {};
     }
-    let namespaceWrites: number, crdWrites: number, sharedWrites: number;
+    let namespaceWrites: number, crdWrites: number, sharedWrites: number, fenceWrites: number;
     try {
       namespaceWrites = await this.mirrorNamespaces(cell, signal);
       crdWrites = await this.mirrorCrds(cell, spec.cellularResources, signal);
@@ -107,13 +108,14 @@ export class MirrorReconciler implements Reconciler {
         signal,
         this.options.parallelism ?? 8,
       );
+      fenceWrites = await ensureCellFence(cell.client, signal);
     } catch (error) {
       state.failed(cellId, errorMessage(error));
       throw error;
     }
-    if (namespaceWrites + crdWrites + sharedWrites > 0)
+    if (namespaceWrites + crdWrites + sharedWrites + fenceWrites > 0)
       log.info(
-        { cell: cellId, namespaceWrites, crdWrites, sharedWrites },
+        { cell: cellId, namespaceWrites, crdWrites, sharedWrites, fenceWrites },
         'shared objects mirrored into the cell',
       );
     const first = !state.isMirrored(cellId);
