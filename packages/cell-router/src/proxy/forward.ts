@@ -1,7 +1,7 @@
 import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
-import type { KubeClient } from '@cellfed/controller-kit';
+import { isFenceRefusal, type KubeClient } from '@cellfed/controller-kit';
 import type { Dispatcher } from 'undici';
 
 import { isErrorWithoutStatus, statusFromText, type KubeStatus } from '../status/kube-status.ts';
@@ -70,6 +70,28 @@ export async function relay(upstream: Dispatcher.ResponseData, response: ClientR
     upstream.headers['content-length'] === undefined,
   );
   await pipeline(upstream.body, response).catch(() => upstream.body.destroy());
+}
+
+/**
+ * Relays a cell's answer to a write unless the cell refused it with the write fence policy: the object
+ * started moving after the router read its label, and the caller gets the fence's answer instead (false).
+ * Only a 403 Status is read whole to tell; everything else streams through as {@link relay} sends it.
+ */
+export async function relayUnlessFenced(
+  upstream: Dispatcher.ResponseData,
+  response: ClientResponse,
+): Promise<boolean> {
+  const type = String(upstream.headers['content-type'] ?? '');
+  if (upstream.statusCode !== 403 || isErrorWithoutStatus(upstream.statusCode, type)) {
+    await relay(upstream, response);
+    return true;
+  }
+  // JSON or protobuf: the policy's name is plain bytes in either.
+  const bytes = Buffer.from(await upstream.body.arrayBuffer());
+  if (isFenceRefusal(bytes.toString('latin1'))) return false;
+  writeHead(response, upstream.statusCode, downstreamHeaders(upstream.headers), false);
+  response.end(bytes);
+  return true;
 }
 
 /** An answer the router already holds in full (a merged or retried one). */

@@ -177,6 +177,15 @@ describe('RouterHandler', () => {
 
   const ownCells = () => Object.entries(cells).filter(([id]) => id !== 'control-plane');
 
+  /** A ConfigMap name in namespace team whose key moves from cell a to b: the router reads its old copy. */
+  function movingName(): string {
+    const state = routingState(spec, 7);
+    for (let i = 0; ; i++) {
+      const decision = state.table.route(state.table.keyOf({ namespace: 'team', name: `cfg-${i}` }));
+      if (decision.oldCell !== decision.newCell) return `cfg-${i}`;
+    }
+  }
+
   it('retries a generateName create whose picked name is taken, with a new name', async () => {
     const names: string[] = [];
     script = (_cell, seen) => {
@@ -218,12 +227,7 @@ describe('RouterHandler', () => {
       seen.method === 'GET'
         ? { code: 200, body: { metadata: { name: 'x', labels: { [REBALANCE_STATUS_LABEL]: MIGRATING } } } }
         : { code: 200, body: {} };
-    const state = routingState(spec, 7);
-    let name = '';
-    for (let i = 0; !name; i++) {
-      const decision = state.table.route(state.table.keyOf({ namespace: 'team', name: `cfg-${i}` }));
-      if (decision.oldCell !== decision.newCell) name = `cfg-${i}`;
-    }
+    const name = movingName();
     const answer = await send('PUT', `/api/v1/namespaces/team/configmaps/${name}`, { metadata: { name } });
     expect(answer).toMatchObject({ code: 429 });
     expect(answer.headers['retry-after']).toBeDefined();
@@ -242,6 +246,54 @@ describe('RouterHandler', () => {
           !seen.headers.accept?.includes('PartialObjectMetadata'),
       ),
     ).toBe(true);
+  });
+
+  describe('a write the cell refuses', () => {
+    const refusal = (message: string) => ({
+      code: 403,
+      body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Forbidden', code: 403, message },
+    });
+    const fenceMessage =
+      `ValidatingAdmissionPolicy 'cellfed-rebalance-fence' with binding 'cellfed-rebalance-fence' denied ` +
+      `request: configmaps "cfg" is migrated to another cell: this copy takes no writes`;
+
+    it('answers the fence (429, Retry-After) when the cell’s fence policy refused it: the move began after the router read the label', async () => {
+      // The label read says "not started", so the write goes to the old copy; by the time the cell applies
+      // it the copy is migrated, and the cell's policy refuses it.
+      script = (_cell, seen) =>
+        seen.method === 'GET' ? { code: 200, body: { metadata: { name: 'x' } } } : refusal(fenceMessage);
+      const name = movingName();
+      const answer = await send(
+        'PATCH',
+        `/api/v1/namespaces/team/configmaps/${name}`,
+        { data: { a: '1' } },
+        {
+          'content-type': 'application/merge-patch+json',
+        },
+      );
+      expect(answer).toMatchObject({ code: 429, headers: { 'retry-after': '1' } });
+      expect(answer.body).toMatchObject({ kind: 'Status', reason: 'TooManyRequests', details: { name } });
+      expect(cells.a!.seen.filter((seen) => seen.method === 'PATCH')).toHaveLength(1);
+      expect(logLines.find((line) => line['name'] === name)).toMatchObject({
+        code: 429,
+        route: 'cell-fence',
+        cell: 'a',
+      });
+      expect(
+        await metricValue(registry, 'cellfed_router_fenced_writes_total', { resource: '/configmaps' }),
+      ).toBe(1);
+    });
+
+    it('passes any other 403 on as it is', async () => {
+      const rbac = 'configmaps "cfg" is forbidden: User "alice" cannot patch resource "configmaps"';
+      script = (_cell, seen) =>
+        seen.method === 'GET' ? { code: 200, body: { metadata: { name: 'x' } } } : refusal(rbac);
+      const answer = await send('DELETE', `/api/v1/namespaces/team/configmaps/${movingName()}`);
+      expect(answer).toMatchObject({ code: 403, body: { kind: 'Status', message: rbac } });
+      expect(
+        (await metricValue(registry, 'cellfed_router_fenced_writes_total', { resource: '/configmaps' })) ?? 0,
+      ).toBe(0);
+    });
   });
 
   it('fans deletecollection out to every live cell as the caller and merges the deleted items', async () => {

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 
-import { needsOldCopy, resolveTarget, type OldCopy } from '@cellfed/hashing';
+import { DEFAULT_RETRY_AFTER_SECONDS, needsOldCopy, resolveTarget, type OldCopy } from '@cellfed/hashing';
 import { NOOP_TRACER, errorMessage, traceHeadersOf, type KubeClient } from '@cellfed/controller-kit';
 import type { Span, Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
@@ -47,6 +47,7 @@ import {
   abortOnClose,
   readBody,
   relay,
+  relayUnlessFenced,
   sendJson,
   sendStatus,
   sendUpstream,
@@ -403,7 +404,9 @@ export class RouterHandler {
       abortOnClose(response),
       body,
     );
-    await relay(upstream, response);
+    if (plan.access !== 'write') await relay(upstream, response);
+    else if (!(await relayUnlessFenced(upstream, response)))
+      return this.refuse(response, fenceRefusal(plan, destination.cell, 'cell-fence', destination.routeCase));
     return outcomeOf(destination, upstream.statusCode);
   }
 
@@ -427,22 +430,8 @@ export class RouterHandler {
       }
     }
     const target = resolveTarget(decision, access, oldCopy);
-    if (target.action === 'fence') {
-      const status = tooManyRequests(
-        `${info.resource} "${info.name}" is moving from cell ${decision.oldCell} to ${decision.newCell}; retry shortly`,
-        target.retryAfterSeconds,
-        info.name,
-      );
-      return {
-        kind: 'refuse',
-        status,
-        cell: target.cell,
-        route: target.reason,
-        routeCase,
-        fenced: true,
-        headers: { 'retry-after': String(target.retryAfterSeconds) },
-      };
-    }
+    if (target.action === 'fence')
+      return fenceRefusal(plan, target.cell, target.reason, routeCase, target.retryAfterSeconds);
     const client = this.options.cell(target.cell);
     if (!client) {
       const status = serviceUnavailable(`cell ${target.cell} is not connected`, 1);
@@ -652,6 +641,36 @@ function logFields(request: ClientRequest, info: RequestInfo | string): Record<s
     resource: info.subresource ? `${info.resource}/${info.subresource}` : info.resource,
     namespace: info.namespace || undefined,
     name: info.name || undefined,
+  };
+}
+
+/**
+ * A write to an object in the middle of a move: fenced by the router on the label it read, or by the cell
+ * (`cell-fence`) when the move began after that reading. Clients retry it by themselves.
+ */
+function fenceRefusal(
+  plan: ObjectPlan,
+  cell: string,
+  route: string,
+  routeCase: number | undefined,
+  retryAfterSeconds = DEFAULT_RETRY_AFTER_SECONDS,
+): Refusal {
+  const { info, decision } = plan;
+  const status = tooManyRequests(
+    decision.oldCell === decision.newCell
+      ? `${info.resource} "${info.name}" is moving out of cell ${cell}; retry shortly`
+      : `${info.resource} "${info.name}" is moving from cell ${decision.oldCell} to ${decision.newCell}; retry shortly`,
+    retryAfterSeconds,
+    info.name,
+  );
+  return {
+    kind: 'refuse',
+    status,
+    cell,
+    route,
+    ...(routeCase === undefined ? {} : { routeCase }),
+    fenced: true,
+    headers: { 'retry-after': String(retryAfterSeconds) },
   };
 }
 
