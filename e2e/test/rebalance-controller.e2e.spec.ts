@@ -2,7 +2,13 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 
-import { ApiError, KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
+import {
+  ApiError,
+  FENCE_POLICY_NAME,
+  KubeClient,
+  type KubeList,
+  type KubeObject,
+} from '@cellfed/controller-kit';
 import {
   MIGRATED,
   REBALANCE_STATUS_LABEL,
@@ -17,7 +23,7 @@ import { createLogger } from '../src/log.ts';
 import type { CellEntry } from '../src/provider.ts';
 import { cellSetSpec, eventually, readCellSet, updateCellSet } from './clients.ts';
 import { cellAdder, describeE2e, e2eEnv } from './e2e-env.ts';
-import { DEPLOYMENTS, METADATA_LIST, deploymentsIn, startWriter } from './deployments.ts';
+import { DEPLOYMENTS, METADATA_LIST, deployment, deploymentsIn, startWriter } from './deployments.ts';
 import { lostWrites, misplaced, placement } from './placement.ts';
 import { startRebalanceController, stopController, type ControllerProcess } from './controller-process.ts';
 import {
@@ -246,6 +252,90 @@ describeE2e('rebalance controller: cells join and leave live', () => {
       );
     },
     300_000,
+  );
+
+  runnable(
+    'each cell fences a moved copy itself: only the rebalance controller writes to it, and the router answers anyone else 429',
+    async () => {
+      // What the router sent on a reading of "not started" can reach the cell after the hand-over; the cell's
+      // policy, checked against the object as stored, must refuse it. Made here without a race: a copy in
+      // its rightful cell is labelled by hand, as the controller would label an old copy.
+      const [one] = ids();
+      const cell = cells.get(one)!;
+      const table = RoutingTable.fromCellSet(parseCellSetSpec(withAdded('Normal')));
+      const name = names.find((candidate) => {
+        const { oldCell, newCell } = table.route(table.keyOf({ namespace, name: candidate }));
+        return oldCell === one && newCell === one;
+      })!;
+      const path = `${DEPLOYMENTS}/namespaces/${namespace}/deployments/${name}`;
+      for (const [id, client] of cells) {
+        const policy = await client.request<KubeObject>(
+          'GET',
+          `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${FENCE_POLICY_NAME}`,
+        );
+        expect({ id, name: policy.metadata.name }).toEqual({ id, name: FENCE_POLICY_NAME });
+      }
+      // The controller's identity in the cell (the cell's kubeconfig Secret): exempt.
+      const asController = async (method: 'PATCH' | 'DELETE', labels?: Record<string, string | null>) => {
+        const answer = await cell.raw(method, path, {
+          headers: {
+            'impersonate-user': 'cellfed-components',
+            'impersonate-group': 'system:masters',
+            'content-type': 'application/merge-patch+json',
+          },
+          body: labels ? JSON.stringify({ metadata: { labels } }) : null,
+        });
+        await answer.body.dump();
+        return answer.statusCode;
+      };
+      const patch = (client: KubeClient, value: string) =>
+        client.request<KubeObject>('PATCH', path, {
+          body: { metadata: { annotations: { 'e2e.cellfed.io/fence': value } } },
+          contentType: 'application/merge-patch+json',
+        });
+      const refusal = (promise: Promise<unknown>) =>
+        promise.then(
+          () => undefined,
+          (error: unknown) => (error instanceof ApiError ? error : Promise.reject(error)),
+        );
+
+      expect(await asController('PATCH', { [REBALANCE_STATUS_LABEL]: MIGRATED })).toBe(200);
+      try {
+        // Straight to the cell, as the admin: refused, naming the policy; a delete too.
+        const direct = await refusal(patch(cell, 'admin'));
+        expect(direct?.statusCode).toBe(403);
+        expect(direct?.status.message).toContain(`ValidatingAdmissionPolicy '${FENCE_POLICY_NAME}'`);
+        expect(direct?.status.message).toContain(`"${name}" is migrated to another cell`);
+        expect((await refusal(cell.request('DELETE', path)))?.statusCode).toBe(403);
+        // Through the router (case 4: no label read, straight to the cell): the fence's answer, retried by clients.
+        const routedRefusal = await refusal(patch(routed!, 'router'));
+        expect(routedRefusal?.statusCode).toBe(429);
+        expect(routedRefusal?.status).toMatchObject({ reason: 'TooManyRequests', details: { name } });
+        const copy = await cell.request<KubeObject>('GET', path);
+        expect(copy.metadata.annotations?.['e2e.cellfed.io/fence']).toBeUndefined();
+      } finally {
+        expect(await asController('PATCH', { [REBALANCE_STATUS_LABEL]: null })).toBe(200);
+      }
+      // Unfenced, the same write goes through.
+      expect((await patch(routed!, 'router')).metadata.annotations?.['e2e.cellfed.io/fence']).toBe('router');
+
+      // A namespace being deleted is emptied by the cell's namespace controller, fenced copies included.
+      const doomed = `${namespace}-doomed`;
+      await cell.request('POST', '/api/v1/namespaces', { body: { metadata: { name: doomed } } });
+      await cell.request('POST', `${DEPLOYMENTS}/namespaces/${doomed}/deployments`, {
+        body: {
+          ...deployment('fenced'),
+          metadata: { name: 'fenced', labels: { [REBALANCE_STATUS_LABEL]: MIGRATED } },
+        },
+      });
+      await cell.request('DELETE', `/api/v1/namespaces/${doomed}`);
+      await eventually('the namespace holding a fenced copy to be deleted', async () =>
+        (await refusal(cell.request('GET', `/api/v1/namespaces/${doomed}`)))?.statusCode === 404
+          ? true
+          : undefined,
+      );
+    },
+    120_000,
   );
 
   runnable(

@@ -17,6 +17,8 @@ const pki = Object.fromEntries(
     'servingKey',
     'adminCert',
     'adminKey',
+    'componentsCert',
+    'componentsKey',
     'controllerManagerCert',
     'controllerManagerKey',
     'serviceAccountKey',

@@ -122,8 +122,10 @@ export class LocalProvider implements Provider {
       };
       await bootstrapControlPlane({
         kubeconfigFile: env.controlPlane.kubeconfig,
-        // The controllers run on this machine too, so the admin kubeconfig is what they use.
-        cells: env.cells.map((cell) => ({ id: cell.id, kubeconfig: readFileSync(cell.kubeconfig, 'utf8') })),
+        cells: env.cells.map((cell) => ({
+          id: cell.id,
+          kubeconfig: readFileSync(componentsKubeconfigPath(dir, cell.id), 'utf8'),
+        })),
         crdDir: this.options.crdDir,
         log,
         signal,
@@ -168,7 +170,7 @@ export class LocalProvider implements Provider {
       const cell = entryOf(dir, state.apiservers[id]!);
       await applyCellSecret(env.controlPlane.kubeconfig, {
         id,
-        kubeconfig: readFileSync(cell.kubeconfig, 'utf8'),
+        kubeconfig: readFileSync(componentsKubeconfigPath(dir, id), 'utf8'),
       });
       writeEnvFile({ ...env, cells: [...env.cells, cell] });
       log.info({ seconds: (Date.now() - startedAt) / 1000 }, 'cell added');
@@ -324,7 +326,7 @@ export class LocalProvider implements Provider {
   }
 }
 
-/** The admin kubeconfig users and tests get, and kube-controller-manager's own. */
+/** The admin kubeconfig users and tests get, cellfed's components' (their Secret), and kube-controller-manager's. */
 function writeKubeconfigs(dir: string, apiserver: ApiserverState, layout: ApiserverLayout): void {
   const { pki } = layout;
   mkdirSync(join(dir, 'kubeconfig'), { recursive: true });
@@ -347,6 +349,12 @@ function writeKubeconfigs(dir: string, apiserver: ApiserverState, layout: Apiser
     );
   write(adminKubeconfigPath(dir, apiserver.id), 'admin', pki.adminCert, pki.adminKey);
   write(
+    componentsKubeconfigPath(dir, apiserver.id),
+    'cellfed-components',
+    pki.componentsCert,
+    pki.componentsKey,
+  );
+  write(
     layout.controllerManagerKubeconfig,
     'kube-controller-manager',
     pki.controllerManagerCert,
@@ -356,6 +364,11 @@ function writeKubeconfigs(dir: string, apiserver: ApiserverState, layout: Apiser
 
 function adminKubeconfigPath(dir: string, id: string): string {
   return join(dir, 'kubeconfig', `${id}.kubeconfig`);
+}
+
+/** What the cell's kubeconfig Secret holds: the identity cellfed's router and controllers use there. */
+function componentsKubeconfigPath(dir: string, id: string): string {
+  return join(dir, 'kubeconfig', `${id}.cellfed-components.kubeconfig`);
 }
 
 function withoutApiserver(apiservers: LocalState['apiservers'], id: string): LocalState['apiservers'] {

@@ -16,7 +16,7 @@ describe('createApiserverPki', () => {
   it('makes a CA that signed every certificate', () => {
     expect(ca.ca).toBe(true);
     expect(ca.subject).toBe('CN=cell-1-ca');
-    for (const file of [pki.servingCert, pki.adminCert, pki.controllerManagerCert]) {
+    for (const file of [pki.servingCert, pki.adminCert, pki.componentsCert, pki.controllerManagerCert]) {
       const leaf = cert(file);
       expect(leaf.ca).toBe(false);
       expect(leaf.checkIssued(ca)).toBe(true);
@@ -43,6 +43,11 @@ describe('createApiserverPki', () => {
     expect(admin.subject.split('\n').sort()).toEqual(['CN=admin', 'O=system:masters']);
     expect(admin.keyUsage).toEqual(['1.3.6.1.5.5.7.3.2']); // clientAuth
     expect(cert(pki.controllerManagerCert).subject).toBe('CN=system:kube-controller-manager');
+    // cellfed's own components are someone else than the admin: the cell's write fence tells them apart.
+    expect(cert(pki.componentsCert).subject.split('\n').sort()).toEqual([
+      'CN=cellfed-components',
+      'O=system:masters',
+    ]);
   });
 
   it('makes a service-account key pair and keeps private keys private', () => {
@@ -50,7 +55,7 @@ describe('createApiserverPki', () => {
     expect(createPublicKey(privateKey).export({ type: 'spki', format: 'pem' })).toBe(
       readFileSync(pki.serviceAccountPublicKey, 'utf8'),
     );
-    for (const file of [pki.caKey, pki.adminKey, pki.serviceAccountKey]) {
+    for (const file of [pki.caKey, pki.adminKey, pki.componentsKey, pki.serviceAccountKey]) {
       expect(statSync(file).mode & 0o077).toBe(0);
     }
   });

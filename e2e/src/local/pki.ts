@@ -14,6 +14,13 @@ export interface ApiserverPki {
   /** CN admin, O system:masters: the admin kubeconfig. */
   adminCert: string;
   adminKey: string;
+  /**
+   * CN cellfed-components, O system:masters: what cellfed's router and controllers use in the cell (their
+   * kubeconfig Secret). Not the admin's: the cell's write fence exempts the rebalance controller by name,
+   * and people reach the cell through the router as themselves, often as admin.
+   */
+  componentsCert: string;
+  componentsKey: string;
   /** CN system:kube-controller-manager, which RBAC's bootstrap policy already grants what it needs. */
   controllerManagerCert: string;
   controllerManagerKey: string;
@@ -49,6 +56,8 @@ export function createApiserverPki(dir: string, options: PkiOptions): ApiserverP
     servingKey: path('apiserver.key'),
     adminCert: path('admin.crt'),
     adminKey: path('admin.key'),
+    componentsCert: path('cellfed-components.crt'),
+    componentsKey: path('cellfed-components.key'),
     controllerManagerCert: path('kube-controller-manager.crt'),
     controllerManagerKey: path('kube-controller-manager.key'),
     serviceAccountKey: path('service-account.key'),
@@ -75,6 +84,9 @@ export function createApiserverPki(dir: string, options: PkiOptions): ApiserverP
     'extendedKeyUsage=serverAuth',
   ]);
   issue(openssl, pki, pki.adminKey, pki.adminCert, '/O=system:masters/CN=admin', [
+    'extendedKeyUsage=clientAuth',
+  ]);
+  issue(openssl, pki, pki.componentsKey, pki.componentsCert, '/O=system:masters/CN=cellfed-components', [
     'extendedKeyUsage=clientAuth',
   ]);
   issue(
