@@ -18,8 +18,7 @@ function fakeCell(probe: () => unknown) {
   const calls: { method: string; path: string; query?: unknown }[] = [];
   const request = async (method: string, path: string, options: { body?: string; query?: unknown } = {}) => {
     calls.push({ method, path, query: options.query });
-    if (path.endsWith('/selfsubjectreviews'))
-      return { status: { userInfo: { username: fake.user } } };
+    if (path.endsWith('/selfsubjectreviews')) return { status: { userInfo: { username: fake.user } } };
     if (path === '/api/v1/namespaces') return probe();
     if (method === 'GET') {
       const object = stored.get(path);
