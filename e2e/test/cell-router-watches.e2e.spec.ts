@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { componentsKubeconfigPath } from '../src/local/local-provider.ts';
 import { join } from 'node:path';
 
 import {
@@ -296,7 +297,10 @@ describeE2e(
       `an informer through the router sees ${MOVES} moved objects as MODIFIED, then a 4th cell join, and ends equal to the cells`,
       async () => {
         const [one, two, three] = env.cells.map((cell) => cell.id) as [string, string, string];
-        const core = new Map(env.cells.map((cell) => [cell.id, clientsFor(cell.kubeconfig).core]));
+        // As the rebalance controller: the cells' write fence lets only its identity write a fenced copy.
+        const core = new Map(
+          env.cells.map((cell) => [cell.id, clientsFor(componentsKubeconfigPath(env.dir, cell.id)).core]),
+        );
         const spec = cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [three]: 'Joining' });
         await createCellSet(env.controlPlane.kubeconfig, cellSetName, spec);
         for (const client of [...core.values(), clientsFor(env.controlPlane.kubeconfig).core])
@@ -357,7 +361,7 @@ describeE2e(
         // A 4th cell, started now, joins the ring while the informer's watch stays open.
         added = await provider.addCell({ dir: env.dir, controllerManager: false, log });
         const four = added.id;
-        core.set(four, clientsFor(added.kubeconfig).core);
+        core.set(four, clientsFor(componentsKubeconfigPath(env.dir, four)).core);
         await core.get(four)!.createNamespace({ body: { metadata: { name: namespace } } });
         const withFour = cellSetSpec({
           [one]: 'Normal',

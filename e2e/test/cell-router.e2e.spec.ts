@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { componentsKubeconfigPath } from '../src/local/local-provider.ts';
 import { join } from 'node:path';
 
 import {
@@ -232,7 +233,8 @@ describeE2e('cell router: writes to a migrating object are fenced until it has m
       const name = Array.from({ length: 200 }, (_, i) => `moving-${cellSetName}-${i}`).find(
         (candidate) => table.route(table.keyOf({ namespace, name: candidate })).case === 2,
       )!;
-      const old = clientsFor(oldCell!.kubeconfig).core;
+      // Acting as the rebalance controller: the cell's write fence lets only its identity write a fenced copy.
+      const old = clientsFor(componentsKubeconfigPath(env.dir, oldCell!.id)).core;
       const fresh = clientsFor(newCell!.kubeconfig).core;
       await old.createNamespacedConfigMap({
         namespace,

@@ -366,8 +366,11 @@ function adminKubeconfigPath(dir: string, id: string): string {
   return join(dir, 'kubeconfig', `${id}.kubeconfig`);
 }
 
-/** What the cell's kubeconfig Secret holds: the identity cellfed's router and controllers use there. */
-function componentsKubeconfigPath(dir: string, id: string): string {
+/**
+ * What the cell's kubeconfig Secret holds: the identity cellfed's router and controllers use there (a test
+ * that acts as the rebalance controller uses it too, as the cell's write fence exempts only that identity).
+ */
+export function componentsKubeconfigPath(dir: string, id: string): string {
   return join(dir, 'kubeconfig', `${id}.cellfed-components.kubeconfig`);
 }
 
