@@ -4,19 +4,15 @@ import {
   fencePolicyObjects,
   fenceProbe,
   isFenceRefusal,
-  isNotFound,
   type KubeClient,
-  type KubeObject,
 } from '@cellfed/controller-kit';
 
+import { applyIfChanged } from './apply-if-changed.ts';
 import { RebalanceError, RebalanceErrorCode } from './errors.ts';
-import { contentHash, MIRROR_FIELD_MANAGER, MIRROR_HASH_ANNOTATION } from './mirror-marks.ts';
 
 type Client = Pick<KubeClient, 'request'>;
 
 const POLICIES = '/apis/admissionregistration.k8s.io/v1';
-const METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
-const APPLY = 'application/apply-patch+yaml';
 
 /**
  * Puts the write fence policy in a cell (see `FENCE_POLICY_NAME`), exempting the controller's own user
@@ -26,25 +22,14 @@ const APPLY = 'application/apply-patch+yaml';
  */
 export async function ensureCellFence(cell: Client, signal: AbortSignal): Promise<number> {
   const user = await ownUserName(cell, signal);
+  const [policy, binding] = fencePolicyObjects(user);
   let writes = 0;
-  for (const object of fencePolicyObjects(user)) {
-    const hash = contentHash(object.spec);
-    const path = `${POLICIES}/${object.kind === 'ValidatingAdmissionPolicy' ? 'validatingadmissionpolicies' : 'validatingadmissionpolicybindings'}/${object.metadata.name ?? ''}`;
-    const current = await cell
-      .request<KubeObject>('GET', path, { accept: METADATA, signal })
-      .catch((error: unknown) => {
-        if (isNotFound(error)) return undefined;
-        throw error;
-      });
-    if (current?.metadata.annotations?.[MIRROR_HASH_ANNOTATION] === hash) continue;
-    const annotations = { ...object.metadata.annotations, [MIRROR_HASH_ANNOTATION]: hash };
-    await cell.request('PATCH', path, {
-      body: JSON.stringify({ ...object, metadata: { ...object.metadata, annotations } }),
-      contentType: APPLY,
-      query: { fieldManager: MIRROR_FIELD_MANAGER, force: true },
-      signal,
-    });
-    writes++;
+  for (const [object, resource] of [
+    [policy, 'validatingadmissionpolicies'],
+    [binding, 'validatingadmissionpolicybindings'],
+  ] as const) {
+    const path = `${POLICIES}/${resource}/${object.metadata.name ?? ''}`;
+    if (await applyIfChanged(cell, path, object, object['spec'], signal)) writes++;
   }
   await proveInForce(cell, signal);
   return writes;
@@ -61,7 +46,11 @@ async function ownUserName(cell: Client, signal: AbortSignal): Promise<string> {
     },
   );
   const user = review.status?.userInfo?.username;
-  if (!user) throw new Error('the cell did not say who the controller is (SelfSubjectReview without a user)');
+  if (!user)
+    throw new RebalanceError(
+      RebalanceErrorCode.FenceNotInForce,
+      'the cell did not say who the controller is (SelfSubjectReview without a user)',
+    );
   return user;
 }
 

@@ -12,22 +12,16 @@ import {
 } from '@cellfed/controller-kit';
 import type { GroupVersionResource } from '@cellfed/hashing';
 
+import { applyIfChanged } from './apply-if-changed.ts';
 import { ensureCellFence } from './cell-fence.ts';
 import { inParallel } from './in-parallel.ts';
-import {
-  contentHash,
-  MIRROR_FIELD_MANAGER as FIELD_MANAGER,
-  MIRROR_HASH_ANNOTATION,
-  MIRRORED_LABEL,
-  MIRRORED_VALUE,
-} from './mirror-marks.ts';
+import { MIRROR_FIELD_MANAGER as FIELD_MANAGER, MIRRORED_LABEL, MIRRORED_VALUE } from './mirror-marks.ts';
 import type { PlanHolder } from './rebalance-plan.ts';
 import { mirrorSharedObjects } from './shared-objects.ts';
 
 // Every apiserver has these of its own.
 const CELL_OWN_NAMESPACES = new Set(['default', ...CELL_SYSTEM_NAMESPACES]);
 const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
-const METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
 const APPLY = 'application/apply-patch+yaml';
 
 /** Which cells hold every shared object as the control plane has it, since they were last engaged. */
@@ -75,9 +69,9 @@ export interface MirrorReconcilerOptions {
 
 /**
  * Keeps each cell's shared objects as the router control plane has them (keyed by cell id): every
- * namespace with its labels, the CRDs of cellular resources, and every object of the CellSet's
- * `sharedResources`, and the write fence policy (see {@link ensureCellFence}). What the mirror made is deleted from the cell when the control plane's is deleted;
- * nothing else in a cell is touched. Each pass compares the cell as it is now with the control plane, so a
+ * namespace with its labels, the CRDs of cellular resources, every object of the CellSet's
+ * `sharedResources`, and the write fence policy (see {@link ensureCellFence}). What the mirror made is
+ * deleted from the cell when the control plane's is deleted; nothing else in a cell is touched. Each pass compares the cell as it is now with the control plane, so a
  * cell that missed changes catches up; namespace and CRD changes start a pass at once, other shared objects
  * are compared every `resyncMs`.
  */
@@ -175,30 +169,14 @@ export class MirrorReconciler implements Reconciler {
       const name = `${resource}.${group}`;
       const source = this.options.crd(name);
       if (!source) continue;
-      const hash = contentHash(source.spec);
       const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`;
-      const current = await cell.client
-        .request<KubeObject>('GET', path, { accept: METADATA, signal })
-        .catch((error: unknown) => {
-          if (isNotFound(error)) return undefined;
-          throw error;
-        });
-      if (current?.metadata.annotations?.[MIRROR_HASH_ANNOTATION] === hash) continue;
-      await cell.client.request('PATCH', path, {
-        body: JSON.stringify({
-          apiVersion: 'apiextensions.k8s.io/v1',
-          kind: 'CustomResourceDefinition',
-          metadata: {
-            name,
-            labels: { ...source.metadata.labels, [MIRRORED_LABEL]: MIRRORED_VALUE },
-            annotations: { [MIRROR_HASH_ANNOTATION]: hash },
-          },
-          spec: source.spec,
-        }),
-        contentType: APPLY,
-        query: { fieldManager: FIELD_MANAGER, force: true },
-        signal,
-      });
+      const crd = {
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name, labels: { ...source.metadata.labels, [MIRRORED_LABEL]: MIRRORED_VALUE } },
+        spec: source.spec,
+      };
+      if (!(await applyIfChanged(cell.client, path, crd, source.spec, signal))) continue;
       writes++;
     }
     return writes;
