@@ -10,11 +10,16 @@ class FakeLeaseApi {
   lease: { metadata: Record<string, unknown>; spec: Record<string, unknown> } | undefined;
   private version = 0;
 
-  /** A client for one candidate; `down()` makes its requests fail, as a partition would. */
+  /**
+   * A client for one candidate; `down()` makes its requests fail, as a partition would; `stall()` holds
+   * them until the returned resume is called, as a process whose event loop is blocked would.
+   */
   client() {
     let reachable = true;
+    let stalled: Promise<void> | undefined;
     const request = async (method: string, _path: string, options: { body?: unknown } = {}) => {
       await Promise.resolve();
+      await stalled;
       if (!reachable) throw new Error('connect ETIMEDOUT');
       const body = options.body as { metadata: Record<string, unknown>; spec: Record<string, unknown> };
       if (method === 'GET') {
@@ -38,16 +43,25 @@ class FakeLeaseApi {
       };
       return structuredClone(this.lease);
     };
+    const stall = () => {
+      let resume!: () => void;
+      stalled = new Promise((resolve) => (resume = resolve));
+      return () => {
+        stalled = undefined;
+        resume();
+      };
+    };
     return {
       client: { request } as unknown as Pick<KubeClient, 'request'>,
       down: () => (reachable = false),
+      stall,
     };
   }
 }
 
 function candidate(api: FakeLeaseApi, clock: FakeClock, identity: string) {
   const { logger } = memoryLogger();
-  const { client, down } = api.client();
+  const { client, down, stall } = api.client();
   const elector = new LeaderElector({
     client,
     namespace: 'cellfed-system',
@@ -70,7 +84,7 @@ function candidate(api: FakeLeaseApi, clock: FakeClock, identity: string) {
     },
     onStoppedLeading: () => state.stopped++,
   });
-  return { elector, state, stop: () => stop.abort(), running, down };
+  return { elector, state, stop: () => stop.abort(), running, down, stall };
 }
 
 describe('LeaderElector', () => {
@@ -127,6 +141,46 @@ describe('LeaderElector', () => {
     expect(a.state.stopped).toBe(1);
     expect(clock.now() - cut).toBeLessThanOrEqual(10_000);
     expect(a.elector.isLeader()).toBe(false);
+    a.stop();
+    await a.running;
+  });
+
+  it('a leader stalled until its successor leads steps down on waking and leaves the Lease to it', async () => {
+    const clock = new FakeClock();
+    const api = new FakeLeaseApi();
+    const a = candidate(api, clock, 'a');
+    await flushPromises();
+    const b = candidate(api, clock, 'b');
+    await clock.advance(5000);
+    expect(a.elector.isLeader()).toBe(true);
+    const resume = a.stall();
+    await clock.advance(30_000);
+    expect(b.elector.isLeader()).toBe(true);
+    resume();
+    await clock.advance(4000);
+    // Its read, answered only now, shows b's fresh Lease: not expired, whatever a last read long ago.
+    expect(a.state.stopped).toBe(1);
+    expect(a.state.signal!.aborted).toBe(true);
+    expect(a.elector.isLeader()).toBe(false);
+    expect(b.elector.isLeader()).toBe(true);
+    expect(api.lease?.spec.holderIdentity).toBe('b');
+    a.stop();
+    b.stop();
+    await Promise.all([a.running, b.running]);
+  });
+
+  it('steps down when a renewal lands after its renew deadline, even though nobody took over', async () => {
+    const clock = new FakeClock();
+    const api = new FakeLeaseApi();
+    const a = candidate(api, clock, 'a');
+    await clock.advance(3000);
+    const leadership = a.state.signal!;
+    const resume = a.stall();
+    await clock.advance(12_000);
+    resume();
+    await clock.advance(100);
+    expect(a.state.stopped).toBe(1);
+    expect(leadership.aborted).toBe(true);
     a.stop();
     await a.running;
   });

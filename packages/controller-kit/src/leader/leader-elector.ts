@@ -152,15 +152,20 @@ export class LeaderElector {
   /** Renews every retry period; resolves true when leadership is lost, false when `signal` aborts. */
   private async renewUntilLost(signal: AbortSignal): Promise<boolean> {
     let lastRenew = this.clock.now();
+    const pastDeadline = () => this.clock.now() - lastRenew >= this.options.renewDeadlineMs;
     while (!signal.aborted) {
       await sleep(this.clock, this.options.retryPeriodMs, signal);
       if (signal.aborted) return false;
+      // A process that was stalled (CPU starvation, a blocked event loop) past its deadline may have been
+      // replaced meanwhile: it steps down rather than renew, even if renewing would still succeed.
+      if (pastDeadline()) return true;
+      const attemptedAt = this.clock.now();
       if (await this.tryAcquireOrRenew(signal)) {
-        lastRenew = this.clock.now();
+        lastRenew = attemptedAt;
       } else if (this.observed?.spec.holderIdentity !== this.options.identity) {
         return true;
       }
-      if (this.clock.now() - lastRenew >= this.options.renewDeadlineMs) return true;
+      if (pastDeadline()) return true;
     }
     return false;
   }
@@ -206,6 +211,7 @@ export class LeaderElector {
       const updated = await this.client.request<Lease>('PUT', this.path(), {
         body: { ...this.lease(spec), metadata: { ...current.metadata } },
         signal,
+        timeoutMs: this.options.retryPeriodMs * 2,
       });
       this.observe(updated);
       return true;
@@ -218,9 +224,11 @@ export class LeaderElector {
 
   /**
    * Remembers the Lease and when, on our clock, it last changed; expiry is judged from that moment. A change
-   * seen now happened after the previous read, so that read's time is used: the earliest the change can
-   * have happened. That is still safe: with reads every retry period (+20 % jitter), expiry falls at least
-   * leaseDuration − 1.2·retryPeriod (12.6 s) after the holder's last renewal, past its renew deadline (10 s).
+   * seen now happened after the previous read, so that read's time is used (the earliest the change can have
+   * happened) when it is at most leaseDuration − renewDeadline ago: expiry then still falls after the
+   * holder's renew deadline. After a longer gap (this process was stalled) the change may be a moment old,
+   * so `now` is used, as client-go does; otherwise a stalled process would wrongly find a fresh holder's
+   * Lease expired and take it back from a live leader.
    */
   private observe(lease: Lease): void {
     this.known = true;
@@ -229,10 +237,13 @@ export class LeaderElector {
       !this.observed ||
       this.observed.spec.holderIdentity !== lease.spec.holderIdentity ||
       this.observed.spec.renewTime !== lease.spec.renewTime;
+    const readGapBound = this.options.leaseDurationMs - this.options.renewDeadlineMs;
+    const changedAt =
+      this.lastRead !== undefined && now - this.lastRead <= readGapBound ? this.lastRead : now;
     this.observed = {
       spec: lease.spec,
       resourceVersion: lease.metadata.resourceVersion,
-      at: changed ? (this.lastRead ?? now) : this.observed!.at,
+      at: changed ? changedAt : this.observed!.at,
     };
     this.lastRead = now;
   }
