@@ -87,29 +87,34 @@ function candidate(api: FakeLeaseApi, clock: FakeClock, identity: string) {
   return { elector, state, stop: () => stop.abort(), running, down, stall };
 }
 
+/** Two candidates on one Lease, `a` first so it leads; `stopBoth` ends both runs. */
+async function twoCandidates() {
+  const clock = new FakeClock();
+  const api = new FakeLeaseApi();
+  const a = candidate(api, clock, 'a');
+  await flushPromises();
+  const b = candidate(api, clock, 'b');
+  const stopBoth = async () => {
+    a.stop();
+    b.stop();
+    await Promise.all([a.running, b.running]);
+  };
+  return { clock, api, a, b, stopBoth };
+}
+
 describe('LeaderElector', () => {
   it('lets exactly one of two candidates lead while the leader renews', async () => {
-    const clock = new FakeClock();
-    const api = new FakeLeaseApi();
-    const a = candidate(api, clock, 'a');
-    await flushPromises();
-    const b = candidate(api, clock, 'b');
+    const { clock, api, a, b, stopBoth } = await twoCandidates();
     await clock.advance(60_000);
     expect(a.elector.isLeader()).toBe(true);
     expect(b.elector.isLeader()).toBe(false);
     expect(b.elector.leaderStateKnown()).toBe(true);
     expect(api.lease?.spec.holderIdentity).toBe('a');
-    a.stop();
-    b.stop();
-    await Promise.all([a.running, b.running]);
+    await stopBoth();
   });
 
   it('hands over within the lease duration when the leader dies without releasing', async () => {
-    const clock = new FakeClock();
-    const api = new FakeLeaseApi();
-    const a = candidate(api, clock, 'a');
-    await flushPromises();
-    const b = candidate(api, clock, 'b');
+    const { clock, api, a, b, stopBoth } = await twoCandidates();
     await clock.advance(10_000);
     a.down();
     const died = clock.now();
@@ -120,9 +125,7 @@ describe('LeaderElector', () => {
     expect(handover).toBeGreaterThan(10_000);
     expect(handover).toBeLessThanOrEqual(15_000);
     expect(api.lease?.spec.leaseTransitions).toBe(1);
-    b.stop();
-    a.stop();
-    await Promise.all([a.running, b.running]);
+    await stopBoth();
   });
 
   it('steps down and aborts the leadership signal when it cannot renew within the renew deadline', async () => {
@@ -146,11 +149,7 @@ describe('LeaderElector', () => {
   });
 
   it('a leader stalled until its successor leads steps down on waking and leaves the Lease to it', async () => {
-    const clock = new FakeClock();
-    const api = new FakeLeaseApi();
-    const a = candidate(api, clock, 'a');
-    await flushPromises();
-    const b = candidate(api, clock, 'b');
+    const { clock, api, a, b, stopBoth } = await twoCandidates();
     await clock.advance(5000);
     expect(a.elector.isLeader()).toBe(true);
     const resume = a.stall();
@@ -164,9 +163,7 @@ describe('LeaderElector', () => {
     expect(a.elector.isLeader()).toBe(false);
     expect(b.elector.isLeader()).toBe(true);
     expect(api.lease?.spec.holderIdentity).toBe('b');
-    a.stop();
-    b.stop();
-    await Promise.all([a.running, b.running]);
+    await stopBoth();
   });
 
   it('steps down when a renewal lands after its renew deadline, even though nobody took over', async () => {
@@ -186,11 +183,7 @@ describe('LeaderElector', () => {
   });
 
   it('releases the Lease on a clean stop so the next candidate takes over within a retry period', async () => {
-    const clock = new FakeClock();
-    const api = new FakeLeaseApi();
-    const a = candidate(api, clock, 'a');
-    await flushPromises();
-    const b = candidate(api, clock, 'b');
+    const { clock, api, a, b, stopBoth } = await twoCandidates();
     await clock.advance(5000);
     a.stop();
     await a.running;
@@ -200,8 +193,7 @@ describe('LeaderElector', () => {
     await clock.advance(3000);
     expect(b.elector.isLeader()).toBe(true);
     expect(b.state.leadingSince! - released).toBeLessThanOrEqual(2400);
-    b.stop();
-    await b.running;
+    await stopBoth();
   });
 
   it('writes MicroTime with six fractional digits', () => {
