@@ -81,7 +81,7 @@ describeE2e('proof: 20 kill -9 of the rebalance controller while 5000 objects mi
     for (const one of replicas) await stopController(one);
     await stopScratchFederation(env, federation, { cellSetName, namespace });
     for (const client of [controlPlane, ...cells.values()]) await client.close();
-  });
+  }, 360_000); // the cells' namespace controllers delete thousands of objects
 
   it(`${KILLS} kill -9 mid-migration: 0 lost acknowledged writes, 0 duplicates through the router, 0 lost objects`, async () => {
     let weight = 1;

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 
-import { KubeClient } from '@cellfed/controller-kit';
+import { KubeClient, isNotFound } from '@cellfed/controller-kit';
 
 import type { EnvFile } from '../src/env-file.ts';
-import { createCellSet, deleteCellSet, forEachInParallel } from './clients.ts';
+import { createCellSet, deleteCellSet, eventually, forEachInParallel } from './clients.ts';
 import { DEPLOYMENTS, deployment } from './deployments.ts';
 import { routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
 
@@ -61,7 +61,9 @@ export async function startScratchFederation(
 
 /**
  * Undoes {@link startScratchFederation}, also after one that failed half-way: the router stopped, the CellSet
- * and the namespace deleted.
+ * deleted, and the namespace deleted in the control plane and in every cell. It waits until each cell's
+ * namespace is gone, so that a suite's objects (thousands in the proofs) do not weigh on the next suite's
+ * cells.
  */
 export async function stopScratchFederation(
   env: EnvFile,
@@ -71,7 +73,33 @@ export async function stopScratchFederation(
   await stopRouter(federation?.router);
   await federation?.routed.close();
   await deleteCellSet(env.controlPlane.kubeconfig, options.cellSetName);
+  const path = `/api/v1/namespaces/${options.namespace}`;
   const controlPlane = KubeClient.fromFile(env.controlPlane.kubeconfig);
-  await controlPlane.request('DELETE', `/api/v1/namespaces/${options.namespace}`).catch(() => undefined);
+  await controlPlane.request('DELETE', path).catch(() => undefined);
   await controlPlane.close();
+  await Promise.all(
+    env.cells.map(async (cell) => {
+      const client = KubeClient.fromFile(cell.kubeconfig);
+      try {
+        await client.request('DELETE', path).catch((error: unknown) => {
+          if (!isNotFound(error)) throw error;
+        });
+        // The cell's namespace controller (kube-controller-manager) empties it first.
+        await eventually(
+          `namespace ${options.namespace} to be gone from ${cell.id}`,
+          () =>
+            client.request('GET', path).then(
+              () => undefined,
+              (error: unknown) => {
+                if (isNotFound(error)) return true;
+                throw error;
+              },
+            ),
+          300_000,
+        );
+      } finally {
+        await client.close();
+      }
+    }),
+  );
 }
