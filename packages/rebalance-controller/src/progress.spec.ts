@@ -49,6 +49,38 @@ describe('countProgress', () => {
       { id: 'b', state: 'Joining', objects: 1, movingIn: moving.length - 1, movingOut: 0 },
     ]);
   });
+
+  it('does not count a leftover in the new cell as moved: a drain soon after a join starts at 0 moved', () => {
+    const draining = configMapCellSet({ a: 'Normal', b: 'Draining' });
+    const table = RoutingTable.fromCellSet(draining);
+    const names = Array.from({ length: 40 }, (_, i) => `cm-${i}`);
+    const movingBack = names.filter(
+      (name) => table.route(table.keyOf({ namespace: 'ns', name })).oldCell === 'b',
+    );
+    expect(movingBack.length).toBeGreaterThanOrEqual(4);
+    const a = new FakeCell('a');
+    const b = new FakeCell('b');
+    for (const name of names) {
+      const path = `/api/v1/namespaces/ns/configmaps/${name}`;
+      if (!movingBack.includes(name)) {
+        a.put(path, { metadata: { name, namespace: 'ns' } });
+        continue;
+      }
+      // Moved a → b by the join; a still holds its old copy, kept until --delete-after.
+      a.put(path, { metadata: { name, namespace: 'ns', labels: { [REBALANCE_STATUS_LABEL]: MIGRATED } } });
+      b.put(path, { metadata: { name, namespace: 'ns' } });
+    }
+    const plans = new PlanHolder();
+    plans.load(draining, 2);
+
+    const progress = countProgress(fakeCopies([a, b], CONFIGMAPS), plans.current()!, () => undefined);
+    expect(progress).toMatchObject({
+      total: names.length,
+      toMove: movingBack.length,
+      moved: 0,
+      pending: movingBack.length,
+    });
+  });
 });
 
 describe('MoveRate', () => {

@@ -73,7 +73,9 @@ export function countProgress(
       cells.get(oldCell)!.movingOut++;
       cells.get(newCell)!.movingIn++;
     } else if (cell === newCell) {
-      if (copiedFromCell(metadata) !== undefined) return;
+      // A `migrated` copy here is the leftover of an earlier move out of this cell (a drain soon after a
+      // join, inside --delete-after), not the object: it has not moved back yet.
+      if (copiedFromCell(metadata) !== undefined || status === MIGRATED) return;
       progress.total++;
       progress.toMove++;
       progress.moved++;
