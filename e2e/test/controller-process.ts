@@ -1,4 +1,5 @@
 export {
+  recentTrouble,
   startBackupController,
   startRebalanceController,
   stopController,

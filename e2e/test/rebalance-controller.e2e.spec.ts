@@ -25,7 +25,12 @@ import { cellSetSpec, eventually, readCellSet, updateCellSet } from './clients.t
 import { cellAdder, describeE2e, e2eEnv } from './e2e-env.ts';
 import { DEPLOYMENTS, METADATA_LIST, deployment, deploymentsIn, startWriter } from './deployments.ts';
 import { lostWrites, misplaced, placement } from './placement.ts';
-import { startRebalanceController, stopController, type ControllerProcess } from './controller-process.ts';
+import {
+  recentTrouble,
+  startRebalanceController,
+  stopController,
+  type ControllerProcess,
+} from './controller-process.ts';
 import {
   startScratchFederation,
   stopScratchFederation,
@@ -76,15 +81,35 @@ describeE2e('rebalance controller: cells join and leave live', () => {
         if (error instanceof ApiError && error.statusCode === 404) return undefined;
         throw error;
       });
-  const untilSpec = (what: string, done: (spec: CellSetSpecInput) => boolean, timeoutMs = 180_000) =>
-    eventually(
-      what,
-      async () => {
-        const current = await cellSet();
-        return done(current.spec) ? current : undefined;
-      },
-      timeoutMs,
-    );
+  /** Waits for the CellSet's spec to satisfy `done`; a timeout says where the rebalance stood. */
+  const untilSpec = async (what: string, done: (spec: CellSetSpecInput) => boolean, timeoutMs = 180_000) => {
+    let last: CellSetObject | undefined;
+    try {
+      return await eventually(
+        what,
+        async () => {
+          last = await cellSet();
+          return done(last.spec) ? last : undefined;
+        },
+        timeoutMs,
+      );
+    } catch (error) {
+      const running = [controller, ...replicas].filter(
+        (app): app is ControllerProcess =>
+          app !== undefined && app.child.exitCode === null && app.child.signalCode === null,
+      );
+      throw new Error(
+        [
+          `${(error as Error).message}; the CellSet's status then: ${JSON.stringify(last?.status)}`,
+          ...running.map(
+            (app) =>
+              `controller pid ${app.child.pid}: ${recentTrouble(app.lines).join(' | ') || 'no warnings'}`,
+          ),
+        ].join('\n'),
+        { cause: error },
+      );
+    }
+  };
   /** Cells 1–3 Normal and the added cell in `state` (absent when undefined). */
   const withAdded = (state?: 'Normal' | 'Joining' | 'Draining') => {
     const [one, two, three] = ids();

@@ -75,3 +75,20 @@ export const stopController = (
   controller: { child: ChildProcess } | undefined,
   signal: NodeJS.Signals = 'SIGTERM',
 ): Promise<void> => stopApp(controller, signal);
+
+/**
+ * The latest distinct warnings and errors in a controller's log, newest last, each with how often it came:
+ * what a failed wait should print, since CI keeps the test output but not the log files.
+ */
+export function recentTrouble(lines: readonly Record<string, unknown>[], limit = 5): string[] {
+  const counts = new Map<string, number>();
+  for (const line of lines) {
+    if (Number(line.level) < 40) continue;
+    const err = line.err as { message?: unknown } | undefined;
+    const text = [line.cell, line.msg, err?.message].filter((part) => part !== undefined).join(': ');
+    const seen = (counts.get(text) ?? 0) + 1;
+    counts.delete(text); // re-inserted, so the map's order is by latest occurrence
+    counts.set(text, seen);
+  }
+  return [...counts].slice(-limit).map(([text, count]) => `${count}× ${text.slice(0, 300)}`);
+}
