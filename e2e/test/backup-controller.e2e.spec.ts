@@ -59,8 +59,6 @@ describeE2e(
       await stopController(controller);
       await stopController(rebalancer);
       await stopScratchFederation(env, federation, { cellSetName, namespace });
-      for (const client of cells.values())
-        await client.request('DELETE', `/api/v1/namespaces/${namespace}`).catch(() => undefined);
       if (added) await provider.removeCell({ dir: env.dir, id: added.id, log });
       for (const client of [controlPlane, routed, ...cells.values()]) await client?.close();
     });
