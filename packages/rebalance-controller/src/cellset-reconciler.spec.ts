@@ -1,4 +1,9 @@
-import { LOADED_GENERATION_ANNOTATION, type KubeObject, type RouterLease } from '@cellfed/controller-kit';
+import {
+  ApiError,
+  LOADED_GENERATION_ANNOTATION,
+  type KubeObject,
+  type RouterLease,
+} from '@cellfed/controller-kit';
 import { FakeCell, FakeClock, fakeCopies, memoryLogger } from '@cellfed/controller-kit/testing';
 import { MIGRATED, REBALANCE_STATUS_LABEL, RoutingTable, parseCellSet } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
@@ -22,6 +27,8 @@ function cellSet(generation: number, cells: Record<string, string>): KubeObject 
   };
 }
 
+const CELLSET_PATH = '/apis/cells.cellfed.io/v1alpha1/cellsets/default';
+
 const plansFor = (object: KubeObject) => parseCellSet(object).spec;
 
 function lease(generation: number, renewedAt: number): RouterLease {
@@ -33,7 +40,9 @@ function lease(generation: number, renewedAt: number): RouterLease {
 
 function setup(object: KubeObject) {
   const clock = new FakeClock();
-  const state = { object, leases: [] as RouterLease[], enqueued: 0 };
+  // `object` is what the cache shows; `server` what the control plane holds (the same unless a test makes
+  // the cache lag).
+  const state = { object, server: object, leases: [] as RouterLease[], enqueued: 0 };
   const events: string[] = [];
   const writes: { method: string; path: string; body: unknown }[] = [];
   const cells = { a: new FakeCell('a'), b: new FakeCell('b'), c: new FakeCell('c') };
@@ -50,6 +59,13 @@ function setup(object: KubeObject) {
     },
     controlPlane: {
       request: async <T>(method: string, path: string, options: { body?: unknown } = {}) => {
+        if (path === CELLSET_PATH && method === 'GET') return structuredClone(state.server) as T;
+        if (path === CELLSET_PATH) {
+          const expected = (options.body as { metadata?: { resourceVersion?: string } }).metadata
+            ?.resourceVersion;
+          if (expected !== state.server.metadata.resourceVersion)
+            throw new ApiError(409, { reason: 'Conflict', code: 409 }, `${method} ${path}`);
+        }
         writes.push({ method, path, body: options.body });
         return undefined as T;
       },
@@ -146,7 +162,7 @@ describe('CellSetReconciler', () => {
     });
     cells.b.put('/api/v1/namespaces/ns/configmaps/x', { metadata: { name: 'x', namespace: 'ns' } });
     await reconcile();
-    const finish = writes.find((write) => write.path === '/apis/cells.cellfed.io/v1alpha1/cellsets/default');
+    const finish = writes.find((write) => write.path === CELLSET_PATH);
     expect(finish?.body).toEqual({
       metadata: { resourceVersion: 'rv-3' },
       spec: {
@@ -158,5 +174,39 @@ describe('CellSetReconciler', () => {
     });
     expect(events.some((event) => event.startsWith('Normal RebalanceFinished'))).toBe(true);
     expect(events.find((event) => event.includes('CellRemoved'))).toContain('left for the operator');
+  });
+  /** A drain with nothing left to move: a finished migration of x from a (Draining) to b. */
+  function finishedDrain() {
+    const harness = setup(cellSet(3, { a: 'Draining', b: 'Normal' }));
+    for (const id of ['a', 'b']) harness.mirror.set(id, true);
+    harness.cells.a.put('/api/v1/namespaces/ns/configmaps/x', {
+      metadata: { name: 'x', namespace: 'ns', labels: { [REBALANCE_STATUS_LABEL]: MIGRATED } },
+    });
+    harness.cells.b.put('/api/v1/namespaces/ns/configmaps/x', { metadata: { name: 'x', namespace: 'ns' } });
+    return harness;
+  }
+
+  it('finishes at the CellSet’s own resourceVersion when the cache lags behind it (its status write, a slow watch)', async () => {
+    const { state, writes, reconcile, events } = finishedDrain();
+    state.server = {
+      ...state.object,
+      metadata: { ...state.object.metadata, resourceVersion: 'rv-3-status' },
+    };
+    await reconcile();
+    expect(writes.filter((write) => write.path === CELLSET_PATH).map((write) => write.body)).toEqual([
+      {
+        metadata: { resourceVersion: 'rv-3-status' },
+        spec: { cells: [{ id: 'b', state: 'Normal', kubeconfigSecretRef: { name: 'b' } }] },
+      },
+    ]);
+    expect(events.filter((event) => event.startsWith('Normal RebalanceFinished'))).toHaveLength(1);
+  });
+
+  it('does not finish a CellSet whose spec changed meanwhile: the new generation is planned first', async () => {
+    const { state, writes, reconcile, events } = finishedDrain();
+    state.server = cellSet(4, { a: 'Normal', b: 'Normal' });
+    await expect(reconcile()).resolves.toEqual({ requeue: true });
+    expect(writes.some((write) => write.path === CELLSET_PATH)).toBe(false);
+    expect(events.some((event) => event.startsWith('Normal RebalanceFinished'))).toBe(false);
   });
 });

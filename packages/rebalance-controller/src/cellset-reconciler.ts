@@ -10,6 +10,7 @@ import {
   type Reconciler,
   type RouterLease,
   type CopiesView,
+  type KubeObject,
 } from '@cellfed/controller-kit';
 import { CELLSET_API_VERSION, safeParseCellSet } from '@cellfed/hashing';
 import type { Logger } from 'pino';
@@ -263,25 +264,29 @@ export class CellSetReconciler implements Reconciler {
     signal: AbortSignal,
     log: Logger,
   ): Promise<ReconcileResult> {
-    const { pool, controlPlane, clock } = this.options;
-    const object = pool.cellSetObject();
-    const raw = (object?.spec as { cells?: StoredCell[] } | undefined)?.cells ?? [];
-    const { cells, removed } = finishedCells(raw);
+    const { pool, clock } = this.options;
+    const cached = pool.cellSetObject();
+    let { cells, removed } = finishedCells(cellsOf(cached));
     const seconds =
       this.startedAt?.generation === plan.generation ? (clock.now() - this.startedAt.at) / 1000 : undefined;
-    try {
-      await controlPlane.request('PATCH', `${CELLSETS}/${pool.cellSetName}`, {
-        body: { metadata: { resourceVersion }, spec: { cells } },
-        contentType: 'application/merge-patch+json',
-        signal,
-      });
-    } catch (error) {
-      // The CellSet changed meanwhile (its status, perhaps): the next reconcile sees the new one.
-      if (isConflict(error)) {
+    if (!(await this.patchCells(resourceVersion, cells, signal))) {
+      // The cache is behind the CellSet, usually by this controller's own status write. Waiting for the watch
+      // would tie the finish to its health: read the CellSet and, if its spec is still this generation's, try
+      // once more at its resourceVersion.
+      const fresh = await this.options.controlPlane.request<KubeObject>(
+        'GET',
+        `${CELLSETS}/${pool.cellSetName}`,
+        { signal },
+      );
+      if (fresh.metadata.generation !== plan.generation) {
+        log.debug({ generation: fresh.metadata.generation }, 'CellSet changed before it could be finished');
+        return { requeue: true };
+      }
+      ({ cells, removed } = finishedCells(cellsOf(fresh)));
+      if (!(await this.patchCells(fresh.metadata.resourceVersion, cells, signal))) {
         log.debug('CellSet changed before it could be finished; looking again');
         return { requeue: true };
       }
-      throw error;
     }
     // Written with the next status, which the new generation's reconcile writes.
     this.lastRebalance = {
@@ -307,6 +312,25 @@ export class CellSetReconciler implements Reconciler {
       );
     }
     return { requeue: true };
+  }
+
+  /** Writes the cells of a finished rebalance at `resourceVersion`; false when the CellSet has moved on. */
+  private async patchCells(
+    resourceVersion: string | undefined,
+    cells: StoredCell[],
+    signal: AbortSignal,
+  ): Promise<boolean> {
+    try {
+      await this.options.controlPlane.request('PATCH', `${CELLSETS}/${this.options.pool.cellSetName}`, {
+        body: { metadata: { resourceVersion }, spec: { cells } },
+        contentType: 'application/merge-patch+json',
+        signal,
+      });
+      return true;
+    } catch (error) {
+      if (isConflict(error)) return false;
+      throw error;
+    }
   }
 
   private allListed(plan: RebalancePlan): boolean {
@@ -403,4 +427,8 @@ function shapeOf(status: CellSetStatus): string {
       observedGeneration,
     })),
   });
+}
+
+function cellsOf(object: KubeObject | undefined): StoredCell[] {
+  return (object?.spec as { cells?: StoredCell[] } | undefined)?.cells ?? [];
 }
