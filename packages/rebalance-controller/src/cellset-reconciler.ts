@@ -133,7 +133,7 @@ export class CellSetReconciler implements Reconciler {
       progress.uncommitted === 0 &&
       this.allListed(current)
     ) {
-      return this.finish(object.metadata.resourceVersion, current, progress.moved, signal, log);
+      return this.finish(object, current, progress.moved, signal, log);
     }
     const phase: RebalancePhase = !rebalancing ? 'Stable' : gate ? 'Blocked' : 'Rebalancing';
     conditions = setCondition(
@@ -258,18 +258,18 @@ export class CellSetReconciler implements Reconciler {
 
   /** Nothing left to move: Joining → Normal, Draining cells leave the CellSet. */
   private async finish(
-    resourceVersion: string | undefined,
+    object: KubeObject,
     plan: RebalancePlan,
     moved: number,
     signal: AbortSignal,
     log: Logger,
   ): Promise<ReconcileResult> {
     const { pool, clock } = this.options;
-    const cached = pool.cellSetObject();
-    let { cells, removed } = finishedCells(cellsOf(cached));
+    // The cells and the resourceVersion come from one snapshot, so a PATCH that lands writes what was read.
+    let { cells, removed } = finishedCells(cellsOf(object));
     const seconds =
       this.startedAt?.generation === plan.generation ? (clock.now() - this.startedAt.at) / 1000 : undefined;
-    if (!(await this.patchCells(resourceVersion, cells, signal))) {
+    if (!(await this.patchCells(object.metadata.resourceVersion, cells, signal))) {
       // The cache is behind the CellSet, usually by this controller's own status write. Waiting for the watch
       // would tie the finish to its health: read the CellSet and, if its spec is still this generation's, try
       // once more at its resourceVersion.
