@@ -8,6 +8,18 @@ import { configMapCellSet, CONFIGMAPS } from './testing/configmap-cells.ts';
 
 const spec = configMapCellSet({ a: 'Normal', b: 'Joining' });
 
+const put = (cell: FakeCell, name: string, labels = {}, annotations = {}) =>
+  cell.put(`/api/v1/namespaces/ns/configmaps/${name}`, {
+    metadata: { name, namespace: 'ns', labels, annotations },
+  });
+
+/** The progress of the plan of `cellSet` at `generation`, counted over `cells`. */
+function progressOf(cellSet: typeof spec, generation: number, cells: FakeCell[]) {
+  const plans = new PlanHolder();
+  plans.load(cellSet, generation);
+  return countProgress(fakeCopies(cells, CONFIGMAPS), plans.current()!, () => undefined);
+}
+
 describe('countProgress', () => {
   it('counts each object once, where the router serves it; leftovers and uncommitted copies are not objects', () => {
     const table = RoutingTable.fromCellSet(spec);
@@ -19,10 +31,6 @@ describe('countProgress', () => {
     expect(moving.length).toBeGreaterThanOrEqual(4);
     const a = new FakeCell('a');
     const b = new FakeCell('b');
-    const put = (cell: FakeCell, name: string, labels = {}, annotations = {}) =>
-      cell.put(`/api/v1/namespaces/ns/configmaps/${name}`, {
-        metadata: { name, namespace: 'ns', labels, annotations },
-      });
     for (const name of staying) put(a, name);
     const [done, copying, fenced, waiting, ...rest] = moving;
     put(a, done!, { [REBALANCE_STATUS_LABEL]: MIGRATED }); // leftover
@@ -32,10 +40,8 @@ describe('countProgress', () => {
     put(a, fenced!, { [REBALANCE_STATUS_LABEL]: MIGRATING });
     put(a, waiting!);
     for (const name of rest) put(a, name);
-    const plans = new PlanHolder();
-    plans.load(spec, 1);
 
-    const progress = countProgress(fakeCopies([a, b], CONFIGMAPS), plans.current()!, () => undefined);
+    const progress = progressOf(spec, 1, [a, b]);
     expect(progress).toMatchObject({
       total: names.length,
       toMove: moving.length,
@@ -61,19 +67,16 @@ describe('countProgress', () => {
     const a = new FakeCell('a');
     const b = new FakeCell('b');
     for (const name of names) {
-      const path = `/api/v1/namespaces/ns/configmaps/${name}`;
       if (!movingBack.includes(name)) {
-        a.put(path, { metadata: { name, namespace: 'ns' } });
+        put(a, name);
         continue;
       }
       // Moved a → b by the join; a still holds its old copy, kept until --delete-after.
-      a.put(path, { metadata: { name, namespace: 'ns', labels: { [REBALANCE_STATUS_LABEL]: MIGRATED } } });
-      b.put(path, { metadata: { name, namespace: 'ns' } });
+      put(a, name, { [REBALANCE_STATUS_LABEL]: MIGRATED });
+      put(b, name);
     }
-    const plans = new PlanHolder();
-    plans.load(draining, 2);
 
-    const progress = countProgress(fakeCopies([a, b], CONFIGMAPS), plans.current()!, () => undefined);
+    const progress = progressOf(draining, 2, [a, b]);
     expect(progress).toMatchObject({
       total: names.length,
       toMove: movingBack.length,
