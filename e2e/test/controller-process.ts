@@ -4,4 +4,5 @@ export {
   startRebalanceController,
   stopController,
 } from '../src/apps/controller-process.ts';
+export { isRunning } from '../src/apps/node-app.ts';
 export type { ControllerProcess } from '../src/apps/controller-process.ts';

@@ -5,6 +5,7 @@ import { RoutingTable, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/
 
 import { cellSetSettled, weightedCellSetSpec, eventually, readCellSet, updateCellSet } from './clients.ts';
 import {
+  isRunning,
   startBackupController,
   startRebalanceController,
   stopController,
@@ -64,13 +65,11 @@ describeE2e('proof: leader failover under load, both controllers', () => {
     started[kind].push(replica);
     return replica;
   };
-  const running = (replica: ControllerProcess) =>
-    replica.child.exitCode === null && replica.child.signalCode === null;
   const becameLeader = (replica: ControllerProcess, after = 0) =>
     replica.lines.find((line) => line.msg === 'became leader' && Number(line.time) >= after);
   /** Whether it leads now: running, and its last word on the Lease is that it became leader. */
   const leads = (replica: ControllerProcess) =>
-    running(replica) &&
+    isRunning(replica.child) &&
     replica.lines.findLast(
       (line) =>
         line.msg === 'became leader' ||
@@ -82,7 +81,8 @@ describeE2e('proof: leader failover under load, both controllers', () => {
    * the kubelet would, a new one is started in its place, so that the kill always leaves a standby.
    */
   const leaderWithStandby = async (kind: Kind, pair: ControllerProcess[]) => {
-    for (const [index, replica] of pair.entries()) if (!running(replica)) pair[index] = await start(kind);
+    for (const [index, replica] of pair.entries())
+      if (!isRunning(replica.child)) pair[index] = await start(kind);
     return eventually(`one ${kind} replica to lead`, async () => pair.find(leads), 30_000);
   };
   const leadershipChanges = (kind: Kind) =>

@@ -5,7 +5,12 @@ import { KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-
 import { RoutingTable, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/hashing';
 
 import { cellSetSettled, weightedCellSetSpec, eventually, updateCellSet } from './clients.ts';
-import { startRebalanceController, stopController, type ControllerProcess } from './controller-process.ts';
+import {
+  isRunning,
+  startRebalanceController,
+  stopController,
+  type ControllerProcess,
+} from './controller-process.ts';
 import { DEPLOYMENTS, METADATA_LIST, deploymentsIn, startWriter } from './deployments.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 import { lostWrites, misplaced } from './placement.ts';
@@ -49,8 +54,6 @@ describeE2e('proof: 20 kill -9 of the rebalance controller while 5000 objects mi
   };
   const settled = () => cellSetSettled(env.controlPlane.kubeconfig, cellSetName);
 
-  const live = (replica: ControllerProcess) =>
-    replica.child.exitCode === null && replica.child.signalCode === null;
   const replica = async () => {
     const started = await startRebalanceController(env, {
       args: [
@@ -71,7 +74,7 @@ describeE2e('proof: 20 kill -9 of the rebalance controller while 5000 objects mi
         replicas.find(
           (candidate) =>
             candidate !== except &&
-            live(candidate) &&
+            isRunning(candidate.child) &&
             candidate.lines.some((line) => line.msg === 'became leader' && Number(line.time) >= after),
         ),
       30_000,

@@ -26,6 +26,7 @@ import { cellAdder, describeE2e, e2eEnv } from './e2e-env.ts';
 import { DEPLOYMENTS, METADATA_LIST, deployment, deploymentsIn, startWriter } from './deployments.ts';
 import { lostWrites, misplaced, placement } from './placement.ts';
 import {
+  isRunning,
   recentTrouble,
   startRebalanceController,
   stopController,
@@ -95,8 +96,7 @@ describeE2e('rebalance controller: cells join and leave live', () => {
       );
     } catch (error) {
       const running = [controller, ...replicas].filter(
-        (app): app is ControllerProcess =>
-          app !== undefined && app.child.exitCode === null && app.child.signalCode === null,
+        (app): app is ControllerProcess => app !== undefined && isRunning(app.child),
       );
       throw new Error(
         [
@@ -429,9 +429,7 @@ describeE2e('rebalance controller: cells join and leave live', () => {
         eventually('a replica to lead', async () =>
           replicas.find(
             (candidate) =>
-              candidate.child.exitCode === null &&
-              candidate.child.signalCode === null &&
-              candidate.lines.some((line) => line.msg === 'became leader'),
+              isRunning(candidate.child) && candidate.lines.some((line) => line.msg === 'became leader'),
           ),
         );
       await leader();

@@ -61,7 +61,7 @@ export function spawnApp(options: SpawnAppOptions): NodeApp {
     for (;;) {
       const value = await probe();
       if (value !== undefined) return value;
-      if (child.exitCode !== null || child.signalCode !== null) {
+      if (!isRunning(child)) {
         // Its own last word: a fatal log line (listen failed) or stderr (bad flags).
         const fatal = lines.findLast((line) => Number(line.level) >= 50);
         const reason = fatal
@@ -79,6 +79,10 @@ export function spawnApp(options: SpawnAppOptions): NodeApp {
   };
   return { lines, child, waitFor };
 }
+
+/** Whether the process has neither exited nor been killed by a signal. */
+export const isRunning = (child: ChildProcess): boolean =>
+  child.exitCode === null && child.signalCode === null;
 
 /** The port of its health server, then its /readyz answering 200. */
 export async function waitUntilReady(app: NodeApp): Promise<number> {
@@ -99,7 +103,7 @@ export async function stopApp(
   signal: NodeJS.Signals = 'SIGTERM',
 ): Promise<void> {
   const child = app?.child;
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  if (!child || !isRunning(child)) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill(signal);
   await exited;
