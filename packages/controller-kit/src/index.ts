@@ -55,6 +55,16 @@ export {
   routeOf,
 } from './objects/object-ref.ts';
 export type { ObjectRef } from './objects/object-ref.ts';
+export {
+  HELD_OWNERS_ANNOTATION,
+  HeldOwnersError,
+  formatHeldOwners,
+  heldOwners,
+  ownerReferencesOf,
+  shownOwners,
+  splitOwners,
+} from './objects/held-owners.ts';
+export type { OwnerReference } from './objects/held-owners.ts';
 export { portableObject, without } from './objects/portable-object.ts';
 export type { PortableObject } from './objects/portable-object.ts';
 export type { CellAware, CellPoolOptions, EngagedCell } from './cells/cell-pool.ts';

@@ -1,0 +1,92 @@
+import { z } from 'zod';
+
+/**
+ * Where a cell keeps the owner references of an object written through the router. A cell's garbage
+ * collector deletes an object whose owners it cannot find, and the owners of a cellular object are often
+ * elsewhere: in another cell (their key hashes elsewhere), in the control plane (a ServiceAccount, a custom
+ * resource) or in the cell under another uid (after a move). So the router holds them here, out of the GC's
+ * sight, shows them to clients as `metadata.ownerReferences`, and cellfed's own collector enforces them.
+ */
+export const HELD_OWNERS_ANNOTATION = 'cellfed.io/owner-references';
+
+const ownerReferenceSchema = z.looseObject({
+  apiVersion: z.string().min(1),
+  kind: z.string().min(1),
+  name: z.string().min(1),
+  uid: z.string().min(1),
+  controller: z.boolean().optional(),
+  blockOwnerDeletion: z.boolean().optional(),
+});
+
+/** metav1.OwnerReference. */
+export type OwnerReference = z.infer<typeof ownerReferenceSchema>;
+
+const heldOwnersSchema = z.array(ownerReferenceSchema);
+
+/** The annotation holds something that is not a list of owner references (edited in a cell by hand). */
+export class HeldOwnersError extends Error {
+  override readonly name = 'HeldOwnersError';
+}
+
+/** The owner references held in `annotations`; none when the annotation is absent. */
+export function heldOwners(annotations: Readonly<Record<string, string>> | undefined): OwnerReference[] {
+  const text = annotations?.[HELD_OWNERS_ANNOTATION];
+  if (text === undefined) return [];
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new HeldOwnersError(`annotation ${HELD_OWNERS_ANNOTATION} is not JSON`);
+  }
+  const parsed = heldOwnersSchema.safeParse(value);
+  if (!parsed.success)
+    throw new HeldOwnersError(
+      `annotation ${HELD_OWNERS_ANNOTATION} is not a list of owner references: ${parsed.error.issues[0]?.message ?? ''}`,
+    );
+  return parsed.data;
+}
+
+/** The annotation's value for `owners` (fields in kube-apiserver's order, so equal lists are equal text). */
+export function formatHeldOwners(owners: readonly OwnerReference[]): string {
+  return JSON.stringify(
+    owners.map(({ apiVersion, kind, name, uid, controller, blockOwnerDeletion, ...rest }) => ({
+      apiVersion,
+      kind,
+      name,
+      uid,
+      ...(controller === undefined ? {} : { controller }),
+      ...(blockOwnerDeletion === undefined ? {} : { blockOwnerDeletion }),
+      ...rest,
+    })),
+  );
+}
+
+/** What a client sees: the cell's own references (set by its controllers) first, then the held ones. */
+export function shownOwners(
+  native: readonly OwnerReference[],
+  held: readonly OwnerReference[],
+): OwnerReference[] {
+  const seen = new Set(native.map((owner) => owner.uid));
+  return [...native, ...held.filter((owner) => !seen.has(owner.uid))];
+}
+
+/**
+ * A client's wanted list split for a cell: references the cell already has natively stay native (its own
+ * controllers set them, e.g. a CronJob's Job, and rely on them); every other one is held.
+ */
+export function splitOwners(
+  wanted: readonly OwnerReference[],
+  native: readonly OwnerReference[],
+): { native: OwnerReference[]; held: OwnerReference[] } {
+  const nativeUids = new Set(native.map((owner) => owner.uid));
+  return {
+    native: wanted.filter((owner) => nativeUids.has(owner.uid)),
+    held: wanted.filter((owner) => !nativeUids.has(owner.uid)),
+  };
+}
+
+/** Owner references as an object carries them (anything that is not a valid list counts as none). */
+export function ownerReferencesOf(metadata: { ownerReferences?: unknown } | undefined): OwnerReference[] {
+  const parsed = heldOwnersSchema.safeParse(metadata?.ownerReferences ?? []);
+  return parsed.success ? parsed.data : [];
+}
