@@ -11,6 +11,7 @@ import {
 } from './cell-versions.ts';
 import { visibleCopy, type CellCopy } from './copy-choice.ts';
 import type { CollectionOutcome, StreamedAnswer } from './streamed-answer.ts';
+import { showJson } from '../views/client-view.ts';
 
 /**
  * How many items the router asks each cell for at a time when the client set no limit: each page is a
@@ -189,5 +190,9 @@ function takeVisible(
   }
   const { table: routing } = request.state;
   const key = { namespace: meta.namespace ?? '', name: meta.name ?? '' };
-  return visibleCopy(routing.route(routing.keyOf(key, request.namespaceLabels(key.namespace))), copies)?.item;
+  const item = visibleCopy(
+    routing.route(routing.keyOf(key, request.namespaceLabels(key.namespace))),
+    copies,
+  )?.item;
+  return item === undefined ? undefined : showJson(item);
 }

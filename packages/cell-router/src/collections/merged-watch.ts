@@ -14,6 +14,7 @@ import { badRequest, cellFailure, failure, parseStatus, type KubeStatus } from '
 import { CellTokenError, encodeCellVersions, requestedCellVersions } from './cell-versions.ts';
 import { visibleCopy } from './copy-choice.ts';
 import type { CollectionOutcome, StreamedAnswer } from './streamed-answer.ts';
+import { showObject } from '../views/client-view.ts';
 
 interface WatchedObject {
   kind?: string;
@@ -33,9 +34,13 @@ function watchedMeta(object: WatchedObject): NonNullable<WatchedObject['metadata
   return object.metadata ?? {};
 }
 
-/** A copy of a watched object showing the composite version (on the Table and its row's object too). */
+/**
+ * A copy of a watched object as the client sees it (views/client-view.ts), showing the composite version (on
+ * the Table and its row's object too).
+ */
 function withVersion(object: WatchedObject, resourceVersion: string): WatchedObject {
   const copy = structuredClone(object);
+  showObject(copy);
   copy.metadata = { ...copy.metadata, resourceVersion };
   for (const row of copy.rows ?? []) {
     if (row.object?.metadata) row.object.metadata.resourceVersion = resourceVersion;

@@ -4,7 +4,10 @@ import { pipeline } from 'node:stream/promises';
 import { isFenceRefusal, type KubeClient } from '@cellfed/controller-kit';
 import type { Dispatcher } from 'undici';
 
+import { mediaType } from '../request/object-name.ts';
 import { isErrorWithoutStatus, statusFromText, type KubeStatus } from '../status/kube-status.ts';
+import { showJson } from '../views/client-view.ts';
+import { showProtobuf } from '../views/protobuf-view.ts';
 import { hasRequestBody, writeHead, type ClientRequest, type ClientResponse } from './client-exchange.ts';
 import { downstreamHeaders, upstreamHeaders } from './headers.ts';
 
@@ -53,12 +56,29 @@ function detachedBody(request: ClientRequest): Readable {
 
 /**
  * Streams an apiserver's answer to the caller: watches and logs flow until either side closes. An error
- * whose body is not a Status (plain text from a Go handler) is sent as one.
+ * whose body is not a Status (plain text from a Go handler) is sent as one. With `showObjects`, a successful
+ * JSON or protobuf answer is one object (or a list) and is read whole to be shown in its client view.
  */
-export async function relay(upstream: Dispatcher.ResponseData, response: ClientResponse): Promise<void> {
-  if (isErrorWithoutStatus(upstream.statusCode, String(upstream.headers['content-type'] ?? ''))) {
+export async function relay(
+  upstream: Dispatcher.ResponseData,
+  response: ClientResponse,
+  showObjects = false,
+): Promise<void> {
+  const type = String(upstream.headers['content-type'] ?? '');
+  if (isErrorWithoutStatus(upstream.statusCode, type)) {
     const text = await upstream.body.text();
     sendStatus(response, statusFromText(upstream.statusCode, text));
+    return;
+  }
+  const viewed = showObjects && upstream.statusCode < 300 && !upstream.headers['content-encoding'];
+  const protobuf = mediaType(type) === 'application/vnd.kubernetes.protobuf';
+  if (viewed && (protobuf || mediaType(type).includes('json'))) {
+    const bytes = Buffer.from(await upstream.body.arrayBuffer());
+    const shown = protobuf ? showProtobuf(bytes) : showJson(bytes);
+    const headers = downstreamHeaders(upstream.headers);
+    headers['content-length'] = String(Buffer.byteLength(shown));
+    writeHead(response, upstream.statusCode, headers, false);
+    response.end(shown);
     return;
   }
   // A stream of unknown length (a watch, followed logs) shows its headers at once; a sized answer sends
@@ -80,10 +100,11 @@ export async function relay(upstream: Dispatcher.ResponseData, response: ClientR
 export async function relayUnlessFenced(
   upstream: Dispatcher.ResponseData,
   response: ClientResponse,
+  showObjects = false,
 ): Promise<boolean> {
   const type = String(upstream.headers['content-type'] ?? '');
   if (upstream.statusCode !== 403 || isErrorWithoutStatus(upstream.statusCode, type)) {
-    await relay(upstream, response);
+    await relay(upstream, response, showObjects);
     return true;
   }
   // JSON or protobuf: the policy's name is plain bytes in either.

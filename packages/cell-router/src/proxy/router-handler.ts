@@ -56,11 +56,18 @@ import {
 import { upstreamHeaders } from './headers.ts';
 import { endRequestSpan, startRequestSpan, type RequestOutcome } from '../tracing/request-span.ts';
 import { cellVersionBody } from './version-translation.ts';
+import { cellWriteBody } from './cell-writes.ts';
+import { showObject } from '../views/client-view.ts';
 import type { OldCopies } from './old-copies.ts';
 import { failoverState, type FailoverState } from './pending-backups.ts';
 import { relayUpgrade, writeStatusToSocket } from './upgrade-relay.ts';
 
 /** Seconds a write to an object being restored from its backup is told to wait. */
+/**
+ * Asked of a cell for an answer the router shows in its client view (it reads the object): uncompressed, as
+ * the router would only have to inflate it.
+ */
+const SHOWN_ANSWER = { 'accept-encoding': 'identity' };
 const RESTORE_RETRY_AFTER_SECONDS = 1;
 
 /** kube-apiserver tries 8 names for a generateName create before it gives up; so does the router. */
@@ -352,7 +359,23 @@ export class RouterHandler {
       if (destination.kind === 'backup') return this.refuse(response, restoringRefusal(plan, destination));
       if (destination.kind === 'refuse') return this.refuse(response, destination);
       await this.options.cellNamespaces?.ensure(destination.cell, info.namespace);
-      const upstream = await sendUpstream(destination.client, request, impersonation, signal, payload);
+      const written = await cellWriteBody(
+        plan.info,
+        request.method,
+        payload.contentType ?? contentType,
+        payload.bytes,
+        { id: destination.cell, client: destination.client },
+        impersonation,
+      );
+      if ('status' in written)
+        return this.refuse(response, refusal(written.status, 'bad-body', destination.cell));
+      const upstream = await sendUpstream(
+        destination.client,
+        request,
+        { ...impersonation, ...SHOWN_ANSWER },
+        signal,
+        { ...payload, bytes: written.bytes },
+      );
       if (generated && upstream.statusCode === 409) {
         const text = await upstream.body.text();
         if (attempt < GENERATE_NAME_ATTEMPTS && parseStatus(text)?.reason === 'AlreadyExists') {
@@ -365,7 +388,7 @@ export class RouterHandler {
         sendJson(response, 409, text);
         return { ...outcomeOf(destination, 409), name };
       }
-      await relay(upstream, response);
+      await relay(upstream, response, true);
       return { ...outcomeOf(destination, upstream.statusCode), name };
     }
   }
@@ -379,7 +402,9 @@ export class RouterHandler {
     const destination = await this.destination(plan, impersonation);
     if (destination.kind === 'refuse') return this.refuse(response, destination);
     if (destination.kind === 'backup') {
-      sendJson(response, 200, destination.object);
+      const shown = structuredClone(destination.object);
+      showObject(shown);
+      sendJson(response, 200, shown);
       return outcomeOf(destination, 200);
     }
     // Updates and patches (server-side apply creates) need the namespace too; deletes and reads do not.
@@ -395,17 +420,30 @@ export class RouterHandler {
       const translated = cellVersionBody(request.headers['content-type'], bytes, destination.cell);
       if (translated && 'status' in translated)
         return this.refuse(response, { ...refusal(translated.status, 'stale-version', destination.cell) });
-      body = { bytes: translated?.body ?? bytes };
+      const written = await cellWriteBody(
+        plan.info,
+        request.method,
+        request.headers['content-type'],
+        translated?.body ?? bytes,
+        { id: destination.cell, client: destination.client },
+        impersonation,
+      );
+      if ('status' in written)
+        return this.refuse(response, refusal(written.status, 'bad-body', destination.cell));
+      body = { bytes: written.bytes };
     }
+    // The object itself and its status are shown in their client view; other subresources (scale, a
+    // Service's proxy) are not objects of the resource and stream through.
+    const shown = plan.info.subresource === '' || plan.info.subresource === 'status';
     const upstream = await sendUpstream(
       destination.client,
       request,
-      impersonation,
+      shown ? { ...impersonation, ...SHOWN_ANSWER } : impersonation,
       abortOnClose(response),
       body,
     );
-    if (plan.access !== 'write') await relay(upstream, response);
-    else if (!(await relayUnlessFenced(upstream, response)))
+    if (plan.access !== 'write') await relay(upstream, response, shown);
+    else if (!(await relayUnlessFenced(upstream, response, shown)))
       return this.refuse(response, fenceRefusal(plan, destination.cell, 'cell-fence', destination.routeCase));
     return outcomeOf(destination, upstream.statusCode);
   }

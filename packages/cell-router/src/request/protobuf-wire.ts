@@ -56,6 +56,58 @@ export function findField(message: Uint8Array, number: number): FieldSpan | unde
   return found;
 }
 
+/** One field of a message, wherever it is and whatever its wire type. */
+export interface AnyFieldSpan extends FieldSpan {
+  readonly number: number;
+  readonly wireType: number;
+}
+
+/** Every field of `message`, in order (repeated fields once per occurrence). */
+export function fieldSpans(message: Uint8Array): AnyFieldSpan[] {
+  const spans: AnyFieldSpan[] = [];
+  let offset = 0;
+  while (offset < message.length) {
+    const tagStart = offset;
+    const [tag, afterTag] = readVarint(message, offset);
+    const wireType = tag % 8;
+    let start = afterTag;
+    let end: number;
+    switch (wireType) {
+      case 0:
+        end = readVarint(message, afterTag)[1];
+        break;
+      case 1:
+        end = afterTag + 8;
+        break;
+      case 2: {
+        const [length, after] = readVarint(message, afterTag);
+        start = after;
+        end = after + length;
+        break;
+      }
+      case 5:
+        end = afterTag + 4;
+        break;
+      default:
+        throw new ProtobufWireError(`the protobuf body has an unsupported wire type ${wireType}`);
+    }
+    if (end > message.length) throw new ProtobufWireError('the protobuf body is truncated');
+    spans.push({ number: Math.floor(tag / 8), wireType, tagStart, start, end });
+    offset = end;
+  }
+  return spans;
+}
+
+/** The value of a varint field (wire type 0) whose bytes start at `start`. */
+export function varintAt(message: Uint8Array, start: number): number {
+  return readVarint(message, start)[0];
+}
+
+/** Field `number` with wire type 0 (an integer or a bool). */
+export function varintField(number: number, value: number): Buffer {
+  return Buffer.concat([encodeVarint(number * 8), encodeVarint(value)]);
+}
+
 /** The bytes of the field at the end of `path` (field numbers from the outside in). */
 export function nestedField(message: Buffer, path: readonly number[]): Buffer | undefined {
   let current = message;

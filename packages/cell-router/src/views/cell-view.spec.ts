@@ -1,0 +1,174 @@
+import { jest } from '@jest/globals';
+import { HELD_OWNERS_ANNOTATION, formatHeldOwners, type OwnerReference } from '@cellfed/controller-kit';
+
+import { CellViewError, cellViewOfWrite, writeShape, type CellOwners, type WriteShape } from './cell-view.ts';
+
+const owner = (uid: string, extra: Partial<OwnerReference> = {}): OwnerReference => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  name: `web-${uid}`,
+  uid,
+  ...extra,
+});
+const cronJob: OwnerReference = { apiVersion: 'batch/v1', kind: 'CronJob', name: 'nightly', uid: 'native' };
+
+/** A reader that counts its calls and answers `now`. */
+function reader(now: CellOwners | undefined) {
+  const read = jest.fn(() => Promise.resolve(now));
+  return read;
+}
+const inCell = (native: OwnerReference[], held: OwnerReference[], annotations = true): CellOwners => ({
+  native,
+  held,
+  resourceVersion: '42',
+  hasAnnotations: annotations,
+});
+
+async function view(shape: WriteShape, body: unknown, now?: CellOwners, method = 'PUT', type?: string) {
+  const read = reader(now);
+  const written = await cellViewOfWrite(
+    shape,
+    method,
+    type ?? 'application/json',
+    Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)),
+    read,
+  );
+  return {
+    body: written && (JSON.parse(written.body.toString()) as { metadata?: unknown }),
+    reads: read.mock.calls.length,
+  };
+}
+
+describe('cell view of a write', () => {
+  it('knows the shape of a write from its method and content type', () => {
+    expect(writeShape('POST', undefined)).toBe('object');
+    expect(writeShape('PATCH', 'application/strategic-merge-patch+json')).toBe('strategic-merge-patch');
+    expect(writeShape('PATCH', 'application/apply-patch+yaml; charset=utf-8')).toBe('apply');
+    expect(writeShape('PATCH', 'application/cbor')).toBeUndefined();
+    expect(writeShape('GET', undefined)).toBeUndefined();
+  });
+
+  it('leaves a write without owner references alone, reading nothing', async () => {
+    const result = await view('object', { metadata: { name: 'x', labels: { a: 'b' } } });
+    expect(result).toEqual({ body: undefined, reads: 0 });
+  });
+
+  it('holds every reference of a create, without reading the cell', async () => {
+    const { body, reads } = await view(
+      'object',
+      { metadata: { name: 'x', ownerReferences: [owner('a')] } },
+      undefined,
+      'POST',
+    );
+    expect(reads).toBe(0);
+    expect(body!.metadata).toEqual({
+      name: 'x',
+      annotations: { [HELD_OWNERS_ANNOTATION]: formatHeldOwners([owner('a')]) },
+    });
+  });
+
+  it('keeps what the cell has natively native on an update, and drops a stale held annotation', async () => {
+    const { body } = await view(
+      'object',
+      {
+        metadata: {
+          name: 'x',
+          annotations: { [HELD_OWNERS_ANNOTATION]: 'stale' },
+          ownerReferences: [cronJob],
+        },
+      },
+      inCell([cronJob], [owner('gone')]),
+    );
+    expect(body!.metadata).toEqual({ name: 'x', ownerReferences: [cronJob] });
+  });
+
+  it('holds the applied references of a server-side apply, YAML or JSON', async () => {
+    const yaml =
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  ownerReferences:\n  - {apiVersion: apps/v1, kind: Deployment, name: web-a, uid: a}\n';
+    const { body, reads } = await view('apply', yaml, undefined, 'PATCH', 'application/apply-patch+yaml');
+    expect(reads).toBe(0);
+    expect(body!.metadata).toEqual({
+      name: 'x',
+      annotations: { [HELD_OWNERS_ANNOTATION]: formatHeldOwners([owner('a')]) },
+    });
+  });
+
+  it('turns a merge patch of the list into the native list and the held annotation, null for empty', async () => {
+    const { body } = await view(
+      'merge-patch',
+      { metadata: { ownerReferences: [cronJob, owner('a')] } },
+      inCell([cronJob], []),
+    );
+    expect(body!.metadata).toEqual({
+      ownerReferences: [cronJob],
+      annotations: { [HELD_OWNERS_ANNOTATION]: formatHeldOwners([owner('a')]) },
+    });
+    const cleared = await view(
+      'merge-patch',
+      { metadata: { ownerReferences: null } },
+      inCell([], [owner('a')]),
+    );
+    expect(cleared.reads).toBe(0);
+    expect(cleared.body!.metadata).toEqual({
+      ownerReferences: null,
+      annotations: { [HELD_OWNERS_ANNOTATION]: null },
+    });
+  });
+
+  it('merges a strategic patch against what the client sees, at the version it read', async () => {
+    const patch = {
+      metadata: { ownerReferences: [{ uid: 'a', $patch: 'delete' }, owner('b')] },
+      data: { k: 'v' },
+    };
+    const { body } = await view('strategic-merge-patch', patch, inCell([cronJob], [owner('a')]));
+    expect(body).toEqual({
+      data: { k: 'v' },
+      metadata: {
+        ownerReferences: [cronJob, { $patch: 'replace' }],
+        annotations: { [HELD_OWNERS_ANNOTATION]: formatHeldOwners([owner('b')]) },
+        resourceVersion: '42',
+      },
+    });
+  });
+
+  it('runs a JSON patch’s owner operations here and sends the rest with a version test', async () => {
+    const patch = [
+      { op: 'add', path: '/metadata/ownerReferences/-', value: owner('b') },
+      { op: 'replace', path: '/data/k', value: 'v' },
+    ];
+    const { body } = await view('json-patch', patch, inCell([], [owner('a')], false));
+    expect(body).toEqual([
+      { op: 'test', path: '/metadata/resourceVersion', value: '42' },
+      { op: 'replace', path: '/data/k', value: 'v' },
+      {
+        op: 'add',
+        path: '/metadata/annotations',
+        value: { [HELD_OWNERS_ANNOTATION]: formatHeldOwners([owner('a'), owner('b')]) },
+      },
+    ]);
+    const removal = await view(
+      'json-patch',
+      [{ op: 'remove', path: '/metadata/ownerReferences/0' }],
+      inCell([], [owner('a')]),
+    );
+    expect(removal.body).toEqual([
+      { op: 'test', path: '/metadata/resourceVersion', value: '42' },
+      { op: 'remove', path: '/metadata/annotations/cellfed.io~1owner-references' },
+    ]);
+  });
+
+  it('refuses references without their required fields and patches that do not apply', async () => {
+    await expect(
+      view('object', { metadata: { ownerReferences: [{ uid: 'a' }] } }, undefined, 'POST'),
+    ).rejects.toThrow(CellViewError);
+    await expect(
+      view('json-patch', [{ op: 'remove', path: '/metadata/ownerReferences/5' }], inCell([], [owner('a')])),
+    ).rejects.toThrow(/does not apply/);
+  });
+
+  it('passes a patch of an object the cell does not have to the cell, which answers 404', async () => {
+    expect(
+      (await view('strategic-merge-patch', { metadata: { ownerReferences: [owner('a')] } }, undefined)).body,
+    ).toBeUndefined();
+  });
+});

@@ -1,0 +1,261 @@
+import {
+  HELD_OWNERS_ANNOTATION,
+  formatHeldOwners,
+  ownerReferencesOf,
+  shownOwners,
+  splitOwners,
+  without,
+  type OwnerReference,
+} from '@cellfed/controller-kit';
+import jsonPatch, { type Operation } from 'fast-json-patch';
+import { load } from 'js-yaml';
+
+import { mediaType } from '../request/object-name.ts';
+import { mergeOwnerList, type OwnerListPatch } from './owner-list-merge.ts';
+
+/**
+ * The cell view of a write: what a cell stores for what a client sends. A cell's garbage collector must never
+ * see an owner it cannot find (see @cellfed/controller-kit's held-owners.ts), so owner references a client
+ * writes are held in an annotation; those the cell's own controllers set stay native. views/client-view.ts
+ * undoes this on the way out.
+ */
+
+/** How a write body changes the object, by HTTP method and content type. */
+export type WriteShape = 'object' | 'merge-patch' | 'strategic-merge-patch' | 'json-patch' | 'apply';
+
+export function writeShape(
+  method: string | undefined,
+  contentType: string | undefined,
+): WriteShape | undefined {
+  if (method === 'POST' || method === 'PUT') return 'object';
+  if (method !== 'PATCH') return undefined;
+  switch (mediaType(contentType)) {
+    case 'application/merge-patch+json':
+      return 'merge-patch';
+    case 'application/strategic-merge-patch+json':
+      return 'strategic-merge-patch';
+    case 'application/json-patch+json':
+      return 'json-patch';
+    case 'application/apply-patch+yaml':
+      return 'apply';
+    default:
+      return undefined;
+  }
+}
+
+/** The object's owner references in its cell now; read only for writes that need them. */
+export interface CellOwners {
+  readonly native: OwnerReference[];
+  readonly held: OwnerReference[];
+  readonly resourceVersion: string | undefined;
+  readonly hasAnnotations: boolean;
+}
+
+/** Reads {@link CellOwners}; undefined when the object does not exist in the cell. */
+export type CellOwnersReader = () => Promise<CellOwners | undefined>;
+
+/** A body the cell cannot be given as it is: answered 400 or 422 with this message. */
+export class CellViewError extends Error {
+  override readonly name = 'CellViewError';
+}
+
+/** A write body as the cell takes it; undefined when it is the same as the client's. */
+export interface CellWrite {
+  readonly body: Buffer;
+}
+
+const OWNER_MARK = Buffer.from('ownerReferences');
+const OWNERS_POINTER = '/metadata/ownerReferences';
+
+/**
+ * The cell view of a write's body (JSON or YAML; protobuf goes through views/cell-view-protobuf.ts). Reads
+ * the cell's current owners only when the body changes owner references of an existing object.
+ */
+export async function cellViewOfWrite(
+  shape: WriteShape,
+  method: string | undefined,
+  contentType: string | undefined,
+  body: Buffer,
+  current: CellOwnersReader,
+): Promise<CellWrite | undefined> {
+  // Most writes carry no owner references, and nothing of theirs changes.
+  if (!body.includes(OWNER_MARK)) return undefined;
+  const parsed = parseBody(body, contentType);
+  if (parsed === undefined) return undefined;
+  let changed: unknown;
+  switch (shape) {
+    case 'object':
+      changed = await objectView(parsed, method === 'POST' ? undefined : current);
+      break;
+    case 'apply':
+      changed = applyView(parsed);
+      break;
+    case 'merge-patch':
+      changed = await mergePatchView(parsed, current);
+      break;
+    case 'strategic-merge-patch':
+      changed = await strategicPatchView(parsed, current);
+      break;
+    case 'json-patch':
+      changed = await jsonPatchView(parsed, current);
+      break;
+  }
+  return changed === undefined ? undefined : { body: Buffer.from(JSON.stringify(changed)) };
+}
+
+type Metadata = Record<string, unknown> & { annotations?: Record<string, string | null> | null };
+
+function metadataOf(value: unknown): Metadata | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const metadata = (value as { metadata?: unknown }).metadata;
+  return typeof metadata === 'object' && metadata !== null && !Array.isArray(metadata)
+    ? (metadata as Metadata)
+    : undefined;
+}
+
+/** A whole object (create, update): what it lists is the whole truth. */
+async function objectView(object: unknown, current: CellOwnersReader | undefined): Promise<unknown> {
+  const metadata = metadataOf(object);
+  if (!metadata || !('ownerReferences' in metadata)) return undefined;
+  const wanted = wantedOwners(metadata.ownerReferences);
+  const native = current ? ((await current())?.native ?? []) : [];
+  const split = splitOwners(wanted, native);
+  setNative(metadata, split.native, 'omit');
+  setHeld(metadata, split.held, 'omit');
+  return object;
+}
+
+/** Server-side apply: every reference the manager applies is held (the annotation is then its field). */
+function applyView(object: unknown): unknown {
+  const metadata = metadataOf(object);
+  if (!metadata || !('ownerReferences' in metadata)) return undefined;
+  const wanted = wantedOwners(metadata.ownerReferences);
+  delete metadata.ownerReferences;
+  if (wanted.length > 0) setHeld(metadata, wanted, 'omit');
+  return object;
+}
+
+/** A JSON merge patch replaces the list whole (RFC 7386), or removes it with null. */
+async function mergePatchView(patch: unknown, current: CellOwnersReader): Promise<unknown> {
+  const metadata = metadataOf(patch);
+  if (!metadata || !('ownerReferences' in metadata)) return undefined;
+  const wanted = metadata.ownerReferences === null ? [] : wantedOwners(metadata.ownerReferences);
+  const native = wanted.length > 0 ? ((await current())?.native ?? []) : [];
+  const split = splitOwners(wanted, native);
+  setNative(metadata, split.native, 'null');
+  setHeld(metadata, split.held, 'null');
+  return patch;
+}
+
+/**
+ * A strategic merge patch merges the list by uid, with directives: merged here against the list the client
+ * sees, then written as the whole native list and the whole held one, at the version it was merged against
+ * (a concurrent change makes the write conflict, and the client retries as for any conflict).
+ */
+async function strategicPatchView(patch: unknown, current: CellOwnersReader): Promise<unknown> {
+  const metadata = metadataOf(patch);
+  const order = '$setElementOrder/ownerReferences';
+  if (!metadata || !('ownerReferences' in metadata || order in metadata)) return undefined;
+  const now = await current();
+  if (!now) return undefined;
+  const merged = mergeOwnerList(shownOwners(now.native, now.held), {
+    ...('ownerReferences' in metadata ? { list: metadata.ownerReferences as OwnerListPatch['list'] } : {}),
+    ...(order in metadata ? { order: metadata[order] as OwnerListPatch['order'] } : {}),
+  });
+  Reflect.deleteProperty(metadata, order);
+  const split = splitOwners(wantedOwners(merged), now.native);
+  metadata.ownerReferences = split.native.length > 0 ? [...split.native, { $patch: 'replace' }] : null;
+  setHeld(metadata, split.held, 'null');
+  metadata.resourceVersion ??= now.resourceVersion;
+  return patch;
+}
+
+/**
+ * A JSON patch's operations on the owner list run here against the list the client sees; the patch the cell
+ * gets tests the version they ran against, then carries the client's other operations and sets both lists.
+ */
+async function jsonPatchView(patch: unknown, current: CellOwnersReader): Promise<unknown> {
+  if (!Array.isArray(patch)) return undefined;
+  const touches = (op: Operation) =>
+    [op.path, (op as { from?: string }).from].some(
+      (path) => path === OWNERS_POINTER || path?.startsWith(`${OWNERS_POINTER}/`),
+    );
+  const operations = patch as Operation[];
+  if (!operations.some(touches)) return undefined;
+  const now = await current();
+  if (!now) return undefined;
+  const document = { metadata: { ownerReferences: shownOwners(now.native, now.held) } };
+  let result: { metadata: { ownerReferences?: unknown } };
+  try {
+    result = jsonPatch.applyPatch(document, operations.filter(touches), true, false).newDocument;
+  } catch (error) {
+    throw new CellViewError(`the JSON patch does not apply to metadata.ownerReferences: ${String(error)}`);
+  }
+  const split = splitOwners(wantedOwners(result.metadata.ownerReferences ?? []), now.native);
+  const held = `/metadata/annotations/${HELD_OWNERS_ANNOTATION.replace('/', '~1')}`;
+  return [
+    ...(now.resourceVersion
+      ? [{ op: 'test', path: '/metadata/resourceVersion', value: now.resourceVersion }]
+      : []),
+    ...operations.filter((op) => !touches(op)),
+    split.native.length > 0
+      ? { op: 'add', path: OWNERS_POINTER, value: split.native }
+      : now.native.length > 0
+        ? { op: 'remove', path: OWNERS_POINTER }
+        : undefined,
+    split.held.length > 0
+      ? now.hasAnnotations
+        ? { op: 'add', path: held, value: formatHeldOwners(split.held) }
+        : {
+            op: 'add',
+            path: '/metadata/annotations',
+            value: { [HELD_OWNERS_ANNOTATION]: formatHeldOwners(split.held) },
+          }
+      : now.held.length > 0
+        ? { op: 'remove', path: held }
+        : undefined,
+  ].filter((op) => op !== undefined);
+}
+
+function wantedOwners(value: unknown): OwnerReference[] {
+  if (value === null || value === undefined) return [];
+  const owners = ownerReferencesOf({ ownerReferences: value });
+  if (!Array.isArray(value) || owners.length !== value.length)
+    throw new CellViewError(
+      'metadata.ownerReferences: each owner reference needs apiVersion, kind, name and uid',
+    );
+  return owners;
+}
+
+/** Sets the native list; an empty one is left out of a whole object, or removed by a merge patch (null). */
+function setNative(metadata: Metadata, owners: OwnerReference[], empty: 'omit' | 'null'): void {
+  if (owners.length > 0) metadata.ownerReferences = owners;
+  else if (empty === 'null') metadata.ownerReferences = null;
+  else delete metadata.ownerReferences;
+}
+
+function setHeld(metadata: Metadata, owners: OwnerReference[], empty: 'omit' | 'null'): void {
+  const annotations = (metadata.annotations ??= {});
+  if (owners.length > 0) annotations[HELD_OWNERS_ANNOTATION] = formatHeldOwners(owners);
+  else if (empty === 'null') annotations[HELD_OWNERS_ANNOTATION] = null;
+  else {
+    const rest = without(annotations, [HELD_OWNERS_ANNOTATION]);
+    if (Object.keys(rest).length > 0) metadata.annotations = rest;
+    else delete metadata.annotations;
+  }
+}
+
+function parseBody(body: Buffer, contentType: string | undefined): unknown {
+  const text = body.toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch {
+    // Apply bodies and some creates are YAML; anything else the cell answers for itself.
+    if (!mediaType(contentType).includes('yaml')) return undefined;
+    try {
+      return load(text);
+    } catch {
+      return undefined;
+    }
+  }
+}

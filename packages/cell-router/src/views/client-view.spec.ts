@@ -1,0 +1,59 @@
+import { HELD_OWNERS_ANNOTATION, formatHeldOwners } from '@cellfed/controller-kit';
+
+import { mayNeedClientView, showJson, showObject } from './client-view.ts';
+
+const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'd-1', controller: true };
+const job = { apiVersion: 'batch/v1', kind: 'CronJob', name: 'nightly', uid: 'c-1' };
+
+const configMap = (annotations: Record<string, string>, ownerReferences?: unknown[]) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: {
+    name: 'settings',
+    namespace: 'demo',
+    annotations,
+    ...(ownerReferences ? { ownerReferences } : {}),
+  },
+  data: { a: '1' },
+});
+
+describe('client view', () => {
+  it('puts held owner references back and drops the annotation (and an emptied annotations map)', () => {
+    const object = configMap({ [HELD_OWNERS_ANNOTATION]: formatHeldOwners([deployment]) });
+    showObject(object);
+    expect(object.metadata).toEqual({ name: 'settings', namespace: 'demo', ownerReferences: [deployment] });
+  });
+
+  it('keeps native references first and other annotations as they are', () => {
+    const object = configMap({ keep: 'me', [HELD_OWNERS_ANNOTATION]: formatHeldOwners([deployment]) }, [job]);
+    showObject(object);
+    expect(object.metadata.annotations).toEqual({ keep: 'me' });
+    expect((object.metadata as { ownerReferences?: unknown }).ownerReferences).toEqual([job, deployment]);
+  });
+
+  it('shows list items, Table rows, single rows and leaves a hand-edited annotation visible', () => {
+    const held = { [HELD_OWNERS_ANNOTATION]: formatHeldOwners([deployment]) };
+    const list = { kind: 'ConfigMapList', items: [configMap(held), configMap({})] };
+    showObject(list);
+    expect(list.items[0]!.metadata).toHaveProperty('ownerReferences', [deployment]);
+    const table = { kind: 'Table', rows: [{ cells: ['settings'], object: configMap(held) }] };
+    showObject(table);
+    expect(table.rows[0]!.object.metadata).toHaveProperty('ownerReferences', [deployment]);
+    const row = { cells: ['settings'], object: configMap(held) };
+    showObject(row);
+    expect(row.object.metadata).toHaveProperty('ownerReferences', [deployment]);
+    const broken = configMap({ [HELD_OWNERS_ANNOTATION]: '{nope' });
+    showObject(broken);
+    expect(broken.metadata.annotations).toEqual({ [HELD_OWNERS_ANNOTATION]: '{nope' });
+  });
+
+  it('returns the same bytes when nothing is held, without parsing them', () => {
+    const plain = Buffer.from(JSON.stringify(configMap({ a: 'b' })));
+    expect(mayNeedClientView(plain)).toBe(false);
+    expect(showJson(plain)).toBe(plain);
+    const notJson = Buffer.from(`{"${HELD_OWNERS_ANNOTATION}": broken`);
+    expect(showJson(notJson)).toBe(notJson);
+    const held = JSON.stringify(configMap({ [HELD_OWNERS_ANNOTATION]: formatHeldOwners([deployment]) }));
+    expect(JSON.parse(showJson(held))).toHaveProperty('metadata.ownerReferences', [deployment]);
+  });
+});

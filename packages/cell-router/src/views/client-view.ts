@@ -1,0 +1,74 @@
+import {
+  HELD_OWNERS_ANNOTATION,
+  HeldOwnersError,
+  heldOwners,
+  ownerReferencesOf,
+  shownOwners,
+  without,
+} from '@cellfed/controller-kit';
+
+/**
+ * The client view of what a cell stores. A cell keeps what clients send with a few things moved out of its
+ * controllers' sight (see views/cell-view.ts); the router puts them back on every way out: single answers,
+ * list items, Table rows and watch events. Only owner references, for now.
+ */
+
+const HELD_MARK = Buffer.from(`"${HELD_OWNERS_ANNOTATION}"`);
+
+interface WithMetadata {
+  metadata?: { annotations?: Record<string, string>; ownerReferences?: unknown };
+}
+
+/** Whether a JSON text may need {@link showJson} (a byte search: most objects hold nothing). */
+export function mayNeedClientView(json: Buffer | string): boolean {
+  return typeof json === 'string' ? json.includes(HELD_MARK.toString()) : json.includes(HELD_MARK);
+}
+
+/**
+ * Puts an object's held owner references back into `metadata.ownerReferences` and drops the annotation,
+ * in place. A List's items, a Table's rows' objects and a watch event's object are objects too. An annotation
+ * that does not parse (edited in a cell by hand) is left as it is: the client sees what is there.
+ */
+export function showObject(value: unknown): void {
+  if (typeof value !== 'object' || value === null) return;
+  const object = value as WithMetadata & {
+    kind?: string;
+    items?: unknown[];
+    rows?: { object?: unknown }[];
+    cells?: unknown[];
+    object?: unknown;
+  };
+  if (Array.isArray(object.items)) for (const item of object.items) showObject(item);
+  if (object.kind === 'Table' && Array.isArray(object.rows))
+    for (const row of object.rows) showObject(row.object);
+  // One row of a merged Table list.
+  if (Array.isArray(object.cells)) showObject(object.object);
+  const metadata = object.metadata;
+  const annotations = metadata?.annotations;
+  if (!metadata || !annotations || !(HELD_OWNERS_ANNOTATION in annotations)) return;
+  let held;
+  try {
+    held = heldOwners(annotations);
+  } catch (error) {
+    if (error instanceof HeldOwnersError) return;
+    throw error;
+  }
+  const owners = shownOwners(ownerReferencesOf(metadata), held);
+  if (owners.length > 0) metadata.ownerReferences = owners;
+  const rest = without(annotations, [HELD_OWNERS_ANNOTATION]);
+  if (Object.keys(rest).length > 0) metadata.annotations = rest;
+  else delete metadata.annotations;
+}
+
+/** The client view of a JSON text: the same bytes when nothing is held, else the object re-encoded. */
+export function showJson<T extends Buffer | string>(json: T): T | string {
+  if (!mayNeedClientView(json)) return json;
+  let value: unknown;
+  try {
+    value = JSON.parse(json.toString());
+  } catch {
+    return json;
+  }
+  showObject(value);
+  return JSON.stringify(value);
+}

@@ -1,0 +1,116 @@
+import { jest } from '@jest/globals';
+import { HELD_OWNERS_ANNOTATION, heldOwners, type OwnerReference } from '@cellfed/controller-kit';
+
+import { fieldSpans } from '../request/protobuf-wire.ts';
+import type { CellOwnersReader } from './cell-view.ts';
+import { cellViewOfProtobuf, showProtobuf } from './protobuf-view.ts';
+
+// The test's own encoder, independent of the module's.
+function varint(n: number): Buffer {
+  const bytes: number[] = [];
+  while (n >= 128) {
+    bytes.push((n % 128) + 128);
+    n = Math.floor(n / 128);
+  }
+  bytes.push(n);
+  return Buffer.from(bytes);
+}
+const field = (number: number, value: Buffer | string) => {
+  const bytes = typeof value === 'string' ? Buffer.from(value) : value;
+  return Buffer.concat([varint(number * 8 + 2), varint(bytes.length), bytes]);
+};
+const flag = (number: number) => Buffer.concat([varint(number * 8), varint(1)]);
+const ownerBytes = (o: OwnerReference) =>
+  Buffer.concat([
+    field(1, o.kind),
+    field(3, o.name),
+    field(4, o.uid),
+    field(5, o.apiVersion),
+    ...(o.controller ? [flag(6)] : []),
+  ]);
+
+/** A ConfigMap as client-go encodes it, with owner references and annotations. */
+function configMap(owners: OwnerReference[], annotations: Record<string, string> = {}): Buffer {
+  const meta = Buffer.concat([
+    field(1, 'settings'),
+    field(3, 'demo'),
+    ...Object.entries(annotations).map(([k, v]) => field(12, Buffer.concat([field(1, k), field(2, v)]))),
+    ...owners.map((o) => field(13, ownerBytes(o))),
+  ]);
+  const raw = Buffer.concat([field(1, meta), field(2, Buffer.concat([field(1, 'a'), field(2, '1')]))]);
+  return Buffer.concat([
+    Buffer.from('k8s\0', 'binary'),
+    field(1, Buffer.concat([field(1, 'v1'), field(2, 'ConfigMap')])),
+    field(2, raw),
+    field(3, ''),
+    field(4, ''),
+  ]);
+}
+
+/** The ObjectMeta fields of a protobuf object, decoded by field number. */
+function metaOf(body: Buffer) {
+  const envelope = body.subarray(4);
+  const raw = fieldSpans(envelope).find((s) => s.number === 2)!;
+  const object = envelope.subarray(raw.start, raw.end);
+  const meta = fieldSpans(object).find((s) => s.number === 1)!;
+  const bytes = object.subarray(meta.start, meta.end);
+  const spans = fieldSpans(bytes);
+  const annotations = Object.fromEntries(
+    spans
+      .filter((s) => s.number === 12)
+      .map((s) => {
+        const entry = bytes.subarray(s.start, s.end);
+        const [k, v] = fieldSpans(entry);
+        return [entry.subarray(k!.start, k!.end).toString(), entry.subarray(v!.start, v!.end).toString()];
+      }),
+  );
+  return {
+    annotations,
+    owners: spans.filter((s) => s.number === 13).length,
+    data: object.subarray(meta.end),
+  };
+}
+
+const deployment: OwnerReference = {
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  name: 'web',
+  uid: 'd-1',
+  controller: true,
+};
+const cronJob: OwnerReference = { apiVersion: 'batch/v1', kind: 'CronJob', name: 'nightly', uid: 'native' };
+
+describe('protobuf views', () => {
+  it('hold a create’s references in the annotation and show them back as they were', async () => {
+    const sent = configMap([deployment], { keep: 'me' });
+    const read = jest.fn<CellOwnersReader>();
+    const written = await cellViewOfProtobuf('POST', sent, read);
+    expect(read).not.toHaveBeenCalled();
+    const stored = metaOf(written!.body);
+    expect(stored.owners).toBe(0);
+    expect(heldOwners(stored.annotations)).toEqual([deployment]);
+    expect(stored.annotations.keep).toBe('me');
+    const shown = metaOf(showProtobuf(written!.body));
+    expect(shown.owners).toBe(1);
+    expect(shown.annotations).toEqual({ keep: 'me' });
+    expect(shown.data.equals(metaOf(sent).data)).toBe(true);
+    expect(showProtobuf(written!.body).subarray(-4).equals(sent.subarray(-4))).toBe(true);
+  });
+
+  it('keep the cell’s native references native on an update', async () => {
+    const written = await cellViewOfProtobuf('PUT', configMap([cronJob, deployment]), () =>
+      Promise.resolve({ native: [cronJob], held: [], resourceVersion: '1', hasAnnotations: false }),
+    );
+    const stored = metaOf(written!.body);
+    expect(stored.owners).toBe(1);
+    expect(heldOwners(stored.annotations)).toEqual([deployment]);
+  });
+
+  it('leave bodies without references, and answers with nothing held, as they are', async () => {
+    const plain = configMap([], { a: 'b' });
+    expect(await cellViewOfProtobuf('POST', plain, jest.fn<CellOwnersReader>())).toBeUndefined();
+    expect(showProtobuf(plain)).toBe(plain);
+    const notMarked = Buffer.concat([Buffer.from('xxxx'), Buffer.from(HELD_OWNERS_ANNOTATION)]);
+    expect(showProtobuf(notMarked)).toBe(notMarked);
+  });
+});

@@ -1,0 +1,165 @@
+import {
+  HELD_OWNERS_ANNOTATION,
+  HeldOwnersError,
+  heldOwners,
+  shownOwners,
+  splitOwners,
+  formatHeldOwners,
+  type OwnerReference,
+} from '@cellfed/controller-kit';
+
+import {
+  fieldSpans,
+  lengthDelimited,
+  varintAt,
+  varintField,
+  type AnyFieldSpan,
+} from '../request/protobuf-wire.ts';
+import type { CellOwnersReader, CellWrite } from './cell-view.ts';
+
+/**
+ * The client and cell views (see client-view.ts, cell-view.ts) of a single object in Kubernetes' protobuf
+ * encoding, edited on the wire: the `k8s\0` envelope's `raw` (2) is the object, whose `metadata` is field 1
+ * in every built-in kind; ObjectMeta's annotations are map entries in field 12, owner references field 13.
+ */
+
+const MAGIC = Buffer.from('k8s\0', 'binary');
+const RAW = 2;
+const METADATA = 1;
+const ANNOTATIONS = 12;
+const OWNER_REFERENCES = 13;
+const HELD_KEY = Buffer.from(HELD_OWNERS_ANNOTATION);
+
+/** The client view of a protobuf object: the same bytes when nothing is held or it cannot be read. */
+export function showProtobuf(body: Buffer): Buffer {
+  if (!body.includes(HELD_KEY)) return body;
+  const object = openObject(body);
+  if (!object) return body;
+  const spans = fieldSpans(object.meta);
+  const annotation = heldAnnotation(object.meta, spans);
+  if (!annotation) return body;
+  let held: OwnerReference[];
+  try {
+    held = heldOwners({ [HELD_OWNERS_ANNOTATION]: annotation.value });
+  } catch (error) {
+    if (error instanceof HeldOwnersError) return body;
+    throw error;
+  }
+  const native = ownersIn(object.meta, spans);
+  const added = shownOwners(native, held).slice(native.length);
+  const meta = Buffer.concat([
+    ...spans
+      .filter((span) => span !== annotation.span)
+      .map((span) => object.meta.subarray(span.tagStart, span.end)),
+    ...added.map((owner) => lengthDelimited(OWNER_REFERENCES, encodeOwner(owner))),
+  ]);
+  return object.withMeta(meta);
+}
+
+/** The cell view of a protobuf create or update; undefined when it carries no owner references. */
+export async function cellViewOfProtobuf(
+  method: string | undefined,
+  body: Buffer,
+  current: CellOwnersReader,
+): Promise<CellWrite | undefined> {
+  const object = openObject(body);
+  if (!object) return undefined;
+  const spans = fieldSpans(object.meta);
+  const wanted = ownersIn(object.meta, spans);
+  if (wanted.length === 0) return undefined;
+  const native = method === 'POST' ? [] : ((await current())?.native ?? []);
+  const split = splitOwners(wanted, native);
+  const stale = heldAnnotation(object.meta, spans)?.span;
+  const kept = spans.filter((span) => span.number !== OWNER_REFERENCES && span !== stale);
+  const meta = Buffer.concat([
+    ...kept.map((span) => object.meta.subarray(span.tagStart, span.end)),
+    ...split.native.map((owner) => lengthDelimited(OWNER_REFERENCES, encodeOwner(owner))),
+    ...(split.held.length > 0
+      ? [
+          lengthDelimited(
+            ANNOTATIONS,
+            Buffer.concat([
+              lengthDelimited(1, HELD_KEY),
+              lengthDelimited(2, Buffer.from(formatHeldOwners(split.held))),
+            ]),
+          ),
+        ]
+      : []),
+  ]);
+  return { body: object.withMeta(meta) };
+}
+
+interface OpenObject {
+  readonly meta: Buffer;
+  /** The whole body again with `meta` in place of the object's metadata. */
+  withMeta(meta: Buffer): Buffer;
+}
+
+function openObject(body: Buffer): OpenObject | undefined {
+  if (!body.subarray(0, 4).equals(MAGIC)) return undefined;
+  const envelope = body.subarray(4);
+  const rawSpan = lastSpan(envelope, RAW);
+  if (!rawSpan) return undefined;
+  const raw = envelope.subarray(rawSpan.start, rawSpan.end);
+  const metaSpan = lastSpan(raw, METADATA);
+  if (!metaSpan || metaSpan.wireType !== 2) return undefined;
+  return {
+    meta: raw.subarray(metaSpan.start, metaSpan.end),
+    withMeta: (meta) => {
+      const newRaw = replace(raw, metaSpan, lengthDelimited(METADATA, meta));
+      return Buffer.concat([MAGIC, replace(envelope, rawSpan, lengthDelimited(RAW, newRaw))]);
+    },
+  };
+}
+
+function lastSpan(message: Buffer, number: number): AnyFieldSpan | undefined {
+  return fieldSpans(message).findLast((span) => span.number === number);
+}
+
+function replace(message: Buffer, span: AnyFieldSpan, field: Buffer): Buffer {
+  return Buffer.concat([message.subarray(0, span.tagStart), field, message.subarray(span.end)]);
+}
+
+function heldAnnotation(meta: Buffer, spans: readonly AnyFieldSpan[]) {
+  for (const span of spans) {
+    if (span.number !== ANNOTATIONS || span.wireType !== 2) continue;
+    const entry = meta.subarray(span.start, span.end);
+    const fields = fieldSpans(entry);
+    const key = fields.findLast((field) => field.number === 1);
+    if (!key || !entry.subarray(key.start, key.end).equals(HELD_KEY)) continue;
+    const value = fields.findLast((field) => field.number === 2);
+    return { span, value: value ? entry.subarray(value.start, value.end).toString('utf8') : '' };
+  }
+  return undefined;
+}
+
+/** metav1.OwnerReference: kind 1, name 3, uid 4, apiVersion 5, controller 6, blockOwnerDeletion 7. */
+function ownersIn(meta: Buffer, spans: readonly AnyFieldSpan[]): OwnerReference[] {
+  return spans
+    .filter((span) => span.number === OWNER_REFERENCES && span.wireType === 2)
+    .map((span) => decodeOwner(meta.subarray(span.start, span.end)));
+}
+
+function decodeOwner(message: Buffer): OwnerReference {
+  const owner: Record<string, unknown> = { apiVersion: '', kind: '', name: '', uid: '' };
+  const strings: Record<number, string> = { 1: 'kind', 3: 'name', 4: 'uid', 5: 'apiVersion' };
+  const bools: Record<number, string> = { 6: 'controller', 7: 'blockOwnerDeletion' };
+  for (const field of fieldSpans(message)) {
+    const name = strings[field.number];
+    if (name && field.wireType === 2) owner[name] = message.subarray(field.start, field.end).toString('utf8');
+    const flag = bools[field.number];
+    if (flag && field.wireType === 0) owner[flag] = varintAt(message, field.start) !== 0;
+  }
+  return owner as OwnerReference;
+}
+
+function encodeOwner(owner: OwnerReference): Buffer {
+  return Buffer.concat([
+    lengthDelimited(1, Buffer.from(owner.kind)),
+    lengthDelimited(3, Buffer.from(owner.name)),
+    lengthDelimited(4, Buffer.from(owner.uid)),
+    lengthDelimited(5, Buffer.from(owner.apiVersion)),
+    ...(owner.controller === undefined ? [] : [varintField(6, owner.controller ? 1 : 0)]),
+    ...(owner.blockOwnerDeletion === undefined ? [] : [varintField(7, owner.blockOwnerDeletion ? 1 : 0)]),
+  ]);
+}
