@@ -2,7 +2,7 @@ import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
 import { COPIED_FROM_ANNOTATION, FENCED_AT_ANNOTATION } from './migration-marks.ts';
 import { copyForNewCell } from './object-copy.ts';
-import { isCellOwnObject } from '@cellfed/controller-kit';
+import { isCellOwnObject, ORIGIN_UID_ANNOTATION } from '@cellfed/controller-kit';
 
 const meta = {
   name: 'x',
@@ -25,7 +25,11 @@ describe('copyForNewCell', () => {
     expect(copy.object).toEqual({
       apiVersion: 'v1',
       kind: 'ConfigMap',
-      metadata: { name: 'x', namespace: 'ns', annotations: { [COPIED_FROM_ANNOTATION]: 'cell-1/u1' } },
+      metadata: {
+        name: 'x',
+        namespace: 'ns',
+        annotations: { [COPIED_FROM_ANNOTATION]: 'cell-1/u1', [ORIGIN_UID_ANNOTATION]: 'u1' },
+      },
       data: { a: '1' },
     });
     expect(copy.status).toEqual({ s: 1 });

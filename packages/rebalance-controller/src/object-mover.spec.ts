@@ -1,4 +1,4 @@
-import { ApiError, type KubeObject, type ObjectRef } from '@cellfed/controller-kit';
+import { ApiError, type KubeObject, type ObjectRef, ORIGIN_UID_ANNOTATION } from '@cellfed/controller-kit';
 import { FakeCell, FakeClock, memoryLogger } from '@cellfed/controller-kit/testing';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
@@ -58,7 +58,8 @@ function expectMoved(from: FakeCell, to: FakeCell): void {
   expect(old.metadata.labels?.[REBALANCE_STATUS_LABEL]).toBe(MIGRATED);
   expect(old.metadata.annotations?.[MIGRATED_AT_ANNOTATION]).toBeDefined();
   expect(copy.metadata.labels).toEqual({ app: 'web' });
-  expect(copy.metadata.annotations).toEqual({ team: 'a' });
+  // The uid clients know the object by travels with it.
+  expect(copy.metadata.annotations).toEqual({ team: 'a', [ORIGIN_UID_ANNOTATION]: old.metadata.uid });
   expect(copy.metadata.ownerReferences).toBeUndefined();
   expect(copy.metadata.managedFields).toEqual([{ manager: 'kubectl' }]);
   expect(copy.metadata.uid).not.toBe(old.metadata.uid);

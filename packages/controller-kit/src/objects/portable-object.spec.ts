@@ -1,3 +1,4 @@
+import { ORIGIN_UID_ANNOTATION } from './object-identity.ts';
 import { portableObject } from './portable-object.ts';
 
 const services = { group: '', version: 'v1', resource: 'services' };
@@ -24,11 +25,31 @@ describe('portableObject', () => {
     expect(portable.object).toEqual({
       apiVersion: 'v1',
       kind: 'Service',
-      metadata: { name: 'web', namespace: 'shop', labels: { app: 'web' } },
+      metadata: {
+        name: 'web',
+        namespace: 'shop',
+        labels: { app: 'web' },
+        annotations: { [ORIGIN_UID_ANNOTATION]: 'u1' },
+      },
       spec: { ports: [{ port: 80 }] },
     });
     expect(portable.status).toEqual({ loadBalancer: {} });
     expect(service).toEqual(before);
+  });
+
+  it('keeps the uid clients first knew through copies of copies', () => {
+    const copyOfCopy = portableObject(
+      {
+        metadata: {
+          name: 'web',
+          namespace: 'shop',
+          uid: 'u2',
+          annotations: { [ORIGIN_UID_ANNOTATION]: 'u1' },
+        },
+      },
+      { resource: services, namespace: 'shop', name: 'web' },
+    );
+    expect(copyOfCopy.object.metadata.annotations).toEqual({ [ORIGIN_UID_ANNOTATION]: 'u1' });
   });
 
   it('keeps a headless Service headless', () => {

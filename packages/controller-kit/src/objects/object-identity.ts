@@ -1,0 +1,18 @@
+import type { ObjectMeta } from '../kube/kube-object.ts';
+
+/**
+ * The uid clients know an object by, on every copy made of it in another cell (a move, a promoted backup):
+ * each apiserver gives what it creates a uid of its own, and owner references written before the copy name
+ * the first one.
+ */
+export const ORIGIN_UID_ANNOTATION = 'cellfed.io/uid';
+
+/** The uid clients know the object by: the first copy's, or its own when it was never copied. */
+export function originUid(metadata: Readonly<Pick<ObjectMeta, 'uid' | 'annotations'>>): string | undefined {
+  return metadata.annotations?.[ORIGIN_UID_ANNOTATION] ?? metadata.uid;
+}
+
+/** Whether `uid` names this copy: its own uid, or the one clients know it by. */
+export function isKnownAs(metadata: Readonly<Pick<ObjectMeta, 'uid' | 'annotations'>>, uid: string): boolean {
+  return metadata.uid === uid || metadata.annotations?.[ORIGIN_UID_ANNOTATION] === uid;
+}
