@@ -9,6 +9,7 @@ describe('parseRebalanceArgs', () => {
       window: 32,
       deleteAfterMs: 12 * 3_600_000,
       mirrorResyncMs: 60_000,
+      collectorResyncMs: 60_000,
       scanQps: 1000,
     });
     expect(config.ratePerSecond).toBeUndefined();
@@ -21,7 +22,7 @@ describe('parseRebalanceArgs', () => {
 
   it('reads every flag', () => {
     const config = parseRebalanceArgs(
-      '--cellset x --window 8 --rate 50 --delete-after 90s --mirror-resync 5s --leader-elect false --leader-elect-lease-duration 4s --leader-elect-renew-deadline 3s --leader-elect-retry-period 500ms --http-port 0'.split(
+      '--cellset x --window 8 --rate 50 --delete-after 90s --mirror-resync 5s --collector-resync 7s --leader-elect false --leader-elect-lease-duration 4s --leader-elect-renew-deadline 3s --leader-elect-retry-period 500ms --http-port 0'.split(
         ' ',
       ),
     );
@@ -31,6 +32,7 @@ describe('parseRebalanceArgs', () => {
       ratePerSecond: 50,
       deleteAfterMs: 90_000,
       mirrorResyncMs: 5000,
+      collectorResyncMs: 7000,
     });
     expect(config.manager.leaderElection).toMatchObject({
       enabled: false,

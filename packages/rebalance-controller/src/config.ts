@@ -20,6 +20,7 @@ export const RebalanceConfigSchema = ControllerConfigSchema.extend({
   deleteAfterMs: durationFlag('delete-after', 12 * 3_600_000),
   scanQps: positiveIntFlag('scan-qps', 100_000).default(1000),
   mirrorResyncMs: durationFlag('mirror-resync', 60_000),
+  collectorResyncMs: durationFlag('collector-resync', 60_000),
 }).strict();
 
 export type RebalanceConfig = z.output<typeof RebalanceConfigSchema>;
@@ -31,6 +32,8 @@ export const USAGE = `usage: rebalance-controller [options]
   --scan-qps N                     objects per second taken from the low-priority scan lane (default 1000)
   --mirror-resync DURATION         how often each cell is compared with the control plane's shared
                                    objects although no namespace or CRD changed (default 60s)
+  --collector-resync DURATION      how often an object with held owner references is checked again for
+                                   owners gone from the control plane, which are not watched (default 60s)
 ${MANAGER_USAGE}`;
 
 /** Reads the command line into the config; every problem in one line. */
@@ -43,6 +46,7 @@ export function parseRebalanceArgs(argv: string[]): RebalanceConfig {
       'delete-after',
       'scan-qps',
       'mirror-resync',
+      'collector-resync',
     ]);
   } catch (error) {
     throw new RebalanceError(RebalanceErrorCode.InvalidConfig, (error as Error).message);
@@ -56,6 +60,7 @@ export function parseRebalanceArgs(argv: string[]): RebalanceConfig {
     deleteAfterMs: values['delete-after'],
     scanQps: number(values['scan-qps']),
     mirrorResyncMs: values['mirror-resync'],
+    collectorResyncMs: values['collector-resync'],
   });
   if (result.success) return result.data;
   throw new RebalanceError(RebalanceErrorCode.InvalidConfig, issuesLine(result.error));

@@ -20,6 +20,7 @@ await runControllerProcess({
         deleteAfterMs: config.deleteAfterMs,
         scanQps: config.scanQps,
         mirrorResyncMs: config.mirrorResyncMs,
+        collectorResyncMs: config.collectorResyncMs,
         ...(config.ratePerSecond === undefined ? {} : { ratePerSecond: config.ratePerSecond }),
       },
     }),

@@ -17,12 +17,17 @@ import {
   formatObjectKey,
   parseObjectKey,
   NOOP_TRACER,
+  heldOwners,
+  type ObjectMeta,
 } from '@cellfed/controller-kit';
 import { safeParseCellSet } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 
 import { CellSetReconciler } from './cellset-reconciler.ts';
+import { DependentsIndex, groupOf, ownerName } from './dependents-index.ts';
+import { GarbageCollectorReconciler } from './garbage-collector-reconciler.ts';
+import { OwnerKinds } from './owner-kinds.ts';
 import { MigrationReconciler } from './migration-reconciler.ts';
 import { MirrorReconciler, MirrorState } from './mirror-reconciler.ts';
 import { ObjectMover } from './object-mover.ts';
@@ -42,6 +47,11 @@ export interface RebalanceSettings {
   scanQps: number;
   /** How often each cell is compared with the control plane's shared objects. Default 60 s. */
   mirrorResyncMs?: number;
+  /**
+   * How often an object with held owner references is checked again although nothing changed (owners in
+   * the control plane are not watched). Default 60 s.
+   */
+  collectorResyncMs?: number;
 }
 
 export interface RebalanceControllerOptions {
@@ -66,9 +76,10 @@ const LEASES = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases'
 
 /**
  * The rebalance controller's parts, wired: caches of the control plane (namespaces, CRDs, router Leases)
- * and of every cell's cellular objects, always running so a new leader starts warm; and three controllers
- * that run only while leading — the CellSet lifecycle, the shared-object mirror (per cell) and the
- * migrations (per object, `window` workers).
+ * and of every cell's cellular objects, always running so a new leader starts warm; and four controllers
+ * that run only while leading — the CellSet lifecycle, the shared-object mirror (per cell), the
+ * migrations (per object, `window` workers) and the garbage collector across cells (per object with held
+ * owner references).
  */
 export class RebalanceController {
   readonly plans = new PlanHolder();
@@ -76,6 +87,8 @@ export class RebalanceController {
   readonly cellSets: Controller;
   readonly mirror: Controller;
   readonly migrations: Controller;
+  readonly collector: Controller;
+  private readonly dependents = new DependentsIndex();
   private readonly namespaces: Informer;
   private readonly crds: Informer;
   private readonly leases: Informer<RouterLease>;
@@ -124,6 +137,7 @@ export class RebalanceController {
       // Changes always count; the initial lists and resyncs only for objects with something to do.
       onChange: (key, lane) => {
         if (lane === 'high' || this.keyNeedsWork(key)) this.migrations.queue.add(key, lane);
+        this.ownersChanged(key, lane);
       },
     });
     this.migrations = new Controller({
@@ -150,6 +164,27 @@ export class RebalanceController {
       workers: settings.window,
       lowLane: { qps: settings.scanQps, burst: Math.max(settings.window * 4, 100) },
       backoff: { baseMs: 200, maxMs: 30_000 },
+      cellOf: () => undefined,
+    });
+    this.collector = new Controller({
+      name: 'garbage-collector',
+      reconciler: new GarbageCollectorReconciler({
+        plans: this.plans,
+        copies: this.objects,
+        cell: cellEnd,
+        controlPlane,
+        kinds: new OwnerKinds(controlPlane, () => clock.now()),
+        namespaceLabels,
+        metrics,
+        ...(settings.collectorResyncMs === undefined ? {} : { resyncMs: settings.collectorResyncMs }),
+      }),
+      registry,
+      tracer,
+      logger,
+      clock,
+      workers: 2,
+      lowLane: { qps: settings.scanQps, burst: 100 },
+      backoff: { baseMs: 500, maxMs: 60_000 },
       cellOf: () => undefined,
     });
     this.cellSets = new Controller({
@@ -245,11 +280,18 @@ export class RebalanceController {
     this.cellSets.queue.add(this.pool.cellSetName);
     for (const cell of this.pool.cells()) this.mirror.queue.add(cell.id);
     this.enqueueAllObjects();
+    for (const key of this.dependents.all()) this.collector.queue.add(key, 'low');
     this.cellSets.start();
     this.mirror.start();
     this.migrations.start();
+    this.collector.start();
     await untilAborted(signal);
-    await Promise.all([this.migrations.stop(10_000), this.mirror.stop(5000), this.cellSets.stop(5000)]);
+    await Promise.all([
+      this.migrations.stop(10_000),
+      this.collector.stop(5000),
+      this.mirror.stop(5000),
+      this.cellSets.stop(5000),
+    ]);
   }
 
   /** Whether the caches are listed (for /readyz). */
@@ -284,9 +326,38 @@ export class RebalanceController {
     return false;
   }
 
+  /**
+   * An object changed in some cell: if it holds owner references it is checked, and whatever holds one to it
+   * is checked again (it may be the owner that went).
+   */
+  private ownersChanged(key: string, lane: 'high' | 'low'): void {
+    const plan = this.plans.current();
+    const ref = plan && parseObjectKey(key, plan.resources);
+    if (!ref) return;
+    const owners = new Set<string>();
+    for (const metadata of this.objects.copiesOf(ref).values())
+      for (const owner of heldOwnersOf(metadata))
+        owners.add(ownerName(groupOf(owner.apiVersion), ref.namespace, owner.name));
+    this.dependents.set(key, owners);
+    if (owners.size > 0) this.collector.queue.add(key, lane);
+    for (const dependent of this.dependents.dependents(
+      ownerName(ref.resource.group, ref.namespace, ref.name),
+    ))
+      this.collector.queue.add(dependent, 'high');
+  }
+
   private enqueueNamespace(namespace: string): void {
     this.objects.eachCopy((_cell, ref) => {
       if (ref.namespace === namespace) this.migrations.queue.add(formatObjectKey(ref), 'high');
     });
+  }
+}
+
+/** The held owner references of a copy; none when the annotation does not parse (the collector says so). */
+function heldOwnersOf(metadata: Readonly<ObjectMeta>) {
+  try {
+    return heldOwners(metadata.annotations);
+  } catch {
+    return [];
   }
 }

@@ -12,6 +12,7 @@ export class RebalanceMetrics {
   readonly pending: Gauge;
   readonly inFlight: Gauge;
   readonly moved: Gauge;
+  readonly collected: Counter<'action'>;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -45,6 +46,12 @@ export class RebalanceMetrics {
     this.moved = new Gauge({
       name: 'cellfed_rebalance_objects_moved',
       help: 'Objects of the current CellSet generation already in their new cell',
+      registers,
+    });
+    this.collected = new Counter({
+      name: 'cellfed_garbage_collected_total',
+      help: 'What the garbage collector across cells did to objects whose held owners are gone: deleted them (every owner gone) or removed the references (some gone)',
+      labelNames: ['action'],
       registers,
     });
   }

@@ -1,0 +1,174 @@
+import {
+  ApiError,
+  HELD_OWNERS_ANNOTATION,
+  ORIGIN_UID_ANNOTATION,
+  formatHeldOwners,
+  type KubeObject,
+  type OwnerReference,
+} from '@cellfed/controller-kit';
+import { FakeCell, fakeCopies, memoryLogger } from '@cellfed/controller-kit/testing';
+import { MIGRATING, REBALANCE_STATUS_LABEL, RoutingTable, parseCellSetSpec } from '@cellfed/hashing';
+import { Registry } from 'prom-client';
+
+import { GarbageCollectorReconciler } from './garbage-collector-reconciler.ts';
+import { OwnerKinds } from './owner-kinds.ts';
+import { PlanHolder } from './rebalance-plan.ts';
+import { RebalanceMetrics } from './rebalance-metrics.ts';
+
+const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
+const SPEC = parseCellSetSpec({
+  cellularResources: [CONFIGMAPS],
+  cells: ['a', 'b'].map((id) => ({ id, state: 'Normal' as const, kubeconfigSecretRef: { name: id } })),
+});
+const table = RoutingTable.fromCellSet(SPEC);
+const cellOf = (name: string) => table.route(table.keyOf({ namespace: 'shop', name })).oldCell as 'a' | 'b';
+const path = (name: string) => `/api/v1/namespaces/shop/configmaps/${name}`;
+const RESYNC = 60_000;
+
+const ownerRef = (kind: string, name: string, uid: string, apiVersion = 'v1'): OwnerReference => ({
+  apiVersion,
+  kind,
+  name,
+  uid,
+});
+
+function setup(options: { synced?: boolean; forbidden?: boolean } = {}) {
+  const cells = { a: new FakeCell('a'), b: new FakeCell('b') };
+  const controlPlane = new FakeCell('control-plane');
+  const plans = new PlanHolder();
+  plans.load(SPEC, 1);
+  const copies = fakeCopies(Object.values(cells), CONFIGMAPS);
+  const discovery = {
+    '/api/v1': {
+      resources: [
+        { name: 'configmaps', kind: 'ConfigMap', namespaced: true },
+        { name: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true },
+        { name: 'serviceaccounts/token', kind: 'TokenRequest', namespaced: true },
+      ],
+    },
+  } as Record<string, unknown>;
+  const askControlPlane = <T>(method: string, requested: string): Promise<T> => {
+    if (requested in discovery) return Promise.resolve(discovery[requested] as T);
+    if (requested.startsWith('/apis/'))
+      return Promise.reject(new ApiError(404, { code: 404, message: 'no group' }, `GET ${requested}`));
+    if (options.forbidden)
+      return Promise.reject(new ApiError(403, { code: 403, message: 'forbidden' }, `GET ${requested}`));
+    return controlPlane.request<T>(method, requested);
+  };
+  const metrics = new RebalanceMetrics(new Registry());
+  const reconciler = new GarbageCollectorReconciler({
+    plans,
+    copies: options.synced === false ? { ...copies, synced: () => false } : copies,
+    cell: (id) => (id in cells ? { id, client: cells[id as 'a' | 'b'] } : undefined),
+    controlPlane: { request: askControlPlane },
+    kinds: new OwnerKinds({ request: askControlPlane }, () => 0),
+    namespaceLabels: () => undefined,
+    metrics,
+    resyncMs: RESYNC,
+  });
+  /** Puts a ConfigMap in the cell the ring names for it. */
+  const put = (name: string, annotations: Record<string, string> = {}, labels: Record<string, string> = {}) =>
+    cells[cellOf(name)].put(path(name), {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, namespace: 'shop', annotations, labels },
+    });
+  const dependent = (...owners: OwnerReference[]) =>
+    put('dependent', { [HELD_OWNERS_ANNOTATION]: formatHeldOwners(owners) });
+  const reconcile = () =>
+    reconciler.reconcile({
+      key: 'configmaps/shop/dependent',
+      lane: 'high',
+      signal: new AbortController().signal,
+      log: memoryLogger().logger,
+    });
+  const stored = () => cells[cellOf('dependent')].get(path('dependent'));
+  const serviceAccount = (name: string) =>
+    controlPlane.put(`/api/v1/namespaces/shop/serviceaccounts/${name}`, {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name, namespace: 'shop' },
+    });
+  return { cells, reconcile, put, dependent, stored, serviceAccount, metrics };
+}
+
+const uidOf = (object: KubeObject) => object.metadata.uid!;
+
+describe('GarbageCollectorReconciler', () => {
+  it('leaves an object whose owners exist, in its cell or in the control plane, and looks again later', async () => {
+    const { put, dependent, reconcile, stored, serviceAccount } = setup();
+    const owner = put('owner');
+    const account = serviceAccount('builder');
+    dependent(
+      ownerRef('ConfigMap', 'owner', uidOf(owner)),
+      ownerRef('ServiceAccount', 'builder', uidOf(account)),
+    );
+    expect(await reconcile()).toEqual({ requeueAfterMs: RESYNC });
+    expect(stored()).toBeDefined();
+  });
+
+  it('deletes an object whose every owner is gone or was recreated under another uid', async () => {
+    const { put, dependent, reconcile, stored, metrics } = setup();
+    put('owner');
+    dependent(
+      ownerRef('ConfigMap', 'owner', 'uid-of-an-earlier-owner'),
+      ownerRef('ServiceAccount', 'gone', 'sa-1'),
+    );
+    expect(await reconcile()).toEqual({});
+    expect(stored()).toBeUndefined();
+    expect((await metrics.collected.get()).values).toEqual([
+      expect.objectContaining({ labels: { action: 'deleted' }, value: 1 }),
+    ]);
+  });
+
+  it('knows a moved owner by the uid clients saw before the move', async () => {
+    const { put, dependent, reconcile, stored } = setup();
+    put('owner', { [ORIGIN_UID_ANNOTATION]: 'first-uid' });
+    dependent(ownerRef('ConfigMap', 'owner', 'first-uid'));
+    await reconcile();
+    expect(stored()).toBeDefined();
+  });
+
+  it('removes only the references to owners that are gone when others remain', async () => {
+    const { put, dependent, reconcile, stored } = setup();
+    const owner = put('owner');
+    dependent(ownerRef('ConfigMap', 'owner', uidOf(owner)), ownerRef('ConfigMap', 'gone', 'x'));
+    expect(await reconcile()).toEqual({ requeueAfterMs: RESYNC });
+    expect(stored()!.metadata.annotations).toEqual({
+      [HELD_OWNERS_ANNOTATION]: formatHeldOwners([ownerRef('ConfigMap', 'owner', uidOf(owner))]),
+    });
+  });
+
+  it('decides nothing while an owner moves, a cell is not listed, a kind is unknown or unreadable', async () => {
+    const moving = setup();
+    moving.put('owner', {}, { [REBALANCE_STATUS_LABEL]: MIGRATING });
+    moving.dependent(ownerRef('ConfigMap', 'owner', 'other-uid'));
+    expect(await moving.reconcile()).toEqual({ requeueAfterMs: 5000 });
+    expect(moving.stored()).toBeDefined();
+
+    const unlisted = setup({ synced: false });
+    unlisted.dependent(ownerRef('ConfigMap', 'gone', 'x'));
+    expect(await unlisted.reconcile()).toEqual({ requeueAfterMs: 5000 });
+    expect(unlisted.stored()).toBeDefined();
+
+    const unknownKind = setup();
+    unknownKind.dependent(ownerRef('Widget', 'w', 'x', 'example.com/v1'));
+    expect(await unknownKind.reconcile()).toEqual({ requeueAfterMs: 5000 });
+    expect(unknownKind.stored()).toBeDefined();
+
+    const forbidden = setup({ forbidden: true });
+    forbidden.dependent(ownerRef('ServiceAccount', 'gone', 'x'));
+    expect(await forbidden.reconcile()).toEqual({ requeueAfterMs: RESYNC });
+    expect(forbidden.stored()).toBeDefined();
+  });
+
+  it('leaves objects without held owners and hand-edited annotations alone', async () => {
+    const plain = setup();
+    plain.put('dependent');
+    expect(await plain.reconcile()).toEqual({});
+    const edited = setup();
+    edited.put('dependent', { [HELD_OWNERS_ANNOTATION]: 'not json' });
+    expect(await edited.reconcile()).toEqual({});
+    expect(edited.stored()).toBeDefined();
+  });
+});

@@ -1,0 +1,207 @@
+import {
+  HELD_OWNERS_ANNOTATION,
+  HeldOwnersError,
+  formatHeldOwners,
+  heldOwners,
+  isCellOwnObject,
+  isKnownAs,
+  isNotFound,
+  ApiError,
+  ownerReferencesOf,
+  parseObjectKey,
+  resourcePath,
+  type CopiesView,
+  type KubeClient,
+  type ObjectMeta,
+  type ObjectRef,
+  type OwnerReference,
+  type ReconcileRequest,
+  type ReconcileResult,
+  type Reconciler,
+} from '@cellfed/controller-kit';
+import { MIGRATING, REBALANCE_STATUS_LABEL, needsOldCopy, resolveTarget } from '@cellfed/hashing';
+
+import { objectPath, type CellEnd } from './object-mover.ts';
+import type { OwnerKinds } from './owner-kinds.ts';
+import type { RebalancePlan, PlanHolder } from './rebalance-plan.ts';
+import type { RebalanceMetrics } from './rebalance-metrics.ts';
+
+export interface GarbageCollectorReconcilerOptions {
+  plans: PlanHolder;
+  copies: CopiesView;
+  cell: (id: string) => CellEnd | undefined;
+  /** The router control plane: owners that are not cellular live there. */
+  controlPlane: Pick<KubeClient, 'request'>;
+  kinds: OwnerKinds;
+  namespaceLabels: (namespace: string) => Record<string, string> | undefined;
+  metrics: RebalanceMetrics;
+  /**
+   * How often an object whose owners all exist is looked at again. A cellular owner's change queues its
+   * dependents at once; an owner in the control plane is not watched, so its deletion is seen this late.
+   * Default 60 s.
+   */
+  resyncMs?: number;
+}
+
+/**
+ * Whether an owner exists as the reference names it (same uid), cannot be told yet, or may not be read by
+ * this controller (its RBAC in the control plane): then its dependents are never collected.
+ */
+type OwnerState = 'present' | 'absent' | 'unknown' | 'forbidden';
+
+/** The copy of an object clients see, or why there is none to act on. */
+type LiveCopy =
+  | { readonly kind: 'live'; readonly cell: string; readonly metadata: Readonly<ObjectMeta> }
+  | { readonly kind: 'none' }
+  /** Moving, failed over, or not listed everywhere: look again later. */
+  | { readonly kind: 'wait' };
+
+const WAIT_MS = 5000;
+const MERGE_PATCH = 'application/merge-patch+json';
+
+/**
+ * The garbage collector across cells, for owner references held out of the cells' own collectors (see
+ * @cellfed/controller-kit's held-owners.ts), keyed by the dependent (`configmaps/ns/name`). Kubernetes'
+ * rule, applied to the copy clients see: when every owner is gone (not found, or found under another uid)
+ * the object is deleted; when some are, their references are removed. Owners are looked for where they
+ * live: a cellular owner in the cell the routing rule names for it (known by the uid clients saw, also
+ * after a move), any other in the control plane. Nothing is decided while an owner or the object moves,
+ * is failed over, or while a cell is not listed: an owner not seen yet is not an owner gone.
+ */
+export class GarbageCollectorReconciler implements Reconciler {
+  private readonly options: GarbageCollectorReconcilerOptions;
+  private readonly resyncMs: number;
+
+  constructor(options: GarbageCollectorReconcilerOptions) {
+    this.options = options;
+    this.resyncMs = options.resyncMs ?? 60_000;
+  }
+
+  async reconcile({ key, signal, log }: ReconcileRequest): Promise<ReconcileResult> {
+    const plan = this.options.plans.current();
+    if (!plan) return {};
+    const ref = parseObjectKey(key, plan.resources);
+    if (!ref || isCellOwnObject(ref)) return {};
+    const live = this.liveCopy(plan, ref);
+    if (live.kind === 'wait') return { requeueAfterMs: WAIT_MS };
+    if (live.kind === 'none' || live.metadata.deletionTimestamp) return {};
+    const { cell, metadata } = live;
+    const objectLog = log.child({ cell, object: key });
+    let held: OwnerReference[];
+    try {
+      held = heldOwners(metadata.annotations);
+    } catch (error) {
+      if (!(error instanceof HeldOwnersError)) throw error;
+      objectLog.warn({ err: error.message }, 'owner references held in the cell do not parse; left alone');
+      return {};
+    }
+    if (held.length === 0) return {};
+    const states = await Promise.all(
+      held.map((owner) => this.ownerState(plan, owner, ref.namespace, signal)),
+    );
+    if (states.includes('forbidden')) {
+      objectLog.warn(
+        {
+          owners: held
+            .filter((_, index) => states[index] === 'forbidden')
+            .map((owner) => `${owner.apiVersion}/${owner.kind}`),
+        },
+        'may not read an owner in the control plane (grant get on it to collect this object); left alone',
+      );
+      return { requeueAfterMs: this.resyncMs };
+    }
+    if (states.includes('unknown')) return { requeueAfterMs: WAIT_MS };
+    const gone = held.filter((_, index) => states[index] === 'absent');
+    if (gone.length === 0) return { requeueAfterMs: this.resyncMs };
+    const client = this.cellClient(cell);
+    const goneOwners = gone.map((owner) => `${owner.kind}/${owner.name} (${owner.uid})`);
+    if (gone.length === held.length && ownerReferencesOf(metadata).length === 0) {
+      await client
+        .request('DELETE', objectPath(ref), {
+          body: { preconditions: { uid: metadata.uid }, propagationPolicy: 'Background' },
+          signal,
+        })
+        .catch((error: unknown) => {
+          if (!isNotFound(error)) throw error;
+        });
+      this.options.metrics.collected.inc({ action: 'deleted' });
+      objectLog.info({ owners: goneOwners }, 'deleted: every owner is gone');
+      return {};
+    }
+    const kept = held.filter((owner) => !gone.includes(owner));
+    await client.request('PATCH', objectPath(ref), {
+      body: {
+        metadata: {
+          resourceVersion: metadata.resourceVersion,
+          annotations: { [HELD_OWNERS_ANNOTATION]: kept.length > 0 ? formatHeldOwners(kept) : null },
+        },
+      },
+      contentType: MERGE_PATCH,
+      signal,
+    });
+    this.options.metrics.collected.inc({ action: 'references_removed' });
+    objectLog.info({ owners: goneOwners }, 'references to owners that are gone removed');
+    return { requeueAfterMs: this.resyncMs };
+  }
+
+  private async ownerState(
+    plan: RebalancePlan,
+    owner: OwnerReference,
+    namespace: string,
+    signal: AbortSignal,
+  ): Promise<OwnerState> {
+    const kind = await this.options.kinds.resolve(owner.apiVersion, owner.kind);
+    // A kind nobody serves cannot be told gone from not installed yet; Kubernetes' collector waits too.
+    if (!kind) return 'unknown';
+    const ownerNamespace = kind.namespaced ? namespace : '';
+    const cellular = plan.resources.get(kind.group ? `${kind.resource}.${kind.group}` : kind.resource);
+    if (cellular && kind.namespaced) {
+      const live = this.liveCopy(plan, { resource: cellular, namespace, name: owner.name });
+      if (live.kind === 'wait') return 'unknown';
+      return live.kind === 'live' && isKnownAs(live.metadata, owner.uid) ? 'present' : 'absent';
+    }
+    try {
+      const found = await this.options.controlPlane.request<{ metadata?: ObjectMeta }>(
+        'GET',
+        resourcePath(kind, ownerNamespace, owner.name),
+        { accept: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1', signal },
+      );
+      return found.metadata && isKnownAs(found.metadata, owner.uid) ? 'present' : 'absent';
+    } catch (error) {
+      if (isNotFound(error)) return 'absent';
+      if (isForbidden(error)) return 'forbidden';
+      throw error;
+    }
+  }
+
+  /** The copy the routing rule reads (see the router's copy-choice), from the caches. */
+  private liveCopy(plan: RebalancePlan, ref: ObjectRef): LiveCopy {
+    const liveCells = plan.spec.cells.filter((cell) => cell.state !== 'Down').map((cell) => cell.id);
+    if (!this.options.copies.synced(liveCells)) return { kind: 'wait' };
+    const key = plan.table.keyOf(ref, this.options.namespaceLabels(ref.namespace));
+    const decision = plan.table.route(key);
+    const copies = this.options.copies.copiesOf(ref);
+    const old = copies.get(decision.oldCell);
+    if (old?.labels?.[REBALANCE_STATUS_LABEL] === MIGRATING) return { kind: 'wait' };
+    const target = resolveTarget(
+      decision,
+      'read',
+      needsOldCopy(decision) ? (old ? { found: true, labels: old.labels } : { found: false }) : undefined,
+    );
+    const metadata = copies.get(target.cell);
+    if (metadata) return { kind: 'live', cell: target.cell, metadata };
+    // A key of a Down cell may still be a backup waiting for promotion, which these caches do not hold.
+    if (plan.table.failedOverFrom(key)) return { kind: 'wait' };
+    // Moved, and the new copy not listed yet.
+    if (target.reason === 'migrated' && old) return { kind: 'wait' };
+    return { kind: 'none' };
+  }
+
+  private cellClient(id: string): CellEnd['client'] {
+    const cell = this.options.cell(id);
+    if (!cell) throw new Error(`cell ${id} is not engaged`);
+    return cell.client;
+  }
+}
+
+const isForbidden = (error: unknown) => error instanceof ApiError && error.statusCode === 403;
