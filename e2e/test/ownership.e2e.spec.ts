@@ -1,0 +1,326 @@
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import {
+  ApiError,
+  HELD_OWNERS_ANNOTATION,
+  KubeClient,
+  ORIGIN_UID_ANNOTATION,
+  type KubeList,
+  type KubeObject,
+} from '@cellfed/controller-kit';
+import { RoutingTable, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/hashing';
+
+import { cellSetSettled, cellSetSpec, eventually, readCellSet, updateCellSet } from './clients.ts';
+import { startRebalanceController, stopController, type ControllerProcess } from './controller-process.ts';
+import { DEPLOYMENTS, deployment } from './deployments.ts';
+import { describeE2e, e2eEnv } from './e2e-env.ts';
+import { kubectl } from './router-process.ts';
+import {
+  startScratchFederation,
+  stopScratchFederation,
+  type ScratchFederation,
+} from './scratch-federation.ts';
+
+interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+/**
+ * A cellular object's owners are often not in its cell: another cell (their keys hash elsewhere), the control
+ * plane (a ServiceAccount), or the cell under another uid (after a move). Each cell's own garbage collector
+ * would delete such an object within seconds. These tests write owner references through the router, as
+ * kubectl and controllers do, and compare what happens with the same writes on one plain apiserver (the
+ * control plane, which runs its own kube-controller-manager).
+ */
+describeE2e('owners and dependents across cells: nothing lost to a cell’s garbage collector', () => {
+  const env = e2eEnv();
+  const [one, two, three] = env.cells.map((cell) => cell.id) as [string, string, string];
+  const cellSetName = `owners-${Date.now()}`;
+  const namespace = `owners-${Date.now()}`;
+  const TWO_CELLS = cellSetSpec({ [one]: 'Normal', [two]: 'Normal' });
+  const JOINING = cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [three]: 'Joining' });
+  const tableOf = (spec: CellSetSpecInput) => RoutingTable.fromCellSet(parseCellSetSpec(spec));
+  const before = tableOf(TWO_CELLS);
+  const after = tableOf(JOINING);
+  const plain = KubeClient.fromFile(env.controlPlane.kubeconfig);
+  const cells = new Map(env.cells.map((cell) => [cell.id, KubeClient.fromFile(cell.kubeconfig)]));
+  let federation: ScratchFederation | undefined;
+  let controller: ControllerProcess | undefined;
+  let routed: KubeClient;
+  let kubeconfig: string;
+
+  const cellOf = (name: string) => before.route(before.keyOf({ namespace, name })).oldCell;
+  const cell = (id: string) => cells.get(id)!;
+  /** The first `prefix-N` whose cell satisfies `wanted`. */
+  const pick = (prefix: string, wanted: (name: string) => boolean) =>
+    Array.from({ length: 200 }, (_, i) => `${prefix}-${i}`).find(wanted)!;
+  const configMapPath = (name = '') => `/api/v1/namespaces/${namespace}/configmaps${name ? `/${name}` : ''}`;
+  const deploymentPath = (name = '') =>
+    `${DEPLOYMENTS}/namespaces/${namespace}/deployments${name ? `/${name}` : ''}`;
+  const configMap = (name: string, ownerReferences: OwnerReference[]) => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, ownerReferences },
+    data: { owned: 'yes' },
+  });
+  const ownerOf = (object: KubeObject, controller = true): OwnerReference => ({
+    apiVersion: object.apiVersion!,
+    kind: object.kind!,
+    name: object.metadata.name!,
+    uid: object.metadata.uid!,
+    ...(controller ? { controller: true, blockOwnerDeletion: true } : {}),
+  });
+  const found = (client: KubeClient, path: string) =>
+    client.request<KubeObject>('GET', path).catch((error: unknown) => {
+      if (error instanceof ApiError && error.statusCode === 404) return undefined;
+      throw error;
+    });
+  const untilGone = (what: string, client: KubeClient, path: string, timeoutMs = 60_000) =>
+    eventually(what, async () => ((await found(client, path)) ? undefined : true), timeoutMs);
+  const createDeployment = (client: KubeClient, name: string) =>
+    client.request<KubeObject>('POST', deploymentPath(), { body: deployment(name) });
+
+  /**
+   * Proves a cell's garbage collector has looked at owner references to `owners` and deleted what it
+   * could not resolve: the same references written straight into the cell, past the router, disappear.
+   */
+  async function cellCollectorHasRun(id: string, owners: OwnerReference[]) {
+    const control = `control-${Math.random().toString(36).slice(2, 8)}`;
+    await cell(id).request('POST', configMapPath(), { body: configMap(control, owners) });
+    await untilGone(
+      `the control ConfigMap ${control} to be collected by ${id}`,
+      cell(id),
+      configMapPath(control),
+    );
+  }
+
+  beforeAll(async () => {
+    federation = await startScratchFederation(env, {
+      cellSetName,
+      spec: TWO_CELLS,
+      namespace,
+      deployments: [],
+      cells: [one, two],
+    });
+    routed = federation.routed;
+    kubeconfig = join(env.dir, `${cellSetName}.kubeconfig`);
+    controller = await startRebalanceController(env, {
+      args: [
+        ...['--cellset', cellSetName, '--leader-elect', 'false', '--collector-resync', '2s'],
+        ...['--delete-after', '4s', '--mirror-resync', '2s'],
+      ],
+      cells: [one, two],
+      logFile: join(env.dir, `${cellSetName}-controller.log`),
+    });
+    // The same namespace on the plain apiserver (the control plane has it: the router created it there).
+  });
+
+  afterAll(async () => {
+    await stopController(controller);
+    await stopScratchFederation(env, federation, { cellSetName, namespace });
+    for (const client of [plain, ...cells.values()]) await client.close();
+  });
+
+  it('a ConfigMap owned by a Deployment in another cell outlives the cell’s collector and shows its owner references', async () => {
+    const web = await createDeployment(routed, 'web');
+    const name = pick('settings', (candidate) => cellOf(candidate) !== cellOf('web'));
+    const owners = [ownerOf(web)];
+    await routed.request('POST', configMapPath(), { body: configMap(name, owners) });
+    await cellCollectorHasRun(cellOf(name), owners);
+
+    const shown = await routed.request<KubeObject>('GET', configMapPath(name));
+    expect(shown.metadata.ownerReferences).toEqual(owners);
+    expect(shown.metadata.annotations?.[HELD_OWNERS_ANNOTATION]).toBeUndefined();
+    const listed = await routed.request<KubeList>('GET', configMapPath());
+    expect(listed.items.find((item) => item.metadata.name === name)?.metadata.ownerReferences).toEqual(
+      owners,
+    );
+    // In the cell, out of its collector's sight.
+    const stored = await cell(cellOf(name)).request<KubeObject>('GET', configMapPath(name));
+    expect(stored.metadata.ownerReferences).toBeUndefined();
+    expect(JSON.parse(stored.metadata.annotations![HELD_OWNERS_ANNOTATION]!)).toEqual(owners);
+
+    // One plain apiserver keeps the same pair and shows the same references.
+    const plainWeb = await createDeployment(plain, 'web');
+    await plain.request('POST', configMapPath(), { body: configMap(name, [ownerOf(plainWeb)]) });
+    const plainShown = await plain.request<KubeObject>('GET', configMapPath(name));
+    const withoutUid = (list: unknown) => (list as OwnerReference[]).map(({ uid: _uid, ...rest }) => rest);
+    expect(withoutUid(shown.metadata.ownerReferences)).toEqual(
+      withoutUid(plainShown.metadata.ownerReferences),
+    );
+  });
+
+  it('every patch type and server-side apply keep owner references held, as kubectl sees them', async () => {
+    const api = await createDeployment(routed, 'api');
+    const name = pick('patched', (candidate) => cellOf(candidate) !== cellOf('api'));
+    await routed.request('POST', configMapPath(), { body: configMap(name, []) });
+    const owner = ownerOf(api, false);
+    const refs = async () =>
+      (await routed.request<KubeObject>('GET', configMapPath(name))).metadata.ownerReferences;
+
+    let result = await kubectl(kubeconfig, [
+      '-n',
+      namespace,
+      'patch',
+      'configmap',
+      name,
+      '--type=merge',
+      '-p',
+      JSON.stringify({ metadata: { ownerReferences: [owner] } }),
+    ]);
+    expect(result).toMatchObject({ code: 0 });
+    expect(await refs()).toEqual([owner]);
+    result = await kubectl(kubeconfig, [
+      '-n',
+      namespace,
+      'patch',
+      'configmap',
+      name,
+      '--type=json',
+      '-p',
+      JSON.stringify([{ op: 'add', path: '/metadata/ownerReferences/0/controller', value: true }]),
+    ]);
+    expect(result).toMatchObject({ code: 0 });
+    expect(await refs()).toEqual([{ ...owner, controller: true }]);
+    result = await kubectl(kubeconfig, [
+      '-n',
+      namespace,
+      'patch',
+      'configmap',
+      name,
+      '-p',
+      JSON.stringify({ metadata: { ownerReferences: [{ uid: owner.uid, $patch: 'delete' }] } }),
+    ]);
+    expect(result).toMatchObject({ code: 0 });
+    expect(await refs()).toBeUndefined();
+    const applied = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n  namespace: ${namespace}\n  ownerReferences:\n  - apiVersion: apps/v1\n    kind: Deployment\n    name: api\n    uid: ${owner.uid}\ndata:\n  owned: applied\n`;
+    result = await kubectl(kubeconfig, ['apply', '--server-side', '--force-conflicts', '-f', '-'], {
+      input: applied,
+    });
+    expect(result).toMatchObject({ code: 0 });
+    expect(await refs()).toEqual([owner]);
+    await cellCollectorHasRun(cellOf(name), [owner]);
+    expect(await found(routed, configMapPath(name))).toBeDefined();
+  });
+
+  it('kubectl create job --from=cronjob: the Job lives in its own cell and keeps its CronJob owner', async () => {
+    const cron = 'nightly';
+    const job = pick('manual', (candidate) => cellOf(candidate) !== cellOf(cron));
+    const cronJob = {
+      apiVersion: 'batch/v1',
+      kind: 'CronJob',
+      metadata: { name: cron },
+      spec: {
+        schedule: '0 0 1 1 *',
+        suspend: true,
+        jobTemplate: {
+          spec: {
+            template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } },
+          },
+        },
+      },
+    };
+    const created = await routed.request<KubeObject>(
+      'POST',
+      `/apis/batch/v1/namespaces/${namespace}/cronjobs`,
+      { body: cronJob },
+    );
+    expect(
+      await kubectl(kubeconfig, ['-n', namespace, 'create', 'job', job, `--from=cronjob/${cron}`]),
+    ).toMatchObject({ code: 0 });
+    await cellCollectorHasRun(cellOf(job), [ownerOf(created)]);
+    const shown = await routed.request<KubeObject>(
+      'GET',
+      `/apis/batch/v1/namespaces/${namespace}/jobs/${job}`,
+    );
+    expect(shown.metadata.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'CronJob', name: cron, uid: created.metadata.uid, controller: true }),
+    ]);
+  });
+
+  it('owned by a ServiceAccount of the control plane: kept while it exists, collected when it goes, as on one apiserver', async () => {
+    const accountPath = `/api/v1/namespaces/${namespace}/serviceaccounts`;
+    const account = await routed.request<KubeObject>('POST', accountPath, {
+      body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'builder' } },
+    });
+    const name = pick('token-cache', () => true);
+    const owners = [ownerOf(account, false)];
+    await routed.request('POST', configMapPath(), { body: configMap(name, owners) });
+    await cellCollectorHasRun(cellOf(name), owners);
+    expect(await found(routed, configMapPath(name))).toBeDefined();
+
+    await routed.request('DELETE', `${accountPath}/builder`);
+    await untilGone(
+      'the ConfigMap owned by the deleted ServiceAccount to be collected',
+      routed,
+      configMapPath(name),
+    );
+  });
+
+  it('kubectl delete deployment, background and foreground, removes dependents in every cell', async () => {
+    for (const [owner, cascade] of [
+      ['shop', 'background'],
+      ['cart', 'foreground'],
+    ] as const) {
+      const created = await createDeployment(routed, owner);
+      const dependents = [one, two].map((id) =>
+        pick(`${owner}-part`, (candidate) => cellOf(candidate) === id),
+      );
+      for (const name of dependents)
+        await routed.request('POST', configMapPath(), { body: configMap(name, [ownerOf(created)]) });
+      const result = await kubectl(kubeconfig, [
+        '-n',
+        namespace,
+        'delete',
+        'deployment',
+        owner,
+        `--cascade=${cascade}`,
+      ]);
+      expect(result).toMatchObject({ code: 0 });
+      for (const name of dependents)
+        await untilGone(`${name} to go with its ${cascade}-deleted owner`, routed, configMapPath(name));
+    }
+  });
+
+  it('owner references survive a migration of the dependent and of its owner', async () => {
+    // An owner and a dependent that both move into the joining cell, and a dependent that stays.
+    const moves = (name: string) => after.route(after.keyOf({ namespace, name })).newCell === three;
+    const owner = pick('mover', moves);
+    const created = await createDeployment(routed, owner);
+    const moving = pick('mover-cfg', moves);
+    const staying = pick('mover-cfg', (name) => !moves(name));
+    const owners = [ownerOf(created)];
+    for (const name of [moving, staying])
+      await routed.request('POST', configMapPath(), { body: configMap(name, owners) });
+
+    await updateCellSet(env.controlPlane.kubeconfig, cellSetName, JOINING);
+    await eventually(
+      `cell ${three} to join and the CellSet to settle`,
+      async () => {
+        const { spec } = (await readCellSet(env.controlPlane.kubeconfig, cellSetName)) as {
+          spec: CellSetSpecInput;
+        };
+        const joined = spec.cells.find((c) => c.id === three)?.state === 'Normal';
+        return joined && (await cellSetSettled(env.controlPlane.kubeconfig, cellSetName)) ? true : undefined;
+      },
+      180_000,
+    );
+    // The moved owner has a new uid in its new cell; clients and the collector know it by the old one.
+    const movedOwner = await cell(three).request<KubeObject>('GET', deploymentPath(owner));
+    expect(movedOwner.metadata.uid).not.toBe(created.metadata.uid);
+    expect(movedOwner.metadata.annotations?.[ORIGIN_UID_ANNOTATION]).toBe(created.metadata.uid);
+    // Past the old copies' deletion and several collector passes.
+    await sleep(8000);
+    for (const name of [moving, staying]) {
+      const shown = await routed.request<KubeObject>('GET', configMapPath(name));
+      expect(shown.metadata.ownerReferences).toEqual(owners);
+    }
+    expect(await found(cell(three), configMapPath(moving))).toBeDefined();
+  });
+});
