@@ -288,6 +288,35 @@ describeE2e('owners and dependents across cells: nothing lost to a cell’s garb
     }
   });
 
+  it('kubectl delete deployment --cascade=orphan keeps its only dependent, without the reference, as on one apiserver', async () => {
+    const results = [];
+    for (const client of [routed, plain]) {
+      const owner = await createDeployment(client, 'keeper');
+      const kept = pick('keeper-part', (candidate) => cellOf(candidate) !== cellOf('keeper'));
+      await client.request('POST', configMapPath(), { body: configMap(kept, [ownerOf(owner)]) });
+      const config = client === routed ? kubeconfig : env.controlPlane.kubeconfig;
+      const result = await kubectl(config, [
+        '-n',
+        namespace,
+        'delete',
+        'deployment',
+        'keeper',
+        '--cascade=orphan',
+      ]);
+      expect(result).toMatchObject({ code: 0 });
+      await untilGone('the orphaning owner to go', client, deploymentPath('keeper'));
+      // Past a few collector passes: an owner gone would get its only dependent collected by now.
+      await sleep(5000);
+      results.push(await found(client, configMapPath(kept)));
+    }
+    expect(
+      results.map((object) => object && { owners: object.metadata.ownerReferences, data: object['data'] }),
+    ).toEqual([
+      { owners: undefined, data: { owned: 'yes' } },
+      { owners: undefined, data: { owned: 'yes' } },
+    ]);
+  });
+
   it('owner references survive a migration of the dependent and of its owner', async () => {
     // An owner and a dependent that both move into the joining cell, and a dependent that stays.
     const moves = (name: string) => after.route(after.keyOf({ namespace, name })).newCell === three;

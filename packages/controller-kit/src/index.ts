@@ -58,6 +58,7 @@ export type { ObjectRef } from './objects/object-ref.ts';
 export {
   HELD_OWNERS_ANNOTATION,
   HeldOwnersError,
+  ORPHAN_FINALIZER,
   formatHeldOwners,
   heldOwners,
   ownerReferencesOf,

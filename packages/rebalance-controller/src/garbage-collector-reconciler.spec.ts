@@ -2,6 +2,7 @@ import {
   ApiError,
   HELD_OWNERS_ANNOTATION,
   ORIGIN_UID_ANNOTATION,
+  ORPHAN_FINALIZER,
   formatHeldOwners,
   type KubeObject,
   type OwnerReference,
@@ -10,6 +11,7 @@ import { FakeCell, fakeCopies, memoryLogger } from '@cellfed/controller-kit/test
 import { MIGRATING, REBALANCE_STATUS_LABEL, RoutingTable, parseCellSetSpec } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
 
+import { DependentsIndex, ownerName } from './dependents-index.ts';
 import { GarbageCollectorReconciler } from './garbage-collector-reconciler.ts';
 import { OwnerKinds } from './owner-kinds.ts';
 import { PlanHolder } from './rebalance-plan.ts';
@@ -56,6 +58,7 @@ function setup(options: { synced?: boolean; forbidden?: boolean } = {}) {
     return controlPlane.request<T>(method, requested);
   };
   const metrics = new RebalanceMetrics(new Registry());
+  const index = new DependentsIndex();
   const reconciler = new GarbageCollectorReconciler({
     plans,
     copies: options.synced === false ? { ...copies, synced: () => false } : copies,
@@ -63,6 +66,7 @@ function setup(options: { synced?: boolean; forbidden?: boolean } = {}) {
     controlPlane: { request: askControlPlane },
     kinds: new OwnerKinds({ request: askControlPlane }, () => 0),
     namespaceLabels: () => undefined,
+    dependents: (owner) => index.dependents(owner),
     metrics,
     resyncMs: RESYNC,
   });
@@ -75,9 +79,9 @@ function setup(options: { synced?: boolean; forbidden?: boolean } = {}) {
     });
   const dependent = (...owners: OwnerReference[]) =>
     put('dependent', { [HELD_OWNERS_ANNOTATION]: formatHeldOwners(owners) });
-  const reconcile = () =>
+  const reconcile = (name = 'dependent') =>
     reconciler.reconcile({
-      key: 'configmaps/shop/dependent',
+      key: `configmaps/shop/${name}`,
       lane: 'high',
       signal: new AbortController().signal,
       log: memoryLogger().logger,
@@ -89,7 +93,7 @@ function setup(options: { synced?: boolean; forbidden?: boolean } = {}) {
       kind: 'ServiceAccount',
       metadata: { name, namespace: 'shop' },
     });
-  return { cells, reconcile, put, dependent, stored, serviceAccount, metrics };
+  return { cells, reconcile, put, dependent, stored, serviceAccount, metrics, index };
 }
 
 const uidOf = (object: KubeObject) => object.metadata.uid!;
@@ -170,5 +174,26 @@ describe('GarbageCollectorReconciler', () => {
     edited.put('dependent', { [HELD_OWNERS_ANNOTATION]: 'not json' });
     expect(await edited.reconcile()).toEqual({});
     expect(edited.stored()).toBeDefined();
+  });
+
+  it('orphans the held dependents of an owner deleted with orphan propagation, then releases the owner', async () => {
+    const { cells, put, dependent, reconcile, stored, index } = setup();
+    const owner = put('owner');
+    const other = ownerRef('ServiceAccount', 'builder', 'sa-1');
+    dependent(ownerRef('ConfigMap', 'owner', uidOf(owner)), other);
+    index.set('configmaps/shop/dependent', new Set([ownerName('', 'shop', 'owner')]));
+    const ownerPath = path('owner');
+    const ownerCell = cells[cellOf('owner')];
+    ownerCell.put(ownerPath, {
+      ...owner,
+      metadata: {
+        ...owner.metadata,
+        deletionTimestamp: '2026-11-25T00:00:00Z',
+        finalizers: ['keep', ORPHAN_FINALIZER],
+      },
+    });
+    expect(await reconcile('owner')).toEqual({});
+    expect(stored()!.metadata.annotations).toEqual({ [HELD_OWNERS_ANNOTATION]: formatHeldOwners([other]) });
+    expect(ownerCell.get(ownerPath)!.metadata.finalizers).toEqual(['keep']);
   });
 });

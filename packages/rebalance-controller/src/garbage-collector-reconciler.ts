@@ -1,6 +1,7 @@
 import {
   HELD_OWNERS_ANNOTATION,
   HeldOwnersError,
+  ORPHAN_FINALIZER,
   formatHeldOwners,
   heldOwners,
   isCellOwnObject,
@@ -21,6 +22,7 @@ import {
 } from '@cellfed/controller-kit';
 import { MIGRATING, REBALANCE_STATUS_LABEL, needsOldCopy, resolveTarget } from '@cellfed/hashing';
 
+import { groupOf, ownerName } from './dependents-index.ts';
 import { objectPath, type CellEnd } from './object-mover.ts';
 import type { OwnerKinds } from './owner-kinds.ts';
 import type { RebalancePlan, PlanHolder } from './rebalance-plan.ts';
@@ -34,6 +36,8 @@ export interface GarbageCollectorReconcilerOptions {
   controlPlane: Pick<KubeClient, 'request'>;
   kinds: OwnerKinds;
   namespaceLabels: (namespace: string) => Record<string, string> | undefined;
+  /** The keys of the objects holding references to an owner named by `ownerName` (dependents-index.ts). */
+  dependents: (owner: string) => readonly string[];
   metrics: RebalanceMetrics;
   /**
    * How often an object whose owners all exist is looked at again. A cellular owner's change queues its
@@ -67,6 +71,10 @@ const MERGE_PATCH = 'application/merge-patch+json';
  * live: a cellular owner in the cell the routing rule names for it (known by the uid clients saw, also
  * after a move), any other in the control plane. Nothing is decided while an owner or the object moves,
  * is failed over, or while a cell is not listed: an owner not seen yet is not an owner gone.
+ *
+ * An owner deleted with orphan propagation through the router waits on {@link ORPHAN_FINALIZER}: its held
+ * dependents lose their reference to it (as the cell's collector does for native ones), then the
+ * finalizer comes off and the owner goes.
  */
 export class GarbageCollectorReconciler implements Reconciler {
   private readonly options: GarbageCollectorReconcilerOptions;
@@ -84,9 +92,13 @@ export class GarbageCollectorReconciler implements Reconciler {
     if (!ref || isCellOwnObject(ref)) return {};
     const live = this.liveCopy(plan, ref);
     if (live.kind === 'wait') return { requeueAfterMs: WAIT_MS };
-    if (live.kind === 'none' || live.metadata.deletionTimestamp) return {};
+    if (live.kind === 'none') return {};
     const { cell, metadata } = live;
     const objectLog = log.child({ cell, object: key });
+    if (metadata.deletionTimestamp) {
+      if (!metadata.finalizers?.includes(ORPHAN_FINALIZER)) return {};
+      return this.orphanDependents(plan, ref, cell, metadata, signal, objectLog);
+    }
     let held: OwnerReference[];
     try {
       held = heldOwners(metadata.annotations);
@@ -142,6 +154,61 @@ export class GarbageCollectorReconciler implements Reconciler {
     this.options.metrics.collected.inc({ action: 'references_removed' });
     objectLog.info({ owners: goneOwners }, 'references to owners that are gone removed');
     return { requeueAfterMs: this.resyncMs };
+  }
+
+  /** Removes the references to `owner` from its held dependents, then the owner's orphan finalizer. */
+  private async orphanDependents(
+    plan: RebalancePlan,
+    owner: ObjectRef,
+    cell: string,
+    metadata: Readonly<ObjectMeta>,
+    signal: AbortSignal,
+    log: ReconcileRequest['log'],
+  ): Promise<ReconcileResult> {
+    const names = (reference: OwnerReference) =>
+      reference.name === owner.name &&
+      groupOf(reference.apiVersion) === owner.resource.group &&
+      isKnownAs(metadata, reference.uid);
+    let orphaned = 0;
+    for (const key of this.options.dependents(ownerName(owner.resource.group, owner.namespace, owner.name))) {
+      const ref = parseObjectKey(key, plan.resources);
+      const dependent = ref && this.liveCopy(plan, ref);
+      if (!ref || !dependent || dependent.kind === 'none') continue;
+      if (dependent.kind === 'wait') return { requeueAfterMs: WAIT_MS };
+      let held: OwnerReference[];
+      try {
+        held = heldOwners(dependent.metadata.annotations);
+      } catch {
+        continue;
+      }
+      const kept = held.filter((reference) => !names(reference));
+      if (kept.length === held.length) continue;
+      await this.cellClient(dependent.cell).request('PATCH', objectPath(ref), {
+        body: {
+          metadata: {
+            resourceVersion: dependent.metadata.resourceVersion,
+            annotations: { [HELD_OWNERS_ANNOTATION]: kept.length > 0 ? formatHeldOwners(kept) : null },
+          },
+        },
+        contentType: MERGE_PATCH,
+        signal,
+      });
+      orphaned += 1;
+    }
+    // The finalizer list is replaced whole, at the version read: a concurrent change conflicts and retries.
+    await this.cellClient(cell).request('PATCH', objectPath(owner), {
+      body: {
+        metadata: {
+          resourceVersion: metadata.resourceVersion,
+          finalizers: (metadata.finalizers ?? []).filter((finalizer) => finalizer !== ORPHAN_FINALIZER),
+        },
+      },
+      contentType: MERGE_PATCH,
+      signal,
+    });
+    this.options.metrics.collected.inc({ action: 'orphaned' }, orphaned);
+    log.info({ orphaned }, 'held dependents orphaned; owner released');
+    return {};
   }
 
   private async ownerState(

@@ -18,6 +18,7 @@ import {
   parseObjectKey,
   NOOP_TRACER,
   heldOwners,
+  ORPHAN_FINALIZER,
   type ObjectMeta,
 } from '@cellfed/controller-kit';
 import { safeParseCellSet } from '@cellfed/hashing';
@@ -175,6 +176,7 @@ export class RebalanceController {
         controlPlane,
         kinds: new OwnerKinds(controlPlane, () => clock.now()),
         namespaceLabels,
+        dependents: (owner) => this.dependents.dependents(owner),
         metrics,
         ...(settings.collectorResyncMs === undefined ? {} : { resyncMs: settings.collectorResyncMs }),
       }),
@@ -339,7 +341,10 @@ export class RebalanceController {
       for (const owner of heldOwnersOf(metadata))
         owners.add(ownerName(groupOf(owner.apiVersion), ref.namespace, owner.name));
     this.dependents.set(key, owners);
-    if (owners.size > 0) this.collector.queue.add(key, lane);
+    const orphaning = [...this.objects.copiesOf(ref).values()].some((metadata) =>
+      metadata.finalizers?.includes(ORPHAN_FINALIZER),
+    );
+    if (owners.size > 0 || orphaning) this.collector.queue.add(key, lane);
     for (const dependent of this.dependents.dependents(
       ownerName(ref.resource.group, ref.namespace, ref.name),
     ))

@@ -50,7 +50,7 @@ export class RebalanceMetrics {
     });
     this.collected = new Counter({
       name: 'cellfed_garbage_collected_total',
-      help: 'What the garbage collector across cells did to objects whose held owners are gone: deleted them (every owner gone) or removed the references (some gone)',
+      help: 'What the garbage collector across cells did: deleted objects whose held owners are all gone, removed references to owners that went, orphaned the held dependents of owners deleted with orphan propagation',
       labelNames: ['action'],
       registers,
     });

@@ -9,6 +9,14 @@ import { z } from 'zod';
  */
 export const HELD_OWNERS_ANNOTATION = 'cellfed.io/owner-references';
 
+/**
+ * On an owner deleted with orphan propagation through the router: its held dependents must lose their
+ * reference to it, not be collected with it, and only cellfed's collector can see them. The router adds it
+ * before the delete (as the apiserver adds `orphan` for the cell's own collector); the collector removes it
+ * once no held dependent names the owner.
+ */
+export const ORPHAN_FINALIZER = 'cellfed.io/orphan-held-dependents';
+
 const ownerReferenceSchema = z.looseObject({
   apiVersion: z.string().min(1),
   kind: z.string().min(1),
