@@ -233,6 +233,17 @@ spec:
     );
   });
 
+  it('kubectl auth whoami through the router shows what one apiserver shows', async () => {
+    const userInfo = async (config: string) => {
+      const result = await kubectl(config, ['auth', 'whoami', '-o', 'json']);
+      expect(result).toMatchObject({ code: 0 });
+      return (JSON.parse(result.out) as { status: { userInfo: unknown } }).status.userInfo;
+    };
+    const direct = await userInfo(env.controlPlane.kubeconfig);
+    expect(direct).toHaveProperty(['extra', 'authentication.kubernetes.io/credential-id']);
+    expect(await userInfo(kubeconfig)).toEqual(direct);
+  });
+
   it('kubectl create ns then create deploy works in a namespace no cell has yet, every time', async () => {
     for (let i = 0; i < 3; i++) {
       const ns = `${namespace}-fresh-${i}`;
