@@ -186,6 +186,35 @@ describe('RouterHandler', () => {
     }
   }
 
+  it('answers 429 Retry-After when the cell a request was planned with left meanwhile; 503 Retry-After when a live cell is not connected', async () => {
+    const state = routingState(spec, 7);
+    const staying = Array.from({ length: 100 }, (_, i) => `cfg-${i}`).find((name) => {
+      const decision = state.table.route(state.table.keyOf({ namespace: 'team', name }));
+      return decision.oldCell === 'a' && decision.newCell === 'a';
+    })!;
+    const withoutA = parseCellSetSpec({
+      cells: [{ id: 'b', state: 'Normal', kubeconfigSecretRef: { name: 'b-kubeconfig' } }],
+    });
+    let plans = 0;
+    // Planned with cell a; by the time the router looks for it, the CellSet no longer has it.
+    options.state = () => routingState(plans++ === 0 ? spec : withoutA, 7 + Math.min(plans, 1));
+    options.cell = (id) => (id === 'a' ? undefined : cells[id]?.client);
+    const path = `/api/v1/namespaces/team/configmaps/${staying}`;
+    const left = await send('PUT', path, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: staying },
+    });
+    expect(left.code).toBe(429);
+    expect(left.headers['retry-after']).toBe('1');
+    expect(left.body.message).toBe('cell a left the federation while the request was routed; retry');
+
+    options.state = () => state;
+    const unconnected = await send('GET', path);
+    expect(unconnected.code).toBe(503);
+    expect(unconnected.headers['retry-after']).toBe('1');
+  });
+
   it('retries a generateName create whose picked name is taken, with a new name', async () => {
     const names: string[] = [];
     script = (_cell, seen) => {

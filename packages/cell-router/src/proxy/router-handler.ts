@@ -69,6 +69,8 @@ import { relayUpgrade, writeStatusToSocket } from './upgrade-relay.ts';
  * the router would only have to inflate it.
  */
 const SHOWN_ANSWER = { 'accept-encoding': 'identity' };
+/** A 503 a client may retry: said in the header client-go and client-node read, as in the Status. */
+const RETRY_SOON = { 'retry-after': '1' };
 const RESTORE_RETRY_AFTER_SECONDS = 1;
 
 /** kube-apiserver tries 8 names for a generateName create before it gives up; so does the router. */
@@ -448,13 +450,21 @@ export class RouterHandler {
     // The object itself and its status are shown in their client view; other subresources (scale, a
     // Service's proxy) are not objects of the resource and stream through.
     const shown = plan.info.subresource === '' || plan.info.subresource === 'status';
-    const upstream = await sendUpstream(
-      destination.client,
-      request,
-      shown ? { ...impersonation, ...SHOWN_ANSWER } : impersonation,
-      abortOnClose(response),
-      body,
-    );
+    let upstream;
+    try {
+      upstream = await sendUpstream(
+        destination.client,
+        request,
+        shown ? { ...impersonation, ...SHOWN_ANSWER } : impersonation,
+        abortOnClose(response),
+        body,
+      );
+    } catch (error) {
+      // Its connection closed as it left: every object it held had moved (and its copies refuse writes).
+      if (!response.headersSent && this.hasLeft(destination.cell))
+        return this.refuse(response, cellLeftRefusal(plan, destination.cell));
+      throw error;
+    }
     if (plan.access !== 'write') await relay(upstream, response, shown);
     else if (!(await relayUnlessFenced(upstream, response, shown)))
       return this.refuse(response, fenceRefusal(plan, destination.cell, 'cell-fence', destination.routeCase));
@@ -473,11 +483,16 @@ export class RouterHandler {
       try {
         oldCopy = await this.options.oldCopies.get(decision.oldCell, info, access);
       } catch (error) {
+        if (this.hasLeft(decision.oldCell)) return cellLeftRefusal(plan, decision.oldCell);
         const status = serviceUnavailable(
           `cannot tell whether ${info.resource} "${info.name}" has moved: cell ${decision.oldCell}: ${errorMessage(error)}`,
           1,
         );
-        return { ...refusal(status, 'old-copy-unreadable', decision.oldCell), routeCase };
+        return {
+          ...refusal(status, 'old-copy-unreadable', decision.oldCell),
+          routeCase,
+          headers: RETRY_SOON,
+        };
       }
     }
     const target = resolveTarget(decision, access, oldCopy);
@@ -485,12 +500,22 @@ export class RouterHandler {
       return fenceRefusal(plan, target.cell, target.reason, routeCase, target.retryAfterSeconds);
     const client = this.options.cell(target.cell);
     if (!client) {
+      if (this.hasLeft(target.cell)) return cellLeftRefusal(plan, target.cell);
       const status = serviceUnavailable(`cell ${target.cell} is not connected`, 1);
-      return { kind: 'refuse', status, cell: target.cell, route: 'cell-unavailable', routeCase };
+      return { ...refusal(status, 'cell-unavailable', target.cell), routeCase, headers: RETRY_SOON };
     }
     if (plan.failedOverFrom)
       return this.failover(plan, plan.failedOverFrom, client, target.cell, impersonation);
     return { kind: 'cell', client, cell: target.cell, route: target.reason, routeCase };
+  }
+
+  /**
+   * Whether `cell` is no longer live in the routing state as it is now: the CellSet changed (a drained cell
+   * left, a cell went Down) after this request was planned with it.
+   */
+  private hasLeft(cell: string): boolean {
+    const now = this.options.state();
+    return now !== undefined && !now.liveCells.includes(cell);
   }
 
   /** A key of a Down cell: the cell that took it over, or the backup it holds until promotion. */
@@ -699,6 +724,26 @@ function logFields(request: ClientRequest, info: RequestInfo | string): Record<s
  * A write to an object in the middle of a move: fenced by the router on the label it read, or by the cell
  * (`cell-fence`) when the move began after that reading. Clients retry it by themselves.
  */
+/**
+ * The cell a request was planned with left the federation meanwhile: like a fenced write, the client
+ * retries by itself and is routed with the CellSet as it is now.
+ */
+function cellLeftRefusal(plan: ObjectPlan, cell: string): Refusal {
+  const status = tooManyRequests(
+    `cell ${cell} left the federation while the request was routed; retry`,
+    DEFAULT_RETRY_AFTER_SECONDS,
+    plan.info.name,
+  );
+  return {
+    kind: 'refuse',
+    status,
+    cell,
+    route: 'cell-left',
+    routeCase: plan.decision.case,
+    headers: { 'retry-after': String(DEFAULT_RETRY_AFTER_SECONDS) },
+  };
+}
+
 function fenceRefusal(
   plan: ObjectPlan,
   cell: string,
