@@ -244,6 +244,16 @@ spec:
     expect(await userInfo(kubeconfig)).toEqual(direct);
   });
 
+  it('a create over 3 MiB is refused to kubectl (HTTP/2) as one apiserver refuses it, not with a stream reset', async () => {
+    const file = join(env.dir, 'router-clients-big.txt');
+    writeFileSync(file, 'a'.repeat(3_200_000));
+    const create = (config: string) =>
+      kubectl(config, ['-n', namespace, 'create', 'configmap', 'too-big', `--from-file=${file}`]);
+    const direct = await create(env.controlPlane.kubeconfig);
+    expect(direct.out).toContain('Request entity too large: limit is 3145728');
+    for (let i = 0; i < 3; i++) expect(await create(kubeconfig)).toEqual(direct);
+  });
+
   it('kubectl create ns then create deploy works in a namespace no cell has yet, every time', async () => {
     for (let i = 0; i < 3; i++) {
       const ns = `${namespace}-fresh-${i}`;

@@ -40,7 +40,7 @@ describe('releaseUnreadBody', () => {
     });
     afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-    it('ends an early-answered upload with NO_ERROR once the answer is out, so the caller stops sending', async () => {
+    it('reads and drops the rest of early-answered uploads, which end whole with their answers', async () => {
       // Uploads queue in the client's session: its memory limit is raised so that it does not refuse the
       // answers itself (ENHANCE_YOUR_CALM).
       const session = connect(url, { maxSessionMemory: 1000 });
@@ -67,6 +67,36 @@ describe('releaseUnreadBody', () => {
         expect(answer).toEqual({ code: 403, body: '{"kind":"Status","code":403}' });
       expect(await Promise.all(serverStreamsClosed)).toEqual(answers.map(() => 0));
       session.destroy();
+    });
+  });
+
+  describe('over HTTP/2, a caller that does not stop', () => {
+    it('is reset with NO_ERROR once more than the limit has been dropped', async () => {
+      let streamClosed: (code: number | undefined) => void = () => undefined;
+      const closed = new Promise<number | undefined>((resolve) => (streamClosed = resolve));
+      const server = createServer((request, response) => {
+        request.stream.once('close', () => streamClosed(request.stream.rstCode));
+        writeHead(response, 413, { 'content-type': 'application/json' });
+        response.end('{"kind":"Status","code":413}');
+        releaseUnreadBody(request);
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const session = connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+      try {
+        const stream = session.request({ ':method': 'PUT', ':path': '/upload' });
+        stream.on('error', () => undefined);
+        const chunk = Buffer.alloc(1024 * 1024, 0x61);
+        // Keeps sending; Node's client keeps its side open while it has body left, so it is not awaited.
+        void (async () => {
+          for (let sent = 0; sent < 64 && !stream.destroyed && !stream.closed; sent++)
+            if (!stream.write(chunk))
+              await new Promise((resolve) => stream.once('drain', resolve).once('close', resolve));
+        })();
+        expect(await closed).toBe(0);
+      } finally {
+        session.destroy();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
     });
   });
 

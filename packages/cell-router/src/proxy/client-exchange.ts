@@ -17,12 +17,16 @@ export function hasRequestBody(request: ClientRequest): boolean {
   return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined;
 }
 
+/** How much of an early-answered HTTP/2 body is read and dropped before the stream is reset instead. */
+export const MAX_DROPPED_BODY_BYTES = 16 * 1024 * 1024;
+
 /**
- * A request whose body the router did not read to its end (an apiserver refused it early, say): once the
- * answer is out, the caller is told to stop sending. HTTP/2 closes the stream with NO_ERROR (RFC 9113 §8.1),
- * which also frees what the session buffered for it: streams left open would count against the session's
- * memory until Node refuses every new stream on it. HTTP/1.1 reads the rest and drops it, so the connection
- * can carry the next request.
+ * A request whose body the router did not read to its end (it answered early: a 413, an apiserver's 403):
+ * the rest is read and dropped, so that the caller finishes its upload and reads the whole answer, and the
+ * connection (HTTP/1.1) carries the next request. On HTTP/2 a reset with NO_ERROR (RFC 9113 §8.1) would also
+ * stop the caller, but nghttp2 sends a RST_STREAM ahead of the answer's DATA frames still queued, and Go's
+ * client (kubectl, client-go) then reports the reset instead of the answer; so a stream is reset only once
+ * more than {@link MAX_DROPPED_BODY_BYTES} have been dropped (a caller that never stops).
  */
 export function releaseUnreadBody(request: ClientRequest): void {
   if (request.readableEnded) return;
@@ -33,12 +37,13 @@ export function releaseUnreadBody(request: ClientRequest): void {
   }
   const stream = request.stream;
   if (stream.endAfterHeaders) return;
-  const release = () => {
-    if (!stream.closed && !stream.destroyed) stream.close(constants.NGHTTP2_NO_ERROR);
-  };
-  // The stream's own writable side: the compatibility response says 'finish' only once the stream closes.
-  if (stream.writableFinished || stream.destroyed) release();
-  else stream.once('finish', release);
+  let dropped = 0;
+  request.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > MAX_DROPPED_BODY_BYTES && !stream.closed && !stream.destroyed)
+      stream.close(constants.NGHTTP2_NO_ERROR);
+  });
+  setImmediate(() => request.resume());
 }
 
 /** Ends a response mid-way (an upstream failure after the headers went out): the client sees an error. */

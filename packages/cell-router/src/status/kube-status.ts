@@ -47,9 +47,9 @@ export const notFound = (message: string) => failure(404, 'NotFound', message);
 
 export const methodNotAllowed = (message: string) => failure(405, 'MethodNotAllowed', message);
 
-/** kube-apiserver refuses bodies over 3 MiB the same way. */
+/** kube-apiserver refuses bodies over 3 MiB the same way, in the same words. */
 export const requestEntityTooLarge = (limitBytes: number) =>
-  failure(413, 'RequestEntityTooLarge', `the request body is larger than ${limitBytes} bytes`);
+  failure(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limitBytes}`);
 
 /**
  * A fenced write (the object is migrating between cells): client-go and client-node wait `Retry-After`
