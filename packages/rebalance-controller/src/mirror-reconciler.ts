@@ -17,7 +17,7 @@ import { ensureCellFence } from './cell-fence.ts';
 import { inParallel } from './in-parallel.ts';
 import { MIRROR_FIELD_MANAGER as FIELD_MANAGER, MIRRORED_LABEL, MIRRORED_VALUE } from './mirror-marks.ts';
 import type { PlanHolder } from './rebalance-plan.ts';
-import { mirrorSharedObjects } from './shared-objects.ts';
+import { mirrorSharedObjects, mirroredResources } from './shared-objects.ts';
 
 // Every apiserver has these of its own.
 const CELL_OWN_NAMESPACES = new Set(['default', ...CELL_SYSTEM_NAMESPACES]);
@@ -70,7 +70,7 @@ export interface MirrorReconcilerOptions {
 /**
  * Keeps each cell's shared objects as the router control plane has them (keyed by cell id): every
  * namespace with its labels, the CRDs of cellular resources, every object of the CellSet's
- * `sharedResources`, and the write fence policy (see {@link ensureCellFence}). What the mirror made is
+ * `sharedResources` and every ServiceAccount (see {@link mirroredResources}), and the write fence policy (see {@link ensureCellFence}). What the mirror made is
  * deleted from the cell when the control plane's is deleted; nothing else in a cell is touched. Each pass compares the cell as it is now with the control plane, so a
  * cell that missed changes catches up; namespace and CRD changes start a pass at once, other shared objects
  * are compared every `resyncMs`.
@@ -98,7 +98,7 @@ export class MirrorReconciler implements Reconciler {
       sharedWrites = await mirrorSharedObjects(
         this.options.controlPlane,
         cell.client,
-        spec.sharedResources,
+        mirroredResources(spec),
         signal,
         this.options.parallelism ?? 8,
       );

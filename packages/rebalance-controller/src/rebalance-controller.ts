@@ -74,6 +74,7 @@ const CRDS = {
   namespaced: false,
 };
 const LEASES = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespaced: true };
+const SERVICE_ACCOUNTS = { group: '', version: 'v1', resource: 'serviceaccounts', namespaced: true };
 
 /**
  * The rebalance controller's parts, wired: caches of the control plane (namespaces, CRDs, router Leases)
@@ -92,6 +93,8 @@ export class RebalanceController {
   private readonly dependents = new DependentsIndex();
   private readonly namespaces: Informer;
   private readonly crds: Informer;
+  /** Only to start a mirror pass when one changes: the pass reads them itself. */
+  private readonly serviceAccounts: Informer;
   private readonly leases: Informer<RouterLease>;
   private readonly pool: CellPool;
   private readonly namespaceLabels = (namespace: string) =>
@@ -113,6 +116,11 @@ export class RebalanceController {
       ...common,
       resource: 'apiextensions.k8s.io/v1/customresourcedefinitions',
       listWatch: resourceListWatch(controlPlane, CRDS),
+    });
+    this.serviceAccounts = new Informer({
+      ...common,
+      resource: 'v1/serviceaccounts',
+      listWatch: resourceListWatch(controlPlane, SERVICE_ACCOUNTS, { metadataOnly: true }),
     });
     this.leases = new Informer<RouterLease>({
       ...common,
@@ -260,6 +268,10 @@ export class RebalanceController {
       if (event.type === 'modified') this.enqueueNamespace(event.key.split('/')[2] ?? '');
     });
     this.crds.addHandler(mirrorAll);
+    // A new ServiceAccount reaches every cell at once, before a workload's pods need it.
+    this.serviceAccounts.addHandler((event) => {
+      if (event.lane === 'high') mirrorAll();
+    });
     pool.subscribe(this.objects);
     pool.subscribe({
       engage: (cell) => {
@@ -273,7 +285,12 @@ export class RebalanceController {
 
   /** The caches: for the life of the process, so a replica that becomes leader starts warm. */
   async runCaches(signal: AbortSignal): Promise<void> {
-    await Promise.all([this.namespaces.run(signal), this.crds.run(signal), this.leases.run(signal)]);
+    await Promise.all([
+      this.namespaces.run(signal),
+      this.crds.run(signal),
+      this.leases.run(signal),
+      this.serviceAccounts.run(signal),
+    ]);
   }
 
   /** The controllers: while leading. */

@@ -1,7 +1,7 @@
 import type { KubeObject } from '@cellfed/controller-kit';
 
 import { MIRROR_HASH_ANNOTATION, MIRRORED_LABEL, MIRRORED_VALUE } from './mirror-marks.ts';
-import { mirrorSharedObjects, mirroredCopy } from './shared-objects.ts';
+import { SERVICE_ACCOUNTS, mirrorSharedObjects, mirroredCopy, mirroredResources } from './shared-objects.ts';
 
 const CLUSTER_ROLES = { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles' };
 const ROLE_BINDINGS = { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings' };
@@ -133,5 +133,29 @@ describe('mirrorSharedObjects', () => {
     expect(cell.requests.map(({ method, path }) => `${method} ${path}`)).toEqual([
       'PATCH /apis/rbac.authorization.k8s.io/v1/namespaces/shop/rolebindings/readers',
     ]);
+  });
+});
+
+describe('mirroredResources', () => {
+  const roles = { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'roles' };
+  const deployments = { group: 'apps', version: 'v1', resource: 'deployments' };
+
+  it('adds ServiceAccounts to the shared resources', () => {
+    expect(mirroredResources({ sharedResources: [roles], cellularResources: [deployments] })).toEqual([
+      roles,
+      SERVICE_ACCOUNTS,
+    ]);
+  });
+
+  it('does not add them when the CellSet lists them, as shared or as cellular', () => {
+    expect(mirroredResources({ sharedResources: [SERVICE_ACCOUNTS], cellularResources: [] })).toEqual([
+      SERVICE_ACCOUNTS,
+    ]);
+    expect(
+      mirroredResources({
+        sharedResources: [roles],
+        cellularResources: [{ ...SERVICE_ACCOUNTS, version: 'v1' }],
+      }),
+    ).toEqual([roles]);
   });
 });

@@ -6,7 +6,7 @@ import {
   type KubeObject,
   CELL_SYSTEM_NAMESPACES,
 } from '@cellfed/controller-kit';
-import type { GroupVersionResource } from '@cellfed/hashing';
+import type { CellSetSpec, GroupVersionResource } from '@cellfed/hashing';
 
 import { inParallel } from './in-parallel.ts';
 import {
@@ -21,6 +21,26 @@ type Client = Pick<KubeClient, 'request'>;
 
 const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 const APPLY = 'application/apply-patch+yaml';
+
+/** Every namespace's ServiceAccounts: a cell's controllers need them to create a workload's pods. */
+export const SERVICE_ACCOUNTS: GroupVersionResource = {
+  group: '',
+  version: 'v1',
+  resource: 'serviceaccounts',
+};
+
+/**
+ * What the mirror keeps in every cell: the CellSet's shared resources, and ServiceAccounts always (a pod
+ * naming one its cell does not have is refused, and the workload never runs) unless the CellSet makes them
+ * cellular or lists them already.
+ */
+export function mirroredResources(spec: Pick<CellSetSpec, 'sharedResources' | 'cellularResources'>) {
+  const named = (list: readonly GroupVersionResource[]) =>
+    list.some((gvr) => gvr.group === SERVICE_ACCOUNTS.group && gvr.resource === SERVICE_ACCOUNTS.resource);
+  return named(spec.sharedResources) || named(spec.cellularResources)
+    ? spec.sharedResources
+    : [...spec.sharedResources, SERVICE_ACCOUNTS];
+}
 
 /**
  * Makes a cell hold every object of the CellSet's shared resources as the control plane has it (RBAC,
