@@ -57,6 +57,7 @@ function watch(
   const done = serveMergedWatch(
     {
       state: () => state,
+      resource: { group: '', resource: 'configmaps' },
       namespaceLabels: () => undefined,
       client: (cell) => cells[cell]?.client,
       target,
@@ -188,6 +189,44 @@ describe('serveMergedWatch', () => {
     await until('the new copy changing', () => w.lines.length === 4);
     expect(w.lines.map((line) => line.type)).toEqual(['ADDED', 'MODIFIED', 'MODIFIED', 'MODIFIED']);
     expect(w.lines[3]!.object.metadata.labels).toEqual({ copied: 'yes', v: '2' });
+    w.abort.abort();
+    await w.done;
+  });
+
+  it('never shows an ADDED for an object the client has: the new copy arriving after the switch is a MODIFIED', async () => {
+    const joining = parseCellSetSpec({
+      cells: [
+        { id: 'a', state: 'Normal', kubeconfigSecretRef: { name: 'a' } },
+        { id: 'b', state: 'Joining', kubeconfigSecretRef: { name: 'b' } },
+      ],
+    });
+    const cells = { a: fakeCell(), b: fakeCell() };
+    const state = routingState(joining, 1);
+    const name = Array.from({ length: 200 }, (_, i) => `m-${i}`).find(
+      (candidate) =>
+        state.table.route(state.table.keyOf({ namespace: 'ns', name: candidate })).newCell === 'b',
+    )!;
+    const newCopy = { metadata: { namespace: 'ns', name, resourceVersion: '50', labels: { copied: 'yes' } } };
+    const w = watch(cells, '/api/v1/namespaces/ns/configmaps?watch=1', joining, async (cell) =>
+      cell === 'b' ? newCopy : undefined,
+    );
+    await until('both watches', () => cells.a.streams.length === 1 && cells.b.streams.length === 1);
+    cells.a.send('ADDED', { namespace: 'ns', name, resourceVersion: '1' });
+    // The old cell says migrated before the new cell's stream has said anything about the copy.
+    cells.a.send('MODIFIED', {
+      namespace: 'ns',
+      name,
+      resourceVersion: '3',
+      labels: { [REBALANCE_STATUS_LABEL]: MIGRATED },
+    });
+    await until('the switch', () => w.lines.length === 2);
+    cells.b.send('ADDED', newCopy.metadata);
+    await until('the new copy’s own event', () => w.lines.length === 3);
+    // Deleted in its new cell and created again: that one is an ADDED (the old leftover is still there).
+    cells.b.send('DELETED', { ...newCopy.metadata, resourceVersion: '51' });
+    cells.b.send('ADDED', { ...newCopy.metadata, resourceVersion: '52' });
+    await until('delete and create', () => w.lines.length === 5);
+    expect(w.lines.map((line) => line.type)).toEqual(['ADDED', 'MODIFIED', 'MODIFIED', 'DELETED', 'ADDED']);
     w.abort.abort();
     await w.done;
   });

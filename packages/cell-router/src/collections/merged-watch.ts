@@ -15,6 +15,8 @@ import { CellTokenError, encodeCellVersions, requestedCellVersions } from './cel
 import { visibleCopy } from './copy-choice.ts';
 import type { CollectionOutcome, StreamedAnswer } from './streamed-answer.ts';
 import { showObject } from '../views/client-view.ts';
+import { isCellOwnObject } from '@cellfed/controller-kit';
+import type { CellularResource } from '../routing/cellular-resources.ts';
 
 interface WatchedObject {
   kind?: string;
@@ -66,7 +68,12 @@ export interface MergedWatchRequest {
   readonly headers: Record<string, string | string[]>;
   /** Aborted when the client goes away. */
   readonly signal: AbortSignal;
-  /** One copy of an object, as the router reads it (for a moving object whose other copy it has not seen). */
+  /** The resource watched: its group and name. */
+  readonly resource: CellularResource;
+  /**
+   * One copy of an object, as the router reads it (for a moving object whose other copy it has not seen), in
+   * the watch's own form: a Table row's Table for `kubectl get -w`.
+   */
   readonly readCopy: (cell: string, namespace: string, name: string) => Promise<WatchedObject | undefined>;
   readonly logger: Logger;
   readonly clock?: Clock;
@@ -261,6 +268,8 @@ class MoveTracker {
   private readonly oldCopies = new Map<string, Record<string, string> | null>();
   /** The latest new copies of moving objects, for the MODIFIED that announces a completed move. */
   private readonly newCopies = new Map<string, WatchedObject>();
+  /** Whether the client has each moving object now, from what this watch told it. */
+  private readonly shown = new Map<string, boolean>();
   private readonly request: MergedWatchRequest;
 
   constructor(request: MergedWatchRequest) {
@@ -268,49 +277,68 @@ class MoveTracker {
   }
 
   async decide(cell: string, event: WatchEvent, state: RoutingState): Promise<WatchEvent | undefined> {
+    const decided = await this.decideMoving(cell, event, state);
+    if (decided.key !== undefined && decided.event)
+      this.shown.set(decided.key, decided.event.type !== 'DELETED');
+    return decided.event;
+  }
+
+  private async decideMoving(
+    cell: string,
+    event: WatchEvent,
+    state: RoutingState,
+  ): Promise<{ key?: string; event: WatchEvent | undefined }> {
     const object = event.object as WatchedObject;
     const meta = watchedMeta(object);
     const namespace = meta.namespace ?? '';
     const name = meta.name ?? '';
+    // Each cell's own kube-root-ca.crt, default/kubernetes, kube-system objects: never the federation's.
+    if (isCellOwnObject({ resource: { ...this.request.resource, version: '' }, namespace, name }))
+      return { event: undefined };
     const decision = state.table.route(
       state.table.keyOf({ namespace, name }, this.request.namespaceLabels(namespace)),
     );
     if (decision.oldCell === decision.newCell) {
-      return cell === decision.oldCell ? event : undefined;
+      return { event: cell === decision.oldCell ? event : undefined };
     }
     const key = `${namespace}/${name}`;
+    const answer = (shown: WatchEvent | undefined) => ({ key, event: shown });
     if (cell === decision.oldCell) {
       const before = this.oldCopies.get(key);
       const wasMigrated = before?.[REBALANCE_STATUS_LABEL] === MIGRATED;
       if (event.type === 'DELETED') {
         this.oldCopies.set(key, null);
         // The leftover of a finished move going away is not the object going away.
-        return wasMigrated ? undefined : event;
+        return answer(wasMigrated ? undefined : event);
       }
       const labels = meta.labels ?? {};
       this.oldCopies.set(key, labels);
-      if (labels[REBALANCE_STATUS_LABEL] !== MIGRATED) return event;
-      if (wasMigrated) return undefined;
+      if (labels[REBALANCE_STATUS_LABEL] !== MIGRATED) return answer(event);
+      if (wasMigrated) return answer(undefined);
       // The move completed: the client now sees the new copy, as one MODIFIED.
       const fresh =
         this.newCopies.get(key) ??
         (await this.request.readCopy(decision.newCell, namespace, name).catch(() => undefined));
-      return fresh ? { type: 'MODIFIED', object: fresh } : { type: 'DELETED', object };
+      return answer(fresh ? { type: 'MODIFIED', object: fresh } : { type: 'DELETED', object });
     }
-    if (cell !== decision.newCell) return undefined;
+    if (cell !== decision.newCell) return answer(undefined);
     if (event.type === 'DELETED') this.newCopies.delete(key);
     else this.newCopies.set(key, object);
     let old = this.oldCopies.get(key);
     if (old === undefined) {
       const copy = await this.request.readCopy(decision.oldCell, namespace, name).catch(() => undefined);
-      old = copy ? (copy.metadata?.labels ?? {}) : null;
+      old = copy ? (watchedMeta(copy).labels ?? {}) : null;
       this.oldCopies.set(key, old);
     }
     const visible = visibleCopy(decision, [
       ...(old === null ? [] : [{ cell: decision.oldCell, labels: old, item: undefined }]),
       { cell, labels: meta.labels, item: undefined },
     ]);
-    return visible?.cell === cell ? event : undefined;
+    if (visible?.cell !== cell) return answer(undefined);
+    // Its first event from the new cell: a client that had the object from the old cell sees a change, never
+    // an ADDED for an object it already has.
+    const has = this.shown.get(key) ?? old !== null;
+    return answer(event.type === 'ADDED' && has ? { ...event, type: 'MODIFIED' } : event);
   }
 }
 
