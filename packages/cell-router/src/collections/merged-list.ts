@@ -12,6 +12,8 @@ import {
 import { visibleCopy, type CellCopy } from './copy-choice.ts';
 import type { CollectionOutcome, StreamedAnswer } from './streamed-answer.ts';
 import { showJson } from '../views/client-view.ts';
+import { isCellOwnObject } from '@cellfed/controller-kit';
+import type { CellularResource } from '../routing/cellular-resources.ts';
 
 /**
  * How many items the router asks each cell for at a time when the client set no limit: each page is a
@@ -25,6 +27,8 @@ const PAGE_MARGIN = 1.2;
 
 export interface MergedListRequest {
   readonly state: RoutingState;
+  /** The resource listed: its group and name. */
+  readonly resource: CellularResource;
   readonly namespaceLabels: NamespaceLabels;
   readonly client: (cell: string) => CellLister | undefined;
   /** The request target: collection path and the caller's query. */
@@ -190,6 +194,8 @@ function takeVisible(
   }
   const { table: routing } = request.state;
   const key = { namespace: meta.namespace ?? '', name: meta.name ?? '' };
+  // Each cell's own kube-root-ca.crt, default/kubernetes, kube-system objects: never the federation's.
+  if (isCellOwnObject({ resource: { ...request.resource, version: '' }, ...key })) return undefined;
   const item = visibleCopy(
     routing.route(routing.keyOf(key, request.namespaceLabels(key.namespace))),
     copies,

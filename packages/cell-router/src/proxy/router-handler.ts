@@ -299,7 +299,7 @@ export class RouterHandler {
       case 'all-cells':
         if (plan.info.verb === 'deletecollection')
           return this.deleteCollection(state!, request, response, impersonation);
-        if (plan.info.verb === 'list') return this.list(state!, request, response, impersonation);
+        if (plan.info.verb === 'list') return this.list(plan.info, state!, request, response, impersonation);
         if (plan.info.verb === 'watch') return this.watch(plan.info, request, response, impersonation);
         // A PUT or PATCH of a whole collection: kube-apiserver has no such route either.
         return this.refuse(
@@ -357,6 +357,18 @@ export class RouterHandler {
         return this.refuse(response, refusal(status, 'no-name'));
       }
       const plan = planRoute(info, state, this.options.namespaceLabels, name);
+      if (plan.kind === 'control-plane') {
+        // A name each apiserver has of its own (kube-root-ca.crt): the control plane's.
+        const upstream = await sendUpstream(
+          this.options.controlPlane,
+          request,
+          impersonation,
+          signal,
+          payload,
+        );
+        await relay(upstream, response);
+        return { code: upstream.statusCode, cell: 'control-plane', route: plan.reason, name };
+      }
       if (plan.kind !== 'object') throw new Error(`a named create planned as ${plan.kind}`);
       const destination = await this.destination(plan, impersonation);
       if (destination.kind === 'backup') return this.refuse(response, restoringRefusal(plan, destination));
@@ -553,6 +565,7 @@ export class RouterHandler {
   }
 
   private async list(
+    info: ResourceRequestInfo,
     state: RoutingState,
     request: ClientRequest,
     response: ClientResponse,
@@ -562,6 +575,7 @@ export class RouterHandler {
     const outcome = await serveMergedList(
       {
         state,
+        resource: { group: info.apiGroup, resource: info.resource },
         namespaceLabels: this.options.namespaceLabels ?? (() => undefined),
         client: this.options.cell,
         target: request.url ?? '/',
@@ -581,11 +595,16 @@ export class RouterHandler {
     impersonation: Impersonation,
   ): Promise<RequestOutcome> {
     const headers = mergeHeaders(request, impersonation);
+    // A copy is read in the form the watch's events take (a Table for kubectl get -w).
+    const includeObject = new URL(request.url ?? '/', 'http://router.invalid').searchParams.get(
+      'includeObject',
+    );
+    const copyQuery = includeObject ? `?includeObject=${encodeURIComponent(includeObject)}` : '';
     const readCopy = async (cell: string, namespace: string, name: string) => {
       const client = this.options.cell(cell);
       if (!client) return undefined;
-      const answer = await client.raw('GET', objectPath(info, namespace, name), {
-        headers: { ...impersonation, accept: 'application/json' },
+      const answer = await client.raw('GET', `${objectPath(info, namespace, name)}${copyQuery}`, {
+        headers: { ...impersonation, accept: String(headers.accept) },
       });
       const text = await answer.body.text();
       return answer.statusCode === 200 ? (JSON.parse(text) as Record<string, never>) : undefined;
@@ -597,6 +616,7 @@ export class RouterHandler {
         namespaceLabels: this.options.namespaceLabels ?? (() => undefined),
         client: this.options.cell,
         target: request.url ?? '/',
+        resource: { group: info.apiGroup, resource: info.resource },
         headers,
         signal,
         readCopy,

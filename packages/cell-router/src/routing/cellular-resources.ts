@@ -1,5 +1,8 @@
 import type { GroupVersionResource } from '@cellfed/hashing';
 
+/** A resource as the router tells cellular from global: its group and name, any version. */
+export type CellularResource = Pick<GroupVersionResource, 'group' | 'resource'>;
+
 /** Which resources live in cells: matched on group and resource, any version (as the CellSet keys them). */
 export class CellularResources {
   private readonly set: ReadonlySet<string>;

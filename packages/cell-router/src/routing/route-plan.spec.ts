@@ -36,6 +36,23 @@ describe('planRoute', () => {
     }
   });
 
+  it('sends what every apiserver makes for itself to the control plane, never to a cell', () => {
+    for (const [method, path] of [
+      ['GET', '/api/v1/namespaces/team/configmaps/kube-root-ca.crt'],
+      ['PUT', '/api/v1/namespaces/default/services/kubernetes'],
+      ['GET', '/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication'],
+      ['DELETE', '/apis/apps/v1/namespaces/kube-system/deployments/coredns'],
+    ] as const) {
+      expect(plan(method, path)).toEqual({ kind: 'control-plane', reason: 'cell-own' });
+    }
+    expect(plan('POST', '/api/v1/namespaces/team/configmaps', stable, 'kube-root-ca.crt')).toEqual({
+      kind: 'control-plane',
+      reason: 'cell-own',
+    });
+    // The same names elsewhere are ordinary objects.
+    expect(plan('GET', '/api/v1/namespaces/team/services/kubernetes')).toMatchObject({ kind: 'object' });
+  });
+
   it('routes a cellular object by namespace/name, so the Deployment and Service called web share a cell', () => {
     const deployment = plan('GET', '/apis/apps/v1/namespaces/team/deployments/web');
     const service = plan('DELETE', '/api/v1/namespaces/team/services/web');

@@ -1,3 +1,4 @@
+import { isCellOwnObject } from '@cellfed/controller-kit';
 import { RoutingTable, type Access, type CellSetSpec, type RouteDecision } from '@cellfed/hashing';
 
 import type { RequestInfo, ResourceRequestInfo } from '../request/request-info.ts';
@@ -29,8 +30,12 @@ export function routingState(spec: CellSetSpec, generation: number): RoutingStat
  * only read the decision).
  */
 export type RoutePlan =
-  /** Not cellular: discovery, OpenAPI, namespaces, RBAC, CRDs, … are the control plane's. */
-  | { readonly kind: 'control-plane'; readonly reason: 'non-resource' | 'not-cellular' }
+  /**
+   * Not cellular: discovery, OpenAPI, namespaces, RBAC, CRDs, … are the control plane's. Nor is what every
+   * apiserver makes for itself (`cell-own`: `kube-root-ca.crt`, `default/kubernetes`, `kube-system`): the
+   * control plane's own copy is the one clients get, never one of the cells'.
+   */
+  | { readonly kind: 'control-plane'; readonly reason: 'non-resource' | 'not-cellular' | 'cell-own' }
   /** One cellular object named by the path: the routing rule picks old or new cell (see decision.case). */
   | {
       readonly kind: 'object';
@@ -79,6 +84,7 @@ export function planRoute(
   if (objectName === '') {
     return info.verb === 'create' ? { kind: 'name-in-body', info } : { kind: 'all-cells', info };
   }
+  if (isCellOwn(info, info.namespace, objectName)) return { kind: 'control-plane', reason: 'cell-own' };
   const key = state.table.keyOf(
     { namespace: info.namespace, name: objectName },
     namespaceLabels(info.namespace),
@@ -91,4 +97,13 @@ export function planRoute(
     access: info.verb === 'get' ? 'read' : 'write',
     ...(failedOverFrom ? { failedOverFrom } : {}),
   };
+}
+
+/** Whether `namespace/name` of the request's resource is one each apiserver makes for itself. */
+export function isCellOwn(info: ResourceRequestInfo, namespace: string, name: string): boolean {
+  return isCellOwnObject({
+    resource: { group: info.apiGroup, version: info.apiVersion, resource: info.resource },
+    namespace,
+    name,
+  });
 }
