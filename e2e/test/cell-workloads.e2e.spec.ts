@@ -1,16 +1,13 @@
-import { join } from 'node:path';
-
 import { KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
 import { RoutingTable, parseCellSetSpec } from '@cellfed/hashing';
 
 import { cellSetSpec, eventually } from './clients.ts';
-import { startRebalanceController, stopController, type ControllerProcess } from './controller-process.ts';
 import { DEPLOYMENTS, deployment } from './deployments.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 import {
-  startScratchFederation,
-  stopScratchFederation,
-  type ScratchFederation,
+  startRebalancedFederation,
+  stopRebalancedFederation,
+  type RebalancedFederation,
 } from './scratch-federation.ts';
 
 /** What a cell's own controllers need from the control plane to run a workload routed to that cell. */
@@ -23,28 +20,21 @@ describeE2e('workloads in cells: what their pods need from the control plane is 
   const table = RoutingTable.fromCellSet(parseCellSetSpec(spec));
   const plain = KubeClient.fromFile(env.controlPlane.kubeconfig);
   const cells = new Map(env.cells.map((cell) => [cell.id, KubeClient.fromFile(cell.kubeconfig)]));
-  let federation: ScratchFederation | undefined;
-  let controller: ControllerProcess | undefined;
+  let started: RebalancedFederation | undefined;
 
   beforeAll(async () => {
-    federation = await startScratchFederation(env, {
+    // The default resync (60 s): a ServiceAccount must reach the cells because it changed, not on a timer.
+    started = await startRebalancedFederation(env, {
       cellSetName,
       spec,
       namespace,
       deployments: [],
       cells: [one, two],
     });
-    // The default resync (60 s): a ServiceAccount must reach the cells because it changed, not on a timer.
-    controller = await startRebalanceController(env, {
-      args: ['--cellset', cellSetName, '--leader-elect', 'false'],
-      cells: [one, two],
-      logFile: join(env.dir, `${cellSetName}-controller.log`),
-    });
   });
 
   afterAll(async () => {
-    await stopController(controller);
-    await stopScratchFederation(env, federation, { cellSetName, namespace });
+    await stopRebalancedFederation(env, started, { cellSetName, namespace });
     for (const client of [plain, ...cells.values()]) await client.close();
   });
 
@@ -63,10 +53,10 @@ describeE2e('workloads in cells: what their pods need from the control plane is 
     };
     // ServiceAccounts are not cellular: through the router this is the control plane's, which one
     // apiserver's Deployment below runs as too.
-    await federation!.routed.request('POST', `/api/v1/namespaces/${namespace}/serviceaccounts`, {
+    await started!.federation.routed.request('POST', `/api/v1/namespaces/${namespace}/serviceaccounts`, {
       body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'builder' } },
     });
-    for (const client of [federation!.routed, plain])
+    for (const client of [started!.federation.routed, plain])
       await client.request<KubeObject>('POST', `${DEPLOYMENTS}/namespaces/${namespace}/deployments`, {
         body: withAccount('runner'),
       });

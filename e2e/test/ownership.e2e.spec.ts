@@ -12,14 +12,13 @@ import {
 import { RoutingTable, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/hashing';
 
 import { cellSetSettled, cellSetSpec, eventually, readCellSet, updateCellSet } from './clients.ts';
-import { startRebalanceController, stopController, type ControllerProcess } from './controller-process.ts';
 import { DEPLOYMENTS, deployment } from './deployments.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 import { kubectl } from './router-process.ts';
 import {
-  startScratchFederation,
-  stopScratchFederation,
-  type ScratchFederation,
+  startRebalancedFederation,
+  stopRebalancedFederation,
+  type RebalancedFederation,
 } from './scratch-federation.ts';
 
 interface OwnerReference {
@@ -50,8 +49,7 @@ describeE2e('owners and dependents across cells: nothing lost to a cell’s garb
   const after = tableOf(JOINING);
   const plain = KubeClient.fromFile(env.controlPlane.kubeconfig);
   const cells = new Map(env.cells.map((cell) => [cell.id, KubeClient.fromFile(cell.kubeconfig)]));
-  let federation: ScratchFederation | undefined;
-  let controller: ControllerProcess | undefined;
+  let started: RebalancedFederation | undefined;
   let routed: KubeClient;
   let kubeconfig: string;
 
@@ -101,29 +99,17 @@ describeE2e('owners and dependents across cells: nothing lost to a cell’s garb
   }
 
   beforeAll(async () => {
-    federation = await startScratchFederation(env, {
-      cellSetName,
-      spec: TWO_CELLS,
-      namespace,
-      deployments: [],
-      cells: [one, two],
-    });
-    routed = federation.routed;
+    started = await startRebalancedFederation(
+      env,
+      { cellSetName, spec: TWO_CELLS, namespace, deployments: [], cells: [one, two] },
+      ['--collector-resync', '2s', '--delete-after', '4s', '--mirror-resync', '2s'],
+    );
+    routed = started.federation.routed;
     kubeconfig = join(env.dir, `${cellSetName}.kubeconfig`);
-    controller = await startRebalanceController(env, {
-      args: [
-        ...['--cellset', cellSetName, '--leader-elect', 'false', '--collector-resync', '2s'],
-        ...['--delete-after', '4s', '--mirror-resync', '2s'],
-      ],
-      cells: [one, two],
-      logFile: join(env.dir, `${cellSetName}-controller.log`),
-    });
-    // The same namespace on the plain apiserver (the control plane has it: the router created it there).
   });
 
   afterAll(async () => {
-    await stopController(controller);
-    await stopScratchFederation(env, federation, { cellSetName, namespace });
+    await stopRebalancedFederation(env, started, { cellSetName, namespace });
     for (const client of [plain, ...cells.values()]) await client.close();
   });
 

@@ -5,6 +5,7 @@ import { KubeClient, isNotFound } from '@cellfed/controller-kit';
 import type { EnvFile } from '../src/env-file.ts';
 import { createCellSet, deleteCellSet, eventually, forEachInParallel } from './clients.ts';
 import { DEPLOYMENTS, deployment } from './deployments.ts';
+import { startRebalanceController, stopController, type ControllerProcess } from './controller-process.ts';
 import { routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
 
 /**
@@ -102,4 +103,43 @@ export async function stopScratchFederation(
       }
     }),
   );
+}
+
+/** A scratch federation and the rebalance controller of its CellSet (one replica, no leader election). */
+export interface RebalancedFederation {
+  readonly federation: ScratchFederation;
+  readonly controller: ControllerProcess;
+}
+
+/**
+ * {@link startScratchFederation} with a rebalance controller on its CellSet, started once the federation is
+ * up and engaged with `options.cells`; `controllerArgs` are its further flags.
+ */
+export async function startRebalancedFederation(
+  env: EnvFile,
+  options: ScratchFederationOptions & { cells: string[] },
+  controllerArgs: string[] = [],
+): Promise<RebalancedFederation> {
+  const federation = await startScratchFederation(env, options);
+  try {
+    const controller = await startRebalanceController(env, {
+      args: ['--cellset', options.cellSetName, '--leader-elect', 'false', ...controllerArgs],
+      cells: options.cells,
+      logFile: join(env.dir, `${options.cellSetName}-controller.log`),
+    });
+    return { federation, controller };
+  } catch (error) {
+    await stopScratchFederation(env, federation, options);
+    throw error;
+  }
+}
+
+/** Undoes {@link startRebalancedFederation}: the controller, then the federation. */
+export async function stopRebalancedFederation(
+  env: EnvFile,
+  started: Partial<RebalancedFederation> | undefined,
+  options: Pick<ScratchFederationOptions, 'cellSetName' | 'namespace'>,
+): Promise<void> {
+  await stopController(started?.controller);
+  await stopScratchFederation(env, started?.federation, options);
 }

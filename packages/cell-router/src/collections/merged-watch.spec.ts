@@ -76,6 +76,22 @@ function watch(
   return { lines, abort, done, home, isEnded: () => ended };
 }
 
+const joiningSpec = parseCellSetSpec({
+  cells: [
+    { id: 'a', state: 'Normal', kubeconfigSecretRef: { name: 'a' } },
+    { id: 'b', state: 'Joining', kubeconfigSecretRef: { name: 'b' } },
+  ],
+});
+
+/** Cell b joining cell a, their fake cells, and a name that moves from a to b. */
+function joiningCells() {
+  const state = routingState(joiningSpec, 1);
+  const name = Array.from({ length: 200 }, (_, i) => `m-${i}`).find(
+    (candidate) => state.table.route(state.table.keyOf({ namespace: 'ns', name: candidate })).newCell === 'b',
+  )!;
+  return { joining: joiningSpec, cells: { a: fakeCell(), b: fakeCell() }, name };
+}
+
 describe('serveMergedWatch', () => {
   it('merges the cells, shows each object from its cell only, and stamps every event with the composite version', async () => {
     const cells = { a: fakeCell(), b: fakeCell() };
@@ -138,18 +154,7 @@ describe('serveMergedWatch', () => {
   });
 
   it('never shows a DELETED for an object that only moved: one MODIFIED with the new copy instead', async () => {
-    const joining = parseCellSetSpec({
-      cells: [
-        { id: 'a', state: 'Normal', kubeconfigSecretRef: { name: 'a' } },
-        { id: 'b', state: 'Joining', kubeconfigSecretRef: { name: 'b' } },
-      ],
-    });
-    const cells = { a: fakeCell(), b: fakeCell() };
-    const state = routingState(joining, 1);
-    const name = Array.from({ length: 200 }, (_, i) => `m-${i}`).find(
-      (candidate) =>
-        state.table.route(state.table.keyOf({ namespace: 'ns', name: candidate })).newCell === 'b',
-    )!;
+    const { joining, cells, name } = joiningCells();
     const w = watch(cells, '/api/v1/namespaces/ns/configmaps?watch=1', joining, async () => undefined);
     await until('both watches', () => cells.a.streams.length === 1 && cells.b.streams.length === 1);
     cells.a.send('ADDED', { namespace: 'ns', name, resourceVersion: '1' });
@@ -194,18 +199,7 @@ describe('serveMergedWatch', () => {
   });
 
   it('never shows an ADDED for an object the client has: the new copy arriving after the switch is a MODIFIED', async () => {
-    const joining = parseCellSetSpec({
-      cells: [
-        { id: 'a', state: 'Normal', kubeconfigSecretRef: { name: 'a' } },
-        { id: 'b', state: 'Joining', kubeconfigSecretRef: { name: 'b' } },
-      ],
-    });
-    const cells = { a: fakeCell(), b: fakeCell() };
-    const state = routingState(joining, 1);
-    const name = Array.from({ length: 200 }, (_, i) => `m-${i}`).find(
-      (candidate) =>
-        state.table.route(state.table.keyOf({ namespace: 'ns', name: candidate })).newCell === 'b',
-    )!;
+    const { joining, cells, name } = joiningCells();
     const newCopy = { metadata: { namespace: 'ns', name, resourceVersion: '50', labels: { copied: 'yes' } } };
     const w = watch(cells, '/api/v1/namespaces/ns/configmaps?watch=1', joining, async (cell) =>
       cell === 'b' ? newCopy : undefined,
