@@ -61,6 +61,7 @@ export {
   ORPHAN_FINALIZER,
   formatHeldOwners,
   heldOwners,
+  heldOwnersOrNone,
   ownerReferencesOf,
   shownOwners,
   splitOwners,

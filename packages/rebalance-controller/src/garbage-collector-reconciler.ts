@@ -4,6 +4,7 @@ import {
   ORPHAN_FINALIZER,
   formatHeldOwners,
   heldOwners,
+  heldOwnersOrNone,
   isCellOwnObject,
   isKnownAs,
   isNotFound,
@@ -175,12 +176,7 @@ export class GarbageCollectorReconciler implements Reconciler {
       const dependent = ref && this.liveCopy(plan, ref);
       if (!ref || !dependent || dependent.kind === 'none') continue;
       if (dependent.kind === 'wait') return { requeueAfterMs: WAIT_MS };
-      let held: OwnerReference[];
-      try {
-        held = heldOwners(dependent.metadata.annotations);
-      } catch {
-        continue;
-      }
+      const held = heldOwnersOrNone(dependent.metadata.annotations);
       const kept = held.filter((reference) => !names(reference));
       if (kept.length === held.length) continue;
       await this.cellClient(dependent.cell).request('PATCH', objectPath(ref), {

@@ -17,9 +17,9 @@ import {
   formatObjectKey,
   parseObjectKey,
   NOOP_TRACER,
-  heldOwners,
+  heldOwnersOrNone,
   ORPHAN_FINALIZER,
-  type ObjectMeta,
+  type Lane,
 } from '@cellfed/controller-kit';
 import { safeParseCellSet } from '@cellfed/hashing';
 import type { Logger } from 'pino';
@@ -349,18 +349,17 @@ export class RebalanceController {
    * An object changed in some cell: if it holds owner references it is checked, and whatever holds one to it
    * is checked again (it may be the owner that went).
    */
-  private ownersChanged(key: string, lane: 'high' | 'low'): void {
+  private ownersChanged(key: string, lane: Lane): void {
     const plan = this.plans.current();
     const ref = plan && parseObjectKey(key, plan.resources);
     if (!ref) return;
+    const copies = [...this.objects.copiesOf(ref).values()];
     const owners = new Set<string>();
-    for (const metadata of this.objects.copiesOf(ref).values())
-      for (const owner of heldOwnersOf(metadata))
+    for (const metadata of copies)
+      for (const owner of heldOwnersOrNone(metadata.annotations))
         owners.add(ownerName(groupOf(owner.apiVersion), ref.namespace, owner.name));
     this.dependents.set(key, owners);
-    const orphaning = [...this.objects.copiesOf(ref).values()].some((metadata) =>
-      metadata.finalizers?.includes(ORPHAN_FINALIZER),
-    );
+    const orphaning = copies.some((metadata) => metadata.finalizers?.includes(ORPHAN_FINALIZER));
     if (owners.size > 0 || orphaning) this.collector.queue.add(key, lane);
     for (const dependent of this.dependents.dependents(
       ownerName(ref.resource.group, ref.namespace, ref.name),
@@ -372,14 +371,5 @@ export class RebalanceController {
     this.objects.eachCopy((_cell, ref) => {
       if (ref.namespace === namespace) this.migrations.queue.add(formatObjectKey(ref), 'high');
     });
-  }
-}
-
-/** The held owner references of a copy; none when the annotation does not parse (the collector says so). */
-function heldOwnersOf(metadata: Readonly<ObjectMeta>) {
-  try {
-    return heldOwners(metadata.annotations);
-  } catch {
-    return [];
   }
 }

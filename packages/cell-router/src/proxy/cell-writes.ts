@@ -1,10 +1,4 @@
-import {
-  HeldOwnersError,
-  heldOwners,
-  ownerReferencesOf,
-  type KubeClient,
-  type OwnerReference,
-} from '@cellfed/controller-kit';
+import { heldOwnersOrNone, ownerReferencesOf, type KubeClient } from '@cellfed/controller-kit';
 
 import { mediaType } from '../request/object-name.ts';
 import { objectPath } from '../request/object-path.ts';
@@ -79,17 +73,9 @@ function cellOwnersReader(
     if (answer.statusCode !== 200) throw new CellOwnersUnreadable(cellFailure(cell, answer.statusCode, text));
     const metadata = (JSON.parse(text) as { metadata?: Record<string, unknown> }).metadata ?? {};
     const annotations = metadata.annotations as Record<string, string> | undefined;
-    let held: OwnerReference[];
-    try {
-      held = heldOwners(annotations);
-    } catch (error) {
-      // A hand-edited annotation: the write replaces it.
-      if (!(error instanceof HeldOwnersError)) throw error;
-      held = [];
-    }
     return {
       native: ownerReferencesOf(metadata),
-      held,
+      held: heldOwnersOrNone(annotations),
       resourceVersion: typeof metadata.resourceVersion === 'string' ? metadata.resourceVersion : undefined,
       hasAnnotations: annotations !== undefined && Object.keys(annotations).length > 0,
     };

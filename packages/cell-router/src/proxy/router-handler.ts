@@ -63,7 +63,6 @@ import type { OldCopies } from './old-copies.ts';
 import { failoverState, type FailoverState } from './pending-backups.ts';
 import { relayUpgrade, writeStatusToSocket } from './upgrade-relay.ts';
 
-/** Seconds a write to an object being restored from its backup is told to wait. */
 /**
  * Asked of a cell for an answer the router shows in its client view (it reads the object): uncompressed, as
  * the router would only have to inflate it.
@@ -71,6 +70,7 @@ import { relayUpgrade, writeStatusToSocket } from './upgrade-relay.ts';
 const SHOWN_ANSWER = { 'accept-encoding': 'identity' };
 /** A 503 a client may retry: said in the header client-go and client-node read, as in the Status. */
 const RETRY_SOON = { 'retry-after': '1' };
+/** Seconds a write to an object being restored from its backup is told to wait. */
 const RESTORE_RETRY_AFTER_SECONDS = 1;
 
 /** kube-apiserver tries 8 names for a generateName create before it gives up; so does the router. */
@@ -290,12 +290,8 @@ export class RouterHandler {
     switch (plan.kind) {
       case 'reject':
         return this.refuse(response, refusal(plan.status, 'rejected'));
-      case 'control-plane': {
-        const signal = abortOnClose(response);
-        const upstream = await sendUpstream(this.options.controlPlane, request, impersonation, signal);
-        await relay(upstream, response);
-        return { code: upstream.statusCode, cell: 'control-plane', route: plan.reason };
-      }
+      case 'control-plane':
+        return this.toControlPlane(plan.reason, request, response, impersonation, abortOnClose(response));
       case 'all-cells':
         if (plan.info.verb === 'deletecollection')
           return this.deleteCollection(state!, request, response, impersonation);
@@ -314,6 +310,20 @@ export class RouterHandler {
       case 'object':
         return this.object(plan, request, response, impersonation);
     }
+  }
+
+  /** Sends the request on to the control plane as the caller (its body as read, when it was) and relays it. */
+  private async toControlPlane(
+    reason: string,
+    request: ClientRequest,
+    response: ClientResponse,
+    impersonation: Impersonation,
+    signal: AbortSignal,
+    body?: BufferedBody,
+  ): Promise<RequestOutcome> {
+    const upstream = await sendUpstream(this.options.controlPlane, request, impersonation, signal, body);
+    await relay(upstream, response);
+    return { code: upstream.statusCode, cell: 'control-plane', route: reason };
   }
 
   /** A create whose name is in the body: read it (or pick one for generateName), then route by it. */
@@ -357,18 +367,12 @@ export class RouterHandler {
         return this.refuse(response, refusal(status, 'no-name'));
       }
       const plan = planRoute(info, state, this.options.namespaceLabels, name);
-      if (plan.kind === 'control-plane') {
-        // A name each apiserver has of its own (kube-root-ca.crt): the control plane's.
-        const upstream = await sendUpstream(
-          this.options.controlPlane,
-          request,
-          impersonation,
-          signal,
-          payload,
-        );
-        await relay(upstream, response);
-        return { code: upstream.statusCode, cell: 'control-plane', route: plan.reason, name };
-      }
+      // A name each apiserver has of its own (kube-root-ca.crt): the control plane's.
+      if (plan.kind === 'control-plane')
+        return {
+          ...(await this.toControlPlane(plan.reason, request, response, impersonation, signal, payload)),
+          name,
+        };
       if (plan.kind !== 'object') throw new Error(`a named create planned as ${plan.kind}`);
       const destination = await this.destination(plan, impersonation);
       if (destination.kind === 'backup') return this.refuse(response, restoringRefusal(plan, destination));
@@ -741,10 +745,6 @@ function logFields(request: ClientRequest, info: RequestInfo | string): Record<s
 }
 
 /**
- * A write to an object in the middle of a move: fenced by the router on the label it read, or by the cell
- * (`cell-fence`) when the move began after that reading. Clients retry it by themselves.
- */
-/**
  * The cell a request was planned with left the federation meanwhile: like a fenced write, the client
  * retries by itself and is routed with the CellSet as it is now.
  */
@@ -764,6 +764,10 @@ function cellLeftRefusal(plan: ObjectPlan, cell: string): Refusal {
   };
 }
 
+/**
+ * A write to an object in the middle of a move: fenced by the router on the label it read, or by the cell
+ * (`cell-fence`) when the move began after that reading. Clients retry it by themselves.
+ */
 function fenceRefusal(
   plan: ObjectPlan,
   cell: string,

@@ -54,6 +54,18 @@ export function heldOwners(annotations: Readonly<Record<string, string>> | undef
   return parsed.data;
 }
 
+/** {@link heldOwners}, with none for an annotation that does not parse (a write replaces it). */
+export function heldOwnersOrNone(
+  annotations: Readonly<Record<string, string>> | undefined,
+): OwnerReference[] {
+  try {
+    return heldOwners(annotations);
+  } catch (error) {
+    if (error instanceof HeldOwnersError) return [];
+    throw error;
+  }
+}
+
 /** The annotation's value for `owners` (fields in kube-apiserver's order, so equal lists are equal text). */
 export function formatHeldOwners(owners: readonly OwnerReference[]): string {
   return JSON.stringify(
