@@ -17,7 +17,13 @@ class FakeLeaseApi {
   client() {
     let reachable = true;
     let stalled: Promise<void> | undefined;
-    const request = async (method: string, _path: string, options: { body?: unknown } = {}) => {
+    const requests: { method: string; timeoutMs: number | undefined }[] = [];
+    const request = async (
+      method: string,
+      _path: string,
+      options: { body?: unknown; timeoutMs?: number } = {},
+    ) => {
+      requests.push({ method, timeoutMs: options.timeoutMs });
       await Promise.resolve();
       await stalled;
       if (!reachable) throw new Error('connect ETIMEDOUT');
@@ -55,13 +61,14 @@ class FakeLeaseApi {
       client: { request } as unknown as Pick<KubeClient, 'request'>,
       down: () => (reachable = false),
       stall,
+      requests,
     };
   }
 }
 
 function candidate(api: FakeLeaseApi, clock: FakeClock, identity: string) {
   const { logger } = memoryLogger();
-  const { client, down, stall } = api.client();
+  const { client, down, stall, requests } = api.client();
   const elector = new LeaderElector({
     client,
     namespace: 'cellfed-system',
@@ -84,7 +91,7 @@ function candidate(api: FakeLeaseApi, clock: FakeClock, identity: string) {
     },
     onStoppedLeading: () => state.stopped++,
   });
-  return { elector, state, stop: () => stop.abort(), running, down, stall };
+  return { elector, state, stop: () => stop.abort(), running, down, stall, requests };
 }
 
 /** Two candidates on one Lease, `a` first so it leads; `stopBoth` ends both runs. */
@@ -144,6 +151,24 @@ describe('LeaderElector', () => {
     expect(a.state.stopped).toBe(1);
     expect(clock.now() - cut).toBeLessThanOrEqual(10_000);
     expect(a.elector.isLeader()).toBe(false);
+    a.stop();
+    await a.running;
+  });
+
+  it('gives each renewal request the time left to the renew deadline (as client-go), not a fixed timeout', async () => {
+    const clock = new FakeClock();
+    const api = new FakeLeaseApi();
+    const a = candidate(api, clock, 'a');
+    await flushPromises();
+    expect(a.elector.isLeader()).toBe(true);
+    a.requests.length = 0;
+    // Renewed at 0 s; the first renewal, at 2 s, may take the 8 s left to the 10 s deadline: a loaded
+    // machine's slow answer that lands in time keeps leadership.
+    await clock.advance(2000);
+    expect(a.requests).toEqual([
+      { method: 'GET', timeoutMs: 8000 },
+      { method: 'PUT', timeoutMs: 8000 },
+    ]);
     a.stop();
     await a.running;
   });

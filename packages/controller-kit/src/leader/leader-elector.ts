@@ -130,7 +130,7 @@ export class LeaderElector {
 
   private async acquire(signal: AbortSignal, callbacks: LeaderCallbacks): Promise<boolean> {
     while (!signal.aborted) {
-      const acquired = await this.tryAcquireOrRenew(signal);
+      const acquired = await this.tryAcquireOrRenew(signal, this.clock.now() + this.options.renewDeadlineMs);
       const holder = this.observed?.spec.holderIdentity ?? '';
       if (holder && holder !== this.lastLeader) {
         this.lastLeader = holder;
@@ -160,7 +160,7 @@ export class LeaderElector {
       // replaced meanwhile: it steps down rather than renew, even if renewing would still succeed.
       if (pastDeadline()) return true;
       const attemptedAt = this.clock.now();
-      if (await this.tryAcquireOrRenew(signal)) {
+      if (await this.tryAcquireOrRenew(signal, lastRenew + this.options.renewDeadlineMs)) {
         lastRenew = attemptedAt;
       } else if (this.observed?.spec.holderIdentity !== this.options.identity) {
         return true;
@@ -170,9 +170,15 @@ export class LeaderElector {
     return false;
   }
 
-  private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
+  /**
+   * One attempt; its requests may take until `deadline` (as client-go bounds an attempt by the renew
+   * deadline): on a loaded machine a renewal that takes a few seconds but lands in time keeps leadership,
+   * where a timeout of a couple of retry periods would give it up.
+   */
+  private async tryAcquireOrRenew(signal: AbortSignal, deadline: number): Promise<boolean> {
     const { identity, leaseDurationMs } = this.options;
     const now = this.clock.now();
+    const timeoutMs = () => Math.max(1, deadline - this.clock.now());
     const mine: LeaseSpec = {
       holderIdentity: identity,
       leaseDurationSeconds: Math.ceil(leaseDurationMs / 1000),
@@ -182,16 +188,14 @@ export class LeaderElector {
     };
     let current: Lease;
     try {
-      current = await this.client.request<Lease>('GET', this.path(), {
-        signal,
-        timeoutMs: this.options.retryPeriodMs * 2,
-      });
+      current = await this.client.request<Lease>('GET', this.path(), { signal, timeoutMs: timeoutMs() });
     } catch (error) {
       if (!isNotFound(error)) return this.failed('reading the Lease failed', error);
       try {
         const created = await this.client.request<Lease>('POST', this.path(false), {
           body: this.lease(mine),
           signal,
+          timeoutMs: timeoutMs(),
         });
         this.observe(created);
         return true;
@@ -211,7 +215,7 @@ export class LeaderElector {
       const updated = await this.client.request<Lease>('PUT', this.path(), {
         body: { ...this.lease(spec), metadata: { ...current.metadata } },
         signal,
-        timeoutMs: this.options.retryPeriodMs * 2,
+        timeoutMs: timeoutMs(),
       });
       this.observe(updated);
       return true;
