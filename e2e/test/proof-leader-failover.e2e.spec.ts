@@ -4,17 +4,12 @@ import { KubeClient } from '@cellfed/controller-kit';
 import { RoutingTable, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/hashing';
 
 import { cellSetSettled, weightedCellSetSpec, eventually, readCellSet, updateCellSet } from './clients.ts';
-import {
-  isRunning,
-  startBackupController,
-  startRebalanceController,
-  stopController,
-  type ControllerProcess,
-} from './controller-process.ts';
+import { startBackupController, startRebalanceController } from './controller-process.ts';
 import { startWriter } from './deployments.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 import { everyObjectBackedUp, lostWrites, misplaced } from './placement.ts';
 import { recordProof } from './proof-results.ts';
+import { ReplicaPair } from './replica-pair.ts';
 import {
   startScratchFederation,
   stopScratchFederation,
@@ -42,7 +37,6 @@ describeE2e('proof: leader failover under load, both controllers', () => {
   const cells = new Map(env.cells.map((cell) => [cell.id, KubeClient.fromFile(cell.kubeconfig)]));
   const ids = env.cells.map((cell) => cell.id);
   const controlPlane = KubeClient.fromFile(env.controlPlane.kubeconfig);
-  const processes: ControllerProcess[] = [];
   let federation: ScratchFederation | undefined;
 
   const weighted = (weight: number, previousWeight?: number): CellSetSpecInput =>
@@ -51,48 +45,15 @@ describeE2e('proof: leader failover under load, both controllers', () => {
   const cellSet = async () => (await readCellSet(env.controlPlane.kubeconfig, cellSetName)) as CellSetObject;
   const settled = () => cellSetSettled(env.controlPlane.kubeconfig, cellSetName);
 
-  type Kind = 'rebalance' | 'backup';
-  const started: Record<Kind, ControllerProcess[]> = { rebalance: [], backup: [] };
-  const start = async (kind: Kind) => {
-    const options = {
-      args: ['--cellset', cellSetName, '--log-level', 'debug'],
-      logFile: join(env.dir, `${cellSetName}-${kind}-${started[kind].length}.log`),
-    };
-    const replica = await (kind === 'rebalance'
-      ? startRebalanceController(env, options)
-      : startBackupController(env, options));
-    processes.push(replica);
-    started[kind].push(replica);
-    return replica;
-  };
-  const becameLeader = (replica: ControllerProcess, after = 0) =>
-    replica.lines.find((line) => line.msg === 'became leader' && Number(line.time) >= after);
-  /** Whether it leads now: running, and its last word on the Lease is that it became leader. */
-  const leads = (replica: ControllerProcess) =>
-    isRunning(replica.child) &&
-    replica.lines.findLast(
-      (line) =>
-        line.msg === 'became leader' ||
-        line.msg === 'released the Lease' ||
-        String(line.msg).startsWith('leadership lost'),
-    )?.msg === 'became leader';
-  /**
-   * The pair's leader now, with a standby beside it. A replica that lost the Lease exits (as it must); like
-   * the kubelet would, a new one is started in its place, so that the kill always leaves a standby.
-   */
-  const leaderWithStandby = async (kind: Kind, pair: ControllerProcess[]) => {
-    for (const [index, replica] of pair.entries())
-      if (!isRunning(replica.child)) pair[index] = await start(kind);
-    return eventually(`one ${kind} replica to lead`, async () => pair.find(leads), 30_000);
-  };
-  const leadershipChanges = (kind: Kind) =>
-    started[kind].reduce(
-      (sum, replica) => sum + replica.lines.filter((l) => l.msg === 'became leader').length,
-      0,
-    ) - 1;
+  const options = (kind: string, index: number) => ({
+    args: ['--cellset', cellSetName, '--log-level', 'debug'],
+    logFile: join(env.dir, `${cellSetName}-${kind}-${index}.log`),
+  });
+  const rebalancers = new ReplicaPair((index) => startRebalanceController(env, options('rebalance', index)));
+  const backups = new ReplicaPair((index) => startBackupController(env, options('backup', index)));
 
   afterAll(async () => {
-    for (const one of processes) await stopController(one);
+    await Promise.all([rebalancers.stop(), backups.stop()]);
     await stopScratchFederation(env, federation, { cellSetName, namespace });
     for (const client of [controlPlane, ...cells.values()]) await client.close();
   }, 360_000); // the cells' namespace controllers delete thousands of objects
@@ -105,9 +66,9 @@ describeE2e('proof: leader failover under load, both controllers', () => {
       deployments: names,
     });
     const routed = federation.routed;
-    const rebalancers = [await start('rebalance'), await start('rebalance')];
-    const backups = [await start('backup'), await start('backup')];
-    await Promise.all([leaderWithStandby('rebalance', rebalancers), leaderWithStandby('backup', backups)]);
+    await rebalancers.run();
+    await backups.run();
+    await Promise.all([rebalancers.leaderWithStandby(), backups.leaderWithStandby()]);
     const before = RoutingTable.fromCellSet(parseCellSetSpec(weighted(1)));
     await eventually(
       'every object backed up',
@@ -122,28 +83,16 @@ describeE2e('proof: leader failover under load, both controllers', () => {
       ((await cellSet()).status?.objects?.moved ?? 0) > 20 ? true : undefined,
     );
     const [rebalanceLeader, backupLeader] = await Promise.all([
-      leaderWithStandby('rebalance', rebalancers),
-      leaderWithStandby('backup', backups),
+      rebalancers.leaderWithStandby(),
+      backups.leaderWithStandby(),
     ]);
     const changesBeforeTheKill = {
-      rebalance: leadershipChanges('rebalance'),
-      backup: leadershipChanges('backup'),
+      rebalance: rebalancers.leadershipChanges(),
+      backup: backups.leadershipChanges(),
     };
-    const killedAt = Date.now();
-    await Promise.all([stopController(rebalanceLeader, 'SIGKILL'), stopController(backupLeader, 'SIGKILL')]);
-    const standby = (pair: ControllerProcess[], killed: ControllerProcess) =>
-      pair.find((one) => one !== killed)!;
-    const takeoverMs = async (replica: ControllerProcess) => {
-      const line = await eventually(
-        'the standby to take over',
-        async () => becameLeader(replica, killedAt),
-        30_000,
-      );
-      return Number(line.time) - killedAt;
-    };
-    const [rebalanceTakeoverMs, backupTakeoverMs] = await Promise.all([
-      takeoverMs(standby(rebalancers, rebalanceLeader)),
-      takeoverMs(standby(backups, backupLeader)),
+    const [{ takeoverMs: rebalanceTakeoverMs }, { takeoverMs: backupTakeoverMs }] = await Promise.all([
+      rebalancers.killLeader(rebalanceLeader),
+      backups.killLeader(backupLeader),
     ]);
     await eventually('the rebalance to finish', async () => ((await settled()) ? true : undefined), 180_000);
     await writer.stop();
@@ -161,7 +110,7 @@ describeE2e('proof: leader failover under load, both controllers', () => {
     const lost = await lostWrites(routed, namespace, writer);
     const { wrong, found } = await misplaced(cells, namespace, names, spec);
     const moves = new Map<string, number>();
-    for (const replica of started.rebalance)
+    for (const replica of rebalancers.started)
       for (const line of replica.lines)
         if (line.msg === 'moved') moves.set(String(line.object), (moves.get(String(line.object)) ?? 0) + 1);
     const doubled = [...moves].filter(([, count]) => count > 1);
@@ -189,7 +138,7 @@ describeE2e('proof: leader failover under load, both controllers', () => {
         // Leadership that changed before the kill (a replica stalled past its renew deadline), and the
         // replicas started in place of those that exited.
         leadershipChangesBeforeTheKill: changesBeforeTheKill,
-        replicasStarted: { rebalance: started.rebalance.length, backup: started.backup.length },
+        replicasStarted: { rebalance: rebalancers.started.length, backup: backups.started.length },
       },
     });
     expect(rebalanceTakeoverMs).toBeLessThanOrEqual(15_000);

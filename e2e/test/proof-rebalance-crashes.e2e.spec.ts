@@ -5,16 +5,12 @@ import { KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-
 import { RoutingTable, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/hashing';
 
 import { cellSetSettled, weightedCellSetSpec, eventually, updateCellSet } from './clients.ts';
-import {
-  isRunning,
-  startRebalanceController,
-  stopController,
-  type ControllerProcess,
-} from './controller-process.ts';
+import { startRebalanceController } from './controller-process.ts';
 import { DEPLOYMENTS, METADATA_LIST, deploymentsIn, startWriter } from './deployments.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 import { lostWrites, misplaced } from './placement.ts';
 import { recordProof } from './proof-results.ts';
+import { ReplicaPair, becameLeader } from './replica-pair.ts';
 import {
   startScratchFederation,
   stopScratchFederation,
@@ -38,7 +34,6 @@ describeE2e('proof: 20 kill -9 of the rebalance controller while 5000 objects mi
   const cells = new Map(env.cells.map((cell) => [cell.id, KubeClient.fromFile(cell.kubeconfig)]));
   const [one, two, three] = env.cells.map((cell) => cell.id) as [string, string, string];
   const controlPlane = KubeClient.fromFile(env.controlPlane.kubeconfig);
-  const replicas: ControllerProcess[] = [];
   let federation: ScratchFederation | undefined;
 
   /** The three cells Normal, cell 1 weighing `weight` (changing from `previousWeight`, when given). */
@@ -54,34 +49,20 @@ describeE2e('proof: 20 kill -9 of the rebalance controller while 5000 objects mi
   };
   const settled = () => cellSetSettled(env.controlPlane.kubeconfig, cellSetName);
 
-  const replica = async () => {
-    const started = await startRebalanceController(env, {
+  const replicas = new ReplicaPair((index) =>
+    startRebalanceController(env, {
       args: [
         ...['--cellset', cellSetName, '--delete-after', '20s', '--window', '16', '--log-level', 'debug'],
         // Short leases: 20 takeovers in a test's time.
         ...['--leader-elect-lease-duration', '4s', '--leader-elect-renew-deadline', '3s'],
         ...['--leader-elect-retry-period', '500ms'],
       ],
-      logFile: join(env.dir, `${cellSetName}-replica-${replicas.length}.log`),
-    });
-    replicas.push(started);
-    return started;
-  };
-  const leaderSince = (after: number, except?: ControllerProcess) =>
-    eventually(
-      'a replica to lead',
-      async () =>
-        replicas.find(
-          (candidate) =>
-            candidate !== except &&
-            isRunning(candidate.child) &&
-            candidate.lines.some((line) => line.msg === 'became leader' && Number(line.time) >= after),
-        ),
-      30_000,
-    );
+      logFile: join(env.dir, `${cellSetName}-replica-${index}.log`),
+    }),
+  );
 
   afterAll(async () => {
-    for (const one of replicas) await stopController(one);
+    await replicas.stop();
     await stopScratchFederation(env, federation, { cellSetName, namespace });
     for (const client of [controlPlane, ...cells.values()]) await client.close();
   }, 360_000); // the cells' namespace controllers delete thousands of objects
@@ -95,9 +76,8 @@ describeE2e('proof: 20 kill -9 of the rebalance controller while 5000 objects mi
       deployments: names,
     });
     const routed = federation.routed;
-    await replica();
-    await replica();
-    await leaderSince(0);
+    await replicas.run();
+    await replicas.leaderWithStandby();
     await eventually('the CellSet to be Stable', async () => ((await settled()) ? true : undefined));
 
     const writer = startWriter(routed, namespace, names, 4);
@@ -135,22 +115,15 @@ describeE2e('proof: 20 kill -9 of the rebalance controller while 5000 objects mi
     const started = Date.now();
     await flip();
     const kills: { afterMs: number; takeoverMs: number; duringFlip: number }[] = [];
-    let leader = await leaderSince(0);
     while (kills.length < KILLS) {
       // A random moment: anywhere from the first reconciles of a new leader to well into its moves.
       await sleep(300 + Math.random() * 2700);
       if (await settled()) await flip();
-      const killedAt = Date.now();
-      const leaderFor =
-        killedAt - Number(leader.lines.findLast((line) => line.msg === 'became leader')!.time);
-      await stopController(leader, 'SIGKILL');
-      const next = await leaderSince(killedAt, leader);
-      const became = next.lines.find(
-        (line) => line.msg === 'became leader' && Number(line.time) >= killedAt,
-      )!;
-      kills.push({ afterMs: leaderFor, takeoverMs: Number(became.time) - killedAt, duringFlip: flips });
-      leader = next;
-      await replica();
+      // Asked again each time: a leader that missed its renew deadline has stepped down meanwhile.
+      const leader = await replicas.leaderWithStandby();
+      const leaderFor = Date.now() - Number(becameLeader(leader)!.time);
+      const { takeoverMs } = await replicas.killLeader(leader);
+      kills.push({ afterMs: leaderFor, takeoverMs, duringFlip: flips });
     }
     // The flip in flight when the kills end runs to its end; no flip is asked for after the kills. Each flip
     // moves about 3800 objects, which on a loaded machine takes minutes, and what this proves is the kills.
@@ -171,7 +144,7 @@ describeE2e('proof: 20 kill -9 of the rebalance controller while 5000 objects mi
     );
     // No object moved twice for one generation: the replicas' "moved" lines, per object and generation.
     const moves = new Map<string, number>();
-    for (const one of replicas)
+    for (const one of replicas.started)
       for (const line of one.lines)
         if (line.msg === 'moved') {
           const key = `${String(line.generation)}/${String(line.object)}`;
@@ -209,6 +182,9 @@ describeE2e('proof: 20 kill -9 of the rebalance controller while 5000 objects mi
         takeoverMsMedian: takeovers[Math.floor(takeovers.length / 2)],
         takeoverMsMax: takeovers.at(-1),
         kills,
+        // Beyond the kills: leaders that missed their renew deadline on the loaded machine.
+        leadershipChanges: replicas.leadershipChanges(),
+        replicasStarted: replicas.started.length,
       },
     });
     expect(kills).toHaveLength(KILLS);

@@ -32,6 +32,7 @@ import {
   stopController,
   type ControllerProcess,
 } from './controller-process.ts';
+import { ReplicaPair } from './replica-pair.ts';
 import {
   startScratchFederation,
   stopScratchFederation,
@@ -57,7 +58,7 @@ describeE2e('rebalance controller: cells join and leave live', () => {
   const cellSetName = `rebalance-${Date.now()}`;
   const namespace = `rebalance-${Date.now()}`;
   const OBJECTS = 3000;
-  const DELETE_AFTER_S = 8;
+  const DELETE_AFTER_S = 15;
   const names = Array.from({ length: OBJECTS }, (_, i) => `web-${i}`);
   const controlPlane = KubeClient.fromFile(env.controlPlane.kubeconfig);
   const cells = new Map(env.cells.map((cell) => [cell.id, KubeClient.fromFile(cell.kubeconfig)]));
@@ -66,7 +67,17 @@ describeE2e('rebalance controller: cells join and leave live', () => {
   let routed: KubeClient | undefined;
   let added: CellEntry | undefined;
   let writerLoops: ReturnType<typeof startWriter> | undefined;
-  const replicas: ControllerProcess[] = [];
+  // The kill -9 test's replicas. Slow enough that three crashes land mid-rebalance.
+  const replicas = new ReplicaPair((index) =>
+    startRebalanceController(env, {
+      args: [
+        ...['--cellset', cellSetName, '--delete-after', '1h', '--window', '8', '--rate', '15'],
+        ...['--leader-elect-lease-duration', '4s', '--leader-elect-renew-deadline', '3s'],
+        ...['--leader-elect-retry-period', '500ms'],
+      ],
+      logFile: join(env.dir, `${cellSetName}-replica-${index}.log`),
+    }),
+  );
   const ids = () => env.cells.map((cell) => cell.id) as [string, string, string];
   // A shared object the CellSet names: every cell gets it before anything moves into it, and keeps it in step.
   const sharedRole = `${cellSetName}-shared`;
@@ -95,7 +106,7 @@ describeE2e('rebalance controller: cells join and leave live', () => {
         timeoutMs,
       );
     } catch (error) {
-      const running = [controller, ...replicas].filter(
+      const running = [controller, ...replicas.started].filter(
         (app): app is ControllerProcess => app !== undefined && isRunning(app.child),
       );
       throw new Error(
@@ -141,7 +152,7 @@ describeE2e('rebalance controller: cells join and leave live', () => {
 
   afterAll(async () => {
     await writerLoops?.stop().catch(() => undefined);
-    for (const replica of replicas) await stopController(replica);
+    await replicas.stop();
     await stopController(controller);
     await stopScratchFederation(env, federation, { cellSetName, namespace });
     await controlPlane.request('DELETE', `${CLUSTER_ROLES}/${sharedRole}`).catch(() => undefined);
@@ -207,6 +218,9 @@ describeE2e('rebalance controller: cells join and leave live', () => {
       await setAdded('Joining');
       await untilSpec('the 4th cell to turn Normal', (spec) => stateOf(spec, four) === 'Normal');
       const seconds = (Date.now() - started) / 1000;
+      // The old copies of the last moves are not deleteAfter old yet (read now: the checks below take long
+      // enough on a loaded machine for all of them to go).
+      const leftoversAtTheEnd = (await placementNow()).leftovers.length;
       await sleep(2000);
       counting = false;
       await counter;
@@ -248,7 +262,7 @@ describeE2e('rebalance controller: cells join and leave live', () => {
       await expectNoLostWrites(writer);
 
       // The old copies stay deleteAfter, then go.
-      expect((await placementNow()).leftovers.length).toBeGreaterThan(0);
+      expect(leftoversAtTheEnd).toBeGreaterThan(0);
       await eventually(
         'the old copies to be deleted after deleteAfter',
         async () => ((await placementNow()).leftovers.length === 0 ? true : undefined),
@@ -399,40 +413,8 @@ describeE2e('rebalance controller: cells join and leave live', () => {
       const four = added!.id;
       await stopController(controller);
       controller = undefined;
-      const replica = async () => {
-        const started = await startRebalanceController(env, {
-          args: [
-            '--cellset',
-            cellSetName,
-            '--delete-after',
-            '1h',
-            '--window',
-            '8',
-            // Slow enough that three crashes land mid-rebalance.
-            '--rate',
-            '15',
-            '--leader-elect-lease-duration',
-            '4s',
-            '--leader-elect-renew-deadline',
-            '3s',
-            '--leader-elect-retry-period',
-            '500ms',
-          ],
-          logFile: join(env.dir, `${cellSetName}-replica-${replicas.length}.log`),
-        });
-        replicas.push(started);
-        return started;
-      };
-      await replica();
-      await replica();
-      const leader = () =>
-        eventually('a replica to lead', async () =>
-          replicas.find(
-            (candidate) =>
-              isRunning(candidate.child) && candidate.lines.some((line) => line.msg === 'became leader'),
-          ),
-        );
-      await leader();
+      await replicas.run();
+      await replicas.leaderWithStandby();
       writerLoops = startWriter(routed!, namespace, names, 4);
       const fencedNow = async () => {
         let migrating = 0;
@@ -446,29 +428,13 @@ describeE2e('rebalance controller: cells join and leave live', () => {
       await setAdded('Joining');
       const kills: { fenced: number; takeoverMs: number }[] = [];
       for (let kill = 0; kill < 3; kill++) {
-        const current = await leader();
+        const current = await replicas.leaderWithStandby();
         const fenced = await eventually('objects fenced mid-migration', async () => {
           const count = await fencedNow();
           return count > 0 ? count : undefined;
         });
-        const killedAt = Date.now();
-        await stopController(current, 'SIGKILL');
-        const next = await eventually(
-          'another replica to take over',
-          async () =>
-            replicas.find(
-              (candidate) =>
-                candidate !== current &&
-                candidate.child.exitCode === null &&
-                candidate.lines.some((line) => line.msg === 'became leader' && Number(line.time) > killedAt),
-            ),
-          30_000,
-        );
-        const became = next.lines.find(
-          (line) => line.msg === 'became leader' && Number(line.time) > killedAt,
-        )!;
-        kills.push({ fenced, takeoverMs: Number(became.time) - killedAt });
-        await replica();
+        const { takeoverMs } = await replicas.killLeader(current);
+        kills.push({ fenced, takeoverMs });
       }
       await untilSpec(
         'the 4th cell to turn Normal after three crashes',
@@ -483,7 +449,9 @@ describeE2e('rebalance controller: cells join and leave live', () => {
       expect(uncommitted).toEqual([]);
       await expectNoLostWrites(writerLoops);
       for (const { takeoverMs } of kills) expect(takeoverMs).toBeLessThan(15_000);
-      process.stdout.write(`rebalance kill -9: ${JSON.stringify(kills)}\n`);
+      process.stdout.write(
+        `rebalance kill -9: ${JSON.stringify({ kills, leadershipChanges: replicas.leadershipChanges() })}\n`,
+      );
     },
     300_000,
   );
@@ -493,6 +461,8 @@ describeE2e('rebalance controller: cells join and leave live', () => {
     async () => {
       const [one] = ids();
       const four = added!.id;
+      // The kill test's pair goes on leading; a replica that exited meanwhile is replaced first.
+      await replicas.leaderWithStandby();
       await setAdded('Draining');
       const local = LocalCells.open(env.dir);
       await eventually('the drain to be under way', async () =>

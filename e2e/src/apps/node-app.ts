@@ -26,6 +26,7 @@ export interface SpawnAppOptions {
    * `npm start` keeps only the latest.
    */
   keepLines?: number;
+  /** How long it may take to start (default 60 s). */
   timeoutMs?: number;
 }
 
@@ -53,7 +54,8 @@ export function spawnApp(options: SpawnAppOptions): NodeApp {
     }
   });
   child.once('exit', () => file?.end());
-  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  // Starting from TypeScript source takes seconds of CPU; on a loaded two-core machine, tens of seconds.
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
   const waitFor = async <T>(
     what: string,
     probe: () => Promise<T | undefined> | T | undefined,
