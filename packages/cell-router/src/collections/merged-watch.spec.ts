@@ -7,7 +7,13 @@ import { routingState } from '../routing/route-plan.ts';
 import { decodeCellVersions, encodeCellVersions } from './cell-versions.ts';
 import { serveMergedWatch, type CellWatcher } from './merged-watch.ts';
 
-type Meta = { namespace: string; name: string; resourceVersion: string; labels?: Record<string, string> };
+type Meta = {
+  namespace?: string;
+  name?: string;
+  resourceVersion: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+};
 
 /** A cell whose watches are streams the test writes events into; every opened target is recorded. */
 function fakeCell(answer: (target: string) => number = () => 200) {
@@ -31,7 +37,22 @@ function fakeCell(answer: (target: string) => number = () => 200) {
   };
   const send = (type: string, metadata: Meta) =>
     streams.at(-1)!.write(`${JSON.stringify({ type, object: { kind: 'ConfigMap', metadata } })}\n`);
-  return { client, streams, targets, send };
+  /** A BOOKMARK at `resourceVersion`; `initialEnd`: the one that ends a streaming list's initial events. */
+  const bookmark = (resourceVersion: string, initialEnd = false) =>
+    streams.at(-1)!.write(
+      `${JSON.stringify({
+        type: 'BOOKMARK',
+        object: {
+          kind: 'ConfigMap',
+          apiVersion: 'v1',
+          metadata: {
+            resourceVersion,
+            ...(initialEnd ? { annotations: { 'k8s.io/initial-events-end': 'true' } } : {}),
+          },
+        },
+      })}\n`,
+    );
+  return { client, streams, targets, send, bookmark };
 }
 
 const normal = parseCellSetSpec({
@@ -214,13 +235,18 @@ describe('serveMergedWatch', () => {
       labels: { [REBALANCE_STATUS_LABEL]: MIGRATED },
     });
     await until('the switch', () => w.lines.length === 2);
+    // The new copy's own event repeats what the switch showed: nothing more for the client.
     cells.b.send('ADDED', newCopy.metadata);
-    await until('the new copy’s own event', () => w.lines.length === 3);
     // Deleted in its new cell and created again: that one is an ADDED (the old leftover is still there).
     cells.b.send('DELETED', { ...newCopy.metadata, resourceVersion: '51' });
     cells.b.send('ADDED', { ...newCopy.metadata, resourceVersion: '52' });
-    await until('delete and create', () => w.lines.length === 5);
-    expect(w.lines.map((line) => line.type)).toEqual(['ADDED', 'MODIFIED', 'MODIFIED', 'DELETED', 'ADDED']);
+    await until('delete and create', () => w.lines.length === 4);
+    expect(w.lines.map((line) => [line.type, line.object.metadata.name])).toEqual([
+      ['ADDED', name],
+      ['MODIFIED', name],
+      ['DELETED', name],
+      ['ADDED', name],
+    ]);
     w.abort.abort();
     await w.done;
   });
@@ -242,5 +268,90 @@ describe('serveMergedWatch', () => {
     const refused = await watch(cells, `/api/v1/configmaps?watch=1&resourceVersion=${encodeURIComponent(rv)}`)
       .done;
     expect(refused.status).toMatchObject({ code: 410, message: expect.stringContaining('cell b') });
+  });
+
+  describe('a streaming list (sendInitialEvents, client-go ≥ 0.35)', () => {
+    const STREAMING =
+      '/api/v1/namespaces/ns/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true';
+
+    it('merges the cells’ initial events and ends them with one BOOKMARK, after every cell has ended its own', async () => {
+      const cells = { a: fakeCell(), b: fakeCell() };
+      const w = watch(cells, STREAMING);
+      await until('both watches', () => cells.a.streams.length === 1 && cells.b.streams.length === 1);
+      for (const cell of ['a', 'b'] as const) {
+        expect(cells[cell].targets[0]).toContain('sendInitialEvents=true');
+        expect(cells[cell].targets[0]).toContain('resourceVersionMatch=NotOlderThan');
+        expect(cells[cell].targets[0]).toContain('allowWatchBookmarks=true');
+      }
+      const names = ['x1', 'x2', 'x3', 'x4', 'x5', 'x6'];
+      const inA = names.filter((name) => w.home(name).oldCell === 'a');
+      const inB = names.filter((name) => w.home(name).oldCell === 'b');
+      expect(inA.length * inB.length).toBeGreaterThan(0);
+      inA.forEach((name, i) =>
+        cells.a.send('ADDED', { namespace: 'ns', name, resourceVersion: `${90 - i}` }),
+      );
+      cells.a.bookmark('100', true);
+      // Cell b is not done: nothing closes the client's initial events yet, not even a plain bookmark.
+      cells.b.bookmark('150');
+      await until('cell a’s objects', () => w.lines.length === inA.length);
+      inB.forEach((name) => cells.b.send('ADDED', { namespace: 'ns', name, resourceVersion: '180' }));
+      cells.b.bookmark('200', true);
+      await until('the end of the initial events', () => w.lines.length === names.length + 1);
+      expect(w.lines.slice(0, -1).map((event) => event.type)).toEqual(names.map(() => 'ADDED'));
+      expect(w.lines.slice(0, -1).map((event) => event.object.metadata.name)).toEqual([...inA, ...inB]);
+      const end = w.lines.at(-1)!;
+      expect(end.type).toBe('BOOKMARK');
+      expect(end.object.metadata.annotations).toEqual({ 'k8s.io/initial-events-end': 'true' });
+      expect(Object.fromEntries(decodeCellVersions(end.object.metadata.resourceVersion)!)).toEqual({
+        a: '100',
+        b: '200',
+      });
+      // Afterwards: a watch as any other (bookmarks pass, changes carry the composite version).
+      cells.a.send('MODIFIED', { namespace: 'ns', name: inA[0]!, resourceVersion: '101' });
+      await until('the change', () => w.lines.length === names.length + 2);
+      expect(w.lines.at(-1)!.type).toBe('MODIFIED');
+      w.abort.abort();
+      await w.done;
+    });
+
+    it('shows an object whose move completed as one ADDED of its new copy, never a MODIFIED', async () => {
+      const { joining, cells, name } = joiningCells();
+      const newCopy = {
+        metadata: { namespace: 'ns', name, resourceVersion: '50', labels: { copied: 'yes' } },
+      };
+      const w = watch(cells, STREAMING, joining, async (cell) => (cell === 'b' ? newCopy : undefined));
+      await until('both watches', () => cells.a.streams.length === 1 && cells.b.streams.length === 1);
+      // The old cell's leftover, migrated, comes first; then the new cell's copy.
+      cells.a.send('ADDED', {
+        namespace: 'ns',
+        name,
+        resourceVersion: '3',
+        labels: { [REBALANCE_STATUS_LABEL]: MIGRATED },
+      });
+      cells.a.bookmark('10', true);
+      cells.b.send('ADDED', newCopy.metadata);
+      cells.b.bookmark('60', true);
+      await until('the end of the initial events', () => w.lines.at(-1)?.type === 'BOOKMARK');
+      expect(w.lines.map((event) => [event.type, event.object.metadata.labels])).toEqual([
+        ['ADDED', { copied: 'yes' }],
+        ['BOOKMARK', undefined],
+      ]);
+      w.abort.abort();
+      await w.done;
+    });
+
+    it('ends the client’s watch with a 410 when a cell’s watch ends before its initial events did', async () => {
+      const cells = { a: fakeCell(), b: fakeCell() };
+      const w = watch(cells, STREAMING);
+      await until('both watches', () => cells.a.streams.length === 1 && cells.b.streams.length === 1);
+      cells.a.bookmark('100', true);
+      cells.b.streams[0]!.end();
+      await w.done;
+      expect(w.lines).toEqual([
+        { type: 'ERROR', object: expect.objectContaining({ code: 410, reason: 'Expired' }) },
+      ]);
+      // Nothing was resumed half-way.
+      expect(cells.b.targets).toHaveLength(1);
+    });
   });
 });

@@ -81,7 +81,10 @@ export interface MergedWatchRequest {
 
 type CellEvent = { cell: string; event: WatchEvent } | { cell: string; closed: KubeStatus };
 
-const CONTROL_PARAMS = ['resourceVersion', 'resourceVersionMatch', 'watch'];
+const CONTROL_PARAMS = ['resourceVersion', 'resourceVersionMatch', 'watch', 'sendInitialEvents'];
+
+/** The annotation of the BOOKMARK that ends a streaming list's initial events (KEP-3157). */
+export const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
 
 /**
  * A WATCH of a cellular resource across cells: one upstream watch per cell, resumed from its part of the
@@ -110,6 +113,12 @@ export async function serveMergedWatch(
     throw error;
   }
   const bookmarks = params.get('allowWatchBookmarks') === 'true';
+  // A streaming list (client-go's default since 0.35): every cell sends its objects as ADDED, then a BOOKMARK
+  // ending them; the client gets the merged objects and one such BOOKMARK, once every cell has ended its own.
+  const streamingList = params.get('sendInitialEvents') === 'true';
+  const rvMatch = params.get('resourceVersionMatch');
+  /** Cells whose initial events are not all in yet. */
+  const initialPending = new Set<string>();
   const timeoutSeconds = Number(params.get('timeoutSeconds') ?? 0);
 
   const stop = new AbortController();
@@ -122,14 +131,21 @@ export async function serveMergedWatch(
   };
   const watching = new Set<string>();
 
-  /** Opens one cell's watch from its version; resolves with the first answer's status. */
-  const open = async (cell: string, initialRv: string | undefined) => {
+  /**
+   * Opens one cell's watch from its version; resolves with the first answer's status. `initialEvents`: as a
+   * streaming list (the cell validates the client's parameters as it would its own).
+   */
+  const open = async (cell: string, initialRv: string | undefined, initialEvents = false) => {
     const client = request.client(cell);
     if (!client) return { code: 503, text: `cell ${cell} is not connected` };
     const q = new URLSearchParams(query);
     q.set('watch', '1');
     const from = versions.get(cell) ?? initialRv;
     if (from !== undefined) q.set('resourceVersion', from);
+    if (initialEvents) {
+      q.set('sendInitialEvents', 'true');
+      if (rvMatch !== null) q.set('resourceVersionMatch', rvMatch);
+    }
     const response = await client.raw('GET', `${url.pathname}?${q}`, {
       headers: request.headers,
       signal: stop.signal,
@@ -159,9 +175,18 @@ export async function serveMergedWatch(
           delayMs = 500;
         }
         body = undefined; // the cell ended its watch (its own timeout): resume
+        if (initialPending.has(cell)) {
+          push({ cell, closed: initialEventsCut(cell) });
+          return;
+        }
       } catch (error) {
         body = undefined;
         if (stop.signal.aborted) return;
+        // Resuming mid-way through its initial events would lose or repeat objects: the client starts again.
+        if (initialPending.has(cell)) {
+          push({ cell, closed: initialEventsCut(cell) });
+          return;
+        }
         request.logger.warn(
           { cell, err: errorMessage(error), retryInMs: delayMs },
           'cell watch failed; resuming',
@@ -177,7 +202,7 @@ export async function serveMergedWatch(
   if (!state) return { code: 503, status: failure(503, 'ServiceUnavailable', 'no CellSet loaded') };
   const startRv = rv === '0' ? '0' : undefined;
   const cells = [...state.liveCells];
-  const opened = await Promise.all(cells.map((cell) => open(cell, startRv)));
+  const opened = await Promise.all(cells.map((cell) => open(cell, startRv, streamingList)));
   const refused = opened.findIndex((answer) => answer.code !== 200);
   if (refused >= 0) {
     stop.abort();
@@ -185,6 +210,8 @@ export async function serveMergedWatch(
     return { code: answer.code, status: cellFailure(cells[refused]!, answer.code, answer.text ?? '') };
   }
   out.start(200);
+  if (streamingList) for (const cell of cells) initialPending.add(cell);
+  let initialEventsEnded = !streamingList;
   cells.forEach((cell, i) => {
     watching.add(cell);
     void follow(cell, opened[i]!.body!);
@@ -204,7 +231,7 @@ export async function serveMergedWatch(
   const timeout = timeoutSeconds > 0 ? setTimeout(() => stop.abort(), timeoutSeconds * 1000) : undefined;
   stop.signal.addEventListener('abort', () => wake?.(), { once: true });
 
-  const tracker = new MoveTracker(request);
+  const tracker = new MoveTracker(request, streamingList);
   try {
     while (!stop.signal.aborted) {
       const item = queue.shift();
@@ -227,7 +254,27 @@ export async function serveMergedWatch(
       }
       const object = event.object as WatchedObject;
       const cellRv = watchedMeta(object).resourceVersion;
-      if (cellRv) versions.set(cell, cellRv);
+      // A cell's initial events carry each object's own version, in no order: its version is the one its
+      // closing BOOKMARK gives.
+      if (cellRv && (!initialPending.has(cell) || event.type === 'BOOKMARK')) versions.set(cell, cellRv);
+      if (event.type === 'BOOKMARK' && !initialEventsEnded) {
+        if (isInitialEventsEnd(event.object)) initialPending.delete(cell);
+        if (initialPending.size > 0) continue;
+        initialEventsEnded = true;
+        await out.write(
+          line({
+            type: 'BOOKMARK',
+            object: {
+              ...bookmarkType(event.object),
+              metadata: {
+                resourceVersion: encodeCellVersions(versions),
+                annotations: { [INITIAL_EVENTS_END]: 'true' },
+              },
+            },
+          }),
+        );
+        continue;
+      }
       if (event.type === 'BOOKMARK') {
         if (bookmarks) {
           const kind = (event.object as { kind?: string }).kind;
@@ -270,10 +317,18 @@ class MoveTracker {
   private readonly newCopies = new Map<string, WatchedObject>();
   /** Whether the client has each moving object now, from what this watch told it. */
   private readonly shown = new Map<string, boolean>();
+  /** The version of the new copy each completed move was announced with: its own event then adds nothing. */
+  private readonly announced = new Map<string, string | undefined>();
   private readonly request: MergedWatchRequest;
+  /**
+   * Whether the client has an object it was not told of here: yes for a watch after a list; no for a
+   * streaming list, whose client starts empty.
+   */
+  private readonly clientHasUntold: boolean;
 
-  constructor(request: MergedWatchRequest) {
+  constructor(request: MergedWatchRequest, clientStartsEmpty: boolean) {
     this.request = request;
+    this.clientHasUntold = !clientStartsEmpty;
   }
 
   async decide(cell: string, event: WatchEvent, state: RoutingState): Promise<WatchEvent | undefined> {
@@ -315,11 +370,15 @@ class MoveTracker {
       this.oldCopies.set(key, labels);
       if (labels[REBALANCE_STATUS_LABEL] !== MIGRATED) return answer(event);
       if (wasMigrated) return answer(undefined);
-      // The move completed: the client now sees the new copy, as one MODIFIED.
+      // The move completed: the client now sees the new copy, as one MODIFIED (as an ADDED if it never had
+      // the object: a streaming list's initial events).
+      const has = this.shown.get(key) ?? this.clientHasUntold;
       const fresh =
         this.newCopies.get(key) ??
         (await this.request.readCopy(decision.newCell, namespace, name).catch(() => undefined));
-      return answer(fresh ? { type: 'MODIFIED', object: fresh } : { type: 'DELETED', object });
+      if (!fresh) return answer(has ? { type: 'DELETED', object } : undefined);
+      this.announced.set(key, watchedMeta(fresh).resourceVersion);
+      return answer({ type: has ? 'MODIFIED' : 'ADDED', object: fresh });
     }
     if (cell !== decision.newCell) return answer(undefined);
     if (event.type === 'DELETED') this.newCopies.delete(key);
@@ -335,11 +394,32 @@ class MoveTracker {
       { cell, labels: meta.labels, item: undefined },
     ]);
     if (visible?.cell !== cell) return answer(undefined);
+    if (event.type !== 'DELETED' && this.announced.get(key) === meta.resourceVersion)
+      return answer(undefined);
     // Its first event from the new cell: a client that had the object from the old cell sees a change, never
     // an ADDED for an object it already has.
-    const has = this.shown.get(key) ?? old !== null;
+    const has = this.shown.get(key) ?? (this.clientHasUntold && old !== null);
     return answer(event.type === 'ADDED' && has ? { ...event, type: 'MODIFIED' } : event);
   }
+}
+
+function isInitialEventsEnd(object: unknown): boolean {
+  const annotations = (object as { metadata?: { annotations?: Record<string, string> } }).metadata
+    ?.annotations;
+  return annotations?.[INITIAL_EVENTS_END] === 'true';
+}
+
+function bookmarkType(object: unknown): { kind?: string; apiVersion?: string } {
+  const { kind, apiVersion } = object as { kind?: string; apiVersion?: string };
+  return { kind, apiVersion };
+}
+
+function initialEventsCut(cell: string): KubeStatus {
+  return failure(
+    410,
+    'Expired',
+    `cell ${cell}: its watch ended before its initial events did; list and watch again`,
+  );
 }
 
 function line(event: { type: string; object: unknown }): string {
