@@ -175,6 +175,54 @@ describeE2e('cell router: watches across cells', () => {
     }
   });
 
+  it('serves a streaming list (sendInitialEvents) as one apiserver does: each object once as ADDED, then one initial-events-end BOOKMARK', async () => {
+    const { apps } = routerClients(kubeconfig);
+    const listed = (await apps.listNamespacedDeployment({ namespace })).items.map(
+      (item) => item.metadata!.name!,
+    );
+    expect(listed.length).toBeGreaterThan(5);
+    const streamingList = async (config: string, rv = '') => {
+      const answer = await kubectl(config, [
+        'get',
+        '--raw',
+        `/apis/apps/v1/namespaces/${namespace}/deployments?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=3${rv ? `&resourceVersion=${encodeURIComponent(rv)}` : ''}`,
+      ]);
+      expect(answer).toMatchObject({ code: 0 });
+      const events = answer.out
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { type: string; object: V1Deployment });
+      const end = events.findIndex(
+        (event) =>
+          event.type === 'BOOKMARK' &&
+          event.object.metadata?.annotations?.['k8s.io/initial-events-end'] === 'true',
+      );
+      return { events, end, initial: events.slice(0, end) };
+    };
+    // The shape, from one plain apiserver first (a cell, for the objects it holds).
+    const cellKubeconfig = env.cells[0]!.kubeconfig;
+    const plain = await streamingList(cellKubeconfig);
+    expect(plain.end).toBeGreaterThanOrEqual(0);
+    expect(plain.initial.every((event) => event.type === 'ADDED')).toBe(true);
+    // Through the router: every object of every cell once, then the one BOOKMARK.
+    const routed = await streamingList(kubeconfig);
+    expect(routed.end).toBe(listed.length);
+    expect(routed.initial.map((event) => event.type)).toEqual(listed.map(() => 'ADDED'));
+    expect(routed.initial.map((event) => event.object.metadata!.name).sort()).toEqual([...listed].sort());
+    expect(
+      routed.events.filter((event) => event.object.metadata?.annotations?.['k8s.io/initial-events-end']),
+    ).toHaveLength(1);
+    // Its version is a start point: resuming from it does not send the objects again.
+    const from = routed.events[routed.end]!.object.metadata!.resourceVersion!;
+    const resumed = await kubectl(kubeconfig, [
+      'get',
+      '--raw',
+      `/apis/apps/v1/namespaces/${namespace}/deployments?watch=1&timeoutSeconds=2&resourceVersion=${encodeURIComponent(from)}`,
+    ]);
+    expect(resumed).toMatchObject({ code: 0 });
+    expect(resumed.out).not.toContain('"ADDED"');
+  });
+
   it('resumes a watch from a composite version, and answers a version the cells no longer have with 410', async () => {
     const { apps } = routerClients(kubeconfig);
     const list = await apps.listNamespacedDeployment({ namespace });
