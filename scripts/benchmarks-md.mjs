@@ -33,7 +33,7 @@ const BENCHMARKS = {
   'router-list.json': {
     command: 'npx nx run cell-router:bench-list',
     anchor:
-      '30k objects listed straight from one apiserver; Argo CD takes > 10 s to list 3000 apps (seed 001)',
+      '30k objects listed straight from one apiserver; Argo CD takes > 10 s to list 3000 apps ([T4] in [docs/design.md](docs/design.md#sources))',
     direction: { list30kRatio: '≤', list30kPagedRatio: '≤', watchAddedP99Ms: '≤' },
   },
   'rebalance.json': {

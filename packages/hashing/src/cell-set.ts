@@ -15,7 +15,7 @@ export const DEFAULT_SECRET_NAMESPACE = 'cellfed-system';
 export const DEFAULT_SECRET_KEY = 'kubeconfig';
 
 /**
- * Cell states (seed 003): `Normal` cells hold their keys; `Joining` (In) cells are being filled; `Draining`
+ * Cell states: `Normal` cells hold their keys; `Joining` (In) cells are being filled; `Draining`
  * (Out) cells are being emptied; `Down` cells have failed and are in neither ring.
  */
 export const CELL_STATES = ['Normal', 'Joining', 'Draining', 'Down'] as const;

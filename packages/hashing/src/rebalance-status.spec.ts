@@ -16,7 +16,7 @@ const labelled = (value: string): OldCopy => ({
   labels: { [REBALANCE_STATUS_LABEL]: value, app: 'web' },
 });
 
-describe('resolveTarget (the seed-003 rule)', () => {
+describe('resolveTarget (the routing rule)', () => {
   it('forwards case 4 to its cell without reading anything', () => {
     expect(needsOldCopy(stable)).toBe(false);
     expect(resolveTarget(stable, 'write')).toEqual({ action: 'forward', cell: 'a', reason: 'stable' });

@@ -38,7 +38,7 @@ export function needsOldCopy(decision: RouteDecision): boolean {
 }
 
 /**
- * The seed's routing rule for one request:
+ * The routing rule for one request:
  * - case 4 → the cell (old = new);
  * - cases 1–3, old copy without the label (or with a value this version does not know) → old cell;
  * - `migrating` → reads to the old cell, writes fenced (answer 429 with Retry-After);

@@ -21,7 +21,7 @@ const cellSets = fc
   .map(([normal, others]) => spec([[normal, 'Normal'], ...others]));
 
 describe('RoutingTable', () => {
-  it('computes old on Normal ∪ Draining, new on Normal ∪ Joining, and the seed case from their states', () => {
+  it('computes old on Normal ∪ Draining, new on Normal ∪ Joining, and the case from their states', () => {
     fc.assert(
       fc.property(cellSets, keys, (cellSet, keyList) => {
         const table = RoutingTable.fromCellSet(cellSet, FAST);

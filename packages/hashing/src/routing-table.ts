@@ -4,7 +4,7 @@ import { objectKey, shardByForNamespace, type ObjectRef } from './object-key';
 import { HashRing, type Placement, type RingOptions } from './ring';
 
 /**
- * The four cases of seed 003 for a key, from its cell in ring(CurrentCells) ("old") and in
+ * The four cases of the routing rule for a key, from its cell in ring(CurrentCells) ("old") and in
  * ring(DesiredCells) ("new"):
  * 1. old is Draining, new is Joining — moves out of a leaving cell into a joining one;
  * 2. old is Normal, new is Joining — moves into a joining cell;
@@ -27,7 +27,7 @@ export interface RouteDecision {
 }
 
 /**
- * The two rings of a CellSet and the seed-003 routing rule over them. Immutable; build a new table when the
+ * The two rings of a CellSet and the routing rule over them. Immutable; build a new table when the
  * CellSet changes and swap it atomically.
  *
  * @example
@@ -96,7 +96,7 @@ export class RoutingTable {
     return objectKey(ref, shardByForNamespace(this.defaultShardBy, namespaceLabels));
   }
 
-  /** The routing decision for a key: old cell, new cell and the seed's case. */
+  /** The routing decision for a key: old cell, new cell and the case. */
   route(key: string): RouteDecision {
     hashKey(key);
     const hi = keyPosition[0]!;

@@ -30,7 +30,7 @@ export interface MigrationReconcilerOptions {
   mover: ObjectMover;
   metrics: RebalanceMetrics;
   clock: Clock;
-  /** How long an old copy stays after its move (seed 003: 12 h) before it is deleted. */
+  /** How long an old copy stays after its move (12 h by default) before it is deleted. */
   deleteAfterMs: number;
   /** Optional limit on how many moves start per second. */
   rate?: TokenBucket;

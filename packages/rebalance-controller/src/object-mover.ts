@@ -61,7 +61,7 @@ export type MoveOutcome =
 const MERGE_PATCH = 'application/merge-patch+json';
 
 /**
- * Seed 003's migration of one object, every step idempotent and recorded on the objects, so a crash or a
+ * The migration of one object (docs/migration.md), every step idempotent and recorded on the objects, so a crash or a
  * lost leader anywhere resumes correctly from what the cells say:
  * 1. label the old copy `migrating` (resourceVersion precondition): the router fences writes;
  * 2. copy it to the new cell (an existing copy there is replaced, never trusted), status through `/status`;

@@ -76,9 +76,9 @@ const CELLSETS = { group: 'cells.cellfed.io', version: 'v1alpha1', resource: 'ce
 const SECRETS = { group: '', version: 'v1', resource: 'secrets', namespaced: true };
 
 /**
- * The cells of the federation as live clients (seed 000: one manager per member cluster, created and
- * stopped at run time from cluster Secrets). It watches the CellSet and the cells' kubeconfig Secrets in
- * the control plane and, through its own controller keyed by cell id, engages a cell when it appears,
+ * The cells of the federation as live clients (one manager per member cluster, created and stopped
+ * at run time from cluster Secrets: docs/design.md, [T2]). It watches the CellSet and the cells'
+ * kubeconfig Secrets in the control plane and, through its own controller keyed by cell id, engages a cell when it appears,
  * disengages it when it goes and recreates it when its Secret changes. A `/readyz` probe per cell publishes
  * health and, when a cell comes back from Unhealthy, recreates its engagement so every watch starts afresh.
  */

@@ -40,9 +40,9 @@ export interface CellObjectsOptions {
 }
 
 /**
- * A cache of every cellular object in every engaged cell (seed 000: one informer set per member, started
- * and stopped with it), metadata only or whole objects. Keys name objects, not cells (see object-ref.ts), so
- * a change in any cell queues the one key of the object.
+ * A cache of every cellular object in every engaged cell (one informer set per member, started and stopped
+ * with it: docs/design.md, [T2]), metadata only or whole objects. Keys name objects, not cells (see
+ * object-ref.ts), so a change in any cell queues the one key of the object.
  */
 export class CellObjects implements CellAware, CopiesView {
   private readonly options: CellObjectsOptions;
