@@ -120,4 +120,32 @@ describeE2e('cell router: lists across cells', () => {
     const namespaces = await kubectl(kubeconfig, ['get', 'namespace', namespace, '-o', 'name']);
     expect(namespaces).toEqual({ code: 0, out: `namespace/${namespace}\n` });
   });
+
+  it('lists none of a namespace’s objects once kubectl delete namespace has returned, though the cells still hold them', async () => {
+    const gone = `${namespace}-gone`;
+    expect(await kubectl(kubeconfig, ['create', 'namespace', gone])).toMatchObject({ code: 0 });
+    await forEachInParallel(
+      Array.from({ length: 12 }, (_, i) => `g-${i}`),
+      4,
+      (name) => apps.createNamespacedDeployment({ namespace: gone, body: deployment(name) }),
+    );
+    const listed = async () =>
+      (await apps.listNamespacedDeployment({ namespace: gone })).items.map((item) => item.metadata!.name!);
+    expect(await listed()).toHaveLength(12);
+    // kubectl waits until the control plane's namespace is gone; no rebalance controller runs here, so the
+    // cells keep theirs (and the objects) as they would until the mirror's next pass.
+    expect(await kubectl(kubeconfig, ['delete', 'namespace', gone, '--wait=true'])).toMatchObject({
+      code: 0,
+    });
+    const inCells = await Promise.all(
+      cells.map(async (cell) => (await cell.apps.listNamespacedDeployment({ namespace: gone })).items.length),
+    );
+    expect(inCells.reduce((sum, count) => sum + count, 0)).toBe(12);
+    expect(await listed()).toEqual([]);
+    const all = await apps.listDeploymentForAllNamespaces();
+    expect(all.items.filter((item) => item.metadata!.namespace === gone)).toEqual([]);
+    // What the mirror would do: the cells' namespaces go too.
+    for (const cell of env.cells)
+      await kubectl(cell.kubeconfig, ['delete', 'namespace', gone, '--wait=false']);
+  });
 });

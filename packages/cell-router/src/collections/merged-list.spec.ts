@@ -100,6 +100,7 @@ async function list(
   target: string,
   accept = 'application/json',
   stateOverride = state,
+  namespaceDeleted?: (namespace: string) => boolean,
 ) {
   const clients = Object.fromEntries(
     Object.entries(byCell).map(([cell, metas], i) => [cell, fakeCell(String(100 + i), metas)]),
@@ -116,6 +117,7 @@ async function list(
       state: stateOverride,
       resource: { group: '', resource: 'configmaps' },
       namespaceLabels: () => undefined,
+      ...(namespaceDeleted ? { namespaceDeleted } : {}),
       client: (cell) => clients[cell],
       target,
       headers: { accept },
@@ -153,6 +155,25 @@ describe('serveMergedList', () => {
       c: '102',
     });
     expect(body.kind).toBe('ConfigMapList');
+  });
+
+  it('leaves out the objects of a namespace the control plane deleted, which linger in the cells a while', async () => {
+    const gone = [
+      { namespace: 'gone', name: 'x1' },
+      { namespace: 'gone', name: 'x2' },
+      { namespace: 'gone', name: 'x3' },
+    ];
+    const { body } = await list(
+      cellsWith([...objects, ...gone]),
+      '/api/v1/configmaps',
+      'application/json',
+      state,
+      (namespace) => namespace === 'gone',
+    );
+    expect(names(body)).toEqual(all);
+    // Without the deletion known, they are listed (the test above would not see the difference otherwise).
+    const { body: before } = await list(cellsWith([...objects, ...gone]), '/api/v1/configmaps');
+    expect(names(before)).toHaveLength(all.length + gone.length);
   });
 
   it('shows a moving object from the old cell until it is migrated, then from the new one', async () => {

@@ -30,6 +30,12 @@ export interface MergedListRequest {
   /** The resource listed: its group and name. */
   readonly resource: CellularResource;
   readonly namespaceLabels: NamespaceLabels;
+  /**
+   * Whether the control plane deleted this namespace (and has not made it again): its objects may linger in
+   * the cells until the mirror deletes the cells' namespaces, and are not listed meanwhile, so a list after
+   * `kubectl delete namespace` returns shows none of them, as one apiserver's would.
+   */
+  readonly namespaceDeleted?: (namespace: string) => boolean;
   readonly client: (cell: string) => CellLister | undefined;
   /** The request target: collection path and the caller's query. */
   readonly target: string;
@@ -196,6 +202,7 @@ function takeVisible(
   const key = { namespace: meta.namespace ?? '', name: meta.name ?? '' };
   // Each cell's own kube-root-ca.crt, default/kubernetes, kube-system objects: never the federation's.
   if (isCellOwnObject({ resource: { ...request.resource, version: '' }, ...key })) return undefined;
+  if (key.namespace !== '' && request.namespaceDeleted?.(key.namespace)) return undefined;
   const item = visibleCopy(
     routing.route(routing.keyOf(key, request.namespaceLabels(key.namespace))),
     copies,

@@ -83,6 +83,8 @@ export interface RouterHandlerOptions {
   cell: (id: string) => KubeClient | undefined;
   state: () => RoutingState | undefined;
   namespaceLabels?: NamespaceLabels;
+  /** Whether the control plane deleted the namespace (see MergedListRequest.namespaceDeleted). */
+  namespaceDeleted?: (namespace: string) => boolean;
   oldCopies: OldCopies;
   /** Creates a control-plane namespace in a cell that does not have it yet, before a write into it. */
   cellNamespaces?: Pick<CellNamespaces, 'ensure'>;
@@ -581,6 +583,7 @@ export class RouterHandler {
         state,
         resource: { group: info.apiGroup, resource: info.resource },
         namespaceLabels: this.options.namespaceLabels ?? (() => undefined),
+        ...(this.options.namespaceDeleted ? { namespaceDeleted: this.options.namespaceDeleted } : {}),
         client: this.options.cell,
         target: request.url ?? '/',
         headers,

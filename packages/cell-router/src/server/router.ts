@@ -90,6 +90,13 @@ export class Router {
       registry: options.registry,
     });
     const namespaceKey = (name: string) => `${CONTROL_PLANE}//${name}`;
+    // Namespaces this router saw deleted (and not made again): their objects may still be in the cells.
+    const deletedNamespaces = new Set<string>();
+    this.namespaces.addHandler((event) => {
+      const name = event.key.split('/')[2] ?? '';
+      if (event.type === 'deleted') deletedNamespaces.add(name);
+      else if (event.type === 'added') deletedNamespaces.delete(name);
+    });
     const namespaceOf = (name: string) => this.namespaces.get(namespaceKey(name))?.metadata;
     const cellNamespaces = new CellNamespaces({
       registry: options.registry,
@@ -104,6 +111,7 @@ export class Router {
       state: () => this.state.current(),
       // Per listed item and watch event: only the labels are copied.
       namespaceLabels: (namespace) => this.namespaces.labels(namespaceKey(namespace)),
+      namespaceDeleted: (namespace) => deletedNamespaces.has(namespace),
       oldCopies: new OldCopies({ client: (id) => this.pool.get(id)?.client }),
       cellNamespaces,
       metrics: new RouterMetrics(options.registry),
