@@ -53,9 +53,10 @@ describeE2e('proof: 20 kill -9 of the rebalance controller while 5000 objects mi
     startRebalanceController(env, {
       args: [
         ...['--cellset', cellSetName, '--delete-after', '20s', '--window', '16', '--log-level', 'debug'],
-        // Short leases: 20 takeovers in a test's time.
-        ...['--leader-elect-lease-duration', '4s', '--leader-elect-renew-deadline', '3s'],
-        ...['--leader-elect-retry-period', '500ms'],
+        // Short leases (20 takeovers in a test's time), but a renew deadline that a new leader meets on a
+        // loaded two-core machine: at 3 s, leaders taking over 5000 moves stepped down within seconds.
+        ...['--leader-elect-lease-duration', '8s', '--leader-elect-renew-deadline', '6s'],
+        ...['--leader-elect-retry-period', '1s'],
       ],
       logFile: join(env.dir, `${cellSetName}-replica-${index}.log`),
     }),
@@ -155,7 +156,7 @@ describeE2e('proof: 20 kill -9 of the rebalance controller while 5000 objects mi
     const doubled = [...moves].filter(([, count]) => count > 1);
     const takeovers = kills.map((kill) => kill.takeoverMs).sort((a, b) => a - b);
     recordProof('rebalance-crashes', {
-      proof: `${KILLS} kill -9 of the leading rebalance controller (2 replicas, 4s leases) while ${OBJECTS} Deployments move under 4 writer loops`,
+      proof: `${KILLS} kill -9 of the leading rebalance controller (2 replicas, 8s leases) while ${OBJECTS} Deployments move under 4 writer loops`,
       goals: {
         kills: `= ${KILLS}`,
         lostAcknowledgedWrites: '= 0',

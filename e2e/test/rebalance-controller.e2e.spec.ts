@@ -72,8 +72,10 @@ describeE2e('rebalance controller: cells join and leave live', () => {
     startRebalanceController(env, {
       args: [
         ...['--cellset', cellSetName, '--delete-after', '1h', '--window', '8', '--rate', '15'],
-        ...['--leader-elect-lease-duration', '4s', '--leader-elect-renew-deadline', '3s'],
-        ...['--leader-elect-retry-period', '500ms'],
+        // Short leases, but a renew deadline that a new leader meets on a loaded two-core machine (at 3 s,
+        // leaders taking over a rebalance stepped down within seconds).
+        ...['--leader-elect-lease-duration', '8s', '--leader-elect-renew-deadline', '6s'],
+        ...['--leader-elect-retry-period', '1s'],
       ],
       logFile: join(env.dir, `${cellSetName}-replica-${index}.log`),
     }),
