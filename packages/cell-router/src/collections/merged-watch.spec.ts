@@ -70,6 +70,8 @@ function watch(
   spec = normal,
   readCopy: (cell: string, ns: string, name: string) => Promise<{ metadata: Meta } | undefined> = async () =>
     undefined,
+  /** How long each write to the client takes (a slow client: the cells' events wait in the queue). */
+  writeDelayMs = 0,
 ) {
   const state = routingState(spec, 1);
   const lines: { type: string; object: { metadata: Meta } }[] = [];
@@ -89,7 +91,10 @@ function watch(
     },
     {
       start: () => undefined,
-      write: async (line) => void lines.push(JSON.parse(line.toString())),
+      write: async (line) => {
+        if (writeDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, writeDelayMs));
+        lines.push(JSON.parse(line.toString()));
+      },
       end: () => (ended = true),
     },
   );
@@ -336,6 +341,25 @@ describe('serveMergedWatch', () => {
         ['ADDED', { copied: 'yes' }],
         ['BOOKMARK', undefined],
       ]);
+      w.abort.abort();
+      await w.done;
+    });
+
+    it('resumes a cell that ends its watch right after its initial events, even before the client got them', async () => {
+      const cells = { a: fakeCell(), b: fakeCell() };
+      const w = watch(cells, STREAMING, normal, async () => undefined, 20);
+      await until('both watches', () => cells.a.streams.length === 1 && cells.b.streams.length === 1);
+      const name = ['x1', 'x2', 'x3', 'x4'].find((candidate) => w.home(candidate).oldCell === 'a')!;
+      cells.b.bookmark('200', true);
+      cells.a.send('ADDED', { namespace: 'ns', name, resourceVersion: '90' });
+      cells.a.bookmark('100', true);
+      // The cell's own timeout, while the client is still being written the first event.
+      cells.a.streams[0]!.end();
+      await until('the end of the initial events', () => w.lines.some((event) => event.type === 'BOOKMARK'));
+      await until('the resumed watch', () => cells.a.streams.length === 2);
+      expect(cells.a.targets[1]).toContain('resourceVersion=100');
+      expect(cells.a.targets[1]).not.toContain('sendInitialEvents');
+      expect(w.lines.map((event) => event.type)).toEqual(['ADDED', 'BOOKMARK']);
       w.abort.abort();
       await w.done;
     });

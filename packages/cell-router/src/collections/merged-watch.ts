@@ -79,7 +79,10 @@ export interface MergedWatchRequest {
   readonly clock?: Clock;
 }
 
-type CellEvent = { cell: string; event: WatchEvent } | { cell: string; closed: KubeStatus };
+/** A cell's event, with the cell's version it gives (none for a streaming list's initial objects). */
+type CellEvent =
+  | { cell: string; event: WatchEvent; resourceVersion: string | undefined }
+  | { cell: string; closed: KubeStatus };
 
 const CONTROL_PARAMS = ['resourceVersion', 'resourceVersionMatch', 'watch', 'sendInitialEvents'];
 
@@ -132,15 +135,14 @@ export async function serveMergedWatch(
   const watching = new Set<string>();
 
   /**
-   * Opens one cell's watch from its version; resolves with the first answer's status. `initialEvents`: as a
-   * streaming list (the cell validates the client's parameters as it would its own).
+   * Opens one cell's watch from `from` (the cell's own version); resolves with the first answer's status.
+   * `initialEvents`: as a streaming list (the cell validates the client's parameters as it would its own).
    */
-  const open = async (cell: string, initialRv: string | undefined, initialEvents = false) => {
+  const open = async (cell: string, from: string | undefined, initialEvents = false) => {
     const client = request.client(cell);
     if (!client) return { code: 503, text: `cell ${cell} is not connected` };
     const q = new URLSearchParams(query);
     q.set('watch', '1');
-    const from = versions.get(cell) ?? initialRv;
     if (from !== undefined) q.set('resourceVersion', from);
     if (initialEvents) {
       q.set('sendInitialEvents', 'true');
@@ -154,14 +156,27 @@ export async function serveMergedWatch(
     return { code: 200, body: response.body };
   };
 
-  /** Streams a cell's events into the queue; reopens from its last version until the watch stops. */
-  const follow = async (cell: string, first: AsyncIterable<Buffer>) => {
+  /**
+   * Streams a cell's events into the queue; reopens from the last version the cell sent until the watch
+   * stops. Both are judged here, where the cell's events arrive, not when the client has been sent them
+   * (the queue may hold many): the version to resume from, and whether a streaming list (`initialEvents`,
+   * opened at `from`) is still before its closing BOOKMARK, where it cannot be resumed.
+   */
+  const follow = async (
+    cell: string,
+    first: AsyncIterable<Buffer>,
+    from: string | undefined,
+    initialEvents: boolean,
+  ) => {
     let body: AsyncIterable<Buffer> | undefined = first;
+    let lastRv = from;
+    let midInitialEvents = initialEvents;
     let delayMs = 500;
     while (!stop.signal.aborted) {
+      let failed: unknown;
       try {
         if (!body) {
-          const answer = await open(cell, undefined);
+          const answer = await open(cell, lastRv);
           if (answer.code === 410) {
             push({ cell, closed: gone(cell, parseStatus(answer.text)?.message) });
             return;
@@ -171,29 +186,31 @@ export async function serveMergedWatch(
           body = answer.body;
         }
         for await (const event of watchEvents(body!)) {
-          push({ cell, event });
+          // Initial events carry each object's own version, in no order: the closing BOOKMARK's counts.
+          const rv = watchedMeta(event.object as WatchedObject).resourceVersion;
+          const resourceVersion = rv && (!midInitialEvents || event.type === 'BOOKMARK') ? rv : undefined;
+          lastRv = resourceVersion ?? lastRv;
+          if (event.type === 'BOOKMARK' && isInitialEventsEnd(event.object)) midInitialEvents = false;
+          push({ cell, event, resourceVersion });
           delayMs = 500;
         }
-        body = undefined; // the cell ended its watch (its own timeout): resume
-        if (initialPending.has(cell)) {
-          push({ cell, closed: initialEventsCut(cell) });
-          return;
-        }
       } catch (error) {
-        body = undefined;
         if (stop.signal.aborted) return;
-        // Resuming mid-way through its initial events would lose or repeat objects: the client starts again.
-        if (initialPending.has(cell)) {
-          push({ cell, closed: initialEventsCut(cell) });
-          return;
-        }
-        request.logger.warn(
-          { cell, err: errorMessage(error), retryInMs: delayMs },
-          'cell watch failed; resuming',
-        );
-        await sleep(clock, delayMs, stop.signal);
-        delayMs = Math.min(delayMs * 2, 30_000);
+        failed = error ?? new Error('watch failed');
       }
+      body = undefined;
+      // Resuming mid-way through its initial events would lose or repeat objects: the client starts again.
+      if (midInitialEvents) {
+        push({ cell, closed: initialEventsCut(cell) });
+        return;
+      }
+      if (failed === undefined) continue; // the cell ended its watch (its own timeout): resume
+      request.logger.warn(
+        { cell, err: errorMessage(failed), retryInMs: delayMs },
+        'cell watch failed; resuming',
+      );
+      await sleep(clock, delayMs, stop.signal);
+      delayMs = Math.min(delayMs * 2, 30_000);
     }
   };
 
@@ -202,7 +219,8 @@ export async function serveMergedWatch(
   if (!state) return { code: 503, status: failure(503, 'ServiceUnavailable', 'no CellSet loaded') };
   const startRv = rv === '0' ? '0' : undefined;
   const cells = [...state.liveCells];
-  const opened = await Promise.all(cells.map((cell) => open(cell, startRv, streamingList)));
+  const from = cells.map((cell) => versions.get(cell) ?? startRv);
+  const opened = await Promise.all(cells.map((cell, i) => open(cell, from[i], streamingList)));
   const refused = opened.findIndex((answer) => answer.code !== 200);
   if (refused >= 0) {
     stop.abort();
@@ -214,7 +232,7 @@ export async function serveMergedWatch(
   let initialEventsEnded = !streamingList;
   cells.forEach((cell, i) => {
     watching.add(cell);
-    void follow(cell, opened[i]!.body!);
+    void follow(cell, opened[i]!.body!, from[i], streamingList);
   });
 
   // Cells that join while the client watches get a watch of their own (from now: they start empty).
@@ -222,8 +240,9 @@ export async function serveMergedWatch(
     for (const cell of request.state()?.liveCells ?? []) {
       if (watching.has(cell)) continue;
       watching.add(cell);
-      void open(cell, undefined).then((answer) => {
-        if (answer.code === 200) void follow(cell, answer.body!);
+      const from = versions.get(cell);
+      void open(cell, from).then((answer) => {
+        if (answer.code === 200) void follow(cell, answer.body!, from, false);
         else push({ cell, closed: cellFailure(cell, answer.code, answer.text ?? '') });
       });
     }
@@ -252,11 +271,7 @@ export async function serveMergedWatch(
         );
         break;
       }
-      const object = event.object as WatchedObject;
-      const cellRv = watchedMeta(object).resourceVersion;
-      // A cell's initial events carry each object's own version, in no order: its version is the one its
-      // closing BOOKMARK gives.
-      if (cellRv && (!initialPending.has(cell) || event.type === 'BOOKMARK')) versions.set(cell, cellRv);
+      if (item.resourceVersion !== undefined) versions.set(cell, item.resourceVersion);
       if (event.type === 'BOOKMARK' && !initialEventsEnded) {
         if (isInitialEventsEnd(event.object)) initialPending.delete(cell);
         if (initialPending.size > 0) continue;
