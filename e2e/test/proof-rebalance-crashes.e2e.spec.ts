@@ -10,7 +10,7 @@ import { DEPLOYMENTS, METADATA_LIST, deploymentsIn, startWriter } from './deploy
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 import { lostWrites, misplaced } from './placement.ts';
 import { recordProof } from './proof-results.ts';
-import { ReplicaPair, becameLeader } from './replica-pair.ts';
+import { KILL_TEST_LEADER_ELECTION, ReplicaPair, becameLeader } from './replica-pair.ts';
 import {
   startScratchFederation,
   stopScratchFederation,
@@ -53,10 +53,7 @@ describeE2e('proof: 20 kill -9 of the rebalance controller while 5000 objects mi
     startRebalanceController(env, {
       args: [
         ...['--cellset', cellSetName, '--delete-after', '20s', '--window', '16', '--log-level', 'debug'],
-        // Short leases (20 takeovers in a test's time), but a renew deadline that a new leader meets on a
-        // loaded two-core machine: at 3 s, leaders taking over 5000 moves stepped down within seconds.
-        ...['--leader-elect-lease-duration', '8s', '--leader-elect-renew-deadline', '6s'],
-        ...['--leader-elect-retry-period', '1s'],
+        ...KILL_TEST_LEADER_ELECTION,
       ],
       logFile: join(env.dir, `${cellSetName}-replica-${index}.log`),
     }),

@@ -32,7 +32,7 @@ import {
   stopController,
   type ControllerProcess,
 } from './controller-process.ts';
-import { ReplicaPair } from './replica-pair.ts';
+import { KILL_TEST_LEADER_ELECTION, ReplicaPair } from './replica-pair.ts';
 import {
   startScratchFederation,
   stopScratchFederation,
@@ -72,10 +72,7 @@ describeE2e('rebalance controller: cells join and leave live', () => {
     startRebalanceController(env, {
       args: [
         ...['--cellset', cellSetName, '--delete-after', '1h', '--window', '8', '--rate', '15'],
-        // Short leases, but a renew deadline that a new leader meets on a loaded two-core machine (at 3 s,
-        // leaders taking over a rebalance stepped down within seconds).
-        ...['--leader-elect-lease-duration', '8s', '--leader-elect-renew-deadline', '6s'],
-        ...['--leader-elect-retry-period', '1s'],
+        ...KILL_TEST_LEADER_ELECTION,
       ],
       logFile: join(env.dir, `${cellSetName}-replica-${index}.log`),
     }),

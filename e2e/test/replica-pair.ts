@@ -1,6 +1,16 @@
 import { eventually } from './clients.ts';
 import { isRunning, stopController, type ControllerProcess } from './controller-process.ts';
 
+/**
+ * Leader election for the tests that kill leaders: leases short enough for many takeovers in a test's time,
+ * and a renew deadline that a new leader meets on a loaded two-core machine (at 3 s, leaders taking over a
+ * 5000-object rebalance stepped down within seconds, one after another).
+ */
+export const KILL_TEST_LEADER_ELECTION: readonly string[] = [
+  ...['--leader-elect-lease-duration', '8s', '--leader-elect-renew-deadline', '6s'],
+  ...['--leader-elect-retry-period', '1s'],
+];
+
 /** A replica's log line that says it became leader at or after `after` (ms since the epoch). */
 export function becameLeader(replica: ControllerProcess, after = 0): Record<string, unknown> | undefined {
   return replica.lines.find((line) => line.msg === 'became leader' && Number(line.time) >= after);
