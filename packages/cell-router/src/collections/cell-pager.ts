@@ -8,6 +8,7 @@ export interface ItemMeta {
   namespace?: string;
   name?: string;
   labels?: Record<string, string>;
+  creationTimestamp?: string;
 }
 
 /** One page of a cell's list as its apiserver answered. */

@@ -5,6 +5,8 @@ export interface CellCopy<T> {
   readonly cell: string;
   readonly labels: Readonly<Record<string, string>> | undefined;
   readonly item: T;
+  /** Its `metadata.creationTimestamp` (RFC 3339, UTC), where the choice needs it. */
+  readonly created?: string | undefined;
 }
 
 /**
@@ -28,4 +30,16 @@ export function visibleCopy<T>(
   // says `migrated`. Writes were fenced between the two, so the old copy is the object as it moved.
   if (!chosen && target.reason === 'migrated' && old) return old;
   return chosen;
+}
+
+/**
+ * Which copy of a cell-made object (proxy/cell-made.ts) is shown when several sources hold one under its
+ * name — a ReplicaSet the new cell of a moved Deployment made, while the old cell's is not yet collected:
+ * the newest, which stays; the first source's on a tie. kube-apiserver writes creationTimestamp as RFC 3339
+ * in UTC at second precision, so the strings compare as the times do.
+ */
+export function newestCopy<T>(copies: readonly CellCopy<T>[]): CellCopy<T> | undefined {
+  let newest: CellCopy<T> | undefined;
+  for (const copy of copies) if (!newest || (copy.created ?? '') > (newest.created ?? '')) newest = copy;
+  return newest;
 }

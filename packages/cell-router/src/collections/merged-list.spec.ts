@@ -1,11 +1,12 @@
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, parseCellSetSpec } from '@cellfed/hashing';
 
+import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { routingState } from '../routing/route-plan.ts';
 import { decodeCellVersions } from './cell-versions.ts';
 import { serveMergedList } from './merged-list.ts';
 import type { StreamedAnswer } from './streamed-answer.ts';
 
-type Meta = { namespace: string; name: string; labels?: Record<string, string> };
+type Meta = { namespace: string; name: string; labels?: Record<string, string>; creationTimestamp?: string };
 
 /**
  * A cell's apiserver, listing `objects` sorted by namespace/name, paged with continue tokens shaped as
@@ -174,6 +175,53 @@ describe('serveMergedList', () => {
     // Without the deletion known, they are listed (the test above would not see the difference otherwise).
     const { body: before } = await list(cellsWith([...objects, ...gone]), '/api/v1/configmaps');
     expect(names(before)).toHaveLength(all.length + gone.length);
+  });
+
+  it('lists a cell-made resource wherever it is, the control plane too, a name held twice from its newest copy', async () => {
+    const sources: Record<string, Meta[]> = {
+      [CONTROL_PLANE_SOURCE]: [{ namespace: 'shop', name: 'cellset-event' }],
+      // Not where the ring would put them: the cell of their owner made them.
+      a: [
+        { namespace: 'shop', name: 'web-5d8f', creationTimestamp: '2026-11-25T10:00:00Z' },
+        { namespace: 'shop', name: 'web-5d8f-x2x9z' },
+        { namespace: 'kube-system', name: 'etcd-a' },
+      ],
+      b: [],
+      // The moved Deployment's new cell made its own ReplicaSet; the old one is not collected yet.
+      c: [{ namespace: 'shop', name: 'web-5d8f', creationTimestamp: '2026-11-25T10:05:00Z' }],
+    };
+    const clients = Object.fromEntries(
+      Object.entries(sources).map(([source, metas], i) => [source, fakeCell(String(200 + i), metas)]),
+    );
+    let text = '';
+    const outcome = await serveMergedList(
+      {
+        state,
+        resource: { group: 'apps', resource: 'replicasets' },
+        placement: 'anywhere',
+        namespaceLabels: () => undefined,
+        client: (source) => clients[source],
+        target: '/apis/apps/v1/replicasets',
+        headers: { accept: 'application/json' },
+        signal: new AbortController().signal,
+      },
+      {
+        start: () => undefined,
+        write: async (chunk) => void (text += chunk.toString()),
+        end: () => undefined,
+      },
+    );
+    expect(outcome).toEqual({ code: 200 });
+    const body = JSON.parse(text) as {
+      items: { metadata: Meta; data: { from: string } }[];
+      metadata: { resourceVersion: string };
+    };
+    expect(names(body)).toEqual(['shop/cellset-event', 'shop/web-5d8f', 'shop/web-5d8f-x2x9z']);
+    // The newest copy: the one that stays (fakeCell writes its version into every item).
+    expect(body.items[1]!.data.from).toBe('203');
+    expect([...decodeCellVersions(body.metadata.resourceVersion)!.keys()].sort()).toEqual(
+      [CONTROL_PLANE_SOURCE, 'a', 'b', 'c'].sort(),
+    );
   });
 
   it('shows a moving object from the old cell until it is migrated, then from the new one', async () => {

@@ -1,4 +1,9 @@
-import type { NamespaceLabels, RoutingState } from '../routing/route-plan.ts';
+import {
+  collectionSources,
+  type NamespaceLabels,
+  type Placement,
+  type RoutingState,
+} from '../routing/route-plan.ts';
 import { badRequest, serviceUnavailable, type KubeStatus } from '../status/kube-status.ts';
 import { CellListError, CellPager, itemMeta, type CellLister, type ItemMeta } from './cell-pager.ts';
 import {
@@ -9,7 +14,7 @@ import {
   requestedCellVersions,
   type CellCursor,
 } from './cell-versions.ts';
-import { visibleCopy, type CellCopy } from './copy-choice.ts';
+import { newestCopy, visibleCopy, type CellCopy } from './copy-choice.ts';
 import type { CollectionOutcome, StreamedAnswer } from './streamed-answer.ts';
 import { showJson } from '../views/client-view.ts';
 import { isCellOwnObject } from '@cellfed/controller-kit';
@@ -29,6 +34,8 @@ export interface MergedListRequest {
   readonly state: RoutingState;
   /** The resource listed: its group and name. */
   readonly resource: CellularResource;
+  /** Placed by the ring (the default), or cell-made: read from the control plane too, never filtered by the ring. */
+  readonly placement?: Placement;
   readonly namespaceLabels: NamespaceLabels;
   /**
    * Whether the control plane deleted this namespace (and has not made it again): its objects may linger in
@@ -80,7 +87,7 @@ export async function serveMergedList(
   // A continued list stays on the cells it started with: it is one snapshot.
   const cells = cursors
     ? [...cursors.keys()].filter((cell) => !cursors.get(cell)!.done)
-    : [...request.state.liveCells];
+    : [...collectionSources(request.state, request.placement ?? 'ring')];
   const missing = cells.filter((cell) => !request.client(cell));
   if (missing.length > 0)
     return refuse(serviceUnavailable(`cells ${missing.join(', ')} are not connected`, 1));
@@ -195,7 +202,12 @@ function takeVisible(
   for (const pager of pagers) {
     if (pager.head() === undefined || pager.headKey(table) !== smallest) continue;
     meta = itemMeta(pager.head(), table);
-    copies.push({ cell: pager.cell, labels: meta.labels, item: pager.headJson() });
+    copies.push({
+      cell: pager.cell,
+      labels: meta.labels,
+      item: pager.headJson(),
+      created: meta.creationTimestamp,
+    });
     pager.take();
   }
   const { table: routing } = request.state;
@@ -203,9 +215,9 @@ function takeVisible(
   // Each cell's own kube-root-ca.crt, default/kubernetes, kube-system objects: never the federation's.
   if (isCellOwnObject({ resource: { ...request.resource, version: '' }, ...key })) return undefined;
   if (key.namespace !== '' && request.namespaceDeleted?.(key.namespace)) return undefined;
-  const item = visibleCopy(
-    routing.route(routing.keyOf(key, request.namespaceLabels(key.namespace))),
-    copies,
-  )?.item;
+  const item =
+    request.placement === 'anywhere'
+      ? newestCopy(copies)?.item
+      : visibleCopy(routing.route(routing.keyOf(key, request.namespaceLabels(key.namespace))), copies)?.item;
   return item === undefined ? undefined : showJson(item);
 }

@@ -9,7 +9,12 @@ import {
 import { MIGRATED, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 
-import type { NamespaceLabels, RoutingState } from '../routing/route-plan.ts';
+import {
+  collectionSources,
+  type NamespaceLabels,
+  type Placement,
+  type RoutingState,
+} from '../routing/route-plan.ts';
 import { badRequest, cellFailure, failure, parseStatus, type KubeStatus } from '../status/kube-status.ts';
 import { CellTokenError, encodeCellVersions, requestedCellVersions } from './cell-versions.ts';
 import { visibleCopy } from './copy-choice.ts';
@@ -17,24 +22,8 @@ import type { CollectionOutcome, StreamedAnswer } from './streamed-answer.ts';
 import { showObject } from '../views/client-view.ts';
 import { isCellOwnObject } from '@cellfed/controller-kit';
 import type { CellularResource } from '../routing/cellular-resources.ts';
-
-interface WatchedObject {
-  kind?: string;
-  metadata?: { namespace?: string; name?: string; resourceVersion?: string; labels?: Record<string, string> };
-  /** A Table event (kubectl get -w) carries its object in its one row. */
-  rows?: { object?: WatchedObject }[];
-}
-
-/** The metadata of a watched object; of a Table event, its row's object (the Table has only a version). */
-function watchedMeta(object: WatchedObject): NonNullable<WatchedObject['metadata']> {
-  if (object.kind === 'Table')
-    return {
-      ...object.rows?.[0]?.object?.metadata,
-      resourceVersion:
-        object.metadata?.resourceVersion ?? object.rows?.[0]?.object?.metadata?.resourceVersion,
-    };
-  return object.metadata ?? {};
-}
+import { CellMadeTracker } from './cell-made-tracker.ts';
+import { watchedMeta, type WatchedObject } from './watched-object.ts';
 
 /**
  * A copy of a watched object as the client sees it (views/client-view.ts), showing the composite version (on
@@ -70,6 +59,8 @@ export interface MergedWatchRequest {
   readonly signal: AbortSignal;
   /** The resource watched: its group and name. */
   readonly resource: CellularResource;
+  /** Placed by the ring (the default), or cell-made: watched in the control plane too, never filtered by the ring. */
+  readonly placement?: Placement;
   /**
    * One copy of an object, as the router reads it (for a moving object whose other copy it has not seen), in
    * the watch's own form: a Table row's Table for `kubectl get -w`.
@@ -218,7 +209,8 @@ export async function serveMergedWatch(
   const state = request.state();
   if (!state) return { code: 503, status: failure(503, 'ServiceUnavailable', 'no CellSet loaded') };
   const startRv = rv === '0' ? '0' : undefined;
-  const cells = [...state.liveCells];
+  const placement = request.placement ?? 'ring';
+  const cells = [...collectionSources(state, placement)];
   const from = cells.map((cell) => versions.get(cell) ?? startRv);
   const opened = await Promise.all(cells.map((cell, i) => open(cell, from[i], streamingList)));
   const refused = opened.findIndex((answer) => answer.code !== 200);
@@ -237,7 +229,8 @@ export async function serveMergedWatch(
 
   // Cells that join while the client watches get a watch of their own (from now: they start empty).
   const joinTimer = setInterval(() => {
-    for (const cell of request.state()?.liveCells ?? []) {
+    const now = request.state();
+    for (const cell of now ? collectionSources(now, placement) : []) {
       if (watching.has(cell)) continue;
       watching.add(cell);
       const from = versions.get(cell);
@@ -250,7 +243,10 @@ export async function serveMergedWatch(
   const timeout = timeoutSeconds > 0 ? setTimeout(() => stop.abort(), timeoutSeconds * 1000) : undefined;
   stop.signal.addEventListener('abort', () => wake?.(), { once: true });
 
-  const tracker = new MoveTracker(request, streamingList);
+  const tracker: WatchVisibility =
+    placement === 'anywhere'
+      ? new CellMadeTracker(request.resource)
+      : new MoveTracker(request, streamingList);
   try {
     while (!stop.signal.aborted) {
       const item = queue.shift();
@@ -319,6 +315,15 @@ export async function serveMergedWatch(
     out.end();
   }
   return { code: 200 };
+}
+
+/** Which cells' events a client sees, and as what. */
+interface WatchVisibility {
+  decide(
+    cell: string,
+    event: WatchEvent,
+    state: RoutingState,
+  ): Promise<WatchEvent | undefined> | WatchEvent | undefined;
 }
 
 /**

@@ -14,7 +14,15 @@ import { generateName } from '../request/generate-name.ts';
 import { BodyNameError, namesFromBody, withName } from '../request/object-name.ts';
 import { objectPath } from '../request/object-path.ts';
 import { parseRequestInfo, type RequestInfo, type ResourceRequestInfo } from '../request/request-info.ts';
-import { planRoute, type NamespaceLabels, type RoutePlan, type RoutingState } from '../routing/route-plan.ts';
+import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
+import {
+  collectionSources,
+  planRoute,
+  type NamespaceLabels,
+  type Placement,
+  type RoutePlan,
+  type RoutingState,
+} from '../routing/route-plan.ts';
 import {
   badRequest,
   cellFailure,
@@ -32,6 +40,7 @@ import {
 import { serveMergedList } from '../collections/merged-list.ts';
 import { serveMergedWatch } from '../collections/merged-watch.ts';
 import type { CellNamespaces } from './cell-namespaces.ts';
+import { cellMadeTarget } from './cell-made.ts';
 import { deleteCollection } from './delete-collection.ts';
 import {
   abortResponse,
@@ -101,6 +110,7 @@ export interface RouterHandlerOptions {
  */
 type Impersonation = Record<string, string | string[]>;
 type ObjectPlan = Extract<RoutePlan, { kind: 'object' }>;
+type CellMadePlan = Extract<RoutePlan, { kind: 'cell-made' }>;
 
 /** The Status a request gets instead of an apiserver's answer. */
 interface Refusal {
@@ -221,6 +231,8 @@ export class RouterHandler {
         };
       } else if (plan.kind === 'object') {
         destination = await this.destination(plan, admission.impersonation);
+      } else if (plan.kind === 'cell-made') {
+        destination = await this.cellMadeDestination(plan, admission.impersonation);
       } else if (plan.kind === 'reject') {
         destination = refusal(plan.status, 'rejected');
       } else {
@@ -296,9 +308,11 @@ export class RouterHandler {
         return this.toControlPlane(plan.reason, request, response, impersonation, abortOnClose(response));
       case 'all-cells':
         if (plan.info.verb === 'deletecollection')
-          return this.deleteCollection(state!, request, response, impersonation);
-        if (plan.info.verb === 'list') return this.list(plan.info, state!, request, response, impersonation);
-        if (plan.info.verb === 'watch') return this.watch(plan.info, request, response, impersonation);
+          return this.deleteCollection(state!, plan.placement, request, response, impersonation);
+        if (plan.info.verb === 'list')
+          return this.list(plan.info, plan.placement, state!, request, response, impersonation);
+        if (plan.info.verb === 'watch')
+          return this.watch(plan.info, plan.placement, request, response, impersonation);
         // A PUT or PATCH of a whole collection: kube-apiserver has no such route either.
         return this.refuse(
           response,
@@ -311,7 +325,92 @@ export class RouterHandler {
         return this.create(plan.info, state!, request, response, impersonation);
       case 'object':
         return this.object(plan, request, response, impersonation);
+      case 'cell-made':
+        return this.cellMade(plan, request, response, impersonation);
     }
+  }
+
+  /** A collection source's client: a live cell's, or the control plane's (see CONTROL_PLANE_SOURCE). */
+  private readonly source = (id: string): KubeClient | undefined =>
+    id === CONTROL_PLANE_SOURCE ? this.options.controlPlane : this.options.cell(id);
+
+  /** Where a request for one cell-made object goes: the source holding it, else the ring's cell. */
+  private async cellMadeDestination(
+    plan: CellMadePlan,
+    impersonation: Impersonation,
+    signal?: AbortSignal,
+  ): Promise<Destination> {
+    const state = this.options.state();
+    const sources = state ? collectionSources(state, 'anywhere') : [CONTROL_PLANE_SOURCE];
+    const target = await cellMadeTarget(
+      plan.info,
+      plan.ringCell,
+      sources,
+      this.source,
+      impersonation,
+      signal,
+    );
+    if (target.kind === 'unknown') {
+      const status = serviceUnavailable(
+        `cannot tell which cell holds ${plan.info.resource} "${plan.info.name}": ${target.reason}`,
+        1,
+      );
+      return { ...refusal(status, 'cell-made-unknown'), headers: RETRY_SOON };
+    }
+    const client = this.source(target.source);
+    const cell = target.source === CONTROL_PLANE_SOURCE ? 'control-plane' : target.source;
+    if (!client) {
+      const status = serviceUnavailable(`cell ${cell} is not connected`, 1);
+      return { ...refusal(status, 'cell-unavailable', cell), headers: RETRY_SOON };
+    }
+    return { kind: 'cell', client, cell, route: target.route };
+  }
+
+  /**
+   * One cell-made object: forwarded to where it is. Its owner references are the cell's own (its owner is
+   * in that cell), so a write body only has a composite resourceVersion to translate.
+   */
+  private async cellMade(
+    plan: CellMadePlan,
+    request: ClientRequest,
+    response: ClientResponse,
+    impersonation: Impersonation,
+    read?: BufferedBody,
+  ): Promise<RequestOutcome> {
+    const signal = abortOnClose(response);
+    const destination = await this.cellMadeDestination(plan, impersonation, signal);
+    if (destination.kind !== 'cell') return this.refuse(response, destination as Refusal);
+    const source = destination.cell === 'control-plane' ? CONTROL_PLANE_SOURCE : destination.cell;
+    const { verb, subresource, namespace } = plan.info;
+    if (verb !== 'get' && verb !== 'delete' && source !== CONTROL_PLANE_SOURCE)
+      await this.options.cellNamespaces?.ensure(destination.cell, namespace);
+    let body = read;
+    if (!body && verb !== 'get' && hasRequestBody(request)) {
+      const bytes = await readBody(request, this.maxBodyBytes);
+      if (bytes === 'too-large')
+        return this.refuse(response, refusal(requestEntityTooLarge(this.maxBodyBytes), 'too-large'));
+      body = { bytes };
+    }
+    if (body) {
+      const translated = cellVersionBody(
+        body.contentType ?? request.headers['content-type'],
+        body.bytes,
+        source,
+      );
+      if (translated && 'status' in translated)
+        return this.refuse(response, refusal(translated.status, 'stale-version', destination.cell));
+      if (translated) body = { ...body, bytes: translated.body };
+    }
+    const shown = subresource === '' || subresource === 'status';
+    const upstream = await sendUpstream(
+      destination.client,
+      request,
+      shown ? { ...impersonation, ...SHOWN_ANSWER } : impersonation,
+      signal,
+      body,
+    );
+    await relay(upstream, response, shown);
+    return outcomeOf(destination, upstream.statusCode);
   }
 
   /** Sends the request on to the control plane as the caller (its body as read, when it was) and relays it. */
@@ -375,6 +474,9 @@ export class RouterHandler {
           ...(await this.toControlPlane(plan.reason, request, response, impersonation, signal, payload)),
           name,
         };
+      // A Pod or Event a client creates itself: in the ring's cell, as a cellular object would be.
+      if (plan.kind === 'cell-made')
+        return { ...(await this.cellMade(plan, request, response, impersonation, payload)), name };
       if (plan.kind !== 'object') throw new Error(`a named create planned as ${plan.kind}`);
       const destination = await this.destination(plan, impersonation);
       if (destination.kind === 'backup') return this.refuse(response, restoringRefusal(plan, destination));
@@ -572,6 +674,7 @@ export class RouterHandler {
 
   private async list(
     info: ResourceRequestInfo,
+    placement: Placement,
     state: RoutingState,
     request: ClientRequest,
     response: ClientResponse,
@@ -582,9 +685,10 @@ export class RouterHandler {
       {
         state,
         resource: { group: info.apiGroup, resource: info.resource },
+        placement,
         namespaceLabels: this.options.namespaceLabels ?? (() => undefined),
         ...(this.options.namespaceDeleted ? { namespaceDeleted: this.options.namespaceDeleted } : {}),
-        client: this.options.cell,
+        client: this.source,
         target: request.url ?? '/',
         headers,
         signal: abortOnClose(response),
@@ -597,6 +701,7 @@ export class RouterHandler {
 
   private async watch(
     info: ResourceRequestInfo,
+    placement: Placement,
     request: ClientRequest,
     response: ClientResponse,
     impersonation: Impersonation,
@@ -621,9 +726,10 @@ export class RouterHandler {
       {
         state: this.options.state,
         namespaceLabels: this.options.namespaceLabels ?? (() => undefined),
-        client: this.options.cell,
+        client: this.source,
         target: request.url ?? '/',
         resource: { group: info.apiGroup, resource: info.resource },
+        placement,
         headers,
         signal,
         readCopy,
@@ -637,6 +743,7 @@ export class RouterHandler {
 
   private async deleteCollection(
     state: RoutingState,
+    placement: Placement,
     request: ClientRequest,
     response: ClientResponse,
     impersonation: Impersonation,
@@ -646,8 +753,8 @@ export class RouterHandler {
       return this.refuse(response, refusal(requestEntityTooLarge(this.maxBodyBytes), 'too-large'));
     const headers = mergeHeaders(request, impersonation);
     const merged = await deleteCollection(
-      state.liveCells,
-      this.options.cell,
+      collectionSources(state, placement),
+      this.source,
       request.url ?? '/',
       headers,
       body,

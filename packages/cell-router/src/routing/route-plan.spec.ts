@@ -30,7 +30,7 @@ describe('planRoute', () => {
       '/api/v1/namespaces/team/secrets/s',
       '/apis/rbac.authorization.k8s.io/v1/clusterroles',
       '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/x',
-      '/api/v1/namespaces/team/pods/p',
+      '/api/v1/namespaces/team/serviceaccounts/builder',
     ]) {
       expect(plan('GET', path)).toEqual({ kind: 'control-plane', reason: 'not-cellular' });
     }
@@ -99,8 +99,61 @@ describe('planRoute', () => {
       ['GET', '/api/v1/namespaces/team/configmaps?fieldSelector=metadata.name%3Dweb'],
       ['DELETE', '/apis/batch/v1/namespaces/team/jobs'],
     ] as const) {
-      expect(plan(method, path)).toMatchObject({ kind: 'all-cells' });
+      expect(plan(method, path)).toMatchObject({ kind: 'all-cells', placement: 'ring' });
     }
+  });
+
+  it('looks for what the cells’ controllers make wherever it is, and reads its collections from the control plane too', () => {
+    for (const path of [
+      '/api/v1/namespaces/team/pods/web-5d8f-x2x9z',
+      '/api/v1/namespaces/team/pods/web-5d8f-x2x9z/log',
+      '/apis/apps/v1/namespaces/team/replicasets/web-5d8f',
+      '/apis/apps/v1/namespaces/team/controllerrevisions/db-7c9',
+      '/apis/discovery.k8s.io/v1/namespaces/team/endpointslices/web-abcde',
+      '/api/v1/namespaces/team/endpoints/web',
+      '/api/v1/namespaces/team/events/web.17a',
+      '/apis/events.k8s.io/v1/namespaces/team/events/web.17a',
+    ]) {
+      const planned = plan('GET', path);
+      expect(planned).toMatchObject({ kind: 'cell-made' });
+      // A create, or an object no source holds, goes where the ring puts the name.
+      const { name } = parseRequestInfo('GET', path) as { name: string };
+      expect(planned).toHaveProperty(
+        'ringCell',
+        stable.table.route(stable.table.keyOf({ namespace: 'team', name })).newCell,
+      );
+    }
+    expect(plan('GET', '/api/v1/pods?watch=1')).toMatchObject({ kind: 'all-cells', placement: 'anywhere' });
+    expect(plan('POST', '/api/v1/namespaces/team/pods', stable, 'debug')).toMatchObject({
+      kind: 'cell-made',
+      info: { name: 'debug', verb: 'create' },
+    });
+    // Each cell's own kube-system Pods stay the control plane's business.
+    expect(plan('GET', '/api/v1/namespaces/kube-system/pods/etcd-0')).toEqual({
+      kind: 'control-plane',
+      reason: 'cell-own',
+    });
+  });
+
+  it('routes a cell-made resource as the CellSet says when it lists it as cellular or shared', () => {
+    const listing = (field: 'cellularResources' | 'sharedResources') =>
+      routingState(
+        parseCellSetSpec({
+          cells: [{ id: 'a', state: 'Normal', kubeconfigSecretRef: ref('a') }],
+          [field]: [{ group: '', version: 'v1', resource: 'pods' }],
+        }),
+        1,
+      );
+    expect(plan('GET', '/api/v1/namespaces/team/pods/p', listing('cellularResources'))).toMatchObject({
+      kind: 'object',
+    });
+    expect(plan('GET', '/api/v1/namespaces/team/pods/p', listing('sharedResources'))).toEqual({
+      kind: 'control-plane',
+      reason: 'not-cellular',
+    });
+    expect(plan('GET', '/api/v1/namespaces/team/events/e', listing('cellularResources'))).toMatchObject({
+      kind: 'cell-made',
+    });
   });
 
   it('shards by namespace when the CellSet or the namespace label says so', () => {

@@ -3,12 +3,15 @@ import { RoutingTable, type Access, type CellSetSpec, type RouteDecision } from 
 
 import type { RequestInfo, ResourceRequestInfo } from '../request/request-info.ts';
 import { serviceUnavailable, type KubeStatus } from '../status/kube-status.ts';
+import { CELL_MADE_RESOURCES, CONTROL_PLANE_SOURCE } from './cell-made-resources.ts';
 import { CellularResources } from './cellular-resources.ts';
 
 /** What the router knows of the federation when it plans a request; swapped as a whole on a CellSet change. */
 export interface RoutingState {
   readonly table: RoutingTable;
   readonly cellular: CellularResources;
+  /** What the cells' controllers make (see cell-made-resources.ts), less what the CellSet routes otherwise. */
+  readonly cellMade: CellularResources;
   /** Every cell that may hold objects (all but Down ones): where collection requests fan out. */
   readonly liveCells: readonly string[];
   /** The CellSet generation this state was built from (published so the rebalance controller can wait). */
@@ -20,9 +23,28 @@ export function routingState(spec: CellSetSpec, generation: number): RoutingStat
   return {
     table: RoutingTable.fromCellSet(spec),
     cellular: new CellularResources(spec.cellularResources),
+    cellMade: new CellularResources(
+      CELL_MADE_RESOURCES.filter(
+        (made) =>
+          ![...spec.cellularResources, ...spec.sharedResources].some(
+            (listed) => listed.group === made.group && listed.resource === made.resource,
+          ),
+      ),
+    ),
     liveCells: spec.cells.filter((cell) => cell.state !== 'Down').map((cell) => cell.id),
     generation,
   };
+}
+
+/**
+ * How a resource's objects are placed: by the ring (cellular), or wherever a cell's controllers made them
+ * (cell-made: looked for in every live cell and the control plane).
+ */
+export type Placement = 'ring' | 'anywhere';
+
+/** The sources a collection of `placement` is read from: ids of live cells and {@link CONTROL_PLANE_SOURCE}. */
+export function collectionSources(state: RoutingState, placement: Placement): readonly string[] {
+  return placement === 'ring' ? state.liveCells : [CONTROL_PLANE_SOURCE, ...state.liveCells];
 }
 
 /**
@@ -48,10 +70,15 @@ export type RoutePlan =
        */
       readonly failedOverFrom?: string;
     }
+  /**
+   * One cell-made object named by the path: the source holding it is looked for (see proxy/cell-made.ts);
+   * `ringCell` takes a create, and answers for an object no source holds.
+   */
+  | { readonly kind: 'cell-made'; readonly info: ResourceRequestInfo; readonly ringCell: string }
   /** A create whose name is only in the body: read the name, then plan again with it. */
   | { readonly kind: 'name-in-body'; readonly info: ResourceRequestInfo }
-  /** A cellular collection: every cell answers, the router merges. */
-  | { readonly kind: 'all-cells'; readonly info: ResourceRequestInfo }
+  /** A collection: every source answers, the router merges. */
+  | { readonly kind: 'all-cells'; readonly info: ResourceRequestInfo; readonly placement: Placement }
   /** Answer at once with this Status. */
   | { readonly kind: 'reject'; readonly status: KubeStatus };
 
@@ -73,22 +100,32 @@ export function planRoute(
     // Without a CellSet the router cannot tell cellular from global: refuse rather than guess.
     return { kind: 'reject', status: serviceUnavailable('the router has not loaded a valid CellSet yet', 1) };
   }
-  if (!state.cellular.has(info.apiGroup, info.resource))
-    return { kind: 'control-plane', reason: 'not-cellular' };
+  const placement: Placement | undefined = state.cellular.has(info.apiGroup, info.resource)
+    ? 'ring'
+    : state.cellMade.has(info.apiGroup, info.resource)
+      ? 'anywhere'
+      : undefined;
+  if (!placement) return { kind: 'control-plane', reason: 'not-cellular' };
   const objectName = name ?? info.name;
   if (info.verb === 'list' || info.verb === 'watch' || info.verb === 'deletecollection') {
     // A list or watch narrowed to one name by field selector still fans out: the object may be in any cell
     // while it migrates, and the merge shows it once.
-    return { kind: 'all-cells', info };
+    return { kind: 'all-cells', info, placement };
   }
   if (objectName === '') {
-    return info.verb === 'create' ? { kind: 'name-in-body', info } : { kind: 'all-cells', info };
+    return info.verb === 'create' ? { kind: 'name-in-body', info } : { kind: 'all-cells', info, placement };
   }
   if (isCellOwn(info, info.namespace, objectName)) return { kind: 'control-plane', reason: 'cell-own' };
   const key = state.table.keyOf(
     { namespace: info.namespace, name: objectName },
     namespaceLabels(info.namespace),
   );
+  if (placement === 'anywhere')
+    return {
+      kind: 'cell-made',
+      info: name === undefined ? info : { ...info, name },
+      ringCell: state.table.route(key).newCell,
+    };
   const failedOverFrom = state.table.failedOverFrom(key);
   return {
     kind: 'object',

@@ -1,0 +1,215 @@
+import { join } from 'node:path';
+
+import { ApiError, KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
+import { RoutingTable, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/hashing';
+
+import { cellSetSettled, cellSetSpec, eventually, readCellSet, updateCellSet } from './clients.ts';
+import { DEPLOYMENTS, deployment } from './deployments.ts';
+import { describeE2e, e2eEnv } from './e2e-env.ts';
+import { kubectl } from './router-process.ts';
+import {
+  startRebalancedFederation,
+  stopRebalancedFederation,
+  type RebalancedFederation,
+} from './scratch-federation.ts';
+
+/**
+ * A cell's own controllers make ReplicaSets, Pods, Events and EndpointSlices for the workloads it runs, under
+ * names the router never sees chosen. Through the router they are found where they are, and kubectl shows
+ * them as it shows one apiserver's: the control plane, which runs its own kube-controller-manager, runs the
+ * same Deployment in a namespace of its own for comparison.
+ */
+describeE2e('what a cell makes for a workload is visible through the router', () => {
+  const env = e2eEnv();
+  const [one, two, three] = env.cells.map((cell) => cell.id) as [string, string, string];
+  const cellSetName = `made-${Date.now()}`;
+  const namespace = `made-${Date.now()}`;
+  const plainNamespace = `${namespace}-plain`;
+  const TWO_CELLS = cellSetSpec({ [one]: 'Normal', [two]: 'Normal' });
+  const JOINING = cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [three]: 'Joining' });
+  const tableOf = (spec: CellSetSpecInput) => RoutingTable.fromCellSet(parseCellSetSpec(spec));
+  const before = tableOf(TWO_CELLS);
+  const after = tableOf(JOINING);
+  const plain = KubeClient.fromFile(env.controlPlane.kubeconfig);
+  const cells = new Map(env.cells.map((cell) => [cell.id, KubeClient.fromFile(cell.kubeconfig)]));
+  let started: RebalancedFederation | undefined;
+  let routed: KubeClient;
+  let kubeconfig: string;
+
+  const cellOf = (name: string) => before.route(before.keyOf({ namespace, name })).oldCell;
+  const pick = (prefix: string, wanted: (name: string) => boolean) =>
+    Array.from({ length: 200 }, (_, i) => `${prefix}-${i}`).find(wanted)!;
+  const workload = (name: string) => {
+    const made = deployment(name);
+    return { ...made, spec: { ...made.spec, replicas: 2 } };
+  };
+  const createIn = (client: KubeClient, ns: string, name: string) =>
+    client.request<KubeObject>('POST', `${DEPLOYMENTS}/namespaces/${ns}/deployments`, {
+      body: workload(name),
+    });
+  /** kubectl through the router (or, with `ns` the plain namespace, straight to the control plane). */
+  const run = async (args: string[], ns = namespace) => {
+    const file = ns === plainNamespace ? env.controlPlane.kubeconfig : kubeconfig;
+    const result = await kubectl(file, ['-n', ns, ...args]);
+    if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${result.out}`);
+    return result.out.trim();
+  };
+  const names = async (args: string[], ns = namespace) =>
+    (await run([...args, '-o', 'name'], ns))
+      .split('\n')
+      .filter((line) => line !== '')
+      .sort();
+  const replicaSetsIn = async (client: KubeClient, app: string) =>
+    (
+      await client.request<KubeList>(
+        'GET',
+        `${DEPLOYMENTS}/namespaces/${namespace}/replicasets?labelSelector=app%3D${app}`,
+      )
+    ).items.map((item) => item.metadata.name!);
+  /** Waits until `app`'s Pods, through `ns`'s kubectl, are `count`. */
+  const podsOf = (app: string, count: number, ns = namespace) =>
+    eventually(
+      `${count} Pods of ${app} in ${ns}`,
+      async () => {
+        const pods = await names(['get', 'pods', '-l', `app=${app}`], ns);
+        return pods.length === count ? pods : undefined;
+      },
+      60_000,
+    );
+
+  beforeAll(async () => {
+    started = await startRebalancedFederation(
+      env,
+      { cellSetName, spec: TWO_CELLS, namespace, deployments: [], cells: [one, two] },
+      ['--delete-after', '4s', '--mirror-resync', '2s'],
+    );
+    routed = started.federation.routed;
+    kubeconfig = join(env.dir, `${cellSetName}.kubeconfig`);
+    await plain.request('POST', '/api/v1/namespaces', {
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: plainNamespace } },
+    });
+  });
+
+  afterAll(async () => {
+    await plain.request('DELETE', `/api/v1/namespaces/${plainNamespace}`).catch(() => undefined);
+    await stopRebalancedFederation(env, started, { cellSetName, namespace });
+    for (const client of [plain, ...cells.values()]) await client.close();
+  });
+
+  it('kubectl get rs,pods, describe and rollout history show what the Deployment’s cell made, as one apiserver does', async () => {
+    await createIn(routed, namespace, 'web');
+    await createIn(plain, plainNamespace, 'web');
+    const pods = await podsOf('web', 2);
+    const plainPods = await podsOf('web', 2, plainNamespace);
+    // The ReplicaSet's name hashes the Pod template: the same in the cell as on one apiserver.
+    const replicaSets = await names(['get', 'rs', '-l', 'app=web']);
+    expect(replicaSets).toEqual(await names(['get', 'rs', '-l', 'app=web'], plainNamespace));
+    expect(replicaSets).toHaveLength(1);
+    expect(await replicaSetsIn(cells.get(cellOf('web'))!, 'web')).toEqual([
+      replicaSets[0]!.replace('replicaset.apps/', ''),
+    ]);
+    // Pod names end in random letters: their ReplicaSet part is what compares.
+    const stem = (pod: string) => pod.replace(/-[a-z0-9]{5}$/, '');
+    expect(pods.map(stem)).toEqual(plainPods.map(stem));
+
+    // Single objects by name, and their owners, as kubectl reads them.
+    const replicaSet = replicaSets[0]!.replace('replicaset.apps/', '');
+    expect(await run(['get', 'rs', replicaSet, '-o', 'jsonpath={.metadata.ownerReferences[0].name}'])).toBe(
+      'web',
+    );
+    const pod = pods[0]!.replace('pod/', '');
+    expect(await run(['get', 'pod', pod, '-o', 'jsonpath={.metadata.ownerReferences[0].name}'])).toBe(
+      replicaSet,
+    );
+
+    const described = await run(['describe', 'deployment', 'web']);
+    expect(described).toContain(`NewReplicaSet:   ${replicaSet} (2/2 replicas created)`);
+    expect(described).toMatch(/ScalingReplicaSet +\S+ +deployment-controller +Scaled up replica set/);
+    expect(await run(['rollout', 'history', 'deployment/web'])).toBe(
+      await run(['rollout', 'history', 'deployment/web'], plainNamespace),
+    );
+    const events = await run(['get', 'events', '--field-selector', 'involvedObject.kind=ReplicaSet']);
+    expect(events).toContain(`replicaset/${replicaSet}`);
+    expect(events).toContain('SuccessfulCreate');
+    // The control plane's own Events (its controllers', cellfed's) are listed beside the cells'.
+    const plainEvent = 'made-by-a-control-plane-controller';
+    await plain.request('POST', `/api/v1/namespaces/${namespace}/events`, {
+      body: {
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { name: plainEvent },
+        involvedObject: { kind: 'ConfigMap', namespace, name: 'settings', apiVersion: 'v1' },
+        reason: 'Checked',
+        message: 'an event the control plane holds',
+        type: 'Normal',
+      },
+    });
+    expect(await names(['get', 'events'])).toContain(`event/${plainEvent}`);
+  });
+
+  it('a Pod is deleted where it is; a Pod a client creates goes to its name’s cell; no Pod is found nowhere', async () => {
+    await createIn(routed, namespace, 'api');
+    const [gone] = await podsOf('api', 2);
+    await run(['delete', gone!]);
+    // Its ReplicaSet makes another, in the same cell.
+    await eventually(
+      'a new Pod in place of the deleted one',
+      async () => {
+        const pods = await names(['get', 'pods', '-l', 'app=api']);
+        return pods.length === 2 && !pods.includes(gone!) ? true : undefined;
+      },
+      60_000,
+    );
+
+    const debug = pick('debug', (name) => cellOf(name) !== cellOf('api'));
+    await run(['run', debug, '--image=busybox', '--restart=Never', '--', 'sleep', '1d']);
+    const stored = await cells
+      .get(cellOf(debug))!
+      .request<KubeObject>('GET', `/api/v1/namespaces/${namespace}/pods/${debug}`);
+    expect(stored.metadata.name).toBe(debug);
+    expect(await run(['get', 'pod', debug, '-o', 'jsonpath={.spec.containers[0].image}'])).toBe('busybox');
+
+    const missing = await kubectl(kubeconfig, ['-n', namespace, 'get', 'pod', 'no-such-pod']);
+    expect(missing.code).not.toBe(0);
+    expect(missing.out).toContain('pods "no-such-pod" not found');
+    const viaApi = await routed
+      .request('GET', `/api/v1/namespaces/${namespace}/pods/no-such-pod`)
+      .catch((error: unknown) => error);
+    expect(viaApi).toBeInstanceOf(ApiError);
+    expect((viaApi as ApiError).statusCode).toBe(404);
+  });
+
+  it('after a join moves a Deployment, its ReplicaSet shows once, from the cell that holds the Deployment', async () => {
+    const moving = pick('moving', (name) => after.route(after.keyOf({ namespace, name })).newCell === three);
+    await createIn(routed, namespace, moving);
+    await podsOf(moving, 2);
+    const [replicaSet] = await names(['get', 'rs', '-l', `app=${moving}`]);
+
+    await updateCellSet(env.controlPlane.kubeconfig, cellSetName, JOINING);
+    // While it moves, kubectl never lists the ReplicaSet twice.
+    const seen = new Set<number>();
+    await eventually(
+      `cell ${three} to join and the CellSet to settle`,
+      async () => {
+        seen.add((await names(['get', 'rs', '-l', `app=${moving}`])).length);
+        const { spec } = (await readCellSet(env.controlPlane.kubeconfig, cellSetName)) as {
+          spec: CellSetSpecInput;
+        };
+        const joined = spec.cells.find((c) => c.id === three)?.state === 'Normal';
+        return joined && (await cellSetSettled(env.controlPlane.kubeconfig, cellSetName)) ? true : undefined;
+      },
+      180_000,
+    );
+    await eventually(
+      `${cellOf(moving)}'s copy of ${replicaSet} to be collected after the move`,
+      async () => ((await replicaSetsIn(cells.get(cellOf(moving))!, moving)).length === 0 ? true : undefined),
+      60_000,
+    );
+    expect(await replicaSetsIn(cells.get(three)!, moving)).toEqual([
+      replicaSet!.replace('replicaset.apps/', ''),
+    ]);
+    expect(await names(['get', 'rs', '-l', `app=${moving}`])).toEqual([replicaSet]);
+    expect([...seen]).toEqual([1]);
+    await podsOf(moving, 2);
+  });
+});
