@@ -117,6 +117,16 @@ describeE2e('cell router: lists across cells', () => {
     ]);
     expect(bad.code).not.toBe(0);
     expect(bad.out).toContain('continue key is not valid');
+    // An object's own resourceVersion (one cell's) as a list's start: 410, so clients list again.
+    const [one] = (await apps.listNamespacedDeployment({ namespace, limit: 1 })).items;
+    const single = await apps.readNamespacedDeployment({ namespace, name: one!.metadata!.name! });
+    const expired = await kubectl(kubeconfig, [
+      'get',
+      '--raw',
+      `/apis/apps/v1/namespaces/${namespace}/deployments?resourceVersion=${single.metadata!.resourceVersion!}&resourceVersionMatch=NotOlderThan`,
+    ]);
+    expect(expired.code).not.toBe(0);
+    expect(expired.out).toContain('is one cell');
     const namespaces = await kubectl(kubeconfig, ['get', 'namespace', namespace, '-o', 'name']);
     expect(namespaces).toEqual({ code: 0, out: `namespace/${namespace}\n` });
   });

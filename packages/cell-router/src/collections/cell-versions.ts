@@ -7,7 +7,17 @@ const PREFIX = 'cf1.';
 
 /** A composite resourceVersion or continue token that does not decode: answered 400 (or 410 if expired). */
 export class CellTokenError extends Error {
-  override readonly name = 'CellTokenError';
+  override readonly name: string = 'CellTokenError';
+}
+
+/**
+ * One apiserver's resourceVersion (a number: an object's, from a GET) given as a list's or watch's start: it
+ * is a point in one cell's history, and the router cannot tell which cell's, nor where the others were.
+ * Answered `410 Expired`, as for a version an apiserver no longer has, so clients list again (client-go's
+ * reflector and kubectl do) instead of failing on a `400`.
+ */
+export class OneCellVersionError extends CellTokenError {
+  override readonly name = 'OneCellVersionError';
 }
 
 /** Each cell's resourceVersion, encoded as one. Cells in a stable order, so equal maps give equal strings. */
@@ -33,6 +43,10 @@ export function decodeCellVersions(value: string): Map<string, string> | undefin
 export function requestedCellVersions(resourceVersion: string): Map<string, string> | undefined {
   if (resourceVersion === '' || resourceVersion === '0') return undefined;
   const versions = decodeCellVersions(resourceVersion);
+  if (!versions && /^[0-9]+$/.test(resourceVersion))
+    throw new OneCellVersionError(
+      `resourceVersion ${resourceVersion} is one cell's, not the federation's: list again, and start from the list's resourceVersion`,
+    );
   if (!versions)
     throw new CellTokenError(`resourceVersion "${resourceVersion}" was not issued by this router`);
   return versions;

@@ -336,14 +336,18 @@ describe('serveMergedList', () => {
     expect(body.rows[0].cells).toHaveLength(2);
   });
 
-  it('refuses tokens and versions it did not issue with 400', async () => {
+  it('refuses tokens and versions it did not issue with 400, and one cell’s version with 410 (list again)', async () => {
     const byCell = cellsWith(objects);
     expect((await list(byCell, '/api/v1/configmaps?continue=abc')).outcome.status).toMatchObject({
       code: 400,
     });
-    expect((await list(byCell, '/api/v1/configmaps?resourceVersion=12345')).outcome.status).toMatchObject({
+    expect((await list(byCell, '/api/v1/configmaps?resourceVersion=v1-abc')).outcome.status).toMatchObject({
       code: 400,
-      message: 'resourceVersion "12345" was not issued by this router',
+      message: 'resourceVersion "v1-abc" was not issued by this router',
+    });
+    expect((await list(byCell, '/api/v1/configmaps?resourceVersion=12345')).outcome.status).toMatchObject({
+      code: 410,
+      reason: 'Expired',
     });
     expect((await list(byCell, '/api/v1/configmaps?limit=-1')).outcome.status).toMatchObject({ code: 400 });
   });

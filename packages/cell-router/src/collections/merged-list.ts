@@ -4,10 +4,11 @@ import {
   type Placement,
   type RoutingState,
 } from '../routing/route-plan.ts';
-import { badRequest, serviceUnavailable, type KubeStatus } from '../status/kube-status.ts';
+import { badRequest, failure, serviceUnavailable, type KubeStatus } from '../status/kube-status.ts';
 import { CellListError, CellPager, itemMeta, type CellLister, type ItemMeta } from './cell-pager.ts';
 import {
   CellTokenError,
+  OneCellVersionError,
   decodeContinue,
   encodeCellVersions,
   encodeContinue,
@@ -80,6 +81,7 @@ export async function serveMergedList(
     if (token) cursors = decodeContinue(token);
     else versions = requestedCellVersions(rv ?? '');
   } catch (error) {
+    if (error instanceof OneCellVersionError) return refuse(failure(410, 'Expired', error.message));
     if (error instanceof CellTokenError) return refuse(badRequest(error.message));
     throw error;
   }

@@ -261,8 +261,13 @@ describe('serveMergedWatch', () => {
       a: fakeCell(),
       b: fakeCell((target) => (target.includes('resourceVersion=7') ? 410 : 200)),
     };
-    expect((await watch(cells, '/api/v1/configmaps?watch=1&resourceVersion=123').done).status).toMatchObject({
+    expect((await watch(cells, '/api/v1/configmaps?watch=1&resourceVersion=x1').done).status).toMatchObject({
       code: 400,
+    });
+    // An object's own version (from a GET) is one cell's: expired, so the client lists again.
+    expect((await watch(cells, '/api/v1/configmaps?watch=1&resourceVersion=123').done).status).toMatchObject({
+      code: 410,
+      reason: 'Expired',
     });
     const rv = encodeCellVersions(
       new Map([

@@ -16,7 +16,12 @@ import {
   type RoutingState,
 } from '../routing/route-plan.ts';
 import { badRequest, cellFailure, failure, parseStatus, type KubeStatus } from '../status/kube-status.ts';
-import { CellTokenError, encodeCellVersions, requestedCellVersions } from './cell-versions.ts';
+import {
+  CellTokenError,
+  OneCellVersionError,
+  encodeCellVersions,
+  requestedCellVersions,
+} from './cell-versions.ts';
 import { visibleCopy } from './copy-choice.ts';
 import type { CollectionOutcome, StreamedAnswer } from './streamed-answer.ts';
 import { showObject } from '../views/client-view.ts';
@@ -103,6 +108,8 @@ export async function serveMergedWatch(
   try {
     versions = requestedCellVersions(rv) ?? new Map();
   } catch (error) {
+    if (error instanceof OneCellVersionError)
+      return { code: 410, status: failure(410, 'Expired', error.message) };
     if (error instanceof CellTokenError) return { code: 400, status: badRequest(error.message) };
     throw error;
   }
