@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 
-import { ApiError, KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
-import { RoutingTable, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/hashing';
+import { ApiError, type KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
 
-import { cellSetSettled, cellSetSpec, eventually, readCellSet, updateCellSet } from './clients.ts';
+import { eventually } from './clients.ts';
 import { DEPLOYMENTS, deployment } from './deployments.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
+import { closeJoinFixture, joinFixture, joinThirdCell } from './join-fixture.ts';
 import { kubectl } from './router-process.ts';
 import {
   startRebalancedFederation,
@@ -21,17 +21,11 @@ import {
  */
 describeE2e('what a cell makes for a workload is visible through the router', () => {
   const env = e2eEnv();
-  const [one, two, three] = env.cells.map((cell) => cell.id) as [string, string, string];
   const cellSetName = `made-${Date.now()}`;
   const namespace = `made-${Date.now()}`;
   const plainNamespace = `${namespace}-plain`;
-  const TWO_CELLS = cellSetSpec({ [one]: 'Normal', [two]: 'Normal' });
-  const JOINING = cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [three]: 'Joining' });
-  const tableOf = (spec: CellSetSpecInput) => RoutingTable.fromCellSet(parseCellSetSpec(spec));
-  const before = tableOf(TWO_CELLS);
-  const after = tableOf(JOINING);
-  const plain = KubeClient.fromFile(env.controlPlane.kubeconfig);
-  const cells = new Map(env.cells.map((cell) => [cell.id, KubeClient.fromFile(cell.kubeconfig)]));
+  const fixture = joinFixture(env);
+  const { one, two, three, TWO_CELLS, before, after, plain, cells } = fixture;
   let started: RebalancedFederation | undefined;
   let routed: KubeClient;
   let kubeconfig: string;
@@ -93,7 +87,7 @@ describeE2e('what a cell makes for a workload is visible through the router', ()
   afterAll(async () => {
     await plain.request('DELETE', `/api/v1/namespaces/${plainNamespace}`).catch(() => undefined);
     await stopRebalancedFederation(env, started, { cellSetName, namespace });
-    for (const client of [plain, ...cells.values()]) await client.close();
+    await closeJoinFixture(fixture);
   });
 
   it('kubectl get rs,pods, describe and rollout history show what the Deployment’s cell made, as one apiserver does', async () => {
@@ -185,21 +179,11 @@ describeE2e('what a cell makes for a workload is visible through the router', ()
     await podsOf(moving, 2);
     const [replicaSet] = await names(['get', 'rs', '-l', `app=${moving}`]);
 
-    await updateCellSet(env.controlPlane.kubeconfig, cellSetName, JOINING);
     // While it moves, kubectl never lists the ReplicaSet twice.
     const seen = new Set<number>();
-    await eventually(
-      `cell ${three} to join and the CellSet to settle`,
-      async () => {
-        seen.add((await names(['get', 'rs', '-l', `app=${moving}`])).length);
-        const { spec } = (await readCellSet(env.controlPlane.kubeconfig, cellSetName)) as {
-          spec: CellSetSpecInput;
-        };
-        const joined = spec.cells.find((c) => c.id === three)?.state === 'Normal';
-        return joined && (await cellSetSettled(env.controlPlane.kubeconfig, cellSetName)) ? true : undefined;
-      },
-      180_000,
-    );
+    await joinThirdCell(env, fixture, cellSetName, async () => {
+      seen.add((await names(['get', 'rs', '-l', `app=${moving}`])).length);
+    });
     await eventually(
       `${cellOf(moving)}'s copy of ${replicaSet} to be collected after the move`,
       async () => ((await replicaSetsIn(cells.get(cellOf(moving))!, moving)).length === 0 ? true : undefined),

@@ -9,11 +9,11 @@ import {
   type KubeList,
   type KubeObject,
 } from '@cellfed/controller-kit';
-import { RoutingTable, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/hashing';
 
-import { cellSetSettled, cellSetSpec, eventually, readCellSet, updateCellSet } from './clients.ts';
+import { eventually } from './clients.ts';
 import { DEPLOYMENTS, deployment } from './deployments.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
+import { closeJoinFixture, joinFixture, joinThirdCell } from './join-fixture.ts';
 import { kubectl } from './router-process.ts';
 import {
   startRebalancedFederation,
@@ -39,16 +39,10 @@ interface OwnerReference {
  */
 describeE2e('owners and dependents across cells: nothing lost to a cell’s garbage collector', () => {
   const env = e2eEnv();
-  const [one, two, three] = env.cells.map((cell) => cell.id) as [string, string, string];
   const cellSetName = `owners-${Date.now()}`;
   const namespace = `owners-${Date.now()}`;
-  const TWO_CELLS = cellSetSpec({ [one]: 'Normal', [two]: 'Normal' });
-  const JOINING = cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [three]: 'Joining' });
-  const tableOf = (spec: CellSetSpecInput) => RoutingTable.fromCellSet(parseCellSetSpec(spec));
-  const before = tableOf(TWO_CELLS);
-  const after = tableOf(JOINING);
-  const plain = KubeClient.fromFile(env.controlPlane.kubeconfig);
-  const cells = new Map(env.cells.map((cell) => [cell.id, KubeClient.fromFile(cell.kubeconfig)]));
+  const fixture = joinFixture(env);
+  const { one, two, three, TWO_CELLS, before, after, plain, cells } = fixture;
   let started: RebalancedFederation | undefined;
   let routed: KubeClient;
   let kubeconfig: string;
@@ -110,7 +104,7 @@ describeE2e('owners and dependents across cells: nothing lost to a cell’s garb
 
   afterAll(async () => {
     await stopRebalancedFederation(env, started, { cellSetName, namespace });
-    for (const client of [plain, ...cells.values()]) await client.close();
+    await closeJoinFixture(fixture);
   });
 
   it('a ConfigMap owned by a Deployment in another cell outlives the cell’s collector and shows its owner references', async () => {
@@ -314,18 +308,7 @@ describeE2e('owners and dependents across cells: nothing lost to a cell’s garb
     for (const name of [moving, staying])
       await routed.request('POST', configMapPath(), { body: configMap(name, owners) });
 
-    await updateCellSet(env.controlPlane.kubeconfig, cellSetName, JOINING);
-    await eventually(
-      `cell ${three} to join and the CellSet to settle`,
-      async () => {
-        const { spec } = (await readCellSet(env.controlPlane.kubeconfig, cellSetName)) as {
-          spec: CellSetSpecInput;
-        };
-        const joined = spec.cells.find((c) => c.id === three)?.state === 'Normal';
-        return joined && (await cellSetSettled(env.controlPlane.kubeconfig, cellSetName)) ? true : undefined;
-      },
-      180_000,
-    );
+    await joinThirdCell(env, fixture, cellSetName);
     // The moved owner has a new uid in its new cell; clients and the collector know it by the old one.
     const movedOwner = await cell(three).request<KubeObject>('GET', deploymentPath(owner));
     expect(movedOwner.metadata.uid).not.toBe(created.metadata.uid);

@@ -1,0 +1,57 @@
+import { KubeClient } from '@cellfed/controller-kit';
+import { RoutingTable, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/hashing';
+
+import { cellSetSettled, cellSetSpec, eventually, readCellSet, updateCellSet } from './clients.ts';
+import type { EnvFile } from '../src/env-file.ts';
+
+/**
+ * A federation of the environment's first two cells that its third joins, for suites that compare routing
+ * before and after: the two specs, their routing tables, and clients of the control plane (one plain
+ * apiserver) and of every cell. Close the clients with {@link closeJoinFixture}.
+ */
+export function joinFixture(env: EnvFile) {
+  const [one, two, three] = env.cells.map((cell) => cell.id) as [string, string, string];
+  const TWO_CELLS = cellSetSpec({ [one]: 'Normal', [two]: 'Normal' });
+  const JOINING = cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [three]: 'Joining' });
+  const tableOf = (spec: CellSetSpecInput) => RoutingTable.fromCellSet(parseCellSetSpec(spec));
+  return {
+    one,
+    two,
+    three,
+    TWO_CELLS,
+    JOINING,
+    before: tableOf(TWO_CELLS),
+    after: tableOf(JOINING),
+    plain: KubeClient.fromFile(env.controlPlane.kubeconfig),
+    cells: new Map(env.cells.map((cell) => [cell.id, KubeClient.fromFile(cell.kubeconfig)])),
+  };
+}
+
+export async function closeJoinFixture(fixture: ReturnType<typeof joinFixture>): Promise<void> {
+  for (const client of [fixture.plain, ...fixture.cells.values()]) await client.close();
+}
+
+/**
+ * Makes the fixture's third cell join `cellSetName` and waits until it is Normal and the CellSet settled;
+ * `whilePolling` runs at every poll (to sample what clients see during the move).
+ */
+export async function joinThirdCell(
+  env: EnvFile,
+  fixture: ReturnType<typeof joinFixture>,
+  cellSetName: string,
+  whilePolling: () => Promise<void> = async () => undefined,
+): Promise<void> {
+  await updateCellSet(env.controlPlane.kubeconfig, cellSetName, fixture.JOINING);
+  await eventually(
+    `cell ${fixture.three} to join and the CellSet to settle`,
+    async () => {
+      await whilePolling();
+      const { spec } = (await readCellSet(env.controlPlane.kubeconfig, cellSetName)) as {
+        spec: CellSetSpecInput;
+      };
+      const joined = spec.cells.find((c) => c.id === fixture.three)?.state === 'Normal';
+      return joined && (await cellSetSettled(env.controlPlane.kubeconfig, cellSetName)) ? true : undefined;
+    },
+    180_000,
+  );
+}
