@@ -79,12 +79,12 @@ function setup(object: KubeObject) {
     metrics: new RebalanceMetrics(new Registry()),
     clock,
   });
-  const reconcile = () =>
+  const reconcile = (logger = memoryLogger().logger) =>
     reconciler.reconcile({
       key: 'default',
       lane: 'high',
       signal: new AbortController().signal,
-      log: memoryLogger().logger,
+      log: logger,
     });
   const lastStatus = () =>
     (
@@ -140,6 +140,55 @@ describe('CellSetReconciler', () => {
     expect(state.enqueued).toBe(1);
     expect(condition('RoutersAcknowledged')).toMatchObject({ status: 'True' });
     expect(events.some((event) => event.startsWith('Normal RebalanceStarted'))).toBe(true);
+  });
+
+  it('queues every pending object again when a rebalance has moved nothing for 30 s, and says what it waits for', async () => {
+    const { clock, state, mirror, cells, reconcile } = setup(cellSet(2, { a: 'Normal', b: 'Joining' }));
+    const table = RoutingTable.fromCellSet(plansFor(cellSet(2, { a: 'Normal', b: 'Joining' })));
+    const name = Array.from({ length: 100 }, (_, i) => `cm-${i}`).find(
+      (candidate) => table.route(table.keyOf({ namespace: 'ns', name: candidate })).newCell === 'b',
+    )!;
+    // Its old copy is being deleted and a finalizer holds it: it will not move, and nothing else will.
+    cells.a.put(`/api/v1/namespaces/ns/configmaps/${name}`, {
+      metadata: {
+        name,
+        namespace: 'ns',
+        deletionTimestamp: '2026-11-25T10:00:00Z',
+        finalizers: ['example.com/hold'],
+      },
+    });
+    mirror.set('a', true);
+    mirror.set('b', true);
+    state.leases = [lease(2, clock.now())];
+    const logs = memoryLogger();
+    const reconcileLogged = () => reconcile(logs.logger);
+    await reconcileLogged();
+    expect(state.enqueued).toBe(1); // the rebalance started
+    await clock.advance(29_000);
+    await reconcileLogged();
+    expect(state.enqueued).toBe(1);
+    await clock.advance(2000);
+    await reconcileLogged();
+    expect(state.enqueued).toBe(2);
+    const warning = logs.lines.find(
+      (line) => line['msg'] === 'rebalance stalled; queueing every pending object again',
+    );
+    expect(warning).toMatchObject({
+      pending: 1,
+      examples: [
+        {
+          object: `configmaps/ns/${name}`,
+          cell: 'a',
+          newCell: 'b',
+          deleting: true,
+          finalizers: ['example.com/hold'],
+        },
+      ],
+    });
+    // Not again before another 30 s.
+    await clock.advance(10_000);
+    await reconcileLogged();
+    expect(state.enqueued).toBe(2);
   });
 
   it('does not wait for a router that stopped renewing its Lease', async () => {

@@ -58,6 +58,8 @@ interface Gate {
 }
 
 const CELLSETS = '/apis/cells.cellfed.io/v1alpha1/cellsets';
+/** How long a rebalance may move nothing, with objects pending and none in flight, before it is nudged. */
+const STALL_MS = 30_000;
 
 /**
  * The cell lifecycle, keyed by the CellSet's name: validates the CellSet (an invalid one is refused with a
@@ -76,6 +78,8 @@ export class CellSetReconciler implements Reconciler {
   private lastBlocked = '';
   private startedAt: { generation: number; at: number } | undefined;
   private lastRebalance: LastRebalance | undefined;
+  /** The last time the moved count rose (or the plan changed), and the last nudge of a stalled rebalance. */
+  private lastMove: { generation: number; moved: number; at: number; nudgedAt: number } | undefined;
 
   constructor(options: CellSetReconcilerOptions) {
     this.options = options;
@@ -175,6 +179,7 @@ export class CellSetReconciler implements Reconciler {
       now,
     );
     await this.reportBlocked(gate, log);
+    if (rebalancing && !gate) this.nudgeIfStalled(current, progress, now, log);
     const status = progressStatus(progress, rebalancing ? this.rate.perSecond() : undefined);
     const written = await this.writeStatus(
       { observedGeneration: generation, phase, ...status, ...this.lastRebalanceOf(object), conditions },
@@ -186,6 +191,32 @@ export class CellSetReconciler implements Reconciler {
     }
     if (rebalancing) return { requeueAfterMs: this.options.progressIntervalMs ?? 250 };
     return typeof written === 'number' ? { requeueAfterMs: written } : {};
+  }
+
+  /**
+   * A rebalance whose moved count has not risen for {@link STALL_MS} while objects are pending, none of them
+   * in flight: every pending object is queued again (a key dropped anywhere is picked up), and what the cache
+   * shows of a few of them is logged, so the operator sees what it waits for (a copy being deleted, say).
+   */
+  private nudgeIfStalled(plan: RebalancePlan, progress: Progress, now: number, log: Logger): void {
+    const last = this.lastMove;
+    if (!last || last.generation !== plan.generation || progress.moved > last.moved) {
+      this.lastMove = { generation: plan.generation, moved: progress.moved, at: now, nudgedAt: now };
+      return;
+    }
+    if (progress.pending === 0 || progress.inFlight > 0) return;
+    if (now - last.at < STALL_MS || now - last.nudgedAt < STALL_MS) return;
+    last.nudgedAt = now;
+    log.warn(
+      {
+        generation: plan.generation,
+        pending: progress.pending,
+        stalledSeconds: Math.round((now - last.at) / 1000),
+        examples: progress.pendingExamples,
+      },
+      'rebalance stalled; queueing every pending object again',
+    );
+    this.options.enqueueAllObjects();
   }
 
   /** Why objects may not move yet for this plan, or undefined when they may. */

@@ -30,7 +30,16 @@ describe('setCondition', () => {
 
 describe('progressStatus', () => {
   it('gives an ETA only with a rate and something pending', () => {
-    const progress = { total: 10, toMove: 6, moved: 2, pending: 4, inFlight: 1, uncommitted: 0, cells: [] };
+    const progress = {
+      total: 10,
+      toMove: 6,
+      moved: 2,
+      pending: 4,
+      inFlight: 1,
+      uncommitted: 0,
+      cells: [],
+      pendingExamples: [],
+    };
     expect(progressStatus(progress, 2)).toMatchObject({ ratePerSecond: 2, etaSeconds: 2 });
     expect(progressStatus(progress, undefined)).not.toHaveProperty('etaSeconds');
     expect(progressStatus({ ...progress, pending: 0 }, 2)).not.toHaveProperty('etaSeconds');

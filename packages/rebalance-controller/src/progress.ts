@@ -28,7 +28,21 @@ export interface Progress {
   /** New copies not committed yet (their old copy may already say `migrated`): the rebalance is not over. */
   uncommitted: number;
   cells: CellProgress[];
+  /** A few pending objects as the cache shows them, to say what a stalled rebalance waits for. */
+  pendingExamples: PendingExample[];
 }
+
+/** One pending object's old copy, as the cache shows it. */
+export interface PendingExample {
+  readonly object: string;
+  readonly cell: string;
+  readonly newCell: string;
+  readonly status?: string;
+  readonly deleting?: true;
+  readonly finalizers?: readonly string[];
+}
+
+const PENDING_EXAMPLES = 5;
 
 /**
  * Counts every cached copy once, as the router sees it: an object is served by its old cell until the old
@@ -53,6 +67,7 @@ export function countProgress(
     inFlight: 0,
     uncommitted: 0,
     cells: [],
+    pendingExamples: [],
   };
   copies.eachCopy((cell, ref, metadata) => {
     if (isCellOwnObject(ref)) return;
@@ -69,6 +84,15 @@ export function countProgress(
       progress.toMove++;
       progress.pending++;
       if (status === MIGRATING) progress.inFlight++;
+      if (progress.pendingExamples.length < PENDING_EXAMPLES)
+        progress.pendingExamples.push({
+          object: `${ref.resource.resource}/${ref.namespace}/${ref.name}`,
+          cell,
+          newCell,
+          ...(status ? { status } : {}),
+          ...(metadata.deletionTimestamp ? { deleting: true as const } : {}),
+          ...(metadata.finalizers?.length ? { finalizers: metadata.finalizers } : {}),
+        });
       cells.get(oldCell)!.objects++;
       cells.get(oldCell)!.movingOut++;
       cells.get(newCell)!.movingIn++;
