@@ -67,7 +67,13 @@ export {
   splitOwners,
 } from './objects/held-owners.ts';
 export type { OwnerReference } from './objects/held-owners.ts';
-export { ORIGIN_UID_ANNOTATION, isKnownAs, originUid } from './objects/object-identity.ts';
+export {
+  ORIGIN_CREATED_ANNOTATION,
+  ORIGIN_UID_ANNOTATION,
+  isKnownAs,
+  originCreated,
+  originUid,
+} from './objects/object-identity.ts';
 export { portableObject, without } from './objects/portable-object.ts';
 export type { PortableObject } from './objects/portable-object.ts';
 export type { CellAware, CellPoolOptions, EngagedCell } from './cells/cell-pool.ts';

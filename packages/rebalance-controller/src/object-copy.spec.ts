@@ -2,7 +2,7 @@ import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
 import { COPIED_FROM_ANNOTATION, FENCED_AT_ANNOTATION } from './migration-marks.ts';
 import { copyForNewCell } from './object-copy.ts';
-import { isCellOwnObject, ORIGIN_UID_ANNOTATION } from '@cellfed/controller-kit';
+import { isCellOwnObject, ORIGIN_CREATED_ANNOTATION, ORIGIN_UID_ANNOTATION } from '@cellfed/controller-kit';
 
 const meta = {
   name: 'x',
@@ -28,7 +28,11 @@ describe('copyForNewCell', () => {
       metadata: {
         name: 'x',
         namespace: 'ns',
-        annotations: { [COPIED_FROM_ANNOTATION]: 'cell-1/u1', [ORIGIN_UID_ANNOTATION]: 'u1' },
+        annotations: {
+          [COPIED_FROM_ANNOTATION]: 'cell-1/u1',
+          [ORIGIN_UID_ANNOTATION]: 'u1',
+          [ORIGIN_CREATED_ANNOTATION]: '2026-01-01T00:00:00Z',
+        },
       },
       data: { a: '1' },
     });

@@ -1,5 +1,10 @@
 import { jest } from '@jest/globals';
-import { HELD_OWNERS_ANNOTATION, formatHeldOwners, type OwnerReference } from '@cellfed/controller-kit';
+import {
+  HELD_OWNERS_ANNOTATION,
+  ORIGIN_UID_ANNOTATION,
+  formatHeldOwners,
+  type OwnerReference,
+} from '@cellfed/controller-kit';
 
 import { CellViewError, cellViewOfWrite, writeShape, type CellOwners, type WriteShape } from './cell-view.ts';
 
@@ -51,6 +56,17 @@ describe('cell view of a write', () => {
   it('leaves a write without owner references alone, reading nothing', async () => {
     const result = await view('object', { metadata: { name: 'x', labels: { a: 'b' } } });
     expect(result).toEqual({ body: undefined, reads: 0 });
+  });
+
+  it('sends an update of a copy read through the router without the uid clients know it by', async () => {
+    const annotations = { [ORIGIN_UID_ANNOTATION]: 'first' };
+    const shown = await view('object', { metadata: { name: 'x', uid: 'first', annotations } });
+    expect(shown).toEqual({ body: { metadata: { name: 'x', annotations } }, reads: 0 });
+    // The cell's own uid (an update built from a cell's answer) stays and is checked by the cell.
+    expect(await view('object', { metadata: { name: 'x', uid: 'copy', annotations } })).toEqual({
+      body: undefined,
+      reads: 0,
+    });
   });
 
   it('holds every reference of a create, without reading the cell', async () => {

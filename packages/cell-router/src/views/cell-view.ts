@@ -1,5 +1,6 @@
 import {
   HELD_OWNERS_ANNOTATION,
+  ORIGIN_UID_ANNOTATION,
   formatHeldOwners,
   ownerReferencesOf,
   shownOwners,
@@ -65,6 +66,7 @@ export interface CellWrite {
 }
 
 const OWNER_MARK = Buffer.from('ownerReferences');
+const ORIGIN_UID_MARK = Buffer.from(ORIGIN_UID_ANNOTATION);
 const OWNERS_POINTER = '/metadata/ownerReferences';
 
 /**
@@ -78,8 +80,8 @@ export async function cellViewOfWrite(
   body: Buffer,
   current: CellOwnersReader,
 ): Promise<CellWrite | undefined> {
-  // Most writes carry no owner references, and nothing of theirs changes.
-  if (!body.includes(OWNER_MARK)) return undefined;
+  // Most writes carry no owner references and are of objects never copied: nothing of theirs changes.
+  if (!body.includes(OWNER_MARK) && !(shape === 'object' && body.includes(ORIGIN_UID_MARK))) return undefined;
   const parsed = parseBody(body, contentType);
   if (parsed === undefined) return undefined;
   let changed: unknown;
@@ -113,10 +115,18 @@ function metadataOf(value: unknown): Metadata | undefined {
     : undefined;
 }
 
-/** A whole object (create, update): what it lists is the whole truth. */
+/**
+ * A whole object (create, update): what it lists is the whole truth. Read through the router, a copy shows
+ * the uid clients know (views/client-view.ts), which is not its uid in the cell: an update carrying it would
+ * fail the cell's uid check, so it goes without (the resourceVersion still guards the update).
+ */
 async function objectView(object: unknown, current: CellOwnersReader | undefined): Promise<unknown> {
   const metadata = metadataOf(object);
-  if (!metadata || !('ownerReferences' in metadata)) return undefined;
+  if (!metadata) return undefined;
+  const origin = metadata.annotations?.[ORIGIN_UID_ANNOTATION];
+  const shownUid = origin !== undefined && origin !== null && metadata.uid === origin;
+  if (shownUid) delete metadata.uid;
+  if (!('ownerReferences' in metadata)) return shownUid ? object : undefined;
   const wanted = wantedOwners(metadata.ownerReferences);
   const native = current ? ((await current())?.native ?? []) : [];
   const split = splitOwners(wanted, native);

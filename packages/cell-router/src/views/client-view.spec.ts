@@ -1,4 +1,9 @@
-import { HELD_OWNERS_ANNOTATION, formatHeldOwners } from '@cellfed/controller-kit';
+import {
+  HELD_OWNERS_ANNOTATION,
+  ORIGIN_CREATED_ANNOTATION,
+  ORIGIN_UID_ANNOTATION,
+  formatHeldOwners,
+} from '@cellfed/controller-kit';
 
 import { mayNeedClientView, showJson, showObject } from './client-view.ts';
 
@@ -55,5 +60,32 @@ describe('client view', () => {
     expect(showJson(notJson)).toBe(notJson);
     const held = JSON.stringify(configMap({ [HELD_OWNERS_ANNOTATION]: formatHeldOwners([deployment]) }));
     expect(JSON.parse(showJson(held))).toHaveProperty('metadata.ownerReferences', [deployment]);
+  });
+
+  it('shows a copy with the uid and creation time clients know, keeping the annotations for updates', () => {
+    const identity = {
+      [ORIGIN_UID_ANNOTATION]: 'first',
+      [ORIGIN_CREATED_ANNOTATION]: '2026-01-01T00:00:00Z',
+    };
+    const copy = {
+      metadata: {
+        name: 'web',
+        uid: 'copy',
+        creationTimestamp: '2026-11-25T10:00:00Z',
+        annotations: identity,
+      },
+    };
+    const json = JSON.stringify(copy);
+    expect(mayNeedClientView(json)).toBe(true);
+    expect(JSON.parse(showJson(json)).metadata).toEqual({
+      name: 'web',
+      uid: 'first',
+      creationTimestamp: '2026-01-01T00:00:00Z',
+      annotations: identity,
+    });
+    // A Table row's object, and a watch event's.
+    const row = { cells: ['web'], object: structuredClone(copy) };
+    showObject(row);
+    expect(row.object.metadata.uid).toBe('first');
   });
 });

@@ -1,6 +1,8 @@
 import {
   HELD_OWNERS_ANNOTATION,
   HeldOwnersError,
+  ORIGIN_CREATED_ANNOTATION,
+  ORIGIN_UID_ANNOTATION,
   heldOwners,
   ownerReferencesOf,
   shownOwners,
@@ -10,18 +12,24 @@ import {
 /**
  * The client view of what a cell stores. A cell keeps what clients send with a few things moved out of its
  * controllers' sight (see views/cell-view.ts); the router puts them back on every way out: single answers,
- * list items, Table rows and watch events. Only owner references, for now.
+ * list items, Table rows and watch events: owner references, and the uid and creation time of a copy (a
+ * moved object, a promoted backup), which clients know by the first copy's.
  */
 
-const HELD_MARK = Buffer.from(`"${HELD_OWNERS_ANNOTATION}"`);
+const MARKS = [`"${HELD_OWNERS_ANNOTATION}"`, `"${ORIGIN_UID_ANNOTATION}"`];
 
 interface WithMetadata {
-  metadata?: { annotations?: Record<string, string>; ownerReferences?: unknown };
+  metadata?: {
+    annotations?: Record<string, string>;
+    ownerReferences?: unknown;
+    uid?: string;
+    creationTimestamp?: string;
+  };
 }
 
 /** Whether a JSON text may need {@link showJson} (a byte search: most objects hold nothing). */
 export function mayNeedClientView(json: Buffer | string): boolean {
-  return typeof json === 'string' ? json.includes(HELD_MARK.toString()) : json.includes(HELD_MARK);
+  return MARKS.some((mark) => json.includes(mark));
 }
 
 /**
@@ -45,7 +53,14 @@ export function showObject(value: unknown): void {
   if (Array.isArray(object.cells)) showObject(object.object);
   const metadata = object.metadata;
   const annotations = metadata?.annotations;
-  if (!metadata || !annotations || !(HELD_OWNERS_ANNOTATION in annotations)) return;
+  if (!metadata || !annotations) return;
+  // A copy is the object clients know: its first uid and creation time. The annotations stay, so an update
+  // of what a client read keeps them (views/cell-view.ts drops the uid it shows from the update).
+  const uid = annotations[ORIGIN_UID_ANNOTATION];
+  if (uid && metadata.uid !== undefined) metadata.uid = uid;
+  const created = annotations[ORIGIN_CREATED_ANNOTATION];
+  if (created && metadata.creationTimestamp !== undefined) metadata.creationTimestamp = created;
+  if (!(HELD_OWNERS_ANNOTATION in annotations)) return;
   let held;
   try {
     held = heldOwners(annotations);

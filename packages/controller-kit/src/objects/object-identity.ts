@@ -7,6 +7,9 @@ import type { ObjectMeta } from '../kube/kube-object.ts';
  */
 export const ORIGIN_UID_ANNOTATION = 'cellfed.io/uid';
 
+/** Likewise the creation time clients know: the first copy's `metadata.creationTimestamp`. */
+export const ORIGIN_CREATED_ANNOTATION = 'cellfed.io/created';
+
 /** The uid clients know the object by: the first copy's, or its own when it was never copied. */
 export function originUid(metadata: Readonly<Pick<ObjectMeta, 'uid' | 'annotations'>>): string | undefined {
   return metadata.annotations?.[ORIGIN_UID_ANNOTATION] ?? metadata.uid;
@@ -15,4 +18,11 @@ export function originUid(metadata: Readonly<Pick<ObjectMeta, 'uid' | 'annotatio
 /** Whether `uid` names this copy: its own uid, or the one clients know it by. */
 export function isKnownAs(metadata: Readonly<Pick<ObjectMeta, 'uid' | 'annotations'>>, uid: string): boolean {
   return metadata.uid === uid || metadata.annotations?.[ORIGIN_UID_ANNOTATION] === uid;
+}
+
+/** The creation time clients know the object by: the first copy's, or its own when it was never copied. */
+export function originCreated(
+  metadata: Readonly<Pick<ObjectMeta, 'creationTimestamp' | 'annotations'>>,
+): string | undefined {
+  return metadata.annotations?.[ORIGIN_CREATED_ANNOTATION] ?? metadata.creationTimestamp;
 }

@@ -1,4 +1,4 @@
-import { ORIGIN_UID_ANNOTATION } from './object-identity.ts';
+import { ORIGIN_CREATED_ANNOTATION, ORIGIN_UID_ANNOTATION } from './object-identity.ts';
 import { portableObject } from './portable-object.ts';
 
 const services = { group: '', version: 'v1', resource: 'services' };
@@ -29,7 +29,10 @@ describe('portableObject', () => {
         name: 'web',
         namespace: 'shop',
         labels: { app: 'web' },
-        annotations: { [ORIGIN_UID_ANNOTATION]: 'u1' },
+        annotations: {
+          [ORIGIN_UID_ANNOTATION]: 'u1',
+          [ORIGIN_CREATED_ANNOTATION]: '2026-01-01T00:00:00Z',
+        },
       },
       spec: { ports: [{ port: 80 }] },
     });
@@ -37,19 +40,23 @@ describe('portableObject', () => {
     expect(service).toEqual(before);
   });
 
-  it('keeps the uid clients first knew through copies of copies', () => {
+  it('keeps the uid and creation time clients first knew through copies of copies', () => {
     const copyOfCopy = portableObject(
       {
         metadata: {
           name: 'web',
           namespace: 'shop',
           uid: 'u2',
-          annotations: { [ORIGIN_UID_ANNOTATION]: 'u1' },
+          creationTimestamp: '2026-03-01T00:00:00Z',
+          annotations: { [ORIGIN_UID_ANNOTATION]: 'u1', [ORIGIN_CREATED_ANNOTATION]: '2026-01-01T00:00:00Z' },
         },
       },
       { resource: services, namespace: 'shop', name: 'web' },
     );
-    expect(copyOfCopy.object.metadata.annotations).toEqual({ [ORIGIN_UID_ANNOTATION]: 'u1' });
+    expect(copyOfCopy.object.metadata.annotations).toEqual({
+      [ORIGIN_UID_ANNOTATION]: 'u1',
+      [ORIGIN_CREATED_ANNOTATION]: '2026-01-01T00:00:00Z',
+    });
   });
 
   it('keeps a headless Service headless', () => {

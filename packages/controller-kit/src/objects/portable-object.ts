@@ -1,5 +1,10 @@
 import type { KubeObject, ObjectMeta } from '../kube/kube-object.ts';
-import { ORIGIN_UID_ANNOTATION, originUid } from './object-identity.ts';
+import {
+  ORIGIN_CREATED_ANNOTATION,
+  ORIGIN_UID_ANNOTATION,
+  originCreated,
+  originUid,
+} from './object-identity.ts';
 import type { ObjectRef } from './object-ref.ts';
 
 /** An object ready to be created in another apiserver, and its status to write after through `/status`. */
@@ -23,7 +28,8 @@ const JOB_UID_LABELS = ['controller-uid', 'batch.kubernetes.io/controller-uid'];
 /**
  * `object` as another cell can take it: labels, annotations, finalizers and managed fields (so server-side
  * apply ownership moves with the object), every top-level field but `status`, which is returned apart; the
- * uid clients know it by kept as an annotation (the copy gets a uid of its own); the server fields dropped,
+ * uid and creation time clients know it by kept as annotations (the copy gets its own); the server fields
+ * dropped,
  * and what belongs to the cell it was read in: owner references (their uids name
  * objects of that cell, and the new cell's garbage collector would delete the copy as an orphan), a
  * Service's allocated cluster IPs (the new cell allocates its own), a Job's generated selector and the old
@@ -34,6 +40,8 @@ export function portableObject(object: Readonly<KubeObject>, ref: ObjectRef): Po
   const copied: ObjectMeta = without(metadata, [...SERVER_METADATA, 'ownerReferences']);
   const uid = originUid(metadata);
   if (uid) copied.annotations = { ...copied.annotations, [ORIGIN_UID_ANNOTATION]: uid };
+  const created = originCreated(metadata);
+  if (created) copied.annotations = { ...copied.annotations, [ORIGIN_CREATED_ANNOTATION]: created };
   const body = rest as Record<string, unknown>;
   const spec = body.spec as Record<string, unknown> | undefined;
   if (spec && ref.resource.group === '' && ref.resource.resource === 'services')
