@@ -195,5 +195,43 @@ describeE2e('what a cell makes for a workload is visible through the router', ()
     expect(await names(['get', 'rs', '-l', `app=${moving}`])).toEqual([replicaSet]);
     expect([...seen]).toEqual([1]);
     await podsOf(moving, 2);
+
+    // The new ReplicaSet names the new copy's uid in its cell; kubectl, which matches ReplicaSets to their
+    // Deployment by the uid it knows, still finds it.
+    const name = replicaSet!.replace('replicaset.apps/', '');
+    const known = await routed.request<KubeObject>(
+      'GET',
+      `${DEPLOYMENTS}/namespaces/${namespace}/deployments/${moving}`,
+    );
+    const inCell = await cells
+      .get(three)!
+      .request<KubeObject>('GET', `${DEPLOYMENTS}/namespaces/${namespace}/deployments/${moving}`);
+    expect(inCell.metadata.uid).not.toBe(known.metadata.uid);
+    const shown = await routed.request<KubeObject>(
+      'GET',
+      `${DEPLOYMENTS}/namespaces/${namespace}/replicasets/${name}`,
+    );
+    expect((shown.metadata.ownerReferences as { uid: string }[] | undefined)?.[0]?.uid).toBe(
+      known.metadata.uid,
+    );
+    expect(await run(['describe', 'deployment', moving])).toContain(
+      `NewReplicaSet:   ${name} (2/2 replicas created)`,
+    );
+    expect(await run(['rollout', 'history', `deployment/${moving}`])).toContain('1         <none>');
+    // An update of what the client read goes back with the cell's uid: the cell's collector keeps it.
+    const updated = {
+      ...shown,
+      metadata: { ...shown.metadata, labels: { ...shown.metadata.labels, checked: 'yes' } },
+    };
+    await routed.request('PUT', `${DEPLOYMENTS}/namespaces/${namespace}/replicasets/${name}`, {
+      body: updated,
+    });
+    const stored = await cells
+      .get(three)!
+      .request<KubeObject>('GET', `${DEPLOYMENTS}/namespaces/${namespace}/replicasets/${name}`);
+    expect(stored.metadata.labels?.['checked']).toBe('yes');
+    expect((stored.metadata.ownerReferences as { uid: string }[] | undefined)?.[0]?.uid).toBe(
+      inCell.metadata.uid,
+    );
   });
 });

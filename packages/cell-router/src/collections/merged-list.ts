@@ -18,6 +18,8 @@ import {
 import { newestCopy, visibleCopy, type CellCopy } from './copy-choice.ts';
 import type { CollectionOutcome, StreamedAnswer } from './streamed-answer.ts';
 import { showJson } from '../views/client-view.ts';
+import { showOwnerUids, type OwnerUids } from '../views/owner-uids.ts';
+import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { isCellOwnObject } from '@cellfed/controller-kit';
 import type { CellularResource } from '../routing/cellular-resources.ts';
 
@@ -35,6 +37,8 @@ export interface MergedListRequest {
   readonly state: RoutingState;
   /** The resource listed: its group and name. */
   readonly resource: CellularResource;
+  /** Owner uids of cell-made objects as clients know them (see OwnerUids); as stored without. */
+  readonly ownerUids?: OwnerUids;
   /** Placed by the ring (the default), or cell-made: read from the control plane too, never filtered by the ring. */
   readonly placement?: Placement;
   readonly namespaceLabels: NamespaceLabels;
@@ -154,8 +158,11 @@ export async function serveMergedList(
     const next = takeVisible(pagers, table, request);
     if (next === END) break;
     if (next === undefined) continue;
+    let item = showJson(next.item);
+    if (request.ownerUids && next.cell !== CONTROL_PLANE_SOURCE)
+      item = await showOwnerUids(request.ownerUids, next.cell, item);
     if (given > 0) await out.write(ITEM_SEPARATOR);
-    await out.write(next);
+    await out.write(item);
     given += 1;
   }
   let continueToken: string | undefined;
@@ -185,13 +192,14 @@ const END = Symbol('end of every cell');
 
 /**
  * Takes the smallest key across cells (every pager `ready`), and every cell's copy of it; returns the copy
- * the routing rule shows, undefined if it shows none of them, END when every cell is done.
+ * the routing rule shows (as the cell stores it), undefined if it shows none of them, END when every cell
+ * is done.
  */
 function takeVisible(
   pagers: readonly CellPager[],
   table: boolean,
   request: MergedListRequest,
-): Buffer | string | undefined | typeof END {
+): CellCopy<Buffer | string> | undefined | typeof END {
   let smallest: string | undefined;
   for (const pager of pagers) {
     if (pager.head() === undefined) continue;
@@ -217,9 +225,7 @@ function takeVisible(
   // Each cell's own kube-root-ca.crt, default/kubernetes, kube-system objects: never the federation's.
   if (isCellOwnObject({ resource: { ...request.resource, version: '' }, ...key })) return undefined;
   if (key.namespace !== '' && request.namespaceDeleted?.(key.namespace)) return undefined;
-  const item =
-    request.placement === 'anywhere'
-      ? newestCopy(copies)?.item
-      : visibleCopy(routing.route(routing.keyOf(key, request.namespaceLabels(key.namespace))), copies)?.item;
-  return item === undefined ? undefined : showJson(item);
+  return request.placement === 'anywhere'
+    ? newestCopy(copies)
+    : visibleCopy(routing.route(routing.keyOf(key, request.namespaceLabels(key.namespace))), copies);
 }

@@ -28,6 +28,8 @@ import { showObject } from '../views/client-view.ts';
 import { isCellOwnObject } from '@cellfed/controller-kit';
 import type { CellularResource } from '../routing/cellular-resources.ts';
 import { CellMadeTracker } from './cell-made-tracker.ts';
+import type { OwnerUids } from '../views/owner-uids.ts';
+import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { watchedMeta, type WatchedObject } from './watched-object.ts';
 
 /**
@@ -64,6 +66,8 @@ export interface MergedWatchRequest {
   readonly signal: AbortSignal;
   /** The resource watched: its group and name. */
   readonly resource: CellularResource;
+  /** Owner uids of cell-made objects as clients know them (see OwnerUids); as stored without. */
+  readonly ownerUids?: OwnerUids;
   /** Placed by the ring (the default), or cell-made: watched in the control plane too, never filtered by the ring. */
   readonly placement?: Placement;
   /**
@@ -308,12 +312,9 @@ export async function serveMergedWatch(
       }
       const shown = await tracker.decide(cell, event, request.state() ?? state);
       if (!shown) continue;
-      await out.write(
-        line({
-          type: shown.type,
-          object: withVersion(shown.object as WatchedObject, encodeCellVersions(versions)),
-        }),
-      );
+      const object = withVersion(shown.object as WatchedObject, encodeCellVersions(versions));
+      if (request.ownerUids && cell !== CONTROL_PLANE_SOURCE) await request.ownerUids.show(cell, object);
+      await out.write(line({ type: shown.type, object }));
     }
   } finally {
     stop.abort();

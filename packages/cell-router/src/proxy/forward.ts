@@ -63,6 +63,8 @@ export async function relay(
   upstream: Dispatcher.ResponseData,
   response: ClientResponse,
   showObjects = false,
+  /** A JSON answer's further view (after the client view), where it needs to read more. */
+  viewJson?: (json: Buffer | string) => Promise<Buffer | string>,
 ): Promise<void> {
   const type = String(upstream.headers['content-type'] ?? '');
   if (isErrorWithoutStatus(upstream.statusCode, type)) {
@@ -74,7 +76,11 @@ export async function relay(
   const protobuf = mediaType(type) === 'application/vnd.kubernetes.protobuf';
   if (viewed && (protobuf || mediaType(type).includes('json'))) {
     const bytes = Buffer.from(await upstream.body.arrayBuffer());
-    const shown = protobuf ? showProtobuf(bytes) : showJson(bytes);
+    const shown = protobuf
+      ? showProtobuf(bytes)
+      : viewJson
+        ? await viewJson(showJson(bytes))
+        : showJson(bytes);
     const headers = downstreamHeaders(upstream.headers);
     headers['content-length'] = String(Buffer.byteLength(shown));
     writeHead(response, upstream.statusCode, headers, false);

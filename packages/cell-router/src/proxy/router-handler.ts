@@ -35,12 +35,23 @@ import {
   serviceUnavailable,
   tooManyRequests,
   unauthorized,
-  type KubeStatus,
 } from '../status/kube-status.ts';
 import { serveMergedList } from '../collections/merged-list.ts';
 import { serveMergedWatch } from '../collections/merged-watch.ts';
 import type { CellNamespaces } from './cell-namespaces.ts';
-import { cellMadeTarget } from './cell-made.ts';
+import { CellMadeRequests } from './cell-made-requests.ts';
+import type { OwnerUids } from '../views/owner-uids.ts';
+import {
+  RETRY_SOON,
+  SHOWN_ANSWER,
+  outcomeOf,
+  refusal,
+  sendRefusal,
+  type Destination,
+  type FromBackup,
+  type Impersonation,
+  type Refusal,
+} from './destination.ts';
 import { deleteCollection } from './delete-collection.ts';
 import {
   abortResponse,
@@ -58,7 +69,6 @@ import {
   relay,
   relayUnlessFenced,
   sendJson,
-  sendStatus,
   sendUpstream,
   type BufferedBody,
 } from './forward.ts';
@@ -72,13 +82,6 @@ import type { OldCopies } from './old-copies.ts';
 import { failoverState, type FailoverState } from './pending-backups.ts';
 import { relayUpgrade, writeStatusToSocket } from './upgrade-relay.ts';
 
-/**
- * Asked of a cell for an answer the router shows in its client view (it reads the object): uncompressed, as
- * the router would only have to inflate it.
- */
-const SHOWN_ANSWER = { 'accept-encoding': 'identity' };
-/** A 503 a client may retry: said in the header client-go and client-node read, as in the Status. */
-const RETRY_SOON = { 'retry-after': '1' };
 /** Seconds a write to an object being restored from its backup is told to wait. */
 const RESTORE_RETRY_AFTER_SECONDS = 1;
 
@@ -95,6 +98,11 @@ export interface RouterHandlerOptions {
   /** Whether the control plane deleted the namespace (see MergedListRequest.namespaceDeleted). */
   namespaceDeleted?: (namespace: string) => boolean;
   oldCopies: OldCopies;
+  /**
+   * The uids clients know in the owner references cells' controllers set on what they make (a ReplicaSet's
+   * to its moved Deployment); none: shown as the cells have them.
+   */
+  ownerUids?: OwnerUids;
   /** Creates a control-plane namespace in a cell that does not have it yet, before a write into it. */
   cellNamespaces?: Pick<CellNamespaces, 'ensure'>;
   metrics?: RouterMetrics;
@@ -104,48 +112,9 @@ export interface RouterHandlerOptions {
   maxBodyBytes?: number;
 }
 
-/**
- * The headers every request the router sends on for one caller carries: who to impersonate, and the
- * request's trace context (`traceparent`), so a cell's own spans join the router's.
- */
-type Impersonation = Record<string, string | string[]>;
 type ObjectPlan = Extract<RoutePlan, { kind: 'object' }>;
-type CellMadePlan = Extract<RoutePlan, { kind: 'cell-made' }>;
-
-/** The Status a request gets instead of an apiserver's answer. */
-interface Refusal {
-  kind: 'refuse';
-  status: KubeStatus;
-  cell: string;
-  route: string;
-  routeCase?: number;
-  fenced?: boolean;
-  headers?: Record<string, string>;
-}
-
-/** A read of a Down cell's object served from its backup, until the backup controller promotes it. */
-interface FromBackup {
-  kind: 'backup';
-  object: unknown;
-  cell: string;
-  route: 'failover-backup';
-  routeCase?: number;
-}
-
-/** Where a single-object request goes, or the Status it gets instead. */
-type Destination =
-  | { kind: 'cell'; client: KubeClient; cell: string; route: string; routeCase?: number }
-  | FromBackup
-  | Refusal;
 
 type Admission = { user: UserInfo; impersonation: Impersonation } | { refusal: Refusal };
-
-const refusal = (status: KubeStatus, route: string, cell = ''): Refusal => ({
-  kind: 'refuse',
-  status,
-  cell,
-  route,
-});
 
 /**
  * One request, start to end: who is calling, what it is about, where it goes (planned without I/O), then
@@ -156,11 +125,19 @@ export class RouterHandler {
   private readonly options: RouterHandlerOptions;
   private readonly maxBodyBytes: number;
   private readonly tracer: Tracer;
+  private readonly cellMade: CellMadeRequests;
 
   constructor(options: RouterHandlerOptions) {
     this.options = options;
     this.maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
     this.tracer = options.tracer ?? NOOP_TRACER;
+    this.cellMade = new CellMadeRequests({
+      state: options.state,
+      source: this.source,
+      ownerUids: options.ownerUids,
+      cellNamespaces: options.cellNamespaces,
+      maxBodyBytes: this.maxBodyBytes,
+    });
   }
 
   readonly handle = async (request: ClientRequest, response: ClientResponse): Promise<void> => {
@@ -232,7 +209,7 @@ export class RouterHandler {
       } else if (plan.kind === 'object') {
         destination = await this.destination(plan, admission.impersonation);
       } else if (plan.kind === 'cell-made') {
-        destination = await this.cellMadeDestination(plan, admission.impersonation);
+        destination = await this.cellMade.destination(plan, admission.impersonation);
       } else if (plan.kind === 'reject') {
         destination = refusal(plan.status, 'rejected');
       } else {
@@ -326,92 +303,18 @@ export class RouterHandler {
       case 'object':
         return this.object(plan, request, response, impersonation);
       case 'cell-made':
-        return this.cellMade(plan, request, response, impersonation);
+        return this.cellMade.serve(plan, request, response, impersonation);
     }
+  }
+
+  /** What cell-made collections show of owner uids (see OwnerUids); nothing for cellular ones. */
+  private ownerView(placement: Placement): { ownerUids?: OwnerUids } {
+    return placement === 'anywhere' && this.options.ownerUids ? { ownerUids: this.options.ownerUids } : {};
   }
 
   /** A collection source's client: a live cell's, or the control plane's (see CONTROL_PLANE_SOURCE). */
   private readonly source = (id: string): KubeClient | undefined =>
     id === CONTROL_PLANE_SOURCE ? this.options.controlPlane : this.options.cell(id);
-
-  /** Where a request for one cell-made object goes: the source holding it, else the ring's cell. */
-  private async cellMadeDestination(
-    plan: CellMadePlan,
-    impersonation: Impersonation,
-    signal?: AbortSignal,
-  ): Promise<Destination> {
-    const state = this.options.state();
-    const sources = state ? collectionSources(state, 'anywhere') : [CONTROL_PLANE_SOURCE];
-    const target = await cellMadeTarget(
-      plan.info,
-      plan.ringCell,
-      sources,
-      this.source,
-      impersonation,
-      signal,
-    );
-    if (target.kind === 'unknown') {
-      const status = serviceUnavailable(
-        `cannot tell which cell holds ${plan.info.resource} "${plan.info.name}": ${target.reason}`,
-        1,
-      );
-      return { ...refusal(status, 'cell-made-unknown'), headers: RETRY_SOON };
-    }
-    const client = this.source(target.source);
-    const cell = target.source === CONTROL_PLANE_SOURCE ? 'control-plane' : target.source;
-    if (!client) {
-      const status = serviceUnavailable(`cell ${cell} is not connected`, 1);
-      return { ...refusal(status, 'cell-unavailable', cell), headers: RETRY_SOON };
-    }
-    return { kind: 'cell', client, cell, route: target.route };
-  }
-
-  /**
-   * One cell-made object: forwarded to where it is. Its owner references are the cell's own (its owner is
-   * in that cell), so a write body only has a composite resourceVersion to translate.
-   */
-  private async cellMade(
-    plan: CellMadePlan,
-    request: ClientRequest,
-    response: ClientResponse,
-    impersonation: Impersonation,
-    read?: BufferedBody,
-  ): Promise<RequestOutcome> {
-    const signal = abortOnClose(response);
-    const destination = await this.cellMadeDestination(plan, impersonation, signal);
-    if (destination.kind !== 'cell') return this.refuse(response, destination as Refusal);
-    const source = destination.cell === 'control-plane' ? CONTROL_PLANE_SOURCE : destination.cell;
-    const { verb, subresource, namespace } = plan.info;
-    if (verb !== 'get' && verb !== 'delete' && source !== CONTROL_PLANE_SOURCE)
-      await this.options.cellNamespaces?.ensure(destination.cell, namespace);
-    let body = read;
-    if (!body && verb !== 'get' && hasRequestBody(request)) {
-      const bytes = await readBody(request, this.maxBodyBytes);
-      if (bytes === 'too-large')
-        return this.refuse(response, refusal(requestEntityTooLarge(this.maxBodyBytes), 'too-large'));
-      body = { bytes };
-    }
-    if (body) {
-      const translated = cellVersionBody(
-        body.contentType ?? request.headers['content-type'],
-        body.bytes,
-        source,
-      );
-      if (translated && 'status' in translated)
-        return this.refuse(response, refusal(translated.status, 'stale-version', destination.cell));
-      if (translated) body = { ...body, bytes: translated.body };
-    }
-    const shown = subresource === '' || subresource === 'status';
-    const upstream = await sendUpstream(
-      destination.client,
-      request,
-      shown ? { ...impersonation, ...SHOWN_ANSWER } : impersonation,
-      signal,
-      body,
-    );
-    await relay(upstream, response, shown);
-    return outcomeOf(destination, upstream.statusCode);
-  }
 
   /** Sends the request on to the control plane as the caller (its body as read, when it was) and relays it. */
   private async toControlPlane(
@@ -476,7 +379,7 @@ export class RouterHandler {
         };
       // A Pod or Event a client creates itself: in the ring's cell, as a cellular object would be.
       if (plan.kind === 'cell-made')
-        return { ...(await this.cellMade(plan, request, response, impersonation, payload)), name };
+        return { ...(await this.cellMade.serve(plan, request, response, impersonation, payload)), name };
       if (plan.kind !== 'object') throw new Error(`a named create planned as ${plan.kind}`);
       const destination = await this.destination(plan, impersonation);
       if (destination.kind === 'backup') return this.refuse(response, restoringRefusal(plan, destination));
@@ -686,6 +589,7 @@ export class RouterHandler {
         state,
         resource: { group: info.apiGroup, resource: info.resource },
         placement,
+        ...this.ownerView(placement),
         namespaceLabels: this.options.namespaceLabels ?? (() => undefined),
         ...(this.options.namespaceDeleted ? { namespaceDeleted: this.options.namespaceDeleted } : {}),
         client: this.source,
@@ -730,6 +634,7 @@ export class RouterHandler {
         target: request.url ?? '/',
         resource: { group: info.apiGroup, resource: info.resource },
         placement,
+        ...this.ownerView(placement),
         headers,
         signal,
         readCopy,
@@ -765,8 +670,7 @@ export class RouterHandler {
   }
 
   private refuse(response: ClientResponse, destination: Refusal): RequestOutcome {
-    sendStatus(response, destination.status, destination.headers);
-    return outcomeOf(destination, destination.status.code);
+    return sendRefusal(response, destination);
   }
 
   private finish(
@@ -814,16 +718,6 @@ function mergeHeaders(
   headers.accept = jsonAccept(request.headers.accept);
   delete headers['accept-encoding'];
   return headers;
-}
-
-function outcomeOf(destination: Destination, code: number): RequestOutcome {
-  return {
-    code,
-    cell: destination.cell,
-    route: destination.route,
-    ...(destination.routeCase ? { routeCase: destination.routeCase } : {}),
-    ...(destination.kind === 'refuse' && destination.fenced ? { fenced: true } : {}),
-  };
 }
 
 /** The request's info, or why its target cannot be one (only origin-form paths are served). */

@@ -3,12 +3,14 @@ import type { Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 
 import {
+  ApiError,
   CellPool,
   CONTROL_PLANE,
   Informer,
   RouterLeasePublisher,
   resourceListWatch,
   type KubeClient,
+  type KubeObject,
 } from '@cellfed/controller-kit';
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
@@ -22,6 +24,8 @@ import { CellNamespaces, NAMESPACES } from '../proxy/cell-namespaces.ts';
 import { answerClientError } from './client-errors.ts';
 import { OldCopies } from '../proxy/old-copies.ts';
 import { RouterHandler } from '../proxy/router-handler.ts';
+import { CellularKinds, type DiscoveredResource } from '../views/cellular-kinds.ts';
+import { OwnerUids } from '../views/owner-uids.ts';
 import { RoutingStateHolder } from '../routing/routing-state-holder.ts';
 
 export interface RouterOptions {
@@ -113,6 +117,19 @@ export class Router {
       namespaceLabels: (namespace) => this.namespaces.labels(namespaceKey(namespace)),
       namespaceDeleted: (namespace) => deletedNamespaces.has(namespace),
       oldCopies: new OldCopies({ client: (id) => this.pool.get(id)?.client }),
+      ownerUids: new OwnerUids(
+        new CellularKinds(
+          async (groupVersion) =>
+            (
+              await options.controlPlane.request<{ resources: DiscoveredResource[] }>(
+                'GET',
+                groupVersion.includes('/') ? `/apis/${groupVersion}` : `/api/${groupVersion}`,
+              )
+            ).resources,
+          () => this.state.current()?.cellular,
+        ),
+        (cell, path) => readIfFound(this.pool.get(cell)?.client, path),
+      ),
       cellNamespaces,
       metrics: new RouterMetrics(options.registry),
       ...(options.tracer ? { tracer: options.tracer } : {}),
@@ -182,5 +199,16 @@ export class Router {
 
   async stopped(): Promise<void> {
     await this.running;
+  }
+}
+
+/** One object read with the router's own identity; undefined when not found (or the cell is not engaged). */
+async function readIfFound(client: KubeClient | undefined, path: string): Promise<KubeObject | undefined> {
+  if (!client) return undefined;
+  try {
+    return await client.request<KubeObject>('GET', path);
+  } catch (error) {
+    if (error instanceof ApiError && error.statusCode === 404) return undefined;
+    throw error;
   }
 }

@@ -1,0 +1,71 @@
+/** Where a request goes, or the Status it gets instead: what the proxy acts on. */
+import type { KubeClient } from '@cellfed/controller-kit';
+
+import type { KubeStatus } from '../status/kube-status.ts';
+import type { RequestOutcome } from '../tracing/request-span.ts';
+import { sendStatus } from './forward.ts';
+import type { ClientResponse } from './client-exchange.ts';
+
+/**
+ * Asked of a cell for an answer the router shows in its client view (it reads the object): uncompressed, as
+ * the router would only have to inflate it.
+ */
+export const SHOWN_ANSWER = { 'accept-encoding': 'identity' };
+/** A 503 a client may retry: said in the header client-go and client-node read, as in the Status. */
+export const RETRY_SOON = { 'retry-after': '1' };
+
+/**
+ * The headers every request the router sends on for one caller carries: who to impersonate, and the
+ * request's trace context (`traceparent`), so a cell's own spans join the router's.
+ */
+export type Impersonation = Record<string, string | string[]>;
+
+/** The Status a request gets instead of an apiserver's answer. */
+export interface Refusal {
+  kind: 'refuse';
+  status: KubeStatus;
+  cell: string;
+  route: string;
+  routeCase?: number;
+  fenced?: boolean;
+  headers?: Record<string, string>;
+}
+
+/** A read of a Down cell's object served from its backup, until the backup controller promotes it. */
+export interface FromBackup {
+  kind: 'backup';
+  object: unknown;
+  cell: string;
+  route: 'failover-backup';
+  routeCase?: number;
+}
+
+/** Where a single-object request goes, or the Status it gets instead. */
+export type Destination =
+  | { kind: 'cell'; client: KubeClient; cell: string; route: string; routeCase?: number }
+  | FromBackup
+  | Refusal;
+
+export const refusal = (status: KubeStatus, route: string, cell = ''): Refusal => ({
+  kind: 'refuse',
+  status,
+  cell,
+  route,
+});
+
+/** What the access log, the span and the metrics record of a request sent to `destination`. */
+export function outcomeOf(destination: Destination, code: number): RequestOutcome {
+  return {
+    code,
+    cell: destination.cell,
+    route: destination.route,
+    ...(destination.routeCase ? { routeCase: destination.routeCase } : {}),
+    ...(destination.kind === 'refuse' && destination.fenced ? { fenced: true } : {}),
+  };
+}
+
+/** Answers with a refusal's Status (and headers); what the request's outcome records. */
+export function sendRefusal(response: ClientResponse, destination: Refusal): RequestOutcome {
+  sendStatus(response, destination.status, destination.headers);
+  return outcomeOf(destination, destination.status.code);
+}

@@ -1,0 +1,102 @@
+import type { KubeObject } from '@cellfed/controller-kit';
+
+import { CellularResources } from '../routing/cellular-resources.ts';
+import { CellularKinds, type DiscoveredResource } from './cellular-kinds.ts';
+import { OwnerUids, showOwnerUids } from './owner-uids.ts';
+
+const APPS: DiscoveredResource[] = [
+  { name: 'deployments', kind: 'Deployment', namespaced: true },
+  { name: 'deployments/scale', kind: 'Scale', namespaced: true },
+  { name: 'replicasets', kind: 'ReplicaSet', namespaced: true },
+];
+
+/** Cell `a` holds Deployment shop/web, moved there: uid `new-uid`, known to clients as `first-uid`. */
+function fixture() {
+  const reads: string[] = [];
+  const discovered: string[] = [];
+  const kinds = new CellularKinds(
+    async (groupVersion) => {
+      discovered.push(groupVersion);
+      if (groupVersion !== 'apps/v1') throw new Error('not found');
+      return APPS;
+    },
+    () => new CellularResources([{ group: 'apps', resource: 'deployments' }]),
+  );
+  const uids = new OwnerUids(kinds, async (cell, path): Promise<KubeObject | undefined> => {
+    reads.push(`${cell} ${path}`);
+    if (cell !== 'a' || path !== '/apis/apps/v1/namespaces/shop/deployments/web') return undefined;
+    return { metadata: { name: 'web', uid: 'new-uid', annotations: { 'cellfed.io/uid': 'first-uid' } } };
+  });
+  return { uids, reads, discovered };
+}
+
+const replicaSet = (uid: string) => ({
+  kind: 'ReplicaSet',
+  metadata: {
+    namespace: 'shop',
+    name: 'web-5d8f',
+    ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid, controller: true }],
+  },
+});
+const ownerUid = (value: unknown) =>
+  (value as ReturnType<typeof replicaSet>).metadata.ownerReferences[0]!.uid;
+
+describe('OwnerUids', () => {
+  it('shows the uid clients know for a moved owner, and reads the owner once', async () => {
+    const { uids, reads } = fixture();
+    const shown = replicaSet('new-uid');
+    expect(await uids.show('a', shown)).toBe(true);
+    expect(ownerUid(shown)).toBe('first-uid');
+    const again = replicaSet('new-uid');
+    await uids.show('a', again);
+    expect(ownerUid(again)).toBe('first-uid');
+    expect(reads).toEqual(['a /apis/apps/v1/namespaces/shop/deployments/web']);
+  });
+
+  it('stores the cell’s uid back on a write, so the cell’s collector still finds the owner', async () => {
+    const { uids } = fixture();
+    const written = replicaSet('first-uid');
+    expect(await uids.store('a', 'shop', written)).toBe(true);
+    expect(ownerUid(written)).toBe('new-uid');
+  });
+
+  it('leaves references alone: of a kind that is not cellular, to an owner gone or made again, in other cells', async () => {
+    const { uids, reads } = fixture();
+    const pod = {
+      metadata: {
+        namespace: 'shop',
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-5d8f', uid: 'rs-uid' }],
+      },
+    };
+    expect(await uids.show('a', pod)).toBe(false);
+    expect(reads).toEqual([]);
+    const remade = replicaSet('older-uid');
+    expect(await uids.show('a', remade)).toBe(false);
+    expect(ownerUid(remade)).toBe('older-uid');
+    expect(await uids.show('b', replicaSet('new-uid'))).toBe(false);
+    const unknownGroup = {
+      metadata: {
+        namespace: 'shop',
+        ownerReferences: [{ apiVersion: 'x.io/v1', kind: 'Thing', name: 't', uid: 'u' }],
+      },
+    };
+    expect(await uids.show('a', unknownGroup)).toBe(false);
+  });
+
+  it('translates list items and Table rows, and leaves a text without owners as it is', async () => {
+    const { uids, discovered } = fixture();
+    const list = { kind: 'ReplicaSetList', items: [replicaSet('new-uid')] };
+    await uids.show('a', list);
+    expect(ownerUid(list.items[0])).toBe('first-uid');
+    const table = { kind: 'Table', rows: [{ cells: ['web-5d8f'], object: replicaSet('new-uid') }] };
+    await uids.show('a', table);
+    expect(ownerUid(table.rows[0]!.object)).toBe('first-uid');
+    const plain = Buffer.from('{"metadata":{"name":"x"}}');
+    expect(await showOwnerUids(uids, 'a', plain)).toBe(plain);
+    expect(JSON.parse(String(await showOwnerUids(uids, 'a', JSON.stringify(replicaSet('new-uid')))))).toEqual(
+      replicaSet('first-uid'),
+    );
+    // Discovery once per group version, not per object.
+    expect(discovered).toEqual(['apps/v1']);
+  });
+});

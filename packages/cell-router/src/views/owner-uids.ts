@@ -1,0 +1,165 @@
+import { ORIGIN_UID_ANNOTATION, resourcePath, type KubeObject } from '@cellfed/controller-kit';
+
+import type { CellularKinds } from './cellular-kinds.ts';
+
+/** An owner reference as a cell stores it: only the fields the translation reads. */
+interface OwnerRef {
+  apiVersion?: unknown;
+  kind?: unknown;
+  name?: unknown;
+  uid?: unknown;
+}
+
+interface WithOwners {
+  metadata?: { namespace?: string; ownerReferences?: unknown };
+}
+
+/** Reads one object in a cell with the router's own identity; undefined when it is not there. */
+export type ReadInCell = (cell: string, path: string) => Promise<KubeObject | undefined>;
+
+/** How many uid pairs are remembered (oldest forgotten first): about 200 bytes each. */
+const REMEMBERED = 50_000;
+
+/**
+ * The uids in owner references a cell's own controllers set. A ReplicaSet names its Deployment by the uid
+ * the Deployment has in that cell; a Deployment that moved (or was restored from its backup) has a new uid
+ * there, and clients know it by its first one (`cellfed.io/uid`). kubectl matches ReplicaSets to their
+ * Deployment by uid (describe, rollout history, rollout undo), so on the way out each such reference shows the
+ * uid clients know, and on the way in (an update of the ReplicaSet) it gets back the cell's, or the cell's
+ * garbage collector would take the owner for gone.
+ *
+ * The owner is read by name in the same cell, once: a uid names one object forever, so the pair is kept.
+ * Owners of kinds that are not cellular (a Pod's ReplicaSet) never move and are left as they are.
+ */
+export class OwnerUids {
+  /** `cell uid` → the uid clients know, per cell. */
+  private readonly shown = new Map<string, string>();
+  /** `client uid` → the cell's uid, per cell. */
+  private readonly stored = new Map<string, string>();
+  private readonly kinds: CellularKinds;
+  private readonly read: ReadInCell;
+
+  constructor(kinds: CellularKinds, read: ReadInCell) {
+    this.kinds = kinds;
+    this.read = read;
+  }
+
+  /**
+   * Shows, in place, the uids clients know in the owner references of `value`: an object, a List's items, a
+   * Table's rows' objects. Whether anything changed.
+   */
+  async show(cell: string, value: unknown): Promise<boolean> {
+    let changed = false;
+    for (const object of objectsIn(value))
+      for (const ref of refsOf(object)) {
+        const uid = await this.clientUid(cell, object.metadata?.namespace ?? '', ref);
+        if (uid !== undefined && uid !== ref.uid) {
+          ref.uid = uid;
+          changed = true;
+        }
+      }
+    return changed;
+  }
+
+  /** The reverse of {@link show} for an object written into `cell`, in place. Whether anything changed. */
+  async store(cell: string, namespace: string, value: unknown): Promise<boolean> {
+    let changed = false;
+    for (const object of objectsIn(value))
+      for (const ref of refsOf(object)) {
+        const uid = await this.cellUid(cell, object.metadata?.namespace ?? namespace, ref);
+        if (uid !== undefined && uid !== ref.uid) {
+          ref.uid = uid;
+          changed = true;
+        }
+      }
+    return changed;
+  }
+
+  private async clientUid(cell: string, namespace: string, ref: OwnerRef): Promise<string | undefined> {
+    const known = this.shown.get(`${cell} ${String(ref.uid)}`);
+    if (known !== undefined) return known;
+    const owner = await this.owner(cell, namespace, ref);
+    // A different uid: the owner was deleted (and made again); the reference is shown as the cell has it.
+    return owner && owner.cellUid === ref.uid ? owner.clientUid : undefined;
+  }
+
+  private async cellUid(cell: string, namespace: string, ref: OwnerRef): Promise<string | undefined> {
+    const known = this.stored.get(`${cell} ${String(ref.uid)}`);
+    if (known !== undefined) return known;
+    const owner = await this.owner(cell, namespace, ref);
+    return owner && owner.clientUid === ref.uid ? owner.cellUid : undefined;
+  }
+
+  /** The owner a reference names, read by name in `cell`: its uid there and the one clients know. */
+  private async owner(cell: string, namespace: string, ref: OwnerRef) {
+    if (typeof ref.apiVersion !== 'string' || typeof ref.kind !== 'string' || typeof ref.name !== 'string')
+      return undefined;
+    const resource = await this.kinds.resourceOf(ref.apiVersion, ref.kind);
+    if (!resource) return undefined;
+    let object: KubeObject | undefined;
+    try {
+      object = await this.read(cell, resourcePath(resource, namespace, ref.name));
+    } catch {
+      return undefined; // shown as stored; the next answer asks again
+    }
+    const cellUid = object?.metadata.uid;
+    if (!object || !cellUid) return undefined;
+    const clientUid = object.metadata.annotations?.[ORIGIN_UID_ANNOTATION] ?? cellUid;
+    remember(this.shown, `${cell} ${cellUid}`, clientUid);
+    remember(this.stored, `${cell} ${clientUid}`, cellUid);
+    return { cellUid, clientUid };
+  }
+}
+
+function remember(map: Map<string, string>, key: string, value: string): void {
+  map.set(key, value);
+  if (map.size > REMEMBERED) map.delete(map.keys().next().value!);
+}
+
+/** The objects of a value: itself, a List's items, a Table's rows' objects (a merged Table row: its object). */
+function objectsIn(value: unknown): WithOwners[] {
+  if (typeof value !== 'object' || value === null) return [];
+  const object = value as WithOwners & {
+    kind?: string;
+    items?: unknown;
+    rows?: unknown;
+    cells?: unknown;
+    object?: unknown;
+  };
+  const found: WithOwners[] = [object];
+  if (Array.isArray(object.items)) for (const item of object.items) found.push(...objectsIn(item));
+  if (Array.isArray(object.rows))
+    for (const row of object.rows as { object?: unknown }[]) found.push(...objectsIn(row.object));
+  if (Array.isArray(object.cells)) found.push(...objectsIn(object.object));
+  return found;
+}
+
+function refsOf(object: WithOwners): OwnerRef[] {
+  const refs = object.metadata?.ownerReferences;
+  return Array.isArray(refs)
+    ? refs.filter(
+        (ref): ref is OwnerRef => typeof ref === 'object' && ref !== null && typeof ref.uid === 'string',
+      )
+    : [];
+}
+
+const OWNERS_MARK = '"ownerReferences"';
+
+/**
+ * A JSON text with {@link OwnerUids.show} applied: the same text when it names no owners or none changed
+ * (most do not), else re-encoded.
+ */
+export async function showOwnerUids<T extends Buffer | string>(
+  uids: OwnerUids,
+  cell: string,
+  json: T,
+): Promise<T | string> {
+  if (!json.includes(OWNERS_MARK)) return json;
+  let value: unknown;
+  try {
+    value = JSON.parse(json.toString());
+  } catch {
+    return json;
+  }
+  return (await uids.show(cell, value)) ? JSON.stringify(value) : json;
+}
