@@ -158,7 +158,7 @@ export async function serveMergedList(
     const next = takeVisible(pagers, table, request);
     if (next === END) break;
     if (next === undefined) continue;
-    let item = showJson(next.item);
+    let item = showJson(next.item, { copies: request.placement !== 'anywhere' });
     if (request.ownerUids && next.cell !== CONTROL_PLANE_SOURCE)
       item = await showOwnerUids(request.ownerUids, next.cell, item);
     if (given > 0) await out.write(ITEM_SEPARATOR);

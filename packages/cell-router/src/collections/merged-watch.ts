@@ -24,7 +24,7 @@ import {
 } from './cell-versions.ts';
 import { visibleCopy } from './copy-choice.ts';
 import type { CollectionOutcome, StreamedAnswer } from './streamed-answer.ts';
-import { showObject } from '../views/client-view.ts';
+import { showObject, type ClientViewOptions } from '../views/client-view.ts';
 import { isCellOwnObject } from '@cellfed/controller-kit';
 import type { CellularResource } from '../routing/cellular-resources.ts';
 import { CellMadeTracker } from './cell-made-tracker.ts';
@@ -36,9 +36,13 @@ import { watchedMeta, type WatchedObject } from './watched-object.ts';
  * A copy of a watched object as the client sees it (views/client-view.ts), showing the composite version (on
  * the Table and its row's object too).
  */
-function withVersion(object: WatchedObject, resourceVersion: string): WatchedObject {
+function withVersion(
+  object: WatchedObject,
+  resourceVersion: string,
+  options: ClientViewOptions,
+): WatchedObject {
   const copy = structuredClone(object);
-  showObject(copy);
+  showObject(copy, options);
   copy.metadata = { ...copy.metadata, resourceVersion };
   for (const row of copy.rows ?? []) {
     if (row.object?.metadata) row.object.metadata.resourceVersion = resourceVersion;
@@ -312,7 +316,9 @@ export async function serveMergedWatch(
       }
       const shown = await tracker.decide(cell, event, request.state() ?? state);
       if (!shown) continue;
-      const object = withVersion(shown.object as WatchedObject, encodeCellVersions(versions));
+      const object = withVersion(shown.object as WatchedObject, encodeCellVersions(versions), {
+        copies: placement !== 'anywhere',
+      });
       if (request.ownerUids && cell !== CONTROL_PLANE_SOURCE) await request.ownerUids.show(cell, object);
       await out.write(line({ type: shown.type, object }));
     }

@@ -118,11 +118,13 @@ export class CellMadeRequests {
       body,
     );
     const uids = this.options.ownerUids;
+    // Never a copy, and no owner reference of it is held (it was written as it is): only the owner uids of
+    // moved owners are shown as clients know them.
     await relay(
       upstream,
       response,
-      shown,
-      uids && source !== CONTROL_PLANE_SOURCE
+      false,
+      shown && uids && source !== CONTROL_PLANE_SOURCE
         ? (json) => showOwnerUids(uids, destination.cell, json)
         : undefined,
     );

@@ -63,8 +63,11 @@ export async function relay(
   upstream: Dispatcher.ResponseData,
   response: ClientResponse,
   showObjects = false,
-  /** A JSON answer's further view (after the client view), where it needs to read more. */
-  viewJson?: (json: Buffer | string) => Promise<Buffer | string>,
+  /**
+   * Instead of the client view of a JSON answer, this view (what the cells' controllers make: never a copy;
+   * a protobuf answer then passes as it is).
+   */
+  viewJson?: (json: Buffer) => Promise<Buffer | string>,
 ): Promise<void> {
   const type = String(upstream.headers['content-type'] ?? '');
   if (isErrorWithoutStatus(upstream.statusCode, type)) {
@@ -72,15 +75,12 @@ export async function relay(
     sendStatus(response, statusFromText(upstream.statusCode, text));
     return;
   }
-  const viewed = showObjects && upstream.statusCode < 300 && !upstream.headers['content-encoding'];
+  const readable = upstream.statusCode < 300 && !upstream.headers['content-encoding'];
   const protobuf = mediaType(type) === 'application/vnd.kubernetes.protobuf';
-  if (viewed && (protobuf || mediaType(type).includes('json'))) {
+  const json = mediaType(type).includes('json');
+  if (readable && ((showObjects && protobuf) || ((showObjects || viewJson) && json))) {
     const bytes = Buffer.from(await upstream.body.arrayBuffer());
-    const shown = protobuf
-      ? showProtobuf(bytes)
-      : viewJson
-        ? await viewJson(showJson(bytes))
-        : showJson(bytes);
+    const shown = protobuf ? showProtobuf(bytes) : viewJson ? await viewJson(bytes) : showJson(bytes);
     const headers = downstreamHeaders(upstream.headers);
     headers['content-length'] = String(Buffer.byteLength(shown));
     writeHead(response, upstream.statusCode, headers, false);

@@ -87,5 +87,9 @@ describe('client view', () => {
     const row = { cells: ['web'], object: structuredClone(copy) };
     showObject(row);
     expect(row.object.metadata.uid).toBe('first');
+    // What a cell's controllers made inherits these annotations (a Deployment's ReplicaSet): not its own.
+    const made = structuredClone(copy);
+    showObject(made, { copies: false });
+    expect(made.metadata.uid).toBe('copy');
   });
 });

@@ -27,6 +27,15 @@ interface WithMetadata {
   };
 }
 
+export interface ClientViewOptions {
+  /**
+   * Whether the objects may be copies, shown by the identity clients know (the default). Not for what the
+   * cells' controllers make: never copied, it inherits the annotations of what it was made from (a
+   * Deployment's ReplicaSet gets the Deployment's `cellfed.io/uid`), which are not its own.
+   */
+  readonly copies?: boolean;
+}
+
 /** Whether a JSON text may need {@link showJson} (a byte search: most objects hold nothing). */
 export function mayNeedClientView(json: Buffer | string): boolean {
   return MARKS.some((mark) => json.includes(mark));
@@ -37,7 +46,7 @@ export function mayNeedClientView(json: Buffer | string): boolean {
  * in place. A List's items, a Table's rows' objects and a watch event's object are objects too. An annotation
  * that does not parse (edited in a cell by hand) is left as it is: the client sees what is there.
  */
-export function showObject(value: unknown): void {
+export function showObject(value: unknown, options: ClientViewOptions = {}): void {
   if (typeof value !== 'object' || value === null) return;
   const object = value as WithMetadata & {
     kind?: string;
@@ -46,20 +55,22 @@ export function showObject(value: unknown): void {
     cells?: unknown[];
     object?: unknown;
   };
-  if (Array.isArray(object.items)) for (const item of object.items) showObject(item);
+  if (Array.isArray(object.items)) for (const item of object.items) showObject(item, options);
   if (object.kind === 'Table' && Array.isArray(object.rows))
-    for (const row of object.rows) showObject(row.object);
+    for (const row of object.rows) showObject(row.object, options);
   // One row of a merged Table list.
-  if (Array.isArray(object.cells)) showObject(object.object);
+  if (Array.isArray(object.cells)) showObject(object.object, options);
   const metadata = object.metadata;
   const annotations = metadata?.annotations;
   if (!metadata || !annotations) return;
   // A copy is the object clients know: its first uid and creation time. The annotations stay, so an update
   // of what a client read keeps them (views/cell-view.ts drops the uid it shows from the update).
-  const uid = annotations[ORIGIN_UID_ANNOTATION];
-  if (uid && metadata.uid !== undefined) metadata.uid = uid;
-  const created = annotations[ORIGIN_CREATED_ANNOTATION];
-  if (created && metadata.creationTimestamp !== undefined) metadata.creationTimestamp = created;
+  if (options.copies !== false) {
+    const uid = annotations[ORIGIN_UID_ANNOTATION];
+    if (uid && metadata.uid !== undefined) metadata.uid = uid;
+    const created = annotations[ORIGIN_CREATED_ANNOTATION];
+    if (created && metadata.creationTimestamp !== undefined) metadata.creationTimestamp = created;
+  }
   if (!(HELD_OWNERS_ANNOTATION in annotations)) return;
   let held;
   try {
@@ -76,7 +87,7 @@ export function showObject(value: unknown): void {
 }
 
 /** The client view of a JSON text: the same bytes when nothing is held, else the object re-encoded. */
-export function showJson<T extends Buffer | string>(json: T): T | string {
+export function showJson<T extends Buffer | string>(json: T, options: ClientViewOptions = {}): T | string {
   if (!mayNeedClientView(json)) return json;
   let value: unknown;
   try {
@@ -84,6 +95,6 @@ export function showJson<T extends Buffer | string>(json: T): T | string {
   } catch {
     return json;
   }
-  showObject(value);
+  showObject(value, options);
   return JSON.stringify(value);
 }

@@ -113,4 +113,37 @@ describe('protobuf views', () => {
     const notMarked = Buffer.concat([Buffer.from('xxxx'), Buffer.from(HELD_OWNERS_ANNOTATION)]);
     expect(showProtobuf(notMarked)).toBe(notMarked);
   });
+
+  it('show a copy with the uid and creation time clients know', () => {
+    const identity = { 'cellfed.io/uid': 'first-uid', 'cellfed.io/created': '2026-01-01T00:00:10Z' };
+    const annotations = Object.entries(identity).map(([k, v]) =>
+      field(12, Buffer.concat([field(1, k), field(2, v)])),
+    );
+    const meta = Buffer.concat([
+      field(1, 'settings'),
+      field(5, 'copy-uid'),
+      field(8, Buffer.concat([varint(1 * 8), varint(1_800_000_000)])),
+      ...annotations,
+    ]);
+    const body = Buffer.concat([
+      Buffer.from('k8s\0', 'binary'),
+      field(1, Buffer.concat([field(1, 'v1'), field(2, 'ConfigMap')])),
+      field(2, field(1, meta)),
+    ]);
+    const shown = showProtobuf(body).subarray(4);
+    const raw = fieldSpans(shown).find((s) => s.number === 2)!;
+    const object = shown.subarray(raw.start, raw.end);
+    const metaSpan = fieldSpans(object).find((s) => s.number === 1)!;
+    const shownMeta = object.subarray(metaSpan.start, metaSpan.end);
+    const spans = fieldSpans(shownMeta);
+    const uid = spans.find((s) => s.number === 5)!;
+    expect(shownMeta.subarray(uid.start, uid.end).toString()).toBe('first-uid');
+    const created = spans.find((s) => s.number === 8)!;
+    const time = shownMeta.subarray(created.start, created.end);
+    expect(
+      time.equals(Buffer.concat([varint(1 * 8), varint(Date.parse(identity['cellfed.io/created']) / 1000)])),
+    ).toBe(true);
+    // The annotations stay.
+    expect(spans.filter((s) => s.number === 12)).toHaveLength(2);
+  });
 });

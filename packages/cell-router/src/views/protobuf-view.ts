@@ -1,6 +1,8 @@
 import {
   HELD_OWNERS_ANNOTATION,
   HeldOwnersError,
+  ORIGIN_CREATED_ANNOTATION,
+  ORIGIN_UID_ANNOTATION,
   heldOwners,
   shownOwners,
   splitOwners,
@@ -20,37 +22,51 @@ import type { CellOwnersReader, CellWrite } from './cell-view.ts';
 /**
  * The client and cell views (see client-view.ts, cell-view.ts) of a single object in Kubernetes' protobuf
  * encoding, edited on the wire: the `k8s\0` envelope's `raw` (2) is the object, whose `metadata` is field 1
- * in every built-in kind; ObjectMeta's annotations are map entries in field 12, owner references field 13.
+ * in every built-in kind; ObjectMeta's uid is field 5, creationTimestamp 8 (seconds 1, nanos 2),
+ * annotations map entries in field 12, owner references field 13.
  */
 
 const MAGIC = Buffer.from('k8s\0', 'binary');
 const RAW = 2;
 const METADATA = 1;
+const UID = 5;
+const CREATION_TIMESTAMP = 8;
 const ANNOTATIONS = 12;
 const OWNER_REFERENCES = 13;
 const HELD_KEY = Buffer.from(HELD_OWNERS_ANNOTATION);
+const ORIGIN_UID_KEY = Buffer.from(ORIGIN_UID_ANNOTATION);
+const ORIGIN_CREATED_KEY = Buffer.from(ORIGIN_CREATED_ANNOTATION);
 
-/** The client view of a protobuf object: the same bytes when nothing is held or it cannot be read. */
+/**
+ * The client view of a protobuf object: held owner references shown, and a copy's uid and creation time
+ * as clients know them. The same bytes when there is nothing to show or it cannot be read.
+ */
 export function showProtobuf(body: Buffer): Buffer {
-  if (!body.includes(HELD_KEY)) return body;
+  if (!body.includes(HELD_KEY) && !body.includes(ORIGIN_UID_KEY)) return body;
   const object = openObject(body);
   if (!object) return body;
   const spans = fieldSpans(object.meta);
-  const annotation = heldAnnotation(object.meta, spans);
-  if (!annotation) return body;
-  let held: OwnerReference[];
+  const uid = annotationIn(object.meta, spans, ORIGIN_UID_KEY)?.value;
+  const createdAt = Date.parse(annotationIn(object.meta, spans, ORIGIN_CREATED_KEY)?.value ?? '');
+  const annotation = annotationIn(object.meta, spans, HELD_KEY);
+  let held: OwnerReference[] = [];
   try {
-    held = heldOwners({ [HELD_OWNERS_ANNOTATION]: annotation.value });
+    if (annotation) held = heldOwners({ [HELD_OWNERS_ANNOTATION]: annotation.value });
   } catch (error) {
-    if (error instanceof HeldOwnersError) return body;
-    throw error;
+    if (!(error instanceof HeldOwnersError)) throw error;
   }
+  if (held.length === 0 && uid === undefined) return body;
   const native = ownersIn(object.meta, spans);
   const added = shownOwners(native, held).slice(native.length);
   const meta = Buffer.concat([
     ...spans
-      .filter((span) => span !== annotation.span)
-      .map((span) => object.meta.subarray(span.tagStart, span.end)),
+      .filter((span) => held.length === 0 || span !== annotation?.span)
+      .map((span) => {
+        if (span.number === UID && uid !== undefined) return lengthDelimited(UID, Buffer.from(uid));
+        if (span.number === CREATION_TIMESTAMP && !Number.isNaN(createdAt))
+          return lengthDelimited(CREATION_TIMESTAMP, varintField(1, Math.floor(createdAt / 1000)));
+        return object.meta.subarray(span.tagStart, span.end);
+      }),
     ...added.map((owner) => lengthDelimited(OWNER_REFERENCES, encodeOwner(owner))),
   ]);
   return object.withMeta(meta);
@@ -69,7 +85,7 @@ export async function cellViewOfProtobuf(
   if (wanted.length === 0) return undefined;
   const native = method === 'POST' ? [] : ((await current())?.native ?? []);
   const split = splitOwners(wanted, native);
-  const stale = heldAnnotation(object.meta, spans)?.span;
+  const stale = annotationIn(object.meta, spans, HELD_KEY)?.span;
   const kept = spans.filter((span) => span.number !== OWNER_REFERENCES && span !== stale);
   const meta = Buffer.concat([
     ...kept.map((span) => object.meta.subarray(span.tagStart, span.end)),
@@ -120,13 +136,14 @@ function replace(message: Buffer, span: AnyFieldSpan, field: Buffer): Buffer {
   return Buffer.concat([message.subarray(0, span.tagStart), field, message.subarray(span.end)]);
 }
 
-function heldAnnotation(meta: Buffer, spans: readonly AnyFieldSpan[]) {
+/** The map entry of annotation `wanted` in ObjectMeta, and its value. */
+function annotationIn(meta: Buffer, spans: readonly AnyFieldSpan[], wanted: Buffer) {
   for (const span of spans) {
     if (span.number !== ANNOTATIONS || span.wireType !== 2) continue;
     const entry = meta.subarray(span.start, span.end);
     const fields = fieldSpans(entry);
     const key = fields.findLast((field) => field.number === 1);
-    if (!key || !entry.subarray(key.start, key.end).equals(HELD_KEY)) continue;
+    if (!key || !entry.subarray(key.start, key.end).equals(wanted)) continue;
     const value = fields.findLast((field) => field.number === 2);
     return { span, value: value ? entry.subarray(value.start, value.end).toString('utf8') : '' };
   }
