@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import { E2eError, E2eErrorCode } from './errors.ts';
 
 /** The binaries scripts/build-tools.sh builds from e2e/tools. */
-export const TOOL_NAMES = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kubectl', 'helm'] as const;
+export const TOOL_NAMES = [
+  'etcd',
+  'kube-apiserver',
+  'kube-controller-manager',
+  'kubectl',
+  'helm',
+  'informer',
+] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 export type Tools = Record<ToolName, string>;
 

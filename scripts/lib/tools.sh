@@ -1,15 +1,18 @@
 # Sourced by the project's scripts: where the Kubernetes tools built from e2e/tools live.
-# The cache directory is keyed by everything that decides the binaries: both go.mod/go.sum pairs,
-# the Go version, the target platform and the link flags, so a dependency bump or a new Go builds afresh.
+# The cache directory is keyed by everything that decides the binaries: both go.mod/go.sum pairs, the
+# suite's own Go sources, the Go version, the target platform and the link flags, so a dependency bump or
+# a new Go builds afresh.
 # shellcheck shell=bash
 
 cellfed_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cellfed_cache="${CELLFED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cellfed}"
 cellfed_go="${CELLFED_GO:-/usr/local/go/bin/go}"
 # The tools each module builds; e2e code finds them by these names in CELLFED_TOOLS_BIN.
+# cellfed.io/e2e/tools/informer is the suite's own client-go program (a controller's informer, through the
+# router and against one apiserver).
 cellfed_kube_tools=(go.etcd.io/etcd/server/v3 k8s.io/kubernetes/cmd/kube-apiserver
-  k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl)
-cellfed_kube_tool_names=(etcd kube-apiserver kube-controller-manager kubectl)
+  k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl cellfed.io/e2e/tools/informer)
+cellfed_kube_tool_names=(etcd kube-apiserver kube-controller-manager kubectl informer)
 cellfed_helm_tools=(helm.sh/helm/v4/cmd/helm)
 cellfed_helm_tool_names=(helm)
 
@@ -30,7 +33,8 @@ cellfed_tools_key() {
   {
     "$cellfed_go" env GOVERSION GOOS GOARCH
     cat "$cellfed_root/e2e/tools/go.mod" "$cellfed_root/e2e/tools/go.sum" \
-      "$cellfed_root/e2e/tools/helm/go.mod" "$cellfed_root/e2e/tools/helm/go.sum"
+      "$cellfed_root/e2e/tools/helm/go.mod" "$cellfed_root/e2e/tools/helm/go.sum" \
+      "$cellfed_root"/e2e/tools/informer/*.go
     printf '%s\n' "${cellfed_kube_tools[@]}" "${cellfed_helm_tools[@]}"
     cellfed_kube_ldflags
   } | sha256sum | cut -c1-16

@@ -1,0 +1,189 @@
+import { join } from 'node:path';
+
+import type { KubeClient, KubeList } from '@cellfed/controller-kit';
+import { REBALANCE_STATUS_LABEL, type CellSetSpecInput } from '@cellfed/hashing';
+
+import { cellSetSpec, eventually, forEachInParallel, readCellSet, updateCellSet } from './clients.ts';
+import { DEPLOYMENTS, SEQ, deployment, startWriter } from './deployments.ts';
+import { describeE2e, e2eEnv } from './e2e-env.ts';
+import { InformerProcess, type InformerReport } from './informer-process.ts';
+import { closeJoinFixture, joinFixture, joinThirdCell } from './join-fixture.ts';
+import {
+  startRebalancedFederation,
+  stopRebalancedFederation,
+  type RebalancedFederation,
+} from './scratch-federation.ts';
+
+/** What a client sees of one object: its identity and the last write it has. */
+interface Seen {
+  uid: string;
+  created: string;
+  seq: string | undefined;
+}
+
+const byName = (objects: (Seen & { name: string })[]) =>
+  new Map<string, Seen>(objects.map(({ name, ...seen }) => [name, seen]));
+
+/** The informer's cache, as {@link Seen} by name. */
+const cached = (report: InformerReport) =>
+  byName(
+    report.objects.map((object) => ({
+      name: object.name,
+      uid: object.uid,
+      created: new Date(object.creationTimestamp).toISOString(),
+      seq: object.annotations?.[SEQ],
+    })),
+  );
+
+/**
+ * A controller's informer (client-go, built from the module proxy with the tools) through the router while a
+ * cell joins and another drains, with writes all along, and the same informer against one plain apiserver
+ * with the same writes: each must end with exactly what its apiserver holds, every object keeping its uid and
+ * creation time, none deleted or switched to another copy on the way.
+ */
+describeE2e(
+  'a client-go informer through a join and a drain ends equal to the truth, as on one apiserver',
+  () => {
+    const env = e2eEnv();
+    const cellSetName = `informer-${Date.now()}`;
+    const namespace = `informer-${Date.now()}`;
+    const plainNamespace = `${namespace}-plain`;
+    const fixture = joinFixture(env);
+    const { one, two, three, TWO_CELLS, plain } = fixture;
+    const names = Array.from({ length: 150 }, (_, i) => `app-${i}`);
+    let started: RebalancedFederation | undefined;
+    let routed: KubeClient;
+    const informers: InformerProcess[] = [];
+
+    /** What `client` holds in `ns`, as {@link Seen} by name. */
+    const truth = async (client: KubeClient, ns: string) =>
+      byName(
+        (await client.request<KubeList>('GET', `${DEPLOYMENTS}/namespaces/${ns}/deployments`)).items.map(
+          (item) => ({
+            name: item.metadata.name!,
+            uid: item.metadata.uid!,
+            created: new Date(item.metadata.creationTimestamp!).toISOString(),
+            seq: item.metadata.annotations?.[SEQ],
+          }),
+        ),
+      );
+    const synced = (informer: InformerProcess) =>
+      eventually(
+        'the informer to list every Deployment',
+        async () => {
+          const report = await informer.report();
+          return report.synced && report.objects.length === names.length ? report : undefined;
+        },
+        60_000,
+      );
+    /** Waits until the informer's cache equals what `client` holds (it may lag the last writes a little). */
+    const caughtUp = async (informer: InformerProcess, client: KubeClient, ns: string) => {
+      const expected = await truth(client, ns);
+      let last: InformerReport | undefined;
+      try {
+        return await eventually(
+          'the informer’s cache to equal the truth',
+          async () => {
+            last = await informer.report();
+            const seen = cached(last);
+            return seen.size === expected.size &&
+              [...expected].every(([name, one]) => JSON.stringify(seen.get(name)) === JSON.stringify(one))
+              ? { report: last, expected }
+              : undefined;
+          },
+          30_000,
+        );
+      } catch (error) {
+        const seen = last ? cached(last) : new Map();
+        const wrong = [...expected].filter(
+          ([name, one]) => JSON.stringify(seen.get(name)) !== JSON.stringify(one),
+        );
+        throw new Error(
+          `${(error as Error).message}: ${wrong.length} differ, e.g. ${JSON.stringify(wrong.slice(0, 3).map(([name, one]) => ({ name, truth: one, cached: seen.get(name) })))}; ${informer.log().slice(-1000)}`,
+          { cause: error },
+        );
+      }
+    };
+
+    beforeAll(async () => {
+      started = await startRebalancedFederation(
+        env,
+        { cellSetName, spec: TWO_CELLS, namespace, deployments: names, cells: [one, two] },
+        ['--delete-after', '4s', '--mirror-resync', '2s'],
+      );
+      routed = started.federation.routed;
+      await plain.request('POST', '/api/v1/namespaces', {
+        body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: plainNamespace } },
+      });
+      await forEachInParallel(names, 16, (name) =>
+        plain.request('POST', `${DEPLOYMENTS}/namespaces/${plainNamespace}/deployments`, {
+          body: deployment(name),
+        }),
+      );
+    });
+
+    afterAll(async () => {
+      for (const informer of informers) await informer.stop();
+      await plain.request('DELETE', `/api/v1/namespaces/${plainNamespace}`).catch(() => undefined);
+      await stopRebalancedFederation(env, started, { cellSetName, namespace });
+      await closeJoinFixture(fixture);
+    });
+
+    it('every object once, with its uid, creation time and last write; nothing deleted, re-added or switched', async () => {
+      const throughRouter = new InformerProcess(join(env.dir, `${cellSetName}.kubeconfig`), namespace);
+      const onePlain = new InformerProcess(env.controlPlane.kubeconfig, plainNamespace);
+      informers.push(throughRouter, onePlain);
+      const before = cached(await synced(throughRouter));
+      await synced(onePlain);
+
+      const writers = [
+        startWriter(routed, namespace, names, 4),
+        startWriter(plain, plainNamespace, names, 2),
+      ];
+      await joinThirdCell(env, fixture, cellSetName);
+      await updateCellSet(
+        env.controlPlane.kubeconfig,
+        cellSetName,
+        cellSetSpec({ [one]: 'Draining', [two]: 'Normal', [three]: 'Normal' }),
+      );
+      await eventually(
+        `the drained cell ${one} to leave the CellSet`,
+        async () => {
+          const { spec } = (await readCellSet(env.controlPlane.kubeconfig, cellSetName)) as {
+            spec: CellSetSpecInput;
+          };
+          return spec.cells.some((cell) => cell.id === one) ? undefined : true;
+        },
+        180_000,
+      );
+      for (const writer of writers) await writer.stop();
+      expect(writers[0]!.writes()).toBeGreaterThan(0);
+
+      const routedEnd = await caughtUp(throughRouter, routed, namespace);
+      const plainEnd = await caughtUp(onePlain, plain, plainNamespace);
+      // Moved objects keep the uid and creation time the informer listed at the start.
+      for (const [name, seen] of before) {
+        expect({
+          name,
+          uid: routedEnd.expected.get(name)?.uid,
+          created: routedEnd.expected.get(name)?.created,
+        }).toEqual({
+          name,
+          uid: seen.uid,
+          created: seen.created,
+        });
+      }
+      for (const { report } of [routedEnd, plainEnd]) {
+        expect({ deletes: report.deletes, readded: report.readded, uidChanges: report.uidChanges }).toEqual({
+          deletes: 0,
+          readded: 0,
+          uidChanges: 0,
+        });
+        expect(
+          report.objects.filter((object) => object.labels?.[REBALANCE_STATUS_LABEL] !== undefined),
+        ).toEqual([]);
+      }
+      expect([...routedEnd.expected.keys()].sort()).toEqual([...plainEnd.expected.keys()].sort());
+    });
+  },
+);
