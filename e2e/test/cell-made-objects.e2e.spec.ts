@@ -5,7 +5,7 @@ import { ApiError, type KubeClient, type KubeList, type KubeObject } from '@cell
 import { eventually } from './clients.ts';
 import { DEPLOYMENTS, deployment } from './deployments.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
-import { closeJoinFixture, joinFixture, joinThirdCell } from './join-fixture.ts';
+import { closeJoinFixture, joinFixture, joinThirdCell, pickName } from './join-fixture.ts';
 import { kubectl } from './router-process.ts';
 import {
   startRebalancedFederation,
@@ -31,8 +31,6 @@ describeE2e('what a cell makes for a workload is visible through the router', ()
   let kubeconfig: string;
 
   const cellOf = (name: string) => before.route(before.keyOf({ namespace, name })).oldCell;
-  const pick = (prefix: string, wanted: (name: string) => boolean) =>
-    Array.from({ length: 200 }, (_, i) => `${prefix}-${i}`).find(wanted)!;
   const workload = (name: string) => {
     const made = deployment(name);
     return { ...made, spec: { ...made.spec, replicas: 2 } };
@@ -155,7 +153,7 @@ describeE2e('what a cell makes for a workload is visible through the router', ()
       60_000,
     );
 
-    const debug = pick('debug', (name) => cellOf(name) !== cellOf('api'));
+    const debug = pickName('debug', (name) => cellOf(name) !== cellOf('api'));
     await run(['run', debug, '--image=busybox', '--restart=Never', '--', 'sleep', '1d']);
     const stored = await cells
       .get(cellOf(debug))!
@@ -174,7 +172,10 @@ describeE2e('what a cell makes for a workload is visible through the router', ()
   });
 
   it('after a join moves a Deployment, its ReplicaSet shows once, from the cell that holds the Deployment', async () => {
-    const moving = pick('moving', (name) => after.route(after.keyOf({ namespace, name })).newCell === three);
+    const moving = pickName(
+      'moving',
+      (name) => after.route(after.keyOf({ namespace, name })).newCell === three,
+    );
     await createIn(routed, namespace, moving);
     await podsOf(moving, 2);
     const [replicaSet] = await names(['get', 'rs', '-l', `app=${moving}`]);

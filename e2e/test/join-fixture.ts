@@ -27,6 +27,13 @@ export function joinFixture(env: EnvFile) {
   };
 }
 
+/** The first `prefix-N` that satisfies `wanted` (a name placed in the cell a test needs). */
+export function pickName(prefix: string, wanted: (name: string) => boolean): string {
+  const name = Array.from({ length: 200 }, (_, i) => `${prefix}-${i}`).find(wanted);
+  if (name === undefined) throw new Error(`no ${prefix}-N of 200 is placed as the test needs`);
+  return name;
+}
+
 export async function closeJoinFixture(fixture: ReturnType<typeof joinFixture>): Promise<void> {
   for (const client of [fixture.plain, ...fixture.cells.values()]) await client.close();
 }

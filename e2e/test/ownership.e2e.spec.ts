@@ -13,7 +13,7 @@ import {
 import { eventually } from './clients.ts';
 import { DEPLOYMENTS, deployment } from './deployments.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
-import { closeJoinFixture, joinFixture, joinThirdCell } from './join-fixture.ts';
+import { closeJoinFixture, joinFixture, joinThirdCell, pickName } from './join-fixture.ts';
 import { kubectl } from './router-process.ts';
 import {
   startRebalancedFederation,
@@ -49,9 +49,6 @@ describeE2e('owners and dependents across cells: nothing lost to a cell’s garb
 
   const cellOf = (name: string) => before.route(before.keyOf({ namespace, name })).oldCell;
   const cell = (id: string) => cells.get(id)!;
-  /** The first `prefix-N` whose cell satisfies `wanted`. */
-  const pick = (prefix: string, wanted: (name: string) => boolean) =>
-    Array.from({ length: 200 }, (_, i) => `${prefix}-${i}`).find(wanted)!;
   const configMapPath = (name = '') => `/api/v1/namespaces/${namespace}/configmaps${name ? `/${name}` : ''}`;
   const deploymentPath = (name = '') =>
     `${DEPLOYMENTS}/namespaces/${namespace}/deployments${name ? `/${name}` : ''}`;
@@ -109,7 +106,7 @@ describeE2e('owners and dependents across cells: nothing lost to a cell’s garb
 
   it('a ConfigMap owned by a Deployment in another cell outlives the cell’s collector and shows its owner references', async () => {
     const web = await createDeployment(routed, 'web');
-    const name = pick('settings', (candidate) => cellOf(candidate) !== cellOf('web'));
+    const name = pickName('settings', (candidate) => cellOf(candidate) !== cellOf('web'));
     const owners = [ownerOf(web)];
     await routed.request('POST', configMapPath(), { body: configMap(name, owners) });
     await cellCollectorHasRun(cellOf(name), owners);
@@ -138,7 +135,7 @@ describeE2e('owners and dependents across cells: nothing lost to a cell’s garb
 
   it('every patch type and server-side apply keep owner references held, as kubectl sees them', async () => {
     const api = await createDeployment(routed, 'api');
-    const name = pick('patched', (candidate) => cellOf(candidate) !== cellOf('api'));
+    const name = pickName('patched', (candidate) => cellOf(candidate) !== cellOf('api'));
     await routed.request('POST', configMapPath(), { body: configMap(name, []) });
     const owner = ownerOf(api, false);
     const refs = async () =>
@@ -191,7 +188,7 @@ describeE2e('owners and dependents across cells: nothing lost to a cell’s garb
 
   it('kubectl create job --from=cronjob: the Job lives in its own cell and keeps its CronJob owner', async () => {
     const cron = 'nightly';
-    const job = pick('manual', (candidate) => cellOf(candidate) !== cellOf(cron));
+    const job = pickName('manual', (candidate) => cellOf(candidate) !== cellOf(cron));
     const cronJob = {
       apiVersion: 'batch/v1',
       kind: 'CronJob',
@@ -229,7 +226,7 @@ describeE2e('owners and dependents across cells: nothing lost to a cell’s garb
     const account = await routed.request<KubeObject>('POST', accountPath, {
       body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'builder' } },
     });
-    const name = pick('token-cache', () => true);
+    const name = pickName('token-cache', () => true);
     const owners = [ownerOf(account, false)];
     await routed.request('POST', configMapPath(), { body: configMap(name, owners) });
     await cellCollectorHasRun(cellOf(name), owners);
@@ -250,7 +247,7 @@ describeE2e('owners and dependents across cells: nothing lost to a cell’s garb
     ] as const) {
       const created = await createDeployment(routed, owner);
       const dependents = [one, two].map((id) =>
-        pick(`${owner}-part`, (candidate) => cellOf(candidate) === id),
+        pickName(`${owner}-part`, (candidate) => cellOf(candidate) === id),
       );
       for (const name of dependents)
         await routed.request('POST', configMapPath(), { body: configMap(name, [ownerOf(created)]) });
@@ -272,7 +269,7 @@ describeE2e('owners and dependents across cells: nothing lost to a cell’s garb
     const results = [];
     for (const client of [routed, plain]) {
       const owner = await createDeployment(client, 'keeper');
-      const kept = pick('keeper-part', (candidate) => cellOf(candidate) !== cellOf('keeper'));
+      const kept = pickName('keeper-part', (candidate) => cellOf(candidate) !== cellOf('keeper'));
       await client.request('POST', configMapPath(), { body: configMap(kept, [ownerOf(owner)]) });
       const config = client === routed ? kubeconfig : env.controlPlane.kubeconfig;
       const result = await kubectl(config, [
@@ -300,10 +297,10 @@ describeE2e('owners and dependents across cells: nothing lost to a cell’s garb
   it('owner references survive a migration of the dependent and of its owner', async () => {
     // An owner and a dependent that both move into the joining cell, and a dependent that stays.
     const moves = (name: string) => after.route(after.keyOf({ namespace, name })).newCell === three;
-    const owner = pick('mover', moves);
+    const owner = pickName('mover', moves);
     const created = await createDeployment(routed, owner);
-    const moving = pick('mover-cfg', moves);
-    const staying = pick('mover-cfg', (name) => !moves(name));
+    const moving = pickName('mover-cfg', moves);
+    const staying = pickName('mover-cfg', (name) => !moves(name));
     const owners = [ownerOf(created)];
     for (const name of [moving, staying])
       await routed.request('POST', configMapPath(), { body: configMap(name, owners) });
