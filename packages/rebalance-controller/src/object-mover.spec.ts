@@ -70,8 +70,10 @@ function expectMoved(from: FakeCell, to: FakeCell): void {
 describe('ObjectMover', () => {
   it('fences, copies (status through /status), marks migrated and commits, reporting the fence window', async () => {
     const { clock, from, to, mover, move } = setup();
-    to.before = (method) => {
+    const patches: unknown[] = [];
+    to.before = (method, _path, body) => {
       if (method === 'POST') clock.advance(40);
+      if (method === 'PATCH') patches.push(body);
     };
     const outcome = await mover.move(move);
     expect(outcome).toEqual({ result: 'moved', fenceMs: 40 });
@@ -80,6 +82,12 @@ describe('ObjectMover', () => {
       'POST /apis/apps/v1/namespaces/shop/deployments',
       `PUT ${PATH}/status`,
       `PATCH ${PATH}`,
+    ]);
+    // The commit gives the fields back to their managers: a create gives them all to the controller.
+    expect(patches).toEqual([
+      expect.objectContaining({
+        metadata: expect.objectContaining({ managedFields: [{ manager: 'kubectl' }] }),
+      }),
     ]);
   });
 

@@ -60,6 +60,15 @@ export type MoveOutcome =
 
 const MERGE_PATCH = 'application/merge-patch+json';
 
+/** An old copy found labelled `migrated` when the move began: an earlier attempt handed over. */
+class AlreadyMigrated {
+  readonly old: KubeObject;
+
+  constructor(old: KubeObject) {
+    this.old = old;
+  }
+}
+
 /**
  * The migration of one object (docs/migration.md), every step idempotent and recorded on the objects, so a crash or a
  * lost leader anywhere resumes correctly from what the cells say:
@@ -84,8 +93,8 @@ export class ObjectMover {
     const fenced = await this.fence(move);
     if (fenced === 'gone') return this.sourceGone(move);
     if (fenced === 'deleting') return { result: 'source-deleting' };
-    if (fenced === 'migrated') {
-      await this.commit(move.to, ref, signal);
+    if (fenced instanceof AlreadyMigrated) {
+      await this.commit(move.to, ref, signal, fenced.old.metadata.managedFields);
       return { result: 'already-moved' };
     }
     let old = fenced;
@@ -119,7 +128,7 @@ export class ObjectMover {
         copy = (await this.copyStatus(move, old)) ?? copy;
       }
     }
-    await this.commitWritten(move.to, ref, copy, signal);
+    await this.commitWritten(move.to, ref, copy, signal, old.metadata.managedFields);
     const now = this.clock.now();
     return { result: 'moved', fenceMs: Number.isNaN(fencedAt) ? 0 : Math.max(0, now - fencedAt) };
   }
@@ -128,7 +137,7 @@ export class ObjectMover {
    * Step 1: the old copy labelled `migrating`, as it is once fenced. The cached version is usually current,
    * so the fence goes on it straight away and its answer is the object (no read); a stale cache costs a read.
    */
-  private async fence(move: Move): Promise<KubeObject | 'gone' | 'deleting' | 'migrated'> {
+  private async fence(move: Move): Promise<KubeObject | 'gone' | 'deleting' | AlreadyMigrated> {
     const { ref, from, signal, cached } = move;
     if (cached?.resourceVersion && !cached.deletionTimestamp && !cached.labels?.[REBALANCE_STATUS_LABEL]) {
       try {
@@ -142,7 +151,7 @@ export class ObjectMover {
     if (!old) return 'gone';
     if (old.metadata.deletionTimestamp) return 'deleting';
     const status = old.metadata.labels?.[REBALANCE_STATUS_LABEL];
-    if (status === MIGRATED) return 'migrated';
+    if (status === MIGRATED) return new AlreadyMigrated(old);
     if (status === MIGRATING) return old;
     return this.label(from.client, ref, old.metadata, MIGRATING, FENCED_AT_ANNOTATION, signal);
   }
@@ -196,9 +205,15 @@ export class ObjectMover {
   }
 
   /** Removes the `copied-from` mark from a new copy: from now on it is the object. */
-  async commit(cell: CellEnd, ref: ObjectRef, signal: AbortSignal): Promise<void> {
+  async commit(
+    cell: CellEnd,
+    ref: ObjectRef,
+    signal: AbortSignal,
+    managedFields?: ObjectMeta['managedFields'],
+  ): Promise<void> {
     const copy = await read(cell.client, ref, signal);
-    if (copiedFromCell(copy?.metadata) !== undefined) await removeCopiedFrom(cell, ref, copy!, signal);
+    if (copiedFromCell(copy?.metadata) !== undefined)
+      await removeCopiedFrom(cell, ref, copy!, signal, managedFields);
   }
 
   /** Commits the copy just written, on its known version; reads it afresh only if it changed since. */
@@ -207,12 +222,13 @@ export class ObjectMover {
     ref: ObjectRef,
     written: KubeObject,
     signal: AbortSignal,
+    managedFields: ObjectMeta['managedFields'],
   ): Promise<void> {
     try {
-      await removeCopiedFrom(cell, ref, written, signal);
+      await removeCopiedFrom(cell, ref, written, signal, managedFields);
     } catch (error) {
       if (!isConflict(error)) throw error;
-      await this.commit(cell, ref, signal);
+      await this.commit(cell, ref, signal, managedFields);
     }
   }
 
@@ -376,17 +392,24 @@ function create(
   });
 }
 
-/** The commit itself: the `copied-from` mark removed, on the version given. */
+/**
+ * The commit itself: the `copied-from` mark removed, on the version given. With the old copy's managed
+ * fields, which the commit sets as they were: an apiserver gives a create's every field to the creating
+ * manager (the controller), and a client's later server-side apply of a field it owned before the move
+ * (helm changing `spec.replicas`) would conflict with it.
+ */
 function removeCopiedFrom(
   cell: CellEnd,
   ref: ObjectRef,
   copy: KubeObject,
   signal: AbortSignal,
+  managedFields?: ObjectMeta['managedFields'],
 ): Promise<KubeObject> {
   return patch(cell.client, ref, signal, {
     metadata: {
       resourceVersion: copy.metadata.resourceVersion,
       annotations: { [COPIED_FROM_ANNOTATION]: null },
+      ...(managedFields?.length ? { managedFields } : {}),
     },
   });
 }
