@@ -5,13 +5,16 @@ import { ApiError, type KubeClient, type KubeList, type KubeObject } from '@cell
 import { eventually } from './clients.ts';
 import { DEPLOYMENTS, deployment } from './deployments.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
-import { closeJoinFixture, joinFixture, joinThirdCell, pickName } from './join-fixture.ts';
-import { kubectl } from './router-process.ts';
 import {
-  startRebalancedFederation,
-  stopRebalancedFederation,
-  type RebalancedFederation,
-} from './scratch-federation.ts';
+  joinFixture,
+  joinThirdCell,
+  pickName,
+  plainNamespaceOf,
+  startJoinFederation,
+  stopJoinFederation,
+} from './join-fixture.ts';
+import { kubectl } from './router-process.ts';
+import type { RebalancedFederation } from './scratch-federation.ts';
 
 /**
  * A cell's own controllers make ReplicaSets, Pods, Events and EndpointSlices for the workloads it runs, under
@@ -23,9 +26,9 @@ describeE2e('what a cell makes for a workload is visible through the router', ()
   const env = e2eEnv();
   const cellSetName = `made-${Date.now()}`;
   const namespace = `made-${Date.now()}`;
-  const plainNamespace = `${namespace}-plain`;
+  const plainNamespace = plainNamespaceOf(namespace);
   const fixture = joinFixture(env);
-  const { one, two, three, TWO_CELLS, before, after, plain, cells } = fixture;
+  const { three, before, after, plain, cells } = fixture;
   let started: RebalancedFederation | undefined;
   let routed: KubeClient;
   let kubeconfig: string;
@@ -70,23 +73,12 @@ describeE2e('what a cell makes for a workload is visible through the router', ()
     );
 
   beforeAll(async () => {
-    started = await startRebalancedFederation(
-      env,
-      { cellSetName, spec: TWO_CELLS, namespace, deployments: [], cells: [one, two] },
-      ['--delete-after', '4s', '--mirror-resync', '2s'],
-    );
+    started = await startJoinFederation(env, fixture, { cellSetName, namespace });
     routed = started.federation.routed;
     kubeconfig = join(env.dir, `${cellSetName}.kubeconfig`);
-    await plain.request('POST', '/api/v1/namespaces', {
-      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: plainNamespace } },
-    });
   });
 
-  afterAll(async () => {
-    await plain.request('DELETE', `/api/v1/namespaces/${plainNamespace}`).catch(() => undefined);
-    await stopRebalancedFederation(env, started, { cellSetName, namespace });
-    await closeJoinFixture(fixture);
-  });
+  afterAll(() => stopJoinFederation(env, fixture, started, { cellSetName, namespace }));
 
   it('kubectl get rs,pods, describe and rollout history show what the Deployment’s cell made, as one apiserver does', async () => {
     await createIn(routed, namespace, 'web');

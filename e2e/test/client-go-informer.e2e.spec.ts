@@ -7,12 +7,14 @@ import { cellSetSpec, eventually, forEachInParallel, readCellSet, updateCellSet 
 import { DEPLOYMENTS, SEQ, deployment, startWriter } from './deployments.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 import { InformerProcess, type InformerReport } from './informer-process.ts';
-import { closeJoinFixture, joinFixture, joinThirdCell } from './join-fixture.ts';
 import {
-  startRebalancedFederation,
-  stopRebalancedFederation,
-  type RebalancedFederation,
-} from './scratch-federation.ts';
+  joinFixture,
+  joinThirdCell,
+  plainNamespaceOf,
+  startJoinFederation,
+  stopJoinFederation,
+} from './join-fixture.ts';
+import type { RebalancedFederation } from './scratch-federation.ts';
 
 /** What a client sees of one object: its identity and the last write it has. */
 interface Seen {
@@ -47,9 +49,9 @@ describeE2e(
     const env = e2eEnv();
     const cellSetName = `informer-${Date.now()}`;
     const namespace = `informer-${Date.now()}`;
-    const plainNamespace = `${namespace}-plain`;
+    const plainNamespace = plainNamespaceOf(namespace);
     const fixture = joinFixture(env);
-    const { one, two, three, TWO_CELLS, plain } = fixture;
+    const { one, two, three, plain } = fixture;
     const names = Array.from({ length: 150 }, (_, i) => `app-${i}`);
     let started: RebalancedFederation | undefined;
     let routed: KubeClient;
@@ -106,15 +108,8 @@ describeE2e(
     };
 
     beforeAll(async () => {
-      started = await startRebalancedFederation(
-        env,
-        { cellSetName, spec: TWO_CELLS, namespace, deployments: names, cells: [one, two] },
-        ['--delete-after', '4s', '--mirror-resync', '2s'],
-      );
+      started = await startJoinFederation(env, fixture, { cellSetName, namespace, deployments: names });
       routed = started.federation.routed;
-      await plain.request('POST', '/api/v1/namespaces', {
-        body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: plainNamespace } },
-      });
       await forEachInParallel(names, 16, (name) =>
         plain.request('POST', `${DEPLOYMENTS}/namespaces/${plainNamespace}/deployments`, {
           body: deployment(name),
@@ -124,9 +119,7 @@ describeE2e(
 
     afterAll(async () => {
       for (const informer of informers) await informer.stop();
-      await plain.request('DELETE', `/api/v1/namespaces/${plainNamespace}`).catch(() => undefined);
-      await stopRebalancedFederation(env, started, { cellSetName, namespace });
-      await closeJoinFixture(fixture);
+      await stopJoinFederation(env, fixture, started, { cellSetName, namespace });
     });
 
     it('every object once, with its uid, creation time and last write; nothing deleted, re-added or switched', async () => {

@@ -3,6 +3,11 @@ import { RoutingTable, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/
 
 import { cellSetSettled, cellSetSpec, eventually, readCellSet, updateCellSet } from './clients.ts';
 import type { EnvFile } from '../src/env-file.ts';
+import {
+  startRebalancedFederation,
+  stopRebalancedFederation,
+  type RebalancedFederation,
+} from './scratch-federation.ts';
 
 /**
  * A federation of the environment's first two cells that its third joins, for suites that compare routing
@@ -61,4 +66,48 @@ export async function joinThirdCell(
     },
     180_000,
   );
+}
+
+/** The namespace of one plain apiserver (the control plane) that a suite compares `namespace` with. */
+export const plainNamespaceOf = (namespace: string) => `${namespace}-plain`;
+
+/**
+ * The fixture's first two cells as a federation with its rebalance controller (mirror and deletes quick, so a
+ * join settles in seconds), `namespace` made through its router with `deployments`, and
+ * {@link plainNamespaceOf} `namespace` made on the plain apiserver. Undo with {@link stopJoinFederation}.
+ */
+export async function startJoinFederation(
+  env: EnvFile,
+  fixture: ReturnType<typeof joinFixture>,
+  options: { cellSetName: string; namespace: string; deployments?: readonly string[] },
+): Promise<RebalancedFederation> {
+  const started = await startRebalancedFederation(
+    env,
+    {
+      cellSetName: options.cellSetName,
+      spec: fixture.TWO_CELLS,
+      namespace: options.namespace,
+      deployments: options.deployments ?? [],
+      cells: [fixture.one, fixture.two],
+    },
+    ['--delete-after', '4s', '--mirror-resync', '2s'],
+  );
+  await fixture.plain.request('POST', '/api/v1/namespaces', {
+    body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: plainNamespaceOf(options.namespace) } },
+  });
+  return started;
+}
+
+/** Undoes {@link startJoinFederation} (also half-way) and closes the fixture's clients. */
+export async function stopJoinFederation(
+  env: EnvFile,
+  fixture: ReturnType<typeof joinFixture>,
+  started: RebalancedFederation | undefined,
+  options: { cellSetName: string; namespace: string },
+): Promise<void> {
+  await fixture.plain
+    .request('DELETE', `/api/v1/namespaces/${plainNamespaceOf(options.namespace)}`)
+    .catch(() => undefined);
+  await stopRebalancedFederation(env, started, options);
+  await closeJoinFixture(fixture);
 }

@@ -8,12 +8,15 @@ import type { KubeClient, KubeList } from '@cellfed/controller-kit';
 import { eventually } from './clients.ts';
 import { DEPLOYMENTS } from './deployments.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
-import { closeJoinFixture, joinFixture, joinThirdCell, pickName } from './join-fixture.ts';
 import {
-  startRebalancedFederation,
-  stopRebalancedFederation,
-  type RebalancedFederation,
-} from './scratch-federation.ts';
+  joinFixture,
+  joinThirdCell,
+  pickName,
+  plainNamespaceOf,
+  startJoinFederation,
+  stopJoinFederation,
+} from './join-fixture.ts';
+import type { RebalancedFederation } from './scratch-federation.ts';
 
 const run = promisify(execFile);
 /** A public chart, vendored as published (e2e/fixtures/README.md). */
@@ -29,13 +32,13 @@ describeE2e('a public chart with helm through the router, as on one apiserver', 
   const env = e2eEnv();
   const cellSetName = `chart-${Date.now()}`;
   const fixture = joinFixture(env);
-  const { one, two, three, TWO_CELLS, after, plain } = fixture;
+  const { three, after, plain } = fixture;
   // The release's Deployment and Service (named after the release) move into the joining cell.
   const namespace = pickName(
     `chart-${Date.now()}`,
     (ns) => after.route(after.keyOf({ namespace: ns, name: 'ms-routed' })).newCell === three,
   );
-  const plainNamespace = `${namespace}-plain`;
+  const plainNamespace = plainNamespaceOf(namespace);
   // Its ClusterRoles are cluster-wide, in the control plane for both, one of them named by the chart's name
   // alone: each install its own release name and name.
   const releaseIn = (ns: string) => (ns === plainNamespace ? 'ms-plain' : 'ms-routed');
@@ -78,24 +81,15 @@ describeE2e('a public chart with helm through the router, as on one apiserver', 
     );
 
   beforeAll(async () => {
-    started = await startRebalancedFederation(
-      env,
-      { cellSetName, spec: TWO_CELLS, namespace, deployments: [], cells: [one, two] },
-      ['--delete-after', '4s', '--mirror-resync', '2s'],
-    );
+    started = await startJoinFederation(env, fixture, { cellSetName, namespace });
     routed = started.federation.routed;
-    await plain.request('POST', '/api/v1/namespaces', {
-      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: plainNamespace } },
-    });
   });
 
   afterAll(async () => {
     // A failed run leaves its cluster-wide objects behind otherwise.
     for (const ns of [namespace, plainNamespace])
       await helm(ns, 'uninstall', releaseIn(ns)).catch(() => undefined);
-    await plain.request('DELETE', `/api/v1/namespaces/${plainNamespace}`).catch(() => undefined);
-    await stopRebalancedFederation(env, started, { cellSetName, namespace });
-    await closeJoinFixture(fixture);
+    await stopJoinFederation(env, fixture, started, { cellSetName, namespace });
   });
 
   it('install, upgrade across a join, status, manifest and uninstall answer as on one apiserver', async () => {
