@@ -75,46 +75,4 @@ describeE2e('workloads in cells: what their pods need from the control plane is 
     };
     expect(pod.spec.serviceAccountName).toBe('builder');
   });
-
-  it('a Secret a pod mounts reaches every cell at once, changes and goes with the control plane’s; tokens and helm records stay out', async () => {
-    const routed = started!.federation.routed;
-    const secrets = `/api/v1/namespaces/${namespace}/secrets`;
-    const secret = (name: string, type: string, value: string) => ({
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name },
-      type,
-      stringData: { value },
-    });
-    // Secrets are not cellular: through the router this is the control plane's.
-    await routed.request('POST', secrets, { body: secret('db-password', 'Opaque', 'first') });
-    await routed.request('POST', secrets, {
-      body: secret('sh.helm.release.v1.app.v1', 'helm.sh/release.v1', 'x'),
-    });
-    const valueIn = async (client: KubeClient, name: string) => {
-      const found = await client
-        .request<KubeObject & { data?: Record<string, string> }>('GET', `${secrets}/${name}`)
-        .catch(() => undefined);
-      return found ? Buffer.from(found.data?.['value'] ?? '', 'base64').toString() : undefined;
-    };
-    const inEveryCell = (name: string, wanted: string | undefined) =>
-      eventually(
-        `${name} to be ${wanted ?? 'gone'} in every cell`,
-        async () => {
-          for (const id of [one, two]) if ((await valueIn(cells.get(id)!, name)) !== wanted) return undefined;
-          return true;
-        },
-        30_000,
-      );
-    await inEveryCell('db-password', 'first');
-    await routed.request('PATCH', `${secrets}/db-password`, {
-      body: { stringData: { value: 'second' } },
-      contentType: 'application/merge-patch+json',
-    });
-    await inEveryCell('db-password', 'second');
-    await routed.request('DELETE', `${secrets}/db-password`);
-    await inEveryCell('db-password', undefined);
-    for (const id of [one, two])
-      expect(await valueIn(cells.get(id)!, 'sh.helm.release.v1.app.v1')).toBeUndefined();
-  });
 });

@@ -35,7 +35,6 @@ import { ObjectMover } from './object-mover.ts';
 import { needsWork } from './needs-work.ts';
 import { PlanHolder } from './rebalance-plan.ts';
 import { RebalanceMetrics } from './rebalance-metrics.ts';
-import { MIRRORED_SECRETS_SELECTOR } from './shared-objects.ts';
 import { StatusSubresources } from './status-subresources.ts';
 
 export interface RebalanceSettings {
@@ -76,7 +75,6 @@ const CRDS = {
 };
 const LEASES = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespaced: true };
 const SERVICE_ACCOUNTS = { group: '', version: 'v1', resource: 'serviceaccounts', namespaced: true };
-const SECRETS = { group: '', version: 'v1', resource: 'secrets', namespaced: true };
 
 /**
  * The rebalance controller's parts, wired: caches of the control plane (namespaces, CRDs, router Leases)
@@ -97,8 +95,6 @@ export class RebalanceController {
   private readonly crds: Informer;
   /** Only to start a mirror pass when one changes: the pass reads them itself. */
   private readonly serviceAccounts: Informer;
-  /** The control plane's Secrets a pod may mount (metadata): a change starts a mirror pass. */
-  private readonly secrets: Informer;
   private readonly leases: Informer<RouterLease>;
   private readonly pool: CellPool;
   private readonly namespaceLabels = (namespace: string) =>
@@ -125,14 +121,6 @@ export class RebalanceController {
       ...common,
       resource: 'v1/serviceaccounts',
       listWatch: resourceListWatch(controlPlane, SERVICE_ACCOUNTS, { metadataOnly: true }),
-    });
-    this.secrets = new Informer({
-      ...common,
-      resource: 'v1/secrets',
-      listWatch: resourceListWatch(controlPlane, SECRETS, {
-        metadataOnly: true,
-        fieldSelector: MIRRORED_SECRETS_SELECTOR,
-      }),
     });
     this.leases = new Informer<RouterLease>({
       ...common,
@@ -280,11 +268,10 @@ export class RebalanceController {
       if (event.type === 'modified') this.enqueueNamespace(event.key.split('/')[2] ?? '');
     });
     this.crds.addHandler(mirrorAll);
-    // A new ServiceAccount or Secret reaches every cell at once, before a workload's pods need it.
-    for (const informer of [this.serviceAccounts, this.secrets])
-      informer.addHandler((event) => {
-        if (event.lane === 'high') mirrorAll();
-      });
+    // A new ServiceAccount reaches every cell at once, before a workload's pods need it.
+    this.serviceAccounts.addHandler((event) => {
+      if (event.lane === 'high') mirrorAll();
+    });
     pool.subscribe(this.objects);
     pool.subscribe({
       engage: (cell) => {
@@ -303,7 +290,6 @@ export class RebalanceController {
       this.crds.run(signal),
       this.leases.run(signal),
       this.serviceAccounts.run(signal),
-      this.secrets.run(signal),
     ]);
   }
 

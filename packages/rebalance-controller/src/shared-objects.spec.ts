@@ -1,13 +1,7 @@
 import type { KubeObject } from '@cellfed/controller-kit';
 
 import { MIRROR_HASH_ANNOTATION, MIRRORED_LABEL, MIRRORED_VALUE } from './mirror-marks.ts';
-import {
-  SECRETS,
-  SERVICE_ACCOUNTS,
-  mirrorSharedObjects,
-  mirroredCopy,
-  mirroredResources,
-} from './shared-objects.ts';
+import { SERVICE_ACCOUNTS, mirrorSharedObjects, mirroredCopy, mirroredResources } from './shared-objects.ts';
 
 const CLUSTER_ROLES = { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles' };
 const ROLE_BINDINGS = { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings' };
@@ -142,59 +136,25 @@ describe('mirrorSharedObjects', () => {
   });
 });
 
-describe('mirroring Secrets', () => {
-  it('lists the control plane without the Secrets no pod mounts, and applies the others as they are', async () => {
-    const gets: { path: string; query?: Record<string, unknown> }[] = [];
-    const writes: string[] = [];
-    const client = (items: KubeObject[]) => ({
-      request: async <T>(method: string, path: string, options: { query?: Record<string, unknown> } = {}) => {
-        await Promise.resolve();
-        if (method === 'GET') {
-          gets.push({ path, ...(options.query ? { query: options.query } : {}) });
-          return { metadata: {}, kind: 'SecretList', items } as T;
-        }
-        writes.push(`${method} ${path}`);
-        return {} as T;
-      },
-    });
-    const secret = {
-      metadata: { name: 'db', namespace: 'shop', uid: 'u' },
-      type: 'Opaque',
-      data: { a: 'YQ==' },
-    };
-    await mirrorSharedObjects(client([secret]), client([]), [SECRETS], new AbortController().signal, 2);
-    expect(gets[0]).toEqual({
-      path: '/api/v1/secrets',
-      query: {
-        fieldSelector:
-          'type!=kubernetes.io/service-account-token,type!=bootstrap.kubernetes.io/token,type!=helm.sh/release.v1',
-      },
-    });
-    expect(writes).toEqual(['PATCH /api/v1/namespaces/shop/secrets/db']);
-  });
-});
-
 describe('mirroredResources', () => {
   const roles = { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'roles' };
   const deployments = { group: 'apps', version: 'v1', resource: 'deployments' };
 
-  it('adds ServiceAccounts and Secrets to the shared resources', () => {
+  it('adds ServiceAccounts to the shared resources', () => {
     expect(mirroredResources({ sharedResources: [roles], cellularResources: [deployments] })).toEqual([
       roles,
       SERVICE_ACCOUNTS,
-      SECRETS,
     ]);
   });
 
   it('does not add them when the CellSet lists them, as shared or as cellular', () => {
     expect(mirroredResources({ sharedResources: [SERVICE_ACCOUNTS], cellularResources: [] })).toEqual([
       SERVICE_ACCOUNTS,
-      SECRETS,
     ]);
     expect(
       mirroredResources({
         sharedResources: [roles],
-        cellularResources: [{ ...SERVICE_ACCOUNTS, version: 'v1' }, SECRETS],
+        cellularResources: [{ ...SERVICE_ACCOUNTS, version: 'v1' }],
       }),
     ).toEqual([roles]);
   });

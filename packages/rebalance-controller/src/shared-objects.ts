@@ -30,43 +30,16 @@ export const SERVICE_ACCOUNTS: GroupVersionResource = {
 };
 
 /**
- * Every namespace's Secrets that a pod may mount or pull images with: a pod naming one its cell does not have
- * never starts. Not the ones each apiserver makes for itself or that no pod uses (see
- * {@link MIRRORED_SECRETS_SELECTOR}).
- */
-export const SECRETS: GroupVersionResource = { group: '', version: 'v1', resource: 'secrets' };
-
-/**
- * The Secrets left out, by type: legacy ServiceAccount tokens (each apiserver signs its own), bootstrap
- * tokens, and helm's release records (bookkeeping of the control plane's client, large and many).
- */
-export const MIRRORED_SECRETS_SELECTOR = [
-  'kubernetes.io/service-account-token',
-  'bootstrap.kubernetes.io/token',
-  'helm.sh/release.v1',
-]
-  .map((type) => `type!=${type}`)
-  .join(',');
-
-/** The field selector the mirror lists a resource with in the control plane, if any. */
-export function mirrorSelector(resource: GroupVersionResource): string | undefined {
-  return resource.group === SECRETS.group && resource.resource === SECRETS.resource
-    ? MIRRORED_SECRETS_SELECTOR
-    : undefined;
-}
-
-/**
- * What the mirror keeps in every cell: the CellSet's shared resources, and always what a cell's pods need
- * from the control plane — ServiceAccounts (a pod naming one its cell does not have is refused, and the
- * workload never runs) and Secrets — unless the CellSet makes them cellular or lists them already.
+ * What the mirror keeps in every cell: the CellSet's shared resources, and ServiceAccounts always (a pod
+ * naming one its cell does not have is refused, and the workload never runs) unless the CellSet makes them
+ * cellular or lists them already.
  */
 export function mirroredResources(spec: Pick<CellSetSpec, 'sharedResources' | 'cellularResources'>) {
-  const named = (wanted: GroupVersionResource) => (list: readonly GroupVersionResource[]) =>
-    list.some((gvr) => gvr.group === wanted.group && gvr.resource === wanted.resource);
-  const always = [SERVICE_ACCOUNTS, SECRETS].filter(
-    (wanted) => !named(wanted)(spec.sharedResources) && !named(wanted)(spec.cellularResources),
-  );
-  return [...spec.sharedResources, ...always];
+  const named = (list: readonly GroupVersionResource[]) =>
+    list.some((gvr) => gvr.group === SERVICE_ACCOUNTS.group && gvr.resource === SERVICE_ACCOUNTS.resource);
+  return named(spec.sharedResources) || named(spec.cellularResources)
+    ? spec.sharedResources
+    : [...spec.sharedResources, SERVICE_ACCOUNTS];
 }
 
 /**
@@ -86,11 +59,7 @@ export async function mirrorSharedObjects(
   for (const resource of resources) {
     // Listed cluster-wide, which for a namespaced resource is every namespace.
     const collection = resourcePath({ ...resource, namespaced: false });
-    const fieldSelector = mirrorSelector(resource);
-    const source = await controlPlane.request<KubeList & { kind?: string }>('GET', collection, {
-      ...(fieldSelector ? { query: { fieldSelector } } : {}),
-      signal,
-    });
+    const source = await controlPlane.request<KubeList & { kind?: string }>('GET', collection, { signal });
     const inCell = await cell.request<KubeList>('GET', collection, {
       accept: METADATA_LIST,
       query: { labelSelector: `${MIRRORED_LABEL}=${MIRRORED_VALUE}` },
