@@ -49,24 +49,24 @@ export class OwnerUids {
    * Table's rows' objects. Whether anything changed.
    */
   async show(cell: string, value: unknown): Promise<boolean> {
-    let changed = false;
-    for (const object of objectsIn(value))
-      for (const ref of refsOf(object)) {
-        const uid = await this.clientUid(cell, object.metadata?.namespace ?? '', ref);
-        if (uid !== undefined && uid !== ref.uid) {
-          ref.uid = uid;
-          changed = true;
-        }
-      }
-    return changed;
+    return this.rewrite(value, '', (namespace, ref) => this.clientUid(cell, namespace, ref));
   }
 
   /** The reverse of {@link show} for an object written into `cell`, in place. Whether anything changed. */
   async store(cell: string, namespace: string, value: unknown): Promise<boolean> {
+    return this.rewrite(value, namespace, (objectNamespace, ref) => this.cellUid(cell, objectNamespace, ref));
+  }
+
+  /** Sets each owner reference's uid to what `translate` gives for it (undefined: left as it is). */
+  private async rewrite(
+    value: unknown,
+    namespace: string,
+    translate: (namespace: string, ref: OwnerRef) => Promise<string | undefined>,
+  ): Promise<boolean> {
     let changed = false;
     for (const object of objectsIn(value))
       for (const ref of refsOf(object)) {
-        const uid = await this.cellUid(cell, object.metadata?.namespace ?? namespace, ref);
+        const uid = await translate(object.metadata?.namespace ?? namespace, ref);
         if (uid !== undefined && uid !== ref.uid) {
           ref.uid = uid;
           changed = true;
