@@ -16,7 +16,11 @@ describeE2e('workloads in cells: what their pods need from the control plane is 
   const [one, two] = env.cells.map((cell) => cell.id) as [string, string];
   const cellSetName = `workloads-${Date.now()}`;
   const namespace = `workloads-${Date.now()}`;
-  const spec = cellSetSpec({ [one]: 'Normal', [two]: 'Normal' });
+  // Secrets shared (opt-in): a pod in either cell may mount one the control plane has.
+  const spec = {
+    ...cellSetSpec({ [one]: 'Normal', [two]: 'Normal' }),
+    sharedResources: [{ group: '', version: 'v1', resource: 'secrets' }],
+  };
   const table = RoutingTable.fromCellSet(parseCellSetSpec(spec));
   const plain = KubeClient.fromFile(env.controlPlane.kubeconfig);
   const cells = new Map(env.cells.map((cell) => [cell.id, KubeClient.fromFile(cell.kubeconfig)]));
@@ -74,5 +78,48 @@ describeE2e('workloads in cells: what their pods need from the control plane is 
       spec: { serviceAccountName?: string };
     };
     expect(pod.spec.serviceAccountName).toBe('builder');
+  });
+
+  it('a shared Secret reaches every cell at once, changes and goes with the control plane’s; tokens and helm records stay out', async () => {
+    const routed = started!.federation.routed;
+    const secrets = `/api/v1/namespaces/${namespace}/secrets`;
+    const secret = (name: string, type: string, value: string) => ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name },
+      type,
+      stringData: { value },
+    });
+    // Secrets are not cellular: through the router this is the control plane's.
+    await routed.request('POST', secrets, { body: secret('db-password', 'Opaque', 'first') });
+    await routed.request('POST', secrets, {
+      body: secret('sh.helm.release.v1.app.v1', 'helm.sh/release.v1', 'x'),
+    });
+    const valueIn = async (client: KubeClient, name: string) => {
+      const found = await client
+        .request<KubeObject & { data?: Record<string, string> }>('GET', `${secrets}/${name}`)
+        .catch(() => undefined);
+      return found ? Buffer.from(found.data?.['value'] ?? '', 'base64').toString() : undefined;
+    };
+    // Well within the mirror's 60 s resync: the change itself starts the pass.
+    const inEveryCell = (name: string, wanted: string | undefined) =>
+      eventually(
+        `${name} to be ${wanted ?? 'gone'} in every cell`,
+        async () => {
+          for (const id of [one, two]) if ((await valueIn(cells.get(id)!, name)) !== wanted) return undefined;
+          return true;
+        },
+        20_000,
+      );
+    await inEveryCell('db-password', 'first');
+    await routed.request('PATCH', `${secrets}/db-password`, {
+      body: { stringData: { value: 'second' } },
+      contentType: 'application/merge-patch+json',
+    });
+    await inEveryCell('db-password', 'second');
+    await routed.request('DELETE', `${secrets}/db-password`);
+    await inEveryCell('db-password', undefined);
+    for (const id of [one, two])
+      expect(await valueIn(cells.get(id)!, 'sh.helm.release.v1.app.v1')).toBeUndefined();
   });
 });

@@ -294,6 +294,23 @@ describe('the cellfed chart', () => {
     );
   });
 
+  it('grants the rebalance controller read of Secrets only when they are shared (opt-in), and nobody else', () => {
+    const shareSecrets = [
+      '--set-json',
+      'rebalanceController.sharedResourceRules=[{"apiGroups":[""],"resources":["secrets"],"verbs":["get","list","watch"]}]',
+    ];
+    const objects = renderChart(helm, shareSecrets);
+    const readers = only(objects, 'ClusterRole').filter((role) =>
+      rules(role).some((rule) => rule.resources.includes('secrets')),
+    );
+    expect(readers.map((role) => role.metadata.name)).toEqual(['cellfed-rebalance-controller']);
+    expect(rules(readers[0]!).find((rule) => rule.resources.includes('secrets'))!.verbs).toEqual([
+      'get',
+      'list',
+      'watch',
+    ]);
+  });
+
   it.each([
     [['--set', 'router.replicaCount=-1'], "at '/router/replicaCount': minimum: got -1, want 0"],
     [['--set', 'router.bogus=1'], "at '/router': additional properties 'bogus' not allowed"],
@@ -345,6 +362,25 @@ describe('the cellfed-cell chart', () => {
       verbs: ['get', 'list', 'watch', 'create', 'delete'],
     });
     expect(backup.some((rule) => rule.resources.includes('deployments'))).toBe(false);
+  });
+
+  it('lets the rebalance controller write Secrets in the cell only when they are shared', () => {
+    const secretRules = (args: string[]) =>
+      rules(
+        named(
+          renderChart(helm, args, 'cell', 'default', CELL_CHART_DIR),
+          'ClusterRole',
+          'cellfed-rebalance-controller',
+        ),
+      ).filter((rule) => rule.resources.includes('secrets'));
+    expect(secretRules([])).toEqual([]);
+    expect(secretRules(['--set-json', 'sharedResources=[{"group":"","resource":"secrets"}]'])).toEqual([
+      {
+        apiGroups: [''],
+        resources: ['secrets'],
+        verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+      },
+    ]);
   });
 
   it('refuses a subject of an unknown kind', () => {

@@ -36,6 +36,8 @@ import { needsWork } from './needs-work.ts';
 import { PlanHolder } from './rebalance-plan.ts';
 import { RebalanceMetrics } from './rebalance-metrics.ts';
 import { StatusSubresources } from './status-subresources.ts';
+import { SharedChanges } from './shared-changes.ts';
+import { mirroredResources } from './shared-objects.ts';
 
 export interface RebalanceSettings {
   /** Objects moved at once at most. */
@@ -74,7 +76,6 @@ const CRDS = {
   namespaced: false,
 };
 const LEASES = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespaced: true };
-const SERVICE_ACCOUNTS = { group: '', version: 'v1', resource: 'serviceaccounts', namespaced: true };
 
 /**
  * The rebalance controller's parts, wired: caches of the control plane (namespaces, CRDs, router Leases)
@@ -93,8 +94,8 @@ export class RebalanceController {
   private readonly dependents = new DependentsIndex();
   private readonly namespaces: Informer;
   private readonly crds: Informer;
-  /** Only to start a mirror pass when one changes: the pass reads them itself. */
-  private readonly serviceAccounts: Informer;
+  /** Only to start a mirror pass when a shared object changes: the pass reads them itself. */
+  private readonly sharedChanges: SharedChanges;
   private readonly leases: Informer<RouterLease>;
   private readonly pool: CellPool;
   private readonly namespaceLabels = (namespace: string) =>
@@ -116,11 +117,6 @@ export class RebalanceController {
       ...common,
       resource: 'apiextensions.k8s.io/v1/customresourcedefinitions',
       listWatch: resourceListWatch(controlPlane, CRDS),
-    });
-    this.serviceAccounts = new Informer({
-      ...common,
-      resource: 'v1/serviceaccounts',
-      listWatch: resourceListWatch(controlPlane, SERVICE_ACCOUNTS, { metadataOnly: true }),
     });
     this.leases = new Informer<RouterLease>({
       ...common,
@@ -243,10 +239,14 @@ export class RebalanceController {
     const mirrorAll = () => {
       for (const cell of pool.cells()) this.mirror.queue.add(cell.id);
     };
+    // A new ServiceAccount (or shared Secret) reaches every cell at once, before a workload's pods need it.
+    this.sharedChanges = new SharedChanges({ controlPlane, logger, registry, clock, onChange: mirrorAll });
     // A new generation may bring a cell back from Down (the mirror stops looking at a Down cell) or new
     // shared resources: every cell is compared again.
     this.plans.onLoad(() => {
       this.objects.resourcesChanged();
+      const spec = this.plans.current()?.spec;
+      if (spec) this.sharedChanges.watch(mirroredResources(spec));
       mirrorAll();
     });
     // The controller's own status writes come back as events: only a new generation (a spec change) or the
@@ -268,10 +268,6 @@ export class RebalanceController {
       if (event.type === 'modified') this.enqueueNamespace(event.key.split('/')[2] ?? '');
     });
     this.crds.addHandler(mirrorAll);
-    // A new ServiceAccount reaches every cell at once, before a workload's pods need it.
-    this.serviceAccounts.addHandler((event) => {
-      if (event.lane === 'high') mirrorAll();
-    });
     pool.subscribe(this.objects);
     pool.subscribe({
       engage: (cell) => {
@@ -289,7 +285,7 @@ export class RebalanceController {
       this.namespaces.run(signal),
       this.crds.run(signal),
       this.leases.run(signal),
-      this.serviceAccounts.run(signal),
+      this.sharedChanges.run(signal),
     ]);
   }
 

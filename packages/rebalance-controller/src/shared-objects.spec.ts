@@ -1,7 +1,13 @@
 import type { KubeObject } from '@cellfed/controller-kit';
 
 import { MIRROR_HASH_ANNOTATION, MIRRORED_LABEL, MIRRORED_VALUE } from './mirror-marks.ts';
-import { SERVICE_ACCOUNTS, mirrorSharedObjects, mirroredCopy, mirroredResources } from './shared-objects.ts';
+import {
+  SECRETS,
+  SERVICE_ACCOUNTS,
+  mirrorSharedObjects,
+  mirroredCopy,
+  mirroredResources,
+} from './shared-objects.ts';
 
 const CLUSTER_ROLES = { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles' };
 const ROLE_BINDINGS = { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings' };
@@ -157,5 +163,42 @@ describe('mirroredResources', () => {
         cellularResources: [{ ...SERVICE_ACCOUNTS, version: 'v1' }],
       }),
     ).toEqual([roles]);
+  });
+});
+
+describe('mirroring Secrets (when the CellSet shares them)', () => {
+  it('reads the control plane without the Secrets no pod mounts, and applies the others', async () => {
+    const reads: { path: string; query?: Record<string, unknown> }[] = [];
+    const writes: string[] = [];
+    const client = (items: KubeObject[]) => ({
+      request: async <T>(method: string, path: string, options: { query?: Record<string, unknown> } = {}) => {
+        await Promise.resolve();
+        if (method === 'GET') {
+          reads.push({ path, ...(options.query ? { query: options.query } : {}) });
+          return { metadata: {}, kind: 'SecretList', items } as T;
+        }
+        writes.push(`${method} ${path}`);
+        return {} as T;
+      },
+    });
+    const secret = {
+      metadata: { name: 'db', namespace: 'shop', uid: 'u' },
+      type: 'Opaque',
+      data: { a: 'YQ==' },
+    };
+    await mirrorSharedObjects(client([secret]), client([]), [SECRETS], new AbortController().signal, 2);
+    expect(reads[0]).toEqual({
+      path: '/api/v1/secrets',
+      query: {
+        fieldSelector:
+          'type!=kubernetes.io/service-account-token,type!=bootstrap.kubernetes.io/token,type!=helm.sh/release.v1',
+      },
+    });
+    expect(writes).toEqual(['PATCH /api/v1/namespaces/shop/secrets/db']);
+  });
+
+  it('are not mirrored unless the CellSet lists them', () => {
+    expect(mirroredResources({ sharedResources: [], cellularResources: [] })).not.toContainEqual(SECRETS);
+    expect(mirroredResources({ sharedResources: [SECRETS], cellularResources: [] })).toContainEqual(SECRETS);
   });
 });

@@ -30,13 +30,38 @@ export const SERVICE_ACCOUNTS: GroupVersionResource = {
 };
 
 /**
+ * Secrets are mirrored only when the CellSet lists them in `sharedResources` (the controller then needs to
+ * read every Secret of the control plane, a right the chart grants only when asked). Even then, the ones no
+ * pod mounts stay out: see {@link MIRRORED_SECRETS_SELECTOR}.
+ */
+export const SECRETS: GroupVersionResource = { group: '', version: 'v1', resource: 'secrets' };
+
+/**
+ * The Secrets never mirrored, by type: legacy ServiceAccount tokens (each apiserver's token controller makes
+ * and signs its own), bootstrap tokens (per apiserver too) and helm's release records (bookkeeping of the
+ * control plane's client, large and many).
+ */
+export const MIRRORED_SECRETS_SELECTOR = [
+  'kubernetes.io/service-account-token',
+  'bootstrap.kubernetes.io/token',
+  'helm.sh/release.v1',
+]
+  .map((type) => `type!=${type}`)
+  .join(',');
+
+/** The field selector the mirror reads a resource's control-plane objects with, if any. */
+export function mirrorSelector(resource: GroupVersionResource): string | undefined {
+  return sameResource(resource, SECRETS) ? MIRRORED_SECRETS_SELECTOR : undefined;
+}
+
+/**
  * What the mirror keeps in every cell: the CellSet's shared resources, and ServiceAccounts always (a pod
  * naming one its cell does not have is refused, and the workload never runs) unless the CellSet makes them
  * cellular or lists them already.
  */
 export function mirroredResources(spec: Pick<CellSetSpec, 'sharedResources' | 'cellularResources'>) {
   const named = (list: readonly GroupVersionResource[]) =>
-    list.some((gvr) => gvr.group === SERVICE_ACCOUNTS.group && gvr.resource === SERVICE_ACCOUNTS.resource);
+    list.some((gvr) => sameResource(gvr, SERVICE_ACCOUNTS));
   return named(spec.sharedResources) || named(spec.cellularResources)
     ? spec.sharedResources
     : [...spec.sharedResources, SERVICE_ACCOUNTS];
@@ -59,7 +84,11 @@ export async function mirrorSharedObjects(
   for (const resource of resources) {
     // Listed cluster-wide, which for a namespaced resource is every namespace.
     const collection = resourcePath({ ...resource, namespaced: false });
-    const source = await controlPlane.request<KubeList & { kind?: string }>('GET', collection, { signal });
+    const fieldSelector = mirrorSelector(resource);
+    const source = await controlPlane.request<KubeList & { kind?: string }>('GET', collection, {
+      ...(fieldSelector ? { query: { fieldSelector } } : {}),
+      signal,
+    });
     const inCell = await cell.request<KubeList>('GET', collection, {
       accept: METADATA_LIST,
       query: { labelSelector: `${MIRRORED_LABEL}=${MIRRORED_VALUE}` },
@@ -142,6 +171,10 @@ function isCellOwn(object: KubeObject): boolean {
     name.startsWith('system:') ||
     labels?.['kubernetes.io/bootstrapping'] !== undefined
   );
+}
+
+function sameResource(one: GroupVersionResource, other: GroupVersionResource): boolean {
+  return one.group === other.group && one.resource === other.resource;
 }
 
 function placeOf(object: Pick<KubeObject, 'metadata'>): string {

@@ -1,0 +1,80 @@
+import { flushPromises, FakeListWatch, memoryLogger } from '@cellfed/controller-kit/testing';
+import type { KubeClient } from '@cellfed/controller-kit';
+import type { GroupVersionResource } from '@cellfed/hashing';
+
+import { SharedChanges } from './shared-changes.ts';
+import { SECRETS, SERVICE_ACCOUNTS } from './shared-objects.ts';
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let turn = 0; turn < 100 && !condition(); turn++) await flushPromises();
+  expect(condition()).toBe(true);
+}
+
+describe('SharedChanges', () => {
+  function setUp() {
+    const sources = new Map<string, FakeListWatch>();
+    let changes = 0;
+    const watcher = new SharedChanges({
+      controlPlane: {} as KubeClient,
+      logger: memoryLogger().logger,
+      onChange: () => changes++,
+      listWatch: (resource: GroupVersionResource) => {
+        const source = new FakeListWatch();
+        sources.set(resource.resource, source);
+        return source;
+      },
+    });
+    const abort = new AbortController();
+    const running = watcher.run(abort.signal);
+    return { sources, watcher, abort, running, changes: () => changes };
+  }
+
+  it('starts a pass for a change after the first list, not for what the first list finds', async () => {
+    const { sources, watcher, abort, running, changes } = setUp();
+    watcher.watch([SERVICE_ACCOUNTS]);
+    const accounts = sources.get('serviceaccounts')!;
+    accounts.put('shop', 'existing');
+    await until(() => accounts.openWatches === 1);
+    const before = changes();
+    accounts.put('shop', 'builder');
+    await until(() => changes() > before);
+    abort.abort();
+    await running;
+    expect(watcher.watched()).toEqual([]);
+  });
+
+  it('follows the shared resources: a resource added is watched, one taken away is no longer', async () => {
+    const { sources, watcher, abort, running, changes } = setUp();
+    watcher.watch([SERVICE_ACCOUNTS]);
+    expect(watcher.watched()).toEqual(['v1/serviceaccounts']);
+    watcher.watch([SERVICE_ACCOUNTS, SECRETS]);
+    expect(watcher.watched()).toEqual(['v1/secrets', 'v1/serviceaccounts']);
+    const secrets = sources.get('secrets')!;
+    await until(() => secrets.openWatches === 1);
+    watcher.watch([SERVICE_ACCOUNTS]);
+    expect(watcher.watched()).toEqual(['v1/serviceaccounts']);
+    await until(() => secrets.openWatches === 0);
+    const before = changes();
+    secrets.put('shop', 'db-password');
+    await flushPromises();
+    expect(changes()).toBe(before);
+    abort.abort();
+    await running;
+  });
+
+  it('waits for run before it watches anything', () => {
+    const made: string[] = [];
+    const watcher = new SharedChanges({
+      controlPlane: {} as KubeClient,
+      logger: memoryLogger().logger,
+      onChange: () => undefined,
+      listWatch: (resource) => {
+        made.push(resource.resource);
+        return new FakeListWatch();
+      },
+    });
+    watcher.watch([SECRETS]);
+    expect(made).toEqual([]);
+    expect(watcher.watched()).toEqual([]);
+  });
+});

@@ -1,0 +1,105 @@
+import {
+  CONTROL_PLANE,
+  Informer,
+  resourceListWatch,
+  untilAborted,
+  type Clock,
+  type KubeClient,
+  type ListWatch,
+} from '@cellfed/controller-kit';
+import type { Logger } from 'pino';
+import type { GroupVersionResource } from '@cellfed/hashing';
+import type { Registry } from 'prom-client';
+
+import { mirrorSelector } from './shared-objects.ts';
+
+export interface SharedChangesOptions {
+  controlPlane: KubeClient;
+  logger: Logger;
+  registry?: Registry;
+  clock?: Clock;
+  /** Called for every change the control plane makes to a mirrored object after the first list. */
+  onChange: () => void;
+  /** Where each resource's objects come from; the control plane's metadata, listed cluster-wide, by default. */
+  listWatch?: (resource: GroupVersionResource) => ListWatch;
+}
+
+/**
+ * Watches the control plane's objects of every mirrored resource (metadata only), so that a change reaches
+ * the cells at once rather than on the next resync: a pod in a cell needs its ServiceAccount (and its
+ * Secrets, when the CellSet shares them) before it can start. One informer per resource, started and stopped
+ * as the CellSet's shared resources change.
+ */
+export class SharedChanges {
+  private readonly running = new Map<string, AbortController>();
+  private wanted = new Map<string, GroupVersionResource>();
+  private signal: AbortSignal | undefined;
+
+  private readonly options: SharedChangesOptions;
+
+  constructor(options: SharedChangesOptions) {
+    this.options = options;
+  }
+
+  /** The resources to watch from now on. */
+  watch(resources: readonly GroupVersionResource[]): void {
+    this.wanted = new Map(resources.map((resource) => [nameOf(resource), resource]));
+    this.follow();
+  }
+
+  /** Which resources are watched now (for tests and logs). */
+  watched(): string[] {
+    return [...this.running.keys()].sort();
+  }
+
+  /** Runs the informers until `signal` aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    this.signal = signal;
+    this.follow();
+    await untilAborted(signal);
+    for (const controller of this.running.values()) controller.abort(signal.reason);
+    this.running.clear();
+  }
+
+  private follow(): void {
+    const signal = this.signal;
+    if (!signal || signal.aborted) return;
+    for (const [name, controller] of this.running) {
+      if (this.wanted.has(name)) continue;
+      controller.abort(new Error('no longer mirrored'));
+      this.running.delete(name);
+    }
+    for (const [name, resource] of this.wanted) {
+      if (this.running.has(name)) continue;
+      const controller = new AbortController();
+      signal.addEventListener('abort', () => controller.abort(signal.reason), { once: true });
+      this.running.set(name, controller);
+      const informer = new Informer({
+        cell: CONTROL_PLANE,
+        resource: name,
+        logger: this.options.logger,
+        ...(this.options.registry ? { registry: this.options.registry } : {}),
+        ...(this.options.clock ? { clock: this.options.clock } : {}),
+        listWatch: (this.options.listWatch ?? this.controlPlaneListWatch)(resource),
+      });
+      // The first list is what the mirror pass reads anyway; only later changes need one more pass.
+      informer.addHandler((event) => {
+        if (event.lane === 'high') this.options.onChange();
+      });
+      void informer.run(controller.signal);
+    }
+  }
+
+  private readonly controlPlaneListWatch = (resource: GroupVersionResource): ListWatch => {
+    const fieldSelector = mirrorSelector(resource);
+    return resourceListWatch(
+      this.options.controlPlane,
+      { ...resource, namespaced: false },
+      { metadataOnly: true, ...(fieldSelector ? { fieldSelector } : {}) },
+    );
+  };
+}
+
+function nameOf(resource: GroupVersionResource): string {
+  return [resource.group || undefined, resource.version, resource.resource].filter(Boolean).join('/');
+}
