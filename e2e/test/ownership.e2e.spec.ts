@@ -304,6 +304,8 @@ describeE2e('owners and dependents across cells: nothing lost to a cell’s garb
     const owners = [ownerOf(created)];
     for (const name of [moving, staying])
       await routed.request('POST', configMapPath(), { body: configMap(name, owners) });
+    // The copy is then at least 2 s younger than the object clients know, which the AGE check below tells.
+    await sleep(2000);
 
     await joinThirdCell(env, fixture, cellSetName);
     // The moved owner has a new uid in its new cell; clients and the collector know it by the old one.
@@ -317,5 +319,26 @@ describeE2e('owners and dependents across cells: nothing lost to a cell’s garb
       expect(shown.metadata.ownerReferences).toEqual(owners);
     }
     expect(await found(cell(three), configMapPath(moving))).toBeDefined();
+
+    // `kubectl get` prints the AGE of the object clients know, not of its copy, in one row and in a list.
+    const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io';
+    interface Table {
+      columnDefinitions: { name: string }[];
+      rows: { cells: unknown[]; object: { metadata: { name: string } } }[];
+    }
+    const ageOf = (table: Table) => {
+      const column = table.columnDefinitions.findIndex((definition) => definition.name === 'Age');
+      const row = table.rows.find((candidate) => candidate.object.metadata.name === owner)!;
+      const printed = String(row.cells[column]);
+      expect(printed).toMatch(/^\d+s$/);
+      return Number(printed.slice(0, -1));
+    };
+    const sinceCreated = () => (Date.now() - Date.parse(created.metadata.creationTimestamp!)) / 1000;
+    const one = ageOf(await routed.request<Table>('GET', deploymentPath(owner), { accept: TABLE }));
+    expect(Math.abs(one - sinceCreated())).toBeLessThanOrEqual(2);
+    const listed = ageOf(await routed.request<Table>('GET', deploymentPath(), { accept: TABLE }));
+    expect(Math.abs(listed - sinceCreated())).toBeLessThanOrEqual(2);
+    const inCell = ageOf(await cell(three).request<Table>('GET', deploymentPath(owner), { accept: TABLE }));
+    expect(inCell).toBeLessThan(listed);
   });
 });

@@ -17,7 +17,7 @@ import {
 } from './cell-versions.ts';
 import { newestCopy, visibleCopy, type CellCopy } from './copy-choice.ts';
 import type { CollectionOutcome, StreamedAnswer } from './streamed-answer.ts';
-import { showJson } from '../views/client-view.ts';
+import { creationColumns, showJson } from '../views/client-view.ts';
 import { showOwnerUids, type OwnerUids } from '../views/owner-uids.ts';
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { isCellOwnObject } from '@cellfed/controller-kit';
@@ -151,6 +151,8 @@ export async function serveMergedList(
     `{"kind":${JSON.stringify(kind)},"apiVersion":${JSON.stringify(apiVersion)},` +
       (table ? `"columnDefinitions":${JSON.stringify(columns ?? [])},"rows":[` : `"items":[`),
   );
+  const creationOfRows = table ? creationColumns(columns) : undefined;
+  const creation = creationOfRows ? { columns: creationOfRows } : {};
   let given = 0;
   for (;;) {
     if (limit > 0 && given >= limit) break;
@@ -158,7 +160,7 @@ export async function serveMergedList(
     const next = takeVisible(pagers, table, request);
     if (next === END) break;
     if (next === undefined) continue;
-    let item = showJson(next.item, { copies: request.placement !== 'anywhere' });
+    let item = showJson(next.item, { copies: request.placement !== 'anywhere', ...creation });
     if (request.ownerUids && next.cell !== CONTROL_PLANE_SOURCE)
       item = await showOwnerUids(request.ownerUids, next.cell, item);
     if (given > 0) await out.write(ITEM_SEPARATOR);

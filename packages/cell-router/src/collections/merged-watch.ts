@@ -24,7 +24,12 @@ import {
 } from './cell-versions.ts';
 import { visibleCopy } from './copy-choice.ts';
 import type { CollectionOutcome, StreamedAnswer } from './streamed-answer.ts';
-import { showObject, type ClientViewOptions } from '../views/client-view.ts';
+import {
+  creationColumns,
+  showObject,
+  type ClientViewOptions,
+  type CreationColumns,
+} from '../views/client-view.ts';
 import { isCellOwnObject } from '@cellfed/controller-kit';
 import type { CellularResource } from '../routing/cellular-resources.ts';
 import { CellMadeTracker } from './cell-made-tracker.ts';
@@ -262,6 +267,7 @@ export async function serveMergedWatch(
     placement === 'anywhere'
       ? new CellMadeTracker(request.resource)
       : new MoveTracker(request, streamingList);
+  let columns: CreationColumns | undefined;
   try {
     while (!stop.signal.aborted) {
       const item = queue.shift();
@@ -316,8 +322,12 @@ export async function serveMergedWatch(
       }
       const shown = await tracker.decide(cell, event, request.state() ?? state);
       if (!shown) continue;
+      // A Table watch defines its columns in a cell's first event only; the later ones need them too.
+      columns =
+        creationColumns((shown.object as { columnDefinitions?: unknown }).columnDefinitions) ?? columns;
       const object = withVersion(shown.object as WatchedObject, encodeCellVersions(versions), {
         copies: placement !== 'anywhere',
+        ...(columns ? { columns } : {}),
       });
       if (request.ownerUids && cell !== CONTROL_PLANE_SOURCE) await request.ownerUids.show(cell, object);
       await out.write(line({ type: shown.type, object }));

@@ -92,4 +92,64 @@ describe('client view', () => {
     showObject(made, { copies: false });
     expect(made.metadata.uid).toBe('copy');
   });
+
+  describe('a copy in a Table', () => {
+    const first = '2026-11-20T10:00:00Z';
+    const stored = '2026-11-25T09:58:00Z';
+    const now = () => Date.parse('2026-11-25T10:00:00Z');
+    const object = () => ({
+      kind: 'PartialObjectMetadata',
+      metadata: {
+        name: 'web',
+        uid: 'copy',
+        creationTimestamp: stored,
+        annotations: { [ORIGIN_UID_ANNOTATION]: 'first', [ORIGIN_CREATED_ANNOTATION]: first },
+      },
+    });
+    const columnDefinitions = [
+      { name: 'Name', type: 'string', format: 'name' },
+      { name: 'Ready', type: 'string', format: '' },
+      { name: 'Age', type: 'string', format: '' },
+      { name: 'Created', type: 'date', format: '' },
+    ];
+
+    it('prints the Age from the first creation and replaces the copy’s timestamp in date columns', () => {
+      const table = {
+        kind: 'Table',
+        columnDefinitions,
+        rows: [{ cells: ['web', '1/1', '2m', stored], object: object() }],
+      };
+      showObject(table, { now });
+      expect(table.rows[0]!.cells).toEqual(['web', '1/1', '5d', first]);
+      expect(table.rows[0]!.object.metadata.creationTimestamp).toBe(first);
+    });
+
+    it('uses the columns it is given for rows without their Table (a merged list, a later watch event)', () => {
+      const row = { cells: ['web', '1/1', '2m', stored], object: object() };
+      showObject(row, { now, columns: { dates: [3], age: 2 } });
+      expect(row.cells).toEqual(['web', '1/1', '5d', first]);
+      const alone = { cells: ['web', '1/1', '2m', stored], object: object() };
+      showObject(alone, { now });
+      expect(alone.cells).toEqual(['web', '1/1', '2m', stored]);
+    });
+
+    it('leaves an object that is not a copy, and what the cells’ controllers made, as the cell printed them', () => {
+      const original = object();
+      original.metadata.creationTimestamp = first;
+      const table = {
+        kind: 'Table',
+        columnDefinitions,
+        rows: [{ cells: ['web', '1/1', '5d', first], object: original }],
+      };
+      showObject(table, { now: () => 0 });
+      expect(table.rows[0]!.cells).toEqual(['web', '1/1', '5d', first]);
+      const made = {
+        kind: 'Table',
+        columnDefinitions,
+        rows: [{ cells: ['web', '1/1', '2m', stored], object: object() }],
+      };
+      showObject(made, { now, copies: false });
+      expect(made.rows[0]!.cells).toEqual(['web', '1/1', '2m', stored]);
+    });
+  });
 });

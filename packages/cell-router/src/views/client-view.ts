@@ -9,6 +9,8 @@ import {
   without,
 } from '@cellfed/controller-kit';
 
+import { humanDuration } from './human-duration.ts';
+
 /**
  * The client view of what a cell stores. A cell keeps what clients send with a few things moved out of its
  * controllers' sight (see views/cell-view.ts); the router puts them back on every way out: single answers,
@@ -34,6 +36,36 @@ export interface ClientViewOptions {
    * Deployment's ReplicaSet gets the Deployment's `cellfed.io/uid`), which are not its own.
    */
   readonly copies?: boolean;
+  /**
+   * Where the Table rows shown show creation times, when the rows come without their Table's column
+   * definitions (a merged list's rows, a watch's later events).
+   */
+  readonly columns?: CreationColumns;
+  /** The clock an `Age` is printed against (milliseconds since the epoch). */
+  readonly now?: () => number;
+}
+
+/**
+ * Where a Table shows an object's creation: a `date` column holds the timestamp itself (custom resources'
+ * `Age`, printed by the client), and built-in resources' `Age` column holds the age the apiserver printed.
+ */
+export interface CreationColumns {
+  readonly dates: readonly number[];
+  readonly age?: number;
+}
+
+interface ColumnDefinition {
+  name?: unknown;
+  type?: unknown;
+}
+
+/** The creation columns of a Table's `columnDefinitions`; undefined when there are none. */
+export function creationColumns(definitions: unknown): CreationColumns | undefined {
+  if (!Array.isArray(definitions)) return undefined;
+  const columns = definitions as ColumnDefinition[];
+  const dates = columns.flatMap((column, index) => (column?.type === 'date' ? [index] : []));
+  const age = columns.findIndex((column) => column?.name === 'Age' && column.type === 'string');
+  return { dates, ...(age >= 0 ? { age } : {}) };
 }
 
 /** Whether a JSON text may need {@link showJson} (a byte search: most objects hold nothing). */
@@ -56,10 +88,16 @@ export function showObject(value: unknown, options: ClientViewOptions = {}): voi
     object?: unknown;
   };
   if (Array.isArray(object.items)) for (const item of object.items) showObject(item, options);
-  if (object.kind === 'Table' && Array.isArray(object.rows))
-    for (const row of object.rows) showObject(row.object, options);
-  // One row of a merged Table list.
-  if (Array.isArray(object.cells)) showObject(object.object, options);
+  if (object.kind === 'Table' && Array.isArray(object.rows)) {
+    const columns = creationColumns((object as { columnDefinitions?: unknown }).columnDefinitions);
+    const rowOptions = columns ? { ...options, columns } : options;
+    for (const row of object.rows) showObject(row, rowOptions);
+  }
+  // One row of a Table.
+  if (Array.isArray(object.cells)) {
+    showCreation(object as TableRow, options);
+    showObject(object.object, options);
+  }
   const metadata = object.metadata;
   const annotations = metadata?.annotations;
   if (!metadata || !annotations) return;
@@ -84,6 +122,27 @@ export function showObject(value: unknown, options: ClientViewOptions = {}): voi
   const rest = without(annotations, [HELD_OWNERS_ANNOTATION]);
   if (Object.keys(rest).length > 0) metadata.annotations = rest;
   else delete metadata.annotations;
+}
+
+interface TableRow {
+  cells: unknown[];
+  object?: WithMetadata;
+}
+
+/**
+ * A copy's row shows its first creation, as its object does: the cell printed the copy's own. A date
+ * column is the timestamp (replaced where it is the copy's); the `Age` is printed again from the first.
+ */
+function showCreation(row: TableRow, options: ClientViewOptions): void {
+  const { columns } = options;
+  const metadata = row.object?.metadata;
+  const created = metadata?.annotations?.[ORIGIN_CREATED_ANNOTATION];
+  const stored = metadata?.creationTimestamp;
+  if (options.copies === false || !columns || !created || !stored || created === stored) return;
+  for (const index of columns.dates) if (row.cells[index] === stored) row.cells[index] = created;
+  const createdAt = Date.parse(created);
+  if (columns.age !== undefined && typeof row.cells[columns.age] === 'string' && !Number.isNaN(createdAt))
+    row.cells[columns.age] = humanDuration((options.now ?? Date.now)() - createdAt);
 }
 
 /** The client view of a JSON text: the same bytes when nothing is held, else the object re-encoded. */
