@@ -226,5 +226,18 @@ describeE2e('what a cell makes for a workload is visible through the router', ()
     expect((stored.metadata.ownerReferences as { uid: string }[] | undefined)?.[0]?.uid).toBe(
       inCell.metadata.uid,
     );
+    // What the new cell's controllers record about the copy names the copy's uid there; kubectl describe
+    // asks for the events of the uid it knows, and finds them.
+    await run(['patch', 'deployment', moving, '-p', '{"spec":{"replicas":3}}']);
+    await eventually(
+      `describe deployment ${moving} to show the scale-up its new cell recorded`,
+      async () =>
+        /Scaled up replica set \S+ (from 2 to 3|to 3 from 2)/.test(
+          await run(['describe', 'deployment', moving]),
+        )
+          ? true
+          : undefined,
+      30_000,
+    );
   });
 });

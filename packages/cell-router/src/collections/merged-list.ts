@@ -19,6 +19,7 @@ import { newestCopy, visibleCopy, type CellCopy } from './copy-choice.ts';
 import type { CollectionOutcome, StreamedAnswer } from './streamed-answer.ts';
 import { creationColumns, showJson } from '../views/client-view.ts';
 import { showOwnerUids, type OwnerUids } from '../views/owner-uids.ts';
+import { takeInvolvedUid } from '../views/involved-uid.ts';
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { isCellOwnObject } from '@cellfed/controller-kit';
 import type { CellularResource } from '../routing/cellular-resources.ts';
@@ -76,6 +77,10 @@ export async function serveMergedList(
   if (!Number.isInteger(limit) || limit < 0) return refuse(badRequest(`limit must be a positive integer`));
   const query = new URLSearchParams(params);
   for (const name of CONTROL_PARAMS) query.delete(name);
+  const accept = request.headers['accept'];
+  const involved = request.ownerUids
+    ? takeInvolvedUid(request.resource, query, Array.isArray(accept) ? accept.join(',') : (accept ?? ''))
+    : undefined;
 
   let cursors: Map<string, CellCursor> | undefined;
   let versions: Map<string, string> | undefined;
@@ -163,6 +168,7 @@ export async function serveMergedList(
     let item = showJson(next.item, { copies: request.placement !== 'anywhere', ...creation });
     if (request.ownerUids && next.cell !== CONTROL_PLANE_SOURCE)
       item = await showOwnerUids(request.ownerUids, next.cell, item);
+    if (involved && !involved.matches(item)) continue;
     if (given > 0) await out.write(ITEM_SEPARATOR);
     await out.write(item);
     given += 1;

@@ -42,6 +42,32 @@ const ownerUid = (value: unknown) =>
   (value as ReturnType<typeof replicaSet>).metadata.ownerReferences[0]!.uid;
 
 describe('OwnerUids', () => {
+  it('shows an Event’s object by the uid clients know (core and events.k8s.io), in its own namespace', async () => {
+    const { uids } = fixture();
+    const about = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      namespace: 'shop',
+      name: 'web',
+      uid: 'new-uid',
+    };
+    const core = JSON.stringify({
+      kind: 'Event',
+      metadata: { namespace: 'shop', name: 'web.1' },
+      involvedObject: about,
+    });
+    expect(JSON.parse(await showOwnerUids(uids, 'a', core))).toHaveProperty(
+      'involvedObject.uid',
+      'first-uid',
+    );
+    const modern = { kind: 'Event', metadata: { namespace: 'shop', name: 'web.2' }, regarding: { ...about } };
+    expect(await uids.show('a', modern)).toBe(true);
+    expect(modern.regarding.uid).toBe('first-uid');
+    // Not the moved Deployment (another name): as the cell has it.
+    const other = { kind: 'Event', involvedObject: { ...about, name: 'api', uid: 'x' } };
+    expect(await uids.show('a', other)).toBe(false);
+  });
+
   it('shows the uid clients know for a moved owner, and reads the owner once', async () => {
     const { uids, reads } = fixture();
     const shown = replicaSet('new-uid');

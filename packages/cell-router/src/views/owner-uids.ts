@@ -12,6 +12,10 @@ interface OwnerRef {
 
 interface WithOwners {
   metadata?: { namespace?: string; ownerReferences?: unknown };
+  /** A core Event's object (`kubectl describe` finds the events of an object by its uid). */
+  involvedObject?: unknown;
+  /** An events.k8s.io Event's object. */
+  regarding?: unknown;
 }
 
 /** Reads one object in a cell with the router's own identity; undefined when it is not there. */
@@ -27,6 +31,9 @@ const REMEMBERED = 50_000;
  * Deployment by uid (describe, rollout history, rollout undo), so on the way out each such reference shows the
  * uid clients know, and on the way in (an update of the ReplicaSet) it gets back the cell's, or the cell's
  * garbage collector would take the owner for gone.
+ *
+ * An Event names its object by uid too (`involvedObject`, `regarding`), and `kubectl describe` lists the
+ * events of the uid it was shown: translated the same way.
  *
  * The owner is read by name in the same cell, once: a uid names one object forever, so the pair is kept.
  * Owners of kinds that are not cellular (a Pod's ReplicaSet) never move and are left as they are.
@@ -65,8 +72,8 @@ export class OwnerUids {
   ): Promise<boolean> {
     let changed = false;
     for (const object of objectsIn(value))
-      for (const ref of refsOf(object)) {
-        const uid = await translate(object.metadata?.namespace ?? namespace, ref);
+      for (const { ref, refNamespace } of refsOf(object)) {
+        const uid = await translate(refNamespace ?? object.metadata?.namespace ?? namespace, ref);
         if (uid !== undefined && uid !== ref.uid) {
           ref.uid = uid;
           changed = true;
@@ -134,16 +141,20 @@ function objectsIn(value: unknown): WithOwners[] {
   return found;
 }
 
-function refsOf(object: WithOwners): OwnerRef[] {
-  const refs = object.metadata?.ownerReferences;
-  return Array.isArray(refs)
-    ? refs.filter(
-        (ref): ref is OwnerRef => typeof ref === 'object' && ref !== null && typeof ref.uid === 'string',
-      )
+/** The references of an object with a uid: its owners (in its namespace), an Event's object (in its own). */
+function refsOf(object: WithOwners): { ref: OwnerRef; refNamespace?: string }[] {
+  const isRef = (ref: unknown): ref is OwnerRef & { namespace?: unknown } =>
+    typeof ref === 'object' && ref !== null && typeof (ref as OwnerRef).uid === 'string';
+  const owners = object.metadata?.ownerReferences;
+  const found: { ref: OwnerRef; refNamespace?: string }[] = Array.isArray(owners)
+    ? owners.filter(isRef).map((ref) => ({ ref }))
     : [];
+  for (const ref of [object.involvedObject, object.regarding])
+    if (isRef(ref)) found.push({ ref, refNamespace: typeof ref.namespace === 'string' ? ref.namespace : '' });
+  return found;
 }
 
-const OWNERS_MARK = '"ownerReferences"';
+const MARKS = ['"ownerReferences"', '"involvedObject"', '"regarding"'];
 
 /**
  * A JSON text with {@link OwnerUids.show} applied: the same text when it names no owners or none changed
@@ -154,7 +165,7 @@ export async function showOwnerUids<T extends Buffer | string>(
   cell: string,
   json: T,
 ): Promise<T | string> {
-  if (!json.includes(OWNERS_MARK)) return json;
+  if (!MARKS.some((mark) => json.includes(mark))) return json;
   let value: unknown;
   try {
     value = JSON.parse(json.toString());
