@@ -223,6 +223,41 @@ describeE2e('cell router: watches across cells', () => {
     expect(resumed.out).not.toContain('"ADDED"');
   });
 
+  it('starts a watch from a listed object’s resourceVersion, as one apiserver does: what happened after it, never 410', async () => {
+    const { apps } = routerClients(kubeconfig);
+    const list = await apps.listNamespacedDeployment({ namespace });
+    const from = list.items.find((item) => item.metadata!.name === 'w-21')!.metadata!.resourceVersion!;
+    const changed = ['w-21', 'w-22', 'w-23', 'w-24', 'w-25'];
+    for (const name of changed)
+      await apps.patchNamespacedDeployment(
+        { name, namespace, body: { metadata: { labels: { since: 'item' } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    const resumed = await kubectl(kubeconfig, [
+      'get',
+      '--raw',
+      `/apis/apps/v1/namespaces/${namespace}/deployments?watch=1&timeoutSeconds=2&resourceVersion=${encodeURIComponent(from)}`,
+    ]);
+    expect(resumed).toMatchObject({ code: 0 });
+    const events = resumed.out
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; object: V1Deployment });
+    // As one apiserver replays its history after the version: in w-21's cell, what was made after it
+    // (w-22 on) and the deletes (w-0 to w-4) come again; the other cells start from the list. Nothing
+    // before w-21's version, and w-21 itself only as changed since.
+    const number = (event: { object: V1Deployment }) => Number(event.object.metadata!.name!.slice(2));
+    for (const event of events) {
+      if (event.type === 'ADDED') expect(number(event)).toBeGreaterThan(21);
+      else if (event.type === 'DELETED') expect(number(event)).toBeLessThan(5);
+      else expect(event.type).toBe('MODIFIED');
+    }
+    const labelled = events
+      .filter((event) => event.object.metadata!.labels?.['since'] === 'item')
+      .map((event) => event.object.metadata!.name!);
+    expect([...new Set(labelled)].sort()).toEqual(changed);
+  });
+
   it('resumes a watch from a composite version, and answers a version the cells no longer have with 410', async () => {
     const { apps } = routerClients(kubeconfig);
     const list = await apps.listNamespacedDeployment({ namespace });

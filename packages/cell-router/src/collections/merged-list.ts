@@ -15,6 +15,7 @@ import {
   requestedCellVersions,
   type CellCursor,
 } from './cell-versions.ts';
+import { withItemVersion } from './item-version.ts';
 import { newestCopy, visibleCopy, type CellCopy } from './copy-choice.ts';
 import type { CollectionOutcome, StreamedAnswer } from './streamed-answer.ts';
 import { creationColumns, showJson } from '../views/client-view.ts';
@@ -141,12 +142,11 @@ export async function serveMergedList(
   }
   const table = firsts.some((page) => page.kind === 'Table');
   const first = firsts[0];
-  const resourceVersion = encodeCellVersions(
-    new Map([
-      ...(cursors ? [...cursors].map(([cell, cursor]) => [cell, cursor.rv] as const) : []),
-      ...pagers.map((pager, i) => [pager.cell, firsts[i]!.resourceVersion] as const),
-    ]),
-  );
+  const listVersions = new Map([
+    ...(cursors ? [...cursors].map(([cell, cursor]) => [cell, cursor.rv] as const) : []),
+    ...pagers.map((pager, i) => [pager.cell, firsts[i]!.resourceVersion] as const),
+  ]);
+  const resourceVersion = encodeCellVersions(listVersions);
 
   out.start(200);
   const kind = first?.kind ?? 'List';
@@ -169,6 +169,7 @@ export async function serveMergedList(
     if (request.ownerUids && next.cell !== CONTROL_PLANE_SOURCE)
       item = await showOwnerUids(request.ownerUids, next.cell, item);
     if (involved && !involved.matches(item)) continue;
+    item = withItemVersion(item, next.cell, listVersions);
     if (given > 0) await out.write(ITEM_SEPARATOR);
     await out.write(item);
     given += 1;
