@@ -125,9 +125,19 @@ describeE2e(
     it('every object once, with its uid, creation time and last write; nothing deleted, re-added or switched', async () => {
       const throughRouter = new InformerProcess(join(env.dir, `${cellSetName}.kubeconfig`), namespace);
       const onePlain = new InformerProcess(env.controlPlane.kubeconfig, plainNamespace);
-      informers.push(throughRouter, onePlain);
+      // Typed informers that accept protobuf alone, as kube components configured for it: with a streaming
+      // list, and with LIST then WATCH.
+      const protobuf = [{}, { listFirst: true }].map(
+        (options) =>
+          new InformerProcess(join(env.dir, `${cellSetName}.kubeconfig`), namespace, {
+            protobuf: true,
+            ...options,
+          }),
+      );
+      informers.push(throughRouter, onePlain, ...protobuf);
       const before = cached(await synced(throughRouter));
       await synced(onePlain);
+      for (const informer of protobuf) await synced(informer);
 
       const writers = [
         startWriter(routed, namespace, names, 4),
@@ -154,6 +164,13 @@ describeE2e(
 
       const routedEnd = await caughtUp(throughRouter, routed, namespace);
       const plainEnd = await caughtUp(onePlain, plain, plainNamespace);
+      const protobufEnds = [];
+      for (const informer of protobuf) protobufEnds.push(await caughtUp(informer, routed, namespace));
+      // LIST answered in protobuf, as one apiserver answers it (the listing informer lists on every relist).
+      const listed = protobufEnds[1]!.report.answers;
+      expect(Object.keys(listed).filter((answer) => answer.startsWith('list '))).toEqual([
+        'list application/vnd.kubernetes.protobuf',
+      ]);
       // Moved objects keep the uid and creation time the informer listed at the start.
       for (const [name, seen] of before) {
         expect({
@@ -166,7 +183,7 @@ describeE2e(
           created: seen.created,
         });
       }
-      for (const { report } of [routedEnd, plainEnd]) {
+      for (const { report } of [routedEnd, plainEnd, ...protobufEnds]) {
         expect({ deletes: report.deletes, readded: report.readded, uidChanges: report.uidChanges }).toEqual({
           deletes: 0,
           readded: 0,

@@ -23,10 +23,21 @@ export interface InformerReport {
   uidChanges: number;
   /** Keys deleted and later added again. */
   readded: number;
+  /** Answers to its lists and watches by content type: `list <type>`, `watch <type>`. */
+  answers: Record<string, number>;
+}
+
+export interface InformerOptions {
+  /** group/version/resource; Deployments by default. */
+  resource?: string;
+  /** A typed informer accepting `application/vnd.kubernetes.protobuf` alone (dynamic and JSON otherwise). */
+  protobuf?: boolean;
+  /** LIST then WATCH, as client-go before streaming lists (WatchListClient off); a streaming list otherwise. */
+  listFirst?: boolean;
 }
 
 /**
- * The suite's client-go program (e2e/tools/informer, built with the tools): a dynamic shared informer of one
+ * The suite's client-go program (e2e/tools/informer, built with the tools): a shared informer of one
  * resource through `kubeconfig`, asked for its state line by line.
  */
 export class InformerProcess {
@@ -34,15 +45,21 @@ export class InformerProcess {
   private readonly answers: ((line: string) => void)[] = [];
   private stderr = '';
 
-  constructor(kubeconfig: string, namespace: string, resource = 'apps/v1/deployments') {
-    this.child = spawn(join(process.env['CELLFED_TOOLS_BIN']!, 'informer'), [
-      '--kubeconfig',
-      kubeconfig,
-      '--namespace',
-      namespace,
-      '--resource',
-      resource,
-    ]);
+  constructor(kubeconfig: string, namespace: string, options: InformerOptions = {}) {
+    this.child = spawn(
+      join(process.env['CELLFED_TOOLS_BIN']!, 'informer'),
+      [
+        '--kubeconfig',
+        kubeconfig,
+        '--namespace',
+        namespace,
+        '--resource',
+        options.resource ?? 'apps/v1/deployments',
+        ...(options.protobuf ? ['--protobuf'] : []),
+      ],
+      // client-go reads its feature gates from the environment (KUBE_FEATURE_<gate>).
+      options.listFirst ? { env: { ...process.env, KUBE_FEATURE_WatchListClient: 'false' } } : {},
+    );
     this.child.stderr.on(
       'data',
       (chunk: Buffer) => (this.stderr = (this.stderr + chunk.toString()).slice(-4000)),

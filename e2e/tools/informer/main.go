@@ -1,5 +1,6 @@
-// Command informer runs one client-go shared informer (dynamic, JSON) of a resource through the kubeconfig it
-// is given, as a controller would. Each line read on stdin makes it print, as one JSON line, its cache and
+// Command informer runs one client-go shared informer of a resource through the kubeconfig it is given, as a
+// controller would: dynamic (JSON), or with -protobuf typed and accepting protobuf alone, as kube components
+// configured for protobuf do. Each line read on stdin makes it print, as one JSON line, its cache and
 // what its event handlers were told; it exits when stdin closes. The e2e suite runs it through the router
 // and against one plain apiserver, and compares what each ends with.
 package main
@@ -10,16 +11,20 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"sort"
 	"strings"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -46,20 +51,55 @@ type report struct {
 	UIDChanges int `json:"uidChanges"`
 	// Keys deleted and added again later (an object that vanished for a while).
 	Readded int `json:"readded"`
+	// The Content-Type of each answer to a list or watch, as "list <type>" or "watch <type>", counted.
+	Answers map[string]int `json:"answers"`
+}
+
+// answerTypes counts the content types lists and watches are answered in.
+type answerTypes struct {
+	mu     sync.Mutex
+	counts map[string]int
+	next   http.RoundTripper
+}
+
+func (a *answerTypes) RoundTrip(request *http.Request) (*http.Response, error) {
+	response, err := a.next.RoundTrip(request)
+	if err != nil || request.Method != http.MethodGet || response.StatusCode != http.StatusOK {
+		return response, err
+	}
+	kind := "list"
+	if request.URL.Query().Get("watch") != "" {
+		kind = "watch"
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.counts[kind+" "+response.Header.Get("Content-Type")]++
+	return response, err
+}
+
+func (a *answerTypes) snapshot() map[string]int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	copied := map[string]int{}
+	for key, count := range a.counts {
+		copied[key] = count
+	}
+	return copied
 }
 
 func main() {
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig file")
 	namespace := flag.String("namespace", "", "namespace to watch (all when empty)")
 	resource := flag.String("resource", "apps/v1/deployments", "group/version/resource, or version/resource for the core group")
+	protobuf := flag.Bool("protobuf", false, "a typed informer that accepts application/vnd.kubernetes.protobuf only")
 	flag.Parse()
-	if err := run(*kubeconfig, *namespace, *resource); err != nil {
+	if err := run(*kubeconfig, *namespace, *resource, *protobuf); err != nil {
 		fmt.Fprintf(os.Stderr, "informer: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig, namespace, resource string) error {
+func run(kubeconfig, namespace, resource string, protobuf bool) error {
 	gvr, err := parseResource(resource)
 	if err != nil {
 		return err
@@ -68,12 +108,15 @@ func run(kubeconfig, namespace, resource string) error {
 	if err != nil {
 		return err
 	}
-	client, err := dynamic.NewForConfig(config)
+	answers := &answerTypes{counts: map[string]int{}}
+	config.Wrap(func(next http.RoundTripper) http.RoundTripper {
+		answers.next = next
+		return answers
+	})
+	informer, err := newInformer(config, gvr, namespace, protobuf)
 	if err != nil {
 		return err
 	}
-	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, namespace, nil)
-	informer := factory.ForResource(gvr).Informer()
 
 	var mu sync.Mutex
 	counts := report{}
@@ -96,7 +139,7 @@ func run(kubeconfig, namespace, resource string) error {
 			mu.Lock()
 			defer mu.Unlock()
 			counts.Updates++
-			if old.(*unstructured.Unstructured).GetUID() != new.(*unstructured.Unstructured).GetUID() {
+			if accessor(old).GetUID() != accessor(new).GetUID() {
 				counts.UIDChanges++
 			}
 		},
@@ -121,9 +164,10 @@ func run(kubeconfig, namespace, resource string) error {
 		answer := counts
 		mu.Unlock()
 		answer.Synced = informer.HasSynced()
+		answer.Answers = answers.snapshot()
 		answer.Objects = []object{}
 		for _, item := range informer.GetStore().List() {
-			u := item.(*unstructured.Unstructured)
+			u := accessor(item)
 			answer.Objects = append(answer.Objects, object{
 				Namespace:         u.GetNamespace(),
 				Name:              u.GetName(),
@@ -142,6 +186,39 @@ func run(kubeconfig, namespace, resource string) error {
 		}
 	}
 	return lines.Err()
+}
+
+func newInformer(config *rest.Config, gvr schema.GroupVersionResource, namespace string, protobuf bool) (cache.SharedIndexInformer, error) {
+	if !protobuf {
+		client, err := dynamic.NewForConfig(config)
+		if err != nil {
+			return nil, err
+		}
+		return dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, namespace, nil).ForResource(gvr).Informer(), nil
+	}
+	config.ContentType = "application/vnd.kubernetes.protobuf"
+	config.AcceptContentTypes = "application/vnd.kubernetes.protobuf"
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return nil, err
+	}
+	generic, err := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace)).ForResource(gvr)
+	if err != nil {
+		return nil, err
+	}
+	return generic.Informer(), nil
+}
+
+// accessor reads an informer's object, dynamic or typed, or a deleted one's last state.
+func accessor(obj any) metav1.Object {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	object, err := meta.Accessor(obj)
+	if err != nil {
+		panic(fmt.Sprintf("not an object: %T", obj))
+	}
+	return object
 }
 
 func parseResource(value string) (schema.GroupVersionResource, error) {

@@ -2,6 +2,7 @@ import { cellFailure, type KubeStatus } from '../status/kube-status.ts';
 import { continueAfter, tokenShape, type TokenShape } from './cell-continue.ts';
 import type { CellCursor } from './cell-versions.ts';
 import { arrayElements } from './json-elements.ts';
+import { isProtobuf, parseProtobufList, protobufStatusJson } from './protobuf-list.ts';
 
 /** What a list item (an object, or a Table row) is known by: its metadata. */
 export interface ItemMeta {
@@ -59,6 +60,8 @@ export interface PagerRequest {
   readonly pageSize: number;
   /** Ask for the next page as soon as one arrives (a whole list: every page will be read). */
   readonly prefetch?: boolean;
+  /** The pages come in protobuf (the headers ask for it). */
+  readonly protobuf?: boolean;
   readonly signal: AbortSignal;
 }
 
@@ -197,8 +200,14 @@ export class CellPager {
     for (const [name, value] of control) params.set(name, value);
     const response = await client.raw('GET', `${path}?${params}`, { headers, signal });
     const bytes = Buffer.from(await response.body.arrayBuffer());
+    if (response.statusCode !== 200)
+      throw new CellListError(
+        cell,
+        response.statusCode,
+        isProtobuf(bytes) ? protobufStatusJson(bytes) : bytes.toString('utf8'),
+      );
+    if (this.request.protobuf) return parseProtobufList(bytes);
     const text = bytes.toString('utf8');
-    if (response.statusCode !== 200) throw new CellListError(cell, response.statusCode, text);
     const body = JSON.parse(text) as {
       kind: string;
       apiVersion: string;

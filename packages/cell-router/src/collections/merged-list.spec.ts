@@ -4,6 +4,8 @@ import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { routingState } from '../routing/route-plan.ts';
 import { decodeCellVersions } from './cell-versions.ts';
 import { serveMergedList } from './merged-list.ts';
+import { PROTOBUF, encodeProtobufList, parseProtobufList } from './protobuf-list.ts';
+import { protobufItem } from '../testing/protobuf-item.ts';
 import type { StreamedAnswer } from './streamed-answer.ts';
 
 type Meta = { namespace: string; name: string; labels?: Record<string, string>; creationTimestamp?: string };
@@ -49,6 +51,22 @@ function fakeCell(resourceVersion: string, objects: Meta[], requests: string[] =
             start: `${key(page.at(-1)!)}\u0000`,
           }),
         ).toString('base64url');
+      if (String(options.headers?.accept ?? '') === PROTOBUF) {
+        const bytes = encodeProtobufList({
+          kind: 'ConfigMapList',
+          apiVersion: 'v1',
+          resourceVersion,
+          continue: more ? next() : undefined,
+          items: page.map((meta) => protobufItem({ ...meta, resourceVersion })),
+        });
+        return {
+          statusCode: 200,
+          headers: {},
+          body: {
+            arrayBuffer: async () => new Uint8Array(bytes).buffer,
+          },
+        };
+      }
       const table = String(options.headers?.accept ?? '').includes('as=Table');
       const body = table
         ? {
@@ -128,6 +146,34 @@ async function list(
     out,
   );
   return { outcome, code, body: text ? JSON.parse(text) : undefined, clients };
+}
+
+/** A list in protobuf (the client accepts nothing else), read back with the router's own reader. */
+async function listProtobuf(byCell: Record<string, Meta[]>, target: string) {
+  const clients = Object.fromEntries(
+    Object.entries(byCell).map(([cell, metas], i) => [cell, fakeCell(String(100 + i), metas)]),
+  );
+  const chunks: Buffer[] = [];
+  const out: StreamedAnswer = {
+    start: () => undefined,
+    write: async (chunk) => void chunks.push(Buffer.from(chunk)),
+    end: () => undefined,
+  };
+  await serveMergedList(
+    {
+      state,
+      resource: { group: '', resource: 'configmaps' },
+      namespaceLabels: () => undefined,
+      client: (cell) => clients[cell],
+      target,
+      headers: { accept: PROTOBUF },
+      signal: new AbortController().signal,
+      pageSize: 4,
+      protobuf: true,
+    },
+    out,
+  );
+  return parseProtobufList(Buffer.concat(chunks));
 }
 
 const names = (body: { items?: { metadata: Meta }[]; rows?: { object: { metadata: Meta } }[] }) =>
@@ -322,6 +368,27 @@ describe('serveMergedList', () => {
     expect(requests.some((request) => request.includes('resourceVersionMatch=Exact'))).toBe(true);
     expect([...names(some.body), ...names(second.body)]).toEqual(all);
     expect(first.clients.a!.requests[0]).toContain('labelSelector=app%3Dweb');
+  });
+
+  it('lists in protobuf for a client that accepts nothing else: merged, paged, with composite versions', async () => {
+    const whole = await listProtobuf(cellsWith(objects), '/api/v1/configmaps');
+    expect(whole.kind).toBe('ConfigMapList');
+    expect(whole.items.map(({ metadata }) => `${metadata.namespace}/${metadata.name}`)).toEqual(all);
+    expect(decodeCellVersions(whole.resourceVersion)?.size).toBe(3);
+    const seen: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await listProtobuf(
+        cellsWith(objects),
+        `/api/v1/configmaps?limit=5${token ? `&continue=${encodeURIComponent(token)}` : ''}`,
+      );
+      seen.push(...page.items.map(({ metadata }) => `${metadata.namespace}/${metadata.name}`));
+      token = page.continue;
+    } while (token);
+    expect(seen).toEqual(all);
+    // Each item: the list's versions, its own cell's at its own.
+    const item = whole.raw[0]!.toString('latin1');
+    expect(item).toContain('cf1.');
   });
 
   it('merges Tables row by row under one set of columns', async () => {

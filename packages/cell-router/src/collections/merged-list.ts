@@ -15,13 +15,11 @@ import {
   requestedCellVersions,
   type CellCursor,
 } from './cell-versions.ts';
-import { withItemVersion } from './item-version.ts';
 import { newestCopy, visibleCopy, type CellCopy } from './copy-choice.ts';
 import type { CollectionOutcome, StreamedAnswer } from './streamed-answer.ts';
-import { creationColumns, showJson } from '../views/client-view.ts';
-import { showOwnerUids, type OwnerUids } from '../views/owner-uids.ts';
+import type { OwnerUids } from '../views/owner-uids.ts';
+import { jsonListWriter, protobufListWriter } from './list-writer.ts';
 import { takeInvolvedUid } from '../views/involved-uid.ts';
-import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { isCellOwnObject } from '@cellfed/controller-kit';
 import type { CellularResource } from '../routing/cellular-resources.ts';
 
@@ -31,7 +29,6 @@ import type { CellularResource } from '../routing/cellular-resources.ts';
  * ConfigMaps over 3 cells; 5000: about 0.49 s), while each cell holds at most two pages in the router.
  */
 export const DEFAULT_PAGE_SIZE = 5000;
-const ITEM_SEPARATOR = Buffer.from(',');
 /** How much more than its even share of a client's page each cell is asked for. */
 const PAGE_MARGIN = 1.2;
 
@@ -57,6 +54,8 @@ export interface MergedListRequest {
   readonly headers: Record<string, string | string[]>;
   readonly signal: AbortSignal;
   readonly pageSize?: number;
+  /** Ask the cells for protobuf and answer protobuf (the client accepts nothing else); JSON otherwise. */
+  readonly protobuf?: boolean;
 }
 
 const CONTROL_PARAMS = ['limit', 'continue', 'resourceVersion', 'resourceVersionMatch'];
@@ -79,9 +78,10 @@ export async function serveMergedList(
   const query = new URLSearchParams(params);
   for (const name of CONTROL_PARAMS) query.delete(name);
   const accept = request.headers['accept'];
-  const involved = request.ownerUids
-    ? takeInvolvedUid(request.resource, query, Array.isArray(accept) ? accept.join(',') : (accept ?? ''))
-    : undefined;
+  const involved =
+    request.ownerUids && !request.protobuf
+      ? takeInvolvedUid(request.resource, query, Array.isArray(accept) ? accept.join(',') : (accept ?? ''))
+      : undefined;
 
   let cursors: Map<string, CellCursor> | undefined;
   let versions: Map<string, string> | undefined;
@@ -122,6 +122,7 @@ export async function serveMergedList(
           headers: request.headers,
           pageSize,
           prefetch: limit === 0,
+          ...(request.protobuf ? { protobuf: true } : {}),
           signal: request.signal,
         },
         cursors
@@ -149,15 +150,17 @@ export async function serveMergedList(
   const resourceVersion = encodeCellVersions(listVersions);
 
   out.start(200);
-  const kind = first?.kind ?? 'List';
-  const apiVersion = first?.apiVersion ?? 'v1';
-  const columns = firsts.find((page) => page.columnDefinitions)?.columnDefinitions;
-  await out.write(
-    `{"kind":${JSON.stringify(kind)},"apiVersion":${JSON.stringify(apiVersion)},` +
-      (table ? `"columnDefinitions":${JSON.stringify(columns ?? [])},"rows":[` : `"items":[`),
-  );
-  const creationOfRows = table ? creationColumns(columns) : undefined;
-  const creation = creationOfRows ? { columns: creationOfRows } : {};
+  const shape = { kind: first?.kind ?? 'List', apiVersion: first?.apiVersion ?? 'v1', listVersions };
+  const writer = request.protobuf
+    ? protobufListWriter(out, shape)
+    : await jsonListWriter(out, {
+        ...shape,
+        table,
+        columns: firsts.find((page) => page.columnDefinitions)?.columnDefinitions,
+        copies: request.placement !== 'anywhere',
+        ownerUids: request.ownerUids,
+        involved,
+      });
   let given = 0;
   for (;;) {
     if (limit > 0 && given >= limit) break;
@@ -165,14 +168,7 @@ export async function serveMergedList(
     const next = takeVisible(pagers, table, request);
     if (next === END) break;
     if (next === undefined) continue;
-    let item = showJson(next.item, { copies: request.placement !== 'anywhere', ...creation });
-    if (request.ownerUids && next.cell !== CONTROL_PLANE_SOURCE)
-      item = await showOwnerUids(request.ownerUids, next.cell, item);
-    if (involved && !involved.matches(item)) continue;
-    item = withItemVersion(item, next.cell, listVersions);
-    if (given > 0) await out.write(ITEM_SEPARATOR);
-    await out.write(item);
-    given += 1;
+    if (await writer.item(next.cell, next.item)) given += 1;
   }
   let continueToken: string | undefined;
   if (limit > 0) {
@@ -186,10 +182,7 @@ export async function serveMergedList(
       continueToken = encodeContinue(next);
     }
   }
-  await out.write(
-    `],"metadata":${JSON.stringify({ resourceVersion, ...(continueToken ? { continue: continueToken } : {}) })}}`,
-  );
-  out.end();
+  await writer.finish({ resourceVersion, continue: continueToken });
   return { code: 200 };
 
   function refuse(status: KubeStatus): CollectionOutcome {

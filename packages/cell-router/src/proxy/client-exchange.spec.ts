@@ -4,7 +4,13 @@ import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 
 import { keepAliveUploads } from '../testing/keep-alive-uploads.ts';
-import { releaseUnreadBody, writeHead, type ClientRequest, type ClientResponse } from './client-exchange.ts';
+import {
+  acceptsOnlyProtobuf,
+  releaseUnreadBody,
+  writeHead,
+  type ClientRequest,
+  type ClientResponse,
+} from './client-exchange.ts';
 
 /**
  * Starts sending the body on, as the router does to an apiserver, which reads its first bytes and refuses
@@ -111,5 +117,20 @@ describe('releaseUnreadBody', () => {
         await uploads.close();
       }
     });
+  });
+});
+
+describe('acceptsOnlyProtobuf', () => {
+  it.each([
+    ['application/vnd.kubernetes.protobuf', true],
+    ['application/vnd.kubernetes.protobuf;stream=watch', true],
+    ['application/vnd.kubernetes.protobuf, application/json', false],
+    ['application/json', false],
+    ['*/*', false],
+    ['application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io', false],
+    ['', false],
+    [undefined, false],
+  ])('%s: %s', (accept, only) => {
+    expect(acceptsOnlyProtobuf(accept)).toBe(only);
   });
 });

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { constants, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 
 import type { StreamedAnswer } from '../collections/streamed-answer.ts';
+import { PROTOBUF } from '../collections/protobuf-list.ts';
 
 /** A client's request over HTTP/1.1 or HTTP/2: the front offers both (ALPN), as kube-apiserver does. */
 export type ClientRequest = IncomingMessage | Http2ServerRequest;
@@ -75,9 +76,9 @@ export function writeHead(
  * never piles up in the router. A list gathers chunks up to 64 KiB per write; a watch (`eventByEvent`)
  * shows its headers at once and sends every event as it comes.
  */
-export function streamedJson(
+export function streamedBody(
   response: ClientResponse,
-  options: { eventByEvent?: boolean } = {},
+  options: { eventByEvent?: boolean; contentType?: string } = {},
 ): StreamedAnswer {
   const batch = options.eventByEvent ? 0 : 64 * 1024;
   let pending: Buffer[] = [];
@@ -89,7 +90,13 @@ export function streamedJson(
     return ready;
   };
   return {
-    start: (code) => writeHead(response, code, { 'content-type': 'application/json' }, options.eventByEvent),
+    start: (code) =>
+      writeHead(
+        response,
+        code,
+        { 'content-type': options.contentType ?? 'application/json' },
+        options.eventByEvent,
+      ),
     write: async (chunk) => {
       const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       pending.push(bytes);
@@ -100,6 +107,20 @@ export function streamedJson(
       response.end(take());
     },
   };
+}
+
+/**
+ * Whether the caller accepts protobuf objects and nothing the router could answer in JSON instead (no JSON,
+ * no wildcard): such a list is asked of the cells, and answered, in protobuf.
+ */
+export function acceptsOnlyProtobuf(accept: string | undefined): boolean {
+  const offers = (accept ?? '')
+    .split(',')
+    .map((offer) => offer.trim())
+    .filter((offer) => offer !== '');
+  const media = (offer: string) => offer.split(';')[0]!.trim().toLowerCase();
+  const plainProtobuf = (offer: string) => media(offer) === PROTOBUF && !/;\s*as=/i.test(offer);
+  return offers.some(plainProtobuf) && offers.every((offer) => media(offer) === PROTOBUF);
 }
 
 /** The caller's Accept without protobuf: the router merges JSON (clients that offer protobuf take JSON too). */

@@ -57,8 +57,9 @@ import {
   abortResponse,
   releaseUnreadBody,
   hasRequestBody,
+  acceptsOnlyProtobuf,
   jsonAccept,
-  streamedJson,
+  streamedBody,
   type ClientRequest,
   type ClientResponse,
 } from './client-exchange.ts';
@@ -81,6 +82,7 @@ import { showObject } from '../views/client-view.ts';
 import type { OldCopies } from './old-copies.ts';
 import { failoverState, type FailoverState } from './pending-backups.ts';
 import { relayUpgrade, writeStatusToSocket } from './upgrade-relay.ts';
+import { PROTOBUF as PROTOBUF_MEDIA_TYPE } from '../collections/protobuf-list.ts';
 
 /** Seconds a write to an object being restored from its backup is told to wait. */
 const RESTORE_RETRY_AFTER_SECONDS = 1;
@@ -583,7 +585,8 @@ export class RouterHandler {
     response: ClientResponse,
     impersonation: Impersonation,
   ): Promise<RequestOutcome> {
-    const headers = mergeHeaders(request, impersonation);
+    const protobuf = acceptsOnlyProtobuf(request.headers.accept);
+    const headers = mergeHeaders(request, impersonation, protobuf);
     const outcome = await serveMergedList(
       {
         state,
@@ -596,8 +599,9 @@ export class RouterHandler {
         target: request.url ?? '/',
         headers,
         signal: abortOnClose(response),
+        ...(protobuf ? { protobuf } : {}),
       },
-      streamedJson(response),
+      streamedBody(response, protobuf ? { contentType: PROTOBUF_MEDIA_TYPE } : {}),
     );
     if (outcome.status) return this.refuse(response, refusal(outcome.status, 'list-refused', 'all-cells'));
     return { code: outcome.code, cell: 'all-cells', route: 'merged-list' };
@@ -640,7 +644,7 @@ export class RouterHandler {
         readCopy,
         logger: this.options.logger,
       },
-      streamedJson(response, { eventByEvent: true }),
+      streamedBody(response, { eventByEvent: true }),
     );
     if (outcome.status) return this.refuse(response, refusal(outcome.status, 'watch-refused', 'all-cells'));
     return { code: outcome.code, cell: 'all-cells', route: 'merged-watch' };
@@ -709,13 +713,17 @@ export class RouterHandler {
   }
 }
 
-/** Headers for requests whose answers the router reads and merges: JSON, uncompressed, as the caller. */
+/**
+ * Headers for requests whose answers the router reads and merges: JSON (protobuf for a client that takes
+ * nothing else), uncompressed, as the caller.
+ */
 function mergeHeaders(
   request: ClientRequest,
   impersonation: Impersonation,
+  protobuf = false,
 ): Record<string, string | string[]> {
   const headers = upstreamHeaders(request.headers, impersonation);
-  headers.accept = jsonAccept(request.headers.accept);
+  headers.accept = protobuf ? PROTOBUF_MEDIA_TYPE : jsonAccept(request.headers.accept);
   delete headers['accept-encoding'];
   return headers;
 }

@@ -72,6 +72,19 @@ export function showProtobuf(body: Buffer): Buffer {
   return object.withMeta(meta);
 }
 
+/** {@link showProtobuf} of an object without its envelope (a list's item). */
+export function showProtobufMessage(object: Buffer): Buffer {
+  const enveloped = Buffer.concat([MAGIC, lengthDelimited(RAW, object)]);
+  const shown = showProtobuf(enveloped);
+  if (shown === enveloped) return object;
+  return lastSpanBytes(shown.subarray(MAGIC.length), RAW) ?? object;
+}
+
+function lastSpanBytes(message: Buffer, number: number): Buffer | undefined {
+  const span = lastSpan(message, number);
+  return span ? message.subarray(span.start, span.end) : undefined;
+}
+
 /** The cell view of a protobuf create or update; undefined when it carries no owner references. */
 export async function cellViewOfProtobuf(
   method: string | undefined,

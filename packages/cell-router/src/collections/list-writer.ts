@@ -1,0 +1,86 @@
+import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
+import { creationColumns, showJson } from '../views/client-view.ts';
+import type { InvolvedUidFilter } from '../views/involved-uid.ts';
+import { showOwnerUids, type OwnerUids } from '../views/owner-uids.ts';
+import { showProtobufMessage } from '../views/protobuf-view.ts';
+import { withItemVersion } from './item-version.ts';
+import { encodeProtobufList, withProtobufItemVersion } from './protobuf-list.ts';
+import type { StreamedAnswer } from './streamed-answer.ts';
+
+/** How a merged list is written, item by item as the merge takes them: JSON (streamed) or protobuf. */
+export interface ListWriter {
+  /** Writes one item as a cell stores it, in the client view; false when the view leaves it out. */
+  item(cell: string, item: Buffer | string): Promise<boolean>;
+  /** Ends the list with its composite resourceVersion and continue token. */
+  finish(metadata: { resourceVersion: string; continue?: string | undefined }): Promise<void>;
+}
+
+export interface ListShape {
+  readonly kind: string;
+  readonly apiVersion: string;
+  /** The cells' list versions: each item's composite version starts from them. */
+  readonly listVersions: ReadonlyMap<string, string>;
+}
+
+export interface JsonListOptions extends ListShape {
+  /** The Table's column definitions, when the cells answered Tables (`kubectl get`). */
+  readonly columns?: unknown[] | undefined;
+  readonly table: boolean;
+  /** Whether the items may be moved copies (not for what cells' controllers make). */
+  readonly copies: boolean;
+  readonly ownerUids?: OwnerUids | undefined;
+  readonly involved?: InvolvedUidFilter | undefined;
+}
+
+const ITEM_SEPARATOR = Buffer.from(',');
+
+/** Streams a JSON list (or Table): the cells' item bytes spliced in, re-encoded only where the view changes them. */
+export async function jsonListWriter(out: StreamedAnswer, options: JsonListOptions): Promise<ListWriter> {
+  const { kind, apiVersion, table, columns, listVersions } = options;
+  await out.write(
+    `{"kind":${JSON.stringify(kind)},"apiVersion":${JSON.stringify(apiVersion)},` +
+      (table ? `"columnDefinitions":${JSON.stringify(columns ?? [])},"rows":[` : `"items":[`),
+  );
+  const creationOfRows = table ? creationColumns(columns) : undefined;
+  const view = { copies: options.copies, ...(creationOfRows ? { columns: creationOfRows } : {}) };
+  let given = 0;
+  return {
+    async item(cell, stored) {
+      let item = showJson(stored, view);
+      if (options.ownerUids && cell !== CONTROL_PLANE_SOURCE)
+        item = await showOwnerUids(options.ownerUids, cell, item);
+      if (options.involved && !options.involved.matches(item)) return false;
+      if (given > 0) await out.write(ITEM_SEPARATOR);
+      await out.write(withItemVersion(item, cell, listVersions));
+      given += 1;
+      return true;
+    },
+    async finish(metadata) {
+      const { resourceVersion, continue: token } = metadata;
+      await out.write(
+        `],"metadata":${JSON.stringify({ resourceVersion, ...(token ? { continue: token } : {}) })}}`,
+      );
+      out.end();
+    },
+  };
+}
+
+/**
+ * Writes a protobuf list, for clients that accept nothing else: held whole (its envelope states its length
+ * first), then written at once. Items get the identity view and composite versions; owner uids of what the
+ * cells' controllers make are shown as the cells have them.
+ */
+export function protobufListWriter(out: StreamedAnswer, shape: ListShape): ListWriter {
+  const items: Buffer[] = [];
+  return {
+    async item(cell, stored) {
+      const item = typeof stored === 'string' ? Buffer.from(stored) : stored;
+      items.push(withProtobufItemVersion(showProtobufMessage(item), cell, shape.listVersions));
+      return Promise.resolve(true);
+    },
+    async finish(metadata) {
+      await out.write(encodeProtobufList({ ...shape, ...metadata, items }));
+      out.end();
+    },
+  };
+}

@@ -1,0 +1,148 @@
+import {
+  fieldSpans,
+  lengthDelimited,
+  nestedField,
+  appendToNested,
+  varintAt,
+  type AnyFieldSpan,
+} from '../request/protobuf-wire.ts';
+import { encodeCellVersions } from './cell-versions.ts';
+import type { ItemMeta } from './cell-pager.ts';
+
+/**
+ * Lists in Kubernetes' protobuf encoding, read and written on the wire without their schemas, for clients
+ * that accept nothing else. A list is `k8s\0` + runtime.Unknown {typeMeta (1) {apiVersion 1, kind 2}, raw
+ * (2)}, and raw is an `XList` {metadata (1): ListMeta {resourceVersion 2, continue 3, remainingItemCount 4},
+ * items (2, repeated)}. Every item's metadata is its field 1, an ObjectMeta {name 1, namespace 3,
+ * resourceVersion 6, creationTimestamp 8 {seconds 1}, labels 11 (map entries {key 1, value 2})}.
+ */
+
+const MAGIC = Buffer.from('k8s\0', 'binary');
+export const PROTOBUF = 'application/vnd.kubernetes.protobuf';
+
+export interface ProtobufListPage {
+  readonly kind: string;
+  readonly apiVersion: string;
+  readonly resourceVersion: string;
+  readonly continue: string | undefined;
+  /** Each item as its metadata, in the shape `itemMeta` reads (`{metadata}`). */
+  readonly items: { metadata: ItemMeta }[];
+  /** Each item's own bytes. */
+  readonly raw: Buffer[];
+}
+
+/** Whether a body is in the protobuf envelope (a list, or a Status a cell refused with). */
+export function isProtobuf(body: Buffer): boolean {
+  return body.subarray(0, 4).equals(MAGIC);
+}
+
+/** A cell's protobuf list page. Throws ProtobufWireError on a body that does not parse. */
+export function parseProtobufList(body: Buffer): ProtobufListPage {
+  const envelope = body.subarray(4);
+  const typeMeta = nestedField(envelope, [1]) ?? Buffer.alloc(0);
+  const list = nestedField(envelope, [2]) ?? Buffer.alloc(0);
+  let listMeta: Buffer = Buffer.alloc(0);
+  const raw: Buffer[] = [];
+  for (const span of fieldSpans(list)) {
+    if (span.wireType !== 2) continue;
+    if (span.number === 1) listMeta = list.subarray(span.start, span.end);
+    if (span.number === 2) raw.push(list.subarray(span.start, span.end));
+  }
+  const continueToken = stringField(listMeta, 3);
+  return {
+    apiVersion: stringField(typeMeta, 1) ?? '',
+    kind: stringField(typeMeta, 2) ?? '',
+    resourceVersion: stringField(listMeta, 2) ?? '',
+    continue: continueToken || undefined,
+    items: raw.map((item) => ({ metadata: protobufItemMeta(item) })),
+    raw,
+  };
+}
+
+/** A merged list in the protobuf envelope: the first page's kind, the router's versions and token. */
+export function encodeProtobufList(list: {
+  kind: string;
+  apiVersion: string;
+  resourceVersion: string;
+  continue?: string | undefined;
+  items: readonly Buffer[];
+}): Buffer {
+  const listMeta = Buffer.concat([
+    lengthDelimited(2, Buffer.from(list.resourceVersion)),
+    ...(list.continue ? [lengthDelimited(3, Buffer.from(list.continue))] : []),
+  ]);
+  const body = Buffer.concat([
+    lengthDelimited(1, listMeta),
+    ...list.items.map((item) => lengthDelimited(2, item)),
+  ]);
+  const typeMeta = Buffer.concat([
+    lengthDelimited(1, Buffer.from(list.apiVersion)),
+    lengthDelimited(2, Buffer.from(list.kind)),
+  ]);
+  return Buffer.concat([MAGIC, lengthDelimited(1, typeMeta), lengthDelimited(2, body)]);
+}
+
+/**
+ * A protobuf item with the composite resourceVersion of a merged list (see item-version.ts): ObjectMeta's
+ * field 6 appended, which decoders take over the cell's (the last occurrence wins).
+ */
+export function withProtobufItemVersion(
+  item: Buffer,
+  cell: string,
+  listVersions: ReadonlyMap<string, string>,
+): Buffer {
+  const own = nestedField(item, [1, 6])?.toString('utf8');
+  if (!own || !/^[0-9]+$/.test(own)) return item;
+  const composite = encodeCellVersions(new Map([...listVersions, [cell, own]]));
+  return appendToNested(item, [1], lengthDelimited(6, Buffer.from(composite)));
+}
+
+/**
+ * A Status a cell answered in protobuf (metadata 1, status 2, message 3, reason 4, code 6) as JSON text, so
+ * it is passed on as any other refusal.
+ */
+export function protobufStatusJson(body: Buffer): string {
+  const status = nestedField(body.subarray(4), [2]) ?? Buffer.alloc(0);
+  const code = fieldSpans(status).findLast((span) => span.number === 6 && span.wireType === 0);
+  return JSON.stringify({
+    kind: 'Status',
+    apiVersion: 'v1',
+    status: stringField(status, 2) ?? 'Failure',
+    message: stringField(status, 3) ?? '',
+    reason: stringField(status, 4) ?? '',
+    ...(code ? { code: varintAt(status, code.start) } : {}),
+  });
+}
+
+function protobufItemMeta(item: Buffer): ItemMeta {
+  const meta = nestedField(item, [1]) ?? Buffer.alloc(0);
+  const found: ItemMeta = {};
+  const labels: Record<string, string> = {};
+  for (const span of fieldSpans(meta)) {
+    if (span.wireType !== 2) continue;
+    const bytes = meta.subarray(span.start, span.end);
+    if (span.number === 1) found.name = bytes.toString('utf8');
+    else if (span.number === 3) found.namespace = bytes.toString('utf8');
+    else if (span.number === 8) found.creationTimestamp = timestamp(bytes);
+    else if (span.number === 11) {
+      const key = stringField(bytes, 1);
+      if (key !== undefined) labels[key] = stringField(bytes, 2) ?? '';
+    }
+  }
+  if (Object.keys(labels).length > 0) found.labels = labels;
+  return found;
+}
+
+/** metav1.Time {seconds 1, nanos 2} as the RFC 3339 text JSON carries (seconds precision, as kube writes). */
+function timestamp(time: Buffer): string | undefined {
+  const seconds = fieldSpans(time).findLast((span) => span.number === 1 && span.wireType === 0);
+  if (!seconds) return undefined;
+  return new Date(varintAt(time, seconds.start) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+function stringField(message: Buffer, number: number): string | undefined {
+  const span: AnyFieldSpan | undefined = fieldSpans(message).findLast(
+    (candidate) => candidate.number === number && candidate.wireType === 2,
+  );
+  return span ? message.subarray(span.start, span.end).toString('utf8') : undefined;
+}
