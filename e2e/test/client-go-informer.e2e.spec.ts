@@ -166,10 +166,15 @@ describeE2e(
       const plainEnd = await caughtUp(onePlain, plain, plainNamespace);
       const protobufEnds = [];
       for (const informer of protobuf) protobufEnds.push(await caughtUp(informer, routed, namespace));
-      // LIST answered in protobuf, as one apiserver answers it (the listing informer lists on every relist).
-      const listed = protobufEnds[1]!.report.answers;
-      expect(Object.keys(listed).filter((answer) => answer.startsWith('list '))).toEqual([
-        'list application/vnd.kubernetes.protobuf',
+      // Lists and watches answered in protobuf, as one apiserver answers them: the streaming informer only
+      // watches, the other lists too (on every relist).
+      const answered = protobufEnds.map(({ report }) => Object.keys(report.answers).sort());
+      expect(answered).toEqual([
+        ['watch application/vnd.kubernetes.protobuf;stream=watch'],
+        [
+          'list application/vnd.kubernetes.protobuf',
+          'watch application/vnd.kubernetes.protobuf;stream=watch',
+        ],
       ]);
       // Moved objects keep the uid and creation time the informer listed at the start.
       for (const [name, seen] of before) {

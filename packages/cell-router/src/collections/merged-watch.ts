@@ -1,11 +1,4 @@
-import {
-  errorMessage,
-  realClock,
-  sleep,
-  watchEvents,
-  type Clock,
-  type WatchEvent,
-} from '@cellfed/controller-kit';
+import { errorMessage, realClock, sleep, type Clock, type WatchEvent } from '@cellfed/controller-kit';
 import { MIGRATED, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 
@@ -24,12 +17,9 @@ import {
 } from './cell-versions.ts';
 import { visibleCopy } from './copy-choice.ts';
 import type { CollectionOutcome, StreamedAnswer } from './streamed-answer.ts';
-import {
-  creationColumns,
-  showObject,
-  type ClientViewOptions,
-  type CreationColumns,
-} from '../views/client-view.ts';
+import { creationColumns, type CreationColumns } from '../views/client-view.ts';
+import { isProtobufObject } from './protobuf-watch.ts';
+import { INITIAL_EVENTS_END, JSON_WATCH, type WatchCodec } from './watch-codec.ts';
 import { isCellOwnObject } from '@cellfed/controller-kit';
 import type { CellularResource } from '../routing/cellular-resources.ts';
 import { CellMadeTracker } from './cell-made-tracker.ts';
@@ -37,31 +27,13 @@ import type { OwnerUids } from '../views/owner-uids.ts';
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { watchedMeta, type WatchedObject } from './watched-object.ts';
 
-/**
- * A copy of a watched object as the client sees it (views/client-view.ts), showing the composite version (on
- * the Table and its row's object too).
- */
-function withVersion(
-  object: WatchedObject,
-  resourceVersion: string,
-  options: ClientViewOptions,
-): WatchedObject {
-  const copy = structuredClone(object);
-  showObject(copy, options);
-  copy.metadata = { ...copy.metadata, resourceVersion };
-  for (const row of copy.rows ?? []) {
-    if (row.object?.metadata) row.object.metadata.resourceVersion = resourceVersion;
-  }
-  return copy;
-}
-
 /** What the merged watch needs of a cell's client (KubeClient.raw): a streaming GET. */
 export interface CellWatcher {
   raw(
     method: 'GET',
     target: string,
     options: { headers: Record<string, string | string[]>; signal: AbortSignal },
-  ): Promise<{ statusCode: number; body: AsyncIterable<Buffer> & { text(): Promise<string> } }>;
+  ): Promise<{ statusCode: number; body: AsyncIterable<Buffer> }>;
 }
 
 export interface MergedWatchRequest {
@@ -86,6 +58,8 @@ export interface MergedWatchRequest {
   readonly readCopy: (cell: string, namespace: string, name: string) => Promise<WatchedObject | undefined>;
   readonly logger: Logger;
   readonly clock?: Clock;
+  /** JSON lines (the default), or protobuf frames for a client that accepts nothing else. */
+  readonly codec?: WatchCodec;
 }
 
 /** A cell's event, with the cell's version it gives (none for a streaming list's initial objects). */
@@ -94,9 +68,6 @@ type CellEvent =
   | { cell: string; closed: KubeStatus };
 
 const CONTROL_PARAMS = ['resourceVersion', 'resourceVersionMatch', 'watch', 'sendInitialEvents'];
-
-/** The annotation of the BOOKMARK that ends a streaming list's initial events (KEP-3157). */
-export const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
 
 /**
  * A WATCH of a cellular resource across cells: one upstream watch per cell, resumed from its part of the
@@ -112,6 +83,7 @@ export async function serveMergedWatch(
   out: StreamedAnswer,
 ): Promise<CollectionOutcome> {
   const clock = request.clock ?? realClock;
+  const codec = request.codec ?? JSON_WATCH;
   const url = new URL(request.target, 'http://router.invalid');
   const params = url.searchParams;
   const query = new URLSearchParams(params);
@@ -163,7 +135,11 @@ export async function serveMergedWatch(
       headers: request.headers,
       signal: stop.signal,
     });
-    if (response.statusCode !== 200) return { code: response.statusCode, text: await response.body.text() };
+    if (response.statusCode !== 200) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of response.body) chunks.push(Buffer.from(chunk));
+      return { code: response.statusCode, text: codec.statusText(Buffer.concat(chunks)) };
+    }
     return { code: 200, body: response.body };
   };
 
@@ -196,7 +172,7 @@ export async function serveMergedWatch(
             throw new Error(`cell ${cell} answered ${answer.code}: ${answer.text?.slice(0, 200)}`);
           body = answer.body;
         }
-        for await (const event of watchEvents(body!)) {
+        for await (const event of codec.events(body!)) {
           // Initial events carry each object's own version, in no order: the closing BOOKMARK's counts.
           const rv = watchedMeta(event.object as WatchedObject).resourceVersion;
           const resourceVersion = rv && (!midInitialEvents || event.type === 'BOOKMARK') ? rv : undefined;
@@ -277,14 +253,14 @@ export async function serveMergedWatch(
         continue;
       }
       if ('closed' in item) {
-        await out.write(line({ type: 'ERROR', object: item.closed }));
+        await out.write(codec.frame({ type: 'ERROR', object: item.closed }));
         break;
       }
       const { cell, event } = item;
       if (event.type === 'ERROR') {
         const status = event.object as KubeStatus;
         await out.write(
-          line({ type: 'ERROR', object: status.code === 410 ? gone(cell, status.message) : status }),
+          codec.frame({ type: 'ERROR', object: status.code === 410 ? gone(cell, status.message) : status }),
         );
         break;
       }
@@ -294,30 +270,21 @@ export async function serveMergedWatch(
         if (initialPending.size > 0) continue;
         initialEventsEnded = true;
         await out.write(
-          line({
+          codec.frame({
             type: 'BOOKMARK',
-            object: {
-              ...bookmarkType(event.object),
-              metadata: {
-                resourceVersion: encodeCellVersions(versions),
-                annotations: { [INITIAL_EVENTS_END]: 'true' },
-              },
-            },
+            object: codec.bookmark(event.object, encodeCellVersions(versions), true),
           }),
         );
         continue;
       }
       if (event.type === 'BOOKMARK') {
-        if (bookmarks) {
-          const kind = (event.object as { kind?: string }).kind;
-          const apiVersion = (event.object as { apiVersion?: string }).apiVersion;
+        if (bookmarks)
           await out.write(
-            line({
+            codec.frame({
               type: 'BOOKMARK',
-              object: { kind, apiVersion, metadata: { resourceVersion: encodeCellVersions(versions) } },
+              object: codec.bookmark(event.object, encodeCellVersions(versions), false),
             }),
           );
-        }
         continue;
       }
       const shown = await tracker.decide(cell, event, request.state() ?? state);
@@ -325,12 +292,13 @@ export async function serveMergedWatch(
       // A Table watch defines its columns in a cell's first event only; the later ones need them too.
       columns =
         creationColumns((shown.object as { columnDefinitions?: unknown }).columnDefinitions) ?? columns;
-      const object = withVersion(shown.object as WatchedObject, encodeCellVersions(versions), {
+      const object = codec.shown(shown.object as WatchedObject, encodeCellVersions(versions), {
         copies: placement !== 'anywhere',
         ...(columns ? { columns } : {}),
       });
-      if (request.ownerUids && cell !== CONTROL_PLANE_SOURCE) await request.ownerUids.show(cell, object);
-      await out.write(line({ type: shown.type, object }));
+      if (request.ownerUids && cell !== CONTROL_PLANE_SOURCE && !isProtobufObject(object))
+        await request.ownerUids.show(cell, object);
+      await out.write(codec.frame({ type: shown.type, object }));
     }
   } finally {
     stop.abort();
@@ -453,21 +421,12 @@ function isInitialEventsEnd(object: unknown): boolean {
   return annotations?.[INITIAL_EVENTS_END] === 'true';
 }
 
-function bookmarkType(object: unknown): { kind?: string; apiVersion?: string } {
-  const { kind, apiVersion } = object as { kind?: string; apiVersion?: string };
-  return { kind, apiVersion };
-}
-
 function initialEventsCut(cell: string): KubeStatus {
   return failure(
     410,
     'Expired',
     `cell ${cell}: its watch ended before its initial events did; list and watch again`,
   );
-}
-
-function line(event: { type: string; object: unknown }): string {
-  return `${JSON.stringify(event)}\n`;
 }
 
 function gone(cell: string, message: string | undefined): KubeStatus {

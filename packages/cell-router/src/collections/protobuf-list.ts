@@ -3,8 +3,8 @@ import {
   lengthDelimited,
   nestedField,
   appendToNested,
+  stringField,
   varintAt,
-  type AnyFieldSpan,
 } from '../request/protobuf-wire.ts';
 import { encodeCellVersions } from './cell-versions.ts';
 import type { ItemMeta } from './cell-pager.ts';
@@ -138,11 +138,4 @@ function timestamp(time: Buffer): string | undefined {
   const seconds = fieldSpans(time).findLast((span) => span.number === 1 && span.wireType === 0);
   if (!seconds) return undefined;
   return new Date(varintAt(time, seconds.start) * 1000).toISOString().replace('.000Z', 'Z');
-}
-
-function stringField(message: Buffer, number: number): string | undefined {
-  const span: AnyFieldSpan | undefined = fieldSpans(message).findLast(
-    (candidate) => candidate.number === number && candidate.wireType === 2,
-  );
-  return span ? message.subarray(span.start, span.end).toString('utf8') : undefined;
 }

@@ -83,6 +83,8 @@ import type { OldCopies } from './old-copies.ts';
 import { failoverState, type FailoverState } from './pending-backups.ts';
 import { relayUpgrade, writeStatusToSocket } from './upgrade-relay.ts';
 import { PROTOBUF as PROTOBUF_MEDIA_TYPE } from '../collections/protobuf-list.ts';
+import { protobufObject } from '../collections/protobuf-watch.ts';
+import { PROTOBUF_WATCH } from '../collections/watch-codec.ts';
 
 /** Seconds a write to an object being restored from its backup is told to wait. */
 const RESTORE_RETRY_AFTER_SECONDS = 1;
@@ -614,8 +616,9 @@ export class RouterHandler {
     response: ClientResponse,
     impersonation: Impersonation,
   ): Promise<RequestOutcome> {
-    const headers = mergeHeaders(request, impersonation);
-    // A copy is read in the form the watch's events take (a Table for kubectl get -w).
+    const protobuf = acceptsOnlyProtobuf(request.headers.accept);
+    const headers = mergeHeaders(request, impersonation, protobuf);
+    // A copy is read in the form the watch's events take (a Table for kubectl get -w, protobuf).
     const includeObject = new URL(request.url ?? '/', 'http://router.invalid').searchParams.get(
       'includeObject',
     );
@@ -626,8 +629,9 @@ export class RouterHandler {
       const answer = await client.raw('GET', `${objectPath(info, namespace, name)}${copyQuery}`, {
         headers: { ...impersonation, accept: String(headers.accept) },
       });
-      const text = await answer.body.text();
-      return answer.statusCode === 200 ? (JSON.parse(text) as Record<string, never>) : undefined;
+      const bytes = Buffer.from(await answer.body.arrayBuffer());
+      if (answer.statusCode !== 200) return undefined;
+      return protobuf ? protobufObject(bytes) : (JSON.parse(bytes.toString('utf8')) as Record<string, never>);
     };
     const signal = abortOnClose(response);
     const outcome = await serveMergedWatch(
@@ -643,8 +647,12 @@ export class RouterHandler {
         signal,
         readCopy,
         logger: this.options.logger,
+        ...(protobuf ? { codec: PROTOBUF_WATCH } : {}),
       },
-      streamedBody(response, { eventByEvent: true }),
+      streamedBody(response, {
+        eventByEvent: true,
+        ...(protobuf ? { contentType: `${PROTOBUF_MEDIA_TYPE};stream=watch` } : {}),
+      }),
     );
     if (outcome.status) return this.refuse(response, refusal(outcome.status, 'watch-refused', 'all-cells'));
     return { code: outcome.code, cell: 'all-cells', route: 'merged-watch' };

@@ -136,6 +136,12 @@ export function appendToNested(message: Buffer, path: readonly number[], suffix:
   ]);
 }
 
+/** The last length-delimited field `number` of a message as text; undefined when absent. */
+export function stringField(message: Buffer, number: number): string | undefined {
+  const span = findField(message, number);
+  return span ? message.subarray(span.start, span.end).toString('utf8') : undefined;
+}
+
 /** Field `number` with wire type 2 (bytes, string or message). */
 export function lengthDelimited(number: number, bytes: Buffer): Buffer {
   return Buffer.concat([encodeVarint(number * 8 + 2), encodeVarint(bytes.length), bytes]);

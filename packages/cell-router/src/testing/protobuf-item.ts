@@ -1,25 +1,46 @@
 import { lengthDelimited, varintField } from '../request/protobuf-wire.ts';
 
 /** An item message: ObjectMeta (field 1) with name, namespace, resourceVersion, creation and labels. */
-export function protobufItem(meta: {
-  name: string;
+export interface ProtobufMeta {
+  name?: string;
   namespace?: string;
   resourceVersion?: string;
   creationSeconds?: number;
   labels?: Record<string, string>;
-}): Buffer {
+  annotations?: Record<string, string>;
+}
+
+export function protobufItem(meta: ProtobufMeta): Buffer {
   const fields = [
-    lengthDelimited(1, Buffer.from(meta.name)),
+    ...(meta.name ? [lengthDelimited(1, Buffer.from(meta.name))] : []),
     ...(meta.namespace ? [lengthDelimited(3, Buffer.from(meta.namespace))] : []),
     ...(meta.resourceVersion ? [lengthDelimited(6, Buffer.from(meta.resourceVersion))] : []),
     ...(meta.creationSeconds === undefined ? [] : [lengthDelimited(8, varintField(1, meta.creationSeconds))]),
-    ...Object.entries(meta.labels ?? {}).map(([key, value]) =>
-      lengthDelimited(
-        11,
-        Buffer.concat([lengthDelimited(1, Buffer.from(key)), lengthDelimited(2, Buffer.from(value))]),
-      ),
-    ),
+    ...mapField(11, meta.labels),
+    ...mapField(12, meta.annotations),
   ];
   // A spec after the metadata, as kube writes it.
   return Buffer.concat([lengthDelimited(1, Buffer.concat(fields)), lengthDelimited(2, Buffer.from('spec'))]);
+}
+
+/** An object in the `k8s\0` envelope, as a protobuf GET or watch event carries it. */
+export function protobufEnveloped(meta: ProtobufMeta, kind = 'ConfigMap'): Buffer {
+  const typeMeta = Buffer.concat([
+    lengthDelimited(1, Buffer.from('v1')),
+    lengthDelimited(2, Buffer.from(kind)),
+  ]);
+  return Buffer.concat([
+    Buffer.from('k8s\0', 'binary'),
+    lengthDelimited(1, typeMeta),
+    lengthDelimited(2, protobufItem(meta)),
+  ]);
+}
+
+function mapField(number: number, map: Record<string, string> | undefined): Buffer[] {
+  return Object.entries(map ?? {}).map(([key, value]) =>
+    lengthDelimited(
+      number,
+      Buffer.concat([lengthDelimited(1, Buffer.from(key)), lengthDelimited(2, Buffer.from(value))]),
+    ),
+  );
 }
