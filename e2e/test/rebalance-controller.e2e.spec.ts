@@ -5,6 +5,7 @@ import { isDeepStrictEqual } from 'node:util';
 import {
   ApiError,
   FENCE_POLICY_NAME,
+  MIGRATED_AT_ANNOTATION,
   KubeClient,
   type KubeList,
   type KubeObject,
@@ -314,14 +315,14 @@ describeE2e('rebalance controller: cells join and leave live', () => {
         expect({ id, name: policy.metadata.name }).toEqual({ id, name: FENCE_POLICY_NAME });
       }
       // The controller's identity in the cell (the cell's kubeconfig Secret): exempt.
-      const asController = async (method: 'PATCH' | 'DELETE', labels?: Record<string, string | null>) => {
+      const asController = async (method: 'PATCH' | 'DELETE', metadata?: Record<string, unknown>) => {
         const answer = await cell.raw(method, path, {
           headers: {
             'impersonate-user': 'cellfed-components',
             'impersonate-group': 'system:masters',
             'content-type': 'application/merge-patch+json',
           },
-          body: labels ? JSON.stringify({ metadata: { labels } }) : null,
+          body: metadata ? JSON.stringify({ metadata }) : null,
         });
         await answer.body.dump();
         return answer.statusCode;
@@ -337,7 +338,13 @@ describeE2e('rebalance controller: cells join and leave live', () => {
           (error: unknown) => (error instanceof ApiError ? error : Promise.reject(error)),
         );
 
-      expect(await asController('PATCH', { [REBALANCE_STATUS_LABEL]: MIGRATED })).toBe(200);
+      // The label with the controller's own mark, in one write, as the controller fences.
+      expect(
+        await asController('PATCH', {
+          labels: { [REBALANCE_STATUS_LABEL]: MIGRATED },
+          annotations: { [MIGRATED_AT_ANNOTATION]: new Date().toISOString() },
+        }),
+      ).toBe(200);
       try {
         // Straight to the cell, as the admin: refused, naming the policy; a delete too.
         const direct = await refusal(patch(cell, 'admin'));
@@ -352,7 +359,7 @@ describeE2e('rebalance controller: cells join and leave live', () => {
         const copy = await cell.request<KubeObject>('GET', path);
         expect(copy.metadata.annotations?.['e2e.cellfed.io/fence']).toBeUndefined();
       } finally {
-        expect(await asController('PATCH', { [REBALANCE_STATUS_LABEL]: null })).toBe(200);
+        expect(await asController('PATCH', { labels: { [REBALANCE_STATUS_LABEL]: null } })).toBe(200);
       }
       // Unfenced, the same write goes through.
       expect((await patch(routed!, 'router')).metadata.annotations?.['e2e.cellfed.io/fence']).toBe('router');
@@ -363,7 +370,11 @@ describeE2e('rebalance controller: cells join and leave live', () => {
       await cell.request('POST', `${DEPLOYMENTS}/namespaces/${doomed}/deployments`, {
         body: {
           ...deployment('fenced'),
-          metadata: { name: 'fenced', labels: { [REBALANCE_STATUS_LABEL]: MIGRATED } },
+          metadata: {
+            name: 'fenced',
+            labels: { [REBALANCE_STATUS_LABEL]: MIGRATED },
+            annotations: { [MIGRATED_AT_ANNOTATION]: new Date().toISOString() },
+          },
         },
       });
       await cell.request('DELETE', `/api/v1/namespaces/${doomed}`);

@@ -144,6 +144,8 @@ export {
   FENCE_POLICY_NAME,
   FENCE_PROBE_LABEL,
   FENCE_PROBE_NAME,
+  FENCED_AT_ANNOTATION,
+  MIGRATED_AT_ANNOTATION,
   fencePolicyObjects,
   fenceProbe,
   isFenceRefusal,

@@ -5,10 +5,11 @@
  * annotations are the controller's own bookkeeping.
  */
 
-/** On the old copy, set with `migrating`: when the write fence went up (RFC 3339, milliseconds). */
-export const FENCED_AT_ANNOTATION = 'cellfed.io/fenced-at';
-/** On the old copy, set with `migrated`: when the new copy took over; the old copy is deleted `deleteAfter` later. */
-export const MIGRATED_AT_ANNOTATION = 'cellfed.io/migrated-at';
+/**
+ * On the old copy, set with `migrating`: when the write fence went up; set with `migrated`: when the new
+ * copy took over (the old copy is deleted `deleteAfter` later). The cells' fence policy requires them.
+ */
+export { FENCED_AT_ANNOTATION, MIGRATED_AT_ANNOTATION } from '@cellfed/controller-kit';
 /**
  * On a new copy until the old copy is labelled `migrated`: `cell/uid` of the copy it was made from. A copy
  * that still carries it is not committed: if its source is gone (deleted by a user mid-migration) it goes too.

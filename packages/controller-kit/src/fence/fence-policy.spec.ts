@@ -46,6 +46,10 @@ describe('fencePolicyObjects', () => {
     expect(condition!.expression).toContain('"cellfed.io/rebalance-status" in oldObject.metadata.labels');
     expect(condition!.expression).toContain('["migrating", "migrated"]');
     expect(condition!.expression).toContain(`"${fenceProbe().metadata.name}"`);
+    // The controller's own mark with it: what a cell's controllers copy (labels alone) is not fenced.
+    expect(condition!.expression).toContain(
+      '("cellfed.io/fenced-at" in oldObject.metadata.annotations || "cellfed.io/migrated-at" in oldObject.metadata.annotations)',
+    );
   });
 });
 

@@ -21,18 +21,28 @@ const MANAGED = { 'app.kubernetes.io/managed-by': 'cellfed-rebalance-controller'
 /** A Go-style quoted string is also a CEL string literal. */
 const cel = (text: string) => JSON.stringify(text);
 
+/** On an old copy, set with `migrating` in the same write: when the write fence went up (RFC 3339). */
+export const FENCED_AT_ANNOTATION = 'cellfed.io/fenced-at';
+/** On an old copy, set with `migrated` in the same write: when the new copy took over. */
+export const MIGRATED_AT_ANNOTATION = 'cellfed.io/migrated-at';
+
 const FENCED_VALUES = `[${cel(MIGRATING)}, ${cel(MIGRATED)}]`;
 const STATUS = `oldObject.metadata.labels[${cel(REBALANCE_STATUS_LABEL)}]`;
+const MARKED = `(${cel(FENCED_AT_ANNOTATION)} in oldObject.metadata.annotations || ${cel(MIGRATED_AT_ANNOTATION)} in oldObject.metadata.annotations)`;
 
 /**
  * Only requests that concern a fenced copy (or the probe) reach the validation: every other update or delete
- * in the cell pays one cheap condition. A Scale (`/scale`) carries no labels, so scale writes are not covered.
+ * in the cell pays one cheap condition. A fenced copy has the label and the annotation the controller
+ * writes with it: a cell's controllers copy labels alone onto what they make (a Service's onto its
+ * Endpoints and EndpointSlices, which must keep working) and annotations alone (a Deployment's onto its
+ * ReplicaSets), never both. A Scale (`/scale`) carries no labels, so scale writes are not covered.
  */
 const MATCH = [
   `request.operation == 'CREATE'`,
   `? object.metadata.name == ${cel(FENCE_PROBE_NAME)} && has(object.metadata.labels) && ${cel(FENCE_PROBE_LABEL)} in object.metadata.labels`,
   `: oldObject != null && has(oldObject.metadata) && has(oldObject.metadata.labels)`,
   `&& ${cel(REBALANCE_STATUS_LABEL)} in oldObject.metadata.labels && ${STATUS} in ${FENCED_VALUES}`,
+  `&& has(oldObject.metadata.annotations) && ${MARKED}`,
 ].join(' ');
 
 /**
