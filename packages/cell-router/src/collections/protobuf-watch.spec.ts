@@ -64,7 +64,7 @@ describe('protobuf watch frames', () => {
     expect(shown.metadata.resourceVersion).toBe('cf1.x');
     // Read back as a decoder would: the last occurrence of a field wins.
     expect(protobufObject(shown.protobuf).metadata.resourceVersion).toBe('cf1.x');
-    expect(shown.protobuf.includes(Buffer.from('first'))).toBe(true);
+    expect(shown.protobuf.includes(Buffer.from(ORIGIN_UID_ANNOTATION))).toBe(false);
     expect(isProtobufObject(shown)).toBe(true);
   });
 });

@@ -8,6 +8,7 @@ import { badRequest, cellFailure, failure, type KubeStatus } from '../status/kub
 import {
   CellViewError,
   cellViewOfWrite,
+  identityOf,
   writeShape,
   type CellOwners,
   type CellOwnersReader,
@@ -78,6 +79,7 @@ function cellOwnersReader(
       held: heldOwnersOrNone(annotations),
       resourceVersion: typeof metadata.resourceVersion === 'string' ? metadata.resourceVersion : undefined,
       hasAnnotations: annotations !== undefined && Object.keys(annotations).length > 0,
+      identity: identityOf(annotations),
     };
   };
 }

@@ -1,6 +1,7 @@
 import { jest } from '@jest/globals';
 import {
   HELD_OWNERS_ANNOTATION,
+  ORIGIN_CREATED_ANNOTATION,
   ORIGIN_UID_ANNOTATION,
   formatHeldOwners,
   type OwnerReference,
@@ -22,11 +23,17 @@ function reader(now: CellOwners | undefined) {
   const read = jest.fn(() => Promise.resolve(now));
   return read;
 }
-const inCell = (native: OwnerReference[], held: OwnerReference[], annotations = true): CellOwners => ({
+const inCell = (
+  native: OwnerReference[],
+  held: OwnerReference[],
+  annotations = true,
+  identity: Record<string, string> = {},
+): CellOwners => ({
   native,
   held,
   resourceVersion: '42',
   hasAnnotations: annotations,
+  identity,
 });
 
 async function view(shape: WriteShape, body: unknown, now?: CellOwners, method = 'PUT', type?: string) {
@@ -53,20 +60,36 @@ describe('cell view of a write', () => {
     expect(writeShape('GET', undefined)).toBeUndefined();
   });
 
-  it('leaves a write without owner references alone, reading nothing', async () => {
-    const result = await view('object', { metadata: { name: 'x', labels: { a: 'b' } } });
-    expect(result).toEqual({ body: undefined, reads: 0 });
+  it('leaves a patch without owner references, and an update of an object never copied, alone', async () => {
+    const patch = await view('merge-patch', { metadata: { labels: { a: 'b' } } });
+    expect(patch).toEqual({ body: undefined, reads: 0 });
+    const update = await view(
+      'object',
+      { metadata: { name: 'x', uid: 'u', labels: { a: 'b' } } },
+      inCell([], []),
+    );
+    expect(update).toEqual({ body: undefined, reads: 1 });
   });
 
-  it('sends an update of a copy read through the router without the uid clients know it by', async () => {
-    const annotations = { [ORIGIN_UID_ANNOTATION]: 'first' };
-    const shown = await view('object', { metadata: { name: 'x', uid: 'first', annotations } });
-    expect(shown).toEqual({ body: { metadata: { name: 'x', annotations } }, reads: 0 });
-    // The cell's own uid (an update built from a cell's answer) stays and is checked by the cell.
-    expect(await view('object', { metadata: { name: 'x', uid: 'copy', annotations } })).toEqual({
-      body: undefined,
-      reads: 0,
+  it('sends an update of a copy with the annotations that keep its identity, and without the uid clients know', async () => {
+    const identity = {
+      [ORIGIN_UID_ANNOTATION]: 'first',
+      [ORIGIN_CREATED_ANNOTATION]: '2026-01-01T00:00:00Z',
+    };
+    const copy = inCell([], [], true, identity);
+    // What a client read through the router: the first uid, no identity annotations.
+    const shown = await view(
+      'object',
+      { metadata: { name: 'x', uid: 'first', annotations: { a: 'b' } } },
+      copy,
+    );
+    expect(shown).toEqual({
+      body: { metadata: { name: 'x', annotations: { ...identity, a: 'b' } } },
+      reads: 1,
     });
+    // The cell's own uid (an update built from a cell's answer) stays and is checked by the cell.
+    const own = await view('object', { metadata: { name: 'x', uid: 'copy' } }, copy);
+    expect(own.body).toEqual({ metadata: { name: 'x', uid: 'copy', annotations: identity } });
   });
 
   it('holds every reference of a create, without reading the cell', async () => {

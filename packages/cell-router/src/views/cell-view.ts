@@ -1,5 +1,6 @@
 import {
   HELD_OWNERS_ANNOTATION,
+  ORIGIN_CREATED_ANNOTATION,
   ORIGIN_UID_ANNOTATION,
   formatHeldOwners,
   ownerReferencesOf,
@@ -50,6 +51,26 @@ export interface CellOwners {
   readonly held: OwnerReference[];
   readonly resourceVersion: string | undefined;
   readonly hasAnnotations: boolean;
+  /**
+   * What keeps a copy's identity (its `cellfed.io/uid` and `cellfed.io/created` annotations, which clients
+   * never see); empty for an object never copied.
+   */
+  readonly identity: Readonly<Record<string, string>>;
+}
+
+/** The annotations that keep a copy's identity: hidden from clients, kept by the router on updates. */
+export const IDENTITY_ANNOTATIONS = [ORIGIN_UID_ANNOTATION, ORIGIN_CREATED_ANNOTATION] as const;
+
+/** The identity annotations among `annotations`. */
+export function identityOf(
+  annotations: Readonly<Record<string, string>> | undefined,
+): Record<string, string> {
+  const identity: Record<string, string> = {};
+  for (const key of IDENTITY_ANNOTATIONS) {
+    const value = annotations?.[key];
+    if (typeof value === 'string') identity[key] = value;
+  }
+  return identity;
 }
 
 /** Reads {@link CellOwners}; undefined when the object does not exist in the cell. */
@@ -66,7 +87,6 @@ export interface CellWrite {
 }
 
 const OWNER_MARK = Buffer.from('ownerReferences');
-const ORIGIN_UID_MARK = Buffer.from(ORIGIN_UID_ANNOTATION);
 const OWNERS_POINTER = '/metadata/ownerReferences';
 
 /**
@@ -80,8 +100,8 @@ export async function cellViewOfWrite(
   body: Buffer,
   current: CellOwnersReader,
 ): Promise<CellWrite | undefined> {
-  // Most writes carry no owner references and are of objects never copied: nothing of theirs changes.
-  if (!body.includes(OWNER_MARK) && !(shape === 'object' && body.includes(ORIGIN_UID_MARK))) return undefined;
+  // Most writes carry no owner references: only an update (which may be of a copy) needs a look.
+  if (!body.includes(OWNER_MARK) && !(shape === 'object' && method === 'PUT')) return undefined;
   const parsed = parseBody(body, contentType);
   if (parsed === undefined) return undefined;
   let changed: unknown;
@@ -117,16 +137,22 @@ function metadataOf(value: unknown): Metadata | undefined {
 
 /**
  * A whole object (create, update): what it lists is the whole truth. Read through the router, a copy shows
- * the uid clients know (views/client-view.ts), which is not its uid in the cell: an update carrying it would
- * fail the cell's uid check, so it goes without (the resourceVersion still guards the update).
+ * the uid clients know (views/client-view.ts) without the annotations that keep it; an update gets them
+ * back from the copy, and goes without the uid it was shown, which is not the copy's in its cell and would
+ * fail the cell's uid check (the resourceVersion still guards the update).
  */
-async function objectView(object: unknown, current: CellOwnersReader | undefined): Promise<unknown> {
+async function objectView(object: unknown, reader: CellOwnersReader | undefined): Promise<unknown> {
   const metadata = metadataOf(object);
   if (!metadata) return undefined;
-  const origin = metadata.annotations?.[ORIGIN_UID_ANNOTATION];
-  const shownUid = origin !== undefined && origin !== null && metadata.uid === origin;
-  if (shownUid) delete metadata.uid;
-  if (!('ownerReferences' in metadata)) return shownUid ? object : undefined;
+  let read: Promise<CellOwners | undefined> | undefined;
+  const current = reader ? () => (read ??= reader()) : undefined;
+  const identity = current ? ((await current())?.identity ?? {}) : {};
+  const copy = Object.keys(identity).length > 0;
+  if (copy) {
+    if (metadata.uid === identity[ORIGIN_UID_ANNOTATION]) delete metadata.uid;
+    metadata.annotations = { ...identity, ...metadata.annotations };
+  }
+  if (!('ownerReferences' in metadata)) return copy ? object : undefined;
   const wanted = wantedOwners(metadata.ownerReferences);
   const native = current ? ((await current())?.native ?? []) : [];
   const split = splitOwners(wanted, native);

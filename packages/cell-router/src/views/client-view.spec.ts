@@ -62,7 +62,7 @@ describe('client view', () => {
     expect(JSON.parse(showJson(held))).toHaveProperty('metadata.ownerReferences', [deployment]);
   });
 
-  it('shows a copy with the uid and creation time clients know, keeping the annotations for updates', () => {
+  it('shows a copy with the uid and creation time clients know, without the annotations that keep them', () => {
     const identity = {
       [ORIGIN_UID_ANNOTATION]: 'first',
       [ORIGIN_CREATED_ANNOTATION]: '2026-01-01T00:00:00Z',
@@ -81,8 +81,10 @@ describe('client view', () => {
       name: 'web',
       uid: 'first',
       creationTimestamp: '2026-01-01T00:00:00Z',
-      annotations: identity,
     });
+    const annotated = { metadata: { ...copy.metadata, annotations: { ...identity, team: 'a' } } };
+    showObject(annotated);
+    expect(annotated.metadata.annotations).toEqual({ team: 'a' });
     // A Table row's object, and a watch event's.
     const row = { cells: ['web'], object: structuredClone(copy) };
     showObject(row);
@@ -91,6 +93,7 @@ describe('client view', () => {
     const made = structuredClone(copy);
     showObject(made, { copies: false });
     expect(made.metadata.uid).toBe('copy');
+    expect(made.metadata).not.toHaveProperty('annotations');
   });
 
   describe('a copy in a Table', () => {

@@ -9,6 +9,7 @@ import {
   without,
 } from '@cellfed/controller-kit';
 
+import { IDENTITY_ANNOTATIONS } from './cell-view.ts';
 import { humanDuration } from './human-duration.ts';
 
 /**
@@ -101,13 +102,19 @@ export function showObject(value: unknown, options: ClientViewOptions = {}): voi
   const metadata = object.metadata;
   const annotations = metadata?.annotations;
   if (!metadata || !annotations) return;
-  // A copy is the object clients know: its first uid and creation time. The annotations stay, so an update
-  // of what a client read keeps them (views/cell-view.ts drops the uid it shows from the update).
+  // A copy is the object clients know: its first uid and creation time, without the annotations that keep
+  // them (an update gets them back: views/cell-view.ts). What the cells' controllers make inherits them
+  // from its owner (a Deployment's ReplicaSet): not its identity, and not shown either.
   if (options.copies !== false) {
     const uid = annotations[ORIGIN_UID_ANNOTATION];
     if (uid && metadata.uid !== undefined) metadata.uid = uid;
     const created = annotations[ORIGIN_CREATED_ANNOTATION];
     if (created && metadata.creationTimestamp !== undefined) metadata.creationTimestamp = created;
+  }
+  if (IDENTITY_ANNOTATIONS.some((key) => key in annotations)) {
+    const rest = without(annotations, [...IDENTITY_ANNOTATIONS]);
+    if (Object.keys(rest).length > 0) metadata.annotations = rest;
+    else delete metadata.annotations;
   }
   if (!(HELD_OWNERS_ANNOTATION in annotations)) return;
   let held;
@@ -119,7 +126,7 @@ export function showObject(value: unknown, options: ClientViewOptions = {}): voi
   }
   const owners = shownOwners(ownerReferencesOf(metadata), held);
   if (owners.length > 0) metadata.ownerReferences = owners;
-  const rest = without(annotations, [HELD_OWNERS_ANNOTATION]);
+  const rest = without(metadata.annotations ?? {}, [HELD_OWNERS_ANNOTATION]);
   if (Object.keys(rest).length > 0) metadata.annotations = rest;
   else delete metadata.annotations;
 }

@@ -30,10 +30,11 @@ const ownerBytes = (o: OwnerReference) =>
   ]);
 
 /** A ConfigMap as client-go encodes it, with owner references and annotations. */
-function configMap(owners: OwnerReference[], annotations: Record<string, string> = {}): Buffer {
+function configMap(owners: OwnerReference[], annotations: Record<string, string> = {}, uid?: string): Buffer {
   const meta = Buffer.concat([
     field(1, 'settings'),
     field(3, 'demo'),
+    ...(uid ? [field(5, uid)] : []),
     ...Object.entries(annotations).map(([k, v]) => field(12, Buffer.concat([field(1, k), field(2, v)]))),
     ...owners.map((o) => field(13, ownerBytes(o))),
   ]);
@@ -64,8 +65,10 @@ function metaOf(body: Buffer) {
         return [entry.subarray(k!.start, k!.end).toString(), entry.subarray(v!.start, v!.end).toString()];
       }),
   );
+  const uid = spans.findLast((s) => s.number === 5);
   return {
     annotations,
+    uid: uid ? bytes.subarray(uid.start, uid.end).toString() : undefined,
     owners: spans.filter((s) => s.number === 13).length,
     data: object.subarray(meta.end),
   };
@@ -99,11 +102,29 @@ describe('protobuf views', () => {
 
   it('keep the cell’s native references native on an update', async () => {
     const written = await cellViewOfProtobuf('PUT', configMap([cronJob, deployment]), () =>
-      Promise.resolve({ native: [cronJob], held: [], resourceVersion: '1', hasAnnotations: false }),
+      Promise.resolve({
+        native: [cronJob],
+        held: [],
+        resourceVersion: '1',
+        hasAnnotations: false,
+        identity: {},
+      }),
     );
     const stored = metaOf(written!.body);
     expect(stored.owners).toBe(1);
     expect(heldOwners(stored.annotations)).toEqual([deployment]);
+  });
+
+  it('give an update of a copy back what keeps its identity, without the uid clients know', async () => {
+    const identity = { 'cellfed.io/uid': 'first-uid', 'cellfed.io/created': '2026-01-01T00:00:10Z' };
+    const read = () =>
+      Promise.resolve({ native: [], held: [], resourceVersion: '1', hasAnnotations: true, identity });
+    const written = await cellViewOfProtobuf('PUT', configMap([], { keep: 'me' }, 'first-uid'), read);
+    const stored = metaOf(written!.body);
+    expect(stored.annotations).toEqual({ keep: 'me', ...identity });
+    expect(stored.uid).toBeUndefined();
+    const own = await cellViewOfProtobuf('PUT', configMap([], { keep: 'me' }, 'copy-uid'), read);
+    expect(metaOf(own!.body).uid).toBe('copy-uid');
   });
 
   it('leave bodies without references, and answers with nothing held, as they are', async () => {
@@ -143,7 +164,7 @@ describe('protobuf views', () => {
     expect(
       time.equals(Buffer.concat([varint(1 * 8), varint(Date.parse(identity['cellfed.io/created']) / 1000)])),
     ).toBe(true);
-    // The annotations stay.
-    expect(spans.filter((s) => s.number === 12)).toHaveLength(2);
+    // Without the annotations that keep them (an update gets them back).
+    expect(spans.filter((s) => s.number === 12)).toHaveLength(0);
   });
 });

@@ -58,8 +58,13 @@ export function showProtobuf(body: Buffer): Buffer {
   if (held.length === 0 && uid === undefined) return body;
   const native = ownersIn(object.meta, spans);
   const added = shownOwners(native, held).slice(native.length);
+  // The annotations that keep a copy's identity are not shown (as in JSON: client-view.ts).
+  const hidden = new Set(
+    [ORIGIN_UID_KEY, ORIGIN_CREATED_KEY].map((key) => annotationIn(object.meta, spans, key)?.span),
+  );
   const meta = Buffer.concat([
     ...spans
+      .filter((span) => !hidden.has(span))
       .filter((span) => held.length === 0 || span !== annotation?.span)
       .map((span) => {
         if (span.number === UID && uid !== undefined) return lengthDelimited(UID, Buffer.from(uid));
@@ -95,13 +100,30 @@ export async function cellViewOfProtobuf(
   if (!object) return undefined;
   const spans = fieldSpans(object.meta);
   const wanted = ownersIn(object.meta, spans);
-  if (wanted.length === 0) return undefined;
-  const native = method === 'POST' ? [] : ((await current())?.native ?? []);
-  const split = splitOwners(wanted, native);
+  // An update may be of a copy: it gets back what keeps its identity (see cell-view.ts).
+  const now = method === 'PUT' ? await current() : undefined;
+  const identity = now?.identity ?? {};
+  if (wanted.length === 0 && Object.keys(identity).length === 0) return undefined;
+  const split = splitOwners(wanted, now?.native ?? []);
   const stale = annotationIn(object.meta, spans, HELD_KEY)?.span;
-  const kept = spans.filter((span) => span.number !== OWNER_REFERENCES && span !== stale);
+  const shownUid = (span: AnyFieldSpan) =>
+    span.number === UID &&
+    object.meta.subarray(span.start, span.end).toString('utf8') === identity[ORIGIN_UID_ANNOTATION];
+  const kept = spans.filter(
+    (span) =>
+      span.number !== OWNER_REFERENCES &&
+      span !== stale &&
+      !shownUid(span) &&
+      !(span.number === ANNOTATIONS && identityKeyOf(object.meta, span) !== undefined),
+  );
   const meta = Buffer.concat([
     ...kept.map((span) => object.meta.subarray(span.tagStart, span.end)),
+    ...Object.entries(identity).map(([key, value]) =>
+      lengthDelimited(
+        ANNOTATIONS,
+        Buffer.concat([lengthDelimited(1, Buffer.from(key)), lengthDelimited(2, Buffer.from(value))]),
+      ),
+    ),
     ...split.native.map((owner) => lengthDelimited(OWNER_REFERENCES, encodeOwner(owner))),
     ...(split.held.length > 0
       ? [
@@ -161,6 +183,14 @@ function annotationIn(meta: Buffer, spans: readonly AnyFieldSpan[], wanted: Buff
     return { span, value: value ? entry.subarray(value.start, value.end).toString('utf8') : '' };
   }
   return undefined;
+}
+
+/** The key of an annotation entry when it is one that keeps a copy's identity. */
+function identityKeyOf(meta: Buffer, span: AnyFieldSpan): string | undefined {
+  const entry = meta.subarray(span.start, span.end);
+  const key = fieldSpans(entry).findLast((field) => field.number === 1);
+  const name = key ? entry.subarray(key.start, key.end).toString('utf8') : undefined;
+  return name === ORIGIN_UID_ANNOTATION || name === ORIGIN_CREATED_ANNOTATION ? name : undefined;
 }
 
 /** metav1.OwnerReference: kind 1, name 3, uid 4, apiVersion 5, controller 6, blockOwnerDeletion 7. */
