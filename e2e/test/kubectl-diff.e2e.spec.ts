@@ -1,0 +1,284 @@
+import { join } from 'node:path';
+
+import { RoutingTable, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/hashing';
+
+import { cellSetSpec, eventually, readCellSet, updateCellSet } from './clients.ts';
+import { describeE2e, e2eEnv } from './e2e-env.ts';
+import {
+  joinFixture,
+  joinThirdCell,
+  pickName,
+  plainNamespaceOf,
+  startJoinFederation,
+  stopJoinFederation,
+} from './join-fixture.ts';
+import { kubectl } from './router-process.ts';
+import type { RebalancedFederation } from './scratch-federation.ts';
+
+/** What a namespace holds for the script: a workload with what a cell's controllers make for it, and more. */
+const MANIFEST = `
+apiVersion: v1
+kind: ConfigMap
+metadata: { name: settings, labels: { app: web } }
+data: { color: blue }
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: { name: builder }
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: { name: web, labels: { app: web } }
+spec:
+  replicas: 2
+  selector: { matchLabels: { app: web } }
+  template:
+    metadata: { labels: { app: web } }
+    spec:
+      serviceAccountName: builder
+      containers: [{ name: web, image: nginx:1.27, ports: [{ containerPort: 80 }] }]
+---
+apiVersion: v1
+kind: Service
+metadata: { name: web }
+spec:
+  selector: { app: web }
+  ports: [{ port: 80, targetPort: 80 }]
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: { name: nightly }
+spec:
+  schedule: "0 3 * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers: [{ name: job, image: busybox:1.36, command: [date] }]
+`;
+
+/**
+ * The same kubectl script through the router and against one plain apiserver (the control plane, which
+ * runs its own controllers), before, during and after a join and a drain, with the answers compared line
+ * by line once what differs between any two apiservers is masked: namespace names, generated name suffixes,
+ * ages, times, uids, versions and IPs.
+ */
+interface Step {
+  name: string;
+  args: (phase: string) => string[];
+  input?: string;
+  /** Compared as sets of lines (events: how many of each depends on timing). */
+  unordered?: boolean;
+  /**
+   * Not compared while objects move: the pods of both copies of a moving Deployment exist (and are listed)
+   * until the old copy is deleted.
+   */
+  settledOnly?: boolean;
+  /**
+   * Repeated lines compared once: each copy's cell records its own scale-up, so an object that moved has the
+   * same event from its old and its new cell.
+   */
+  collapseRepeats?: boolean;
+}
+
+const SCRIPT: Step[] = [
+  { name: 'apply', args: () => ['apply', '-f', '-'], input: MANIFEST },
+  { name: 'get all', args: () => ['get', 'all'], settledOnly: true },
+  {
+    name: 'get names',
+    args: () => ['get', 'deploy,rs,svc,cm,sa,cronjob', '-o', 'name'],
+  },
+  { name: 'describe deployment', args: () => ['describe', 'deployment', 'web'], collapseRepeats: true },
+  { name: 'rollout history', args: () => ['rollout', 'history', 'deployment/web'] },
+  { name: 'rollout status', args: () => ['rollout', 'status', 'deployment/web', '--watch=false'] },
+  { name: 'label', args: (phase) => ['label', 'deployment', 'web', `phase=${phase}`, '--overwrite'] },
+  {
+    name: 'annotate',
+    args: (phase) => ['annotate', 'configmap', 'settings', `note=${phase}`, '--overwrite'],
+  },
+  {
+    name: 'patch',
+    args: (phase) => ['patch', 'configmap', 'settings', '-p', `{"data":{"phase":"${phase}"}}`],
+  },
+  { name: 'get yaml', args: () => ['get', 'configmap', 'settings', '-o', 'yaml'] },
+  {
+    name: 'get jsonpath',
+    args: () => [
+      'get',
+      'deployment',
+      'web',
+      '-o',
+      'jsonpath={.metadata.labels.phase} {.spec.replicas} {.spec.template.spec.serviceAccountName}',
+    ],
+  },
+  { name: 'diff', args: () => ['diff', '-f', '-'], input: MANIFEST },
+  {
+    name: 'events',
+    args: () => [
+      'get',
+      'events',
+      '--field-selector',
+      'involvedObject.name=web',
+      '-o',
+      'custom-columns=KIND:.involvedObject.kind,REASON:.reason,MESSAGE:.message',
+      '--no-headers',
+    ],
+    unordered: true,
+  },
+  {
+    name: 'create',
+    args: (phase) => ['create', 'configmap', `made-${phase}`, '--from-literal=a=b'],
+  },
+  { name: 'delete', args: (phase) => ['delete', 'configmap', `made-${phase}`] },
+];
+
+/** Masks what differs between any two apiservers (and between a namespace and its plain twin). */
+function normalized(text: string, namespace: string): string {
+  return (
+    text
+      .replaceAll(namespace, 'NS')
+      .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, 'UID')
+      .replace(/\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z\b/g, 'TIME')
+      .replace(/\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d \w{3} \d{4} \d\d:\d\d:\d\d [+-]\d{4}\b/g, 'TIME')
+      .replace(/\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b/g, 'IP')
+      .replace(/resourceVersion: "?[^"\s]+"?/g, 'resourceVersion: RV')
+      .replace(/\b(web-[0-9a-f]{6,10})-[a-z0-9]{5}\b/g, '$1-POD')
+      .replace(/\b(x\d+ over )?\d+(\.\d+)?(s|m|h|d)(\d+(s|m|h))?\b/g, 'AGE')
+      .split('\n')
+      // Each cell's own kube-root-ca.crt is never shown through the router (its CA is the cell's).
+      .filter((line) => !line.includes('kube-root-ca.crt'))
+      .map((line) => line.replace(/\s+$/, '').replace(/ {2,}/g, '  '))
+      .join('\n')
+      .trim()
+  );
+}
+
+describeE2e(
+  'the same kubectl script through the router and on one apiserver, across a join and a drain',
+  () => {
+    const env = e2eEnv();
+    const cellSetName = `diff-${Date.now()}`;
+    const fixture = joinFixture(env);
+    const { one, two, three } = fixture;
+    // A namespace whose Deployment starts in the cell that drains: it moves at least once.
+    const namespace = pickName(
+      `diff-${Date.now()}`,
+      (candidate) =>
+        fixture.before.route(fixture.before.keyOf({ namespace: candidate, name: 'web' })).oldCell === one,
+    );
+    const plainNamespace = plainNamespaceOf(namespace);
+    let started: RebalancedFederation | undefined;
+    let kubeconfig: string;
+
+    beforeAll(async () => {
+      started = await startJoinFederation(env, fixture, { cellSetName, namespace });
+      kubeconfig = join(env.dir, `${cellSetName}.kubeconfig`);
+    });
+
+    afterAll(() => stopJoinFederation(env, fixture, started, { cellSetName, namespace }));
+
+    /** Runs the script on both sides; answers what differs, command by command. */
+    async function runScript(phase: string): Promise<string[]> {
+      const differences: string[] = [];
+      for (const step of SCRIPT) {
+        if (step.settledOnly && (phase === 'joining' || phase === 'draining')) continue;
+        const answers = [];
+        for (const [config, ns] of [
+          [kubeconfig, namespace],
+          [env.controlPlane.kubeconfig, plainNamespace],
+        ] as const) {
+          const result = await kubectl(config, ['-n', ns, ...step.args(phase)], {
+            ...(step.input ? { input: step.input } : {}),
+          });
+          let text = normalized(result.out, ns);
+          if (step.unordered) text = [...new Set(text.split('\n'))].sort().join('\n');
+          if (step.collapseRepeats)
+            text = text
+              .split('\n')
+              .filter((line, i, lines) => i === 0 || line !== lines[i - 1])
+              .join('\n');
+          answers.push(`exit ${result.code}\n${text}`);
+        }
+        if (answers[0] !== answers[1])
+          differences.push(
+            `${phase} / ${step.name}:\n--- through the router\n${answers[0]}\n--- one apiserver\n${answers[1]}`,
+          );
+      }
+      return differences;
+    }
+
+    /** Until the pods of both Deployments exist, so what the controllers made is there to compare. */
+    async function settled(): Promise<void> {
+      for (const [config, ns] of [
+        [kubeconfig, namespace],
+        [env.controlPlane.kubeconfig, plainNamespace],
+      ] as const)
+        await eventually(
+          `web's 2 pods in ${ns}`,
+          async () => {
+            const pods = await kubectl(config, ['-n', ns, 'get', 'pods', '-l', 'app=web', '-o', 'name']);
+            return pods.out.trim().split('\n').filter(Boolean).length === 2 ? true : undefined;
+          },
+          60_000,
+        );
+    }
+
+    it('answers as one apiserver before, during and after a join and a drain', async () => {
+      const differences: string[] = [];
+      await kubectl(kubeconfig, ['-n', namespace, 'apply', '-f', '-'], { input: MANIFEST });
+      await kubectl(env.controlPlane.kubeconfig, ['-n', plainNamespace, 'apply', '-f', '-'], {
+        input: MANIFEST,
+      });
+      await settled();
+      differences.push(...(await runScript('before')));
+
+      const joining = joinThirdCell(env, fixture, cellSetName);
+      differences.push(...(await runScript('joining')));
+      await joining;
+      await settled();
+      differences.push(...(await runScript('joined')));
+
+      await updateCellSet(
+        env.controlPlane.kubeconfig,
+        cellSetName,
+        cellSetSpec({ [one]: 'Draining', [two]: 'Normal', [three]: 'Normal' }),
+      );
+      differences.push(...(await runScript('draining')));
+      await eventually(
+        `the drained cell ${one} to leave the CellSet`,
+        async () => {
+          const { spec } = (await readCellSet(env.controlPlane.kubeconfig, cellSetName)) as {
+            spec: CellSetSpecInput;
+          };
+          return spec.cells.some((cell) => cell.id === one) ? undefined : true;
+        },
+        180_000,
+      );
+      await settled();
+      differences.push(...(await runScript('drained')));
+      expect(differences.join('\n\n')).toBe('');
+      // The Deployment did move: its copy has another uid in its cell than the one kubectl was shown.
+      const shown = await kubectl(kubeconfig, [
+        '-n',
+        namespace,
+        'get',
+        'deployment',
+        'web',
+        '-o',
+        'jsonpath={.metadata.uid}',
+      ]);
+      const drained = RoutingTable.fromCellSet(
+        parseCellSetSpec(cellSetSpec({ [two]: 'Normal', [three]: 'Normal' })),
+      );
+      const home = drained.route(drained.keyOf({ namespace, name: 'web' })).oldCell;
+      const stored = await fixture.cells
+        .get(home)!
+        .request<{ metadata: { uid: string } }>(
+          'GET',
+          `/apis/apps/v1/namespaces/${namespace}/deployments/web`,
+        );
+      expect(shown.out).not.toBe(stored.metadata.uid);
+    });
+  },
+);
