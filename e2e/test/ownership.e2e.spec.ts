@@ -320,6 +320,23 @@ describeE2e('owners and dependents across cells: nothing lost to a cell’s garb
     }
     expect(await found(cell(three), configMapPath(moving))).toBeDefined();
 
+    // What a controller does with the moved owner it read through the router: update it, and its status.
+    // Both land (the cell would refuse the uid it is shown by) and the copy keeps its identity, which
+    // clients never see.
+    const read = await routed.request<KubeObject>('GET', deploymentPath(owner));
+    expect(read.metadata.uid).toBe(created.metadata.uid);
+    expect(read.metadata.annotations?.[ORIGIN_UID_ANNOTATION]).toBeUndefined();
+    const updated = await routed.request<KubeObject>('PUT', deploymentPath(owner), {
+      body: { ...read, metadata: { ...read.metadata, labels: { ...read.metadata.labels, updated: 'yes' } } },
+    });
+    await routed.request('PUT', `${deploymentPath(owner)}/status`, { body: updated });
+    const kept = await cell(three).request<KubeObject>('GET', deploymentPath(owner));
+    expect(kept.metadata.labels?.['updated']).toBe('yes');
+    expect(kept.metadata.annotations?.[ORIGIN_UID_ANNOTATION]).toBe(created.metadata.uid);
+    expect((await routed.request<KubeObject>('GET', deploymentPath(owner))).metadata.uid).toBe(
+      created.metadata.uid,
+    );
+
     // `kubectl get` prints the AGE of the object clients know, not of its copy, in one row and in a list.
     const TABLE = 'application/json;as=Table;v=v1;g=meta.k8s.io';
     interface Table {

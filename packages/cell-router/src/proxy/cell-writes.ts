@@ -28,8 +28,9 @@ class CellOwnersUnreadable extends Error {
 
 /**
  * The body of a write to one cellular object as its cell takes it (views/cell-view.ts), or the Status that
- * answers the write instead. Only writes to the object itself carry metadata the cell keeps (a `/status`
- * write leaves metadata as it is).
+ * answers the write instead. Writes to the object itself carry metadata the cell keeps; so does an update of
+ * `/status` (some kinds' status updates keep the annotations sent), and it must go without the uid a copy is
+ * shown by, which the cell would refuse (409) every time a controller updates the status of a moved object.
  */
 export async function cellWriteBody(
   info: ResourceRequestInfo,
@@ -40,7 +41,12 @@ export async function cellWriteBody(
   impersonation: Record<string, string | string[]>,
 ): Promise<{ bytes: Buffer } | { status: KubeStatus }> {
   const { client, id } = cell;
-  const shape = info.subresource === '' ? writeShape(method, contentType) : undefined;
+  const shape =
+    info.subresource === ''
+      ? writeShape(method, contentType)
+      : info.subresource === 'status' && method === 'PUT'
+        ? 'object'
+        : undefined;
   if (!shape) return { bytes };
   const path = objectPath(info, info.namespace, info.name);
   const current = cellOwnersReader(client, id, path, impersonation);
