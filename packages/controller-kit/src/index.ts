@@ -59,6 +59,7 @@ export {
   HELD_OWNERS_ANNOTATION,
   HeldOwnersError,
   ORPHAN_FINALIZER,
+  FOREGROUND_FINALIZER,
   formatHeldOwners,
   heldOwners,
   heldOwnersOrNone,

@@ -2,6 +2,7 @@ import {
   ApiError,
   HELD_OWNERS_ANNOTATION,
   ORIGIN_UID_ANNOTATION,
+  FOREGROUND_FINALIZER,
   ORPHAN_FINALIZER,
   formatHeldOwners,
   type KubeObject,
@@ -195,5 +196,43 @@ describe('GarbageCollectorReconciler', () => {
     expect(await reconcile('owner')).toEqual({});
     expect(stored()!.metadata.annotations).toEqual({ [HELD_OWNERS_ANNOTATION]: formatHeldOwners([other]) });
     expect(ownerCell.get(ownerPath)!.metadata.finalizers).toEqual(['keep']);
+  });
+
+  it('deletes the held dependents of an owner deleted in the foreground first, then releases the owner', async () => {
+    const { cells, put, dependent, reconcile, stored, index } = setup();
+    const owner = put('owner');
+    put('shared', {
+      [HELD_OWNERS_ANNOTATION]: formatHeldOwners([
+        ownerRef('ConfigMap', 'owner', uidOf(owner)),
+        ownerRef('ServiceAccount', 'builder', 'sa-1'),
+      ]),
+    });
+    dependent(ownerRef('ConfigMap', 'owner', uidOf(owner)));
+    for (const name of ['dependent', 'shared'])
+      index.set(`configmaps/shop/${name}`, new Set([ownerName('', 'shop', 'owner')]));
+    const ownerPath = path('owner');
+    const ownerCell = cells[cellOf('owner')];
+    ownerCell.put(ownerPath, {
+      ...owner,
+      metadata: {
+        ...owner.metadata,
+        deletionTimestamp: '2026-11-25T00:00:00Z',
+        finalizers: [FOREGROUND_FINALIZER, 'foregroundDeletion'],
+      },
+    });
+    // The only dependent of the owner is deleted; one with another owner only loses the reference; the
+    // owner waits for the caches to show the deleted one gone.
+    expect(await reconcile('owner')).toEqual({ requeueAfterMs: expect.any(Number) });
+    expect(stored()).toBeUndefined();
+    expect(cells[cellOf('shared')].get(path('shared'))!.metadata.annotations).toEqual({
+      [HELD_OWNERS_ANNOTATION]: formatHeldOwners([ownerRef('ServiceAccount', 'builder', 'sa-1')]),
+    });
+    expect(ownerCell.get(ownerPath)!.metadata.finalizers).toEqual([
+      FOREGROUND_FINALIZER,
+      'foregroundDeletion',
+    ]);
+    // Gone from the caches: the owner is released.
+    expect(await reconcile('owner')).toEqual({});
+    expect(ownerCell.get(ownerPath)!.metadata.finalizers).toEqual(['foregroundDeletion']);
   });
 });

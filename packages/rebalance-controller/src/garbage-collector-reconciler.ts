@@ -1,6 +1,7 @@
 import {
   HELD_OWNERS_ANNOTATION,
   HeldOwnersError,
+  FOREGROUND_FINALIZER,
   ORPHAN_FINALIZER,
   formatHeldOwners,
   heldOwners,
@@ -62,6 +63,8 @@ type LiveCopy =
   | { readonly kind: 'wait' };
 
 const WAIT_MS = 5000;
+/** How soon a foreground delete looks again at the held dependents it is deleting. */
+const FOREGROUND_POLL_MS = 1000;
 const MERGE_PATCH = 'application/merge-patch+json';
 
 /**
@@ -75,7 +78,8 @@ const MERGE_PATCH = 'application/merge-patch+json';
  *
  * An owner deleted with orphan propagation through the router waits on {@link ORPHAN_FINALIZER}: its held
  * dependents lose their reference to it (as the cell's collector does for native ones), then the
- * finalizer comes off and the owner goes.
+ * finalizer comes off and the owner goes. With foreground propagation it waits on
+ * {@link FOREGROUND_FINALIZER} until its held dependents are gone.
  */
 export class GarbageCollectorReconciler implements Reconciler {
   private readonly options: GarbageCollectorReconcilerOptions;
@@ -97,8 +101,11 @@ export class GarbageCollectorReconciler implements Reconciler {
     const { cell, metadata } = live;
     const objectLog = log.child({ cell, object: key });
     if (metadata.deletionTimestamp) {
-      if (!metadata.finalizers?.includes(ORPHAN_FINALIZER)) return {};
-      return this.orphanDependents(plan, ref, cell, metadata, signal, objectLog);
+      if (metadata.finalizers?.includes(ORPHAN_FINALIZER))
+        return this.orphanDependents(plan, ref, cell, metadata, signal, objectLog);
+      if (metadata.finalizers?.includes(FOREGROUND_FINALIZER))
+        return this.deleteDependentsFirst(plan, ref, cell, metadata, signal, objectLog);
+      return {};
     }
     let held: OwnerReference[];
     try {
@@ -157,6 +164,88 @@ export class GarbageCollectorReconciler implements Reconciler {
     return { requeueAfterMs: this.resyncMs };
   }
 
+  /**
+   * Foreground: deletes the held dependents that have no other owner and removes the reference from those
+   * that have (as Kubernetes' collector does), then, once none is left, the owner's foreground finalizer.
+   */
+  private async deleteDependentsFirst(
+    plan: RebalancePlan,
+    owner: ObjectRef,
+    cell: string,
+    metadata: Readonly<ObjectMeta>,
+    signal: AbortSignal,
+    log: ReconcileRequest['log'],
+  ): Promise<ReconcileResult> {
+    const names = namesOwner(owner, metadata);
+    let left = 0;
+    let deleted = 0;
+    for (const key of this.options.dependents(ownerName(owner.resource.group, owner.namespace, owner.name))) {
+      const ref = parseObjectKey(key, plan.resources);
+      const dependent = ref && this.liveCopy(plan, ref);
+      if (!ref || !dependent || dependent.kind === 'none') continue;
+      if (dependent.kind === 'wait') return { requeueAfterMs: WAIT_MS };
+      const held = heldOwnersOrNone(dependent.metadata.annotations);
+      const kept = held.filter((reference) => !names(reference));
+      if (kept.length === held.length) continue;
+      if (dependent.metadata.deletionTimestamp) {
+        left += 1;
+        continue;
+      }
+      const client = this.cellClient(dependent.cell);
+      if (kept.length === 0 && ownerReferencesOf(dependent.metadata).length === 0) {
+        left += 1;
+        await client
+          .request('DELETE', objectPath(ref), {
+            body: { preconditions: { uid: dependent.metadata.uid }, propagationPolicy: 'Foreground' },
+            signal,
+          })
+          .catch((error: unknown) => {
+            if (!isNotFound(error)) throw error;
+          });
+        deleted += 1;
+      } else
+        await client.request('PATCH', objectPath(ref), {
+          body: {
+            metadata: {
+              resourceVersion: dependent.metadata.resourceVersion,
+              annotations: { [HELD_OWNERS_ANNOTATION]: kept.length > 0 ? formatHeldOwners(kept) : null },
+            },
+          },
+          contentType: MERGE_PATCH,
+          signal,
+        });
+    }
+    if (deleted > 0) this.options.metrics.collected.inc({ action: 'deleted' }, deleted);
+    // Until the caches show them gone (a dependent's deletion does not queue its owner).
+    if (left > 0) {
+      log.info({ left, deleted }, 'foreground delete: waiting for held dependents to go');
+      return { requeueAfterMs: FOREGROUND_POLL_MS };
+    }
+    await this.release(cell, owner, metadata, FOREGROUND_FINALIZER, signal);
+    log.info('held dependents gone; owner released');
+    return {};
+  }
+
+  /** Removes `finalizer` from the owner: the list is replaced whole, at the version read. */
+  private async release(
+    cell: string,
+    owner: ObjectRef,
+    metadata: Readonly<ObjectMeta>,
+    finalizer: string,
+    signal: AbortSignal,
+  ): Promise<void> {
+    await this.cellClient(cell).request('PATCH', objectPath(owner), {
+      body: {
+        metadata: {
+          resourceVersion: metadata.resourceVersion,
+          finalizers: (metadata.finalizers ?? []).filter((candidate) => candidate !== finalizer),
+        },
+      },
+      contentType: MERGE_PATCH,
+      signal,
+    });
+  }
+
   /** Removes the references to `owner` from its held dependents, then the owner's orphan finalizer. */
   private async orphanDependents(
     plan: RebalancePlan,
@@ -166,10 +255,7 @@ export class GarbageCollectorReconciler implements Reconciler {
     signal: AbortSignal,
     log: ReconcileRequest['log'],
   ): Promise<ReconcileResult> {
-    const names = (reference: OwnerReference) =>
-      reference.name === owner.name &&
-      groupOf(reference.apiVersion) === owner.resource.group &&
-      isKnownAs(metadata, reference.uid);
+    const names = namesOwner(owner, metadata);
     let orphaned = 0;
     for (const key of this.options.dependents(ownerName(owner.resource.group, owner.namespace, owner.name))) {
       const ref = parseObjectKey(key, plan.resources);
@@ -191,17 +277,8 @@ export class GarbageCollectorReconciler implements Reconciler {
       });
       orphaned += 1;
     }
-    // The finalizer list is replaced whole, at the version read: a concurrent change conflicts and retries.
-    await this.cellClient(cell).request('PATCH', objectPath(owner), {
-      body: {
-        metadata: {
-          resourceVersion: metadata.resourceVersion,
-          finalizers: (metadata.finalizers ?? []).filter((finalizer) => finalizer !== ORPHAN_FINALIZER),
-        },
-      },
-      contentType: MERGE_PATCH,
-      signal,
-    });
+    // A concurrent change of the finalizers conflicts and retries.
+    await this.release(cell, owner, metadata, ORPHAN_FINALIZER, signal);
     this.options.metrics.collected.inc({ action: 'orphaned' }, orphaned);
     log.info({ orphaned }, 'held dependents orphaned; owner released');
     return {};
@@ -265,6 +342,14 @@ export class GarbageCollectorReconciler implements Reconciler {
     if (!cell) throw new Error(`cell ${id} is not engaged`);
     return cell.client;
   }
+}
+
+/** Whether a reference names `owner` (by any uid clients know it by: its own, its first one). */
+function namesOwner(owner: ObjectRef, metadata: Readonly<ObjectMeta>) {
+  return (reference: OwnerReference) =>
+    reference.name === owner.name &&
+    groupOf(reference.apiVersion) === owner.resource.group &&
+    isKnownAs(metadata, reference.uid);
 }
 
 const isForbidden = (error: unknown) => error instanceof ApiError && error.statusCode === 403;

@@ -18,6 +18,7 @@ import {
   parseObjectKey,
   NOOP_TRACER,
   heldOwnersOrNone,
+  FOREGROUND_FINALIZER,
   ORPHAN_FINALIZER,
   type Lane,
 } from '@cellfed/controller-kit';
@@ -355,8 +356,12 @@ export class RebalanceController {
       for (const owner of heldOwnersOrNone(metadata.annotations))
         owners.add(ownerName(groupOf(owner.apiVersion), ref.namespace, owner.name));
     this.dependents.set(key, owners);
-    const orphaning = copies.some((metadata) => metadata.finalizers?.includes(ORPHAN_FINALIZER));
-    if (owners.size > 0 || orphaning) this.collector.queue.add(key, lane);
+    const held = copies.some((metadata) =>
+      metadata.finalizers?.some(
+        (finalizer) => finalizer === ORPHAN_FINALIZER || finalizer === FOREGROUND_FINALIZER,
+      ),
+    );
+    if (owners.size > 0 || held) this.collector.queue.add(key, lane);
     for (const dependent of this.dependents.dependents(
       ownerName(ref.resource.group, ref.namespace, ref.name),
     ))

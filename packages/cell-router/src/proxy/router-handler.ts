@@ -77,7 +77,7 @@ import { upstreamHeaders } from './headers.ts';
 import { endRequestSpan, startRequestSpan, type RequestOutcome } from '../tracing/request-span.ts';
 import { cellVersionBody } from './version-translation.ts';
 import { cellWriteBody } from './cell-writes.ts';
-import { holdForOrphaning, orphansDependents } from './orphan-deletes.ts';
+import { heldDependentsFinalizer, holdForCollector } from './held-dependents-deletes.ts';
 import { showObject } from '../views/client-view.ts';
 import type { OldCopies } from './old-copies.ts';
 import { failoverState, type FailoverState } from './pending-backups.ts';
@@ -462,16 +462,17 @@ export class RouterHandler {
         return this.refuse(response, refusal(written.status, 'bad-body', destination.cell));
       body = { bytes: written.bytes };
     }
-    // Held dependents are orphaned by cellfed's collector, which the finalizer waits for.
-    if (
-      plan.info.verb === 'delete' &&
-      plan.info.subresource === '' &&
-      orphansDependents(request.url ?? '/', body?.bytes)
-    )
-      await holdForOrphaning(
+    // Held dependents are orphaned, or deleted first, by cellfed's collector, which the finalizer waits for.
+    const holdFor =
+      plan.info.verb === 'delete' && plan.info.subresource === ''
+        ? heldDependentsFinalizer(request.url ?? '/', body?.bytes)
+        : undefined;
+    if (holdFor)
+      await holdForCollector(
         destination.client,
         objectPath(plan.info, plan.info.namespace, plan.info.name),
         impersonation,
+        holdFor,
         abortOnClose(response),
       );
     // The object itself and its status are shown in their client view; other subresources (scale, a

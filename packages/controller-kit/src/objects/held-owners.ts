@@ -17,6 +17,14 @@ export const HELD_OWNERS_ANNOTATION = 'cellfed.io/owner-references';
  */
 export const ORPHAN_FINALIZER = 'cellfed.io/orphan-held-dependents';
 
+/**
+ * On an owner deleted with foreground propagation through the router: it must stay until its held
+ * dependents are gone too, as it stays (with `foregroundDeletion`) until the cell's collector has deleted
+ * its native ones. The router adds it before the delete; cellfed's collector deletes the held dependents
+ * and removes it once none is left.
+ */
+export const FOREGROUND_FINALIZER = 'cellfed.io/foreground-held-dependents';
+
 const ownerReferenceSchema = z.looseObject({
   apiVersion: z.string().min(1),
   kind: z.string().min(1),
