@@ -1,13 +1,14 @@
 import { join } from 'node:path';
 
 import type { KubeClient, KubeList } from '@cellfed/controller-kit';
-import { REBALANCE_STATUS_LABEL, type CellSetSpecInput } from '@cellfed/hashing';
+import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
-import { cellSetSpec, eventually, forEachInParallel, readCellSet, updateCellSet } from './clients.ts';
+import { eventually, forEachInParallel } from './clients.ts';
 import { DEPLOYMENTS, SEQ, deployment, startWriter } from './deployments.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 import { InformerProcess, type InformerReport } from './informer-process.ts';
 import {
+  drainFirstCell,
   joinFixture,
   joinThirdCell,
   plainNamespaceOf,
@@ -51,7 +52,7 @@ describeE2e(
     const namespace = `informer-${Date.now()}`;
     const plainNamespace = plainNamespaceOf(namespace);
     const fixture = joinFixture(env);
-    const { one, two, three, plain } = fixture;
+    const { plain } = fixture;
     const names = Array.from({ length: 150 }, (_, i) => `app-${i}`);
     let started: RebalancedFederation | undefined;
     let routed: KubeClient;
@@ -144,21 +145,7 @@ describeE2e(
         startWriter(plain, plainNamespace, names, 2),
       ];
       await joinThirdCell(env, fixture, cellSetName);
-      await updateCellSet(
-        env.controlPlane.kubeconfig,
-        cellSetName,
-        cellSetSpec({ [one]: 'Draining', [two]: 'Normal', [three]: 'Normal' }),
-      );
-      await eventually(
-        `the drained cell ${one} to leave the CellSet`,
-        async () => {
-          const { spec } = (await readCellSet(env.controlPlane.kubeconfig, cellSetName)) as {
-            spec: CellSetSpecInput;
-          };
-          return spec.cells.some((cell) => cell.id === one) ? undefined : true;
-        },
-        180_000,
-      );
+      await drainFirstCell(env, fixture, cellSetName);
       for (const writer of writers) await writer.stop();
       expect(writers[0]!.writes()).toBeGreaterThan(0);
 

@@ -68,6 +68,35 @@ export async function joinThirdCell(
   );
 }
 
+/**
+ * After {@link joinThirdCell}: drains the fixture's first cell and waits until it has left `cellSetName`;
+ * `whileDraining` runs once the drain has been asked for.
+ */
+export async function drainFirstCell(
+  env: EnvFile,
+  fixture: ReturnType<typeof joinFixture>,
+  cellSetName: string,
+  whileDraining: () => Promise<void> = async () => undefined,
+): Promise<void> {
+  const { one, two, three } = fixture;
+  await updateCellSet(
+    env.controlPlane.kubeconfig,
+    cellSetName,
+    cellSetSpec({ [one]: 'Draining', [two]: 'Normal', [three]: 'Normal' }),
+  );
+  await whileDraining();
+  await eventually(
+    `the drained cell ${one} to leave the CellSet`,
+    async () => {
+      const { spec } = (await readCellSet(env.controlPlane.kubeconfig, cellSetName)) as {
+        spec: CellSetSpecInput;
+      };
+      return spec.cells.some((cell) => cell.id === one) ? undefined : true;
+    },
+    180_000,
+  );
+}
+
 /** The namespace of one plain apiserver (the control plane) that a suite compares `namespace` with. */
 export const plainNamespaceOf = (namespace: string) => `${namespace}-plain`;
 

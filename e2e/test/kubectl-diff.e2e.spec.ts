@@ -1,10 +1,11 @@
 import { join } from 'node:path';
 
-import { RoutingTable, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/hashing';
+import { RoutingTable, parseCellSetSpec } from '@cellfed/hashing';
 
-import { cellSetSpec, eventually, readCellSet, updateCellSet } from './clients.ts';
+import { cellSetSpec, eventually } from './clients.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 import {
+  drainFirstCell,
   joinFixture,
   joinThirdCell,
   pickName,
@@ -239,22 +240,9 @@ describeE2e(
       await settled();
       differences.push(...(await runScript('joined')));
 
-      await updateCellSet(
-        env.controlPlane.kubeconfig,
-        cellSetName,
-        cellSetSpec({ [one]: 'Draining', [two]: 'Normal', [three]: 'Normal' }),
-      );
-      differences.push(...(await runScript('draining')));
-      await eventually(
-        `the drained cell ${one} to leave the CellSet`,
-        async () => {
-          const { spec } = (await readCellSet(env.controlPlane.kubeconfig, cellSetName)) as {
-            spec: CellSetSpecInput;
-          };
-          return spec.cells.some((cell) => cell.id === one) ? undefined : true;
-        },
-        180_000,
-      );
+      await drainFirstCell(env, fixture, cellSetName, async () => {
+        differences.push(...(await runScript('draining')));
+      });
       await settled();
       differences.push(...(await runScript('drained')));
       expect(differences.join('\n\n')).toBe('');

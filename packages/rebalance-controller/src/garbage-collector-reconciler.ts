@@ -62,6 +62,14 @@ type LiveCopy =
   /** Moving, failed over, or not listed everywhere: look again later. */
   | { readonly kind: 'wait' };
 
+interface HeldDependent {
+  readonly ref: ObjectRef;
+  readonly cell: string;
+  readonly metadata: Readonly<ObjectMeta>;
+  /** Its held references without the owner's. */
+  readonly kept: readonly OwnerReference[];
+}
+
 const WAIT_MS = 5000;
 /** How soon a foreground delete looks again at the held dependents it is deleting. */
 const FOREGROUND_POLL_MS = 1000;
@@ -133,32 +141,20 @@ export class GarbageCollectorReconciler implements Reconciler {
     if (states.includes('unknown')) return { requeueAfterMs: WAIT_MS };
     const gone = held.filter((_, index) => states[index] === 'absent');
     if (gone.length === 0) return { requeueAfterMs: this.resyncMs };
-    const client = this.cellClient(cell);
     const goneOwners = gone.map((owner) => `${owner.kind}/${owner.name} (${owner.uid})`);
     if (gone.length === held.length && ownerReferencesOf(metadata).length === 0) {
-      await client
-        .request('DELETE', objectPath(ref), {
-          body: { preconditions: { uid: metadata.uid }, propagationPolicy: 'Background' },
-          signal,
-        })
-        .catch((error: unknown) => {
-          if (!isNotFound(error)) throw error;
-        });
+      await this.collect(cell, ref, metadata, 'Background', signal);
       this.options.metrics.collected.inc({ action: 'deleted' });
       objectLog.info({ owners: goneOwners }, 'deleted: every owner is gone');
       return {};
     }
-    const kept = held.filter((owner) => !gone.includes(owner));
-    await client.request('PATCH', objectPath(ref), {
-      body: {
-        metadata: {
-          resourceVersion: metadata.resourceVersion,
-          annotations: { [HELD_OWNERS_ANNOTATION]: kept.length > 0 ? formatHeldOwners(kept) : null },
-        },
-      },
-      contentType: MERGE_PATCH,
+    await this.keepHeld(
+      cell,
+      ref,
+      metadata,
+      held.filter((owner) => !gone.includes(owner)),
       signal,
-    });
+    );
     this.options.metrics.collected.inc({ action: 'references_removed' });
     objectLog.info({ owners: goneOwners }, 'references to owners that are gone removed');
     return { requeueAfterMs: this.resyncMs };
@@ -176,44 +172,22 @@ export class GarbageCollectorReconciler implements Reconciler {
     signal: AbortSignal,
     log: ReconcileRequest['log'],
   ): Promise<ReconcileResult> {
-    const names = namesOwner(owner, metadata);
+    const dependents = this.heldDependents(plan, owner, metadata);
+    if (dependents === 'wait') return { requeueAfterMs: WAIT_MS };
     let left = 0;
     let deleted = 0;
-    for (const key of this.options.dependents(ownerName(owner.resource.group, owner.namespace, owner.name))) {
-      const ref = parseObjectKey(key, plan.resources);
-      const dependent = ref && this.liveCopy(plan, ref);
-      if (!ref || !dependent || dependent.kind === 'none') continue;
-      if (dependent.kind === 'wait') return { requeueAfterMs: WAIT_MS };
-      const held = heldOwnersOrNone(dependent.metadata.annotations);
-      const kept = held.filter((reference) => !names(reference));
-      if (kept.length === held.length) continue;
+    for (const dependent of dependents) {
       if (dependent.metadata.deletionTimestamp) {
         left += 1;
         continue;
       }
-      const client = this.cellClient(dependent.cell);
-      if (kept.length === 0 && ownerReferencesOf(dependent.metadata).length === 0) {
-        left += 1;
-        await client
-          .request('DELETE', objectPath(ref), {
-            body: { preconditions: { uid: dependent.metadata.uid }, propagationPolicy: 'Foreground' },
-            signal,
-          })
-          .catch((error: unknown) => {
-            if (!isNotFound(error)) throw error;
-          });
-        deleted += 1;
-      } else
-        await client.request('PATCH', objectPath(ref), {
-          body: {
-            metadata: {
-              resourceVersion: dependent.metadata.resourceVersion,
-              annotations: { [HELD_OWNERS_ANNOTATION]: kept.length > 0 ? formatHeldOwners(kept) : null },
-            },
-          },
-          contentType: MERGE_PATCH,
-          signal,
-        });
+      if (dependent.kept.length > 0 || ownerReferencesOf(dependent.metadata).length > 0) {
+        await this.keepHeld(dependent.cell, dependent.ref, dependent.metadata, dependent.kept, signal);
+        continue;
+      }
+      left += 1;
+      await this.collect(dependent.cell, dependent.ref, dependent.metadata, 'Foreground', signal);
+      deleted += 1;
     }
     if (deleted > 0) this.options.metrics.collected.inc({ action: 'deleted' }, deleted);
     // Until the caches show them gone (a dependent's deletion does not queue its owner).
@@ -224,6 +198,68 @@ export class GarbageCollectorReconciler implements Reconciler {
     await this.release(cell, owner, metadata, FOREGROUND_FINALIZER, signal);
     log.info('held dependents gone; owner released');
     return {};
+  }
+
+  /**
+   * The live held dependents that name `owner`, each with the held references it keeps without it; 'wait'
+   * while one of them cannot be told (moving, a cell not listed).
+   */
+  private heldDependents(
+    plan: RebalancePlan,
+    owner: ObjectRef,
+    metadata: Readonly<ObjectMeta>,
+  ): HeldDependent[] | 'wait' {
+    const names = namesOwner(owner, metadata);
+    const found: HeldDependent[] = [];
+    for (const key of this.options.dependents(ownerName(owner.resource.group, owner.namespace, owner.name))) {
+      const ref = parseObjectKey(key, plan.resources);
+      const dependent = ref && this.liveCopy(plan, ref);
+      if (!ref || !dependent || dependent.kind === 'none') continue;
+      if (dependent.kind === 'wait') return 'wait';
+      const held = heldOwnersOrNone(dependent.metadata.annotations);
+      const kept = held.filter((reference) => !names(reference));
+      if (kept.length < held.length)
+        found.push({ ref, cell: dependent.cell, metadata: dependent.metadata, kept });
+    }
+    return found;
+  }
+
+  /** Deletes the object if it is still the one read (its uid); gone already is as good. */
+  private async collect(
+    cell: string,
+    ref: ObjectRef,
+    metadata: Readonly<ObjectMeta>,
+    propagationPolicy: 'Background' | 'Foreground',
+    signal: AbortSignal,
+  ): Promise<void> {
+    await this.cellClient(cell)
+      .request('DELETE', objectPath(ref), {
+        body: { preconditions: { uid: metadata.uid }, propagationPolicy },
+        signal,
+      })
+      .catch((error: unknown) => {
+        if (!isNotFound(error)) throw error;
+      });
+  }
+
+  /** Sets an object's held references to `kept`, at the version read (a concurrent change conflicts). */
+  private async keepHeld(
+    cell: string,
+    ref: ObjectRef,
+    metadata: Readonly<ObjectMeta>,
+    kept: readonly OwnerReference[],
+    signal: AbortSignal,
+  ): Promise<void> {
+    await this.cellClient(cell).request('PATCH', objectPath(ref), {
+      body: {
+        metadata: {
+          resourceVersion: metadata.resourceVersion,
+          annotations: { [HELD_OWNERS_ANNOTATION]: kept.length > 0 ? formatHeldOwners(kept) : null },
+        },
+      },
+      contentType: MERGE_PATCH,
+      signal,
+    });
   }
 
   /** Removes `finalizer` from the owner: the list is replaced whole, at the version read. */
@@ -255,28 +291,11 @@ export class GarbageCollectorReconciler implements Reconciler {
     signal: AbortSignal,
     log: ReconcileRequest['log'],
   ): Promise<ReconcileResult> {
-    const names = namesOwner(owner, metadata);
-    let orphaned = 0;
-    for (const key of this.options.dependents(ownerName(owner.resource.group, owner.namespace, owner.name))) {
-      const ref = parseObjectKey(key, plan.resources);
-      const dependent = ref && this.liveCopy(plan, ref);
-      if (!ref || !dependent || dependent.kind === 'none') continue;
-      if (dependent.kind === 'wait') return { requeueAfterMs: WAIT_MS };
-      const held = heldOwnersOrNone(dependent.metadata.annotations);
-      const kept = held.filter((reference) => !names(reference));
-      if (kept.length === held.length) continue;
-      await this.cellClient(dependent.cell).request('PATCH', objectPath(ref), {
-        body: {
-          metadata: {
-            resourceVersion: dependent.metadata.resourceVersion,
-            annotations: { [HELD_OWNERS_ANNOTATION]: kept.length > 0 ? formatHeldOwners(kept) : null },
-          },
-        },
-        contentType: MERGE_PATCH,
-        signal,
-      });
-      orphaned += 1;
-    }
+    const dependents = this.heldDependents(plan, owner, metadata);
+    if (dependents === 'wait') return { requeueAfterMs: WAIT_MS };
+    for (const dependent of dependents)
+      await this.keepHeld(dependent.cell, dependent.ref, dependent.metadata, dependent.kept, signal);
+    const orphaned = dependents.length;
     // A concurrent change of the finalizers conflicts and retries.
     await this.release(cell, owner, metadata, ORPHAN_FINALIZER, signal);
     this.options.metrics.collected.inc({ action: 'orphaned' }, orphaned);
