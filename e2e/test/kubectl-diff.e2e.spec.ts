@@ -32,6 +32,8 @@ kind: Deployment
 metadata: { name: web, labels: { app: web } }
 spec:
   replicas: 2
+  # Pods never run here (no kubelets): Recreate keeps the pods of a rollout at 2 on both sides.
+  strategy: { type: Recreate }
   selector: { matchLabels: { app: web } }
   template:
     metadata: { labels: { app: web } }
@@ -81,6 +83,8 @@ interface Step {
    * same event from its old and its new cell.
    */
   collapseRepeats?: boolean;
+  /** Waits, on each side, for what the step started (a rollout) to be seen by the controllers. */
+  observed?: boolean;
 }
 
 const SCRIPT: Step[] = [
@@ -91,6 +95,8 @@ const SCRIPT: Step[] = [
     args: () => ['get', 'deploy,rs,svc,cm,sa,cronjob', '-o', 'name'],
   },
   { name: 'describe deployment', args: () => ['describe', 'deployment', 'web'], collapseRepeats: true },
+  { name: 'set image', args: () => ['set', 'image', 'deployment/web', 'web=nginx:1.28'], observed: true },
+  { name: 'rollout undo', args: () => ['rollout', 'undo', 'deployment/web'], observed: true },
   { name: 'rollout history', args: () => ['rollout', 'history', 'deployment/web'] },
   { name: 'rollout status', args: () => ['rollout', 'status', 'deployment/web', '--watch=false'] },
   { name: 'label', args: (phase) => ['label', 'deployment', 'web', `phase=${phase}`, '--overwrite'] },
@@ -133,6 +139,27 @@ const SCRIPT: Step[] = [
   },
   { name: 'delete', args: (phase) => ['delete', 'configmap', `made-${phase}`] },
 ];
+
+/** Until the Deployment's controller has seen its latest spec (it has made the rollout's ReplicaSet). */
+async function rolloutObserved(kubeconfig: string, namespace: string): Promise<void> {
+  await eventually(
+    `web's rollout seen in ${namespace}`,
+    async () => {
+      const { out } = await kubectl(kubeconfig, [
+        '-n',
+        namespace,
+        'get',
+        'deployment',
+        'web',
+        '-o',
+        'jsonpath={.metadata.generation} {.status.observedGeneration}',
+      ]);
+      const [generation, observed] = out.split(' ');
+      return generation && generation === observed ? true : undefined;
+    },
+    30_000,
+  );
+}
 
 /** Masks what differs between any two apiservers (and between a namespace and its plain twin). */
 function normalized(text: string, namespace: string): string {
@@ -192,6 +219,7 @@ describeE2e(
           const result = await kubectl(config, ['-n', ns, ...step.args(phase)], {
             ...(step.input ? { input: step.input } : {}),
           });
+          if (step.observed) await rolloutObserved(config, ns);
           let text = normalized(result.out, ns);
           if (step.unordered) text = [...new Set(text.split('\n'))].sort().join('\n');
           if (step.collapseRepeats)

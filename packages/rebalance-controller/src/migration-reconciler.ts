@@ -102,7 +102,13 @@ export class MigrationReconciler implements Reconciler {
       // It stays. A copy here whose source handed over is the object: commit it.
       const source = copiedFromCell(oldCopy);
       if (source !== undefined && copies.get(source)?.labels?.[REBALANCE_STATUS_LABEL] === MIGRATED)
-        await this.options.mover.commit(this.cellEnd(decision.oldCell), ref, signal);
+        await this.options.mover.commit(
+          this.cellEnd(decision.oldCell),
+          ref,
+          signal,
+          undefined,
+          this.options.cell(source),
+        );
       // A fence left from a move that was called off comes down.
       if (status === MIGRATING) {
         const here = this.cellEnd(decision.oldCell);
@@ -115,7 +121,13 @@ export class MigrationReconciler implements Reconciler {
     const newCopy = copies.get(decision.newCell);
     if (status === MIGRATED) {
       if (copiedFromCell(newCopy) !== undefined)
-        await this.options.mover.commit(this.cellEnd(decision.newCell), ref, signal);
+        await this.options.mover.commit(
+          this.cellEnd(decision.newCell),
+          ref,
+          signal,
+          undefined,
+          this.options.cell(decision.oldCell),
+        );
       results.push(await this.deleteWhenDue(ref, decision.oldCell, oldCopy!, signal, objectLog));
       return earliest(results);
     }
@@ -200,7 +212,13 @@ export class MigrationReconciler implements Reconciler {
     if (sourceCell === undefined) return {};
     if (copies.get(sourceCell)?.labels?.[REBALANCE_STATUS_LABEL] === MIGRATED) {
       // Its source handed over to it before the CellSet changed: it is the object now, keep it.
-      await this.options.mover.commit(this.cellEnd(cell), ref, signal);
+      await this.options.mover.commit(
+        this.cellEnd(cell),
+        ref,
+        signal,
+        undefined,
+        this.options.cell(sourceCell),
+      );
       log.warn({ source: sourceCell }, 'committed a copy whose move finished under an earlier CellSet');
       return {};
     }

@@ -232,6 +232,31 @@ describe('ObjectMover', () => {
     expect(from.get(PATH)).toBeUndefined();
   });
 
+  it('commits a copy found later with the old copy’s field managers, read from its cell', async () => {
+    const { from, to, mover, move } = setup();
+    to.put(PATH, {
+      ...deployment(),
+      metadata: {
+        ...deployment().metadata,
+        annotations: { [COPIED_FROM_ANNOTATION]: 'cell-1/uid' },
+        managedFields: [{ manager: 'cellfed-rebalance-controller' }],
+      },
+    });
+    // The new cell's controllers write the copy's status between the commit's read and its write, twice.
+    let statusWrites = 2;
+    to.before = (method) => {
+      if (method !== 'PATCH' || statusWrites === 0) return;
+      statusWrites -= 1;
+      const current = to.get(PATH)!;
+      to.put(PATH, { ...current, status: { observedGeneration: 2 - statusWrites } });
+    };
+    await mover.commit(move.to, ref, move.signal, undefined, move.from);
+    expect(statusWrites).toBe(0);
+    const copy = to.get(PATH)!;
+    expect(copy.metadata.annotations?.[COPIED_FROM_ANNOTATION]).toBeUndefined();
+    expect(copy.metadata.managedFields).toEqual(from.get(PATH)!.metadata.managedFields);
+  });
+
   it('marks a new copy with its source until committed', async () => {
     const { from, to, mover, move } = setup();
     await expect(mover.move({ ...move, planStillCurrent: () => false })).rejects.toThrow();

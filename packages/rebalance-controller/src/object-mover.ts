@@ -69,6 +69,9 @@ class AlreadyMigrated {
   }
 }
 
+/** How many times a commit is tried against a copy whose status the new cell's controllers are writing. */
+const COMMIT_ATTEMPTS = 5;
+
 /**
  * The migration of one object (docs/migration.md), every step idempotent and recorded on the objects, so a crash or a
  * lost leader anywhere resumes correctly from what the cells say:
@@ -204,16 +207,32 @@ export class ObjectMover {
     });
   }
 
-  /** Removes the `copied-from` mark from a new copy: from now on it is the object. */
+  /**
+   * Removes the `copied-from` mark from a new copy: from now on it is the object. It takes the old copy's
+   * field managers (given, or read from `source`, the old copy's cell), so that whoever applied a field
+   * still owns it: a create gives every field to the creator. Tried again on a conflict, a few times: the
+   * new cell's controllers write the copy's status meanwhile.
+   */
   async commit(
     cell: CellEnd,
     ref: ObjectRef,
     signal: AbortSignal,
     managedFields?: ObjectMeta['managedFields'],
+    source?: CellEnd,
   ): Promise<void> {
-    const copy = await read(cell.client, ref, signal);
-    if (copiedFromCell(copy?.metadata) !== undefined)
-      await removeCopiedFrom(cell, ref, copy!, signal, managedFields);
+    const fields =
+      managedFields ??
+      (source ? (await read(source.client, ref, signal))?.metadata.managedFields : undefined);
+    for (let attempt = 1; ; attempt++) {
+      const copy = await read(cell.client, ref, signal);
+      if (copiedFromCell(copy?.metadata) === undefined) return;
+      try {
+        await removeCopiedFrom(cell, ref, copy!, signal, fields);
+        return;
+      } catch (error) {
+        if (!isConflict(error) || attempt >= COMMIT_ATTEMPTS) throw error;
+      }
+    }
   }
 
   /** Commits the copy just written, on its known version; reads it afresh only if it changed since. */
