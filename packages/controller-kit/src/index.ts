@@ -70,6 +70,7 @@ export {
 export type { OwnerReference } from './objects/held-owners.ts';
 export {
   ORIGIN_CREATED_ANNOTATION,
+  COPIED_FROM_ANNOTATION,
   ORIGIN_UID_ANNOTATION,
   isKnownAs,
   originCreated,

@@ -14,7 +14,9 @@ export { FENCED_AT_ANNOTATION, MIGRATED_AT_ANNOTATION } from '@cellfed/controlle
  * On a new copy until the old copy is labelled `migrated`: `cell/uid` of the copy it was made from. A copy
  * that still carries it is not committed: if its source is gone (deleted by a user mid-migration) it goes too.
  */
-export const COPIED_FROM_ANNOTATION = 'cellfed.io/copied-from';
+import { COPIED_FROM_ANNOTATION } from '@cellfed/controller-kit';
+
+export { COPIED_FROM_ANNOTATION };
 
 /** The cell a new copy was made from while it is not committed (cell ids hold no `/`); undefined after. */
 export function copiedFromCell(

@@ -8,7 +8,7 @@ import { badRequest, cellFailure, failure, type KubeStatus } from '../status/kub
 import {
   CellViewError,
   cellViewOfWrite,
-  identityOf,
+  keptOf,
   writeShape,
   type CellOwners,
   type CellOwnersReader,
@@ -85,7 +85,7 @@ function cellOwnersReader(
       held: heldOwnersOrNone(annotations),
       resourceVersion: typeof metadata.resourceVersion === 'string' ? metadata.resourceVersion : undefined,
       hasAnnotations: annotations !== undefined && Object.keys(annotations).length > 0,
-      identity: identityOf(annotations),
+      identity: keptOf(annotations),
     };
   };
 }

@@ -92,6 +92,34 @@ describe('cell view of a write', () => {
     expect(own.body).toEqual({ metadata: { name: 'x', uid: 'copy', annotations: identity } });
   });
 
+  it('never lets an update set or remove the marks of a move: a copied-from read before the commit stays out', async () => {
+    const stale = { metadata: { name: 'x', annotations: { 'cellfed.io/copied-from': 'cell-1/u', a: 'b' } } };
+    const committed = await view('object', stale, inCell([], [], true, { [ORIGIN_UID_ANNOTATION]: 'first' }));
+    expect(committed.body).toEqual({
+      metadata: { name: 'x', annotations: { a: 'b', [ORIGIN_UID_ANNOTATION]: 'first' } },
+    });
+    const never = await view('object', structuredClone(stale), inCell([], []));
+    expect(never.body).toEqual({ metadata: { name: 'x', annotations: { a: 'b' } } });
+  });
+
+  it('keeps a copy’s identity when a JSON patch replaces its annotations whole (kubectl rollout undo)', async () => {
+    const identity = { [ORIGIN_UID_ANNOTATION]: 'first' };
+    const undo = [
+      { op: 'replace', path: '/spec/template', value: { metadata: {} } },
+      { op: 'replace', path: '/metadata/annotations', value: { 'deployment.kubernetes.io/revision': '3' } },
+    ];
+    const copy = await view('json-patch', undo, inCell([], [], true, identity));
+    expect(copy.body).toEqual([
+      undo[0],
+      {
+        op: 'replace',
+        path: '/metadata/annotations',
+        value: { ...identity, 'deployment.kubernetes.io/revision': '3' },
+      },
+    ]);
+    expect(await view('json-patch', undo, inCell([], []))).toEqual({ body: undefined, reads: 1 });
+  });
+
   it('holds every reference of a create, without reading the cell', async () => {
     const { body, reads } = await view(
       'object',

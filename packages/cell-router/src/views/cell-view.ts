@@ -1,5 +1,8 @@
 import {
+  COPIED_FROM_ANNOTATION,
+  FENCED_AT_ANNOTATION,
   HELD_OWNERS_ANNOTATION,
+  MIGRATED_AT_ANNOTATION,
   ORIGIN_CREATED_ANNOTATION,
   ORIGIN_UID_ANNOTATION,
   formatHeldOwners,
@@ -52,21 +55,31 @@ export interface CellOwners {
   readonly resourceVersion: string | undefined;
   readonly hasAnnotations: boolean;
   /**
-   * What keeps a copy's identity (its `cellfed.io/uid` and `cellfed.io/created` annotations, which clients
-   * never see); empty for an object never copied.
+   * The annotations cellfed keeps on the object (see {@link KEPT_ANNOTATIONS}), which clients never see;
+   * empty for an object never copied.
    */
   readonly identity: Readonly<Record<string, string>>;
 }
 
-/** The annotations that keep a copy's identity: hidden from clients, kept by the router on updates. */
-export const IDENTITY_ANNOTATIONS = [ORIGIN_UID_ANNOTATION, ORIGIN_CREATED_ANNOTATION] as const;
+/**
+ * The annotations cellfed keeps on an object: a copy's identity (`cellfed.io/uid`, `cellfed.io/created`) and
+ * the marks of a move (`copied-from` on an uncommitted copy, `fenced-at`, `migrated-at` on an old one).
+ * Clients never see them, and no client write sets or removes them: an update gets the object's own back.
+ * (A client that wrote back a `copied-from` it read before the commit would make the object look like an
+ * uncommitted copy, which goes when its source does.)
+ */
+export const KEPT_ANNOTATIONS = [
+  ORIGIN_UID_ANNOTATION,
+  ORIGIN_CREATED_ANNOTATION,
+  COPIED_FROM_ANNOTATION,
+  FENCED_AT_ANNOTATION,
+  MIGRATED_AT_ANNOTATION,
+] as const;
 
-/** The identity annotations among `annotations`. */
-export function identityOf(
-  annotations: Readonly<Record<string, string>> | undefined,
-): Record<string, string> {
+/** The kept annotations among `annotations`. */
+export function keptOf(annotations: Readonly<Record<string, string>> | undefined): Record<string, string> {
   const identity: Record<string, string> = {};
-  for (const key of IDENTITY_ANNOTATIONS) {
+  for (const key of KEPT_ANNOTATIONS) {
     const value = annotations?.[key];
     if (typeof value === 'string') identity[key] = value;
   }
@@ -88,6 +101,7 @@ export interface CellWrite {
 
 const OWNER_MARK = Buffer.from('ownerReferences');
 const OWNERS_POINTER = '/metadata/ownerReferences';
+const ANNOTATIONS_POINTER = '/metadata/annotations';
 
 /**
  * The cell view of a write's body (JSON or YAML; protobuf goes through views/cell-view-protobuf.ts). Reads
@@ -100,8 +114,14 @@ export async function cellViewOfWrite(
   body: Buffer,
   current: CellOwnersReader,
 ): Promise<CellWrite | undefined> {
-  // Most writes carry no owner references: only an update (which may be of a copy) needs a look.
-  if (!body.includes(OWNER_MARK) && !(shape === 'object' && method === 'PUT')) return undefined;
+  // Most writes carry no owner references: only an update (which may be of a copy) and a patch that
+  // replaces the annotations whole (kubectl rollout undo does) need a look.
+  if (
+    !body.includes(OWNER_MARK) &&
+    !(shape === 'object' && method === 'PUT') &&
+    !(shape === 'json-patch' && body.includes(`"${ANNOTATIONS_POINTER}"`))
+  )
+    return undefined;
   const parsed = parseBody(body, contentType);
   if (parsed === undefined) return undefined;
   let changed: unknown;
@@ -118,14 +138,42 @@ export async function cellViewOfWrite(
     case 'strategic-merge-patch':
       changed = await strategicPatchView(parsed, current);
       break;
-    case 'json-patch':
-      changed = await jsonPatchView(parsed, current);
+    case 'json-patch': {
+      const kept = await keepIdentityInJsonPatch(parsed, current);
+      changed = (await jsonPatchView(kept, current)) ?? (kept === parsed ? undefined : kept);
       break;
+    }
   }
   return changed === undefined ? undefined : { body: Buffer.from(JSON.stringify(changed)) };
 }
 
 type Metadata = Record<string, unknown> & { annotations?: Record<string, string | null> | null };
+
+/**
+ * A JSON patch that replaces or removes `metadata.annotations` whole (kubectl rollout undo writes back the
+ * annotations it read) would take a copy's identity with it, since clients never see it: it is kept.
+ * The same patch when there is nothing to keep.
+ */
+async function keepIdentityInJsonPatch(patch: unknown, current: CellOwnersReader): Promise<unknown> {
+  if (!Array.isArray(patch)) return patch;
+  const operations = patch as Operation[];
+  const whole = (op: Operation) =>
+    op.path === ANNOTATIONS_POINTER && (op.op === 'replace' || op.op === 'add' || op.op === 'remove');
+  if (!operations.some(whole)) return patch;
+  const identity = (await current())?.identity ?? {};
+  const sends = (op: Operation) =>
+    KEPT_ANNOTATIONS.some((key) => key in (((op as { value?: object }).value ?? {}) as object));
+  if (Object.keys(identity).length === 0 && !operations.some((op) => whole(op) && sends(op))) return patch;
+  return operations.map((op) => {
+    if (!whole(op)) return op;
+    const value = op.op === 'remove' ? {} : ((op as { value?: unknown }).value ?? {});
+    return {
+      op: op.op === 'remove' ? 'replace' : op.op,
+      path: ANNOTATIONS_POINTER,
+      value: { ...without(value as Record<string, string>, [...KEPT_ANNOTATIONS]), ...identity },
+    };
+  });
+}
 
 function metadataOf(value: unknown): Metadata | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
@@ -147,10 +195,11 @@ async function objectView(object: unknown, reader: CellOwnersReader | undefined)
   let read: Promise<CellOwners | undefined> | undefined;
   const current = reader ? () => (read ??= reader()) : undefined;
   const identity = current ? ((await current())?.identity ?? {}) : {};
-  const copy = Object.keys(identity).length > 0;
+  const sent = KEPT_ANNOTATIONS.some((key) => metadata.annotations?.[key] !== undefined);
+  const copy = Object.keys(identity).length > 0 || (current !== undefined && sent);
   if (copy) {
     if (metadata.uid === identity[ORIGIN_UID_ANNOTATION]) delete metadata.uid;
-    metadata.annotations = { ...identity, ...metadata.annotations };
+    metadata.annotations = { ...without(metadata.annotations ?? {}, [...KEPT_ANNOTATIONS]), ...identity };
   }
   if (!('ownerReferences' in metadata)) return copy ? object : undefined;
   const wanted = wantedOwners(metadata.ownerReferences);

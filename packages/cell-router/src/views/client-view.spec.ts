@@ -82,7 +82,12 @@ describe('client view', () => {
       uid: 'first',
       creationTimestamp: '2026-01-01T00:00:00Z',
     });
-    const annotated = { metadata: { ...copy.metadata, annotations: { ...identity, team: 'a' } } };
+    const annotated = {
+      metadata: {
+        ...copy.metadata,
+        annotations: { ...identity, 'cellfed.io/copied-from': 'c/u', team: 'a' },
+      },
+    };
     showObject(annotated);
     expect(annotated.metadata.annotations).toEqual({ team: 'a' });
     // A Table row's object, and a watch event's.

@@ -9,7 +9,7 @@ import {
   without,
 } from '@cellfed/controller-kit';
 
-import { IDENTITY_ANNOTATIONS } from './cell-view.ts';
+import { KEPT_ANNOTATIONS } from './cell-view.ts';
 import { humanDuration } from './human-duration.ts';
 
 /**
@@ -19,7 +19,7 @@ import { humanDuration } from './human-duration.ts';
  * moved object, a promoted backup), which clients know by the first copy's.
  */
 
-const MARKS = [`"${HELD_OWNERS_ANNOTATION}"`, `"${ORIGIN_UID_ANNOTATION}"`];
+const MARKS = [HELD_OWNERS_ANNOTATION, ...KEPT_ANNOTATIONS].map((key) => `"${key}"`);
 
 interface WithMetadata {
   metadata?: {
@@ -111,8 +111,8 @@ export function showObject(value: unknown, options: ClientViewOptions = {}): voi
     const created = annotations[ORIGIN_CREATED_ANNOTATION];
     if (created && metadata.creationTimestamp !== undefined) metadata.creationTimestamp = created;
   }
-  if (IDENTITY_ANNOTATIONS.some((key) => key in annotations)) {
-    const rest = without(annotations, [...IDENTITY_ANNOTATIONS]);
+  if (KEPT_ANNOTATIONS.some((key) => key in annotations)) {
+    const rest = without(annotations, [...KEPT_ANNOTATIONS]);
     if (Object.keys(rest).length > 0) metadata.annotations = rest;
     else delete metadata.annotations;
   }

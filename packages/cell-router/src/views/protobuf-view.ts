@@ -17,7 +17,7 @@ import {
   varintField,
   type AnyFieldSpan,
 } from '../request/protobuf-wire.ts';
-import type { CellOwnersReader, CellWrite } from './cell-view.ts';
+import { KEPT_ANNOTATIONS, type CellOwnersReader, type CellWrite } from './cell-view.ts';
 
 /**
  * The client and cell views (see client-view.ts, cell-view.ts) of a single object in Kubernetes' protobuf
@@ -36,13 +36,14 @@ const OWNER_REFERENCES = 13;
 const HELD_KEY = Buffer.from(HELD_OWNERS_ANNOTATION);
 const ORIGIN_UID_KEY = Buffer.from(ORIGIN_UID_ANNOTATION);
 const ORIGIN_CREATED_KEY = Buffer.from(ORIGIN_CREATED_ANNOTATION);
+const KEPT_KEYS = KEPT_ANNOTATIONS.map((key) => Buffer.from(key));
 
 /**
  * The client view of a protobuf object: held owner references shown, and a copy's uid and creation time
  * as clients know them. The same bytes when there is nothing to show or it cannot be read.
  */
 export function showProtobuf(body: Buffer): Buffer {
-  if (!body.includes(HELD_KEY) && !body.includes(ORIGIN_UID_KEY)) return body;
+  if (!body.includes(HELD_KEY) && !KEPT_KEYS.some((key) => body.includes(key))) return body;
   const object = openObject(body);
   if (!object) return body;
   const spans = fieldSpans(object.meta);
@@ -55,13 +56,16 @@ export function showProtobuf(body: Buffer): Buffer {
   } catch (error) {
     if (!(error instanceof HeldOwnersError)) throw error;
   }
-  if (held.length === 0 && uid === undefined) return body;
+  if (
+    held.length === 0 &&
+    uid === undefined &&
+    !spans.some((span) => span.number === ANNOTATIONS && keptKeyOf(object.meta, span))
+  )
+    return body;
   const native = ownersIn(object.meta, spans);
   const added = shownOwners(native, held).slice(native.length);
   // The annotations that keep a copy's identity are not shown (as in JSON: client-view.ts).
-  const hidden = new Set(
-    [ORIGIN_UID_KEY, ORIGIN_CREATED_KEY].map((key) => annotationIn(object.meta, spans, key)?.span),
-  );
+  const hidden = new Set(spans.filter((span) => span.number === ANNOTATIONS && keptKeyOf(object.meta, span)));
   const meta = Buffer.concat([
     ...spans
       .filter((span) => !hidden.has(span))
@@ -114,7 +118,7 @@ export async function cellViewOfProtobuf(
       span.number !== OWNER_REFERENCES &&
       span !== stale &&
       !shownUid(span) &&
-      !(span.number === ANNOTATIONS && identityKeyOf(object.meta, span) !== undefined),
+      !(span.number === ANNOTATIONS && keptKeyOf(object.meta, span) !== undefined),
   );
   const meta = Buffer.concat([
     ...kept.map((span) => object.meta.subarray(span.tagStart, span.end)),
@@ -185,12 +189,12 @@ function annotationIn(meta: Buffer, spans: readonly AnyFieldSpan[], wanted: Buff
   return undefined;
 }
 
-/** The key of an annotation entry when it is one that keeps a copy's identity. */
-function identityKeyOf(meta: Buffer, span: AnyFieldSpan): string | undefined {
+/** The key of an annotation entry when it is one cellfed keeps (see cell-view.ts). */
+function keptKeyOf(meta: Buffer, span: AnyFieldSpan): string | undefined {
   const entry = meta.subarray(span.start, span.end);
   const key = fieldSpans(entry).findLast((field) => field.number === 1);
   const name = key ? entry.subarray(key.start, key.end).toString('utf8') : undefined;
-  return name === ORIGIN_UID_ANNOTATION || name === ORIGIN_CREATED_ANNOTATION ? name : undefined;
+  return name !== undefined && (KEPT_ANNOTATIONS as readonly string[]).includes(name) ? name : undefined;
 }
 
 /** metav1.OwnerReference: kind 1, name 3, uid 4, apiVersion 5, controller 6, blockOwnerDeletion 7. */
