@@ -6,6 +6,7 @@ import {
   ORPHAN_FINALIZER,
   formatHeldOwners,
   type KubeObject,
+  type ObjectRef,
   type OwnerReference,
 } from '@cellfed/controller-kit';
 import { FakeCell, fakeCopies, memoryLogger } from '@cellfed/controller-kit/testing';
@@ -35,7 +36,9 @@ const ownerRef = (kind: string, name: string, uid: string, apiVersion = 'v1'): O
   uid,
 });
 
-function setup(options: { synced?: boolean; forbidden?: boolean } = {}) {
+function setup(
+  options: { synced?: boolean; forbidden?: boolean; notCachedYet?: (ref: ObjectRef) => boolean } = {},
+) {
   const cells = { a: new FakeCell('a'), b: new FakeCell('b') };
   const controlPlane = new FakeCell('control-plane');
   const plans = new PlanHolder();
@@ -62,7 +65,11 @@ function setup(options: { synced?: boolean; forbidden?: boolean } = {}) {
   const index = new DependentsIndex();
   const reconciler = new GarbageCollectorReconciler({
     plans,
-    copies: options.synced === false ? { ...copies, synced: () => false } : copies,
+    copies: {
+      ...copies,
+      ...(options.synced === false ? { synced: () => false } : {}),
+      copiesOf: (ref: ObjectRef) => (options.notCachedYet?.(ref) ? new Map() : copies.copiesOf(ref)),
+    },
     cell: (id) => (id in cells ? { id, client: cells[id as 'a' | 'b'] } : undefined),
     controlPlane: { request: askControlPlane },
     kinds: new OwnerKinds({ request: askControlPlane }, () => 0),
@@ -124,6 +131,15 @@ describe('GarbageCollectorReconciler', () => {
     expect((await metrics.collected.get()).values).toEqual([
       expect.objectContaining({ labels: { action: 'deleted' }, value: 1 }),
     ]);
+  });
+
+  it('keeps a dependent whose owner is in its cell but not in the caches yet (a live read says so)', async () => {
+    // The caches lag: they have the dependent, not yet its owner.
+    const { put, dependent, reconcile, stored } = setup({ notCachedYet: (ref) => ref.name === 'owner' });
+    const owner = put('owner');
+    dependent(ownerRef('ConfigMap', 'owner', uidOf(owner)));
+    expect(await reconcile()).toEqual({ requeueAfterMs: RESYNC });
+    expect(stored()).toBeDefined();
   });
 
   it('knows a moved owner by the uid clients saw before the move', async () => {

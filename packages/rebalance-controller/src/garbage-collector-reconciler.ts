@@ -315,9 +315,11 @@ export class GarbageCollectorReconciler implements Reconciler {
     const ownerNamespace = kind.namespaced ? namespace : '';
     const cellular = plan.resources.get(kind.group ? `${kind.resource}.${kind.group}` : kind.resource);
     if (cellular && kind.namespaced) {
-      const live = this.liveCopy(plan, { resource: cellular, namespace, name: owner.name });
+      const ref = { resource: cellular, namespace, name: owner.name };
+      const live = this.liveCopy(plan, ref);
       if (live.kind === 'wait') return 'unknown';
-      return live.kind === 'live' && isKnownAs(live.metadata, owner.uid) ? 'present' : 'absent';
+      if (live.kind === 'live' && isKnownAs(live.metadata, owner.uid)) return 'present';
+      return this.confirmedAbsent(plan, ref, owner.uid, signal);
     }
     try {
       const found = await this.options.controlPlane.request<{ metadata?: ObjectMeta }>(
@@ -331,6 +333,35 @@ export class GarbageCollectorReconciler implements Reconciler {
       if (isForbidden(error)) return 'forbidden';
       throw error;
     }
+  }
+
+  /**
+   * Whether a cellular owner the caches do not show (or show under another uid) is really gone: read in
+   * every live cell, as Kubernetes' collector reads the apiserver before it deletes. An owner created a
+   * moment ago may not have reached the caches yet, while its dependent has: taken for gone, its dependent
+   * would be deleted.
+   */
+  private async confirmedAbsent(
+    plan: RebalancePlan,
+    ref: ObjectRef,
+    uid: string,
+    signal: AbortSignal,
+  ): Promise<OwnerState> {
+    for (const { id, state } of plan.spec.cells) {
+      if (state === 'Down') continue;
+      const cell = this.options.cell(id);
+      if (!cell) return 'unknown';
+      try {
+        const found = await cell.client.request<{ metadata?: ObjectMeta }>('GET', objectPath(ref), {
+          accept: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1',
+          signal,
+        });
+        if (found.metadata && isKnownAs(found.metadata, uid)) return 'present';
+      } catch (error) {
+        if (!isNotFound(error)) return 'unknown';
+      }
+    }
+    return 'absent';
   }
 
   /** The copy the routing rule reads (see the router's copy-choice), from the caches. */
