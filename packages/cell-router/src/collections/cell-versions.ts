@@ -26,6 +26,19 @@ export function encodeCellVersions(versions: ReadonlyMap<string, string>): strin
 }
 
 /**
+ * A listed item's composite resourceVersion: the list's versions with the item's own cell at the item's
+ * own version (see item-version.ts); undefined when that is not one apiserver's number.
+ */
+export function itemCellVersions(
+  listVersions: ReadonlyMap<string, string>,
+  cell: string,
+  own: string | undefined,
+): string | undefined {
+  if (!own || !/^[0-9]+$/.test(own)) return undefined;
+  return encodeCellVersions(new Map([...listVersions, [cell, own]]));
+}
+
+/**
  * The cells' versions in a composite resourceVersion; undefined for a value the router did not issue
  * (`0`, empty, or a single apiserver's number).
  */

@@ -1,4 +1,4 @@
-import { encodeCellVersions } from './cell-versions.ts';
+import { itemCellVersions } from './cell-versions.ts';
 
 const FIELD = Buffer.from('"resourceVersion":"');
 
@@ -23,8 +23,7 @@ export function withItemVersion(
   const valueStart = start + FIELD.length;
   const valueEnd = bytes.indexOf('"', valueStart);
   if (valueEnd < 0) return item;
-  const own = bytes.toString('utf8', valueStart, valueEnd);
-  if (!/^[0-9]+$/.test(own)) return item;
-  const composite = encodeCellVersions(new Map([...listVersions, [cell, own]]));
+  const composite = itemCellVersions(listVersions, cell, bytes.toString('utf8', valueStart, valueEnd));
+  if (composite === undefined) return item;
   return Buffer.concat([bytes.subarray(0, valueStart), Buffer.from(composite), bytes.subarray(valueEnd)]);
 }

@@ -1,12 +1,13 @@
+import { enveloped, isEnveloped, readObjectMetaOf } from '../request/kube-protobuf.ts';
 import {
+  appendToNested,
   fieldSpans,
   lengthDelimited,
   nestedField,
-  appendToNested,
   stringField,
   varintAt,
 } from '../request/protobuf-wire.ts';
-import { encodeCellVersions } from './cell-versions.ts';
+import { itemCellVersions } from './cell-versions.ts';
 import type { ItemMeta } from './cell-pager.ts';
 
 /**
@@ -17,7 +18,6 @@ import type { ItemMeta } from './cell-pager.ts';
  * resourceVersion 6, creationTimestamp 8 {seconds 1}, labels 11 (map entries {key 1, value 2})}.
  */
 
-const MAGIC = Buffer.from('k8s\0', 'binary');
 export const PROTOBUF = 'application/vnd.kubernetes.protobuf';
 
 export interface ProtobufListPage {
@@ -32,9 +32,7 @@ export interface ProtobufListPage {
 }
 
 /** Whether a body is in the protobuf envelope (a list, or a Status a cell refused with). */
-export function isProtobuf(body: Buffer): boolean {
-  return body.subarray(0, 4).equals(MAGIC);
-}
+export const isProtobuf = isEnveloped;
 
 /** A cell's protobuf list page. Throws ProtobufWireError on a body that does not parse. */
 export function parseProtobufList(body: Buffer): ProtobufListPage {
@@ -75,11 +73,7 @@ export function encodeProtobufList(list: {
     lengthDelimited(1, listMeta),
     ...list.items.map((item) => lengthDelimited(2, item)),
   ]);
-  const typeMeta = Buffer.concat([
-    lengthDelimited(1, Buffer.from(list.apiVersion)),
-    lengthDelimited(2, Buffer.from(list.kind)),
-  ]);
-  return Buffer.concat([MAGIC, lengthDelimited(1, typeMeta), lengthDelimited(2, body)]);
+  return enveloped(list.apiVersion, list.kind, body);
 }
 
 /**
@@ -91,51 +85,39 @@ export function withProtobufItemVersion(
   cell: string,
   listVersions: ReadonlyMap<string, string>,
 ): Buffer {
-  const own = nestedField(item, [1, 6])?.toString('utf8');
-  if (!own || !/^[0-9]+$/.test(own)) return item;
-  const composite = encodeCellVersions(new Map([...listVersions, [cell, own]]));
+  const composite = itemCellVersions(listVersions, cell, nestedField(item, [1, 6])?.toString('utf8'));
+  if (composite === undefined) return item;
   return appendToNested(item, [1], lengthDelimited(6, Buffer.from(composite)));
 }
 
-/**
- * A Status a cell answered in protobuf (metadata 1, status 2, message 3, reason 4, code 6) as JSON text, so
- * it is passed on as any other refusal.
- */
-export function protobufStatusJson(body: Buffer): string {
+/** A Status a cell answered in protobuf (metadata 1, status 2, message 3, reason 4, code 6), read. */
+export function protobufStatus(body: Buffer): {
+  kind: 'Status';
+  apiVersion: 'v1';
+  status: string;
+  message: string;
+  reason: string;
+  code?: number;
+} {
   const status = nestedField(body.subarray(4), [2]) ?? Buffer.alloc(0);
   const code = fieldSpans(status).findLast((span) => span.number === 6 && span.wireType === 0);
-  return JSON.stringify({
+  return {
     kind: 'Status',
     apiVersion: 'v1',
     status: stringField(status, 2) ?? 'Failure',
     message: stringField(status, 3) ?? '',
     reason: stringField(status, 4) ?? '',
     ...(code ? { code: varintAt(status, code.start) } : {}),
-  });
+  };
 }
 
+/** {@link protobufStatus} as JSON text, so it is passed on as any other refusal. */
+export function protobufStatusJson(body: Buffer): string {
+  return JSON.stringify(protobufStatus(body));
+}
+
+/** What the merge reads of an item: its place, labels and creation time. */
 function protobufItemMeta(item: Buffer): ItemMeta {
-  const meta = nestedField(item, [1]) ?? Buffer.alloc(0);
-  const found: ItemMeta = {};
-  const labels: Record<string, string> = {};
-  for (const span of fieldSpans(meta)) {
-    if (span.wireType !== 2) continue;
-    const bytes = meta.subarray(span.start, span.end);
-    if (span.number === 1) found.name = bytes.toString('utf8');
-    else if (span.number === 3) found.namespace = bytes.toString('utf8');
-    else if (span.number === 8) found.creationTimestamp = timestamp(bytes);
-    else if (span.number === 11) {
-      const key = stringField(bytes, 1);
-      if (key !== undefined) labels[key] = stringField(bytes, 2) ?? '';
-    }
-  }
-  if (Object.keys(labels).length > 0) found.labels = labels;
-  return found;
-}
-
-/** metav1.Time {seconds 1, nanos 2} as the RFC 3339 text JSON carries (seconds precision, as kube writes). */
-function timestamp(time: Buffer): string | undefined {
-  const seconds = fieldSpans(time).findLast((span) => span.number === 1 && span.wireType === 0);
-  if (!seconds) return undefined;
-  return new Date(varintAt(time, seconds.start) * 1000).toISOString().replace('.000Z', 'Z');
+  const { resourceVersion: _resourceVersion, ...meta } = readObjectMetaOf(item);
+  return meta;
 }

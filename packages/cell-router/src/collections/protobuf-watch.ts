@@ -1,8 +1,8 @@
 import type { WatchEvent } from '@cellfed/controller-kit';
 
+import { enveloped, readObjectMetaOf } from '../request/kube-protobuf.ts';
 import {
   appendToNested,
-  fieldSpans,
   lengthDelimited,
   nestedField,
   stringField,
@@ -10,7 +10,7 @@ import {
 } from '../request/protobuf-wire.ts';
 import type { KubeStatus } from '../status/kube-status.ts';
 import { showProtobuf } from '../views/protobuf-view.ts';
-import { isProtobuf, protobufStatusJson } from './protobuf-list.ts';
+import { isProtobuf, protobufStatus } from './protobuf-list.ts';
 import type { WatchedObject } from './watched-object.ts';
 
 /**
@@ -31,27 +31,14 @@ export function isProtobufObject(object: unknown): object is ProtobufObject {
   );
 }
 
-/** An object in the envelope, with its metadata read: name 1, namespace 3, resourceVersion 6, labels 11, annotations 12. */
-export function protobufObject(enveloped: Buffer): ProtobufObject {
-  const envelope = enveloped.subarray(4);
+/** An object in the envelope, with the metadata the merge reads: place, version, labels, annotations. */
+export function protobufObject(body: Buffer): ProtobufObject {
+  const envelope = body.subarray(4);
   const typeMeta = nestedField(envelope, [1]);
-  const meta = nestedField(envelope, [2, 1]) ?? Buffer.alloc(0);
-  const metadata: ProtobufObject['metadata'] = {};
-  for (const span of fieldSpans(meta)) {
-    if (span.wireType !== 2) continue;
-    const bytes = meta.subarray(span.start, span.end);
-    if (span.number === 1) metadata.name = bytes.toString('utf8');
-    else if (span.number === 3) metadata.namespace = bytes.toString('utf8');
-    else if (span.number === 6) metadata.resourceVersion = bytes.toString('utf8');
-    else if (span.number === 11 || span.number === 12) {
-      const entry = mapEntry(bytes);
-      if (!entry) continue;
-      const map = span.number === 11 ? (metadata.labels ??= {}) : (metadata.annotations ??= {});
-      map[entry[0]] = entry[1];
-    }
-  }
+  const raw = nestedField(envelope, [2]) ?? Buffer.alloc(0);
+  const { creationTimestamp: _created, ...metadata } = readObjectMetaOf(raw, { annotations: true });
   const kind = typeMeta ? stringField(typeMeta, 2) : undefined;
-  return { ...(kind ? { kind } : {}), metadata, protobuf: enveloped };
+  return { ...(kind ? { kind } : {}), metadata, protobuf: body };
 }
 
 /** The events of a cell's protobuf watch; an ERROR's object is its Status, read as JSON's would be. */
@@ -67,9 +54,7 @@ export async function* protobufWatchEvents(chunks: AsyncIterable<Buffer>): Async
       const type = stringField(frame, 1) ?? '';
       const raw = nestedField(frame, [2, 1]) ?? Buffer.alloc(0);
       const object =
-        type === 'ERROR' && isProtobuf(raw)
-          ? (JSON.parse(protobufStatusJson(raw)) as unknown)
-          : protobufObject(Buffer.from(raw));
+        type === 'ERROR' && isProtobuf(raw) ? protobufStatus(raw) : protobufObject(Buffer.from(raw));
       yield { type, object } as WatchEvent;
     }
   }
@@ -104,25 +89,15 @@ export function protobufWithVersion(object: ProtobufObject, resourceVersion: str
 
 /** A Status in the envelope: status 2, message 3, reason 4, code 6. */
 function encodeStatus(status: KubeStatus): Buffer {
-  const typeMeta = Buffer.concat([
-    lengthDelimited(1, Buffer.from('v1')),
-    lengthDelimited(2, Buffer.from('Status')),
-  ]);
-  const body = Buffer.concat([
-    lengthDelimited(1, Buffer.alloc(0)),
-    lengthDelimited(2, Buffer.from(status.status ?? 'Failure')),
-    lengthDelimited(3, Buffer.from(status.message ?? '')),
-    lengthDelimited(4, Buffer.from(status.reason ?? '')),
-    varintField(6, status.code ?? 500),
-  ]);
-  return Buffer.concat([
-    Buffer.from('k8s\0', 'binary'),
-    lengthDelimited(1, typeMeta),
-    lengthDelimited(2, body),
-  ]);
-}
-
-function mapEntry(entry: Buffer): [string, string] | undefined {
-  const key = stringField(entry, 1);
-  return key === undefined ? undefined : [key, stringField(entry, 2) ?? ''];
+  return enveloped(
+    'v1',
+    'Status',
+    Buffer.concat([
+      lengthDelimited(1, Buffer.alloc(0)),
+      lengthDelimited(2, Buffer.from(status.status ?? 'Failure')),
+      lengthDelimited(3, Buffer.from(status.message ?? '')),
+      lengthDelimited(4, Buffer.from(status.reason ?? '')),
+      varintField(6, status.code ?? 500),
+    ]),
+  );
 }

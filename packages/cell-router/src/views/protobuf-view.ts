@@ -17,6 +17,7 @@ import {
   varintField,
   type AnyFieldSpan,
 } from '../request/protobuf-wire.ts';
+import { isEnveloped, K8S_MAGIC, mapEntryField, readMapEntry } from '../request/kube-protobuf.ts';
 import { KEPT_ANNOTATIONS, type CellOwnersReader, type CellWrite } from './cell-view.ts';
 
 /**
@@ -26,7 +27,6 @@ import { KEPT_ANNOTATIONS, type CellOwnersReader, type CellWrite } from './cell-
  * annotations map entries in field 12, owner references field 13.
  */
 
-const MAGIC = Buffer.from('k8s\0', 'binary');
 const RAW = 2;
 const METADATA = 1;
 const UID = 5;
@@ -43,55 +43,56 @@ const KEPT_KEYS = KEPT_ANNOTATIONS.map((key) => Buffer.from(key));
  * as clients know them. The same bytes when there is nothing to show or it cannot be read.
  */
 export function showProtobuf(body: Buffer): Buffer {
-  if (!body.includes(HELD_KEY) && !KEPT_KEYS.some((key) => body.includes(key))) return body;
-  const object = openObject(body);
-  if (!object) return body;
-  const spans = fieldSpans(object.meta);
-  const uid = annotationIn(object.meta, spans, ORIGIN_UID_KEY)?.value;
-  const createdAt = Date.parse(annotationIn(object.meta, spans, ORIGIN_CREATED_KEY)?.value ?? '');
-  const annotation = annotationIn(object.meta, spans, HELD_KEY);
+  if (!mayNeedShowing(body)) return body;
+  const envelope = openEnvelope(body);
+  if (!envelope) return body;
+  const shown = showObjectMessage(envelope.inner);
+  return shown === envelope.inner ? body : envelope.with(shown);
+}
+
+/** {@link showProtobuf} of an object without its envelope (a list's item). */
+export function showProtobufMessage(object: Buffer): Buffer {
+  return mayNeedShowing(object) ? showObjectMessage(object) : object;
+}
+
+/** Whether an object's bytes hold anything the client view changes (a byte search: most hold nothing). */
+function mayNeedShowing(bytes: Buffer): boolean {
+  return bytes.includes(HELD_KEY) || KEPT_KEYS.some((key) => bytes.includes(key));
+}
+
+function showObjectMessage(raw: Buffer): Buffer {
+  const object = openMeta(raw);
+  if (!object) return raw;
+  const meta = object.inner;
+  const spans = fieldSpans(meta);
+  const uid = annotationIn(meta, spans, ORIGIN_UID_KEY)?.value;
+  const createdAt = Date.parse(annotationIn(meta, spans, ORIGIN_CREATED_KEY)?.value ?? '');
+  const annotation = annotationIn(meta, spans, HELD_KEY);
   let held: OwnerReference[] = [];
   try {
     if (annotation) held = heldOwners({ [HELD_OWNERS_ANNOTATION]: annotation.value });
   } catch (error) {
     if (!(error instanceof HeldOwnersError)) throw error;
   }
-  if (
-    held.length === 0 &&
-    uid === undefined &&
-    !spans.some((span) => span.number === ANNOTATIONS && keptKeyOf(object.meta, span))
-  )
-    return body;
-  const native = ownersIn(object.meta, spans);
-  const added = shownOwners(native, held).slice(native.length);
   // The annotations that keep a copy's identity are not shown (as in JSON: client-view.ts).
-  const hidden = new Set(spans.filter((span) => span.number === ANNOTATIONS && keptKeyOf(object.meta, span)));
-  const meta = Buffer.concat([
-    ...spans
-      .filter((span) => !hidden.has(span))
-      .filter((span) => held.length === 0 || span !== annotation?.span)
-      .map((span) => {
-        if (span.number === UID && uid !== undefined) return lengthDelimited(UID, Buffer.from(uid));
-        if (span.number === CREATION_TIMESTAMP && !Number.isNaN(createdAt))
-          return lengthDelimited(CREATION_TIMESTAMP, varintField(1, Math.floor(createdAt / 1000)));
-        return object.meta.subarray(span.tagStart, span.end);
-      }),
-    ...added.map((owner) => lengthDelimited(OWNER_REFERENCES, encodeOwner(owner))),
-  ]);
-  return object.withMeta(meta);
-}
-
-/** {@link showProtobuf} of an object without its envelope (a list's item). */
-export function showProtobufMessage(object: Buffer): Buffer {
-  const enveloped = Buffer.concat([MAGIC, lengthDelimited(RAW, object)]);
-  const shown = showProtobuf(enveloped);
-  if (shown === enveloped) return object;
-  return lastSpanBytes(shown.subarray(MAGIC.length), RAW) ?? object;
-}
-
-function lastSpanBytes(message: Buffer, number: number): Buffer | undefined {
-  const span = lastSpan(message, number);
-  return span ? message.subarray(span.start, span.end) : undefined;
+  const hidden = new Set(spans.filter((span) => span.number === ANNOTATIONS && keptKeyOf(meta, span)));
+  if (held.length === 0 && uid === undefined && hidden.size === 0) return raw;
+  const native = ownersIn(meta, spans);
+  const added = shownOwners(native, held).slice(native.length);
+  return object.with(
+    Buffer.concat([
+      ...spans
+        .filter((span) => !hidden.has(span))
+        .filter((span) => held.length === 0 || span !== annotation?.span)
+        .map((span) => {
+          if (span.number === UID && uid !== undefined) return lengthDelimited(UID, Buffer.from(uid));
+          if (span.number === CREATION_TIMESTAMP && !Number.isNaN(createdAt))
+            return lengthDelimited(CREATION_TIMESTAMP, varintField(1, Math.floor(createdAt / 1000)));
+          return meta.subarray(span.tagStart, span.end);
+        }),
+      ...added.map((owner) => lengthDelimited(OWNER_REFERENCES, encodeOwner(owner))),
+    ]),
+  );
 }
 
 /** The cell view of a protobuf create or update; undefined when it carries no owner references. */
@@ -122,49 +123,49 @@ export async function cellViewOfProtobuf(
   );
   const meta = Buffer.concat([
     ...kept.map((span) => object.meta.subarray(span.tagStart, span.end)),
-    ...Object.entries(identity).map(([key, value]) =>
-      lengthDelimited(
-        ANNOTATIONS,
-        Buffer.concat([lengthDelimited(1, Buffer.from(key)), lengthDelimited(2, Buffer.from(value))]),
-      ),
-    ),
+    ...Object.entries(identity).map(([key, value]) => mapEntryField(ANNOTATIONS, key, value)),
     ...split.native.map((owner) => lengthDelimited(OWNER_REFERENCES, encodeOwner(owner))),
     ...(split.held.length > 0
-      ? [
-          lengthDelimited(
-            ANNOTATIONS,
-            Buffer.concat([
-              lengthDelimited(1, HELD_KEY),
-              lengthDelimited(2, Buffer.from(formatHeldOwners(split.held))),
-            ]),
-          ),
-        ]
+      ? [mapEntryField(ANNOTATIONS, HELD_OWNERS_ANNOTATION, formatHeldOwners(split.held))]
       : []),
   ]);
   return { body: object.withMeta(meta) };
 }
 
-interface OpenObject {
-  readonly meta: Buffer;
-  /** The whole body again with `meta` in place of the object's metadata. */
-  withMeta(meta: Buffer): Buffer;
+/** A field of a message opened: its bytes, and the whole message again with other bytes in its place. */
+interface Opened {
+  readonly inner: Buffer;
+  with(inner: Buffer): Buffer;
 }
 
-function openObject(body: Buffer): OpenObject | undefined {
-  if (!body.subarray(0, 4).equals(MAGIC)) return undefined;
-  const envelope = body.subarray(4);
+/** The object in a body's `k8s\0` envelope (its raw, field 2). */
+function openEnvelope(body: Buffer): Opened | undefined {
+  if (!isEnveloped(body)) return undefined;
+  const envelope = body.subarray(K8S_MAGIC.length);
   const rawSpan = lastSpan(envelope, RAW);
   if (!rawSpan) return undefined;
-  const raw = envelope.subarray(rawSpan.start, rawSpan.end);
+  return {
+    inner: envelope.subarray(rawSpan.start, rawSpan.end),
+    with: (raw) => Buffer.concat([K8S_MAGIC, replace(envelope, rawSpan, lengthDelimited(RAW, raw))]),
+  };
+}
+
+/** An object message's metadata (field 1). */
+function openMeta(raw: Buffer): Opened | undefined {
   const metaSpan = lastSpan(raw, METADATA);
   if (!metaSpan || metaSpan.wireType !== 2) return undefined;
   return {
-    meta: raw.subarray(metaSpan.start, metaSpan.end),
-    withMeta: (meta) => {
-      const newRaw = replace(raw, metaSpan, lengthDelimited(METADATA, meta));
-      return Buffer.concat([MAGIC, replace(envelope, rawSpan, lengthDelimited(RAW, newRaw))]);
-    },
+    inner: raw.subarray(metaSpan.start, metaSpan.end),
+    with: (meta) => replace(raw, metaSpan, lengthDelimited(METADATA, meta)),
   };
+}
+
+/** The metadata of the object in a body's envelope, and the whole body again with new metadata. */
+function openObject(body: Buffer): { meta: Buffer; withMeta(meta: Buffer): Buffer } | undefined {
+  const envelope = openEnvelope(body);
+  const object = envelope && openMeta(envelope.inner);
+  if (!envelope || !object) return undefined;
+  return { meta: object.inner, withMeta: (meta) => envelope.with(object.with(meta)) };
 }
 
 function lastSpan(message: Buffer, number: number): AnyFieldSpan | undefined {
@@ -191,10 +192,8 @@ function annotationIn(meta: Buffer, spans: readonly AnyFieldSpan[], wanted: Buff
 
 /** The key of an annotation entry when it is one cellfed keeps (see cell-view.ts). */
 function keptKeyOf(meta: Buffer, span: AnyFieldSpan): string | undefined {
-  const entry = meta.subarray(span.start, span.end);
-  const key = fieldSpans(entry).findLast((field) => field.number === 1);
-  const name = key ? entry.subarray(key.start, key.end).toString('utf8') : undefined;
-  return name !== undefined && (KEPT_ANNOTATIONS as readonly string[]).includes(name) ? name : undefined;
+  const key = readMapEntry(meta.subarray(span.start, span.end))?.[0];
+  return key !== undefined && (KEPT_ANNOTATIONS as readonly string[]).includes(key) ? key : undefined;
 }
 
 /** metav1.OwnerReference: kind 1, name 3, uid 4, apiVersion 5, controller 6, blockOwnerDeletion 7. */
