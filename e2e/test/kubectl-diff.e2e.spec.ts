@@ -154,20 +154,30 @@ const SCRIPT: Step[] = [
   { name: 'delete', args: (phase) => ['delete', 'configmap', `made-${phase}`] },
 ];
 
+/** Fields of the Deployment `web` as kubectl prints them (`jsonpath`). */
+async function webFields(kubeconfig: string, namespace: string, jsonpath: string): Promise<string> {
+  const { out } = await kubectl(kubeconfig, [
+    '-n',
+    namespace,
+    'get',
+    'deployment',
+    'web',
+    '-o',
+    `jsonpath=${jsonpath}`,
+  ]);
+  return out;
+}
+
 /** Until the Deployment's controller has seen its latest spec (it has made the rollout's ReplicaSet). */
 async function rolloutObserved(kubeconfig: string, namespace: string): Promise<void> {
   await eventually(
     `web's rollout seen in ${namespace}`,
     async () => {
-      const { out } = await kubectl(kubeconfig, [
-        '-n',
+      const out = await webFields(
+        kubeconfig,
         namespace,
-        'get',
-        'deployment',
-        'web',
-        '-o',
-        'jsonpath={.metadata.generation} {.status.observedGeneration}',
-      ]);
+        '{.metadata.generation} {.status.observedGeneration}',
+      );
       const [generation, observed] = out.split(' ');
       return generation && generation === observed ? true : undefined;
     },
@@ -285,15 +295,7 @@ describeE2e(
       differences.push(...(await runScript('drained')));
       expect(differences.join('\n\n')).toBe('');
       // The Deployment did move: its copy has another uid in its cell than the one kubectl was shown.
-      const shown = await kubectl(kubeconfig, [
-        '-n',
-        namespace,
-        'get',
-        'deployment',
-        'web',
-        '-o',
-        'jsonpath={.metadata.uid}',
-      ]);
+      const shown = await webFields(kubeconfig, namespace, '{.metadata.uid}');
       const drained = RoutingTable.fromCellSet(
         parseCellSetSpec(cellSetSpec({ [two]: 'Normal', [three]: 'Normal' })),
       );
@@ -304,7 +306,7 @@ describeE2e(
           'GET',
           `/apis/apps/v1/namespaces/${namespace}/deployments/web`,
         );
-      expect(shown.out).not.toBe(stored.metadata.uid);
+      expect(shown).not.toBe(stored.metadata.uid);
     });
   },
 );
