@@ -41,6 +41,19 @@ spec:
       serviceAccountName: builder
       containers: [{ name: web, image: nginx:1.27, ports: [{ containerPort: 80 }] }]
 ---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: { name: db, labels: { app: db } }
+spec:
+  replicas: 1
+  serviceName: db
+  podManagementPolicy: Parallel
+  selector: { matchLabels: { app: db } }
+  template:
+    metadata: { labels: { app: db } }
+    spec:
+      containers: [{ name: db, image: redis:7.2 }]
+---
 apiVersion: v1
 kind: Service
 metadata: { name: web }
@@ -80,8 +93,8 @@ interface Step {
   settledOnly?: boolean;
   /** Replaced before comparing (what a move changes and one apiserver would not), in order. */
   masked?: [RegExp, string][];
-  /** Waits, on each side, for what the step started (a rollout) to be seen by the controllers. */
-  observed?: boolean;
+  /** Waits, on each side, for the rollout the step started on this workload to be seen by its controller. */
+  observed?: string;
 }
 
 const SCRIPT: Step[] = [
@@ -89,29 +102,34 @@ const SCRIPT: Step[] = [
   { name: 'get all', args: () => ['get', 'all'], settledOnly: true },
   {
     name: 'get names',
-    // Not ReplicaSets: a Deployment's old ones (its revision history) stay in the cell it left.
-    args: () => ['get', 'deploy,svc,cm,sa,cronjob', '-o', 'name'],
+    // A Deployment's ReplicaSets (its revision history) move with it.
+    args: () => ['get', 'deploy,rs,svc,cm,sa,cronjob', '-o', 'name'],
   },
   {
     name: 'describe deployment',
     args: () => ['describe', 'deployment', 'web'],
-    // What a Deployment's revision history (its old ReplicaSets, which stay in the cell it left) decides:
-    // the revision number, the old ReplicaSets, the events of past rollouts (compared by the events step).
-    masked: [
-      [/revision: \d+/g, 'revision: N'],
-      [/^OldReplicaSets:.*$/m, 'OldReplicaSets: (masked)'],
-      [/^Events:[\s\S]*$/m, 'Events: (masked)'],
-    ],
+    // The events of past rollouts: the events step compares them.
+    masked: [[/^Events:[\s\S]*$/m, 'Events: (masked)']],
   },
-  { name: 'set image', args: () => ['set', 'image', 'deployment/web', 'web=nginx:1.28'], observed: true },
-  { name: 'rollout undo', args: () => ['rollout', 'undo', 'deployment/web'], observed: true },
   {
-    name: 'rollout history',
-    args: () => ['rollout', 'history', 'deployment/web'],
-    // A moved Deployment's cell numbers its revisions afresh (its old ReplicaSets stayed behind): compared
-    // without the numbers.
-    masked: [[/^\d+(?= )/gm, 'N']],
+    name: 'set image',
+    args: () => ['set', 'image', 'deployment/web', 'web=nginx:1.28'],
+    observed: 'deployment/web',
   },
+  { name: 'rollout undo', args: () => ['rollout', 'undo', 'deployment/web'], observed: 'deployment/web' },
+  { name: 'rollout history', args: () => ['rollout', 'history', 'deployment/web'] },
+  // A StatefulSet's revision history is its ControllerRevisions: they move with it too.
+  {
+    name: 'set image statefulset',
+    args: () => ['set', 'image', 'statefulset/db', 'db=redis:7.4'],
+    observed: 'statefulset/db',
+  },
+  {
+    name: 'rollout undo statefulset',
+    args: () => ['rollout', 'undo', 'statefulset/db'],
+    observed: 'statefulset/db',
+  },
+  { name: 'rollout history statefulset', args: () => ['rollout', 'history', 'statefulset/db'] },
   { name: 'rollout status', args: () => ['rollout', 'status', 'deployment/web', '--watch=false'] },
   { name: 'label', args: (phase) => ['label', 'deployment', 'web', `phase=${phase}`, '--overwrite'] },
   {
@@ -168,16 +186,19 @@ async function webFields(kubeconfig: string, namespace: string, jsonpath: string
   return out;
 }
 
-/** Until the Deployment's controller has seen its latest spec (it has made the rollout's ReplicaSet). */
-async function rolloutObserved(kubeconfig: string, namespace: string): Promise<void> {
+/** Until a workload's controller has seen its latest spec (it has made the rollout's revision). */
+async function rolloutObserved(kubeconfig: string, namespace: string, workload: string): Promise<void> {
   await eventually(
-    `web's rollout seen in ${namespace}`,
+    `${workload}'s rollout seen in ${namespace}`,
     async () => {
-      const out = await webFields(
-        kubeconfig,
+      const { out } = await kubectl(kubeconfig, [
+        '-n',
         namespace,
-        '{.metadata.generation} {.status.observedGeneration}',
-      );
+        'get',
+        workload,
+        '-o',
+        'jsonpath={.metadata.generation} {.status.observedGeneration}',
+      ]);
       const [generation, observed] = out.split(' ');
       return generation && generation === observed ? true : undefined;
     },
@@ -213,11 +234,11 @@ describeE2e(
     const cellSetName = `diff-${Date.now()}`;
     const fixture = joinFixture(env);
     const { one, two, three } = fixture;
-    // A namespace whose Deployment starts in the cell that drains: it moves at least once.
-    const namespace = pickName(
-      `diff-${Date.now()}`,
-      (candidate) =>
-        fixture.before.route(fixture.before.keyOf({ namespace: candidate, name: 'web' })).oldCell === one,
+    // A namespace whose workloads start in the cell that drains: they move at least once.
+    const namespace = pickName(`diff-${Date.now()}`, (candidate) =>
+      ['web', 'db'].every(
+        (name) => fixture.before.route(fixture.before.keyOf({ namespace: candidate, name })).oldCell === one,
+      ),
     );
     const plainNamespace = plainNamespaceOf(namespace);
     let started: RebalancedFederation | undefined;
@@ -243,7 +264,7 @@ describeE2e(
           const result = await kubectl(config, ['-n', ns, ...step.args(phase)], {
             ...(step.input ? { input: step.input } : {}),
           });
-          if (step.observed) await rolloutObserved(config, ns);
+          if (step.observed) await rolloutObserved(config, ns, step.observed);
           let text = normalized(result.out, ns);
           for (const [pattern, replacement] of step.masked ?? []) text = text.replace(pattern, replacement);
           if (step.unordered) text = [...new Set(text.split('\n'))].sort().join('\n');
@@ -257,20 +278,24 @@ describeE2e(
       return differences;
     }
 
-    /** Until the pods of both Deployments exist, so what the controllers made is there to compare. */
+    /** Until the pods of both sides' workloads exist, so what the controllers made is there to compare. */
     async function settled(): Promise<void> {
       for (const [config, ns] of [
         [kubeconfig, namespace],
         [env.controlPlane.kubeconfig, plainNamespace],
       ] as const)
-        await eventually(
-          `web's 2 pods in ${ns}`,
-          async () => {
-            const pods = await kubectl(config, ['-n', ns, 'get', 'pods', '-l', 'app=web', '-o', 'name']);
-            return pods.out.trim().split('\n').filter(Boolean).length === 2 ? true : undefined;
-          },
-          60_000,
-        );
+        for (const [app, count] of [
+          ['web', 2],
+          ['db', 1],
+        ] as const)
+          await eventually(
+            `${app}'s ${count} pods in ${ns}`,
+            async () => {
+              const pods = await kubectl(config, ['-n', ns, 'get', 'pods', '-l', `app=${app}`, '-o', 'name']);
+              return pods.out.trim().split('\n').filter(Boolean).length === count ? true : undefined;
+            },
+            60_000,
+          );
     }
 
     it('answers as one apiserver before, during and after a join and a drain', async () => {

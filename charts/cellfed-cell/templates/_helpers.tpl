@@ -17,6 +17,26 @@ app.kubernetes.io/part-of: cellfed
 {{- toYaml $groups -}}
 {{- end -}}
 
+{{/* The cellular resources (a list of {group, resource}) that keep a revision history, as a YAML list. */}}
+{{- define "cellfed-cell.historyOwners" -}}
+{{- $owners := list -}}
+{{- range . -}}
+{{- if and (eq .group "apps") (has .resource (list "deployments" "statefulsets" "daemonsets")) -}}
+{{- $owners = append $owners .resource -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $owners -}}
+{{- end -}}
+
+{{/* Where those keep it (apps resources), as a YAML list: ReplicaSets, ControllerRevisions. */}}
+{{- define "cellfed-cell.revisionHistory" -}}
+{{- $history := list -}}
+{{- range include "cellfed-cell.historyOwners" . | fromYamlArray -}}
+{{- $history = append $history (ternary "replicasets" "controllerrevisions" (eq . "deployments")) -}}
+{{- end -}}
+{{- toYaml ($history | uniq) -}}
+{{- end -}}
+
 {{/* A ClusterRoleBinding of `role` to `subjects`, when there are any. */}}
 {{- define "cellfed-cell.binding" -}}
 {{- if .subjects }}

@@ -364,6 +364,36 @@ describe('the cellfed-cell chart', () => {
     expect(backup.some((rule) => rule.resources.includes('deployments'))).toBe(false);
   });
 
+  it('lets the rebalance controller copy the revision history of the cellular workloads only', () => {
+    const historyRules = (args: string[]) =>
+      rules(
+        named(
+          renderChart(helm, args, 'cell', 'default', CELL_CHART_DIR),
+          'ClusterRole',
+          'cellfed-rebalance-controller',
+        ),
+      ).filter((rule) =>
+        rule.resources.some((resource) => /replicasets|controllerrevisions|finalizers/.test(resource)),
+      );
+    expect(historyRules([])).toEqual([
+      { apiGroups: ['apps'], resources: ['replicasets', 'controllerrevisions'], verbs: ['list', 'create'] },
+      {
+        apiGroups: ['apps'],
+        resources: ['deployments/finalizers', 'statefulsets/finalizers', 'daemonsets/finalizers'],
+        verbs: ['update'],
+      },
+    ]);
+    expect(
+      historyRules(['--set-json', 'cellularResources=[{"group":"apps","resource":"statefulsets"}]']),
+    ).toEqual([
+      { apiGroups: ['apps'], resources: ['controllerrevisions'], verbs: ['list', 'create'] },
+      { apiGroups: ['apps'], resources: ['statefulsets/finalizers'], verbs: ['update'] },
+    ]);
+    expect(historyRules(['--set-json', 'cellularResources=[{"group":"","resource":"configmaps"}]'])).toEqual(
+      [],
+    );
+  });
+
   it('lets the rebalance controller write Secrets in the cell only when they are shared', () => {
     const secretRules = (args: string[]) =>
       rules(

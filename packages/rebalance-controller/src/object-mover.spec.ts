@@ -12,6 +12,7 @@ const ref: ObjectRef = {
   name: 'web',
 };
 const PATH = '/apis/apps/v1/namespaces/shop/deployments/web';
+const REPLICA_SETS = '/apis/apps/v1/namespaces/shop/replicasets';
 
 const deployment = (): KubeObject => ({
   apiVersion: 'apps/v1',
@@ -120,7 +121,8 @@ describe('ObjectMover', () => {
     const outcome = await mover.move({ ...move, cached });
     expect(outcome.result).toBe('moved');
     expectMoved(from, to);
-    expect(from.reads).toEqual([]);
+    // The one read is of the revision history, never of the old copy.
+    expect(from.reads).toEqual([REPLICA_SETS]);
     expect(from.writes.map((write) => write.method)).toEqual(['PATCH', 'PATCH']);
   });
 
@@ -132,7 +134,7 @@ describe('ObjectMover', () => {
     expect(outcome.result).toBe('moved');
     expectMoved(from, to);
     expect((to.get(PATH)!.spec as { replicas: number }).replicas).toBe(5);
-    expect(from.reads).toEqual([PATH]);
+    expect(from.reads).toEqual([PATH, REPLICA_SETS]);
   });
 
   it('a cached copy gone by the time it is fenced is a source gone, not an error', async () => {
@@ -263,6 +265,126 @@ describe('ObjectMover', () => {
     expect(to.get(PATH)!.metadata.annotations?.[COPIED_FROM_ANNOTATION]).toBe(
       `cell-1/${from.get(PATH)!.metadata.uid}`,
     );
+  });
+});
+
+describe('ObjectMover: revision history', () => {
+  /** A ReplicaSet of revision `revision`, controlled by the object with `ownerUid`. */
+  const replicaSet = (
+    name: string,
+    revision: number,
+    ownerUid: string,
+    labels = { app: 'web' },
+  ): KubeObject => ({
+    apiVersion: 'apps/v1',
+    kind: 'ReplicaSet',
+    metadata: {
+      name,
+      namespace: 'shop',
+      labels: { ...labels, 'pod-template-hash': name },
+      annotations: { 'deployment.kubernetes.io/revision': String(revision), [FENCED_AT_ANNOTATION]: 'then' },
+      ownerReferences: [
+        { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: ownerUid, controller: true },
+      ],
+    },
+    spec: { replicas: 3, selector: { matchLabels: { app: 'web' } } },
+    status: { replicas: 3 },
+  });
+
+  it("copies a Deployment's ReplicaSets to the new cell, newest first, owned by the new copy and scaled to 0", async () => {
+    const { from, to, mover, move } = setup();
+    const oldUid = from.get(PATH)!.metadata.uid!;
+    from.put(`${REPLICA_SETS}/web-1`, replicaSet('web-1', 1, oldUid));
+    from.put(`${REPLICA_SETS}/web-2`, replicaSet('web-2', 2, oldUid));
+    // Same labels, another controller: not this Deployment's history.
+    from.put(`${REPLICA_SETS}/other-1`, replicaSet('other-1', 1, 'another-uid'));
+    await mover.move(move);
+    expectMoved(from, to);
+    const newUid = to.get(PATH)!.metadata.uid;
+    expect(to.writes.filter((write) => write.path === REPLICA_SETS).length).toBe(2);
+    expect(to.writes.findIndex((write) => write.path === REPLICA_SETS)).toBeGreaterThan(
+      to.writes.findIndex((write) => write.path === '/apis/apps/v1/namespaces/shop/deployments'),
+    );
+    expect(to.get(`${REPLICA_SETS}/other-1`)).toBeUndefined();
+    for (const [name, revision] of [
+      ['web-2', '2'],
+      ['web-1', '1'],
+    ] as const) {
+      const copy = to.get(`${REPLICA_SETS}/${name}`)!;
+      expect(copy.metadata.ownerReferences).toEqual([
+        {
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          name: 'web',
+          uid: newUid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ]);
+      expect(copy.metadata.labels).toEqual({ app: 'web', 'pod-template-hash': name });
+      // Its revision travels; the fence marks the old cell's controller copied onto it do not.
+      expect(copy.metadata.annotations).toEqual({ 'deployment.kubernetes.io/revision': revision });
+      expect(copy.spec).toEqual({ replicas: 0, selector: { matchLabels: { app: 'web' } } });
+      expect((copy as { status?: unknown }).status).toBeUndefined();
+    }
+  });
+
+  it('keeps what the new cell already holds under a name (its controller made the current one first)', async () => {
+    const { from, to, mover, move } = setup();
+    const oldUid = from.get(PATH)!.metadata.uid!;
+    from.put(`${REPLICA_SETS}/web-1`, replicaSet('web-1', 1, oldUid));
+    from.put(`${REPLICA_SETS}/web-2`, replicaSet('web-2', 2, oldUid));
+    const made = to.put(`${REPLICA_SETS}/web-2`, replicaSet('web-2', 1, 'new-cell-copy'));
+    await mover.move(move);
+    expectMoved(from, to);
+    expect(to.get(`${REPLICA_SETS}/web-2`)).toEqual(made);
+    expect(to.get(`${REPLICA_SETS}/web-1`)!.metadata.ownerReferences).toHaveLength(1);
+  });
+
+  it("copies a StatefulSet's ControllerRevisions; resources without a history copy nothing", async () => {
+    const statefulSets = { group: 'apps', version: 'v1', resource: 'statefulsets' };
+    const from = new FakeCell('cell-1');
+    const to = new FakeCell('cell-2');
+    const setPath = '/apis/apps/v1/namespaces/shop/statefulsets/db';
+    const old = from.put(setPath, {
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: { name: 'db', namespace: 'shop' },
+      spec: { selector: { matchLabels: { app: 'db' } } },
+    });
+    from.put('/apis/apps/v1/namespaces/shop/controllerrevisions/db-abc', {
+      apiVersion: 'apps/v1',
+      kind: 'ControllerRevision',
+      metadata: {
+        name: 'db-abc',
+        namespace: 'shop',
+        labels: { app: 'db' },
+        ownerReferences: [
+          { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db', uid: old.metadata.uid, controller: true },
+        ],
+      },
+      data: { spec: { template: {} } },
+      revision: 3,
+    });
+    const mover = new ObjectMover({ clock: new FakeClock(), statusSubresources: new StatusSubresources() });
+    await mover.move({
+      ref: { resource: statefulSets, namespace: 'shop', name: 'db' },
+      from: { id: 'cell-1', client: from },
+      to: { id: 'cell-2', client: to },
+      signal: new AbortController().signal,
+      log: memoryLogger().logger,
+    });
+    const revision = to.get('/apis/apps/v1/namespaces/shop/controllerrevisions/db-abc')!;
+    expect(revision).toMatchObject({ data: { spec: { template: {} } }, revision: 3 });
+    expect(revision.metadata.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'StatefulSet', uid: to.get(setPath)!.metadata.uid, controller: true }),
+    ]);
+
+    const { from: cells, mover: configMapMover, move } = setup();
+    const configMaps = { group: '', version: 'v1', resource: 'configmaps' };
+    cells.put('/api/v1/namespaces/shop/configmaps/web', { metadata: { name: 'web', namespace: 'shop' } });
+    await configMapMover.move({ ...move, ref: { resource: configMaps, namespace: 'shop', name: 'web' } });
+    expect(cells.reads).toEqual(['/api/v1/namespaces/shop/configmaps/web']);
   });
 });
 

@@ -6,6 +6,7 @@ import {
   resourcePath,
   type Clock,
   type KubeClient,
+  type KubeList,
   type KubeObject,
   type ObjectMeta,
   type ObjectRef,
@@ -22,6 +23,13 @@ import {
   copiedFromCell,
 } from './migration-marks.ts';
 import { copyForNewCell } from './object-copy.ts';
+import {
+  historyCopy,
+  historyOf,
+  historyRef,
+  historyResourceOf,
+  historySelector,
+} from './revision-history.ts';
 import type { StatusSubresources } from './status-subresources.ts';
 
 export type CellClient = Pick<KubeClient, 'request'>;
@@ -76,7 +84,8 @@ const COMMIT_ATTEMPTS = 5;
  * The migration of one object (docs/migration.md), every step idempotent and recorded on the objects, so a crash or a
  * lost leader anywhere resumes correctly from what the cells say:
  * 1. label the old copy `migrating` (resourceVersion precondition): the router fences writes;
- * 2. copy it to the new cell (an existing copy there is replaced, never trusted), status through `/status`;
+ * 2. copy it to the new cell (an existing copy there is replaced, never trusted), status through `/status`,
+ *    and its revision history (revision-history.ts), owned by the new copy;
  * 3. label the old copy `migrated`, again on the resourceVersion that was copied: a write that slipped in is
  *    caught and the copy redone; the router now sends everything to the new copy;
  * then the new copy is committed (its `copied-from` mark removed) and the old one is deleted after
@@ -103,6 +112,7 @@ export class ObjectMover {
     let old = fenced;
     const fencedAt = Date.parse(old.metadata.annotations?.[FENCED_AT_ANNOTATION] ?? '');
     let copy = await this.writeCopy(move, old);
+    await this.copyHistory(move, old, copy);
     // Writes through the router are fenced, but the old cell's own controllers still write status
     // (a Deployment's conditions, say): a change of status alone is copied again, anything else redoes the copy.
     for (let attempt = 0; ; attempt++) {
@@ -303,6 +313,34 @@ export class ObjectMover {
       written = await this.replace(move, existing, copy.object);
     }
     return (await this.writeStatus(move, written, copy.status)) ?? written;
+  }
+
+  /**
+   * Copies the old copy's revision history (a Deployment's ReplicaSets, a StatefulSet's ControllerRevisions)
+   * to the new cell, owned by the new copy. What is there already is kept: a copy from an earlier attempt, or
+   * the current revision the new cell's controller made first (the same name: its template's hash).
+   */
+  private async copyHistory(move: Move, old: KubeObject, copy: KubeObject): Promise<void> {
+    const { ref, from, to, signal, log } = move;
+    const history = historyResourceOf(ref.resource);
+    if (!history) return;
+    const selector = historySelector(old);
+    const listed = await from.client.request<KubeList>(
+      'GET',
+      resourcePath({ ...history, namespaced: true }, ref.namespace),
+      { ...(selector ? { query: { labelSelector: selector } } : {}), signal },
+    );
+    let copied = 0;
+    for (const item of historyOf(listed.items, old)) {
+      const made = await create(to.client, historyRef(history, item), historyCopy(item, copy), signal).catch(
+        (error: unknown) => {
+          if (isAlreadyExists(error)) return undefined;
+          throw error;
+        },
+      );
+      if (made) copied++;
+    }
+    log.debug({ history: history.resource, copied }, 'revision history copied');
   }
 
   /** Copies the old copy's status again onto the new copy (its status alone changed meanwhile). */

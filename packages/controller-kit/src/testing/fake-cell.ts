@@ -1,12 +1,12 @@
 import { ApiError } from '../kube/api-error.ts';
 import type { RequestOptions } from '../kube/kube-client.ts';
-import type { KubeObject, ObjectMeta } from '../kube/kube-object.ts';
+import type { KubeList, KubeObject, ObjectMeta } from '../kube/kube-object.ts';
 
 type Hook = (method: string, path: string, body: unknown) => void;
 
 /**
- * An in-memory apiserver for the requests controllers make (unit tests only; e2e uses real cells): GET,
- * POST, PUT (also `/status`), JSON merge PATCH with the resourceVersion precondition, server-side apply (the
+ * An in-memory apiserver for the requests controllers make (unit tests only; e2e uses real cells): GET
+ * (a collection lists what is under it, narrowed by an equality `labelSelector`), POST, PUT (also `/status`), JSON merge PATCH with the resourceVersion precondition, server-side apply (the
  * applied object replaces the stored one, or creates it: one field manager), DELETE with a uid
  * precondition, and discovery of `deployments/status`. `before` runs ahead of every write and may throw (a
  * crash at that step) or change the store (another writer).
@@ -44,7 +44,7 @@ export class FakeCell {
     const body = typeof options.body === 'string' ? JSON.parse(options.body) : options.body;
     if (method === 'GET') {
       this.reads.push(path);
-      return this.read(path) as T;
+      return (isCollection(path) ? this.list(path, options.query?.labelSelector) : this.read(path)) as T;
     }
     this.before?.(method, path, body);
     this.writes.push({ method, path });
@@ -65,6 +65,18 @@ export class FakeCell {
     const object = this.objects.get(path);
     if (!object) throw notFound(path);
     return structuredClone(object);
+  }
+
+  private list(collection: string, selector: unknown): KubeList {
+    const wanted =
+      typeof selector === 'string' && selector ? selector.split(',').map((term) => term.split('=')) : [];
+    const items = [...this.objects.entries()]
+      .filter(
+        ([path]) => path.startsWith(`${collection}/`) && !path.slice(collection.length + 1).includes('/'),
+      )
+      .map(([, object]) => object)
+      .filter((object) => wanted.every(([key, value]) => object.metadata.labels?.[key!] === value));
+    return { metadata: { resourceVersion: String(this.version) }, items: structuredClone(items) };
   }
 
   private create(collection: string, object: KubeObject): KubeObject {
@@ -140,6 +152,13 @@ function mergePatch(target: unknown, patch: unknown): unknown {
       .filter(([key]) => !removed.has(key))
       .map(([key, value]) => [key, mergePatch((base as Record<string, unknown>)[key], value)]),
   ]);
+}
+
+/** `/api/v1/nodes`, `/apis/apps/v1/namespaces/shop/deployments`: a resource, alone or in a namespace. */
+function isCollection(path: string): boolean {
+  const segments = path.split('/').filter(Boolean);
+  const afterVersion = segments.slice(segments[0] === 'api' ? 2 : 3);
+  return afterVersion.length === 1 || (afterVersion.length === 3 && afterVersion[0] === 'namespaces');
 }
 
 function notFound(path: string): ApiError {
