@@ -28,7 +28,12 @@ const BENCHMARKS = {
     command: 'npx nx run cell-router:bench',
     anchor:
       'the same load straight to one real apiserver, and through a bare Node.js proxy (`bareProxyFigures`); the Go KubeGateway proxy adds 1.47× at p50',
-    direction: { getP50Ratio: '≤', getP99Ratio: '≤', throughputRatio: '≥' },
+    direction: {
+      getP50Ratio: '≤',
+      getP99Ratio: '≤',
+      throughputRatio: '≥',
+      routerCpuPerGetOverApiserver: '≤',
+    },
   },
   'router-list.json': {
     command: 'npx nx run cell-router:bench-list',
@@ -116,6 +121,13 @@ for (const file of readdirSync(results)
       '',
       `\`${about.command}\` → \`bench/results/${file}\`${result.date ? `, ${result.date.slice(0, 10)}` : ''}${machine ? `, ${machine}` : ''}.`,
       `Compared with: ${about.anchor}.`,
+      ...(result.pinning
+        ? [
+            result.pinning.pinned
+              ? `Pinned (\`taskset\`): apiservers and etcds on CPU ${result.pinning.apiserversAndEtcdCpu}, cellfed and the load generator on CPU ${result.pinning.cellfedAndLoadCpu}, in both arms.`
+              : `Not pinned: ${result.pinning.reason}.`,
+          ]
+        : []),
       '',
       '| figure | measured | goal | met |',
       '| --- | --- | --- | --- |',

@@ -2,12 +2,14 @@
 // scripts/build-tools.sh), cellfed's processes in front of them, TLS clients for both, and result files.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 import { Agent } from 'undici';
+
+import { PINNING, canPin, pinToCpu } from './cpu-pinning.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 export const ROOT = join(HERE, '../../..');
@@ -29,6 +31,11 @@ export function writeResult(name: string, result: unknown, headline: unknown): v
   writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
   process.stdout.write(`${JSON.stringify(headline)}\n`);
 }
+
+/** How a run placed its processes on CPUs (written into each result). */
+export type Pinning =
+  | { pinned: true; apiserversAndEtcdCpu: number; cellfedAndLoadCpu: number; with: string }
+  | { pinned: false; reason: string };
 
 export interface EnvFile {
   controlPlane: { id: string; kubeconfig: string; url: string };
@@ -133,14 +140,40 @@ export class BenchEnv {
     return { httpPort: httpPort!, child };
   }
 
-  /** Kills a cell's etcd and kube-apiserver at once (SIGKILL to each process group): the cell is lost. */
-  killCell(id: string): void {
+  /** The process ids of the kube-apiserver and etcd of apiserver `id` (a cell, or `control-plane`). */
+  daemonPids(id: string): number[] {
     const state = JSON.parse(readFileSync(join(this.dir, 'local-state.json'), 'utf8')) as {
       apiservers: Record<string, { daemons: Record<string, { pid: number } | undefined> }>;
     };
-    for (const component of ['kube-apiserver', 'etcd']) {
+    return ['kube-apiserver', 'etcd'].map((component) => {
       const pid = state.apiservers[id]?.daemons[component]?.pid;
       if (pid === undefined) throw new Error(`no ${component} of ${id} in ${this.dir}`);
+      return pid;
+    });
+  }
+
+  /**
+   * Pins every apiserver and etcd (control plane and cells) to one CPU, and this process (the load) and
+   * `cellfed` (the processes under test) to the other ({@link PINNING}); answers what was done, for the
+   * result. Call it once every process of the run has started, before the first measured round.
+   */
+  pinForComparison(cellfed: readonly ChildProcess[]): Pinning {
+    if (!canPin()) return { pinned: false, reason: `${cpus().length} CPU(s) or CELLFED_BENCH_PIN=false` };
+    for (const id of [this.env.controlPlane.id, ...this.env.cells.map((cell) => cell.id)])
+      for (const pid of this.daemonPids(id)) pinToCpu(pid, PINNING.apiserversAndEtcd);
+    for (const pid of [process.pid, ...cellfed.map((child) => child.pid!)])
+      pinToCpu(pid, PINNING.cellfedAndLoad);
+    return {
+      pinned: true,
+      apiserversAndEtcdCpu: PINNING.apiserversAndEtcd,
+      cellfedAndLoadCpu: PINNING.cellfedAndLoad,
+      with: 'taskset --all-tasks',
+    };
+  }
+
+  /** Kills a cell's etcd and kube-apiserver at once (SIGKILL to each process group): the cell is lost. */
+  killCell(id: string): void {
+    for (const pid of this.daemonPids(id)) {
       try {
         process.kill(-pid, 'SIGKILL');
       } catch {

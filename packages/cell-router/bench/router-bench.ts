@@ -5,6 +5,9 @@
 //  - create of ConfigMaps (unique names) at fixed concurrency: p50.
 // A third mode, a bare Node.js proxy (bench/bare-proxy.ts), shows what any proxy in Node costs here.
 // figures.*Ratio = router / direct; bareProxyFigures.*Ratio = bare proxy / direct. Goals: getP50Ratio ≤ 1.15, getP99Ratio ≤ 1.5, throughputRatio ≥ 0.9.
+// Pinned (bench-kit's PINNING, recorded in `pinning`): apiservers and etcds on CPU 0, the router (or bare
+// proxy) and this load generator on CPU 1, in every arm. CPU cost: CPU time per GET of the router process
+// over that of the cell's apiserver + etcd serving the direct GETs (/proc); goal ≤ 0.25.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +16,16 @@ import { createInterface } from 'node:readline';
 
 import { request, type Agent } from 'undici';
 
-import { BenchEnv, percentile, progress, round, writeResult, type EnvFile } from '@cellfed/bench-kit';
+import {
+  BenchEnv,
+  cpuMicros,
+  percentile,
+  progress,
+  round,
+  writeResult,
+  type EnvFile,
+  type Pinning,
+} from '@cellfed/bench-kit';
 
 const ROUNDS = Number(process.env['CELLFED_BENCH_ROUNDS'] ?? 3);
 const GET_SECONDS = Number(process.env['CELLFED_BENCH_GET_SECONDS'] ?? 5);
@@ -100,12 +112,30 @@ type Mode = (typeof MODES)[number];
 const runs = Object.fromEntries(
   MODES.map((mode) => [mode, { get: [] as Load[], create: [] as Load[] }]),
 ) as Record<Mode, { get: Load[]; create: Load[] }>;
+/** CPU time spent during each mode's GET loads: by the cell's apiserver + etcd, by the proxy in front. */
+const getCpuUs = Object.fromEntries(MODES.map((mode) => [mode, { cell: 0, proxy: 0 }])) as Record<
+  Mode,
+  { cell: number; proxy: number }
+>;
+let pinning: Pinning | undefined;
 const bench = BenchEnv.up('router-bench', 1);
 try {
   const cell = bench.env.cells[0]!;
   const started = await bench.startRouter();
   const bare = await startBareProxy(bench, cell);
   progress(`router at ${started.url}, bare proxy at ${bare.url}, cell ${cell.id} at ${cell.url}`);
+  pinning = bench.pinForComparison([started.child, bare.child]);
+  progress(`pinning: ${JSON.stringify(pinning)}`);
+  const cellPids = bench.daemonPids(cell.id);
+  const proxyPid: Record<Mode, number | undefined> = {
+    direct: undefined,
+    router: started.child.pid,
+    bareProxy: bare.child.pid,
+  };
+  const cpuNow = (mode: Mode) => ({
+    cell: cellPids.reduce((sum, pid) => sum + cpuMicros(pid), 0),
+    proxy: proxyPid[mode] === undefined ? 0 : cpuMicros(proxyPid[mode]),
+  });
 
   // Direct: the cell's apiserver with the cell's admin certificate. Router and bare proxy: the control
   // plane's admin certificate (the router authenticates it, then impersonates it in the cell).
@@ -130,7 +160,11 @@ try {
     const order = round_ % 2 === 1 ? MODES : [...MODES].reverse();
     for (const name of order) {
       const target = targets[name];
+      const cpuBefore = cpuNow(name);
       const gets = await load(GET_CONCURRENCY, GET_SECONDS, () => send(target, 'GET', `${path}/bench-get`));
+      const cpuAfter = cpuNow(name);
+      getCpuUs[name].cell += cpuAfter.cell - cpuBefore.cell;
+      getCpuUs[name].proxy += cpuAfter.proxy - cpuBefore.proxy;
       const creates = await load(CREATE_CONCURRENCY, CREATE_SECONDS, (i) =>
         send(target, 'POST', path, {
           metadata: { name: `bench-${name.toLowerCase()}-${round_}-${i}` },
@@ -173,15 +207,39 @@ const ratios = (over: typeof direct) => ({
   throughputRatio: round(over.get.requestsPerSecond / direct.get.requestsPerSecond, 3),
   createP50Ratio: round(over.create.p50Ms / direct.create.p50Ms, 3),
 });
-const figures = ratios(routed);
+/** CPU-µs per GET: the proxy's in its arm, the cell's (apiserver + etcd) serving the direct arm. */
+const cpuPerGet = (mode: Mode, part: 'cell' | 'proxy') =>
+  round(getCpuUs[mode][part] / Math.max(1, summary(runs[mode].get).requests), 1);
+const cpuCost = {
+  apiserverAndEtcdUsPerDirectGet: cpuPerGet('direct', 'cell'),
+  routerUsPerGet: cpuPerGet('router', 'proxy'),
+  bareProxyUsPerGet: cpuPerGet('bareProxy', 'proxy'),
+  apiserverAndEtcdUsPerRoutedGet: cpuPerGet('router', 'cell'),
+};
+const figures = {
+  ...ratios(routed),
+  routerCpuPerGetOverApiserver: round(cpuCost.routerUsPerGet / cpuCost.apiserverAndEtcdUsPerDirectGet, 3),
+};
 // What any Node.js proxy on this machine costs (TLS twice, one more process on the same cores): the part
 // of the router's ratios that is not the router's own work.
-const bareProxyFigures = ratios(bareProxy);
-const goals = { getP50Ratio: 1.15, getP99Ratio: 1.5, throughputRatio: 0.9 };
+const bareProxyFigures = {
+  ...ratios(bareProxy),
+  bareProxyCpuPerGetOverApiserver: round(
+    cpuCost.bareProxyUsPerGet / cpuCost.apiserverAndEtcdUsPerDirectGet,
+    3,
+  ),
+};
+const goals = {
+  getP50Ratio: 1.15,
+  getP99Ratio: 1.5,
+  throughputRatio: 0.9,
+  routerCpuPerGetOverApiserver: 0.25,
+};
 const result = {
   benchmark: 'router',
   date: new Date().toISOString(),
   machine: { node: process.version, cpus: cpus().length },
+  pinning,
   load: {
     rounds: ROUNDS,
     get: { concurrency: GET_CONCURRENCY, secondsPerRound: GET_SECONDS },
@@ -196,8 +254,14 @@ const result = {
     getP50Ratio: figures.getP50Ratio <= goals.getP50Ratio,
     getP99Ratio: figures.getP99Ratio <= goals.getP99Ratio,
     throughputRatio: figures.throughputRatio >= goals.throughputRatio,
+    routerCpuPerGetOverApiserver: figures.routerCpuPerGetOverApiserver <= goals.routerCpuPerGetOverApiserver,
   },
   bareProxyFigures,
+  cpuCost: {
+    ...cpuCost,
+    description:
+      'CPU time (user + system, /proc) during the GET loads of the pinned run, per GET answered: the router or bare proxy process in its arm; the cell’s kube-apiserver + etcd in the direct arm and in the router’s',
+  },
   direct,
   router: routed,
   bareProxy,
