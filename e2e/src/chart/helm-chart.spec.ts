@@ -327,6 +327,15 @@ describe('the cellfed chart', () => {
 
 describe('the cellfed-cell chart', () => {
   const cellValues = ['-f', join(CELL_CHART_DIR, 'ci', 'bound-values.yaml')];
+  /** The rules of the rebalance controller's ClusterRole, rendered with `args`. */
+  const rebalanceRules = (args: string[]) =>
+    rules(
+      named(
+        renderChart(helm, args, 'cell', 'default', CELL_CHART_DIR),
+        'ClusterRole',
+        'cellfed-rebalance-controller',
+      ),
+    );
 
   it('passes helm lint --strict, with and without subjects', () => {
     expect(lintChart(helm, [], CELL_CHART_DIR)).toContain('0 chart(s) failed');
@@ -366,13 +375,7 @@ describe('the cellfed-cell chart', () => {
 
   it('lets the rebalance controller copy the revision history of the cellular workloads only', () => {
     const historyRules = (args: string[]) =>
-      rules(
-        named(
-          renderChart(helm, args, 'cell', 'default', CELL_CHART_DIR),
-          'ClusterRole',
-          'cellfed-rebalance-controller',
-        ),
-      ).filter((rule) =>
+      rebalanceRules(args).filter((rule) =>
         rule.resources.some((resource) => /replicasets|controllerrevisions|finalizers/.test(resource)),
       );
     expect(historyRules([])).toEqual([
@@ -396,13 +399,7 @@ describe('the cellfed-cell chart', () => {
 
   it('lets the rebalance controller write Secrets in the cell only when they are shared', () => {
     const secretRules = (args: string[]) =>
-      rules(
-        named(
-          renderChart(helm, args, 'cell', 'default', CELL_CHART_DIR),
-          'ClusterRole',
-          'cellfed-rebalance-controller',
-        ),
-      ).filter((rule) => rule.resources.includes('secrets'));
+      rebalanceRules(args).filter((rule) => rule.resources.includes('secrets'));
     expect(secretRules([])).toEqual([]);
     expect(secretRules(['--set-json', 'sharedResources=[{"group":"","resource":"secrets"}]'])).toEqual([
       {
