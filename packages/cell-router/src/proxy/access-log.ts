@@ -1,0 +1,76 @@
+import type { Span } from '@opentelemetry/api';
+import type { Logger } from 'pino';
+import { errorMessage } from '@cellfed/controller-kit';
+
+import type { RouterMetrics } from '../metrics/router-metrics.ts';
+import { parseRequestInfo, type RequestInfo } from '../request/request-info.ts';
+import { endRequestSpan, type RequestOutcome } from '../tracing/request-span.ts';
+import type { ClientRequest } from './client-exchange.ts';
+
+/** The request's info, or why its target cannot be one (only origin-form paths are served). */
+export function requestInfo(request: ClientRequest): RequestInfo | string {
+  const target = request.url ?? '/';
+  if (!target.startsWith('/') || target.startsWith('//'))
+    return `the request target ${JSON.stringify(target.slice(0, 200))} is not a path`;
+  try {
+    return parseRequestInfo(request.method ?? 'GET', target);
+  } catch (error) {
+    return `the request target does not parse: ${errorMessage(error)}`;
+  }
+}
+
+/** The object a log line is about: the path's resource, namespace and name. */
+export function logFields(
+  request: ClientRequest,
+  info: RequestInfo | string,
+): Record<string, string | undefined> {
+  const method = request.method ?? 'GET';
+  const http = request.httpVersion;
+  if (typeof info === 'string' || !info.isResourceRequest)
+    return { method, http, path: (request.url ?? '/').split('?')[0] };
+  return {
+    method,
+    http,
+    verb: info.verb,
+    resource: info.subresource ? `${info.resource}/${info.subresource}` : info.resource,
+    namespace: info.namespace || undefined,
+    name: info.name || undefined,
+  };
+}
+
+/** One request's end: its span closed, one access-log line with the cell and the object, its metrics. */
+export function recordRequest(
+  sinks: { logger: Logger; metrics?: RouterMetrics | undefined },
+  request: ClientRequest,
+  info: RequestInfo | string,
+  user: string | undefined,
+  outcome: RequestOutcome,
+  started: number,
+  span: Span,
+): void {
+  endRequestSpan(span, { ...outcome, user });
+  const seconds = (performance.now() - started) / 1000;
+  sinks.logger.info(
+    {
+      ...logFields(request, info),
+      ...(outcome.name ? { name: outcome.name } : {}),
+      user,
+      cell: outcome.cell || undefined,
+      code: outcome.code,
+      route: outcome.route,
+      ...(outcome.routeCase ? { case: outcome.routeCase } : {}),
+      ms: Math.round(seconds * 10_000) / 10,
+    },
+    'request',
+  );
+  const resource = typeof info === 'string' || !info.isResourceRequest ? undefined : info;
+  sinks.metrics?.record({
+    verb: typeof info === 'string' ? 'unknown' : info.verb,
+    resource: resource ? `${resource.apiGroup}/${resource.resource}` : '',
+    cell: outcome.cell,
+    code: outcome.code,
+    routeCase: outcome.routeCase ? String(outcome.routeCase) : '',
+    fenced: outcome.fenced === true,
+    seconds,
+  });
+}

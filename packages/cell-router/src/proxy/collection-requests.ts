@@ -1,0 +1,177 @@
+import type { KubeClient } from '@cellfed/controller-kit';
+import type { Logger } from 'pino';
+
+import { serveMergedList } from '../collections/merged-list.ts';
+import { serveMergedWatch } from '../collections/merged-watch.ts';
+import { PROTOBUF as PROTOBUF_MEDIA_TYPE } from '../collections/protobuf-list.ts';
+import { protobufObject } from '../collections/protobuf-watch.ts';
+import { PROTOBUF_WATCH } from '../collections/watch-codec.ts';
+import { objectPath } from '../request/object-path.ts';
+import type { ResourceRequestInfo } from '../request/request-info.ts';
+import {
+  collectionSources,
+  type NamespaceLabels,
+  type Placement,
+  type RoutingState,
+} from '../routing/route-plan.ts';
+import { requestEntityTooLarge } from '../status/kube-status.ts';
+import type { RequestOutcome } from '../tracing/request-span.ts';
+import type { OwnerUids } from '../views/owner-uids.ts';
+import {
+  acceptsOnlyProtobuf,
+  hasRequestBody,
+  jsonAccept,
+  streamedBody,
+  type ClientRequest,
+  type ClientResponse,
+} from './client-exchange.ts';
+import { deleteCollection } from './delete-collection.ts';
+import { refusal, sendRefusal, type Impersonation } from './destination.ts';
+import { abortOnClose, readBody, sendJson } from './forward.ts';
+import { upstreamHeaders } from './headers.ts';
+
+export interface CollectionRequestsOptions {
+  readonly state: () => RoutingState | undefined;
+  /** The client of a live cell, or of the control plane for CONTROL_PLANE_SOURCE. */
+  readonly source: (id: string) => KubeClient | undefined;
+  /** The client of an engaged cell. */
+  readonly cell: (id: string) => KubeClient | undefined;
+  readonly namespaceLabels?: NamespaceLabels | undefined;
+  readonly namespaceDeleted?: ((namespace: string) => boolean) | undefined;
+  readonly ownerUids?: OwnerUids | undefined;
+  readonly logger: Logger;
+  readonly maxBodyBytes: number;
+}
+
+/**
+ * Requests for a whole collection, served from every cell that holds part of it: a list merged into one,
+ * a watch of every cell as one stream, a delete of the collection in each.
+ */
+export class CollectionRequests {
+  private readonly options: CollectionRequestsOptions;
+
+  constructor(options: CollectionRequestsOptions) {
+    this.options = options;
+  }
+
+  async list(
+    info: ResourceRequestInfo,
+    placement: Placement,
+    state: RoutingState,
+    request: ClientRequest,
+    response: ClientResponse,
+    impersonation: Impersonation,
+  ): Promise<RequestOutcome> {
+    const protobuf = acceptsOnlyProtobuf(request.headers.accept);
+    const headers = mergeHeaders(request, impersonation, protobuf);
+    const outcome = await serveMergedList(
+      {
+        state,
+        resource: { group: info.apiGroup, resource: info.resource },
+        placement,
+        ...this.ownerView(placement),
+        namespaceLabels: this.options.namespaceLabels ?? (() => undefined),
+        ...(this.options.namespaceDeleted ? { namespaceDeleted: this.options.namespaceDeleted } : {}),
+        client: this.options.source,
+        target: request.url ?? '/',
+        headers,
+        signal: abortOnClose(response),
+        ...(protobuf ? { protobuf } : {}),
+      },
+      streamedBody(response, protobuf ? { contentType: PROTOBUF_MEDIA_TYPE } : {}),
+    );
+    if (outcome.status) return sendRefusal(response, refusal(outcome.status, 'list-refused', 'all-cells'));
+    return { code: outcome.code, cell: 'all-cells', route: 'merged-list' };
+  }
+
+  async watch(
+    info: ResourceRequestInfo,
+    placement: Placement,
+    request: ClientRequest,
+    response: ClientResponse,
+    impersonation: Impersonation,
+  ): Promise<RequestOutcome> {
+    const protobuf = acceptsOnlyProtobuf(request.headers.accept);
+    const headers = mergeHeaders(request, impersonation, protobuf);
+    // A copy is read in the form the watch's events take (a Table for kubectl get -w, protobuf).
+    const includeObject = new URL(request.url ?? '/', 'http://router.invalid').searchParams.get(
+      'includeObject',
+    );
+    const copyQuery = includeObject ? `?includeObject=${encodeURIComponent(includeObject)}` : '';
+    const readCopy = async (cell: string, namespace: string, name: string) => {
+      const client = this.options.cell(cell);
+      if (!client) return undefined;
+      const answer = await client.raw('GET', `${objectPath(info, namespace, name)}${copyQuery}`, {
+        headers: { ...impersonation, accept: String(headers.accept) },
+      });
+      const bytes = Buffer.from(await answer.body.arrayBuffer());
+      if (answer.statusCode !== 200) return undefined;
+      return protobuf ? protobufObject(bytes) : (JSON.parse(bytes.toString('utf8')) as Record<string, never>);
+    };
+    const outcome = await serveMergedWatch(
+      {
+        state: this.options.state,
+        namespaceLabels: this.options.namespaceLabels ?? (() => undefined),
+        client: this.options.source,
+        target: request.url ?? '/',
+        resource: { group: info.apiGroup, resource: info.resource },
+        placement,
+        ...this.ownerView(placement),
+        headers,
+        signal: abortOnClose(response),
+        readCopy,
+        logger: this.options.logger,
+        ...(protobuf ? { codec: PROTOBUF_WATCH } : {}),
+      },
+      streamedBody(response, {
+        eventByEvent: true,
+        ...(protobuf ? { contentType: `${PROTOBUF_MEDIA_TYPE};stream=watch` } : {}),
+      }),
+    );
+    if (outcome.status) return sendRefusal(response, refusal(outcome.status, 'watch-refused', 'all-cells'));
+    return { code: outcome.code, cell: 'all-cells', route: 'merged-watch' };
+  }
+
+  async deleteCollection(
+    state: RoutingState,
+    placement: Placement,
+    request: ClientRequest,
+    response: ClientResponse,
+    impersonation: Impersonation,
+  ): Promise<RequestOutcome> {
+    const { maxBodyBytes } = this.options;
+    const body = hasRequestBody(request) ? await readBody(request, maxBodyBytes) : undefined;
+    if (body === 'too-large')
+      return sendRefusal(response, refusal(requestEntityTooLarge(maxBodyBytes), 'too-large'));
+    const merged = await deleteCollection(
+      collectionSources(state, placement),
+      this.options.source,
+      request.url ?? '/',
+      mergeHeaders(request, impersonation),
+      body,
+      abortOnClose(response),
+    );
+    sendJson(response, merged.code, merged.body);
+    return { code: merged.code, cell: 'all-cells', route: 'fan-out' };
+  }
+
+  /** What cell-made collections show of owner uids (see OwnerUids); nothing for cellular ones. */
+  private ownerView(placement: Placement): { ownerUids?: OwnerUids } {
+    return placement === 'anywhere' && this.options.ownerUids ? { ownerUids: this.options.ownerUids } : {};
+  }
+}
+
+/**
+ * Headers for requests whose answers the router reads and merges: JSON (protobuf for a client that takes
+ * nothing else), uncompressed, as the caller.
+ */
+function mergeHeaders(
+  request: ClientRequest,
+  impersonation: Impersonation,
+  protobuf = false,
+): Record<string, string | string[]> {
+  const headers = upstreamHeaders(request.headers, impersonation);
+  headers.accept = protobuf ? PROTOBUF_MEDIA_TYPE : jsonAccept(request.headers.accept);
+  delete headers['accept-encoding'];
+  return headers;
+}

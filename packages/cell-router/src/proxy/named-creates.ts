@@ -1,0 +1,143 @@
+import type { KubeClient } from '@cellfed/controller-kit';
+import type { Logger } from 'pino';
+
+import { generateName } from '../request/generate-name.ts';
+import { BodyNameError, namesFromBody, withName } from '../request/object-name.ts';
+import type { ResourceRequestInfo } from '../request/request-info.ts';
+import { planRoute, type NamespaceLabels, type RoutingState } from '../routing/route-plan.ts';
+import { badRequest, failure, parseStatus, requestEntityTooLarge } from '../status/kube-status.ts';
+import type { RequestOutcome } from '../tracing/request-span.ts';
+import type { CellMadeRequests } from './cell-made-requests.ts';
+import type { CellNamespaces } from './cell-namespaces.ts';
+import { cellWriteBody } from './cell-writes.ts';
+import type { ClientRequest, ClientResponse } from './client-exchange.ts';
+import { SHOWN_ANSWER, outcomeOf, refusal, sendRefusal, type Impersonation } from './destination.ts';
+import { abortOnClose, readBody, relay, sendJson, sendUpstream, type BufferedBody } from './forward.ts';
+import type { ObjectDestinations } from './object-destinations.ts';
+import { restoringRefusal } from './object-refusals.ts';
+import { toControlPlane } from './to-control-plane.ts';
+
+/** kube-apiserver tries 8 names for a generateName create before it gives up; so does the router. */
+const GENERATE_NAME_ATTEMPTS = 8;
+
+export interface NamedCreatesOptions {
+  readonly controlPlane: KubeClient;
+  readonly namespaceLabels?: NamespaceLabels | undefined;
+  readonly destinations: ObjectDestinations;
+  readonly cellMade: CellMadeRequests;
+  /** Creates a control-plane namespace in a cell that does not have it yet, before a write into it. */
+  readonly cellNamespaces?: Pick<CellNamespaces, 'ensure'> | undefined;
+  readonly logger: Logger;
+  readonly maxBodyBytes: number;
+}
+
+/**
+ * A create, whose object's name is in its body: the body is read for the name (or the router picks one for
+ * `generateName`, so it knows where the object goes), then routed by it as a request for that object
+ * would be. A picked name already taken is tried again with another, as kube-apiserver does.
+ */
+export class NamedCreates {
+  private readonly options: NamedCreatesOptions;
+
+  constructor(options: NamedCreatesOptions) {
+    this.options = options;
+  }
+
+  async serve(
+    info: ResourceRequestInfo,
+    state: RoutingState,
+    request: ClientRequest,
+    response: ClientResponse,
+    impersonation: Impersonation,
+  ): Promise<RequestOutcome> {
+    const { controlPlane, namespaceLabels, destinations, cellMade, cellNamespaces, logger, maxBodyBytes } =
+      this.options;
+    const body = await readBody(request, maxBodyBytes);
+    if (body === 'too-large')
+      return sendRefusal(response, refusal(requestEntityTooLarge(maxBodyBytes), 'too-large'));
+    const contentType = request.headers['content-type'];
+    const signal = abortOnClose(response);
+    for (let attempt = 1; ; attempt++) {
+      let name: string | undefined;
+      let payload: BufferedBody = { bytes: body };
+      let generated = false;
+      try {
+        const names = namesFromBody(contentType, body);
+        name = names.name;
+        if (!name && names.generateName) {
+          // The router names the object itself, so it knows where it goes.
+          name = generateName(names.generateName);
+          generated = true;
+          const named = withName(contentType, body, name);
+          payload = { bytes: named.body, contentType: named.contentType };
+        }
+      } catch (error) {
+        if (error instanceof BodyNameError)
+          return sendRefusal(response, refusal(badRequest(error.message), 'bad-body'));
+        throw error;
+      }
+      if (!name) {
+        const status = failure(
+          422,
+          'Invalid',
+          'metadata.name: Required value: name or generateName is required',
+        );
+        return sendRefusal(response, refusal(status, 'no-name'));
+      }
+      const plan = planRoute(info, state, namespaceLabels, name);
+      // A name each apiserver has of its own (kube-root-ca.crt): the control plane's.
+      if (plan.kind === 'control-plane')
+        return {
+          ...(await toControlPlane(
+            controlPlane,
+            plan.reason,
+            request,
+            response,
+            impersonation,
+            signal,
+            payload,
+          )),
+          name,
+        };
+      // A Pod or Event a client creates itself: in the ring's cell, as a cellular object would be.
+      if (plan.kind === 'cell-made')
+        return { ...(await cellMade.serve(plan, request, response, impersonation, payload)), name };
+      if (plan.kind !== 'object') throw new Error(`a named create planned as ${plan.kind}`);
+      const destination = await destinations.of(plan, impersonation);
+      if (destination.kind === 'backup') return sendRefusal(response, restoringRefusal(plan, destination));
+      if (destination.kind === 'refuse') return sendRefusal(response, destination);
+      await cellNamespaces?.ensure(destination.cell, info.namespace);
+      const written = await cellWriteBody(
+        plan.info,
+        request.method,
+        payload.contentType ?? contentType,
+        payload.bytes,
+        { id: destination.cell, client: destination.client },
+        impersonation,
+      );
+      if ('status' in written)
+        return sendRefusal(response, refusal(written.status, 'bad-body', destination.cell));
+      const upstream = await sendUpstream(
+        destination.client,
+        request,
+        { ...impersonation, ...SHOWN_ANSWER },
+        signal,
+        { ...payload, bytes: written.bytes },
+      );
+      if (generated && upstream.statusCode === 409) {
+        const text = await upstream.body.text();
+        if (attempt < GENERATE_NAME_ATTEMPTS && parseStatus(text)?.reason === 'AlreadyExists') {
+          logger.debug(
+            { cell: destination.cell, namespace: info.namespace, name, attempt },
+            'generated name taken; trying another',
+          );
+          continue;
+        }
+        sendJson(response, 409, text);
+        return { ...outcomeOf(destination, 409), name };
+      }
+      await relay(upstream, response, true);
+      return { ...outcomeOf(destination, upstream.statusCode), name };
+    }
+  }
+}

@@ -1,0 +1,105 @@
+import { needsOldCopy, resolveTarget, type OldCopy } from '@cellfed/hashing';
+import { errorMessage, type KubeClient } from '@cellfed/controller-kit';
+
+import type { RoutingState } from '../routing/route-plan.ts';
+import { cellFailure, serviceUnavailable } from '../status/kube-status.ts';
+import { RETRY_SOON, refusal, type Destination, type FromBackup, type Impersonation } from './destination.ts';
+import { cellLeftRefusal, fenceRefusal, restoringRefusal, type ObjectPlan } from './object-refusals.ts';
+import type { OldCopies } from './old-copies.ts';
+import { failoverState, type FailoverState } from './pending-backups.ts';
+
+export interface ObjectDestinationsOptions {
+  readonly state: () => RoutingState | undefined;
+  /** The client of an engaged cell. */
+  readonly cell: (id: string) => KubeClient | undefined;
+  readonly oldCopies: OldCopies;
+}
+
+/**
+ * The routing rule carried out for one cellular object: old or new cell by the old copy's label, a fence,
+ * or — for a key whose cell is Down — its backup until the backup is promoted.
+ */
+export class ObjectDestinations {
+  private readonly options: ObjectDestinationsOptions;
+
+  constructor(options: ObjectDestinationsOptions) {
+    this.options = options;
+  }
+
+  async of(plan: ObjectPlan, impersonation: Impersonation): Promise<Destination> {
+    const { decision, access, info } = plan;
+    const routeCase = decision.case;
+    let oldCopy: OldCopy | undefined;
+    if (needsOldCopy(decision)) {
+      try {
+        oldCopy = await this.options.oldCopies.get(decision.oldCell, info, access);
+      } catch (error) {
+        if (this.hasLeft(decision.oldCell)) return cellLeftRefusal(plan, decision.oldCell);
+        const status = serviceUnavailable(
+          `cannot tell whether ${info.resource} "${info.name}" has moved: cell ${decision.oldCell}: ${errorMessage(error)}`,
+          1,
+        );
+        return {
+          ...refusal(status, 'old-copy-unreadable', decision.oldCell),
+          routeCase,
+          headers: RETRY_SOON,
+        };
+      }
+    }
+    const target = resolveTarget(decision, access, oldCopy);
+    if (target.action === 'fence')
+      return fenceRefusal(plan, target.cell, target.reason, routeCase, target.retryAfterSeconds);
+    const client = this.options.cell(target.cell);
+    if (!client) {
+      if (this.hasLeft(target.cell)) return cellLeftRefusal(plan, target.cell);
+      const status = serviceUnavailable(`cell ${target.cell} is not connected`, 1);
+      return { ...refusal(status, 'cell-unavailable', target.cell), routeCase, headers: RETRY_SOON };
+    }
+    if (plan.failedOverFrom)
+      return this.failover(plan, plan.failedOverFrom, client, target.cell, impersonation);
+    return { kind: 'cell', client, cell: target.cell, route: target.reason, routeCase };
+  }
+
+  /**
+   * Whether `cell` is no longer live in the routing state as it is now: the CellSet changed (a drained cell
+   * left, a cell went Down) after this request was planned with it.
+   */
+  hasLeft(cell: string): boolean {
+    const now = this.options.state();
+    return now !== undefined && !now.liveCells.includes(cell);
+  }
+
+  /** A key of a Down cell: the cell that took it over, or the backup it holds until promotion. */
+  private async failover(
+    plan: ObjectPlan,
+    down: string,
+    client: KubeClient,
+    cell: string,
+    impersonation: Impersonation,
+  ): Promise<Destination> {
+    const { info, access } = plan;
+    const routeCase = plan.decision.case;
+    let state: FailoverState;
+    try {
+      state = await failoverState(client, info, down, cell, impersonation);
+    } catch (error) {
+      const status = serviceUnavailable(
+        `cannot tell whether ${info.resource} "${info.name}" of down cell ${down} is restored in cell ${cell}: ${errorMessage(error)}`,
+        1,
+      );
+      return { ...refusal(status, 'backup-unreadable', cell), routeCase };
+    }
+    if (state.kind === 'refused')
+      return { ...refusal(cellFailure(cell, state.code, state.body), 'backup-refused', cell), routeCase };
+    if (state.kind !== 'backup') return { kind: 'cell', client, cell, route: 'failed-over', routeCase };
+    const readable = access === 'read' && (info.subresource === '' || info.subresource === 'status');
+    const fromBackup: FromBackup = {
+      kind: 'backup',
+      object: state.object,
+      cell,
+      route: 'failover-backup',
+      routeCase,
+    };
+    return readable ? fromBackup : restoringRefusal(plan, fromBackup);
+  }
+}

@@ -1,0 +1,118 @@
+import { objectPath } from '../request/object-path.ts';
+import { requestEntityTooLarge } from '../status/kube-status.ts';
+import type { RequestOutcome } from '../tracing/request-span.ts';
+import { showObject } from '../views/client-view.ts';
+import type { CellNamespaces } from './cell-namespaces.ts';
+import { cellWriteBody } from './cell-writes.ts';
+import { hasRequestBody, type ClientRequest, type ClientResponse } from './client-exchange.ts';
+import { SHOWN_ANSWER, outcomeOf, refusal, sendRefusal, type Impersonation } from './destination.ts';
+import {
+  abortOnClose,
+  readBody,
+  relay,
+  relayUnlessFenced,
+  sendJson,
+  sendUpstream,
+  type BufferedBody,
+} from './forward.ts';
+import { heldDependentsFinalizer, holdForCollector } from './held-dependents-deletes.ts';
+import type { ObjectDestinations } from './object-destinations.ts';
+import { cellLeftRefusal, fenceRefusal, type ObjectPlan } from './object-refusals.ts';
+import { cellVersionBody } from './version-translation.ts';
+
+export interface ObjectRequestsOptions {
+  readonly destinations: ObjectDestinations;
+  /** Creates a control-plane namespace in a cell that does not have it yet, before a write into it. */
+  readonly cellNamespaces?: Pick<CellNamespaces, 'ensure'> | undefined;
+  readonly maxBodyBytes: number;
+}
+
+/**
+ * Requests for one cellular object by its name in the path (reads, updates, patches, deletes and their
+ * subresources): sent to its cell, a body in the cell's terms (versions, kept annotations), the answer in
+ * the client's; a write the cell fences mid-move is refused as the router would have.
+ */
+export class ObjectRequests {
+  private readonly options: ObjectRequestsOptions;
+
+  constructor(options: ObjectRequestsOptions) {
+    this.options = options;
+  }
+
+  async serve(
+    plan: ObjectPlan,
+    request: ClientRequest,
+    response: ClientResponse,
+    impersonation: Impersonation,
+  ): Promise<RequestOutcome> {
+    const { destinations, cellNamespaces, maxBodyBytes } = this.options;
+    const destination = await destinations.of(plan, impersonation);
+    if (destination.kind === 'refuse') return sendRefusal(response, destination);
+    if (destination.kind === 'backup') {
+      const shown = structuredClone(destination.object);
+      showObject(shown);
+      sendJson(response, 200, shown);
+      return outcomeOf(destination, 200);
+    }
+    // Updates and patches (server-side apply creates) need the namespace too; deletes and reads do not.
+    if (plan.access === 'write' && plan.info.verb !== 'delete')
+      await cellNamespaces?.ensure(destination.cell, plan.info.namespace);
+    let body: BufferedBody | undefined;
+    if (plan.access === 'write' && hasRequestBody(request)) {
+      // An object from a list or watch through the router carries a composite resourceVersion: the cell
+      // compares its own. Write bodies are read whole (kube-apiserver's 3 MiB cap) to find it.
+      const bytes = await readBody(request, maxBodyBytes);
+      if (bytes === 'too-large')
+        return sendRefusal(response, refusal(requestEntityTooLarge(maxBodyBytes), 'too-large'));
+      const translated = cellVersionBody(request.headers['content-type'], bytes, destination.cell);
+      if (translated && 'status' in translated)
+        return sendRefusal(response, refusal(translated.status, 'stale-version', destination.cell));
+      const written = await cellWriteBody(
+        plan.info,
+        request.method,
+        request.headers['content-type'],
+        translated?.body ?? bytes,
+        { id: destination.cell, client: destination.client },
+        impersonation,
+      );
+      if ('status' in written)
+        return sendRefusal(response, refusal(written.status, 'bad-body', destination.cell));
+      body = { bytes: written.bytes };
+    }
+    // Held dependents are orphaned, or deleted first, by cellfed's collector, which the finalizer waits for.
+    const holdFor =
+      plan.info.verb === 'delete' && plan.info.subresource === ''
+        ? heldDependentsFinalizer(request.url ?? '/', body?.bytes)
+        : undefined;
+    if (holdFor)
+      await holdForCollector(
+        destination.client,
+        objectPath(plan.info, plan.info.namespace, plan.info.name),
+        impersonation,
+        holdFor,
+        abortOnClose(response),
+      );
+    // The object itself and its status are shown in their client view; other subresources (scale, a
+    // Service's proxy) are not objects of the resource and stream through.
+    const shown = plan.info.subresource === '' || plan.info.subresource === 'status';
+    let upstream;
+    try {
+      upstream = await sendUpstream(
+        destination.client,
+        request,
+        shown ? { ...impersonation, ...SHOWN_ANSWER } : impersonation,
+        abortOnClose(response),
+        body,
+      );
+    } catch (error) {
+      // Its connection closed as it left: every object it held had moved (and its copies refuse writes).
+      if (!response.headersSent && destinations.hasLeft(destination.cell))
+        return sendRefusal(response, cellLeftRefusal(plan, destination.cell));
+      throw error;
+    }
+    if (plan.access !== 'write') await relay(upstream, response, shown);
+    else if (!(await relayUnlessFenced(upstream, response, shown)))
+      return sendRefusal(response, fenceRefusal(plan, destination.cell, 'cell-fence', destination.routeCase));
+    return outcomeOf(destination, upstream.statusCode);
+  }
+}
