@@ -382,6 +382,93 @@ spec:
     expect(JSON.stringify(router.lines)).not.toContain(token);
   });
 
+  it('checks a client’s impersonation as kube-apiserver does: the user or service account, groups, extras, uid', async () => {
+    const impersonator = 'impersonator';
+    const target = 'deployer';
+    for (const name of [impersonator, target])
+      await controlPlane.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
+    const token = (
+      await controlPlane.core.createNamespacedServiceAccountToken({
+        name: impersonator,
+        namespace,
+        body: { spec: { audiences: [], expirationSeconds: 3600 } },
+      })
+    ).status!.token;
+    // In the control plane, where the router asks: user bob (no extras), and service account `deployer`
+    // as a service account (its user name is not granted).
+    const planeConfig = new KubeConfig();
+    planeConfig.loadFromFile(env.controlPlane.kubeconfig);
+    const rbac = planeConfig.makeApiClient(RbacAuthorizationV1Api);
+    const subjects = [{ kind: 'ServiceAccount', name: impersonator, namespace }];
+    const clusterRole = `impersonate-bob-${namespace}`;
+    await rbac.createClusterRole({
+      body: {
+        metadata: { name: clusterRole },
+        rules: [{ apiGroups: [''], resources: ['users'], verbs: ['impersonate'], resourceNames: ['bob'] }],
+      },
+    });
+    await rbac.createClusterRoleBinding({
+      body: {
+        metadata: { name: clusterRole },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterRole },
+        subjects,
+      },
+    });
+    await rbac.createNamespacedRole({
+      namespace,
+      body: {
+        metadata: { name: 'impersonate-deployer' },
+        rules: [
+          {
+            apiGroups: [''],
+            resources: ['serviceaccounts'],
+            verbs: ['impersonate'],
+            resourceNames: [target],
+          },
+        ],
+      },
+    });
+    await rbac.createNamespacedRoleBinding({
+      namespace,
+      body: {
+        metadata: { name: 'impersonate-deployer' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'impersonate-deployer' },
+        subjects,
+      },
+    });
+    const path = `/api/v1/namespaces/${namespace}/configmaps/anything`;
+    const as = (headers: Record<string, string>) =>
+      raw('GET', path, { headers: { authorization: `Bearer ${token}`, ...headers }, agent: anonymousTls });
+
+    try {
+      // bob alone passes the router; the cell then decides as bob (who may not read).
+      const asBob = await eventually('the impersonation grant to be in force', async () => {
+        const answer = await as({ 'impersonate-user': 'bob' });
+        return String(answer.body?.message).includes('cannot get resource') ? answer : undefined;
+      });
+      expect(asBob).toMatchObject({ code: 403, body: { kind: 'Status', reason: 'Forbidden' } });
+      expect(String(asBob.body?.message)).toContain('User "bob"');
+
+      // bob with an extra the impersonator was not granted: refused by the router, as kube-apiserver would.
+      const withExtra = await as({ 'impersonate-user': 'bob', 'impersonate-extra-scopes': 'admin' });
+      expect(withExtra).toMatchObject({ code: 403, body: { kind: 'Status', reason: 'Forbidden' } });
+      expect(String(withExtra.body?.message)).toContain(
+        'cannot impersonate resource "userextras/scopes" in API group "authentication.k8s.io"',
+      );
+      const withUid = await as({ 'impersonate-user': 'bob', 'impersonate-uid': '0' });
+      expect(String(withUid.body?.message)).toContain('cannot impersonate resource "uids"');
+
+      // The service account, granted as one: honoured; its cell answers for it.
+      const serviceAccount = `system:serviceaccount:${namespace}:${target}`;
+      const asDeployer = await as({ 'impersonate-user': serviceAccount });
+      expect(asDeployer).toMatchObject({ code: 403, body: { kind: 'Status', reason: 'Forbidden' } });
+      expect(String(asDeployer.body?.message)).toContain(`User "${serviceAccount}" cannot get resource`);
+    } finally {
+      await rbac.deleteClusterRoleBinding({ name: clusterRole });
+      await rbac.deleteClusterRole({ name: clusterRole });
+    }
+  });
+
   it('answers malformed paths and bodies with a Status and keeps serving', async () => {
     // Each create body is refused by the router itself, before any cell sees it.
     const cases: [body: string | Buffer, contentType: string, code: number][] = [

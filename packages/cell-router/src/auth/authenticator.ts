@@ -21,7 +21,7 @@ export type Authentication = { user: UserInfo } | { failure: string };
 interface TokenReview {
   status?: {
     authenticated?: boolean;
-    user?: { username?: string; groups?: string[]; extra?: Record<string, string[]> };
+    user?: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
     error?: string;
   };
 }
@@ -77,7 +77,14 @@ export class Authenticator {
       const user = review.status?.user;
       result =
         review.status?.authenticated && user?.username
-          ? { user: { username: user.username, groups: user.groups ?? [], extra: user.extra ?? {} } }
+          ? {
+              user: {
+                username: user.username,
+                ...(user.uid ? { uid: user.uid } : {}),
+                groups: user.groups ?? [],
+                extra: user.extra ?? {},
+              },
+            }
           : { failure: review.status?.error ? `token rejected: ${review.status.error}` : 'token rejected' };
     } catch (error) {
       // Not cached: the next request asks again.

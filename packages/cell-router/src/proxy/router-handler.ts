@@ -6,7 +6,11 @@ import type { Span, Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 
 import type { Authenticator } from '../auth/authenticator.ts';
-import { impersonationHeaders, mayImpersonate, requestedImpersonation } from '../auth/impersonation.ts';
+import {
+  authorizeImpersonation,
+  impersonationHeaders,
+  requestedImpersonation,
+} from '../auth/impersonation.ts';
 import type { UserInfo } from '../auth/user-info.ts';
 import type { RouterMetrics } from '../metrics/router-metrics.ts';
 import type { RequestInfo } from '../request/request-info.ts';
@@ -247,9 +251,9 @@ export class RouterHandler {
     const asked = requestedImpersonation(request.headers);
     let effective = caller;
     if (asked) {
-      const allowed = await mayImpersonate(this.options.controlPlane, caller, asked);
-      if (allowed !== true) return { refusal: refusal(forbidden(allowed), 'impersonation-denied') };
-      effective = asked;
+      const decided = await authorizeImpersonation(this.options.controlPlane, caller, asked);
+      if ('denied' in decided) return { refusal: refusal(forbidden(decided.denied), 'impersonation-denied') };
+      effective = decided.user;
     }
     return {
       user: caller,
