@@ -43,7 +43,8 @@ const BENCHMARKS = {
   },
   'rebalance.json': {
     command: 'npx nx run rebalance-controller:bench',
-    anchor: 'a plain GET + CREATE copy loop over the same objects at the same concurrency',
+    anchor:
+      'the migration protocol itself (fence label on the read version, create in the new cell, migrated label) by a plain loop over twins of the same objects at the same concurrency',
   },
   'proof-rebalance-crashes.json': {
     command: 'npx nx run e2e:proof',

@@ -22,6 +22,7 @@ import {
   progress,
   round,
   writeResult,
+  type Pinning,
   type Target,
 } from '@cellfed/bench-kit';
 
@@ -136,6 +137,7 @@ async function watchArrivals(
   })();
 }
 
+let pinning: Pinning | undefined;
 const bench = BenchEnv.up('router-list-bench', 3);
 let result: Record<string, unknown>;
 try {
@@ -166,6 +168,9 @@ try {
   const started = await bench.startRouter();
   const routed: Target = { base: started.url, agent: bench.agent('control-plane') };
   const pid = started.child.pid!;
+  // Apiservers and etcds on CPU 0, the router and this load generator on CPU 1, in both arms.
+  pinning = bench.pinForComparison([started.child]);
+  progress(`pinning: ${JSON.stringify(pinning)}`);
 
   const runs = {
     direct: [] as number[],
@@ -235,6 +240,7 @@ try {
     benchmark: 'router-list',
     date: new Date().toISOString(),
     machine: { node: process.version, cpus: cpus().length },
+    pinning,
     objects: OBJECTS,
     cells: env.cells.length,
     description:
