@@ -142,8 +142,10 @@ const page = [
   '',
   'Every figure of `bench/results/*.json`, with its goal and the anchor it is compared with. Made by',
   "`npm run benchmarks` from the files the projects' `bench` targets write; each benchmark measures cellfed and",
-  'its baseline side by side in one run. These machines have 2 cores shared by every apiserver, etcd and',
-  `cellfed process of a run. ${met} goals met, ${unmet} not.`,
+  'its baseline side by side in one run. These machines have 2 cores: a pinned benchmark puts every apiserver',
+  'and etcd on one and the cellfed process and the load generator on the other, in both arms (the production',
+  'shape, where they are separate pods), and says so under its title; the others share both cores.',
+  `${met} goals met, ${unmet} not.`,
   '',
   ...sections.flatMap((section) => [section, '']),
 ].join('\n');
