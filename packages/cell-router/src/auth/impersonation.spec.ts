@@ -25,8 +25,26 @@ function controlPlane(allowed: string[]) {
 }
 
 describe('requestedImpersonation', () => {
-  it('is nothing without Impersonate-* headers', () => {
+  it('is nothing without Impersonate-* headers, or with an empty user alone (kube-apiserver reads it so)', () => {
     expect(requestedImpersonation({ accept: 'application/json' })).toBeUndefined();
+    expect(requestedImpersonation({ 'impersonate-user': '' })).toBeUndefined();
+    expect(requestedImpersonation({ 'impersonate-user': '', 'impersonate-group': 'x' })).toMatchObject({
+      kind: 'incomplete',
+    });
+  });
+
+  it('keeps a user name and uid whole, and an extra key that is not percent-encoding as it is', () => {
+    expect(
+      requestedImpersonation({
+        'impersonate-user': 'a,b',
+        'impersonate-uid': 'x,y',
+        'impersonate-extra-%zz': 'v',
+      }),
+    ).toEqual({
+      kind: 'user',
+      user: { username: 'a,b', uid: 'x,y', groups: [], extra: { '%zz': ['v'] } },
+      askedGroups: [],
+    });
   });
 
   it.each([

@@ -33,19 +33,22 @@ export type ImpersonationRequest =
 export function requestedImpersonation(
   headers: Readonly<Record<string, string | string[] | undefined>>,
 ): ImpersonationRequest | undefined {
-  // Node joins a repeated header's values with ", ": one list either way.
+  // Node joins a repeated header's values with ", ": one list either way (no empty values).
   const list = (value: string | string[] | undefined) =>
-    (value === undefined ? [] : Array.isArray(value) ? value : [value]).flatMap((one) =>
-      one.split(',').map((v) => v.trim()),
-    );
+    (value === undefined ? [] : Array.isArray(value) ? value : [value])
+      .flatMap((one) => one.split(',').map((v) => v.trim()))
+      .filter(Boolean);
+  // One value, whole (kube-apiserver takes the first); an empty one is none, as kube-apiserver reads it.
+  const single = (value: string | string[] | undefined) =>
+    (Array.isArray(value) ? value[0] : value) || undefined;
   const groups = list(headers[IMPERSONATE_GROUP]);
-  const uid = list(headers[IMPERSONATE_UID])[0];
+  const uid = single(headers[IMPERSONATE_UID]);
   const extra: Record<string, string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (name.startsWith(IMPERSONATE_EXTRA))
-      extra[decodeURIComponent(name.slice(IMPERSONATE_EXTRA.length))] = list(value);
+      extra[unescapedKey(name.slice(IMPERSONATE_EXTRA.length))] = list(value);
   }
-  const user = headers[IMPERSONATE_USER];
+  const user = single(headers[IMPERSONATE_USER]);
   if (user === undefined) {
     const asked = [
       ...(groups.length > 0 ? ['Impersonate-Group'] : []),
@@ -56,8 +59,7 @@ export function requestedImpersonation(
       ? { kind: 'incomplete', reason: `${asked.join(' and ')} without Impersonate-User` }
       : undefined;
   }
-  const username = Array.isArray(user) ? user[0]! : user;
-  const serviceAccount = serviceAccountOf(username);
+  const serviceAccount = serviceAccountOf(user);
   // A service account impersonated without groups has its own, as kube-apiserver gives them.
   const impliedGroups =
     serviceAccount && groups.length === 0
@@ -65,7 +67,7 @@ export function requestedImpersonation(
       : groups;
   return {
     kind: 'user',
-    user: { username, ...(uid !== undefined ? { uid } : {}), groups: impliedGroups, extra },
+    user: { username: user, ...(uid !== undefined ? { uid } : {}), groups: impliedGroups, extra },
     askedGroups: groups,
   };
 }
@@ -161,6 +163,15 @@ function forbiddenMessage(caller: UserInfo, check: ImpersonationCheck): string {
   const resource = check.subresource ? `${check.resource}/${check.subresource}` : check.resource;
   const scope = check.namespace ? `in the namespace "${check.namespace}"` : 'at the cluster scope';
   return `${qualified} "${check.name}" is forbidden: User "${caller.username}" cannot impersonate resource "${resource}" in API group "${check.group}" ${scope}`;
+}
+
+/** An extra's key from its header name: percent-decoded, or as it is when that fails (as kube-apiserver). */
+function unescapedKey(key: string): string {
+  try {
+    return decodeURIComponent(key);
+  } catch {
+    return key;
+  }
 }
 
 /** The namespace and name of a service account's username; undefined for any other user. */

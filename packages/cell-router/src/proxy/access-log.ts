@@ -4,19 +4,27 @@ import { errorMessage } from '@cellfed/controller-kit';
 
 import type { RouterMetrics } from '../metrics/router-metrics.ts';
 import { parseRequestInfo, type RequestInfo } from '../request/request-info.ts';
+import { resourceVersionProblem } from '../request/resource-version-query.ts';
 import { endRequestSpan, type RequestOutcome } from '../tracing/request-span.ts';
 import type { ClientRequest } from './client-exchange.ts';
 
-/** The request's info, or why its target cannot be one (only origin-form paths are served). */
+/**
+ * The request's info, or why its target cannot be served: only origin-form paths, and a `resourceVersion`
+ * query an apiserver can parse (resource-version-query.ts).
+ */
 export function requestInfo(request: ClientRequest): RequestInfo | string {
   const target = request.url ?? '/';
   if (!target.startsWith('/') || target.startsWith('//'))
     return `the request target ${JSON.stringify(target.slice(0, 200))} is not a path`;
+  let info: RequestInfo;
   try {
-    return parseRequestInfo(request.method ?? 'GET', target);
+    info = parseRequestInfo(request.method ?? 'GET', target);
   } catch (error) {
     return `the request target does not parse: ${errorMessage(error)}`;
   }
+  const query = target.indexOf('?');
+  if (query === -1) return info;
+  return resourceVersionProblem(info, new URLSearchParams(target.slice(query + 1))) ?? info;
 }
 
 /** The object a log line is about: the path's resource, namespace and name. */
