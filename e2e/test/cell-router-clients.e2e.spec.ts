@@ -312,16 +312,20 @@ spec:
     }
   });
 
+  /** A new ServiceAccount `name` in the control plane, and a token for it (an hour). */
+  async function serviceAccountToken(name: string): Promise<string> {
+    await controlPlane.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
+    const created = await controlPlane.core.createNamespacedServiceAccountToken({
+      name,
+      namespace,
+      body: { spec: { audiences: [], expirationSeconds: 3600 } },
+    });
+    return created.status!.token!;
+  }
+
   it('lets each cell RBAC decide for a token user, and refuses a spoofed Impersonate-User with 403', async () => {
     const sa = 'reader';
-    await controlPlane.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: sa } } });
-    const token = (
-      await controlPlane.core.createNamespacedServiceAccountToken({
-        name: sa,
-        namespace,
-        body: { spec: { audiences: [], expirationSeconds: 3600 } },
-      })
-    ).status!.token;
+    const token = await serviceAccountToken(sa);
     const user = `system:serviceaccount:${namespace}:${sa}`;
     const name = 'guarded';
     await raw('POST', `/api/v1/namespaces/${namespace}/configmaps`, {
@@ -385,15 +389,11 @@ spec:
   it('checks a client’s impersonation as kube-apiserver does: the user or service account, groups, extras, uid', async () => {
     const impersonator = 'impersonator';
     const target = 'deployer';
-    for (const name of [impersonator, target])
-      await controlPlane.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
-    const token = (
-      await controlPlane.core.createNamespacedServiceAccountToken({
-        name: impersonator,
-        namespace,
-        body: { spec: { audiences: [], expirationSeconds: 3600 } },
-      })
-    ).status!.token;
+    await controlPlane.core.createNamespacedServiceAccount({
+      namespace,
+      body: { metadata: { name: target } },
+    });
+    const token = await serviceAccountToken(impersonator);
     // In the control plane, where the router asks: user bob (no extras), and service account `deployer`
     // as a service account (its user name is not granted).
     const planeConfig = new KubeConfig();
