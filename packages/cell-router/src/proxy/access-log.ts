@@ -22,9 +22,7 @@ export function requestInfo(request: ClientRequest): RequestInfo | string {
   } catch (error) {
     return `the request target does not parse: ${errorMessage(error)}`;
   }
-  const query = target.indexOf('?');
-  if (query === -1) return info;
-  return resourceVersionProblem(info, new URLSearchParams(target.slice(query + 1))) ?? info;
+  return resourceVersionProblem(info) ?? info;
 }
 
 /** The object a log line is about: the path's resource, namespace and name. */

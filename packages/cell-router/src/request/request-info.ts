@@ -32,6 +32,8 @@ export interface ResourceRequestInfo {
   readonly subresource: string;
   /** Empty for collections; for a list or watch, taken from a `metadata.name=` field selector as kube does. */
   readonly name: string;
+  /** The `resourceVersion` query, when the request has one. */
+  readonly resourceVersion?: string;
 }
 
 const SPECIAL_VERBS = new Set(['proxy', 'watch']);
@@ -105,6 +107,7 @@ export function parseRequestInfo(method: string, target: string): RequestInfo {
   } else if (name === '' && verb === 'delete') {
     verb = 'deletecollection';
   }
+  const resourceVersion = searchParams.get('resourceVersion');
 
   return {
     isResourceRequest: true,
@@ -117,6 +120,7 @@ export function parseRequestInfo(method: string, target: string): RequestInfo {
     resource,
     subresource,
     name,
+    ...(resourceVersion === null ? {} : { resourceVersion }),
   };
 }
 

@@ -2,8 +2,7 @@ import { parseRequestInfo } from './request-info.ts';
 import { resourceVersionProblem } from './resource-version-query.ts';
 
 function problem(method: string, target: string): string | undefined {
-  const info = parseRequestInfo(method, target);
-  return resourceVersionProblem(info, new URLSearchParams(target.split('?')[1] ?? ''));
+  return resourceVersionProblem(parseRequestInfo(method, target));
 }
 
 describe('resourceVersionProblem', () => {
@@ -15,6 +14,8 @@ describe('resourceVersionProblem', () => {
     ['GET', '/api/v1/namespaces/a/configmaps?resourceVersion=cf1.abc'],
     ['GET', '/api/v1/namespaces/a/configmaps?watch=1&resourceVersion=cf1.abc'],
     ['GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles?resourceVersion=12'],
+    // Not a resource request: kube-apiserver does not read the query either.
+    ['GET', '/version?resourceVersion=-5'],
   ])('lets %s %s through', (method, target) => {
     expect(problem(method, target)).toBeUndefined();
   });
