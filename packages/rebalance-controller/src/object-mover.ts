@@ -295,10 +295,7 @@ export class ObjectMover {
     const { ref, from, to, signal } = move;
     const copy = copyForNewCell(old, ref, from.id);
     // Usually nothing is there: create first, and read what is in the way only when something is.
-    let written = await create(to.client, ref, copy.object, signal).catch((error: unknown) => {
-      if (isAlreadyExists(error)) return undefined;
-      throw error;
-    });
+    let written = await createIfAbsent(to.client, ref, copy.object, signal);
     if (!written) {
       const existing = await read(to.client, ref, signal);
       if (!existing)
@@ -332,11 +329,11 @@ export class ObjectMover {
     );
     let copied = 0;
     for (const item of historyOf(listed.items, old)) {
-      const made = await create(to.client, historyRef(history, item), historyCopy(item, copy), signal).catch(
-        (error: unknown) => {
-          if (isAlreadyExists(error)) return undefined;
-          throw error;
-        },
+      const made = await createIfAbsent(
+        to.client,
+        historyRef(history, item),
+        historyCopy(item, copy),
+        signal,
       );
       if (made) copied++;
     }
@@ -446,6 +443,19 @@ function create(
     body: object,
     query: { fieldManager: FIELD_MANAGER },
     signal,
+  });
+}
+
+/** Creates `object`; undefined when something already has its name (nothing is read or changed). */
+function createIfAbsent(
+  client: CellClient,
+  ref: ObjectRef,
+  object: KubeObject,
+  signal: AbortSignal,
+): Promise<KubeObject | undefined> {
+  return create(client, ref, object, signal).catch((error: unknown) => {
+    if (isAlreadyExists(error)) return undefined;
+    throw error;
   });
 }
 
