@@ -24,6 +24,8 @@ import {
 } from '@cellfed/bench-kit';
 import {
   HashRing,
+  MIGRATED,
+  MIGRATING,
   REBALANCE_STATUS_LABEL,
   RoutingTable,
   parseCellSetSpec,
@@ -136,7 +138,7 @@ try {
         },
         MERGE_PATCH,
       );
-    const fenced = JSON.parse(await mark(twinVersions[k]!, 'migrating', FENCED_AT_ANNOTATION)) as {
+    const fenced = JSON.parse(await mark(twinVersions[k]!, MIGRATING, FENCED_AT_ANNOTATION)) as {
       metadata: ListItem['metadata'] & { resourceVersion: string };
     } & Record<string, unknown>;
     const { name, labels, annotations } = fenced.metadata;
@@ -145,7 +147,7 @@ try {
       ...fenced,
       metadata: { name, labels: copiedLabels, annotations },
     });
-    await mark(fenced.metadata.resourceVersion, 'migrated', MIGRATED_AT_ANNOTATION);
+    await mark(fenced.metadata.resourceVersion, MIGRATED, MIGRATED_AT_ANNOTATION);
   });
   const baselineSeconds = (performance.now() - baselineStarted) / 1000;
   // The twins would be strays (or moved copies) to the controller: gone before it starts.
@@ -197,7 +199,7 @@ try {
       await call(
         cells.get(id)!,
         'GET',
-        `${collection(NAMESPACE)}?labelSelector=${encodeURIComponent(`${REBALANCE_STATUS_LABEL}=migrated`)}`,
+        `${collection(NAMESPACE)}?labelSelector=${encodeURIComponent(`${REBALANCE_STATUS_LABEL}=${MIGRATED}`)}`,
       ),
     ) as { items: ListItem[] };
     for (const item of list.items) {
