@@ -77,6 +77,15 @@ export {
   originUid,
 } from './objects/object-identity.ts';
 export { portableObject, without } from './objects/portable-object.ts';
+export {
+  CONFIG_MAPS,
+  FOLLOWER_LABEL,
+  NOT_FOLLOWER_SELECTOR,
+  SECRETS,
+  hasPodTemplate,
+  podReferences,
+} from './objects/pod-references.ts';
+export type { PodReferences } from './objects/pod-references.ts';
 export type { PortableObject } from './objects/portable-object.ts';
 export type { CellAware, CellPoolOptions, EngagedCell } from './cells/cell-pool.ts';
 export type { CellHealth } from './cells/health-hysteresis.ts';

@@ -8,6 +8,7 @@ import { resourceListWatch } from '../informer/list-watch.ts';
 import type { KubeObject, ObjectMeta } from '../kube/kube-object.ts';
 import type { Lane } from '../queue/lane.ts';
 import { formatObjectKey, resourceName, type ObjectRef } from './object-ref.ts';
+import { NOT_FOLLOWER_SELECTOR } from './pod-references.ts';
 
 /** What controllers read about the copies of cellular objects in the cells. */
 export interface CopiesView {
@@ -125,7 +126,8 @@ export class CellObjects implements CellAware, CopiesView {
         listWatch: resourceListWatch(
           cell.client,
           { ...resource, namespaced: true },
-          { metadataOnly: this.options.metadataOnly },
+          // Follower copies are a cell's own, never the object (see pod-references.ts).
+          { metadataOnly: this.options.metadataOnly, labelSelector: NOT_FOLLOWER_SELECTOR },
         ),
         logger: this.options.logger,
         registry: this.options.registry,

@@ -6,7 +6,7 @@ type Hook = (method: string, path: string, body: unknown) => void;
 
 /**
  * An in-memory apiserver for the requests controllers make (unit tests only; e2e uses real cells): GET
- * (a collection lists what is under it, narrowed by an equality `labelSelector`), POST, PUT (also `/status`), JSON merge PATCH with the resourceVersion precondition, server-side apply (the
+ * (a collection lists what is under it, narrowed by a `labelSelector` of `key=value`, `key` and `!key` terms), POST, PUT (also `/status`), JSON merge PATCH with the resourceVersion precondition, server-side apply (the
  * applied object replaces the stored one, or creates it: one field manager), DELETE with a uid
  * precondition, and discovery of `deployments/status`. `before` runs ahead of every write and may throw (a
  * crash at that step) or change the store (another writer).
@@ -68,14 +68,13 @@ export class FakeCell {
   }
 
   private list(collection: string, selector: unknown): KubeList {
-    const wanted =
-      typeof selector === 'string' && selector ? selector.split(',').map((term) => term.split('=')) : [];
+    const terms = typeof selector === 'string' && selector ? selector.split(',') : [];
     const items = [...this.objects.entries()]
       .filter(
         ([path]) => path.startsWith(`${collection}/`) && !path.slice(collection.length + 1).includes('/'),
       )
       .map(([, object]) => object)
-      .filter((object) => wanted.every(([key, value]) => object.metadata.labels?.[key!] === value));
+      .filter((object) => terms.every((term) => matchesTerm(object.metadata.labels ?? {}, term)));
     return { metadata: { resourceVersion: String(this.version) }, items: structuredClone(items) };
   }
 
@@ -95,6 +94,13 @@ export class FakeCell {
     const existing = this.objects.get(target);
     if (!existing) throw notFound(target);
     this.checkVersion(target, existing, object.metadata.resourceVersion);
+    const frozen = (existing as { immutable?: boolean }).immutable === true;
+    if (
+      frozen &&
+      JSON.stringify((existing as { data?: unknown }).data) !==
+        JSON.stringify((object as { data?: unknown }).data)
+    )
+      throw new ApiError(422, { reason: 'Invalid', code: 422 }, `PUT ${target}: field is immutable`);
     const next = status
       ? { ...existing, status: (object as { status?: unknown }).status }
       : { ...object, status: (existing as { status?: unknown }).status };
@@ -163,4 +169,11 @@ function isCollection(path: string): boolean {
 
 function notFound(path: string): ApiError {
   return new ApiError(404, { reason: 'NotFound', code: 404 }, `GET ${path}`);
+}
+
+/** One term of a label selector: `key=value`, `key` (has it) or `!key` (has it not). */
+function matchesTerm(labels: Record<string, string>, term: string): boolean {
+  if (term.startsWith('!')) return labels[term.slice(1)] === undefined;
+  const [key = '', value] = term.split('=');
+  return value === undefined ? labels[key] !== undefined : labels[key] === value;
 }

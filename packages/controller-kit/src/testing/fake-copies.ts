@@ -3,12 +3,13 @@ import type { GroupVersionResource } from '@cellfed/hashing';
 import type { KubeObject, ObjectMeta } from '../kube/kube-object.ts';
 import type { CopiesView } from '../objects/cell-objects.ts';
 import type { ObjectRef } from '../objects/object-ref.ts';
+import { FOLLOWER_LABEL } from '../objects/pod-references.ts';
 
 import type { FakeCell } from './fake-cell.ts';
 
 /**
  * The cells' caches of one resource, read straight from fake cells (always current): what CellObjects
- * gives a controller.
+ * gives a controller, follower copies left out as its informers' label selector leaves them out.
  */
 export function fakeCopies(
   cells: readonly FakeCell[],
@@ -18,7 +19,7 @@ export function fakeCopies(
   const each = (visit: (cell: string, ref: ObjectRef, metadata: ObjectMeta) => void) => {
     for (const cell of cells) {
       for (const [path, object] of cell.objects) {
-        if (!ofResource(path)) continue;
+        if (!ofResource(path) || object.metadata.labels?.[FOLLOWER_LABEL] !== undefined) continue;
         const { namespace = '', name = '' } = object.metadata;
         visit(cell.id, { resource, namespace, name }, object.metadata);
       }

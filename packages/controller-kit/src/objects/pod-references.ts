@@ -1,0 +1,111 @@
+import type { GroupVersionResource } from '@cellfed/hashing';
+
+import type { KubeObject } from '../kube/kube-object.ts';
+
+/**
+ * On a ConfigMap or Secret the rebalance controller keeps in a cell because a pod template there names it
+ * while the object itself lives elsewhere (another cell, or the control plane): the id of where it lives.
+ * Such a copy is the cell's only, never the object: informers of cellular objects leave it out
+ * ({@link NOT_FOLLOWER_SELECTOR}), nothing moves or backs it up, and a move or a promotion into its cell
+ * writes the object over it.
+ */
+export const FOLLOWER_LABEL = 'cellfed.io/followed-from';
+
+/** The label selector of everything but follower copies. */
+export const NOT_FOLLOWER_SELECTOR = `!${FOLLOWER_LABEL}`;
+
+/** What a pod template names and needs in its own cell to start: ConfigMaps and Secrets, by name. */
+export interface PodReferences {
+  readonly configMaps: ReadonlySet<string>;
+  readonly secrets: ReadonlySet<string>;
+}
+
+export const CONFIG_MAPS: GroupVersionResource = { group: '', version: 'v1', resource: 'configmaps' };
+export const SECRETS: GroupVersionResource = { group: '', version: 'v1', resource: 'secrets' };
+
+/**
+ * The workload resources whose objects carry pod templates, `group/resource`. Pods themselves are left out:
+ * a cell's controllers make nearly all of them from these templates, and listing every pod of a namespace
+ * would cost more than the templates do.
+ */
+const WORKLOADS = new Set([
+  'apps/deployments',
+  'apps/statefulsets',
+  'apps/daemonsets',
+  'apps/replicasets',
+  'batch/jobs',
+  'batch/cronjobs',
+  '/replicationcontrollers',
+]);
+
+/** Whether objects of `resource` carry a pod template. */
+export function hasPodTemplate(resource: Pick<GroupVersionResource, 'group' | 'resource'>): boolean {
+  return WORKLOADS.has(`${resource.group}/${resource.resource}`);
+}
+
+interface Named {
+  name?: string;
+}
+interface Container {
+  env?: { valueFrom?: { configMapKeyRef?: Named; secretKeyRef?: Named } }[];
+  envFrom?: { configMapRef?: Named; secretRef?: Named }[];
+}
+interface PodSpec {
+  containers?: Container[];
+  initContainers?: Container[];
+  ephemeralContainers?: Container[];
+  imagePullSecrets?: Named[];
+  volumes?: {
+    configMap?: Named;
+    secret?: { secretName?: string };
+    projected?: { sources?: { configMap?: Named; secret?: Named }[] };
+  }[];
+}
+
+/** The pod spec inside a workload: `spec.template.spec`, or a CronJob's `spec.jobTemplate.spec.template.spec`. */
+function podSpecOf(object: KubeObject): PodSpec | undefined {
+  const spec = (object as { spec?: Record<string, unknown> }).spec;
+  const template = (spec?.['template'] ??
+    (spec?.['jobTemplate'] as { spec?: { template?: unknown } } | undefined)?.spec?.template) as
+    { spec?: PodSpec } | undefined;
+  return template?.spec;
+}
+
+/**
+ * The ConfigMaps and Secrets a workload's pods name, where a kubelet or a cell's admission needs them in
+ * the pod's own cell: volumes (also projected sources), `env` and `envFrom` of every container, and
+ * `imagePullSecrets`. Optional references count too: a pod uses them when they exist.
+ */
+export function podReferences(object: KubeObject): PodReferences {
+  const configMaps = new Set<string>();
+  const secrets = new Set<string>();
+  const add = (into: Set<string>, name: string | undefined) => {
+    if (name) into.add(name);
+  };
+  const spec = podSpecOf(object);
+  if (!spec) return { configMaps, secrets };
+  for (const volume of spec.volumes ?? []) {
+    add(configMaps, volume.configMap?.name);
+    add(secrets, volume.secret?.secretName);
+    for (const source of volume.projected?.sources ?? []) {
+      add(configMaps, source.configMap?.name);
+      add(secrets, source.secret?.name);
+    }
+  }
+  for (const container of [
+    ...(spec.containers ?? []),
+    ...(spec.initContainers ?? []),
+    ...(spec.ephemeralContainers ?? []),
+  ]) {
+    for (const variable of container.env ?? []) {
+      add(configMaps, variable.valueFrom?.configMapKeyRef?.name);
+      add(secrets, variable.valueFrom?.secretKeyRef?.name);
+    }
+    for (const source of container.envFrom ?? []) {
+      add(configMaps, source.configMapRef?.name);
+      add(secrets, source.secretRef?.name);
+    }
+  }
+  for (const pullSecret of spec.imagePullSecrets ?? []) add(secrets, pullSecret.name);
+  return { configMaps, secrets };
+}
