@@ -11,6 +11,7 @@ describe('parseRebalanceArgs', () => {
       mirrorResyncMs: 60_000,
       collectorResyncMs: 60_000,
       scanQps: 1000,
+      followPodReferences: true,
     });
     expect(config.ratePerSecond).toBeUndefined();
     expect(config.manager.leaderElection).toMatchObject({
@@ -22,7 +23,7 @@ describe('parseRebalanceArgs', () => {
 
   it('reads every flag', () => {
     const config = parseRebalanceArgs(
-      '--cellset x --window 8 --rate 50 --delete-after 90s --mirror-resync 5s --collector-resync 7s --leader-elect false --leader-elect-lease-duration 4s --leader-elect-renew-deadline 3s --leader-elect-retry-period 500ms --http-port 0'.split(
+      '--cellset x --window 8 --rate 50 --delete-after 90s --mirror-resync 5s --collector-resync 7s --follow-pod-references false --leader-elect false --leader-elect-lease-duration 4s --leader-elect-renew-deadline 3s --leader-elect-retry-period 500ms --http-port 0'.split(
         ' ',
       ),
     );
@@ -33,6 +34,7 @@ describe('parseRebalanceArgs', () => {
       deleteAfterMs: 90_000,
       mirrorResyncMs: 5000,
       collectorResyncMs: 7000,
+      followPodReferences: false,
     });
     expect(config.manager.leaderElection).toMatchObject({
       enabled: false,
@@ -50,6 +52,7 @@ describe('parseRebalanceArgs', () => {
     [['--rate=0'], /--rate must be above 0/],
     [['--rate=-1'], /--rate must be above 0/],
     [['--leader-elect', 'yes'], /--leader-elect must be true or false/],
+    [['--follow-pod-references', 'no'], /--follow-pod-references must be true or false/],
     [['--nope'], /Unknown option '--nope'/],
   ])('refuses %j with one readable line', (argv, message) => {
     expect(() => parseRebalanceArgs(argv)).toThrow(message);

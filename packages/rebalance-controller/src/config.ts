@@ -21,6 +21,7 @@ export const RebalanceConfigSchema = ControllerConfigSchema.extend({
   scanQps: positiveIntFlag('scan-qps', 100_000).default(1000),
   mirrorResyncMs: durationFlag('mirror-resync', 60_000),
   collectorResyncMs: durationFlag('collector-resync', 60_000),
+  followPodReferences: z.boolean().default(true),
 }).strict();
 
 export type RebalanceConfig = z.output<typeof RebalanceConfigSchema>;
@@ -34,6 +35,9 @@ export const USAGE = `usage: rebalance-controller [options]
                                    objects although no namespace or CRD changed (default 60s)
   --collector-resync DURATION      how often an object with held owner references is checked again for
                                    owners gone from the control plane, which are not watched (default 60s)
+  --follow-pod-references BOOL     keep in each cell the ConfigMaps and Secrets its workloads' pod templates
+                                   name where they live elsewhere; needs get on them in the control plane
+                                   (default true)
 ${MANAGER_USAGE}`;
 
 /** Reads the command line into the config; every problem in one line. */
@@ -47,11 +51,18 @@ export function parseRebalanceArgs(argv: string[]): RebalanceConfig {
       'scan-qps',
       'mirror-resync',
       'collector-resync',
+      'follow-pod-references',
     ]);
   } catch (error) {
     throw new RebalanceError(RebalanceErrorCode.InvalidConfig, (error as Error).message);
   }
   const { values, common } = flags;
+  const follow = values['follow-pod-references'];
+  if (follow !== undefined && follow !== 'true' && follow !== 'false')
+    throw new RebalanceError(
+      RebalanceErrorCode.InvalidConfig,
+      `--follow-pod-references must be true or false; got "${follow}"`,
+    );
   const number = (value: string | undefined) => (value === undefined ? undefined : Number(value));
   const result = RebalanceConfigSchema.safeParse({
     ...common,
@@ -61,6 +72,7 @@ export function parseRebalanceArgs(argv: string[]): RebalanceConfig {
     scanQps: number(values['scan-qps']),
     mirrorResyncMs: values['mirror-resync'],
     collectorResyncMs: values['collector-resync'],
+    followPodReferences: follow === undefined ? undefined : follow === 'true',
   });
   if (result.success) return result.data;
   throw new RebalanceError(RebalanceErrorCode.InvalidConfig, issuesLine(result.error));

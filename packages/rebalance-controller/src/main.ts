@@ -21,6 +21,7 @@ await runControllerProcess({
         scanQps: config.scanQps,
         mirrorResyncMs: config.mirrorResyncMs,
         collectorResyncMs: config.collectorResyncMs,
+        followPodReferences: config.followPodReferences,
         ...(config.ratePerSecond === undefined ? {} : { ratePerSecond: config.ratePerSecond }),
       },
     }),

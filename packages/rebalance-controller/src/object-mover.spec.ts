@@ -1,4 +1,10 @@
-import { ApiError, type KubeObject, type ObjectRef, ORIGIN_UID_ANNOTATION } from '@cellfed/controller-kit';
+import {
+  ApiError,
+  FOLLOWER_LABEL,
+  type KubeObject,
+  type ObjectRef,
+  ORIGIN_UID_ANNOTATION,
+} from '@cellfed/controller-kit';
 import { FakeCell, FakeClock, memoryLogger } from '@cellfed/controller-kit/testing';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
@@ -144,16 +150,17 @@ describe('ObjectMover', () => {
     await expect(mover.move({ ...move, cached })).resolves.toEqual({ result: 'source-gone' });
   });
 
-  it('replaces a stale copy already in the new cell instead of trusting it', async () => {
+  it('replaces a stale or follower copy already in the new cell instead of trusting it', async () => {
     const { from, to, mover, move } = setup();
     to.put(PATH, {
       ...deployment(),
       spec: { replicas: 99 },
-      metadata: { name: 'web', labels: { stale: 'yes' } },
+      metadata: { name: 'web', labels: { stale: 'yes', [FOLLOWER_LABEL]: 'cell-1' } },
     });
     await mover.move(move);
     expectMoved(from, to);
     expect(to.get(PATH)!.spec).toEqual({ replicas: 3, selector: { matchLabels: { app: 'web' } } });
+    expect(to.get(PATH)!.metadata.labels).toEqual({ app: 'web' });
   });
 
   it('copies the status again when only the status changed while fenced (the old cell’s own controllers)', async () => {

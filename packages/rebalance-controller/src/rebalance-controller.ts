@@ -20,6 +20,10 @@ import {
   heldOwnersOrNone,
   FOREGROUND_FINALIZER,
   ORPHAN_FINALIZER,
+  CONFIG_MAPS,
+  SECRETS,
+  hasPodTemplate,
+  resourceName,
   type Lane,
 } from '@cellfed/controller-kit';
 import { safeParseCellSet } from '@cellfed/hashing';
@@ -28,6 +32,7 @@ import type { Registry } from 'prom-client';
 
 import { CellSetReconciler } from './cellset-reconciler.ts';
 import { DependentsIndex, groupOf, ownerName } from './dependents-index.ts';
+import { FollowerReconciler, formatFollowerKey } from './follower-reconciler.ts';
 import { GarbageCollectorReconciler } from './garbage-collector-reconciler.ts';
 import { OwnerKinds } from './owner-kinds.ts';
 import { MigrationReconciler } from './migration-reconciler.ts';
@@ -56,6 +61,11 @@ export interface RebalanceSettings {
    * the control plane are not watched). Default 60 s.
    */
   collectorResyncMs?: number;
+  /**
+   * Keep in each cell the ConfigMaps and Secrets its workloads' pod templates name, where they live
+   * elsewhere (follower copies). Default true.
+   */
+  followPodReferences?: boolean;
 }
 
 export interface RebalanceControllerOptions {
@@ -80,10 +90,10 @@ const LEASES = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases'
 
 /**
  * The rebalance controller's parts, wired: caches of the control plane (namespaces, CRDs, router Leases)
- * and of every cell's cellular objects, always running so a new leader starts warm; and four controllers
+ * and of every cell's cellular objects, always running so a new leader starts warm; and five controllers
  * that run only while leading — the CellSet lifecycle, the shared-object mirror (per cell), the
- * migrations (per object, `window` workers) and the garbage collector across cells (per object with held
- * owner references).
+ * migrations (per object, `window` workers), the garbage collector across cells (per object with held
+ * owner references) and the follower copies of what pod templates name (per cell and namespace).
  */
 export class RebalanceController {
   readonly plans = new PlanHolder();
@@ -92,6 +102,8 @@ export class RebalanceController {
   readonly mirror: Controller;
   readonly migrations: Controller;
   readonly collector: Controller;
+  /** Follower copies, per cell and namespace; absent when turned off. */
+  readonly followers: Controller | undefined;
   private readonly dependents = new DependentsIndex();
   private readonly namespaces: Informer;
   private readonly crds: Informer;
@@ -141,9 +153,10 @@ export class RebalanceController {
       registry,
       resources: () => this.plans.current()?.spec.cellularResources ?? [],
       // Changes always count; the initial lists and resyncs only for objects with something to do.
-      onChange: (key, lane) => {
+      onChange: (key, lane, cell) => {
         if (lane === 'high' || this.keyNeedsWork(key)) this.migrations.queue.add(key, lane);
         this.ownersChanged(key, lane);
+        this.followersChanged(key, lane, cell);
       },
     });
     this.migrations = new Controller({
@@ -194,6 +207,28 @@ export class RebalanceController {
       backoff: { baseMs: 500, maxMs: 60_000 },
       cellOf: () => undefined,
     });
+    this.followers =
+      settings.followPodReferences === false
+        ? undefined
+        : new Controller({
+            name: 'followers',
+            reconciler: new FollowerReconciler({
+              plans: this.plans,
+              copies: this.objects,
+              cell: cellEnd,
+              controlPlane,
+              metrics,
+              ...(settings.mirrorResyncMs === undefined ? {} : { resyncMs: settings.mirrorResyncMs }),
+            }),
+            registry,
+            tracer,
+            logger,
+            clock,
+            workers: 2,
+            lowLane: { qps: settings.scanQps, burst: 100 },
+            backoff: { baseMs: 500, maxMs: 60_000 },
+            cellOf: (key) => key.split('/')[0],
+          });
     this.cellSets = new Controller({
       name: 'cellset',
       reconciler: new CellSetReconciler({
@@ -301,10 +336,12 @@ export class RebalanceController {
     this.mirror.start();
     this.migrations.start();
     this.collector.start();
+    this.followers?.start();
     await untilAborted(signal);
     await Promise.all([
       this.migrations.stop(10_000),
       this.collector.stop(5000),
+      this.followers?.stop(5000),
       this.mirror.stop(5000),
       this.cellSets.stop(5000),
     ]);
@@ -366,6 +403,25 @@ export class RebalanceController {
       ownerName(ref.resource.group, ref.namespace, ref.name),
     ))
       this.collector.queue.add(dependent, 'high');
+  }
+
+  /**
+   * An object changed in a cell: a workload's pod template may name other ConfigMaps or Secrets now (its
+   * cell's followers are compared again), and a ConfigMap or Secret may be the source of followers in the
+   * other cells (theirs are).
+   */
+  private followersChanged(key: string, lane: Lane, cell: string): void {
+    const followers = this.followers;
+    const plan = this.plans.current();
+    const ref = followers && plan && parseObjectKey(key, plan.resources);
+    if (!followers || !ref) return;
+    if (hasPodTemplate(ref.resource))
+      followers.queue.add(formatFollowerKey({ cell, namespace: ref.namespace }), lane);
+    const name = resourceName(ref.resource);
+    if (name !== resourceName(CONFIG_MAPS) && name !== resourceName(SECRETS)) return;
+    for (const other of this.pool.cells())
+      if (other.id !== cell)
+        followers.queue.add(formatFollowerKey({ cell: other.id, namespace: ref.namespace }), lane);
   }
 
   private enqueueNamespace(namespace: string): void {

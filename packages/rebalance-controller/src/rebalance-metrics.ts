@@ -13,6 +13,7 @@ export class RebalanceMetrics {
   readonly inFlight: Gauge;
   readonly moved: Gauge;
   readonly collected: Counter<'action'>;
+  readonly followers: Counter<'action'>;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -51,6 +52,12 @@ export class RebalanceMetrics {
     this.collected = new Counter({
       name: 'cellfed_garbage_collected_total',
       help: 'What the garbage collector across cells did: deleted objects whose held owners are all gone, removed references to owners that went, orphaned the held dependents of owners deleted with orphan propagation',
+      labelNames: ['action'],
+      registers,
+    });
+    this.followers = new Counter({
+      name: 'cellfed_rebalance_followers_total',
+      help: 'Follower copies of ConfigMaps and Secrets that pod templates name, written into or deleted from the cells of the workloads, by action (created, updated, deleted)',
       labelNames: ['action'],
       registers,
     });

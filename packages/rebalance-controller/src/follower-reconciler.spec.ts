@@ -1,0 +1,246 @@
+import { ApiError, FOLLOWER_LABEL, type KubeObject } from '@cellfed/controller-kit';
+import { FakeCell, fakeCopies, memoryLogger } from '@cellfed/controller-kit/testing';
+import { MIGRATED, REBALANCE_STATUS_LABEL, parseCellSetSpec } from '@cellfed/hashing';
+import { Registry } from 'prom-client';
+
+import { RebalanceErrorCode } from './errors.ts';
+import { FollowerReconciler, formatFollowerKey, parseFollowerKey } from './follower-reconciler.ts';
+import { PlanHolder } from './rebalance-plan.ts';
+import { RebalanceMetrics } from './rebalance-metrics.ts';
+
+const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
+const DEPLOYMENTS = { group: 'apps', version: 'v1', resource: 'deployments' };
+const SECRETS = { group: '', version: 'v1', resource: 'secrets' };
+const RESYNC = 60_000;
+const cmPath = (name: string) => `/api/v1/namespaces/shop/configmaps/${name}`;
+const secretPath = (name: string) => `/api/v1/namespaces/shop/secrets/${name}`;
+const deploymentPath = (name: string) => `/apis/apps/v1/namespaces/shop/deployments/${name}`;
+
+function setup(options: { shared?: boolean; down?: boolean } = {}) {
+  const spec = parseCellSetSpec({
+    cellularResources: [DEPLOYMENTS, CONFIGMAPS],
+    sharedResources: options.shared ? [SECRETS] : [],
+    cells: ['a', 'b', 'c'].map((id) => ({
+      id,
+      state: options.down && id === 'a' ? ('Down' as const) : ('Normal' as const),
+      kubeconfigSecretRef: { name: id },
+    })),
+  });
+  const cells = { a: new FakeCell('a'), b: new FakeCell('b'), c: new FakeCell('c') };
+  const controlPlane = new FakeCell('control-plane');
+  const plans = new PlanHolder();
+  plans.load(spec, 1);
+  const metrics = new RebalanceMetrics(new Registry());
+  const reconciler = new FollowerReconciler({
+    plans,
+    copies: fakeCopies(Object.values(cells), CONFIGMAPS),
+    cell: (id) => (id in cells ? { id, client: cells[id as keyof typeof cells] } : undefined),
+    controlPlane,
+    metrics,
+    resyncMs: RESYNC,
+  });
+  const deployment = (name: string, podSpec: unknown) =>
+    cells.a.put(deploymentPath(name), {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name, namespace: 'shop' },
+      spec: { template: { spec: podSpec } },
+    } as KubeObject);
+  const configMap = (cell: FakeCell, name: string, data: Record<string, string>, extra: object = {}) =>
+    cell.put(cmPath(name), {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, namespace: 'shop', labels: { app: 'web' } },
+      data,
+      ...extra,
+    } as KubeObject);
+  const secret = (name: string, data: Record<string, string>) =>
+    controlPlane.put(secretPath(name), {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name, namespace: 'shop' },
+      type: 'Opaque',
+      data,
+    } as KubeObject);
+  const reconcile = (key = 'a/shop') =>
+    reconciler.reconcile({
+      key,
+      lane: 'high',
+      signal: new AbortController().signal,
+      log: memoryLogger().logger,
+    });
+  const count = async (action: string) =>
+    (await metrics.followers.get()).values.find((value) => value.labels['action'] === action)?.value ?? 0;
+  return { cells, controlPlane, deployment, configMap, secret, reconcile, count };
+}
+
+const usesSettingsAndDb = {
+  volumes: [{ name: 'settings', configMap: { name: 'settings' } }],
+  containers: [{ name: 'web', envFrom: [{ secretRef: { name: 'db' } }] }],
+};
+
+describe('FollowerReconciler', () => {
+  it('copies what a pod template names from another cell and from the control plane into the workload’s cell', async () => {
+    const { cells, deployment, configMap, secret, reconcile, count } = setup();
+    configMap(cells.b, 'settings', { mode: 'fast' });
+    secret('db', { password: 'cw==' });
+    deployment('web', usesSettingsAndDb);
+
+    expect(await reconcile()).toEqual({ requeueAfterMs: RESYNC });
+
+    expect(cells.a.get(cmPath('settings'))).toMatchObject({
+      kind: 'ConfigMap',
+      data: { mode: 'fast' },
+      metadata: { labels: { app: 'web', [FOLLOWER_LABEL]: 'b' } },
+    });
+    expect(cells.a.get(secretPath('db'))).toMatchObject({
+      kind: 'Secret',
+      type: 'Opaque',
+      data: { password: 'cw==' },
+      metadata: { labels: { [FOLLOWER_LABEL]: 'control-plane' } },
+    });
+    expect(await count('created')).toBe(2);
+  });
+
+  it('writes nothing again while the sources stay, and reads an unchanged cell source not at all', async () => {
+    const { cells, deployment, configMap, secret, reconcile } = setup();
+    configMap(cells.b, 'settings', { mode: 'fast' });
+    secret('db', { password: 'cw==' });
+    deployment('web', usesSettingsAndDb);
+    await reconcile();
+    const writes = cells.a.writes.length;
+    cells.b.reads.length = 0;
+
+    await reconcile();
+
+    expect(cells.a.writes).toHaveLength(writes);
+    expect(cells.b.reads).not.toContain(cmPath('settings'));
+  });
+
+  it('follows a source’s change, and deletes the copy when the source goes or no template names it', async () => {
+    const { cells, controlPlane, deployment, configMap, secret, reconcile, count } = setup();
+    configMap(cells.b, 'settings', { mode: 'fast' });
+    secret('db', { password: 'cw==' });
+    deployment('web', usesSettingsAndDb);
+    await reconcile();
+
+    configMap(cells.b, 'settings', { mode: 'safe' });
+    await reconcile();
+    expect(cells.a.get(cmPath('settings'))).toMatchObject({ data: { mode: 'safe' } });
+    expect(await count('updated')).toBe(1);
+
+    controlPlane.objects.delete(secretPath('db'));
+    await reconcile();
+    expect(cells.a.get(secretPath('db'))).toBeUndefined();
+
+    deployment('web', { containers: [{ name: 'web' }] });
+    await reconcile();
+    expect(cells.a.get(cmPath('settings'))).toBeUndefined();
+    expect(await count('deleted')).toBe(2);
+  });
+
+  it('replaces the copy of an immutable source that was recreated with other data', async () => {
+    const { cells, deployment, configMap, reconcile } = setup();
+    configMap(cells.b, 'settings', { mode: 'fast' }, { immutable: true });
+    deployment('web', { volumes: [{ name: 's', configMap: { name: 'settings' } }], containers: [] });
+    await reconcile();
+    const first = cells.a.get(cmPath('settings'))!;
+
+    cells.b.objects.delete(cmPath('settings'));
+    configMap(cells.b, 'settings', { mode: 'safe' }, { immutable: true });
+    await reconcile();
+
+    const second = cells.a.get(cmPath('settings'))!;
+    expect(second).toMatchObject({ data: { mode: 'safe' }, immutable: true });
+    expect(second.metadata.uid).not.toBe(first.metadata.uid);
+  });
+
+  it('never copies what is in the cell already, what every cell has, or a shared resource the mirror keeps', async () => {
+    const { cells, controlPlane, deployment, configMap, secret, reconcile } = setup({ shared: true });
+    configMap(cells.a, 'local', { here: 'yes' });
+    configMap(cells.b, 'kube-root-ca.crt', { 'ca.crt': 'cell b’s own' });
+    secret('db', { password: 'cw==' });
+    deployment('web', {
+      volumes: [
+        { name: 'l', configMap: { name: 'local' } },
+        { name: 'ca', configMap: { name: 'kube-root-ca.crt' } },
+        { name: 'missing', configMap: { name: 'nowhere' } },
+      ],
+      containers: [{ name: 'web', envFrom: [{ secretRef: { name: 'db' } }] }],
+    });
+
+    await reconcile();
+
+    expect(cells.a.writes).toEqual([]);
+    expect(controlPlane.reads).not.toContain(secretPath('db'));
+  });
+
+  it('takes from the object’s copy, not from the leftover of its move, and drops cellfed’s marks', async () => {
+    const { cells, deployment, configMap, reconcile } = setup();
+    configMap(cells.b, 'settings', { mode: 'before the move' });
+    cells.b.objects.get(cmPath('settings'))!.metadata.labels![REBALANCE_STATUS_LABEL] = MIGRATED;
+    configMap(cells.c, 'settings', { mode: 'after the move' });
+    deployment('web', { volumes: [{ name: 's', configMap: { name: 'settings' } }], containers: [] });
+
+    await reconcile();
+
+    const copy = cells.a.get(cmPath('settings'))!;
+    expect(copy).toMatchObject({
+      data: { mode: 'after the move' },
+      metadata: { labels: { [FOLLOWER_LABEL]: 'c' } },
+    });
+    expect(copy.metadata.labels?.[REBALANCE_STATUS_LABEL]).toBeUndefined();
+  });
+
+  it('leaves an object of the same name that is not a follower alone', async () => {
+    const { cells, deployment, secret, reconcile } = setup();
+    secret('db', { password: 'cw==' });
+    cells.a.put(secretPath('db'), {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'db', namespace: 'shop' },
+      data: { password: 'b3du' },
+    } as KubeObject);
+    deployment('web', usesSettingsAndDb);
+
+    await expect(reconcile()).resolves.toEqual({ requeueAfterMs: RESYNC });
+
+    expect(cells.a.get(secretPath('db'))).toMatchObject({ data: { password: 'b3du' } });
+  });
+
+  it('fails, to be retried, when the control plane refuses to give a Secret', async () => {
+    const { controlPlane, deployment, reconcile } = setup();
+    const refuse = controlPlane.request.bind(controlPlane);
+    controlPlane.request = (<T>(method: string, path: string, options?: object) =>
+      path === secretPath('db')
+        ? Promise.reject(new ApiError(403, { code: 403, reason: 'Forbidden' }, `GET ${path}`))
+        : refuse<T>(method, path, options)) as typeof controlPlane.request;
+    deployment('web', usesSettingsAndDb);
+
+    await expect(reconcile()).rejects.toThrow(/403 Forbidden/);
+  });
+
+  it('does nothing in a cell that is Down', async () => {
+    const { cells, deployment, configMap, reconcile } = setup({ down: true });
+    configMap(cells.b, 'settings', { mode: 'fast' });
+    deployment('web', usesSettingsAndDb);
+
+    expect(await reconcile()).toEqual({});
+    expect(cells.a.get(cmPath('settings'))).toBeUndefined();
+  });
+});
+
+describe('follower keys', () => {
+  it('name a cell and a namespace, and read back', () => {
+    expect(parseFollowerKey(formatFollowerKey({ cell: 'a', namespace: 'shop' }))).toEqual({
+      cell: 'a',
+      namespace: 'shop',
+    });
+  });
+
+  it.each(['shop', '/shop', 'a/'])('refuse %j with a stable code', (key) => {
+    expect(() => parseFollowerKey(key)).toThrow(
+      expect.objectContaining({ code: RebalanceErrorCode.InvalidKey }),
+    );
+  });
+});

@@ -1,0 +1,300 @@
+import {
+  CELL_SYSTEM_NAMESPACES,
+  CONFIG_MAPS,
+  CONTROL_PLANE,
+  FOLLOWER_LABEL,
+  SECRETS,
+  hasPodTemplate,
+  isAlreadyExists,
+  isCellOwnObject,
+  isNotFound,
+  podReferences,
+  resourceName,
+  resourcePath,
+  ApiError,
+  type CopiesView,
+  type KubeClient,
+  type KubeList,
+  type KubeObject,
+  type ObjectRef,
+  type ReconcileRequest,
+  type ReconcileResult,
+  type Reconciler,
+} from '@cellfed/controller-kit';
+import { MIGRATED, REBALANCE_STATUS_LABEL, type GroupVersionResource } from '@cellfed/hashing';
+import type { Logger } from 'pino';
+
+import { RebalanceError, RebalanceErrorCode } from './errors.ts';
+import { FOLLOWED_VERSION_ANNOTATION, followerCopy, sameFollower, type SourceId } from './follower-copy.ts';
+import { inParallel } from './in-parallel.ts';
+import type { RebalanceMetrics } from './rebalance-metrics.ts';
+import type { PlanHolder } from './rebalance-plan.ts';
+import { mirroredResources } from './shared-objects.ts';
+
+type Client = Pick<KubeClient, 'request'>;
+
+/** A follower key: one namespace of one cell ("which cell" is part of the key). */
+export interface FollowerKey {
+  readonly cell: string;
+  readonly namespace: string;
+}
+
+export function formatFollowerKey(key: FollowerKey): string {
+  return `${key.cell}/${key.namespace}`;
+}
+
+export function parseFollowerKey(key: string): FollowerKey {
+  const slash = key.indexOf('/');
+  if (slash <= 0 || slash === key.length - 1)
+    throw new RebalanceError(RebalanceErrorCode.InvalidKey, `follower key "${key}" is not cell/namespace`);
+  return { cell: key.slice(0, slash), namespace: key.slice(slash + 1) };
+}
+
+/** An engaged cell, as far as followers need it. */
+interface CellEnd {
+  readonly id: string;
+  readonly client: Client;
+}
+
+export interface FollowerReconcilerOptions {
+  plans: PlanHolder;
+  copies: CopiesView;
+  cell: (id: string) => CellEnd | undefined;
+  /** The router control plane, where the ConfigMaps and Secrets that are not cellular live. */
+  controlPlane: Client;
+  metrics: RebalanceMetrics;
+  /** How often a namespace of a cell is compared again although nothing changed. Default 60 s. */
+  resyncMs?: number;
+}
+
+/** Where a wanted follower's source is, as far as the caches tell. */
+interface Source {
+  readonly from: SourceId;
+  readonly client: Client;
+  /** The source's resourceVersion in the cache, for a source in a cell. */
+  readonly version?: string | undefined;
+}
+
+const KINDS = [CONFIG_MAPS, SECRETS] as const;
+
+/**
+ * Keeps in each cell the ConfigMaps and Secrets its workloads' pod templates name (see podReferences) where
+ * the object itself lives elsewhere: in another cell (ConfigMaps are cellular, and the ring places them
+ * apart from the workloads) or in the control plane (Secrets, by default). The cell's kubelets and admission
+ * read them from their own apiserver, so without a copy the pods never start. Keyed by cell and namespace:
+ * each pass lists the cell's workloads there, and writes, updates or deletes the follower copies to match.
+ * A copy of the object itself in the cell (its home, or one in the middle of a move) is never touched.
+ */
+export class FollowerReconciler implements Reconciler {
+  private readonly options: FollowerReconcilerOptions;
+
+  constructor(options: FollowerReconcilerOptions) {
+    this.options = options;
+  }
+
+  async reconcile({ key, signal, log }: ReconcileRequest): Promise<ReconcileResult> {
+    const { cell: cellId, namespace } = parseFollowerKey(key);
+    const spec = this.options.plans.current()?.spec;
+    const cell = this.options.cell(cellId);
+    const entry = spec?.cells.find((candidate) => candidate.id === cellId);
+    if (!spec || !cell || !entry || entry.state === 'Down' || CELL_SYSTEM_NAMESPACES.has(namespace))
+      return {};
+    const workloads = spec.cellularResources.filter(hasPodTemplate);
+    const shared = mirroredResources(spec);
+    const wanted = await this.referenced(cell.client, workloads, namespace, signal);
+    if (wanted === undefined) return {}; // the namespace is not in the cell (yet, or any more)
+    let writes = 0;
+    for (const kind of KINDS) {
+      if (shared.some((resource) => sameResource(resource, kind))) continue; // every cell has them already
+      const cellular = spec.cellularResources.some((resource) => sameResource(resource, kind));
+      const names = wanted.get(kind.resource) ?? new Set<string>();
+      writes += await this.follow(cell, kind, namespace, names, cellular, signal, log);
+    }
+    if (writes > 0) log.info({ cell: cellId, namespace, writes }, 'follower copies written');
+    return { requeueAfterMs: this.options.resyncMs ?? 60_000 };
+  }
+
+  /** The names each kind's pod templates in the namespace name; undefined if the namespace is not there. */
+  private async referenced(
+    cell: Client,
+    workloads: readonly GroupVersionResource[],
+    namespace: string,
+    signal: AbortSignal,
+  ): Promise<Map<string, Set<string>> | undefined> {
+    const wanted = new Map<string, Set<string>>(KINDS.map((kind) => [kind.resource, new Set<string>()]));
+    for (const workload of workloads) {
+      let list: KubeList;
+      try {
+        list = await cell.request<KubeList>(
+          'GET',
+          resourcePath({ ...workload, namespaced: true }, namespace),
+          {
+            signal,
+          },
+        );
+      } catch (error) {
+        if (isNotFound(error)) return undefined;
+        throw error;
+      }
+      for (const object of list.items ?? []) {
+        const { configMaps, secrets } = podReferences(object);
+        for (const name of configMaps) wanted.get(CONFIG_MAPS.resource)!.add(name);
+        for (const name of secrets) wanted.get(SECRETS.resource)!.add(name);
+      }
+    }
+    return wanted;
+  }
+
+  /** Makes the cell's followers of one kind in one namespace match `names`; answers the number of writes. */
+  private async follow(
+    cell: CellEnd,
+    kind: GroupVersionResource,
+    namespace: string,
+    names: ReadonlySet<string>,
+    cellular: boolean,
+    signal: AbortSignal,
+    log: Logger,
+  ): Promise<number> {
+    const collection = resourcePath({ ...kind, namespaced: true }, namespace);
+    const existing = await cell.client.request<KubeList>('GET', collection, {
+      query: { labelSelector: FOLLOWER_LABEL },
+      signal,
+    });
+    const followers = new Map((existing.items ?? []).map((item) => [item.metadata.name ?? '', item]));
+    const tasks: (() => Promise<unknown>)[] = [];
+    const kept = new Set<string>();
+    for (const name of names) {
+      const ref: ObjectRef = { resource: kind, namespace, name };
+      if (isCellOwnObject(ref)) continue; // every cell has its own kube-root-ca.crt
+      const source = this.sourceOf(ref, cell.id, cellular);
+      if (!source) continue; // here already, or nowhere
+      const current = followers.get(name);
+      if (current && fresh(current, source)) {
+        kept.add(name);
+        continue;
+      }
+      kept.add(name);
+      tasks.push(async () => {
+        const object = await read(source.client, ref, signal);
+        if (!object) {
+          kept.delete(name); // the source is gone: so goes the follower
+          if (current) await this.remove(cell.client, ref, current, signal);
+          return;
+        }
+        const copy = followerCopy(
+          { ...object, kind: kind === SECRETS ? 'Secret' : 'ConfigMap' },
+          source.from,
+        );
+        if (current && sameFollower(current, copy)) return;
+        await this.write(cell.client, ref, copy, current, signal, log);
+      });
+    }
+    for (const [name, current] of followers)
+      if (!kept.has(name))
+        tasks.push(() => this.remove(cell.client, { resource: kind, namespace, name }, current, signal));
+    const before = tasks.length;
+    await inParallel(tasks, 4);
+    return before;
+  }
+
+  /**
+   * Where the object a pod template names lives, if not in `cellId` already: for a cellular kind the cell
+   * whose copy is the object (not the leftover of a move), for another kind the control plane.
+   */
+  private sourceOf(ref: ObjectRef, cellId: string, cellular: boolean): Source | undefined {
+    if (!cellular) return { from: CONTROL_PLANE, client: this.options.controlPlane };
+    const copies = this.options.copies.copiesOf(ref);
+    if (copies.has(cellId)) return undefined;
+    let chosen: Source | undefined;
+    for (const [id, metadata] of copies) {
+      const client = this.options.cell(id)?.client;
+      if (!client) continue;
+      const source = { from: id, client, version: metadata.resourceVersion };
+      if (metadata.labels?.[REBALANCE_STATUS_LABEL] !== MIGRATED) return source;
+      chosen ??= source;
+    }
+    return chosen;
+  }
+
+  private async write(
+    cell: Client,
+    ref: ObjectRef,
+    copy: KubeObject,
+    current: KubeObject | undefined,
+    signal: AbortSignal,
+    log: Logger,
+  ): Promise<void> {
+    const collection = resourcePath({ ...ref.resource, namespaced: true }, ref.namespace);
+    const create = async () => {
+      try {
+        await cell.request('POST', collection, { body: copy, signal });
+        this.options.metrics.followers.inc({ action: 'created' });
+      } catch (error) {
+        // The cell has an object of that name that is not a follower: the object itself, arrived meanwhile
+        // (a move or a promotion), or one of the cell's own. It is not the follower's to change.
+        if (!isAlreadyExists(error)) throw error;
+        log.debug(
+          { object: `${ref.namespace}/${ref.name}` },
+          'an object of that name is in the cell already',
+        );
+      }
+    };
+    if (!current) return create();
+    try {
+      await cell.request('PUT', `${collection}/${ref.name}`, {
+        body: { ...copy, metadata: { ...copy.metadata, resourceVersion: current.metadata.resourceVersion } },
+        signal,
+      });
+      this.options.metrics.followers.inc({ action: 'updated' });
+    } catch (error) {
+      // An immutable ConfigMap or Secret (or a changed Secret type) is replaced, as its users replace it.
+      if (!(error instanceof ApiError) || error.statusCode !== 422) throw error;
+      await this.remove(cell, ref, current, signal);
+      await create();
+    }
+  }
+
+  private async remove(
+    cell: Client,
+    ref: ObjectRef,
+    current: KubeObject,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const path = `${resourcePath({ ...ref.resource, namespaced: true }, ref.namespace)}/${ref.name}`;
+    try {
+      await cell.request('DELETE', path, {
+        body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: current.metadata.uid } },
+        signal,
+      });
+      this.options.metrics.followers.inc({ action: 'deleted' });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+  }
+}
+
+/** Whether a follower is known current without reading its source: a cell source at the cached version. */
+function fresh(current: KubeObject, source: Source): boolean {
+  return (
+    source.version !== undefined &&
+    current.metadata.labels?.[FOLLOWER_LABEL] === source.from &&
+    current.metadata.annotations?.[FOLLOWED_VERSION_ANNOTATION] === source.version
+  );
+}
+
+async function read(client: Client, ref: ObjectRef, signal: AbortSignal): Promise<KubeObject | undefined> {
+  try {
+    return await client.request<KubeObject>(
+      'GET',
+      `${resourcePath({ ...ref.resource, namespaced: true }, ref.namespace)}/${ref.name}`,
+      { signal },
+    );
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
+
+function sameResource(one: GroupVersionResource, other: GroupVersionResource): boolean {
+  return resourceName(one) === resourceName(other);
+}
