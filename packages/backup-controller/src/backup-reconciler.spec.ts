@@ -1,6 +1,7 @@
 import {
   BACKUP_CELL_LABEL,
   CELL_BACKUPS,
+  FOLLOWER_LABEL,
   PRIMARY_CELL_LABEL,
   SOURCE_RESOURCE_VERSION_ANNOTATION,
   cellBackupName,
@@ -195,6 +196,24 @@ describe('BackupReconciler', () => {
 
     expect(t.cells.get(backup)!.get(backupPath('web'))).toBeUndefined();
     expect(t.backupsOf('web').map((cell) => cell.id)).toEqual([t.placement('web').backup]);
+  });
+
+  it('promotes over a follower copy of the object in the backup cell, which the object replaces', async () => {
+    const t = setUp(ALL_NORMAL);
+    const { primary, backup } = t.placement('web');
+    t.cells.get(primary)!.put(objectPath('web'), deployment('web', 3));
+    await t.reconcile('web');
+    t.cells.get(primary)!.objects.clear();
+    t.setStates({ ...ALL_NORMAL, [primary]: 'Down' });
+    const follower = deployment('web', 1);
+    follower.metadata.labels = { [FOLLOWER_LABEL]: primary };
+    t.cells.get(backup)!.put(objectPath('web'), follower);
+
+    await t.reconcile('web');
+
+    const promoted = t.cells.get(backup)!.get(objectPath('web'))!;
+    expect(promoted.spec).toEqual({ replicas: 3 });
+    expect(promoted.metadata.labels?.[FOLLOWER_LABEL]).toBeUndefined();
   });
 
   it('decides nothing while a cell it needs is not listed', async () => {

@@ -2,6 +2,7 @@ import {
   BACKUP_CELL_LABEL,
   CELL_BACKUPS,
   CELL_BACKUP_NAMESPACE,
+  FOLLOWER_LABEL,
   PRIMARY_CELL_LABEL,
   SOURCE_RESOURCE_VERSION_ANNOTATION,
   cellBackupName,
@@ -213,8 +214,10 @@ export class BackupReconciler implements Reconciler {
         await create();
       });
     } catch (error) {
-      // Created by an earlier attempt that stopped before removing the backup.
+      // Created by an earlier attempt that stopped before removing the backup; or a follower copy (a pod
+      // template in this cell names the object), which the object now replaces.
       if (!isAlreadyExists(error)) throw error;
+      await replaceFollower(client, `${collection}/${ref.name}`, promoted, signal);
     }
     // The backup in `target` is left for the object's next reconcile, which writes the new backup and deletes
     // this one: while a cell's keys are promoted, promotions go first and each costs two requests.
@@ -281,4 +284,20 @@ function withoutRebalanceMarks(object: KubeObject): KubeObject {
       ...(Object.keys(notes).length > 0 ? { annotations: notes } : {}),
     },
   };
+}
+
+/** Writes `object` over a follower copy at `path` (see FOLLOWER_LABEL); anything else there is left. */
+async function replaceFollower(
+  client: Pick<KubeClient, 'request'>,
+  path: string,
+  object: KubeObject,
+  signal: AbortSignal,
+): Promise<void> {
+  const existing = await client.request<KubeObject>('GET', path, { signal });
+  if (existing.metadata.labels?.[FOLLOWER_LABEL] === undefined) return;
+  await client.request('PUT', path, {
+    body: { ...object, metadata: { ...object.metadata, resourceVersion: existing.metadata.resourceVersion } },
+    query: { fieldManager: FIELD_MANAGER },
+    signal,
+  });
 }
