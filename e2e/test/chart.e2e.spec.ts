@@ -133,13 +133,16 @@ describeE2e('the cellfed-cell chart in a real cell', () => {
     expect(await may('e2e-router', 'create', '', 'namespaces')).toBe(true);
     expect(await may('e2e-router', 'get', 'cells.cellfed.io', 'cellbackups', 'cellfed-backups')).toBe(true);
     expect(await may('e2e-router', 'create', 'apps', 'deployments', 'shop')).toBe(false);
-    // The rebalance controller: moves workloads and their status, mirrors CRDs; no Secrets.
+    // The rebalance controller: moves workloads and their status, mirrors CRDs, keeps the follower copies of
+    // the ConfigMaps and Secrets pod templates name (never watches Secrets, never patches them).
     expect(await may('e2e-rebalance', 'delete', 'apps', 'deployments', 'shop')).toBe(true);
     expect(await may('e2e-rebalance', 'update', 'apps', 'deployments/status', 'shop')).toBe(true);
     expect(await may('e2e-rebalance', 'create', 'apiextensions.k8s.io', 'customresourcedefinitions')).toBe(
       true,
     );
-    expect(await may('e2e-rebalance', 'get', '', 'secrets', 'shop')).toBe(false);
+    expect(await may('e2e-rebalance', 'create', '', 'secrets', 'shop')).toBe(true);
+    expect(await may('e2e-rebalance', 'watch', '', 'secrets', 'shop')).toBe(false);
+    expect(await may('e2e-rebalance', 'patch', '', 'secrets', 'shop')).toBe(false);
     // The backup controller: backups, promotion (create), purge (delete); it never changes a workload.
     expect(await may('e2e-backup', 'patch', 'cells.cellfed.io', 'cellbackups', 'cellfed-backups')).toBe(true);
     expect(await may('e2e-backup', 'create', '', 'configmaps', 'shop')).toBe(true);

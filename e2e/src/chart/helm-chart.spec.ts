@@ -125,14 +125,18 @@ describe('the cellfed chart', () => {
       }
     });
 
-    it('grants least privilege: no wildcard, Secrets only through namespaced Roles', () => {
+    it('grants least privilege: no wildcard; Secrets cluster-wide only to follow pod templates, by name', () => {
       for (const role of [...only(objects, 'ClusterRole'), ...only(objects, 'Role')])
         for (const rule of rules(role)) {
           expect(rule.verbs).not.toContain('*');
           expect(rule.resources).not.toContain('*');
         }
-      for (const role of only(objects, 'ClusterRole'))
-        expect(rules(role).flatMap((rule) => rule.resources)).not.toContain('secrets');
+      const secretRules = only(objects, 'ClusterRole').flatMap((role) =>
+        rules(role)
+          .filter((rule) => rule.resources.includes('secrets'))
+          .map((rule) => ({ role: role.metadata.name, verbs: rule.verbs })),
+      );
+      expect(secretRules).toEqual([{ role: 'cellfed-rebalance-controller', verbs: ['get'] }]);
       // Only the router impersonates (it calls apiservers as the caller).
       const impersonators = only(objects, 'ClusterRole').filter((role) =>
         rules(role).some((rule) => rule.verbs.includes('impersonate')),
@@ -294,21 +298,25 @@ describe('the cellfed chart', () => {
     );
   });
 
-  it('grants the rebalance controller read of Secrets only when they are shared (opt-in), and nobody else', () => {
+  it('grants the rebalance controller list and watch of Secrets only when they are shared (opt-in), and nobody else', () => {
+    const noFollowers = ['--set', 'rebalanceController.followPodReferences=false'];
     const shareSecrets = [
+      ...noFollowers,
       '--set-json',
       'rebalanceController.sharedResourceRules=[{"apiGroups":[""],"resources":["secrets"],"verbs":["get","list","watch"]}]',
     ];
-    const objects = renderChart(helm, shareSecrets);
-    const readers = only(objects, 'ClusterRole').filter((role) =>
-      rules(role).some((rule) => rule.resources.includes('secrets')),
-    );
-    expect(readers.map((role) => role.metadata.name)).toEqual(['cellfed-rebalance-controller']);
-    expect(rules(readers[0]!).find((rule) => rule.resources.includes('secrets'))!.verbs).toEqual([
-      'get',
-      'list',
-      'watch',
+    const secretVerbs = (args: string[]) =>
+      only(renderChart(helm, args), 'ClusterRole').flatMap((role) =>
+        rules(role)
+          .filter((rule) => rule.resources.includes('secrets'))
+          .map((rule) => ({ role: role.metadata.name, verbs: rule.verbs })),
+      );
+    expect(secretVerbs(shareSecrets)).toEqual([
+      { role: 'cellfed-rebalance-controller', verbs: ['get', 'list', 'watch'] },
     ]);
+    expect(secretVerbs(noFollowers)).toEqual([]);
+    const rebalance = named(renderChart(helm, noFollowers), 'Deployment', 'cellfed-rebalance-controller');
+    expect(container(rebalance).args).toContain('--follow-pod-references=false');
   });
 
   it.each([
@@ -397,11 +405,21 @@ describe('the cellfed-cell chart', () => {
     );
   });
 
-  it('lets the rebalance controller write Secrets in the cell only when they are shared', () => {
+  it('lets the rebalance controller keep follower Secrets in the cell, and all of them only when shared', () => {
     const secretRules = (args: string[]) =>
       rebalanceRules(args).filter((rule) => rule.resources.includes('secrets'));
-    expect(secretRules([])).toEqual([]);
-    expect(secretRules(['--set-json', 'sharedResources=[{"group":"","resource":"secrets"}]'])).toEqual([
+    expect(secretRules([])).toEqual([
+      {
+        apiGroups: [''],
+        resources: ['configmaps', 'secrets'],
+        verbs: ['get', 'list', 'create', 'update', 'delete'],
+      },
+    ]);
+    const off = ['--set', 'followPodReferences=false'];
+    expect(secretRules(off)).toEqual([]);
+    expect(
+      secretRules([...off, '--set-json', 'sharedResources=[{"group":"","resource":"secrets"}]']),
+    ).toEqual([
       {
         apiGroups: [''],
         resources: ['secrets'],
