@@ -71,7 +71,7 @@ function setup(options: { shared?: boolean; down?: boolean } = {}) {
     });
   const count = async (action: string) =>
     (await metrics.followers.get()).values.find((value) => value.labels['action'] === action)?.value ?? 0;
-  return { cells, controlPlane, deployment, configMap, secret, reconcile, count };
+  return { cells, controlPlane, deployment, configMap, secret, reconcile, count, reconciler };
 }
 
 const usesSettingsAndDb = {
@@ -218,6 +218,24 @@ describe('FollowerReconciler', () => {
     deployment('web', usesSettingsAndDb);
 
     await expect(reconcile()).rejects.toThrow(/403 Forbidden/);
+  });
+
+  it('remembers which cells name a source, also one that does not exist yet, so only its change queues them', async () => {
+    const { cells, deployment, configMap, reconcile, reconciler } = setup();
+    const settings = { resource: CONFIGMAPS, namespace: 'shop', name: 'settings' };
+    deployment('web', usesSettingsAndDb);
+    await reconcile();
+    expect(reconciler.cellsNaming(settings)).toEqual(['a']);
+    expect(reconciler.cellsNaming({ ...settings, namespace: 'other' })).toEqual([]);
+    expect(reconciler.cellsNaming({ ...settings, name: 'unnamed' })).toEqual([]);
+
+    configMap(cells.b, 'settings', { mode: 'late' });
+    await reconcile();
+    expect(cells.a.get(cmPath('settings'))).toMatchObject({ data: { mode: 'late' } });
+
+    deployment('web', { containers: [{ name: 'web' }] });
+    await reconcile();
+    expect(reconciler.cellsNaming(settings)).toEqual([]);
   });
 
   it('does nothing in a cell that is Down', async () => {

@@ -67,6 +67,17 @@ export interface FollowerReconcilerOptions {
   resyncMs?: number;
 }
 
+/** One pass over one kind of one namespace of one cell. */
+interface Pass {
+  readonly cell: CellEnd;
+  readonly kind: GroupVersionResource;
+  readonly namespace: string;
+  /** Whether the kind is cellular (its objects live in cells) rather than in the control plane. */
+  readonly cellular: boolean;
+  readonly signal: AbortSignal;
+  readonly log: Logger;
+}
+
 /** Where a wanted follower's source is, as far as the caches tell. */
 interface Source {
   readonly from: SourceId;
@@ -87,6 +98,11 @@ const KINDS = [CONFIG_MAPS, SECRETS] as const;
  */
 export class FollowerReconciler implements Reconciler {
   private readonly options: FollowerReconcilerOptions;
+  /**
+   * What each key's pod templates named at its last pass (`resource/name`), kept or not: a source that
+   * changes, appears or moves queues only the cells that name it.
+   */
+  private readonly named = new Map<string, Set<string>>();
 
   constructor(options: FollowerReconcilerOptions) {
     this.options = options;
@@ -97,21 +113,45 @@ export class FollowerReconciler implements Reconciler {
     const spec = this.options.plans.current()?.spec;
     const cell = this.options.cell(cellId);
     const entry = spec?.cells.find((candidate) => candidate.id === cellId);
-    if (!spec || !cell || !entry || entry.state === 'Down' || CELL_SYSTEM_NAMESPACES.has(namespace))
+    const workloads = spec?.cellularResources.filter(hasPodTemplate) ?? [];
+    const wanted =
+      !spec || !cell || !entry || entry.state === 'Down' || CELL_SYSTEM_NAMESPACES.has(namespace)
+        ? undefined
+        : await this.referenced(cell.client, workloads, namespace, signal);
+    // Not the federation's, or the namespace is not in the cell (yet, or any more).
+    if (!spec || !cell || wanted === undefined) {
+      this.named.delete(key);
       return {};
-    const workloads = spec.cellularResources.filter(hasPodTemplate);
+    }
     const shared = mirroredResources(spec);
-    const wanted = await this.referenced(cell.client, workloads, namespace, signal);
-    if (wanted === undefined) return {}; // the namespace is not in the cell (yet, or any more)
+    const named = new Set<string>();
     let writes = 0;
     for (const kind of KINDS) {
       if (shared.some((resource) => sameResource(resource, kind))) continue; // every cell has them already
       const cellular = spec.cellularResources.some((resource) => sameResource(resource, kind));
+      const pass = { cell, kind, namespace, cellular, signal, log };
       const names = wanted.get(kind.resource) ?? new Set<string>();
-      writes += await this.follow(cell, kind, namespace, names, cellular, signal, log);
+      writes += await this.follow(pass, names);
+      for (const name of names) named.add(`${kind.resource}/${name}`);
     }
+    if (named.size > 0) this.named.set(key, named);
+    else this.named.delete(key);
     if (writes > 0) log.info({ cell: cellId, namespace, writes }, 'follower copies written');
     return { requeueAfterMs: this.options.resyncMs ?? 60_000 };
+  }
+
+  /**
+   * The cells whose pod templates named this ConfigMap or Secret at their last pass: its change, creation or
+   * move concerns only them (every key is compared again on its resync anyway).
+   */
+  cellsNaming(ref: ObjectRef): string[] {
+    const cells: string[] = [];
+    for (const [key, names] of this.named) {
+      if (!names.has(`${ref.resource.resource}/${ref.name}`)) continue;
+      const { cell, namespace } = parseFollowerKey(key);
+      if (namespace === ref.namespace) cells.push(cell);
+    }
+    return cells;
   }
 
   /** The names each kind's pod templates in the namespace name; undefined if the namespace is not there. */
@@ -145,56 +185,53 @@ export class FollowerReconciler implements Reconciler {
     return wanted;
   }
 
-  /** Makes the cell's followers of one kind in one namespace match `names`; answers the number of writes. */
-  private async follow(
-    cell: CellEnd,
-    kind: GroupVersionResource,
-    namespace: string,
-    names: ReadonlySet<string>,
-    cellular: boolean,
-    signal: AbortSignal,
-    log: Logger,
-  ): Promise<number> {
+  /**
+   * Makes the cell's followers of one kind in one namespace match `names`: answers how many writes that
+   * took.
+   */
+  private async follow(pass: Pass, names: ReadonlySet<string>): Promise<number> {
+    const { cell, kind, namespace, cellular, signal } = pass;
     const collection = resourcePath({ ...kind, namespaced: true }, namespace);
     const existing = await cell.client.request<KubeList>('GET', collection, {
       query: { labelSelector: FOLLOWER_LABEL },
       signal,
     });
     const followers = new Map((existing.items ?? []).map((item) => [item.metadata.name ?? '', item]));
-    const tasks: (() => Promise<unknown>)[] = [];
+    const tasks: (() => Promise<boolean>)[] = [];
     const kept = new Set<string>();
     for (const name of names) {
       const ref: ObjectRef = { resource: kind, namespace, name };
       if (isCellOwnObject(ref)) continue; // every cell has its own kube-root-ca.crt
       const source = this.sourceOf(ref, cell.id, cellular);
       if (!source) continue; // here already, or nowhere
-      const current = followers.get(name);
-      if (current && fresh(current, source)) {
-        kept.add(name);
-        continue;
-      }
       kept.add(name);
+      const current = followers.get(name);
+      if (current && fresh(current, source)) continue;
       tasks.push(async () => {
         const object = await read(source.client, ref, signal);
         if (!object) {
           kept.delete(name); // the source is gone: so goes the follower
-          if (current) await this.remove(cell.client, ref, current, signal);
-          return;
+          return current !== undefined && this.remove(cell.client, ref, current, signal);
         }
         const copy = followerCopy(
           { ...object, kind: kind === SECRETS ? 'Secret' : 'ConfigMap' },
           source.from,
         );
-        if (current && sameFollower(current, copy)) return;
-        await this.write(cell.client, ref, copy, current, signal, log);
+        if (current && sameFollower(current, copy)) return false;
+        return this.write(pass, ref, copy, current);
       });
     }
     for (const [name, current] of followers)
       if (!kept.has(name))
         tasks.push(() => this.remove(cell.client, { resource: kind, namespace, name }, current, signal));
-    const before = tasks.length;
-    await inParallel(tasks, 4);
-    return before;
+    let writes = 0;
+    await inParallel(
+      tasks.map((task) => async () => {
+        if (await task()) writes++;
+      }),
+      4,
+    );
+    return writes;
   }
 
   /**
@@ -216,19 +253,15 @@ export class FollowerReconciler implements Reconciler {
     return chosen;
   }
 
-  private async write(
-    cell: Client,
-    ref: ObjectRef,
-    copy: KubeObject,
-    current: KubeObject | undefined,
-    signal: AbortSignal,
-    log: Logger,
-  ): Promise<void> {
+  /** Creates or updates the follower; answers whether it wrote (false: an object that is not one is there). */
+  private async write(pass: Pass, ref: ObjectRef, copy: KubeObject, current: KubeObject | undefined) {
+    const { cell, signal, log } = pass;
     const collection = resourcePath({ ...ref.resource, namespaced: true }, ref.namespace);
     const create = async () => {
       try {
-        await cell.request('POST', collection, { body: copy, signal });
+        await cell.client.request('POST', collection, { body: copy, signal });
         this.options.metrics.followers.inc({ action: 'created' });
+        return true;
       } catch (error) {
         // The cell has an object of that name that is not a follower: the object itself, arrived meanwhile
         // (a move or a promotion), or one of the cell's own. It is not the follower's to change.
@@ -237,29 +270,27 @@ export class FollowerReconciler implements Reconciler {
           { object: `${ref.namespace}/${ref.name}` },
           'an object of that name is in the cell already',
         );
+        return false;
       }
     };
     if (!current) return create();
     try {
-      await cell.request('PUT', `${collection}/${ref.name}`, {
+      await cell.client.request('PUT', `${collection}/${ref.name}`, {
         body: { ...copy, metadata: { ...copy.metadata, resourceVersion: current.metadata.resourceVersion } },
         signal,
       });
       this.options.metrics.followers.inc({ action: 'updated' });
+      return true;
     } catch (error) {
       // An immutable ConfigMap or Secret (or a changed Secret type) is replaced, as its users replace it.
       if (!(error instanceof ApiError) || error.statusCode !== 422) throw error;
-      await this.remove(cell, ref, current, signal);
-      await create();
+      await this.remove(cell.client, ref, current, signal);
+      return create();
     }
   }
 
-  private async remove(
-    cell: Client,
-    ref: ObjectRef,
-    current: KubeObject,
-    signal: AbortSignal,
-  ): Promise<void> {
+  /** Deletes the follower if it is still the one read; answers whether it did. */
+  private async remove(cell: Client, ref: ObjectRef, current: KubeObject, signal: AbortSignal) {
     const path = `${resourcePath({ ...ref.resource, namespaced: true }, ref.namespace)}/${ref.name}`;
     try {
       await cell.request('DELETE', path, {
@@ -267,8 +298,10 @@ export class FollowerReconciler implements Reconciler {
         signal,
       });
       this.options.metrics.followers.inc({ action: 'deleted' });
+      return true;
     } catch (error) {
       if (!isNotFound(error)) throw error;
+      return false;
     }
   }
 }

@@ -104,6 +104,9 @@ export class RebalanceController {
   readonly collector: Controller;
   /** Follower copies, per cell and namespace; absent when turned off. */
   readonly followers: Controller | undefined;
+  private readonly followerReconciler: FollowerReconciler | undefined;
+  /** The generation of each workload copy (`cell/key`) last seen, so only spec changes queue followers. */
+  private readonly templateGenerations = new Map<string, number>();
   private readonly dependents = new DependentsIndex();
   private readonly namespaces: Informer;
   private readonly crds: Informer;
@@ -207,28 +210,31 @@ export class RebalanceController {
       backoff: { baseMs: 500, maxMs: 60_000 },
       cellOf: () => undefined,
     });
-    this.followers =
+    this.followerReconciler =
       settings.followPodReferences === false
         ? undefined
-        : new Controller({
-            name: 'followers',
-            reconciler: new FollowerReconciler({
-              plans: this.plans,
-              copies: this.objects,
-              cell: cellEnd,
-              controlPlane,
-              metrics,
-              ...(settings.mirrorResyncMs === undefined ? {} : { resyncMs: settings.mirrorResyncMs }),
-            }),
-            registry,
-            tracer,
-            logger,
-            clock,
-            workers: 2,
-            lowLane: { qps: settings.scanQps, burst: 100 },
-            backoff: { baseMs: 500, maxMs: 60_000 },
-            cellOf: (key) => key.split('/')[0],
+        : new FollowerReconciler({
+            plans: this.plans,
+            copies: this.objects,
+            cell: cellEnd,
+            controlPlane,
+            metrics,
+            ...(settings.mirrorResyncMs === undefined ? {} : { resyncMs: settings.mirrorResyncMs }),
           });
+    this.followers =
+      this.followerReconciler &&
+      new Controller({
+        name: 'followers',
+        reconciler: this.followerReconciler,
+        registry,
+        tracer,
+        logger,
+        clock,
+        workers: 2,
+        lowLane: { qps: settings.scanQps, burst: 100 },
+        backoff: { baseMs: 500, maxMs: 60_000 },
+        cellOf: (key) => key.split('/')[0],
+      });
     this.cellSets = new Controller({
       name: 'cellset',
       reconciler: new CellSetReconciler({
@@ -406,22 +412,29 @@ export class RebalanceController {
   }
 
   /**
-   * An object changed in a cell: a workload's pod template may name other ConfigMaps or Secrets now (its
-   * cell's followers are compared again), and a ConfigMap or Secret may be the source of followers in the
-   * other cells (theirs are).
+   * An object changed in a cell. A workload whose spec changed (a new generation: status writes do not
+   * count) or that came or went queues its cell's namespace; a ConfigMap or Secret queues the cells whose
+   * pod templates name it.
    */
   private followersChanged(key: string, lane: Lane, cell: string): void {
     const followers = this.followers;
     const plan = this.plans.current();
-    const ref = followers && plan && parseObjectKey(key, plan.resources);
+    const ref = followers && this.followerReconciler && plan && parseObjectKey(key, plan.resources);
     if (!followers || !ref) return;
-    if (hasPodTemplate(ref.resource))
-      followers.queue.add(formatFollowerKey({ cell, namespace: ref.namespace }), lane);
+    if (hasPodTemplate(ref.resource)) {
+      const copy = `${cell}/${key}`;
+      const generation = this.objects.copiesOf(ref).get(cell)?.generation;
+      const seen = this.templateGenerations.get(copy);
+      if (generation === undefined) this.templateGenerations.delete(copy);
+      else this.templateGenerations.set(copy, generation);
+      if (lane === 'low' || seen !== generation)
+        followers.queue.add(formatFollowerKey({ cell, namespace: ref.namespace }), lane);
+      return;
+    }
     const name = resourceName(ref.resource);
     if (name !== resourceName(CONFIG_MAPS) && name !== resourceName(SECRETS)) return;
-    for (const other of this.pool.cells())
-      if (other.id !== cell)
-        followers.queue.add(formatFollowerKey({ cell: other.id, namespace: ref.namespace }), lane);
+    for (const follower of this.followerReconciler.cellsNaming(ref))
+      followers.queue.add(formatFollowerKey({ cell: follower, namespace: ref.namespace }), lane);
   }
 
   private enqueueNamespace(namespace: string): void {
