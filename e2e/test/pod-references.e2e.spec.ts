@@ -142,11 +142,16 @@ describeE2e('what a workload’s pods need is in the workload’s cell', () => {
       (object) => dataOf(object)?.['password'] === Buffer.from('second').toString('base64'),
     );
 
-    // Nothing names them any more: the followers go, the objects stay where they live.
-    await routed.request('DELETE', `${DEPLOYMENTS}/namespaces/${namespace}/deployments/${web}`);
+    // A deletecollection through the router deletes the object, lists it once, and its follower goes too.
+    const deleted = await routed.request<KubeList>('DELETE', configMapPath(), {
+      query: { labelSelector: 'app=web' },
+    });
+    expect(deleted.items.filter((item) => item.metadata.name === settings)).toHaveLength(1);
     await untilGone(`${settings} gone from ${home}`, cell(home), configMapPath(settings));
+
+    // Nothing names the Secret any more: its follower goes, the Secret stays where it lives.
+    await routed.request('DELETE', `${DEPLOYMENTS}/namespaces/${namespace}/deployments/${web}`);
     await untilGone(`db gone from ${home}`, cell(home), secretPath('db'));
-    expect(await found(routed, configMapPath(settings))).toBeDefined();
     expect(await found(plain, secretPath('db'))).toBeDefined();
   });
 

@@ -29,6 +29,7 @@ import { deleteCollection } from './delete-collection.ts';
 import { refusal, sendRefusal, type Impersonation } from './destination.ts';
 import { abortOnClose, readBody, sendJson } from './forward.ts';
 import { upstreamHeaders } from './headers.ts';
+import { withoutFollowers } from './without-followers.ts';
 
 export interface CollectionRequestsOptions {
   readonly state: () => RoutingState | undefined;
@@ -146,7 +147,7 @@ export class CollectionRequests {
     const merged = await deleteCollection(
       collectionSources(state, placement),
       this.options.source,
-      request.url ?? '/',
+      withoutFollowers(request.url ?? '/'),
       mergeHeaders(request, impersonation),
       body,
       abortOnClose(response),

@@ -1,0 +1,17 @@
+import { NOT_FOLLOWER_SELECTOR } from '@cellfed/controller-kit';
+
+/**
+ * `pathAndQuery` with its label selector narrowed to leave follower copies out (see controller-kit's
+ * pod-references.ts). A deletecollection that reaches every cell would otherwise delete the copies a cell
+ * keeps for its pods and list them among the deleted items; the rebalance controller removes a follower
+ * itself once its object is gone.
+ */
+export function withoutFollowers(pathAndQuery: string): string {
+  const url = new URL(pathAndQuery, 'http://router.invalid');
+  const selector = url.searchParams.get('labelSelector');
+  url.searchParams.set(
+    'labelSelector',
+    selector ? `${selector},${NOT_FOLLOWER_SELECTOR}` : NOT_FOLLOWER_SELECTOR,
+  );
+  return `${url.pathname}${url.search}`;
+}
