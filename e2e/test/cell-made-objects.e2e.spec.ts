@@ -22,6 +22,9 @@ import type { RebalancedFederation } from './scratch-federation.ts';
  * them as it shows one apiserver's: the control plane, which runs its own kube-controller-manager, runs the
  * same Deployment in a namespace of its own for comparison.
  */
+/** On an old copy the rebalance controller quiesced (its own package's QUIESCED_ANNOTATION). */
+const QUIESCED_ANNOTATION = 'cellfed.io/quiesced-from';
+
 describeE2e('what a cell makes for a workload is visible through the router', () => {
   const env = e2eEnv();
   const cellSetName = `made-${Date.now()}`;
@@ -168,15 +171,62 @@ describeE2e('what a cell makes for a workload is visible through the router', ()
       'moving',
       (name) => after.route(after.keyOf({ namespace, name })).newCell === three,
     );
+    const cron = pickName(
+      'nightly',
+      (name) => after.route(after.keyOf({ namespace, name })).newCell === three,
+    );
     await createIn(routed, namespace, moving);
+    await routed.request('POST', `/apis/batch/v1/namespaces/${namespace}/cronjobs`, {
+      body: {
+        apiVersion: 'batch/v1',
+        kind: 'CronJob',
+        metadata: { name: cron },
+        spec: {
+          schedule: '0 3 * * *',
+          jobTemplate: {
+            spec: {
+              template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } },
+            },
+          },
+        },
+      },
+    });
     await podsOf(moving, 2);
     const [replicaSet] = await names(['get', 'rs', '-l', `app=${moving}`]);
 
-    // While it moves, kubectl never lists the ReplicaSet twice.
+    // While it moves, kubectl never lists the ReplicaSet twice; once the move is committed, the old cell
+    // runs its old copies no more (the Deployment scaled to 0, the CronJob suspended) until they are deleted.
     const seen = new Set<number>();
+    const quiesced = { deployment: false, cronJob: false };
+    const oldCopy = (path: string) =>
+      cells
+        .get(cellOf(moving))!
+        .request<KubeObject & { spec: { replicas?: number; suspend?: boolean } }>('GET', path)
+        .catch(() => undefined);
     await joinThirdCell(env, fixture, cellSetName, async () => {
       seen.add((await names(['get', 'rs', '-l', `app=${moving}`])).length);
+      const deploymentCopy = await oldCopy(`${DEPLOYMENTS}/namespaces/${namespace}/deployments/${moving}`);
+      if (deploymentCopy?.metadata.annotations?.[QUIESCED_ANNOTATION] === '{"replicas":2}')
+        quiesced.deployment ||= deploymentCopy.spec.replicas === 0;
+      const cronCopy = await cells
+        .get(before.route(before.keyOf({ namespace, name: cron })).oldCell)!
+        .request<KubeObject & { spec: { suspend?: boolean } }>(
+          'GET',
+          `/apis/batch/v1/namespaces/${namespace}/cronjobs/${cron}`,
+        )
+        .catch(() => undefined);
+      if (cronCopy?.metadata.annotations?.[QUIESCED_ANNOTATION] !== undefined)
+        quiesced.cronJob ||= cronCopy.spec.suspend === true;
     });
+    expect(quiesced).toEqual({ deployment: true, cronJob: true });
+    // The CronJob runs from its new cell, as it was.
+    const moved = await cells
+      .get(three)!
+      .request<KubeObject & { spec: { suspend?: boolean } }>(
+        'GET',
+        `/apis/batch/v1/namespaces/${namespace}/cronjobs/${cron}`,
+      );
+    expect(moved.spec.suspend).toBe(false);
     await eventually(
       `${cellOf(moving)}'s copy of ${replicaSet} to be collected after the move`,
       async () => ((await replicaSetsIn(cells.get(cellOf(moving))!, moving)).length === 0 ? true : undefined),

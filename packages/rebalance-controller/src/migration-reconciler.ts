@@ -17,6 +17,7 @@ import type { Logger } from 'pino';
 import { RebalanceError, RebalanceErrorCode } from './errors.ts';
 import { MIGRATED_AT_ANNOTATION, copiedFromCell } from './migration-marks.ts';
 import type { CellEnd, Move, MoveOutcome, ObjectMover } from './object-mover.ts';
+import { QUIESCED_ANNOTATION } from './quiesce.ts';
 import type { PlanHolder } from './rebalance-plan.ts';
 import type { MigrationResult, RebalanceMetrics } from './rebalance-metrics.ts';
 
@@ -236,7 +237,10 @@ export class MigrationReconciler implements Reconciler {
     return {};
   }
 
-  /** Step 4: the old copy goes `deleteAfter` after it was labelled `migrated`; until then, look again then. */
+  /**
+   * Step 5: the old copy is quiesced at once (quiesce.ts) and deleted `deleteAfter` after it was labelled
+   * `migrated`; until then, look again then.
+   */
   private async deleteWhenDue(
     ref: ObjectRef,
     cell: string,
@@ -246,6 +250,9 @@ export class MigrationReconciler implements Reconciler {
   ): Promise<ReconcileResult> {
     const { clock, deleteAfterMs, mover, metrics } = this.options;
     const end = this.cellEnd(cell);
+    // Before it waits out deleteAfter, the old copy stops running in its cell (pods, CronJob runs).
+    if (metadata.annotations?.[QUIESCED_ANNOTATION] === undefined && (await mover.quiesce(end, ref, signal)))
+      log.info('old copy quiesced: its cell runs it no more');
     const migratedAt = Date.parse(metadata.annotations?.[MIGRATED_AT_ANNOTATION] ?? '');
     if (Number.isNaN(migratedAt)) {
       await mover.stampMigratedAt(end, ref, signal);

@@ -10,6 +10,7 @@ import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
 import { COPIED_FROM_ANNOTATION, FENCED_AT_ANNOTATION, MIGRATED_AT_ANNOTATION } from './migration-marks.ts';
 import { ObjectMover, contentOf, type Move } from './object-mover.ts';
+import { QUIESCED_ANNOTATION } from './quiesce.ts';
 import { StatusSubresources } from './status-subresources.ts';
 
 const ref: ObjectRef = {
@@ -296,6 +297,25 @@ describe('ObjectMover: revision history', () => {
     },
     spec: { replicas: 3, selector: { matchLabels: { app: 'web' } } },
     status: { replicas: 3 },
+  });
+
+  it('quiesces a migrated old copy once: replicas 0, what it was recorded; read again after a conflict', async () => {
+    const { from, mover, move } = setup();
+    await mover.move(move);
+    let raced = false;
+    from.before = (method) => {
+      if (method !== 'PATCH' || raced) return;
+      raced = true; // the old cell's controller writes the status first
+      const current = from.get(PATH)!;
+      from.put(PATH, { ...current, status: { replicas: 1 } } as KubeObject);
+    };
+
+    expect(await mover.quiesce(move.from, ref, move.signal)).toBe(true);
+    const old = from.get(PATH)!;
+    expect(old.spec).toMatchObject({ replicas: 0 });
+    expect(old.metadata.annotations?.[QUIESCED_ANNOTATION]).toBe('{"replicas":3}');
+    expect(old.metadata.labels?.[REBALANCE_STATUS_LABEL]).toBe(MIGRATED);
+    expect(await mover.quiesce(move.from, ref, move.signal)).toBe(false);
   });
 
   it("copies a Deployment's ReplicaSets to the new cell, newest first, owned by the new copy and scaled to 0", async () => {

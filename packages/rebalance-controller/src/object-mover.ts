@@ -23,6 +23,7 @@ import {
   copiedFromCell,
 } from './migration-marks.ts';
 import { copyForNewCell } from './object-copy.ts';
+import { quiescePatch, quiesces } from './quiesce.ts';
 import {
   historyCopy,
   historyOf,
@@ -207,6 +208,27 @@ export class ObjectMover {
       // Gone already, or replaced by another object of that name: nothing of ours to delete.
       if (isNotFound(error) || isConflict(error)) return false;
       throw error;
+    }
+  }
+
+  /**
+   * Stops the old copy's cell from running it (see quiesce.ts) once it is `migrated`: its pods go and a
+   * CronJob stops firing there, while the copy itself stays until `deleteAfter`. Read again on a conflict, a
+   * few times: the old cell's controllers still write its status. Answers whether it wrote.
+   */
+  async quiesce(cell: CellEnd, ref: ObjectRef, signal: AbortSignal): Promise<boolean> {
+    if (!quiesces(ref.resource)) return false;
+    for (let attempt = 1; ; attempt++) {
+      const old = await read(cell.client, ref, signal);
+      const change = old && quiescePatch(ref.resource, old);
+      if (!change) return false;
+      try {
+        await patch(cell.client, ref, signal, change);
+        return true;
+      } catch (error) {
+        if (isNotFound(error)) return false;
+        if (!isConflict(error) || attempt >= 5) throw error;
+      }
     }
   }
 

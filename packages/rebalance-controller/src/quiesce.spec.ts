@@ -1,0 +1,35 @@
+import type { KubeObject } from '@cellfed/controller-kit';
+
+import { QUIESCED_ANNOTATION, quiescePatch, quiesces } from './quiesce.ts';
+
+const object = (spec: Record<string, unknown>, annotations: Record<string, string> = {}): KubeObject =>
+  ({ metadata: { name: 'web', resourceVersion: '42', annotations }, spec }) as KubeObject;
+
+describe('quiescePatch', () => {
+  it.each([
+    ['apps', 'deployments', { replicas: 3 }, { replicas: 0 }, '{"replicas":3}'],
+    ['apps', 'statefulsets', { replicas: 2 }, { replicas: 0 }, '{"replicas":2}'],
+    ['apps', 'replicasets', {}, { replicas: 0 }, '{"replicas":null}'],
+    ['', 'replicationcontrollers', { replicas: 1 }, { replicas: 0 }, '{"replicas":1}'],
+    ['batch', 'jobs', { parallelism: 2 }, { suspend: true }, '{"suspend":null}'],
+    ['batch', 'cronjobs', { suspend: false }, { suspend: true }, '{"suspend":false}'],
+  ])(
+    'stops %s/%s from running in its old cell, and records what it was',
+    (group, resource, spec, change, was) => {
+      expect(quiescePatch({ group, resource }, object(spec))).toEqual({
+        metadata: { resourceVersion: '42', annotations: { [QUIESCED_ANNOTATION]: was } },
+        spec: change,
+      });
+      expect(quiesces({ group, resource })).toBe(true);
+    },
+  );
+
+  it('leaves what runs nothing, what cannot be scaled, and what is quiesced or at rest already', () => {
+    expect(quiescePatch({ group: '', resource: 'configmaps' }, object({}))).toBeUndefined();
+    expect(quiescePatch({ group: 'apps', resource: 'daemonsets' }, object({}))).toBeUndefined();
+    expect(quiesces({ group: '', resource: 'configmaps' })).toBe(false);
+    const done = object({ replicas: 0 }, { [QUIESCED_ANNOTATION]: '{"replicas":3}' });
+    expect(quiescePatch({ group: 'apps', resource: 'deployments' }, done)).toBeUndefined();
+    expect(quiescePatch({ group: 'batch', resource: 'cronjobs' }, object({ suspend: true }))).toBeUndefined();
+  });
+});
