@@ -88,7 +88,7 @@ interface Step {
   unordered?: boolean;
   /**
    * Not compared while objects move: the pods of both copies of a moving Deployment exist (and are listed)
-   * until the old copy is deleted.
+   * until the old copy is quiesced, just after its move.
    */
   settledOnly?: boolean;
   /** Replaced before comparing (what a move changes and one apiserver would not), in order. */
