@@ -10,14 +10,13 @@ import type { CellNamespaces } from './cell-namespaces.ts';
 import { hasRequestBody, type ClientRequest, type ClientResponse } from './client-exchange.ts';
 import {
   RETRY_SOON,
-  SHOWN_ANSWER,
   outcomeOf,
   refusal,
-  sendRefusal,
   type Destination,
   type Impersonation,
   type Refusal,
-} from './destination.ts';
+} from '../routing/destination.ts';
+import { SHOWN_ANSWER, sendRefusal } from './send-refusal.ts';
 import { abortOnClose, readBody, relay, sendUpstream, type BufferedBody } from './forward.ts';
 import { cellVersionBody } from './version-translation.ts';
 

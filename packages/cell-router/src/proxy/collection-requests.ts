@@ -26,7 +26,8 @@ import {
   type ClientResponse,
 } from './client-exchange.ts';
 import { deleteCollection } from './delete-collection.ts';
-import { refusal, sendRefusal, type Impersonation } from './destination.ts';
+import { refusal, type Impersonation } from '../routing/destination.ts';
+import { sendRefusal } from './send-refusal.ts';
 import { abortOnClose, readBody, sendJson } from './forward.ts';
 import { upstreamHeaders } from './headers.ts';
 import { withoutFollowers } from './without-followers.ts';

@@ -11,10 +11,11 @@ import type { CellMadeRequests } from './cell-made-requests.ts';
 import type { CellNamespaces } from './cell-namespaces.ts';
 import { cellWriteBody } from './cell-writes.ts';
 import type { ClientRequest, ClientResponse } from './client-exchange.ts';
-import { SHOWN_ANSWER, outcomeOf, refusal, sendRefusal, type Impersonation } from './destination.ts';
+import { outcomeOf, refusal, type Impersonation } from '../routing/destination.ts';
+import { SHOWN_ANSWER, sendRefusal } from './send-refusal.ts';
 import { abortOnClose, readBody, relay, sendJson, sendUpstream, type BufferedBody } from './forward.ts';
-import type { ObjectDestinations } from './object-destinations.ts';
-import { restoringRefusal } from './object-refusals.ts';
+import type { ObjectDestinations } from '../routing/object-destinations.ts';
+import { restoringRefusal } from '../routing/object-refusals.ts';
 import { toControlPlane } from './to-control-plane.ts';
 
 /** kube-apiserver tries 8 names for a generateName create before it gives up; so does the router. */

@@ -5,7 +5,8 @@ import { showObject } from '../views/client-view.ts';
 import type { CellNamespaces } from './cell-namespaces.ts';
 import { cellWriteBody } from './cell-writes.ts';
 import { hasRequestBody, type ClientRequest, type ClientResponse } from './client-exchange.ts';
-import { SHOWN_ANSWER, outcomeOf, refusal, sendRefusal, type Impersonation } from './destination.ts';
+import { outcomeOf, refusal, type Impersonation } from '../routing/destination.ts';
+import { SHOWN_ANSWER, sendRefusal } from './send-refusal.ts';
 import {
   abortOnClose,
   readBody,
@@ -16,8 +17,8 @@ import {
   type BufferedBody,
 } from './forward.ts';
 import { heldDependentsFinalizer, holdForCollector } from './held-dependents-deletes.ts';
-import type { ObjectDestinations } from './object-destinations.ts';
-import { cellLeftRefusal, fenceRefusal, type ObjectPlan } from './object-refusals.ts';
+import type { ObjectDestinations } from '../routing/object-destinations.ts';
+import { cellLeftRefusal, fenceRefusal, type ObjectPlan } from '../routing/object-refusals.ts';
 import { cellVersionBody } from './version-translation.ts';
 
 export interface ObjectRequestsOptions {

@@ -10,7 +10,7 @@ import { Registry } from 'prom-client';
 
 import { RouterMetrics } from '../metrics/router-metrics.ts';
 import { routingState } from '../routing/route-plan.ts';
-import { OldCopies } from './old-copies.ts';
+import { OldCopies } from '../routing/old-copies.ts';
 import { RouterHandler, type RouterHandlerOptions } from './router-handler.ts';
 
 /** What a fake apiserver saw: method, target, headers and body of every request. */
@@ -344,7 +344,8 @@ describe('RouterHandler', () => {
     for (const [, cell] of ownCells()) {
       expect(cell.seen[0]).toMatchObject({
         method: 'DELETE',
-        url: '/api/v1/namespaces/team/configmaps?labelSelector=app%3Dweb',
+        // Never a cell's follower copies (see without-followers.ts).
+        url: '/api/v1/namespaces/team/configmaps?labelSelector=app%3Dweb%2C%21cellfed.io%2Ffollowed-from',
       });
       expect(cell.seen[0]!.headers['impersonate-user']).toBe('alice');
       expect(JSON.parse(cell.seen[0]!.body)).toEqual({ propagationPolicy: 'Background' });

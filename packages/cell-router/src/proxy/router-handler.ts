@@ -38,17 +38,17 @@ import { CollectionRequests } from './collection-requests.ts';
 import {
   outcomeOf,
   refusal,
-  sendRefusal,
   type Destination,
   type Impersonation,
   type Refusal,
-} from './destination.ts';
+} from '../routing/destination.ts';
+import { sendRefusal } from './send-refusal.ts';
 import { MAX_BODY_BYTES, abortOnClose } from './forward.ts';
 import { NamedCreates } from './named-creates.ts';
-import { ObjectDestinations } from './object-destinations.ts';
-import { restoringRefusal, type ObjectPlan } from './object-refusals.ts';
+import { ObjectDestinations } from '../routing/object-destinations.ts';
+import { restoringRefusal, type ObjectPlan } from '../routing/object-refusals.ts';
 import { ObjectRequests } from './object-requests.ts';
-import type { OldCopies } from './old-copies.ts';
+import type { OldCopies } from '../routing/old-copies.ts';
 import { toControlPlane } from './to-control-plane.ts';
 import { relayUpgrade, writeStatusToSocket } from './upgrade-relay.ts';
 

@@ -2,7 +2,7 @@ import type { KubeClient } from '@cellfed/controller-kit';
 
 import type { RequestOutcome } from '../tracing/request-span.ts';
 import type { ClientRequest, ClientResponse } from './client-exchange.ts';
-import type { Impersonation } from './destination.ts';
+import type { Impersonation } from '../routing/destination.ts';
 import { relay, sendUpstream, type BufferedBody } from './forward.ts';
 
 /** Sends the request on to the control plane as the caller (its body as read, when it was) and relays it. */

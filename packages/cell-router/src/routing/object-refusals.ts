@@ -1,6 +1,6 @@
 import { DEFAULT_RETRY_AFTER_SECONDS } from '@cellfed/hashing';
 
-import type { RoutePlan } from '../routing/route-plan.ts';
+import type { RoutePlan } from './route-plan.ts';
 import { tooManyRequests } from '../status/kube-status.ts';
 import type { FromBackup, Refusal } from './destination.ts';
 

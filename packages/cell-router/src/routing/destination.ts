@@ -1,16 +1,9 @@
-/** Where a request goes, or the Status it gets instead: what the proxy acts on. */
+/** Where a request goes, or the Status it gets instead: the routing decision the proxy acts on. */
 import type { KubeClient } from '@cellfed/controller-kit';
 
 import type { KubeStatus } from '../status/kube-status.ts';
 import type { RequestOutcome } from '../tracing/request-span.ts';
-import { sendStatus } from './forward.ts';
-import type { ClientResponse } from './client-exchange.ts';
 
-/**
- * Asked of a cell for an answer the router shows in its client view (it reads the object): uncompressed, as
- * the router would only have to inflate it.
- */
-export const SHOWN_ANSWER = { 'accept-encoding': 'identity' };
 /** A 503 a client may retry: said in the header client-go and client-node read, as in the Status. */
 export const RETRY_SOON = { 'retry-after': '1' };
 
@@ -62,10 +55,4 @@ export function outcomeOf(destination: Destination, code: number): RequestOutcom
     ...(destination.routeCase ? { routeCase: destination.routeCase } : {}),
     ...(destination.kind === 'refuse' && destination.fenced ? { fenced: true } : {}),
   };
-}
-
-/** Answers with a refusal's Status (and headers); what the request's outcome records. */
-export function sendRefusal(response: ClientResponse, destination: Refusal): RequestOutcome {
-  sendStatus(response, destination.status, destination.headers);
-  return outcomeOf(destination, destination.status.code);
 }

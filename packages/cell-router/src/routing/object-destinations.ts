@@ -1,7 +1,7 @@
 import { needsOldCopy, resolveTarget, type OldCopy } from '@cellfed/hashing';
 import { errorMessage, type KubeClient } from '@cellfed/controller-kit';
 
-import type { RoutingState } from '../routing/route-plan.ts';
+import type { RoutingState } from './route-plan.ts';
 import { cellFailure, serviceUnavailable } from '../status/kube-status.ts';
 import { RETRY_SOON, refusal, type Destination, type FromBackup, type Impersonation } from './destination.ts';
 import { cellLeftRefusal, fenceRefusal, restoringRefusal, type ObjectPlan } from './object-refusals.ts';
