@@ -61,6 +61,9 @@ export async function startRouter(env: EnvFile, options: StartRouterOptions = {}
         : ['--tls-cert-file', join(pki, 'apiserver.crt'), '--tls-key-file', join(pki, 'apiserver.key')]),
       '--client-ca-file',
       join(pki, 'ca.crt'),
+      // Every request's access-log line (debug): tests read them.
+      '--log-level',
+      'debug',
       ...(options.args ?? []),
     ],
     ...(options.logFile ? { logFile: options.logFile } : {}),
