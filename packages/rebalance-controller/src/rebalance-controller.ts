@@ -32,7 +32,7 @@ import type { Registry } from 'prom-client';
 
 import { CellSetReconciler } from './cellset-reconciler.ts';
 import { DependentsIndex, groupOf, ownerName } from './dependents-index.ts';
-import { FollowerReconciler, formatFollowerKey } from './follower-reconciler.ts';
+import { FollowerReconciler, formatFollowerKey, parseFollowerKey } from './follower-reconciler.ts';
 import { GarbageCollectorReconciler } from './garbage-collector-reconciler.ts';
 import { OwnerKinds } from './owner-kinds.ts';
 import { MigrationReconciler } from './migration-reconciler.ts';
@@ -188,7 +188,18 @@ export class RebalanceController {
       backoff: { baseMs: 200, maxMs: 30_000 },
       cellOf: () => undefined,
     });
+    // The per-object background controllers (the collector, the followers): two workers, scans rate-limited.
+    const background = {
+      registry,
+      tracer,
+      logger,
+      clock,
+      workers: 2,
+      lowLane: { qps: settings.scanQps, burst: 100 },
+      backoff: { baseMs: 500, maxMs: 60_000 },
+    };
     this.collector = new Controller({
+      ...background,
       name: 'garbage-collector',
       reconciler: new GarbageCollectorReconciler({
         plans: this.plans,
@@ -201,13 +212,6 @@ export class RebalanceController {
         metrics,
         ...(settings.collectorResyncMs === undefined ? {} : { resyncMs: settings.collectorResyncMs }),
       }),
-      registry,
-      tracer,
-      logger,
-      clock,
-      workers: 2,
-      lowLane: { qps: settings.scanQps, burst: 100 },
-      backoff: { baseMs: 500, maxMs: 60_000 },
       cellOf: () => undefined,
     });
     this.followerReconciler =
@@ -224,16 +228,10 @@ export class RebalanceController {
     this.followers =
       this.followerReconciler &&
       new Controller({
+        ...background,
         name: 'followers',
         reconciler: this.followerReconciler,
-        registry,
-        tracer,
-        logger,
-        clock,
-        workers: 2,
-        lowLane: { qps: settings.scanQps, burst: 100 },
-        backoff: { baseMs: 500, maxMs: 60_000 },
-        cellOf: (key) => key.split('/')[0],
+        cellOf: (key) => parseFollowerKey(key).cell,
       });
     this.cellSets = new Controller({
       name: 'cellset',
