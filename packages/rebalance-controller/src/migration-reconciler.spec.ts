@@ -162,6 +162,22 @@ describe('MigrationReconciler', () => {
     expect(cells.b.objects.size).toBe(0);
   });
 
+  it('never moves what the old cell’s controllers made: a copy would run again in the new cell', async () => {
+    const name = movingName();
+    const { cells, plans, reconcile } = setup();
+    plans.allowMoves(2);
+    const made = configMap(name);
+    made.metadata.ownerReferences = [
+      { apiVersion: 'batch/v1', kind: 'CronJob', name: 'nightly', uid: 'u-1', controller: true },
+    ];
+    cells.a.put(path(name), made);
+
+    expect(await reconcile(name)).toEqual({});
+
+    expect(cells.a.writes).toEqual([]);
+    expect(cells.b.objects.size).toBe(0);
+  });
+
   it('takes the fence down when the CellSet changed back before the move finished', async () => {
     const name = movingName();
     const { cells, plans, reconcile } = setup();

@@ -48,6 +48,15 @@ describe('needsWork', () => {
     expect(needsWork(plan, moving.newCell, moving.ref, copy, noLabels)).toBe(true);
   });
 
+  it('never queues what a cell’s own controllers made (a native controller reference): it runs where it is', () => {
+    const made = {
+      ownerReferences: [{ apiVersion: 'batch/v1', kind: 'CronJob', name: 'x', uid: 'u', controller: true }],
+    };
+    expect(needsWork(plan, moving.oldCell, moving.ref, made, noLabels)).toBe(false);
+    const merelyOwned = { ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: 'u' }] };
+    expect(needsWork(plan, moving.oldCell, moving.ref, merelyOwned, noLabels)).toBe(true);
+  });
+
   it('never queues a cell’s own objects', () => {
     const own: ObjectRef = { resource: CONFIGMAPS, namespace: 'kube-system', name: moving.ref.name };
     expect(needsWork(plan, 'a', own, { labels: { [REBALANCE_STATUS_LABEL]: MIGRATING } }, noLabels)).toBe(
