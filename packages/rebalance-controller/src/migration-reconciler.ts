@@ -17,6 +17,7 @@ import type { Logger } from 'pino';
 import { RebalanceError, RebalanceErrorCode } from './errors.ts';
 import { MIGRATED_AT_ANNOTATION, copiedFromCell } from './migration-marks.ts';
 import type { CellEnd, Move, MoveOutcome, ObjectMover } from './object-mover.ts';
+import { madeByItsCell } from './needs-work.ts';
 import { QUIESCED_ANNOTATION } from './quiesce.ts';
 import type { PlanHolder } from './rebalance-plan.ts';
 import type { MigrationResult, RebalanceMetrics } from './rebalance-metrics.ts';
@@ -72,6 +73,8 @@ export class MigrationReconciler implements Reconciler {
    * object unmoved, and acting on that would only read the cells again to find it moved.
    */
   private readonly justMoved = new Map<string, JustMoved>();
+  /** Old copies (`cell/uid`) quiesced or found at rest by this process: not read again until deleted. */
+  private readonly quiesced = new Set<string>();
 
   constructor(options: MigrationReconcilerOptions) {
     this.options = options;
@@ -96,6 +99,9 @@ export class MigrationReconciler implements Reconciler {
       results.push(await this.tidyElsewhere(ref, cell, metadata, copies, signal, objectLog.child({ cell })));
     }
     const oldCopy = copies.get(decision.oldCell);
+    // What the old cell's controllers made (a CronJob's Job) stays where it runs.
+    if (oldCopy && madeByItsCell(oldCopy) && oldCopy.labels?.[REBALANCE_STATUS_LABEL] === undefined)
+      return earliest(results);
     const status = oldCopy?.labels?.[REBALANCE_STATUS_LABEL];
     const cacheBehindInMs = this.cacheBehind(key, plan.generation, status, copies.get(decision.newCell));
     if (cacheBehindInMs > 0) return earliest([...results, { requeueAfterMs: cacheBehindInMs }]);
@@ -251,8 +257,11 @@ export class MigrationReconciler implements Reconciler {
     const { clock, deleteAfterMs, mover, metrics } = this.options;
     const end = this.cellEnd(cell);
     // Before it waits out deleteAfter, the old copy stops running in its cell (pods, CronJob runs).
-    if (metadata.annotations?.[QUIESCED_ANNOTATION] === undefined && (await mover.quiesce(end, ref, signal)))
-      log.info('old copy quiesced: its cell runs it no more');
+    const copy = `${cell}/${metadata.uid ?? ''}`;
+    if (metadata.annotations?.[QUIESCED_ANNOTATION] === undefined && !this.quiesced.has(copy)) {
+      if (await mover.quiesce(end, ref, signal)) log.info('old copy quiesced: its cell runs it no more');
+      this.quiesced.add(copy);
+    }
     const migratedAt = Date.parse(metadata.annotations?.[MIGRATED_AT_ANNOTATION] ?? '');
     if (Number.isNaN(migratedAt)) {
       await mover.stampMigratedAt(end, ref, signal);
@@ -260,6 +269,7 @@ export class MigrationReconciler implements Reconciler {
     }
     const dueInMs = migratedAt + deleteAfterMs - clock.now();
     if (dueInMs > 0) return { requeueAfterMs: dueInMs };
+    this.quiesced.delete(copy);
     if (await mover.deleteCopy(end, ref, metadata.uid ?? '', signal)) {
       metrics.oldCopiesDeleted.inc();
       log.info({ deleteAfterMs }, 'old copy deleted');
