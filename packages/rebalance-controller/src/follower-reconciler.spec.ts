@@ -1,4 +1,4 @@
-import { ApiError, FOLLOWER_LABEL, type KubeObject } from '@cellfed/controller-kit';
+import { ApiError, FOLLOWER_LABEL, type CopiesView, type KubeObject } from '@cellfed/controller-kit';
 import { FakeCell, fakeCopies, memoryLogger } from '@cellfed/controller-kit/testing';
 import { MIGRATED, REBALANCE_STATUS_LABEL, parseCellSetSpec } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
@@ -15,6 +15,20 @@ const RESYNC = 60_000;
 const cmPath = (name: string) => `/api/v1/namespaces/shop/configmaps/${name}`;
 const secretPath = (name: string) => `/api/v1/namespaces/shop/secrets/${name}`;
 const deploymentPath = (name: string) => `/apis/apps/v1/namespaces/shop/deployments/${name}`;
+
+/** The cells' caches of ConfigMaps and Deployments, as the controller's CellObjects gives them. */
+function cachedCopies(cells: FakeCell[]): CopiesView {
+  const configMaps = fakeCopies(cells, CONFIGMAPS);
+  const deployments = fakeCopies(cells, DEPLOYMENTS);
+  return {
+    copiesOf: (ref) => (ref.resource.resource === 'configmaps' ? configMaps : deployments).copiesOf(ref),
+    eachCopy: (visit) => {
+      configMaps.eachCopy(visit);
+      deployments.eachCopy(visit);
+    },
+    synced: () => true,
+  };
+}
 
 function setup(options: { shared?: boolean; down?: boolean } = {}) {
   const spec = parseCellSetSpec({
@@ -33,7 +47,7 @@ function setup(options: { shared?: boolean; down?: boolean } = {}) {
   const metrics = new RebalanceMetrics(new Registry());
   const reconciler = new FollowerReconciler({
     plans,
-    copies: fakeCopies(Object.values(cells), CONFIGMAPS),
+    copies: cachedCopies(Object.values(cells)),
     cell: (id) => (id in cells ? { id, client: cells[id as keyof typeof cells] } : undefined),
     controlPlane,
     metrics,
@@ -115,6 +129,27 @@ describe('FollowerReconciler', () => {
 
     expect(cells.a.writes).toHaveLength(writes);
     expect(cells.b.reads).not.toContain(cmPath('settings'));
+  });
+
+  it('reads a workload again only when its spec changed (a new generation)', async () => {
+    const { cells, deployment, configMap, secret, reconcile } = setup();
+    configMap(cells.b, 'settings', { mode: 'fast' });
+    secret('db', { password: 'cw==' });
+    deployment('web', usesSettingsAndDb);
+    await reconcile();
+    const reads = () => cells.a.reads.filter((path) => path === deploymentPath('web')).length;
+    expect(reads()).toBe(1);
+
+    // A status write keeps the generation: nothing is read.
+    const stored = cells.a.get(deploymentPath('web'))!;
+    cells.a.put(deploymentPath('web'), { ...stored, status: { replicas: 1 } } as KubeObject);
+    await reconcile();
+    expect(reads()).toBe(1);
+
+    deployment('web', { containers: [{ name: 'web' }] });
+    await reconcile();
+    expect(reads()).toBe(2);
+    expect(cells.a.get(cmPath('settings'))).toBeUndefined();
   });
 
   it('follows a source’s change, and deletes the copy when the source goes or no template names it', async () => {

@@ -17,6 +17,8 @@ import {
   type KubeList,
   type KubeObject,
   type ObjectRef,
+  type PodReferences,
+  formatObjectKey,
   type ReconcileRequest,
   type ReconcileResult,
   type Reconciler,
@@ -67,6 +69,13 @@ export interface FollowerReconcilerOptions {
   resyncMs?: number;
 }
 
+/** What one workload copy's pod template names, as of its uid and generation. */
+interface Template {
+  readonly uid: string | undefined;
+  readonly generation: number | undefined;
+  readonly references: PodReferences;
+}
+
 /** One pass over one kind of one namespace of one cell. */
 interface Pass {
   readonly cell: CellEnd;
@@ -93,7 +102,8 @@ const KINDS = [CONFIG_MAPS, SECRETS] as const;
  * the object itself lives elsewhere: in another cell (ConfigMaps are cellular, and the ring places them
  * apart from the workloads) or in the control plane (Secrets, by default). The cell's kubelets and admission
  * read them from their own apiserver, so without a copy the pods never start. Keyed by cell and namespace:
- * each pass lists the cell's workloads there, and writes, updates or deletes the follower copies to match.
+ * each pass takes the cell's workloads there from the cache (reading only those whose spec changed), and
+ * writes, updates or deletes the follower copies to match.
  * A copy of the object itself in the cell (its home, or one in the middle of a move) is never touched.
  */
 export class FollowerReconciler implements Reconciler {
@@ -103,6 +113,11 @@ export class FollowerReconciler implements Reconciler {
    * changes, appears or moves queues only the cells that name it.
    */
   private readonly named = new Map<string, Set<string>>();
+  /**
+   * What each workload copy's pod template names, per key, by the copy's object key, as of the copy's uid and
+   * generation: a pass reads only the workloads whose spec changed since, never the whole namespace.
+   */
+  private readonly templates = new Map<string, Map<string, Template>>();
 
   constructor(options: FollowerReconcilerOptions) {
     this.options = options;
@@ -113,16 +128,14 @@ export class FollowerReconciler implements Reconciler {
     const spec = this.options.plans.current()?.spec;
     const cell = this.options.cell(cellId);
     const entry = spec?.cells.find((candidate) => candidate.id === cellId);
-    const workloads = spec?.cellularResources.filter(hasPodTemplate) ?? [];
-    const wanted =
-      !spec || !cell || !entry || entry.state === 'Down' || CELL_SYSTEM_NAMESPACES.has(namespace)
-        ? undefined
-        : await this.referenced(cell.client, workloads, namespace, signal);
-    // Not the federation's, or the namespace is not in the cell (yet, or any more).
-    if (!spec || !cell || wanted === undefined) {
+    if (!spec || !cell || !entry || entry.state === 'Down' || CELL_SYSTEM_NAMESPACES.has(namespace)) {
       this.named.delete(key);
+      this.templates.delete(key);
       return {};
     }
+    // Without the cell's workloads listed, a pass would take every follower for unneeded.
+    if (!this.options.copies.synced([cellId])) return { requeueAfterMs: 1000 };
+    const wanted = await this.referenced(key, cell, signal);
     const shared = mirroredResources(spec);
     const named = new Set<string>();
     let writes = 0;
@@ -154,33 +167,41 @@ export class FollowerReconciler implements Reconciler {
     return cells;
   }
 
-  /** The names each kind's pod templates in the namespace name; undefined if the namespace is not there. */
+  /**
+   * The names each kind's pod templates in the key's namespace name, from the cell's cached workload copies:
+   * a copy whose uid and generation are as last read is not read again.
+   */
   private async referenced(
-    cell: Client,
-    workloads: readonly GroupVersionResource[],
-    namespace: string,
+    key: string,
+    cell: CellEnd,
     signal: AbortSignal,
-  ): Promise<Map<string, Set<string>> | undefined> {
+  ): Promise<Map<string, Set<string>>> {
+    const { namespace } = parseFollowerKey(key);
+    const known = this.templates.get(key) ?? new Map<string, Template>();
+    const current = new Map<string, Template>();
+    const toRead: ObjectRef[] = [];
+    this.options.copies.eachCopy((copyCell, ref, metadata) => {
+      if (copyCell !== cell.id || ref.namespace !== namespace || !hasPodTemplate(ref.resource)) return;
+      const template = known.get(formatObjectKey(ref));
+      if (template && template.uid === metadata.uid && template.generation === metadata.generation)
+        current.set(formatObjectKey(ref), template);
+      else toRead.push(ref);
+    });
+    await inParallel(
+      toRead.map((ref) => async () => {
+        const object = await read(cell.client, ref, signal);
+        if (!object) return; // gone since the cache saw it
+        const { uid, generation } = object.metadata;
+        current.set(formatObjectKey(ref), { uid, generation, references: podReferences(object) });
+      }),
+      4,
+    );
+    if (current.size > 0) this.templates.set(key, current);
+    else this.templates.delete(key);
     const wanted = new Map<string, Set<string>>(KINDS.map((kind) => [kind.resource, new Set<string>()]));
-    for (const workload of workloads) {
-      let list: KubeList;
-      try {
-        list = await cell.request<KubeList>(
-          'GET',
-          resourcePath({ ...workload, namespaced: true }, namespace),
-          {
-            signal,
-          },
-        );
-      } catch (error) {
-        if (isNotFound(error)) return undefined;
-        throw error;
-      }
-      for (const object of list.items ?? []) {
-        const { configMaps, secrets } = podReferences(object);
-        for (const name of configMaps) wanted.get(CONFIG_MAPS.resource)!.add(name);
-        for (const name of secrets) wanted.get(SECRETS.resource)!.add(name);
-      }
+    for (const { references } of current.values()) {
+      for (const name of references.configMaps) wanted.get(CONFIG_MAPS.resource)!.add(name);
+      for (const name of references.secrets) wanted.get(SECRETS.resource)!.add(name);
     }
     return wanted;
   }
@@ -192,10 +213,16 @@ export class FollowerReconciler implements Reconciler {
   private async follow(pass: Pass, names: ReadonlySet<string>): Promise<number> {
     const { cell, kind, namespace, cellular, signal } = pass;
     const collection = resourcePath({ ...kind, namespaced: true }, namespace);
-    const existing = await cell.client.request<KubeList>('GET', collection, {
-      query: { labelSelector: FOLLOWER_LABEL },
-      signal,
-    });
+    let existing: KubeList;
+    try {
+      existing = await cell.client.request<KubeList>('GET', collection, {
+        query: { labelSelector: FOLLOWER_LABEL },
+        signal,
+      });
+    } catch (error) {
+      if (isNotFound(error)) return 0; // the namespace is not in the cell (yet, or any more)
+      throw error;
+    }
     const followers = new Map((existing.items ?? []).map((item) => [item.metadata.name ?? '', item]));
     const tasks: (() => Promise<boolean>)[] = [];
     const kept = new Set<string>();

@@ -29,6 +29,14 @@ export class FakeCell {
     const existing = this.objects.get(path);
     const stored = structuredClone(object);
     stored.metadata.uid = existing?.metadata.uid ?? object.metadata.uid ?? `${this.id}-uid-${++this.uids}`;
+    // As an apiserver does for objects with a spec: a new generation with each change of it.
+    const spec = (candidate: KubeObject | undefined) =>
+      JSON.stringify((candidate as { spec?: unknown })?.spec);
+    if ((object as { spec?: unknown }).spec !== undefined)
+      stored.metadata.generation =
+        existing && spec(existing) === spec(object)
+          ? existing.metadata.generation
+          : (existing?.metadata.generation ?? 0) + 1;
     stored.metadata.resourceVersion = String(++this.version);
     this.objects.set(path, stored);
     return structuredClone(stored);
