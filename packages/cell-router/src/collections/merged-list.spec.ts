@@ -288,8 +288,10 @@ describe('serveMergedList', () => {
       b: [],
       c: [],
       d: [],
-      [decision.oldCell]: [{ namespace: 'ns', name, labels: { [REBALANCE_STATUS_LABEL]: status } }],
-      [decision.newCell]: [{ namespace: 'ns', name }],
+      [decision.oldCell]: [
+        { namespace: 'ns', name, labels: { [REBALANCE_STATUS_LABEL]: status, copy: 'old' } },
+      ],
+      [decision.newCell]: [{ namespace: 'ns', name, labels: { copy: 'new' } }],
     });
     const during = await list(
       copies(MIGRATING),
@@ -298,7 +300,8 @@ describe('serveMergedList', () => {
       moving,
     );
     expect(during.body.items).toHaveLength(1);
-    expect(during.body.items[0].metadata.labels).toEqual({ [REBALANCE_STATUS_LABEL]: MIGRATING });
+    // The old copy, without the fence label: clients never see it.
+    expect(during.body.items[0].metadata.labels).toEqual({ copy: 'old' });
     const after = await list(
       copies(MIGRATED),
       '/api/v1/namespaces/ns/configmaps',
@@ -306,7 +309,7 @@ describe('serveMergedList', () => {
       moving,
     );
     expect(after.body.items).toHaveLength(1);
-    expect(after.body.items[0].metadata.labels).toBeUndefined();
+    expect(after.body.items[0].metadata.labels).toEqual({ copy: 'new' });
   });
 
   it('pages with limit and continue through every object exactly once, in order', async () => {

@@ -5,6 +5,8 @@ import {
   formatHeldOwners,
 } from '@cellfed/controller-kit';
 
+import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
+
 import { mayNeedClientView, showJson, showObject } from './client-view.ts';
 
 const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'd-1', controller: true };
@@ -27,6 +29,19 @@ describe('client view', () => {
     const object = configMap({ [HELD_OWNERS_ANNOTATION]: formatHeldOwners([deployment]) });
     showObject(object);
     expect(object.metadata).toEqual({ name: 'settings', namespace: 'demo', ownerReferences: [deployment] });
+  });
+
+  it('never shows the fence of a move: the rebalance-status label goes, the other labels stay', () => {
+    const fenced = {
+      metadata: { name: 'web', labels: { app: 'web', [REBALANCE_STATUS_LABEL]: 'migrating' } },
+    };
+    expect(mayNeedClientView(JSON.stringify(fenced))).toBe(true);
+    expect(JSON.parse(showJson(JSON.stringify(fenced)))).toEqual({
+      metadata: { name: 'web', labels: { app: 'web' } },
+    });
+    const onlyFence = { metadata: { name: 'web', labels: { [REBALANCE_STATUS_LABEL]: 'migrating' } } };
+    showObject(onlyFence);
+    expect(onlyFence.metadata).toEqual({ name: 'web' });
   });
 
   it('keeps native references first and other annotations as they are', () => {

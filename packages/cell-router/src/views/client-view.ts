@@ -1,3 +1,4 @@
+import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import {
   HELD_OWNERS_ANNOTATION,
   HeldOwnersError,
@@ -19,11 +20,12 @@ import { humanDuration } from './human-duration.ts';
  * moved object, a promoted backup), which clients know by the first copy's.
  */
 
-const MARKS = [HELD_OWNERS_ANNOTATION, ...KEPT_ANNOTATIONS].map((key) => `"${key}"`);
+const MARKS = [HELD_OWNERS_ANNOTATION, ...KEPT_ANNOTATIONS, REBALANCE_STATUS_LABEL].map((key) => `"${key}"`);
 
 interface WithMetadata {
   metadata?: {
     annotations?: Record<string, string>;
+    labels?: Record<string, string>;
     ownerReferences?: unknown;
     uid?: string;
     creationTimestamp?: string;
@@ -100,6 +102,13 @@ export function showObject(value: unknown, options: ClientViewOptions = {}): voi
     showObject(object.object, options);
   }
   const metadata = object.metadata;
+  // The fence of a move is the router's and the cells' business: one apiserver never shows such a label. A
+  // write cannot drop it: a fenced copy refuses writes (429), and a moved one is never written again.
+  if (metadata?.labels && REBALANCE_STATUS_LABEL in metadata.labels) {
+    const { [REBALANCE_STATUS_LABEL]: _fence, ...labels } = metadata.labels;
+    if (Object.keys(labels).length > 0) metadata.labels = labels;
+    else delete metadata.labels;
+  }
   const annotations = metadata?.annotations;
   if (!metadata || !annotations) return;
   // A copy is the object clients know: its first uid and creation time, without the annotations that keep
