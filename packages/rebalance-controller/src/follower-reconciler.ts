@@ -9,7 +9,6 @@ import {
   isCellOwnObject,
   isNotFound,
   podReferences,
-  resourceName,
   resourcePath,
   ApiError,
   type CopiesView,
@@ -31,7 +30,7 @@ import { FOLLOWED_VERSION_ANNOTATION, followerCopy, sameFollower, type SourceId 
 import { inParallel } from './in-parallel.ts';
 import type { RebalanceMetrics } from './rebalance-metrics.ts';
 import type { PlanHolder } from './rebalance-plan.ts';
-import { mirroredResources } from './shared-objects.ts';
+import { mirroredResources, sameResource } from './shared-objects.ts';
 
 type Client = Pick<KubeClient, 'request'>;
 
@@ -353,8 +352,4 @@ async function read(client: Client, ref: ObjectRef, signal: AbortSignal): Promis
     if (isNotFound(error)) return undefined;
     throw error;
   }
-}
-
-function sameResource(one: GroupVersionResource, other: GroupVersionResource): boolean {
-  return resourceName(one) === resourceName(other);
 }

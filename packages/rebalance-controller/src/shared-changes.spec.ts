@@ -3,7 +3,9 @@ import type { KubeClient } from '@cellfed/controller-kit';
 import type { GroupVersionResource } from '@cellfed/hashing';
 
 import { SharedChanges } from './shared-changes.ts';
-import { SECRETS, SERVICE_ACCOUNTS } from './shared-objects.ts';
+import { SECRETS } from '@cellfed/controller-kit';
+
+import { SERVICE_ACCOUNTS } from './shared-objects.ts';
 
 async function until(condition: () => boolean): Promise<void> {
   for (let turn = 0; turn < 100 && !condition(); turn++) await flushPromises();

@@ -5,6 +5,7 @@ import {
   type KubeList,
   type KubeObject,
   CELL_SYSTEM_NAMESPACES,
+  SECRETS,
 } from '@cellfed/controller-kit';
 import type { CellSetSpec, GroupVersionResource } from '@cellfed/hashing';
 
@@ -28,13 +29,6 @@ export const SERVICE_ACCOUNTS: GroupVersionResource = {
   version: 'v1',
   resource: 'serviceaccounts',
 };
-
-/**
- * Secrets are mirrored only when the CellSet lists them in `sharedResources` (the controller then needs to
- * read every Secret of the control plane, a right the chart grants only when asked). Even then, the ones no
- * pod mounts stay out: see {@link MIRRORED_SECRETS_SELECTOR}.
- */
-export const SECRETS: GroupVersionResource = { group: '', version: 'v1', resource: 'secrets' };
 
 /**
  * The Secrets never mirrored, by type: legacy ServiceAccount tokens (each apiserver's token controller makes
@@ -173,7 +167,8 @@ function isCellOwn(object: KubeObject): boolean {
   );
 }
 
-function sameResource(one: GroupVersionResource, other: GroupVersionResource): boolean {
+/** Whether two resources are the same, whatever version each names. */
+export function sameResource(one: GroupVersionResource, other: GroupVersionResource): boolean {
   return one.group === other.group && one.resource === other.resource;
 }
 
