@@ -140,6 +140,23 @@ describe('BackupReconciler', () => {
     expect(t.backupsOf('web').map((cell) => cell.id)).toEqual([backup]);
   });
 
+  it('backs up nothing its cell’s controllers made (a CronJob’s Job), and drops a backup it had', async () => {
+    const t = setUp(ALL_NORMAL);
+    const { primary, backup } = t.placement('web');
+    const made = deployment('web');
+    made.metadata.ownerReferences = [
+      { apiVersion: 'batch/v1', kind: 'CronJob', name: 'nightly', uid: 'u-1', controller: true },
+    ];
+    t.cells.get(primary)!.put(objectPath('web'), made);
+    t.cells.get(backup)!.put(backupPath('web'), {
+      metadata: { name: cellBackupName(refOf('web')), namespace: 'cellfed-backups' },
+    });
+
+    await t.reconcile('web');
+
+    expect(t.backupsOf('web')).toEqual([]);
+  });
+
   it('deletes the backups of a deleted object', async () => {
     const t = setUp(ALL_NORMAL);
     const { primary } = t.placement('web');

@@ -10,6 +10,7 @@ import {
   formatObjectKey,
   isAlreadyExists,
   isCellOwnObject,
+  madeByItsCell,
   isNotFound,
   parseObjectKey,
   portableObject,
@@ -91,7 +92,12 @@ export class BackupReconciler implements Reconciler {
       return {};
     }
     const decision = routeOf(federation.table, ref, this.options.namespaceLabels);
-    const primary = servedCell(decision, this.options.objects.copiesOf(ref));
+    // What a cell's controllers made (a CronJob's Jobs) is that cell's work, never backed up: promoted into
+    // another cell, it would run again there, beside what the promoted owner makes.
+    const copies = new Map(
+      [...this.options.objects.copiesOf(ref)].filter(([, metadata]) => !madeByItsCell(metadata)),
+    );
+    const primary = servedCell(decision, copies);
     const backupCell = primary && federation.table.backupOf(decision.key, primary);
     // Decide only on listed caches: an unlisted cell would look like a deleted object or a missing backup.
     const needed = [decision.oldCell, decision.newCell, ...(backupCell ? [backupCell] : [])];

@@ -63,6 +63,7 @@ export {
   formatHeldOwners,
   heldOwners,
   heldOwnersOrNone,
+  madeByItsCell,
   ownerReferencesOf,
   shownOwners,
   splitOwners,

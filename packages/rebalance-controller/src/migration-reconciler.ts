@@ -6,6 +6,7 @@ import {
   type Reconciler,
   type TokenBucket,
   isCellOwnObject,
+  madeByItsCell,
   parseObjectKey,
   type ObjectRef,
   type CopiesView,
@@ -17,7 +18,6 @@ import type { Logger } from 'pino';
 import { RebalanceError, RebalanceErrorCode } from './errors.ts';
 import { MIGRATED_AT_ANNOTATION, copiedFromCell } from './migration-marks.ts';
 import type { CellEnd, Move, MoveOutcome, ObjectMover } from './object-mover.ts';
-import { madeByItsCell } from './needs-work.ts';
 import { QUIESCED_ANNOTATION } from './quiesce.ts';
 import type { PlanHolder } from './rebalance-plan.ts';
 import type { MigrationResult, RebalanceMetrics } from './rebalance-metrics.ts';

@@ -1,4 +1,10 @@
-import { type ObjectMeta, isCellOwnObject, type ObjectRef, routeOf } from '@cellfed/controller-kit';
+import {
+  type ObjectMeta,
+  isCellOwnObject,
+  madeByItsCell,
+  type ObjectRef,
+  routeOf,
+} from '@cellfed/controller-kit';
 import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
 import { copiedFromCell } from './migration-marks.ts';
@@ -21,15 +27,4 @@ export function needsWork(
   if (copiedFromCell(metadata) !== undefined) return true;
   const { oldCell, newCell } = routeOf(plan.table, ref, namespaceLabels);
   return oldCell !== newCell && cell === oldCell;
-}
-
-/**
- * Whether a copy was made by its own cell's controllers: it has a native controller owner reference (the
- * router holds every reference a client writes in an annotation, so the cell's own field holds only what the
- * cell set), as a Job its CronJob started. It runs where it was made and is never moved: a copy in another
- * cell would run again there.
- */
-export function madeByItsCell(metadata: Readonly<Pick<ObjectMeta, 'ownerReferences'>>): boolean {
-  const owners = metadata.ownerReferences as { controller?: unknown }[] | undefined;
-  return owners?.some((owner) => owner?.controller === true) ?? false;
 }

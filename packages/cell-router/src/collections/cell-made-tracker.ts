@@ -19,6 +19,11 @@ export class CellMadeTracker {
     this.resource = resource;
   }
 
+  /** Whether a source holds `namespace/name` as far as this watch has seen. */
+  holds(namespace: string, name: string): boolean {
+    return this.holders.has(`${namespace}/${name}`);
+  }
+
   decide(source: string, event: WatchEvent): WatchEvent | undefined {
     const meta = watchedMeta(event.object as WatchedObject);
     const namespace = meta.namespace ?? '';

@@ -10,6 +10,8 @@ export interface ItemMeta {
   name?: string;
   labels?: Record<string, string>;
   creationTimestamp?: string;
+  /** Read only for their `controller` flags (see madeByItsCell). */
+  ownerReferences?: readonly unknown[];
 }
 
 /** One page of a cell's list as its apiserver answered. */

@@ -7,6 +7,8 @@ export interface CellCopy<T> {
   readonly item: T;
   /** Its `metadata.creationTimestamp` (RFC 3339, UTC), where the choice needs it. */
   readonly created?: string | undefined;
+  /** Made by its cell's controllers (a native controller reference, as a CronJob's Job has). */
+  readonly made?: boolean;
 }
 
 /**
@@ -33,7 +35,25 @@ export function visibleCopy<T>(
 }
 
 /**
- * Which copy of a cell-made object (proxy/cell-made.ts) is shown when several sources hold one under its
+ * Which copy of a ring-placed object a list shows: the routing rule's among the copies the ring placed;
+ * else one its cell's controllers made (a CronJob's Job, routing/cell-made-resources.ts), which is never
+ * moved and belongs where it is, wherever the ring puts its name.
+ */
+export function shownCopy<T>(
+  decision: RouteDecision,
+  copies: readonly CellCopy<T>[],
+): CellCopy<T> | undefined {
+  if (!copies.some((copy) => copy.made)) return visibleCopy(decision, copies);
+  return (
+    visibleCopy(
+      decision,
+      copies.filter((copy) => !copy.made),
+    ) ?? newestCopy(copies.filter((copy) => copy.made))
+  );
+}
+
+/**
+ * Which copy of a cell-made object (routing/cell-made.ts) is shown when several sources hold one under its
  * name — a ReplicaSet the new cell of a moved Deployment made, while the old cell's is not yet collected:
  * the newest, which stays; the first source's on a tie. kube-apiserver writes creationTimestamp as RFC 3339
  * in UTC at second precision, so the strings compare as the times do.

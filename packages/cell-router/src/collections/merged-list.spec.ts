@@ -8,7 +8,13 @@ import { PROTOBUF, encodeProtobufList, parseProtobufList } from './protobuf-list
 import { protobufItem } from '../testing/protobuf-item.ts';
 import type { StreamedAnswer } from './streamed-answer.ts';
 
-type Meta = { namespace: string; name: string; labels?: Record<string, string>; creationTimestamp?: string };
+type Meta = {
+  namespace: string;
+  name: string;
+  labels?: Record<string, string>;
+  creationTimestamp?: string;
+  ownerReferences?: { name: string; controller?: boolean }[];
+};
 
 /**
  * A cell's apiserver, listing `objects` sorted by namespace/name, paged with continue tokens shaped as
@@ -57,7 +63,7 @@ function fakeCell(resourceVersion: string, objects: Meta[], requests: string[] =
           apiVersion: 'v1',
           resourceVersion,
           continue: more ? next() : undefined,
-          items: page.map((meta) => protobufItem({ ...meta, resourceVersion })),
+          items: page.map((meta) => protobufItem({ ...meta, resourceVersion, owners: meta.ownerReferences })),
         });
         return {
           statusCode: 200,
@@ -267,6 +273,28 @@ describe('serveMergedList', () => {
     expect(body.items[1]!.data.from).toBe('203');
     expect([...decodeCellVersions(body.metadata.resourceVersion)!.keys()].sort()).toEqual(
       [CONTROL_PLANE_SOURCE, 'a', 'b', 'c'].sort(),
+    );
+  });
+
+  it('lists what a cell’s CronJob made from its cell wherever the ring puts its name, as JSON, Table and protobuf', async () => {
+    const made = { name: 'nightly', controller: true };
+    const jobs = Array.from({ length: 12 }, (_, i) => ({ namespace: 'shop', name: `nightly-${i}` }));
+    // Each Job in a cell that is not its name's; one more a leftover there (no native controller): hidden.
+    const elsewhere = (meta: Meta) =>
+      ['a', 'b', 'c'].find((cell) => cell !== home(meta.namespace, meta.name))!;
+    const byCell: Record<string, Meta[]> = { a: [], b: [], c: [] };
+    for (const job of jobs) byCell[elsewhere(job)]!.push({ ...job, ownerReferences: [made] });
+    const leftover = { namespace: 'shop', name: 'stray' };
+    byCell[elsewhere(leftover)]!.push({ ...leftover, ownerReferences: [{ name: 'x', controller: false }] });
+    const expected = jobs.map((job) => `${job.namespace}/${job.name}`).sort();
+
+    expect(names((await list(byCell, '/api/v1/configmaps')).body)).toEqual(expected);
+    expect(
+      names((await list(byCell, '/api/v1/configmaps', 'application/json;as=Table;v=v1;g=meta.k8s.io')).body),
+    ).toEqual(expected);
+    const protobuf = await listProtobuf(byCell, '/api/v1/configmaps');
+    expect(protobuf.items.map((item) => `${item.metadata.namespace}/${item.metadata.name}`)).toEqual(
+      expected,
     );
   });
 

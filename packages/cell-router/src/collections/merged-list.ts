@@ -15,12 +15,12 @@ import {
   requestedCellVersions,
   type CellCursor,
 } from './cell-versions.ts';
-import { newestCopy, visibleCopy, type CellCopy } from './copy-choice.ts';
+import { newestCopy, shownCopy, type CellCopy } from './copy-choice.ts';
 import type { CollectionOutcome, StreamedAnswer } from './streamed-answer.ts';
 import type { OwnerUids } from '../views/owner-uids.ts';
 import { jsonListWriter, protobufListWriter } from './list-writer.ts';
 import { takeInvolvedUid } from '../views/involved-uid.ts';
-import { isCellOwnObject } from '@cellfed/controller-kit';
+import { isCellOwnObject, madeByItsCell } from '@cellfed/controller-kit';
 import type { CellularResource } from '../routing/cellular-resources.ts';
 
 /**
@@ -219,6 +219,7 @@ function takeVisible(
       labels: meta.labels,
       item: pager.headJson(),
       created: meta.creationTimestamp,
+      made: madeByItsCell(meta),
     });
     pager.take();
   }
@@ -229,5 +230,5 @@ function takeVisible(
   if (key.namespace !== '' && request.namespaceDeleted?.(key.namespace)) return undefined;
   return request.placement === 'anywhere'
     ? newestCopy(copies)
-    : visibleCopy(routing.route(routing.keyOf(key, request.namespaceLabels(key.namespace))), copies);
+    : shownCopy(routing.route(routing.keyOf(key, request.namespaceLabels(key.namespace))), copies);
 }

@@ -13,6 +13,7 @@ type Meta = {
   resourceVersion: string;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  ownerReferences?: { name: string; controller?: boolean }[];
 };
 
 /** A cell whose watches are streams the test writes events into; every opened target is recorded. */
@@ -137,6 +138,33 @@ describe('serveMergedWatch', () => {
     w.abort.abort();
     await w.done;
     expect(w.isEnded()).toBe(true);
+  });
+
+  it('shows what a cell’s CronJob made from that cell, wherever the ring puts its name, until it is deleted', async () => {
+    const cells = { a: fakeCell(), b: fakeCell() };
+    const w = watch(cells, '/api/v1/namespaces/ns/configmaps?watch=1');
+    await until('both watches', () => cells.a.streams.length === 1 && cells.b.streams.length === 1);
+    const name = 'nightly-29170000';
+    const other = w.home(name).oldCell === 'a' ? 'b' : 'a';
+    const made = [{ name: 'nightly', controller: true }];
+    cells[other].send('ADDED', { namespace: 'ns', name, resourceVersion: '5', ownerReferences: made });
+    // Orphaned (its CronJob deleted with --cascade=orphan): still the same object, where it is.
+    cells[other].send('MODIFIED', { namespace: 'ns', name, resourceVersion: '6', ownerReferences: [] });
+    cells[other].send('DELETED', { namespace: 'ns', name, resourceVersion: '7' });
+    // A leftover elsewhere that no cell's controller made stays hidden.
+    const stray = Array.from({ length: 50 }, (_, i) => `stray-${i}`).find(
+      (n) => w.home(n).oldCell !== other,
+    )!;
+    cells[other].send('ADDED', { namespace: 'ns', name: stray, resourceVersion: '8' });
+    await until('three events', () => w.lines.length === 3);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(w.lines.map((line) => `${line.type} ${line.object.metadata.name}`)).toEqual([
+      `ADDED ${name}`,
+      `MODIFIED ${name}`,
+      `DELETED ${name}`,
+    ]);
+    w.abort.abort();
+    await w.done;
   });
 
   it('resumes each cell from its part of the composite version, and again after a cell ends its watch', async () => {

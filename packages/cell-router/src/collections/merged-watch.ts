@@ -20,7 +20,7 @@ import type { CollectionOutcome, StreamedAnswer } from './streamed-answer.ts';
 import { creationColumns, type CreationColumns } from '../views/client-view.ts';
 import { isProtobufObject } from './protobuf-watch.ts';
 import { INITIAL_EVENTS_END, JSON_WATCH, type WatchCodec } from './watch-codec.ts';
-import { isCellOwnObject } from '@cellfed/controller-kit';
+import { isCellOwnObject, madeByItsCell } from '@cellfed/controller-kit';
 import type { CellularResource } from '../routing/cellular-resources.ts';
 import { CellMadeTracker } from './cell-made-tracker.ts';
 import type { OwnerUids } from '../views/owner-uids.ts';
@@ -331,6 +331,11 @@ class MoveTracker {
   private readonly shown = new Map<string, boolean>();
   /** The version of the new copy each completed move was announced with: its own event then adds nothing. */
   private readonly announced = new Map<string, string | undefined>();
+  /**
+   * What cells' controllers made of this resource (a CronJob's Jobs): never moved, shown from where they
+   * are wherever the ring puts their names. Once seen so, an object stays so for this watch (orphaned).
+   */
+  private readonly made: CellMadeTracker;
   private readonly request: MergedWatchRequest;
   /**
    * Whether the client has an object it was not told of here: yes for a watch after a list; no for a
@@ -341,6 +346,7 @@ class MoveTracker {
   constructor(request: MergedWatchRequest, clientStartsEmpty: boolean) {
     this.request = request;
     this.clientHasUntold = !clientStartsEmpty;
+    this.made = new CellMadeTracker(request.resource);
   }
 
   async decide(cell: string, event: WatchEvent, state: RoutingState): Promise<WatchEvent | undefined> {
@@ -362,6 +368,8 @@ class MoveTracker {
     // Each cell's own kube-root-ca.crt, default/kubernetes, kube-system objects: never the federation's.
     if (isCellOwnObject({ resource: { ...this.request.resource, version: '' }, namespace, name }))
       return { event: undefined };
+    if (madeByItsCell(meta) || this.made.holds(namespace, name))
+      return { key: `${namespace}/${name}`, event: this.made.decide(cell, event) };
     const decision = state.table.route(
       state.table.keyOf({ namespace, name }, this.request.namespaceLabels(namespace)),
     );

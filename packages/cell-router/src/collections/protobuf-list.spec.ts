@@ -37,6 +37,20 @@ describe('protobuf lists', () => {
     expect(page.raw).toEqual(items);
   });
 
+  it('reads of each owner reference whether it is the controller: what tells what a cell made', () => {
+    const items = [
+      protobufItem({ name: 'made', owners: [{ name: 'nightly', controller: true }] }),
+      protobufItem({ name: 'held', owners: [{ name: 'x', controller: false }, { name: 'y' }] }),
+    ];
+    const page = parseProtobufList(
+      encodeProtobufList({ kind: 'JobList', apiVersion: 'batch/v1', resourceVersion: '', items }),
+    );
+    expect(page.items).toEqual([
+      { metadata: { name: 'made', ownerReferences: [{ controller: true }] } },
+      { metadata: { name: 'held', ownerReferences: [{ controller: false }, { controller: false }] } },
+    ]);
+  });
+
   it('gives an item the list’s composite version with its own cell’s at its own', () => {
     const item = withProtobufItemVersion(
       protobufItem({ name: 'a', resourceVersion: '7' }),

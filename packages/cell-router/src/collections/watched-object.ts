@@ -1,7 +1,14 @@
 /** An object as a cell's watch sends it: the object itself, or a Table of one row (`kubectl get -w`). */
 export interface WatchedObject {
   kind?: string;
-  metadata?: { namespace?: string; name?: string; resourceVersion?: string; labels?: Record<string, string> };
+  metadata?: {
+    namespace?: string;
+    name?: string;
+    resourceVersion?: string;
+    labels?: Record<string, string>;
+    /** Read only for their `controller` flags (see madeByItsCell). */
+    ownerReferences?: readonly unknown[];
+  };
   /** A Table event (kubectl get -w) carries its object in its one row. */
   rows?: { object?: WatchedObject }[];
 }

@@ -5,7 +5,7 @@ import { collectionSources, type RoutePlan, type RoutingState } from '../routing
 import { requestEntityTooLarge, serviceUnavailable } from '../status/kube-status.ts';
 import type { RequestOutcome } from '../tracing/request-span.ts';
 import { showOwnerUids, type OwnerUids } from '../views/owner-uids.ts';
-import { cellMadeTarget } from './cell-made.ts';
+import { cellMadeTarget } from '../routing/cell-made.ts';
 import type { CellNamespaces } from './cell-namespaces.ts';
 import { hasRequestBody, type ClientRequest, type ClientResponse } from './client-exchange.ts';
 import {

@@ -1,3 +1,5 @@
+import type { Dispatcher } from 'undici';
+
 import { objectPath } from '../request/object-path.ts';
 import { requestEntityTooLarge } from '../status/kube-status.ts';
 import type { RequestOutcome } from '../tracing/request-span.ts';
@@ -5,7 +7,13 @@ import { showObject } from '../views/client-view.ts';
 import type { CellNamespaces } from './cell-namespaces.ts';
 import { cellWriteBody } from './cell-writes.ts';
 import { hasRequestBody, type ClientRequest, type ClientResponse } from './client-exchange.ts';
-import { outcomeOf, refusal, type Impersonation } from '../routing/destination.ts';
+import {
+  outcomeOf,
+  refusal,
+  type Destination,
+  type Impersonation,
+  type Refusal,
+} from '../routing/destination.ts';
 import { SHOWN_ANSWER, sendRefusal } from './send-refusal.ts';
 import {
   abortOnClose,
@@ -46,7 +54,7 @@ export class ObjectRequests {
     response: ClientResponse,
     impersonation: Impersonation,
   ): Promise<RequestOutcome> {
-    const { destinations, cellNamespaces, maxBodyBytes } = this.options;
+    const { destinations, maxBodyBytes } = this.options;
     const destination = await destinations.of(plan, impersonation);
     if (destination.kind === 'refuse') return sendRefusal(response, destination);
     if (destination.kind === 'backup') {
@@ -55,19 +63,53 @@ export class ObjectRequests {
       sendJson(response, 200, shown);
       return outcomeOf(destination, 200);
     }
+    let bytes: Buffer | undefined;
+    if (plan.access === 'write' && hasRequestBody(request)) {
+      // An object from a list or watch through the router carries a composite resourceVersion: the cell
+      // compares its own. Write bodies are read whole (kube-apiserver's 3 MiB cap) to find it.
+      const read = await readBody(request, maxBodyBytes);
+      if (read === 'too-large')
+        return sendRefusal(response, refusal(requestEntityTooLarge(maxBodyBytes), 'too-large'));
+      bytes = read;
+    }
+    const sent = await this.send(plan, destination, request, response, impersonation, bytes);
+    if ('outcome' in sent) return sent.outcome;
+    // Not in its ring cell: a CronJob's Job is where the CronJob's cell made it. Nothing was written there
+    // (a 404), so the same request goes on to the cell holding it.
+    const signal = abortOnClose(response);
+    const made = await destinations.madeElsewhere(plan, destination.cell, impersonation, signal);
+    if (made?.kind === 'cell') {
+      await sent.notFound.body.dump();
+      const again = await this.send(plan, made, request, response, impersonation, bytes, false);
+      if ('outcome' in again) return again.outcome;
+    }
+    await relay(sent.notFound, response);
+    return outcomeOf(destination, 404);
+  }
+
+  /**
+   * Sends the request to `destination`, its body in that cell's terms, and relays the answer. A 404 that
+   * another cell may answer (`lookElsewhere`, the object's resource also made by cells) is handed back
+   * unread instead.
+   */
+  private async send(
+    plan: ObjectPlan,
+    destination: Extract<Destination, { kind: 'cell' }>,
+    request: ClientRequest,
+    response: ClientResponse,
+    impersonation: Impersonation,
+    bytes: Buffer | undefined,
+    lookElsewhere = plan.alsoMadeByCells,
+  ): Promise<{ outcome: RequestOutcome } | { notFound: Dispatcher.ResponseData }> {
+    const { destinations, cellNamespaces } = this.options;
     // Updates and patches (server-side apply creates) need the namespace too; deletes and reads do not.
     if (plan.access === 'write' && plan.info.verb !== 'delete')
       await cellNamespaces?.ensure(destination.cell, plan.info.namespace);
     let body: BufferedBody | undefined;
-    if (plan.access === 'write' && hasRequestBody(request)) {
-      // An object from a list or watch through the router carries a composite resourceVersion: the cell
-      // compares its own. Write bodies are read whole (kube-apiserver's 3 MiB cap) to find it.
-      const bytes = await readBody(request, maxBodyBytes);
-      if (bytes === 'too-large')
-        return sendRefusal(response, refusal(requestEntityTooLarge(maxBodyBytes), 'too-large'));
+    if (bytes) {
       const translated = cellVersionBody(request.headers['content-type'], bytes, destination.cell);
       if (translated && 'status' in translated)
-        return sendRefusal(response, refusal(translated.status, 'stale-version', destination.cell));
+        return refused(response, refusal(translated.status, 'stale-version', destination.cell));
       const written = await cellWriteBody(
         plan.info,
         request.method,
@@ -77,7 +119,7 @@ export class ObjectRequests {
         impersonation,
       );
       if ('status' in written)
-        return sendRefusal(response, refusal(written.status, 'bad-body', destination.cell));
+        return refused(response, refusal(written.status, 'bad-body', destination.cell));
       body = { bytes: written.bytes };
     }
     // Held dependents are orphaned, or deleted first, by cellfed's collector, which the finalizer waits for.
@@ -108,12 +150,17 @@ export class ObjectRequests {
     } catch (error) {
       // Its connection closed as it left: every object it held had moved (and its copies refuse writes).
       if (!response.headersSent && destinations.hasLeft(destination.cell))
-        return sendRefusal(response, cellLeftRefusal(plan, destination.cell));
+        return refused(response, cellLeftRefusal(plan, destination.cell));
       throw error;
     }
+    if (lookElsewhere && upstream.statusCode === 404) return { notFound: upstream };
     if (plan.access !== 'write') await relay(upstream, response, shown);
     else if (!(await relayUnlessFenced(upstream, response, shown)))
-      return sendRefusal(response, fenceRefusal(plan, destination.cell, 'cell-fence', destination.routeCase));
-    return outcomeOf(destination, upstream.statusCode);
+      return refused(response, fenceRefusal(plan, destination.cell, 'cell-fence', destination.routeCase));
+    return { outcome: outcomeOf(destination, upstream.statusCode) };
   }
+}
+
+function refused(response: ClientResponse, refusal: Refusal): { outcome: RequestOutcome } {
+  return { outcome: sendRefusal(response, refusal) };
 }

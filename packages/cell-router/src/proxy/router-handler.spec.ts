@@ -215,6 +215,47 @@ describe('RouterHandler', () => {
     expect(unconnected.headers['retry-after']).toBe('1');
   });
 
+  it('finds a Job its ring cell does not have where another cell’s CronJob made it, for reads and writes alike', async () => {
+    const state = routingState(spec, 7);
+    const name = Array.from({ length: 100 }, (_, i) => `nightly-${i}`).find((candidate) => {
+      const decision = state.table.route(state.table.keyOf({ namespace: 'team', name: candidate }));
+      return decision.oldCell === 'a' && decision.newCell === 'a';
+    })!;
+    const path = `/apis/batch/v1/namespaces/team/jobs/${name}`;
+    const madeByCronJob = [
+      { apiVersion: 'batch/v1', kind: 'CronJob', name: 'nightly', uid: 'u', controller: true },
+    ];
+    let ownerReferences: unknown[] = madeByCronJob;
+    const notFound = { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 };
+    script = (cell, seen) => {
+      if (cell !== 'b' || !seen.url.startsWith(path)) return { code: 404, body: notFound };
+      return { code: 200, body: { kind: 'Job', metadata: { name, namespace: 'team', ownerReferences } } };
+    };
+
+    const read = await send('GET', path);
+    expect(read.code).toBe(200);
+    expect(read.body.metadata.name).toBe(name);
+    const deleted = await send('DELETE', path, { propagationPolicy: 'Background' });
+    expect(deleted.code).toBe(200);
+    expect(cells['b']!.seen.filter((seen) => seen.method === 'DELETE').map((seen) => seen.url)).toEqual([
+      path,
+    ]);
+    // The ring cell was asked first, every time; a create never looks elsewhere.
+    expect(cells['a']!.seen.filter((seen) => seen.url === path).map((seen) => seen.method)).toEqual(
+      expect.arrayContaining(['GET', 'DELETE']),
+    );
+
+    // A copy in another cell that its cell did not make (a move's leftover) is not the object: 404.
+    ownerReferences = [];
+    const leftover = await send('GET', path);
+    expect(leftover.code).toBe(404);
+    expect(leftover.body).toMatchObject({ reason: 'NotFound' });
+    // Nor is any other resource looked for elsewhere.
+    cells['b']!.seen.length = 0;
+    expect((await send('GET', `/apis/apps/v1/namespaces/team/deployments/${name}`)).code).toBe(404);
+    expect(cells['b']!.seen).toEqual([]);
+  });
+
   it('retries a generateName create whose picked name is taken, with a new name', async () => {
     const names: string[] = [];
     script = (_cell, seen) => {

@@ -4,7 +4,7 @@ import { fieldSpans, lengthDelimited, nestedField, stringField, varintAt } from 
  * The shapes of Kubernetes' protobuf encoding that the router reads and writes without the types' schemas:
  * the `k8s\0` envelope (runtime.Unknown {typeMeta 1 {apiVersion 1, kind 2}, raw 2}), map entries
  * ({key 1, value 2}), and ObjectMeta {name 1, namespace 3, resourceVersion 6, creationTimestamp 8
- * {seconds 1}, labels 11, annotations 12}.
+ * {seconds 1}, labels 11, annotations 12, ownerReferences 13 {controller 6}}.
  */
 
 export const K8S_MAGIC = Buffer.from('k8s\0', 'binary');
@@ -46,6 +46,8 @@ export interface ObjectMetaFields {
   creationTimestamp?: string;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  /** Of each owner reference, only whether it is the controller (what tells what a cell made). */
+  ownerReferences?: { controller: boolean }[];
 }
 
 /** The fields of an ObjectMeta message; annotations only when asked for (a list's items need none). */
@@ -58,6 +60,7 @@ export function readObjectMeta(meta: Buffer, options: { annotations?: boolean } 
     else if (span.number === 3) found.namespace = bytes.toString('utf8');
     else if (span.number === 6) found.resourceVersion = bytes.toString('utf8');
     else if (span.number === 8) found.creationTimestamp = timestamp(bytes);
+    else if (span.number === 13) (found.ownerReferences ??= []).push({ controller: isController(bytes) });
     else if (span.number === 11 || (span.number === 12 && options.annotations)) {
       const entry = readMapEntry(bytes);
       if (!entry) continue;
@@ -71,6 +74,12 @@ export function readObjectMeta(meta: Buffer, options: { annotations?: boolean } 
 /** An object message's metadata (its field 1), read. */
 export function readObjectMetaOf(object: Buffer, options: { annotations?: boolean } = {}): ObjectMetaFields {
   return readObjectMeta(nestedField(object, [1]) ?? Buffer.alloc(0), options);
+}
+
+/** OwnerReference's `controller` (field 6, a bool): the last value on the wire wins, as in any decoder. */
+function isController(reference: Buffer): boolean {
+  const flag = fieldSpans(reference).findLast((span) => span.number === 6 && span.wireType === 0);
+  return flag !== undefined && varintAt(reference, flag.start) !== 0;
 }
 
 /** metav1.Time {seconds 1, nanos 2} as the RFC 3339 text JSON carries (seconds precision, as kube writes). */

@@ -1,6 +1,7 @@
 import { needsOldCopy, resolveTarget, type OldCopy } from '@cellfed/hashing';
-import { errorMessage, type KubeClient } from '@cellfed/controller-kit';
+import { errorMessage, madeByItsCell, type KubeClient } from '@cellfed/controller-kit';
 
+import { findCellMade } from './cell-made.ts';
 import type { RoutingState } from './route-plan.ts';
 import { cellFailure, serviceUnavailable } from '../status/kube-status.ts';
 import { RETRY_SOON, refusal, type Destination, type FromBackup, type Impersonation } from './destination.ts';
@@ -58,6 +59,42 @@ export class ObjectDestinations {
     if (plan.failedOverFrom)
       return this.failover(plan, plan.failedOverFrom, client, target.cell, impersonation);
     return { kind: 'cell', client, cell: target.cell, route: target.reason, routeCase };
+  }
+
+  /**
+   * For an object its cell answered 404 for, of a resource cells' controllers also make (a CronJob's Job):
+   * the cell that made it, where it is, if one did. Only a copy with its cell's native controller reference
+   * counts: anything else elsewhere is a leftover or an in-progress copy, which the routing rule hides.
+   */
+  async madeElsewhere(
+    plan: ObjectPlan,
+    answered: string,
+    impersonation: Impersonation,
+    signal?: AbortSignal,
+  ): Promise<Destination | undefined> {
+    const state = this.options.state();
+    if (!plan.alsoMadeByCells || !state) return undefined;
+    const others = state.liveCells.filter((cell) => cell !== answered);
+    const holder = await findCellMade(
+      plan.info,
+      others,
+      (id) => this.options.cell(id),
+      impersonation,
+      signal,
+      madeByItsCell,
+    );
+    // A cell that did not answer may hold it: the ring cell's 404 is still the best answer there is.
+    if (holder.kind !== 'found') return undefined;
+    const client = this.options.cell(holder.source);
+    return (
+      client && {
+        kind: 'cell',
+        client,
+        cell: holder.source,
+        route: 'made-in-cell',
+        routeCase: plan.decision.case,
+      }
+    );
   }
 
   /**

@@ -36,6 +36,23 @@ describe('planRoute', () => {
     }
   });
 
+  it('marks the requests for one Job that may be where another cell’s CronJob made it, never a create', () => {
+    expect(plan('GET', '/apis/batch/v1/namespaces/team/jobs/nightly-1')).toMatchObject({
+      kind: 'object',
+      alsoMadeByCells: true,
+    });
+    expect(plan('DELETE', '/apis/batch/v1/namespaces/team/jobs/nightly-1')).toMatchObject({
+      alsoMadeByCells: true,
+    });
+    expect(plan('POST', '/apis/batch/v1/namespaces/team/jobs', stable, 'nightly-1')).toMatchObject({
+      kind: 'object',
+      alsoMadeByCells: false,
+    });
+    expect(plan('GET', '/apis/apps/v1/namespaces/team/deployments/web')).toMatchObject({
+      alsoMadeByCells: false,
+    });
+  });
+
   it('sends what every apiserver makes for itself to the control plane, never to a cell', () => {
     for (const [method, path] of [
       ['GET', '/api/v1/namespaces/team/configmaps/kube-root-ca.crt'],

@@ -3,7 +3,7 @@ import { RoutingTable, type Access, type CellSetSpec, type RouteDecision } from 
 
 import type { RequestInfo, ResourceRequestInfo } from '../request/request-info.ts';
 import { serviceUnavailable, type KubeStatus } from '../status/kube-status.ts';
-import { CELL_MADE_RESOURCES, CONTROL_PLANE_SOURCE } from './cell-made-resources.ts';
+import { CELL_MADE_RESOURCES, CONTROL_PLANE_SOURCE, alsoMadeByCells } from './cell-made-resources.ts';
 import { CellularResources } from './cellular-resources.ts';
 
 /** What the router knows of the federation when it plans a request; swapped as a whole on a CellSet change. */
@@ -69,9 +69,14 @@ export type RoutePlan =
        * controller promotes it, and serves reads from it meanwhile (see proxy/pending-backups.ts).
        */
       readonly failedOverFrom?: string;
+      /**
+       * Whether a cell's controllers also make objects of this resource (a CronJob's Jobs): one its ring
+       * cell does not have may be where another cell made it (routing/cell-made-resources.ts).
+       */
+      readonly alsoMadeByCells: boolean;
     }
   /**
-   * One cell-made object named by the path: the source holding it is looked for (see proxy/cell-made.ts);
+   * One cell-made object named by the path: the source holding it is looked for (see routing/cell-made.ts);
    * `ringCell` takes a create, and answers for an object no source holds.
    */
   | { readonly kind: 'cell-made'; readonly info: ResourceRequestInfo; readonly ringCell: string }
@@ -133,6 +138,7 @@ export function planRoute(
     decision: state.table.route(key),
     access: info.verb === 'get' ? 'read' : 'write',
     ...(failedOverFrom ? { failedOverFrom } : {}),
+    alsoMadeByCells: info.verb !== 'create' && alsoMadeByCells(info.apiGroup, info.resource),
   };
 }
 

@@ -8,6 +8,8 @@ export interface ProtobufMeta {
   creationSeconds?: number;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  /** Owner references by name, with their `controller` flag (field 6; absent when undefined). */
+  owners?: { name: string; controller?: boolean }[];
 }
 
 export function protobufItem(meta: ProtobufMeta): Buffer {
@@ -18,6 +20,16 @@ export function protobufItem(meta: ProtobufMeta): Buffer {
     ...(meta.creationSeconds === undefined ? [] : [lengthDelimited(8, varintField(1, meta.creationSeconds))]),
     ...mapField(11, meta.labels),
     ...mapField(12, meta.annotations),
+    ...(meta.owners ?? []).map((owner) =>
+      lengthDelimited(
+        13,
+        Buffer.concat([
+          lengthDelimited(1, Buffer.from('CronJob')),
+          lengthDelimited(3, Buffer.from(owner.name)),
+          ...(owner.controller === undefined ? [] : [varintField(6, owner.controller ? 1 : 0)]),
+        ]),
+      ),
+    ),
   ];
   // A spec after the metadata, as kube writes it.
   return Buffer.concat([lengthDelimited(1, Buffer.concat(fields)), lengthDelimited(2, Buffer.from('spec'))]);

@@ -3,6 +3,7 @@ import {
   HeldOwnersError,
   formatHeldOwners,
   heldOwners,
+  madeByItsCell,
   ownerReferencesOf,
   shownOwners,
   splitOwners,
@@ -62,5 +63,17 @@ describe('held owner references', () => {
     expect(ownerReferencesOf({ ownerReferences: [owner('a')] })).toEqual([owner('a')]);
     expect(ownerReferencesOf({})).toEqual([]);
     expect(ownerReferencesOf({ ownerReferences: [{ uid: 'a' }] })).toEqual([]);
+  });
+});
+
+describe('madeByItsCell', () => {
+  it('is true only for a native controller reference', () => {
+    expect(madeByItsCell({ ownerReferences: [owner('a', { controller: true })] })).toBe(true);
+    // A client's references are held in the annotation; a native one that is not the controller is not.
+    expect(madeByItsCell({ ownerReferences: [owner('a', { controller: false }), owner('b')] })).toBe(false);
+    expect(madeByItsCell({ ownerReferences: [] })).toBe(false);
+    expect(madeByItsCell({})).toBe(false);
+    // What a protobuf reader passes: only the flags.
+    expect(madeByItsCell({ ownerReferences: [{}, { controller: true }] })).toBe(true);
   });
 });

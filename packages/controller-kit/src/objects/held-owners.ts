@@ -118,3 +118,20 @@ export function ownerReferencesOf(metadata: { ownerReferences?: unknown } | unde
   const parsed = heldOwnersSchema.safeParse(metadata?.ownerReferences ?? []);
   return parsed.success ? parsed.data : [];
 }
+
+/**
+ * Whether a copy was made by its own cell's controllers: it has a native controller owner reference. The
+ * router holds every reference a client writes in an annotation, so the field holds only what the cell's
+ * controllers set, as on the Jobs a CronJob starts. Such a copy belongs where it was made: it is never
+ * moved or promoted elsewhere (it would run again there), and the router shows it from its cell wherever the
+ * ring puts its name. Reads only the `controller` flags, so a protobuf reader can pass just those.
+ */
+export function madeByItsCell(metadata: {
+  readonly ownerReferences?: readonly unknown[] | undefined;
+}): boolean {
+  return (
+    metadata.ownerReferences?.some(
+      (owner) => (owner as { controller?: unknown } | null)?.controller === true,
+    ) ?? false
+  );
+}

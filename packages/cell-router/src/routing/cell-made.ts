@@ -22,10 +22,13 @@ export type CellMadeHolder =
   /** No source that answered holds it, and these did not answer: it may be in one of them. */
   | { readonly kind: 'unknown'; readonly unanswered: readonly string[]; readonly reason: string };
 
+/** What {@link findCellMade} reads of a copy it is answered: whether it is the one looked for. */
+export type CopyFilter = (metadata: { readonly ownerReferences?: readonly unknown[] }) => boolean;
+
 /**
  * Asks every source for the object the request names (its path without subresource), as the caller, in
  * parallel. A cell-made object has no place the router could compute (routing/cell-made-resources.ts): it is
- * where its owner's cell made it.
+ * where its owner's cell made it. A copy `accept` refuses counts as not there.
  */
 export async function findCellMade(
   info: ResourceRequestInfo,
@@ -33,6 +36,7 @@ export async function findCellMade(
   client: (source: string) => SourceReader | undefined,
   headers: Record<string, string | string[]>,
   signal?: AbortSignal,
+  accept: CopyFilter = () => true,
 ): Promise<CellMadeHolder> {
   const path = objectPath(info, info.namespace, info.name);
   const answers = await Promise.all(
@@ -47,8 +51,11 @@ export async function findCellMade(
           });
           const text = await answer.body.text();
           if (answer.statusCode === 200) {
-            const metadata = (JSON.parse(text) as { metadata?: { creationTimestamp?: string } }).metadata;
-            return { cell: source, labels: undefined, item: undefined, created: metadata?.creationTimestamp };
+            const metadata =
+              (JSON.parse(text) as { metadata?: Parameters<CopyFilter>[0] & { creationTimestamp?: string } })
+                .metadata ?? {};
+            if (!accept(metadata)) return undefined;
+            return { cell: source, labels: undefined, item: undefined, created: metadata.creationTimestamp };
           }
           if (answer.statusCode >= 500 || answer.statusCode === 429)
             return { source, failed: `answered ${answer.statusCode}` };

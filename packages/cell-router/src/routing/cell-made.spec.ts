@@ -29,6 +29,19 @@ describe('findCellMade', () => {
     ]);
   });
 
+  it('counts a copy the filter refuses as not there', async () => {
+    const sources = { a: source({ created: '2026-11-25T10:00:00Z' }) };
+    const found = await findCellMade(
+      GET_LOG,
+      ['a'],
+      () => sources.a,
+      {},
+      undefined,
+      () => false,
+    );
+    expect(found).toEqual({ kind: 'nowhere' });
+  });
+
   it('takes the newest copy when two sources hold one name', async () => {
     const sources = {
       a: source({ created: '2026-11-25T10:00:00Z' }),
