@@ -166,6 +166,94 @@ describeE2e('what a cell makes for a workload is visible through the router', ()
     expect((viaApi as ApiError).statusCode).toBe(404);
   });
 
+  it('a CronJob’s Jobs are listed, watched, read and deleted through the router from the cell that made them, wherever the ring puts their names', async () => {
+    // A CronJob names its Jobs <cronjob>-<scheduled minute>: a name whose coming minutes' Jobs the ring
+    // places in another cell than the CronJob's, so the router must find them where they were made.
+    const minute = Math.floor(Date.now() / 60_000);
+    const cron = pickName('every-minute', (name) =>
+      [0, 1, 2, 3, 4].every((k) => cellOf(`${name}-${minute + k}`) !== cellOf(name)),
+    );
+    const jobs = `/apis/batch/v1/namespaces/${namespace}/jobs`;
+    const listed = await routed.request<KubeList>('GET', jobs);
+    const abort = new AbortController();
+    const events = await routed.watch(jobs, {
+      query: { resourceVersion: listed.metadata.resourceVersion!, timeoutSeconds: 240 },
+      signal: abort.signal,
+    });
+    const watched: string[] = [];
+    const watching = (async () => {
+      for await (const event of events)
+        watched.push(`${event.type} ${(event.object as KubeObject).metadata.name}`);
+    })().catch(() => undefined);
+    const cronJobs = `/apis/batch/v1/namespaces/${namespace}/cronjobs`;
+    await routed.request('POST', cronJobs, {
+      body: {
+        apiVersion: 'batch/v1',
+        kind: 'CronJob',
+        metadata: { name: cron },
+        spec: {
+          schedule: '* * * * *',
+          concurrencyPolicy: 'Forbid',
+          jobTemplate: {
+            spec: {
+              template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } },
+            },
+          },
+        },
+      },
+    });
+    try {
+      // Made by the CronJob's cell, at the next minute.
+      const home = cells.get(cellOf(cron))!;
+      const job = await eventually(
+        `a Job of ${cron} in cell ${cellOf(cron)}`,
+        async () =>
+          (await home.request<KubeList>('GET', jobs)).items.find((item) =>
+            (item.metadata.ownerReferences as { name?: string }[] | undefined)?.some(
+              (owner) => owner.name === cron,
+            ),
+          )?.metadata.name,
+        100_000,
+      );
+      expect(cellOf(job)).not.toBe(cellOf(cron));
+      expect(await names(['get', 'jobs'])).toContain(`job.batch/${job}`);
+      expect(await run(['get', 'jobs'])).toContain(job);
+      expect(
+        await run([
+          'get',
+          'job',
+          job,
+          '-o',
+          'jsonpath={.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}',
+        ]),
+      ).toBe(`CronJob/${cron}`);
+      const protobuf = await routed.raw('GET', jobs, {
+        headers: { accept: 'application/vnd.kubernetes.protobuf' },
+      });
+      expect(protobuf.statusCode).toBe(200);
+      expect(Buffer.from(await protobuf.body.arrayBuffer()).includes(Buffer.from(job))).toBe(true);
+      await eventually('the watch to show the Job', async () =>
+        watched.includes(`ADDED ${job}`) ? true : undefined,
+      );
+
+      await run(['delete', 'job', job, '--wait=false']);
+      await eventually(`${job} gone from cell ${cellOf(cron)}`, async () =>
+        (await home.request<KubeList>('GET', jobs)).items.some((item) => item.metadata.name === job)
+          ? undefined
+          : true,
+      );
+      await eventually('the watch to show its deletion', async () =>
+        watched.includes(`DELETED ${job}`) ? true : undefined,
+      );
+      expect(watched.filter((line) => line === `ADDED ${job}`)).toHaveLength(1);
+    } finally {
+      abort.abort();
+      await watching;
+      // It must make no more Jobs during the join that follows.
+      await routed.request('DELETE', `${cronJobs}/${cron}`, { query: { propagationPolicy: 'Background' } });
+    }
+  });
+
   it('after a join moves a Deployment, its ReplicaSet shows once, from the cell that holds the Deployment', async () => {
     const moving = pickName(
       'moving',
