@@ -1,4 +1,8 @@
-// The backup controller process: `node src/main.ts [--kubeconfig FILE] [options]`.
+/**
+ * The backup controller process: an inert copy of every cellular object in the next cell clockwise,
+ * promoted to the real object when the object's cell is marked Down.
+ * `node src/main.ts [--kubeconfig FILE] [options]`. An app: nothing else imports it.
+ */
 import { runControllerProcess } from '@cellfed/controller-kit';
 
 import { BackupController } from './backup-controller.ts';

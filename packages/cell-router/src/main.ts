@@ -1,4 +1,8 @@
-// The router process: `node src/main.ts --tls-cert-file … --tls-key-file … [--kubeconfig …]`.
+/**
+ * The cell router process, the Kubernetes API front door of a cellfed federation: every request is parsed
+ * (request/), planned without I/O (routing/), then carried out (proxy/, collections/).
+ * `node src/main.ts --tls-cert-file … --tls-key-file … [--kubeconfig …]`. An app: nothing else imports it.
+ */
 import { readFileSync } from 'node:fs';
 
 import {
