@@ -1,3 +1,5 @@
+import { CodedError } from '@cellfed/controller-kit/errors';
+
 /** Stable codes for everything the cells tooling can fail with; the CLI prints `code: message`. */
 export const E2eErrorCode = {
   /** A required binary (etcd, kube-apiserver, …) is not in the tools directory. */
@@ -22,12 +24,6 @@ export const E2eErrorCode = {
 
 export type E2eErrorCode = (typeof E2eErrorCode)[keyof typeof E2eErrorCode];
 
-export class E2eError extends Error {
-  override readonly name = 'E2eError';
-  readonly code: E2eErrorCode;
-
-  constructor(code: E2eErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.code = code;
-  }
+export class E2eError extends CodedError<E2eErrorCode> {
+  override readonly name: string = 'E2eError';
 }

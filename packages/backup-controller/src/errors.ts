@@ -1,3 +1,5 @@
+import { CodedError } from '@cellfed/controller-kit/errors';
+
 /** Stable codes for everything the backup controller fails with. */
 export const BackupErrorCode = {
   /** The command line or configuration did not parse; the message lists every problem. */
@@ -8,12 +10,6 @@ export const BackupErrorCode = {
 
 export type BackupErrorCode = (typeof BackupErrorCode)[keyof typeof BackupErrorCode];
 
-export class BackupError extends Error {
+export class BackupError extends CodedError<BackupErrorCode> {
   override readonly name: string = 'BackupError';
-  readonly code: BackupErrorCode;
-
-  constructor(code: BackupErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.code = code;
-  }
 }

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { ManagerConfigSchema, TracingConfigSchema } from '@cellfed/controller-kit';
 import { DEFAULT_CELLSET_NAME, DEFAULT_SECRET_NAMESPACE } from '@cellfed/hashing';
 import { z } from 'zod';
+import { RouterError, RouterErrorCode } from './errors.ts';
 
 /** Everything the router process is configured with; parsed once, in main.ts. */
 export const RouterConfigSchema = z
@@ -104,7 +105,8 @@ export function parseRouterArgs(argv: string[]): RouterConfig {
     },
   });
   if (result.success) return result.data;
-  throw new Error(
+  throw new RouterError(
+    RouterErrorCode.InvalidConfig,
     result.error.issues.map((issue) => `${issue.path.join('.') || 'arguments'}: ${issue.message}`).join('; '),
   );
 }

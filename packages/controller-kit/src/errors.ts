@@ -18,14 +18,22 @@ export const ControllerKitErrorCode = {
 
 export type ControllerKitErrorCode = (typeof ControllerKitErrorCode)[keyof typeof ControllerKitErrorCode];
 
-export class ControllerKitError extends Error {
-  override readonly name: string = 'ControllerKitError';
-  readonly code: ControllerKitErrorCode;
+/**
+ * An error with a stable code (`CELLFED_<PACKAGE>_<WHAT>`): the base of each package's own error in its
+ * `errors.ts`. Logs, metrics and callers match the code, never the message.
+ */
+export class CodedError<Code extends string = string> extends Error {
+  override readonly name: string = 'CodedError';
+  readonly code: Code;
 
-  constructor(code: ControllerKitErrorCode, message: string, options?: { cause?: unknown }) {
+  constructor(code: Code, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
   }
+}
+
+export class ControllerKitError extends CodedError<ControllerKitErrorCode> {
+  override readonly name: string = 'ControllerKitError';
 }
 
 /**

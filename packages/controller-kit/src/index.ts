@@ -6,7 +6,13 @@
  */
 export { realClock, sleep, untilAborted } from './clock.ts';
 export type { Clock, Timer } from './clock.ts';
-export { ControllerKitError, ControllerKitErrorCode, TerminalError, errorMessage } from './errors.ts';
+export {
+  CodedError,
+  ControllerKitError,
+  ControllerKitErrorCode,
+  TerminalError,
+  errorMessage,
+} from './errors.ts';
 export { formatKey, keyOf, parseKey } from './object-key.ts';
 export type { CellObjectKey } from './object-key.ts';
 

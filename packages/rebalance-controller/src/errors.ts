@@ -1,3 +1,5 @@
+import { CodedError } from '@cellfed/controller-kit/errors';
+
 /** Stable codes for everything the rebalance controller fails with. */
 export const RebalanceErrorCode = {
   /** The command line or configuration did not parse; the message lists every problem. */
@@ -18,12 +20,6 @@ export const RebalanceErrorCode = {
 
 export type RebalanceErrorCode = (typeof RebalanceErrorCode)[keyof typeof RebalanceErrorCode];
 
-export class RebalanceError extends Error {
+export class RebalanceError extends CodedError<RebalanceErrorCode> {
   override readonly name: string = 'RebalanceError';
-  readonly code: RebalanceErrorCode;
-
-  constructor(code: RebalanceErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.code = code;
-  }
 }

@@ -1,8 +1,8 @@
-import { cellFailure, type KubeStatus } from '../status/kube-status.ts';
 import { continueAfter, tokenShape, type TokenShape } from './cell-continue.ts';
 import type { CellCursor } from './cell-versions.ts';
 import { arrayElements } from './json-elements.ts';
 import { isProtobuf, parseProtobufList, protobufStatusJson } from './protobuf-list.ts';
+import { CellListError } from '../errors.ts';
 
 /** What a list item (an object, or a Table row) is known by: its metadata. */
 export interface ItemMeta {
@@ -27,18 +27,6 @@ export interface CellPage {
   readonly raw?: Buffer[];
   /** The Table's column definitions (absent for lists). */
   readonly columnDefinitions?: unknown[];
-}
-
-/** A cell answered a page with an error: its Status is what the client gets (naming the cell). */
-export class CellListError extends Error {
-  override readonly name = 'CellListError';
-  readonly status: KubeStatus;
-
-  constructor(cell: string, code: number, text: string) {
-    const status = cellFailure(cell, code, text);
-    super(status.message);
-    this.status = status;
-  }
 }
 
 /** What the pager needs of a cell's client (KubeClient.raw): one GET, its status and body text. */

@@ -1,24 +1,11 @@
+import { CellTokenError, OneCellVersionError } from '../errors.ts';
+
 /**
  * The opaque composite resourceVersion and continue token of a list across cells: every cell's own value,
  * in a versioned encoding (`cf1.` + base64url JSON) that no single apiserver would issue, so the router can
  * tell its tokens from anything else.
  */
 const PREFIX = 'cf1.';
-
-/** A composite resourceVersion or continue token that does not decode: answered 400 (or 410 if expired). */
-export class CellTokenError extends Error {
-  override readonly name: string = 'CellTokenError';
-}
-
-/**
- * One apiserver's resourceVersion (a number: an object's, from a GET) given as a list's or watch's start: it
- * is a point in one cell's history, and the router cannot tell which cell's, nor where the others were.
- * Answered `410 Expired`, as for a version an apiserver no longer has, so clients list again (client-go's
- * reflector and kubectl do) instead of failing on a `400`.
- */
-export class OneCellVersionError extends CellTokenError {
-  override readonly name = 'OneCellVersionError';
-}
 
 /** Each cell's resourceVersion, encoded as one. Cells in a stable order, so equal maps give equal strings. */
 export function encodeCellVersions(versions: ReadonlyMap<string, string>): string {

@@ -5,10 +5,8 @@ import {
   type RoutingState,
 } from '../routing/route-plan.ts';
 import { badRequest, failure, serviceUnavailable, type KubeStatus } from '../status/kube-status.ts';
-import { CellListError, CellPager, itemMeta, type CellLister, type ItemMeta } from './cell-pager.ts';
+import { CellPager, itemMeta, type CellLister, type ItemMeta } from './cell-pager.ts';
 import {
-  CellTokenError,
-  OneCellVersionError,
   decodeContinue,
   encodeCellVersions,
   encodeContinue,
@@ -22,6 +20,7 @@ import { jsonListWriter, protobufListWriter } from './list-writer.ts';
 import { takeInvolvedUid } from '../views/involved-uid.ts';
 import { isCellOwnObject, madeByItsCell } from '@cellfed/controller-kit';
 import type { CellularResource } from '../routing/cellular-resources.ts';
+import { CellTokenError, OneCellVersionError, CellListError } from '../errors.ts';
 
 /**
  * How many items the router asks each cell for at a time when the client set no limit: each page is a

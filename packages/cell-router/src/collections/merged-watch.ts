@@ -9,12 +9,7 @@ import {
   type RoutingState,
 } from '../routing/route-plan.ts';
 import { badRequest, cellFailure, failure, parseStatus, type KubeStatus } from '../status/kube-status.ts';
-import {
-  CellTokenError,
-  OneCellVersionError,
-  encodeCellVersions,
-  requestedCellVersions,
-} from './cell-versions.ts';
+import { encodeCellVersions, requestedCellVersions } from './cell-versions.ts';
 import { visibleCopy } from './copy-choice.ts';
 import type { CollectionOutcome, StreamedAnswer } from './streamed-answer.ts';
 import { creationColumns, type CreationColumns } from '../views/client-view.ts';
@@ -26,6 +21,7 @@ import { CellMadeTracker } from './cell-made-tracker.ts';
 import type { OwnerUids } from '../views/owner-uids.ts';
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { watchedMeta, type WatchedObject } from './watched-object.ts';
+import { CellTokenError, OneCellVersionError } from '../errors.ts';
 
 /** What the merged watch needs of a cell's client (KubeClient.raw): a streaming GET. */
 export interface CellWatcher {

@@ -3,10 +3,8 @@ import { heldOwnersOrNone, ownerReferencesOf, type KubeClient } from '@cellfed/c
 import { mediaType } from '../request/object-name.ts';
 import { objectPath } from '../request/object-path.ts';
 import type { ResourceRequestInfo } from '../request/request-info.ts';
-import { ProtobufWireError } from '../request/protobuf-wire.ts';
 import { badRequest, cellFailure, failure, type KubeStatus } from '../status/kube-status.ts';
 import {
-  CellViewError,
   cellViewOfWrite,
   keptOf,
   writeShape,
@@ -14,6 +12,7 @@ import {
   type CellOwnersReader,
 } from '../views/cell-view.ts';
 import { cellViewOfProtobuf } from '../views/protobuf-view.ts';
+import { ProtobufWireError, CellViewError } from '../errors.ts';
 
 /** The cell could not be asked for the object's current owners: its answer goes to the caller. */
 class CellOwnersUnreadable extends Error {

@@ -2,7 +2,7 @@ import type { KubeClient } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 
 import { generateName } from '../request/generate-name.ts';
-import { BodyNameError, namesFromBody, withName } from '../request/object-name.ts';
+import { namesFromBody, withName } from '../request/object-name.ts';
 import type { ResourceRequestInfo } from '../request/request-info.ts';
 import { planRoute, type NamespaceLabels, type RoutingState } from '../routing/route-plan.ts';
 import { badRequest, failure, parseStatus, requestEntityTooLarge } from '../status/kube-status.ts';
@@ -17,6 +17,7 @@ import { abortOnClose, readBody, relay, sendJson, sendUpstream, type BufferedBod
 import type { ObjectDestinations } from '../routing/object-destinations.ts';
 import { restoringRefusal } from '../routing/object-refusals.ts';
 import { toControlPlane } from './to-control-plane.ts';
+import { BodyNameError } from '../errors.ts';
 
 /** kube-apiserver tries 8 names for a generateName create before it gives up; so does the router. */
 const GENERATE_NAME_ATTEMPTS = 8;

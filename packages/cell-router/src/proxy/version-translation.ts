@@ -1,7 +1,8 @@
-import { CellTokenError, decodeCellVersions } from '../collections/cell-versions.ts';
+import { decodeCellVersions } from '../collections/cell-versions.ts';
 import { mediaType } from '../request/object-name.ts';
 import { appendToNested, lengthDelimited, nestedField } from '../request/protobuf-wire.ts';
 import { failure, type KubeStatus } from '../status/kube-status.ts';
+import { CellTokenError } from '../errors.ts';
 
 const COMPOSITE_MARK = Buffer.from('cf1.');
 /** ObjectMeta.resourceVersion in the protobuf envelope: Unknown.raw (2) → object.metadata (1) → 6. */

@@ -1,4 +1,5 @@
-import { BodyNameError, namesFromBody, withName } from './object-name.ts';
+import { namesFromBody, withName } from './object-name.ts';
+import { BodyNameError } from '../errors.ts';
 
 /** Encodes a length-delimited protobuf field. */
 function bytesField(number: number, value: Buffer | string): Buffer {

@@ -1,23 +1,13 @@
 import { load } from 'js-yaml';
 
-import {
-  ProtobufWireError,
-  appendToNested,
-  findField,
-  lengthDelimited,
-  nestedField,
-} from './protobuf-wire.ts';
+import { appendToNested, findField, lengthDelimited, nestedField } from './protobuf-wire.ts';
+import { BodyNameError, ProtobufWireError } from '../errors.ts';
 
 /** The names a create body gives its object. */
 export interface BodyNames {
   name?: string;
   generateName?: string;
   namespace?: string;
-}
-
-/** A body the router cannot read a name from: answered 400 with this reason. */
-export class BodyNameError extends Error {
-  override readonly name = 'BodyNameError';
 }
 
 /** `application/yaml; charset=utf-8` → `application/yaml`; JSON when the header is absent, as kube assumes. */

@@ -1,11 +1,5 @@
-import {
-  ProtobufWireError,
-  appendToNested,
-  encodeVarint,
-  findField,
-  lengthDelimited,
-  nestedField,
-} from './protobuf-wire.ts';
+import { appendToNested, encodeVarint, findField, lengthDelimited, nestedField } from './protobuf-wire.ts';
+import { ProtobufWireError } from '../errors.ts';
 
 describe('protobuf wire', () => {
   it('encodes varints past 2^31 and 2^53 - 1 without truncation', () => {

@@ -1,13 +1,10 @@
+import { ProtobufWireError } from '../errors.ts';
+
 /**
  * Just enough of the protobuf wire format to find and rewrite nested length-delimited fields of a
  * Kubernetes protobuf body without its schema. Arithmetic, not bitwise operators, so values past 2^31 stay
  * whole.
  */
-
-/** A malformed protobuf body. */
-export class ProtobufWireError extends Error {
-  override readonly name = 'ProtobufWireError';
-}
 
 /** Where a length-delimited field sits in its message. */
 export interface FieldSpan {

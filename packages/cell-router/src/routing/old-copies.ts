@@ -3,6 +3,7 @@ import { isNotFound, realClock, type Clock, type KubeClient, type KubeObject } f
 
 import { objectPath } from '../request/object-path.ts';
 import type { ResourceRequestInfo } from '../request/request-info.ts';
+import { RouterError, RouterErrorCode } from '../errors.ts';
 
 const METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
 
@@ -33,7 +34,7 @@ export class OldCopies {
     const cached = this.cache.get(key);
     if (access === 'read' && cached && now - cached.at < this.ttlMs) return cached.copy;
     const client = this.client(cell);
-    if (!client) throw new Error(`cell ${cell} is not connected`);
+    if (!client) throw new RouterError(RouterErrorCode.CellNotConnected, `cell ${cell} is not connected`);
     let copy: OldCopy;
     try {
       const object = await client.request<KubeObject>('GET', objectPath(info, info.namespace, info.name), {

@@ -1,5 +1,6 @@
 import { errorMessage, realClock, sleep, type Clock, type KubeClient } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
+import { RouterError, RouterErrorCode } from '../errors.ts';
 
 /** The router's serving certificate and key, PEM. */
 export interface ServingCertificate {
@@ -22,11 +23,13 @@ export async function readTlsSecret(
   try {
     secret = await client.request<Secret>('GET', `/api/v1/namespaces/${namespace}/secrets/${name}`);
   } catch (error) {
-    throw new Error(`TLS Secret ${ref}: ${errorMessage(error)}`, { cause: error });
+    throw new RouterError(RouterErrorCode.TlsSecret, `TLS Secret ${ref}: ${errorMessage(error)}`, {
+      cause: error,
+    });
   }
   const field = (key: string) => {
     const value = secret.data?.[key];
-    if (!value) throw new Error(`TLS Secret ${ref} has no ${key}`);
+    if (!value) throw new RouterError(RouterErrorCode.TlsSecret, `TLS Secret ${ref} has no ${key}`);
     return Buffer.from(value, 'base64').toString('utf8');
   };
   return { cert: field('tls.crt'), key: field('tls.key') };

@@ -17,6 +17,7 @@ import { load } from 'js-yaml';
 
 import { mediaType } from '../request/object-name.ts';
 import { mergeOwnerList, type OwnerListPatch } from './owner-list-merge.ts';
+import { CellViewError } from '../errors.ts';
 
 /**
  * The cell view of a write: what a cell stores for what a client sends. A cell's garbage collector must never
@@ -88,11 +89,6 @@ export function keptOf(annotations: Readonly<Record<string, string>> | undefined
 
 /** Reads {@link CellOwners}; undefined when the object does not exist in the cell. */
 export type CellOwnersReader = () => Promise<CellOwners | undefined>;
-
-/** A body the cell cannot be given as it is: answered 400 or 422 with this message. */
-export class CellViewError extends Error {
-  override readonly name = 'CellViewError';
-}
 
 /** A write body as the cell takes it; undefined when it is the same as the client's. */
 export interface CellWrite {
