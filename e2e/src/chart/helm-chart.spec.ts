@@ -1,6 +1,8 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { LEADER_ELECTION_DEFAULTS, formatDuration } from '@cellfed/controller-kit';
+
 import { resolveTools } from '../tools.ts';
 import {
   CELL_CHART_DIR,
@@ -72,6 +74,18 @@ describe('the cellfed chart', () => {
           `ghcr.io/cellfed/${component === 'router' ? 'cell-router' : component}:0.1.0`,
         );
       }
+    });
+
+    it('elects leaders with the controllers’ own defaults, so the chart and the binaries agree', () => {
+      const expected = [
+        `--leader-elect-lease-duration=${formatDuration(LEADER_ELECTION_DEFAULTS.leaseDurationMs)}`,
+        `--leader-elect-renew-deadline=${formatDuration(LEADER_ELECTION_DEFAULTS.renewDeadlineMs)}`,
+        `--leader-elect-retry-period=${formatDuration(LEADER_ELECTION_DEFAULTS.retryPeriodMs)}`,
+      ];
+      for (const component of ['rebalance-controller', 'backup-controller'])
+        expect(container(named(objects, 'Deployment', `cellfed-${component}`)).args).toEqual(
+          expect.arrayContaining(expected),
+        );
     });
 
     it('locks every pod down: non-root, read-only root, no capabilities, RuntimeDefault seccomp', () => {

@@ -1,4 +1,8 @@
-import { parseBackupArgs } from './config.ts';
+import { readFileSync } from 'node:fs';
+
+import { CONTROLLER_FLAGS, flagRows, readmeFlagRows } from '@cellfed/controller-kit';
+
+import { BACKUP_FLAGS, parseBackupArgs } from './config.ts';
 
 describe('parseBackupArgs', () => {
   it('has the documented defaults', () => {
@@ -45,5 +49,12 @@ describe('parseBackupArgs', () => {
     [['--nope'], /Unknown option '--nope'/],
   ])('refuses %j with one readable line', (argv, message) => {
     expect(() => parseBackupArgs(argv)).toThrow(message);
+  });
+});
+
+describe('the flags table in the README', () => {
+  it('is the flags as declared, each with its help and default (npm run docs:flags writes it)', () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    expect(readmeFlagRows(readme)).toEqual(flagRows([...BACKUP_FLAGS, ...CONTROLLER_FLAGS]));
   });
 });

@@ -1,10 +1,11 @@
 import {
-  MANAGER_USAGE,
   ControllerConfigSchema,
+  controllerUsage,
   durationFlag,
   issuesLine,
   positiveIntFlag,
   readControllerFlags,
+  type Flag,
 } from '@cellfed/controller-kit';
 import { z } from 'zod';
 
@@ -21,25 +22,31 @@ export const BackupConfigSchema = ControllerConfigSchema.extend({
 
 export type BackupConfig = z.output<typeof BackupConfigSchema>;
 
-export const USAGE = `usage: backup-controller [options]
-  --workers N                      backups written or promoted at once (default 16)
-  --resync DURATION                how often every object is compared with its backup although nothing
-                                   changed, in the low-priority lane (default 10m)
-  --resync-qps N                   objects per second taken from that lane (default 500)
-  --auto-down-after DURATION       mark a cell Down in the CellSet once its health probe has failed
-                                   this long without a break (default: never; an operator decides)
-${MANAGER_USAGE}`;
+/** The backup controller's own flags, declared once (usage, parsing and the README table). */
+export const BACKUP_FLAGS: readonly Flag[] = [
+  { name: 'workers', value: 'N', help: 'backups written or promoted at once', default: '16' },
+  {
+    name: 'resync',
+    value: 'DURATION',
+    help: 'how often every object is compared with its backup although nothing changed, in the low-priority lane',
+    default: '10m',
+  },
+  { name: 'resync-qps', value: 'N', help: 'objects per second taken from that lane', default: '500' },
+  {
+    name: 'auto-down-after',
+    value: 'DURATION',
+    help: 'mark a cell Down in the CellSet once its health probe has failed this long without a break',
+    default: 'never; an operator decides',
+  },
+];
+
+export const USAGE = controllerUsage('backup-controller', BACKUP_FLAGS);
 
 /** Reads the command line into the config; every problem in one line. */
 export function parseBackupArgs(argv: string[]): BackupConfig {
   let flags: ReturnType<typeof readControllerFlags>;
   try {
-    flags = readControllerFlags('backup-controller', argv, [
-      'workers',
-      'resync',
-      'resync-qps',
-      'auto-down-after',
-    ]);
+    flags = readControllerFlags('backup-controller', argv, BACKUP_FLAGS);
   } catch (error) {
     throw new BackupError(BackupErrorCode.InvalidConfig, (error as Error).message, { cause: error });
   }

@@ -1,4 +1,8 @@
-import { parseRouterArgs } from './config.ts';
+import { readFileSync } from 'node:fs';
+
+import { flagRows, readmeFlagRows } from '@cellfed/controller-kit';
+
+import { ROUTER_FLAGS, parseRouterArgs } from './config.ts';
 
 describe('parseRouterArgs', () => {
   it('takes the serving certificate from files or from a Secret', () => {
@@ -25,5 +29,12 @@ describe('parseRouterArgs', () => {
     [['--tls-secret', 'a/b', '--port', 'x'], 'port: must be a number from 0 to 65535'],
   ])('%j fails with one readable line', (argv, message) => {
     expect(() => parseRouterArgs(argv)).toThrow(message);
+  });
+});
+
+describe('the flags table in the README', () => {
+  it('is the flags as declared, each with its help and default (npm run docs:flags writes it)', () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    expect(readmeFlagRows(readme)).toEqual(flagRows(ROUTER_FLAGS));
   });
 });

@@ -1,7 +1,18 @@
 import { hostname } from 'node:os';
-import { parseArgs } from 'node:util';
 
-import { ManagerConfigSchema, TracingConfigSchema } from '@cellfed/controller-kit';
+import {
+  CELLSET_FLAG,
+  HTTP_PORT_FLAG,
+  KUBECONFIG_FLAG,
+  LOG_LEVEL_FLAG,
+  ManagerConfigSchema,
+  TRACE_SAMPLE_RATIO_FLAG,
+  TracingConfigSchema,
+  issuesLine,
+  readFlags,
+  usageOf,
+  type Flag,
+} from '@cellfed/controller-kit';
 import { DEFAULT_CELLSET_NAME, DEFAULT_SECRET_NAMESPACE } from '@cellfed/hashing';
 import { z } from 'zod';
 import { RouterError, RouterErrorCode } from './errors.ts';
@@ -43,45 +54,61 @@ export const RouterConfigSchema = z
 
 export type RouterConfig = z.output<typeof RouterConfigSchema>;
 
+/** The router's flags, declared once (usage, parsing and the README table). */
+export const ROUTER_FLAGS: readonly Flag[] = [
+  { name: 'tls-cert-file', value: 'FILE', help: 'serving certificate' },
+  { name: 'tls-key-file', value: 'FILE', help: 'its key' },
+  {
+    name: 'tls-secret',
+    value: 'NS/NAME',
+    help: 'or the serving certificate from a kubernetes.io/tls Secret in the control plane, re-read every minute: a renewed certificate is served without a restart',
+  },
+  {
+    name: 'client-ca-file',
+    value: 'FILE',
+    help: 'CA of accepted client certificates; bearer tokens are checked by TokenReview either way',
+  },
+  {
+    ...KUBECONFIG_FLAG,
+    help: 'control plane kubeconfig; its identity must be allowed to impersonate',
+  },
+  { name: 'host', value: 'HOST', help: 'address of the Kubernetes API front', default: '0.0.0.0' },
+  { name: 'port', value: 'N', help: 'its port; 0 picks one', default: '6443' },
+  { ...CELLSET_FLAG, help: 'the CellSet it routes by' },
+  {
+    name: 'secret-namespace',
+    value: 'NS',
+    help: "where the cells' kubeconfig Secrets and the routers' Leases are",
+    default: DEFAULT_SECRET_NAMESPACE,
+  },
+  {
+    name: 'replica-id',
+    value: 'ID',
+    help: 'this replica’s name in its Lease; the pod name in a cluster',
+    default: 'host name and process id',
+  },
+  HTTP_PORT_FLAG,
+  LOG_LEVEL_FLAG,
+  {
+    name: 'otlp-endpoint',
+    value: 'URL',
+    help: 'send a server span per request, named as kube-apiserver names its own (get deployments), to this OTLP/HTTP collector (http://collector:4318); the cells get its traceparent',
+    default: 'tracing off',
+  },
+  TRACE_SAMPLE_RATIO_FLAG,
+];
+
 export const USAGE = `usage: cell-router (--tls-cert-file FILE --tls-key-file FILE | --tls-secret NS/NAME) [options]
-  --kubeconfig FILE        control plane kubeconfig (default: in-cluster service account)
-  --host HOST              address of the Kubernetes API front (default 0.0.0.0)
-  --port N                 its port (default 6443; 0 picks one)
-  --tls-secret NS/NAME     serving certificate from a kubernetes.io/tls Secret in the control plane
-                           (re-read every minute: a renewed certificate is served without a restart)
-  --client-ca-file FILE    CA of accepted client certificates
-  --cellset NAME           the CellSet (default default)
-  --secret-namespace NS    where the cells' kubeconfig Secrets and the routers' Leases are (default cellfed-system)
-  --replica-id ID          this replica's name in its Lease (default: host name and process id)
-  --http-port N            /metrics, /healthz, /readyz (default 8080; 0 picks one)
-  --log-level LEVEL        pino level (default info)
-  --otlp-endpoint URL      send a trace span per request to this OTLP/HTTP collector (http://collector:4318);
-                           the cells get its traceparent (default: tracing off)
-  --trace-sample-ratio R   share of new traces recorded, 0 to 1; a sampled caller's trace is always
-                           followed (default 1)`;
+${usageOf(ROUTER_FLAGS)}`;
 
 /** Reads the command line into the config; every problem in one line. */
 export function parseRouterArgs(argv: string[]): RouterConfig {
-  const { values } = parseArgs({
-    args: argv,
-    strict: true,
-    options: {
-      kubeconfig: { type: 'string' },
-      host: { type: 'string' },
-      port: { type: 'string' },
-      'tls-cert-file': { type: 'string' },
-      'tls-key-file': { type: 'string' },
-      'tls-secret': { type: 'string' },
-      'client-ca-file': { type: 'string' },
-      cellset: { type: 'string' },
-      'secret-namespace': { type: 'string' },
-      'replica-id': { type: 'string' },
-      'http-port': { type: 'string' },
-      'log-level': { type: 'string' },
-      'otlp-endpoint': { type: 'string' },
-      'trace-sample-ratio': { type: 'string' },
-    },
-  });
+  let values: Record<string, string | undefined>;
+  try {
+    values = readFlags(argv, ROUTER_FLAGS);
+  } catch (error) {
+    throw new RouterError(RouterErrorCode.InvalidConfig, (error as Error).message, { cause: error });
+  }
   const number = (value: string | undefined) => (value === undefined ? undefined : Number(value));
   const result = RouterConfigSchema.safeParse({
     kubeconfig: values.kubeconfig,
@@ -105,8 +132,5 @@ export function parseRouterArgs(argv: string[]): RouterConfig {
     },
   });
   if (result.success) return result.data;
-  throw new RouterError(
-    RouterErrorCode.InvalidConfig,
-    result.error.issues.map((issue) => `${issue.path.join('.') || 'arguments'}: ${issue.message}`).join('; '),
-  );
+  throw new RouterError(RouterErrorCode.InvalidConfig, issuesLine(result.error));
 }

@@ -12,6 +12,7 @@ import {
   createTracing,
   errorMessage,
   untilAborted,
+  wantsHelp,
 } from '@cellfed/controller-kit';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 
@@ -19,6 +20,10 @@ import { USAGE, parseRouterArgs, type RouterConfig } from './config.ts';
 import { Router } from './server/router.ts';
 import { followTlsSecret, readTlsSecret, type ServingCertificate } from './server/serving-certificate.ts';
 
+if (wantsHelp(process.argv.slice(2))) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
 let config: RouterConfig;
 try {
   config = parseRouterArgs(process.argv.slice(2));

@@ -98,7 +98,7 @@ export type { CellAware, CellPoolOptions, EngagedCell } from './cells/cell-pool.
 export type { CellHealth } from './cells/health-hysteresis.ts';
 export type { ProbeOptions } from './cells/health-probe.ts';
 
-export { LeaderElector } from './leader/leader-elector.ts';
+export { LEADER_ELECTION_DEFAULTS, LeaderElector } from './leader/leader-elector.ts';
 export type { LeaderCallbacks, LeaderElectionOptions } from './leader/leader-elector.ts';
 
 export {
@@ -121,15 +121,23 @@ export { Manager } from './process/manager.ts';
 export type { ManagerOptions, Runnable } from './process/manager.ts';
 export { ManagerConfigSchema, parseManagerConfig } from './process/manager-config.ts';
 export {
+  CELLSET_FLAG,
+  CONTROLLER_FLAGS,
   ControllerConfigSchema,
-  MANAGER_USAGE,
+  HTTP_PORT_FLAG,
+  KUBECONFIG_FLAG,
+  LOG_LEVEL_FLAG,
+  TRACE_SAMPLE_RATIO_FLAG,
+  controllerUsage,
   durationFlag,
   issuesLine,
   positiveIntFlag,
   readControllerFlags,
 } from './process/controller-flags.ts';
 export type { ControllerFlags } from './process/controller-flags.ts';
-export { parseDuration } from './process/duration.ts';
+export { flagRows, flagsTable, readFlags, readmeFlagRows, usageOf, wantsHelp } from './process/flags.ts';
+export type { Flag, FlagRow } from './process/flags.ts';
+export { formatDuration, parseDuration } from './process/duration.ts';
 export { runControllerProcess } from './process/controller-main.ts';
 export type { ControllerParts, ControllerProcessConfig } from './process/controller-main.ts';
 export type { ManagerConfig, ManagerConfigInput } from './process/manager-config.ts';

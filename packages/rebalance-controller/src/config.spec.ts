@@ -1,4 +1,8 @@
-import { parseRebalanceArgs } from './config.ts';
+import { readFileSync } from 'node:fs';
+
+import { CONTROLLER_FLAGS, flagRows, readmeFlagRows } from '@cellfed/controller-kit';
+
+import { REBALANCE_FLAGS, parseRebalanceArgs } from './config.ts';
 
 describe('parseRebalanceArgs', () => {
   it('has the documented defaults', () => {
@@ -56,5 +60,12 @@ describe('parseRebalanceArgs', () => {
     [['--nope'], /Unknown option '--nope'/],
   ])('refuses %j with one readable line', (argv, message) => {
     expect(() => parseRebalanceArgs(argv)).toThrow(message);
+  });
+});
+
+describe('the flags table in the README', () => {
+  it('is the flags as declared, each with its help and default (npm run docs:flags writes it)', () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    expect(readmeFlagRows(readme)).toEqual(flagRows([...REBALANCE_FLAGS, ...CONTROLLER_FLAGS]));
   });
 });

@@ -1,10 +1,11 @@
 import {
-  MANAGER_USAGE,
   ControllerConfigSchema,
+  controllerUsage,
   durationFlag,
   issuesLine,
   positiveIntFlag,
   readControllerFlags,
+  type Flag,
 } from '@cellfed/controller-kit';
 import { z } from 'zod';
 
@@ -26,33 +27,49 @@ export const RebalanceConfigSchema = ControllerConfigSchema.extend({
 
 export type RebalanceConfig = z.output<typeof RebalanceConfigSchema>;
 
-export const USAGE = `usage: rebalance-controller [options]
-  --window N                       objects moved at once at most (default 32)
-  --rate N                         moves started per second at most (default: no limit)
-  --delete-after DURATION          how long an old copy stays after its move (default 12h)
-  --scan-qps N                     objects per second taken from the low-priority scan lane (default 1000)
-  --mirror-resync DURATION         how often each cell is compared with the control plane's shared
-                                   objects although no namespace or CRD changed (default 60s)
-  --collector-resync DURATION      how often an object with held owner references is checked again for
-                                   owners gone from the control plane, which are not watched (default 60s)
-  --follow-pod-references BOOL     keep in each cell the ConfigMaps and Secrets its workloads' pod templates
-                                   name where they live elsewhere; needs get on them in the control plane
-                                   (default true)
-${MANAGER_USAGE}`;
+/** The rebalance controller's own flags, declared once (usage, parsing and the README table). */
+export const REBALANCE_FLAGS: readonly Flag[] = [
+  { name: 'window', value: 'N', help: 'objects moved at once at most', default: '32' },
+  { name: 'rate', value: 'N', help: 'moves started per second at most', default: 'no limit' },
+  {
+    name: 'delete-after',
+    value: 'DURATION',
+    help: 'how long an old copy stays after its move',
+    default: '12h',
+  },
+  {
+    name: 'scan-qps',
+    value: 'N',
+    help: 'objects per second taken from the low-priority scan lane',
+    default: '1000',
+  },
+  {
+    name: 'mirror-resync',
+    value: 'DURATION',
+    help: "how often each cell is compared with the control plane's shared objects although no namespace or CRD changed",
+    default: '60s',
+  },
+  {
+    name: 'collector-resync',
+    value: 'DURATION',
+    help: 'how often an object with held owner references is checked again for owners gone from the control plane, which are not watched',
+    default: '60s',
+  },
+  {
+    name: 'follow-pod-references',
+    value: 'BOOL',
+    help: 'keep in each cell the ConfigMaps and Secrets its workloads’ pod templates name where they live elsewhere; needs get on them in the control plane',
+    default: 'true',
+  },
+];
+
+export const USAGE = controllerUsage('rebalance-controller', REBALANCE_FLAGS);
 
 /** Reads the command line into the config; every problem in one line. */
 export function parseRebalanceArgs(argv: string[]): RebalanceConfig {
   let flags: ReturnType<typeof readControllerFlags>;
   try {
-    flags = readControllerFlags('rebalance-controller', argv, [
-      'window',
-      'rate',
-      'delete-after',
-      'scan-qps',
-      'mirror-resync',
-      'collector-resync',
-      'follow-pod-references',
-    ]);
+    flags = readControllerFlags('rebalance-controller', argv, REBALANCE_FLAGS);
   } catch (error) {
     throw new RebalanceError(RebalanceErrorCode.InvalidConfig, (error as Error).message);
   }

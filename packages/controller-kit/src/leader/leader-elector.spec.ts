@@ -2,7 +2,7 @@ import { ApiError } from '../kube/api-error.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
 import { FakeClock, flushPromises } from '../testing/fake-clock.ts';
 import { memoryLogger } from '../testing/memory-logger.ts';
-import { LeaderElector } from './leader-elector.ts';
+import { LeaderElector, LEADER_ELECTION_DEFAULTS } from './leader-elector.ts';
 import { microTime } from './micro-time.ts';
 
 /** One Lease in memory with the apiserver's optimistic concurrency. */
@@ -128,9 +128,9 @@ describe('LeaderElector', () => {
     await clock.advance(20_000);
     expect(b.elector.isLeader()).toBe(true);
     const handover = b.state.leadingSince! - died;
-    // Not before the old leader's renew deadline (10 s), not later than the lease duration.
-    expect(handover).toBeGreaterThan(10_000);
-    expect(handover).toBeLessThanOrEqual(15_000);
+    // Not before the old leader's renew deadline, not later than the lease duration (the defaults: 7 s, 10 s).
+    expect(handover).toBeGreaterThan(LEADER_ELECTION_DEFAULTS.renewDeadlineMs);
+    expect(handover).toBeLessThanOrEqual(LEADER_ELECTION_DEFAULTS.leaseDurationMs);
     expect(api.lease?.spec.leaseTransitions).toBe(1);
     await stopBoth();
   });
@@ -143,13 +143,13 @@ describe('LeaderElector', () => {
     expect(a.elector.isLeader()).toBe(true);
     a.down();
     const cut = clock.now();
-    // The deadline runs from the last successful renewal (at 0 s), so it steps down at 10 s.
-    await clock.advance(7000);
+    // The deadline runs from the last successful renewal (at 0 s), so it steps down at 7 s.
+    await clock.advance(5000);
     expect(a.state.signal!.aborted).toBe(false);
-    await clock.advance(3000);
+    await clock.advance(2000);
     expect(a.state.signal!.aborted).toBe(true);
     expect(a.state.stopped).toBe(1);
-    expect(clock.now() - cut).toBeLessThanOrEqual(10_000);
+    expect(clock.now() - cut).toBeLessThanOrEqual(LEADER_ELECTION_DEFAULTS.renewDeadlineMs);
     expect(a.elector.isLeader()).toBe(false);
     a.stop();
     await a.running;
@@ -162,12 +162,12 @@ describe('LeaderElector', () => {
     await flushPromises();
     expect(a.elector.isLeader()).toBe(true);
     a.requests.length = 0;
-    // Renewed at 0 s; the first renewal, at 2 s, may take the 8 s left to the 10 s deadline: a loaded
+    // Renewed at 0 s; the first renewal, at 2 s, may take the 5 s left to the 7 s deadline: a loaded
     // machine's slow answer that lands in time keeps leadership.
     await clock.advance(2000);
     expect(a.requests).toEqual([
-      { method: 'GET', timeoutMs: 8000 },
-      { method: 'PUT', timeoutMs: 8000 },
+      { method: 'GET', timeoutMs: 5000 },
+      { method: 'PUT', timeoutMs: 5000 },
     ]);
     a.stop();
     await a.running;

@@ -1,41 +1,89 @@
-import { parseArgs } from 'node:util';
-
+import { DEFAULT_CELLSET_NAME, DEFAULT_SECRET_NAMESPACE } from '@cellfed/hashing';
 import { z } from 'zod';
 
 import { ControllerKitError, ControllerKitErrorCode } from '../errors.ts';
 import { ManagerConfigSchema } from './manager-config.ts';
-import { parseDuration } from './duration.ts';
+import { formatDuration, parseDuration } from './duration.ts';
+import { readFlags, usageOf, type Flag } from './flags.ts';
+import { LEADER_ELECTION_DEFAULTS } from '../leader/leader-elector.ts';
 import { TracingConfigSchema } from '../tracing/tracing.ts';
 
-/** The flags every cellfed controller takes, besides its own (see {@link MANAGER_USAGE}). */
-const MANAGER_FLAGS = [
-  'kubeconfig',
-  'cellset',
-  'secret-namespace',
-  'leader-elect',
-  'leader-elect-lease-duration',
-  'leader-elect-renew-deadline',
-  'leader-elect-retry-period',
-  'http-port',
-  'log-level',
-  'otlp-endpoint',
-  'trace-sample-ratio',
-] as const;
+/** Flags the router and every controller take alike. */
+export const KUBECONFIG_FLAG: Flag = {
+  name: 'kubeconfig',
+  value: 'FILE',
+  help: 'control plane kubeconfig',
+  default: 'the in-cluster service account',
+};
+export const CELLSET_FLAG: Flag = {
+  name: 'cellset',
+  value: 'NAME',
+  help: 'the CellSet',
+  default: DEFAULT_CELLSET_NAME,
+};
+export const HTTP_PORT_FLAG: Flag = {
+  name: 'http-port',
+  value: 'N',
+  help: '/metrics, /healthz, /readyz; 0 picks one',
+  default: '8080',
+};
+export const LOG_LEVEL_FLAG: Flag = {
+  name: 'log-level',
+  value: 'LEVEL',
+  help: 'pino level',
+  default: 'info',
+};
+export const TRACE_SAMPLE_RATIO_FLAG: Flag = {
+  name: 'trace-sample-ratio',
+  value: 'R',
+  help: 'share of new traces recorded, 0 to 1; a caller’s sampled trace is always followed',
+  default: '1',
+};
 
-/** Usage lines of the flags every controller takes. */
-export const MANAGER_USAGE = `  --kubeconfig FILE                control plane kubeconfig (default: in-cluster service account)
-  --cellset NAME                   the CellSet (default default)
-  --secret-namespace NS            where the cells' kubeconfig Secrets, the routers' Leases and the
-                                   leader Lease are (default cellfed-system)
-  --leader-elect BOOL              leader election (default true)
-  --leader-elect-lease-duration D  (default 10s: a crashed leader is replaced within 12s)
-  --leader-elect-renew-deadline D  (default 7s)
-  --leader-elect-retry-period D    (default 2s)
-  --http-port N                    /metrics, /healthz, /readyz (default 8080; 0 picks one)
-  --log-level LEVEL                pino level (default info)
-  --otlp-endpoint URL              send a trace span per reconcile to this OTLP/HTTP collector
-                                   (http://collector:4318; default: tracing off)
-  --trace-sample-ratio R           share of traces recorded, 0 to 1 (default 1)`;
+/** The flags every cellfed controller takes, after its own. */
+export const CONTROLLER_FLAGS: readonly Flag[] = [
+  KUBECONFIG_FLAG,
+  CELLSET_FLAG,
+  {
+    name: 'secret-namespace',
+    value: 'NS',
+    help: "where the cells' kubeconfig Secrets, the routers' Leases and the leader Lease are",
+    default: DEFAULT_SECRET_NAMESPACE,
+  },
+  { name: 'leader-elect', value: 'BOOL', help: 'leader election', default: 'true' },
+  {
+    name: 'leader-elect-lease-duration',
+    value: 'DURATION',
+    help: 'how long a leader’s Lease lasts: a crashed leader is replaced within it and a retry period',
+    default: formatDuration(LEADER_ELECTION_DEFAULTS.leaseDurationMs),
+  },
+  {
+    name: 'leader-elect-renew-deadline',
+    value: 'DURATION',
+    help: 'how long the leader tries to renew before it steps down',
+    default: formatDuration(LEADER_ELECTION_DEFAULTS.renewDeadlineMs),
+  },
+  {
+    name: 'leader-elect-retry-period',
+    value: 'DURATION',
+    help: 'how often a standby tries to take the Lease',
+    default: formatDuration(LEADER_ELECTION_DEFAULTS.retryPeriodMs),
+  },
+  HTTP_PORT_FLAG,
+  LOG_LEVEL_FLAG,
+  {
+    name: 'otlp-endpoint',
+    value: 'URL',
+    help: 'send a trace span per reconcile to this OTLP/HTTP collector (http://collector:4318)',
+    default: 'tracing off',
+  },
+  TRACE_SAMPLE_RATIO_FLAG,
+];
+
+/** A controller's usage text: its own flags, then those every controller takes. */
+export function controllerUsage(controller: string, own: readonly Flag[]): string {
+  return `usage: ${controller} [options]\n${usageOf([...own, ...CONTROLLER_FLAGS])}`;
+}
 
 /** The command line of a controller: the common flags read, its own flags as text for its schema. */
 export interface ControllerFlags {
@@ -59,20 +107,9 @@ export interface ControllerFlags {
 export function readControllerFlags(
   controller: string,
   argv: string[],
-  own: readonly string[],
+  own: readonly Flag[],
 ): ControllerFlags {
-  let values: Record<string, string | undefined>;
-  try {
-    values = parseArgs({
-      args: argv,
-      strict: true,
-      options: Object.fromEntries(
-        [...MANAGER_FLAGS, ...own].map((name) => [name, { type: 'string' as const }]),
-      ),
-    }).values as Record<string, string | undefined>;
-  } catch (error) {
-    throw invalid((error as Error).message.split('\n')[0]!, error);
-  }
+  const values = readFlags(argv, [...CONTROLLER_FLAGS, ...own]);
   const ms = (flag: string) => {
     const text = values[flag];
     if (text === undefined) return undefined;
@@ -96,11 +133,11 @@ export function readControllerFlags(
         logLevel: values['log-level'],
         leaderElection: {
           enabled: leaderElect !== 'false',
-          namespace: secretNamespace ?? 'cellfed-system',
-          name: `cellfed-${controller}-${values.cellset ?? 'default'}`,
-          leaseDurationMs: ms('leader-elect-lease-duration') ?? 10_000,
-          renewDeadlineMs: ms('leader-elect-renew-deadline') ?? 7_000,
-          retryPeriodMs: ms('leader-elect-retry-period') ?? 2_000,
+          namespace: secretNamespace ?? DEFAULT_SECRET_NAMESPACE,
+          name: `cellfed-${controller}-${values.cellset ?? DEFAULT_CELLSET_NAME}`,
+          leaseDurationMs: ms('leader-elect-lease-duration') ?? LEADER_ELECTION_DEFAULTS.leaseDurationMs,
+          renewDeadlineMs: ms('leader-elect-renew-deadline') ?? LEADER_ELECTION_DEFAULTS.renewDeadlineMs,
+          retryPeriodMs: ms('leader-elect-retry-period') ?? LEADER_ELECTION_DEFAULTS.retryPeriodMs,
         },
       },
       tracing: {
@@ -149,8 +186,8 @@ export function positiveIntFlag(flag: string, max: number) {
 export const ControllerConfigSchema = z.object({
   /** The control plane kubeconfig; the in-cluster service account when absent. */
   kubeconfig: z.string().min(1).optional(),
-  cellSetName: z.string().min(1).default('default'),
-  secretNamespace: z.string().min(1).default('cellfed-system'),
+  cellSetName: z.string().min(1).default(DEFAULT_CELLSET_NAME),
+  secretNamespace: z.string().min(1).default(DEFAULT_SECRET_NAMESPACE),
   manager: ManagerConfigSchema,
   tracing: TracingConfigSchema,
 });

@@ -9,6 +9,7 @@ import { errorMessage } from '../errors.ts';
 import { KubeClient } from '../kube/kube-client.ts';
 import { createLogger } from '../log.ts';
 import { createTracing, type TracingConfig } from '../tracing/tracing.ts';
+import { wantsHelp } from './flags.ts';
 import type { ManagerConfig } from './manager-config.ts';
 import { Manager } from './manager.ts';
 
@@ -53,6 +54,10 @@ export async function runControllerProcess<C extends ControllerProcessConfig>(op
   }) => ControllerParts;
 }): Promise<never> {
   const { name } = options;
+  if (wantsHelp(process.argv.slice(2))) {
+    process.stdout.write(`${options.usage}\n`);
+    process.exit(0);
+  }
   let config: C;
   try {
     config = options.parse(process.argv.slice(2));

@@ -13,3 +13,10 @@ export function parseDuration(text: string): number | undefined {
   }
   return Math.round(total);
 }
+
+/** `ms` as the largest whole unit that states it exactly (`10s`, `12h`, `250ms`): how defaults are shown. */
+export function formatDuration(ms: number): string {
+  for (const unit of ['h', 'm', 's'] as const)
+    if (ms % UNITS[unit]! === 0) return `${ms / UNITS[unit]!}${unit}`;
+  return `${ms}ms`;
+}

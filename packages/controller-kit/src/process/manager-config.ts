@@ -1,6 +1,8 @@
+import { DEFAULT_SECRET_NAMESPACE } from '@cellfed/hashing';
 import { z } from 'zod';
 
 import { ControllerKitError, ControllerKitErrorCode } from '../errors.ts';
+import { LEADER_ELECTION_DEFAULTS } from '../leader/leader-elector.ts';
 
 const duration = (what: string) =>
   z
@@ -20,21 +22,15 @@ export const ManagerConfigSchema = z
     leaderElection: z
       .object({
         enabled: z.boolean().default(true),
-        namespace: z.string().min(1).default('cellfed-system'),
+        namespace: z.string().min(1).default(DEFAULT_SECRET_NAMESPACE),
         /** The Lease's name; defaults to the controller's name. */
         name: z.string().min(1).optional(),
-        leaseDurationMs: duration('leaseDurationMs').default(10_000),
-        renewDeadlineMs: duration('renewDeadlineMs').default(7_000),
-        retryPeriodMs: duration('retryPeriodMs').default(2_000),
+        leaseDurationMs: duration('leaseDurationMs').default(LEADER_ELECTION_DEFAULTS.leaseDurationMs),
+        renewDeadlineMs: duration('renewDeadlineMs').default(LEADER_ELECTION_DEFAULTS.renewDeadlineMs),
+        retryPeriodMs: duration('retryPeriodMs').default(LEADER_ELECTION_DEFAULTS.retryPeriodMs),
       })
       .strict()
-      .default({
-        enabled: true,
-        namespace: 'cellfed-system',
-        leaseDurationMs: 10_000,
-        renewDeadlineMs: 7_000,
-        retryPeriodMs: 2_000,
-      })
+      .default({ enabled: true, namespace: DEFAULT_SECRET_NAMESPACE, ...LEADER_ELECTION_DEFAULTS })
       .check((ctx) => {
         const { leaseDurationMs, renewDeadlineMs, retryPeriodMs } = ctx.value;
         if (!(leaseDurationMs > renewDeadlineMs && renewDeadlineMs > retryPeriodMs)) {
