@@ -1,15 +1,11 @@
-import { type KubeClient } from '@cellfed/controller-kit';
-
+import type { CellMadePlan } from '../routing/cell-made-destinations.ts';
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
-import { collectionSources, type RoutePlan, type RoutingState } from '../routing/route-plan.ts';
-import { requestEntityTooLarge, serviceUnavailable } from '../status/kube-status.ts';
+import { requestEntityTooLarge } from '../status/kube-status.ts';
 import type { RequestOutcome } from '../tracing/request-span.ts';
 import { showOwnerUids, type OwnerUids } from '../views/owner-uids.ts';
-import { cellMadeTarget } from '../routing/cell-made.ts';
 import type { CellNamespaces } from './cell-namespaces.ts';
 import { hasRequestBody, type ClientRequest, type ClientResponse } from './client-exchange.ts';
 import {
-  RETRY_SOON,
   outcomeOf,
   refusal,
   type Destination,
@@ -20,12 +16,7 @@ import { SHOWN_ANSWER, sendRefusal } from './send-refusal.ts';
 import { abortOnClose, readBody, relay, sendUpstream, type BufferedBody } from './forward.ts';
 import { cellVersionBody } from './version-translation.ts';
 
-type CellMadePlan = Extract<RoutePlan, { kind: 'cell-made' }>;
-
 export interface CellMadeRequestsOptions {
-  readonly state: () => RoutingState | undefined;
-  /** The client of a live cell, or of the control plane for {@link CONTROL_PLANE_SOURCE}. */
-  readonly source: (id: string) => KubeClient | undefined;
   readonly ownerUids?: OwnerUids | undefined;
   readonly cellNamespaces?: Pick<CellNamespaces, 'ensure'> | undefined;
   readonly maxBodyBytes: number;
@@ -33,7 +24,7 @@ export interface CellMadeRequestsOptions {
 
 /**
  * Requests for one object of what the cells' controllers make (routing/cell-made-resources.ts): sent to the
- * source that holds it (cell-made.ts finds it), with the owner uids clients know on the way out and the
+ * source that holds it (routing/cell-made-destinations.ts found it), with the owner uids clients know on the way out and the
  * cell's on the way in (views/owner-uids.ts).
  */
 export class CellMadeRequests {
@@ -43,51 +34,19 @@ export class CellMadeRequests {
     this.options = options;
   }
 
-  /** Where a request for one cell-made object goes: the source holding it, else the ring's cell. */
-  async destination(
-    plan: CellMadePlan,
-    impersonation: Impersonation,
-    signal?: AbortSignal,
-  ): Promise<Destination> {
-    const state = this.options.state();
-    const sources = state ? collectionSources(state, 'anywhere') : [CONTROL_PLANE_SOURCE];
-    const target = await cellMadeTarget(
-      plan.info,
-      plan.ringCell,
-      sources,
-      this.options.source,
-      impersonation,
-      signal,
-    );
-    if (target.kind === 'unknown') {
-      const status = serviceUnavailable(
-        `cannot tell which cell holds ${plan.info.resource} "${plan.info.name}": ${target.reason}`,
-        1,
-      );
-      return { ...refusal(status, 'cell-made-unknown'), headers: RETRY_SOON };
-    }
-    const client = this.options.source(target.source);
-    const cell = target.source === CONTROL_PLANE_SOURCE ? 'control-plane' : target.source;
-    if (!client) {
-      const status = serviceUnavailable(`cell ${cell} is not connected`, 1);
-      return { ...refusal(status, 'cell-unavailable', cell), headers: RETRY_SOON };
-    }
-    return { kind: 'cell', client, cell, route: target.route };
-  }
-
   /**
    * One cell-made object: forwarded to where it is. Its owner references are the cell's own (its owner is
    * in that cell), so a write body only has a composite resourceVersion to translate.
    */
   async serve(
     plan: CellMadePlan,
+    destination: Destination,
     request: ClientRequest,
     response: ClientResponse,
     impersonation: Impersonation,
     read?: BufferedBody,
   ): Promise<RequestOutcome> {
     const signal = abortOnClose(response);
-    const destination = await this.destination(plan, impersonation, signal);
     if (destination.kind !== 'cell') return sendRefusal(response, destination as Refusal);
     const source = destination.cell === 'control-plane' ? CONTROL_PLANE_SOURCE : destination.cell;
     const { verb, subresource, namespace } = plan.info;

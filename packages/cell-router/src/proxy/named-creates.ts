@@ -14,6 +14,7 @@ import type { ClientRequest, ClientResponse } from './client-exchange.ts';
 import { outcomeOf, refusal, type Impersonation } from '../routing/destination.ts';
 import { SHOWN_ANSWER, sendRefusal } from './send-refusal.ts';
 import { abortOnClose, readBody, relay, sendJson, sendUpstream, type BufferedBody } from './forward.ts';
+import type { CellMadeDestinations } from '../routing/cell-made-destinations.ts';
 import type { ObjectDestinations } from '../routing/object-destinations.ts';
 import { restoringRefusal } from '../routing/object-refusals.ts';
 import { toControlPlane } from './to-control-plane.ts';
@@ -27,6 +28,7 @@ export interface NamedCreatesOptions {
   readonly namespaceLabels?: NamespaceLabels | undefined;
   readonly destinations: ObjectDestinations;
   readonly cellMade: CellMadeRequests;
+  readonly cellMadeDestinations: CellMadeDestinations;
   /** Creates a control-plane namespace in a cell that does not have it yet, before a write into it. */
   readonly cellNamespaces?: Pick<CellNamespaces, 'ensure'> | undefined;
   readonly logger: Logger;
@@ -52,8 +54,16 @@ export class NamedCreates {
     response: ClientResponse,
     impersonation: Impersonation,
   ): Promise<RequestOutcome> {
-    const { controlPlane, namespaceLabels, destinations, cellMade, cellNamespaces, logger, maxBodyBytes } =
-      this.options;
+    const {
+      controlPlane,
+      namespaceLabels,
+      destinations,
+      cellMade,
+      cellMadeDestinations,
+      cellNamespaces,
+      logger,
+      maxBodyBytes,
+    } = this.options;
     const body = await readBody(request, maxBodyBytes);
     if (body === 'too-large')
       return sendRefusal(response, refusal(requestEntityTooLarge(maxBodyBytes), 'too-large'));
@@ -103,7 +113,17 @@ export class NamedCreates {
         };
       // A Pod or Event a client creates itself: in the ring's cell, as a cellular object would be.
       if (plan.kind === 'cell-made')
-        return { ...(await cellMade.serve(plan, request, response, impersonation, payload)), name };
+        return {
+          ...(await cellMade.serve(
+            plan,
+            await cellMadeDestinations.of(plan, impersonation, signal),
+            request,
+            response,
+            impersonation,
+            payload,
+          )),
+          name,
+        };
       if (plan.kind !== 'object') throw new Error(`a named create planned as ${plan.kind}`);
       const destination = await destinations.of(plan, impersonation);
       if (destination.kind === 'backup') return sendRefusal(response, restoringRefusal(plan, destination));

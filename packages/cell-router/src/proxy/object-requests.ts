@@ -48,14 +48,15 @@ export class ObjectRequests {
     this.options = options;
   }
 
+  /** Serves one object's request at the destination the routing rule chose for it (ObjectDestinations). */
   async serve(
     plan: ObjectPlan,
+    destination: Destination,
     request: ClientRequest,
     response: ClientResponse,
     impersonation: Impersonation,
   ): Promise<RequestOutcome> {
     const { destinations, maxBodyBytes } = this.options;
-    const destination = await destinations.of(plan, impersonation);
     if (destination.kind === 'refuse') return sendRefusal(response, destination);
     if (destination.kind === 'backup') {
       const shown = structuredClone(destination.object);

@@ -23,7 +23,7 @@ import { DEFAULT_CELLSET_NAME, DEFAULT_SECRET_NAMESPACE } from '@cellfed/hashing
 import { CellNamespaces, NAMESPACES } from '../proxy/cell-namespaces.ts';
 import { answerClientError } from './client-errors.ts';
 import { OldCopies } from '../routing/old-copies.ts';
-import { RouterHandler } from '../proxy/router-handler.ts';
+import { RouterHandler } from './router-handler.ts';
 import { CellularKinds, type DiscoveredResource } from '../views/cellular-kinds.ts';
 import { OwnerUids } from '../views/owner-uids.ts';
 import { RoutingStateHolder } from '../routing/routing-state-holder.ts';

@@ -6,7 +6,7 @@ import type { RouterMetrics } from '../metrics/router-metrics.ts';
 import { parseRequestInfo, type RequestInfo } from '../request/request-info.ts';
 import { resourceVersionProblem } from '../request/resource-version-query.ts';
 import { endRequestSpan, type RequestOutcome } from '../tracing/request-span.ts';
-import type { ClientRequest } from './client-exchange.ts';
+import type { ClientRequest } from '../proxy/client-exchange.ts';
 
 /**
  * The request's info, or why its target cannot be served: only origin-form paths, and a `resourceVersion`

@@ -1,0 +1,84 @@
+import { errorMessage, type KubeClient } from '@cellfed/controller-kit';
+import type { Tracer } from '@opentelemetry/api';
+import type { Logger } from 'pino';
+
+import { admit } from '../auth/admission.ts';
+import type { Authenticator } from '../auth/authenticator.ts';
+import type { RouterMetrics } from '../metrics/router-metrics.ts';
+import type { ClientRequest } from '../proxy/client-exchange.ts';
+import type { RequestInfo } from '../request/request-info.ts';
+import { refusal, type Impersonation, type Refusal } from '../routing/destination.ts';
+import { badRequest, internalError } from '../status/kube-status.ts';
+import { startRequestSpan, type RequestOutcome } from '../tracing/request-span.ts';
+import { logFields, recordRequest, requestInfo } from './access-log.ts';
+
+/** How one request's answer reaches its caller: an HTTP response, or an upgrade's socket. */
+export interface Answerer {
+  /** Sends a refusal (a Kubernetes Status). */
+  refuse(refusal: Refusal): RequestOutcome;
+  /** Whether the caller went away: nobody is left to answer. */
+  callerGone(): boolean;
+  /** After a failure: the 500 Status if nothing was answered yet, else the answer cut short. */
+  fail(status: Refusal): RequestOutcome;
+  /** Once the request is over, whatever happened. */
+  finish?(): void;
+}
+
+export interface ExchangeOptions {
+  readonly authenticator: Pick<Authenticator, 'authenticate'>;
+  readonly controlPlane: KubeClient;
+  readonly tracer: Tracer;
+  readonly logger: Logger;
+  readonly metrics?: RouterMetrics | undefined;
+}
+
+/** What the serving stage may note while it works, so a failure is logged with where it was going. */
+export interface Progress {
+  outcome: RequestOutcome;
+}
+
+/**
+ * One request, start to end, the same for HTTP requests and upgrades: its path parsed (a bad one: 400),
+ * a server span, the caller admitted (401, 403), then `serve`; a failure answered with a 500 Status, or
+ * logged as the caller's leaving (499); then one access-log line with the cell and the object, and the
+ * metrics (access-log.ts).
+ */
+export async function exchange(
+  options: ExchangeOptions,
+  request: ClientRequest,
+  answerer: Answerer,
+  serve: (info: RequestInfo, impersonation: Impersonation, progress: Progress) => Promise<RequestOutcome>,
+): Promise<void> {
+  const started = performance.now();
+  const info = requestInfo(request);
+  const span = startRequestSpan(options.tracer, request, info);
+  const progress: Progress = { outcome: { code: 500, cell: '', route: 'unhandled' } };
+  let user: string | undefined;
+  try {
+    if (typeof info === 'string') {
+      progress.outcome = answerer.refuse(refusal(badRequest(info), 'bad-path'));
+      return;
+    }
+    const admission = await admit(options.authenticator, options.controlPlane, request, span);
+    if ('refusal' in admission) {
+      progress.outcome = answerer.refuse(admission.refusal);
+      return;
+    }
+    user = admission.user.username;
+    progress.outcome = await serve(info, admission.impersonation, progress);
+  } catch (error) {
+    if (answerer.callerGone()) {
+      // Logged as nginx does, 499, and not as the router's own failure.
+      options.logger.warn({ err: errorMessage(error), ...logFields(request, info) }, 'caller went away');
+      progress.outcome = { code: 499, cell: progress.outcome.cell, route: 'caller-gone' };
+    } else {
+      options.logger.error({ err: errorMessage(error), ...logFields(request, info) }, 'request failed');
+      progress.outcome = answerer.fail(
+        refusal(internalError(errorMessage(error)), 'error', progress.outcome.cell),
+      );
+    }
+  } finally {
+    answerer.finish?.();
+    recordRequest(options, request, info, user, progress.outcome, started, span);
+  }
+}

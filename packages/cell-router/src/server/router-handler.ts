@@ -1,0 +1,248 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+
+import { NOOP_TRACER, type KubeClient } from '@cellfed/controller-kit';
+import type { Tracer } from '@opentelemetry/api';
+import type { Logger } from 'pino';
+
+import type { Authenticator } from '../auth/authenticator.ts';
+import type { RouterMetrics } from '../metrics/router-metrics.ts';
+import type { RequestInfo } from '../request/request-info.ts';
+import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
+import { planRoute, type NamespaceLabels, type RoutingState } from '../routing/route-plan.ts';
+import { badRequest, methodNotAllowed } from '../status/kube-status.ts';
+import type { RequestOutcome } from '../tracing/request-span.ts';
+import type { OwnerUids } from '../views/owner-uids.ts';
+import { exchange, type ExchangeOptions } from './request-exchange.ts';
+import { CellMadeRequests } from '../proxy/cell-made-requests.ts';
+import type { CellNamespaces } from '../proxy/cell-namespaces.ts';
+import {
+  abortResponse,
+  releaseUnreadBody,
+  type ClientRequest,
+  type ClientResponse,
+} from '../proxy/client-exchange.ts';
+import { CollectionRequests } from '../proxy/collection-requests.ts';
+import {
+  outcomeOf,
+  refusal,
+  type Destination,
+  type Impersonation,
+  type Refusal,
+} from '../routing/destination.ts';
+import { sendRefusal } from '../proxy/send-refusal.ts';
+import { MAX_BODY_BYTES, abortOnClose } from '../proxy/forward.ts';
+import { NamedCreates } from '../proxy/named-creates.ts';
+import { CellMadeDestinations } from '../routing/cell-made-destinations.ts';
+import { ObjectDestinations } from '../routing/object-destinations.ts';
+import { restoringRefusal, type ObjectPlan } from '../routing/object-refusals.ts';
+import { ObjectRequests } from '../proxy/object-requests.ts';
+import type { OldCopies } from '../routing/old-copies.ts';
+import { toControlPlane } from '../proxy/to-control-plane.ts';
+import { relayUpgrade, writeStatusToSocket } from '../proxy/upgrade-relay.ts';
+
+export interface RouterHandlerOptions {
+  authenticator: Pick<Authenticator, 'authenticate'>;
+  controlPlane: KubeClient;
+  /** The client of an engaged cell. */
+  cell: (id: string) => KubeClient | undefined;
+  state: () => RoutingState | undefined;
+  namespaceLabels?: NamespaceLabels;
+  /** Whether the control plane deleted the namespace (see MergedListRequest.namespaceDeleted). */
+  namespaceDeleted?: (namespace: string) => boolean;
+  oldCopies: OldCopies;
+  /**
+   * The uids clients know in the owner references cells' controllers set on what they make (a ReplicaSet's
+   * to its moved Deployment); none: shown as the cells have them.
+   */
+  ownerUids?: OwnerUids;
+  /** Creates a control-plane namespace in a cell that does not have it yet, before a write into it. */
+  cellNamespaces?: Pick<CellNamespaces, 'ensure'>;
+  metrics?: RouterMetrics;
+  /** A server span per request, the parent of what the router sends on; none by default. */
+  tracer?: Tracer;
+  logger: Logger;
+  maxBodyBytes?: number;
+}
+
+/**
+ * One request, start to end: who is calling, what it is about, where it goes (planned without I/O), then
+ * carried out by what serves that plan — one object (object-requests.ts), a create named in its body
+ * (named-creates.ts), a collection across cells (collection-requests.ts), an object the cells made
+ * (cell-made-requests.ts), or the control plane. Every refusal is a Kubernetes Status; every request leaves
+ * one access-log line with the cell and the object, and is counted in the metrics (access-log.ts).
+ */
+export class RouterHandler {
+  private readonly options: RouterHandlerOptions;
+  private readonly destinations: ObjectDestinations;
+  private readonly objects: ObjectRequests;
+  private readonly collections: CollectionRequests;
+  private readonly cellMade: CellMadeRequests;
+  private readonly cellMadeDestinations: CellMadeDestinations;
+  private readonly creates: NamedCreates;
+  private readonly exchangeOptions: ExchangeOptions;
+
+  constructor(options: RouterHandlerOptions) {
+    this.options = options;
+    this.exchangeOptions = {
+      authenticator: options.authenticator,
+      controlPlane: options.controlPlane,
+      tracer: options.tracer ?? NOOP_TRACER,
+      logger: options.logger,
+      metrics: options.metrics,
+    };
+    // Read through the options on each call, as the handler itself does.
+    const state = () => this.options.state();
+    const cell = (id: string) => this.options.cell(id);
+    const { ownerUids, cellNamespaces } = options;
+    const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
+    this.destinations = new ObjectDestinations({ state, cell, oldCopies: options.oldCopies });
+    this.objects = new ObjectRequests({ destinations: this.destinations, cellNamespaces, maxBodyBytes });
+    this.collections = new CollectionRequests({
+      state,
+      source: this.source,
+      cell,
+      namespaceLabels: options.namespaceLabels,
+      namespaceDeleted: options.namespaceDeleted,
+      ownerUids,
+      logger: options.logger,
+      maxBodyBytes,
+    });
+    this.cellMadeDestinations = new CellMadeDestinations({ state, source: this.source });
+    this.cellMade = new CellMadeRequests({
+      ownerUids,
+      cellNamespaces,
+      maxBodyBytes,
+    });
+    this.creates = new NamedCreates({
+      controlPlane: options.controlPlane,
+      namespaceLabels: options.namespaceLabels,
+      destinations: this.destinations,
+      cellMade: this.cellMade,
+      cellMadeDestinations: this.cellMadeDestinations,
+      cellNamespaces,
+      logger: options.logger,
+      maxBodyBytes,
+    });
+  }
+
+  readonly handle = (request: ClientRequest, response: ClientResponse): Promise<void> =>
+    exchange(
+      this.exchangeOptions,
+      request,
+      {
+        refuse: (destination) => sendRefusal(response, destination),
+        callerGone: () => request.destroyed || response.destroyed,
+        fail: (destination) => {
+          if (!response.headersSent) return sendRefusal(response, destination);
+          abortResponse(response);
+          return outcomeOf(destination, destination.status.code);
+        },
+        finish: () => releaseUnreadBody(request),
+      },
+      (info, impersonation) => this.serve(info, request, response, impersonation),
+    );
+
+  /** exec, attach and port-forward: routed like any request to their object, then relayed as an upgrade. */
+  readonly handleUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
+    const refuse = (destination: Refusal): RequestOutcome => {
+      writeStatusToSocket(socket, destination.status, destination.headers);
+      return outcomeOf(destination, destination.status.code);
+    };
+    return exchange(
+      this.exchangeOptions,
+      request,
+      { refuse, callerGone: () => socket.destroyed, fail: refuse },
+      async (info, impersonation, progress) => {
+        const destination = await this.upgradeDestination(info, impersonation);
+        if (destination.kind === 'refuse') return refuse(destination);
+        // Logged when the tunnel ends, with the apiserver's code (101 for an upgrade that took place).
+        progress.outcome = { ...outcomeOf(destination, 101), route: `upgrade:${destination.route}` };
+        const code = await relayUpgrade(destination.client, request, socket, head, impersonation);
+        return { ...progress.outcome, code };
+      },
+    );
+  };
+
+  /** Where an upgrade goes: the one object it names, as any request to it (never a backup: it is a write). */
+  private async upgradeDestination(
+    info: RequestInfo,
+    impersonation: Impersonation,
+  ): Promise<Exclude<Destination, { kind: 'backup' }>> {
+    const plan = planRoute(info, this.options.state(), this.options.namespaceLabels);
+    let destination: Destination;
+    if (plan.kind === 'control-plane')
+      destination = {
+        kind: 'cell',
+        client: this.options.controlPlane,
+        cell: 'control-plane',
+        route: plan.reason,
+      };
+    else if (plan.kind === 'object') destination = await this.destinations.of(plan, impersonation);
+    else if (plan.kind === 'cell-made') destination = await this.cellMadeDestinations.of(plan, impersonation);
+    else if (plan.kind === 'reject') destination = refusal(plan.status, 'rejected');
+    else destination = refusal(badRequest('an upgrade request must name one object'), 'bad-upgrade');
+    return destination.kind === 'backup' ? restoringRefusal(plan as ObjectPlan, destination) : destination;
+  }
+
+  private async serve(
+    info: RequestInfo,
+    request: ClientRequest,
+    response: ClientResponse,
+    impersonation: Impersonation,
+  ): Promise<RequestOutcome> {
+    // One state for the whole request, even if the CellSet changes meanwhile.
+    const state = this.options.state();
+    const plan = planRoute(info, state, this.options.namespaceLabels);
+    switch (plan.kind) {
+      case 'reject':
+        return sendRefusal(response, refusal(plan.status, 'rejected'));
+      case 'control-plane':
+        return toControlPlane(
+          this.options.controlPlane,
+          plan.reason,
+          request,
+          response,
+          impersonation,
+          abortOnClose(response),
+        );
+      case 'all-cells':
+        if (plan.info.verb === 'deletecollection')
+          return this.collections.deleteCollection(state!, plan.placement, request, response, impersonation);
+        if (plan.info.verb === 'list')
+          return this.collections.list(plan.info, plan.placement, state!, request, response, impersonation);
+        if (plan.info.verb === 'watch')
+          return this.collections.watch(plan.info, plan.placement, request, response, impersonation);
+        // A PUT or PATCH of a whole collection: kube-apiserver has no such route either.
+        return sendRefusal(
+          response,
+          refusal(
+            methodNotAllowed(`${plan.info.verb} of a ${plan.info.resource} collection is not allowed`),
+            'bad-verb',
+          ),
+        );
+      case 'name-in-body':
+        return this.creates.serve(plan.info, state!, request, response, impersonation);
+      case 'object':
+        return this.objects.serve(
+          plan,
+          await this.destinations.of(plan, impersonation),
+          request,
+          response,
+          impersonation,
+        );
+      case 'cell-made':
+        return this.cellMade.serve(
+          plan,
+          await this.cellMadeDestinations.of(plan, impersonation, abortOnClose(response)),
+          request,
+          response,
+          impersonation,
+        );
+    }
+  }
+
+  /** A collection source's client: a live cell's, or the control plane's (see CONTROL_PLANE_SOURCE). */
+  private readonly source = (id: string): KubeClient | undefined =>
+    id === CONTROL_PLANE_SOURCE ? this.options.controlPlane : this.options.cell(id);
+}
