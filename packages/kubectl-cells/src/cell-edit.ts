@@ -4,6 +4,7 @@ import {
   parseCellSetSpec,
   type CellSetSpecInput,
 } from '@cellfed/hashing';
+import { CellsCliError, CellsCliErrorCode } from './errors.ts';
 
 /** A change `kubectl cells` makes to the CellSet's cells. */
 export type CellEdit =
@@ -27,17 +28,24 @@ type CellInput = CellSetSpecInput['cells'][number];
 export function editCells(cells: readonly CellInput[], edit: CellEdit): CellInput[] {
   const current = cells.find((cell) => cell.id === edit.id);
   const stateTo = (state: 'Draining' | 'Down' | 'Joining', allowed: readonly string[]) => {
-    if (!current) throw new Error(`cell ${edit.id} is not in the CellSet`);
+    if (!current)
+      throw new CellsCliError(CellsCliErrorCode.InvalidChange, `cell ${edit.id} is not in the CellSet`);
     const from = current.state ?? 'Normal';
     if (!allowed.includes(from))
-      throw new Error(`cell ${edit.id} is ${from}: ${edit.kind} applies to a ${allowed.join(' or ')} cell`);
+      throw new CellsCliError(
+        CellsCliErrorCode.InvalidChange,
+        `cell ${edit.id} is ${from}: ${edit.kind} applies to a ${allowed.join(' or ')} cell`,
+      );
     return cells.map((cell) => (cell.id === edit.id ? { ...cell, state } : cell));
   };
   let next: CellInput[];
   switch (edit.kind) {
     case 'add':
       if (current)
-        throw new Error(`cell ${edit.id} is already in the CellSet (${current.state ?? 'Normal'})`);
+        throw new CellsCliError(
+          CellsCliErrorCode.InvalidChange,
+          `cell ${edit.id} is already in the CellSet (${current.state ?? 'Normal'})`,
+        );
       next = [
         ...cells,
         {
@@ -61,16 +69,22 @@ export function editCells(cells: readonly CellInput[], edit: CellEdit): CellInpu
       next = stateTo('Joining', ['Down']);
       break;
     case 'weight': {
-      if (!current) throw new Error(`cell ${edit.id} is not in the CellSet`);
+      if (!current)
+        throw new CellsCliError(CellsCliErrorCode.InvalidChange, `cell ${edit.id} is not in the CellSet`);
       const state = current.state ?? 'Normal';
       const weight = current.weight ?? 1;
       if (state !== 'Normal')
-        throw new Error(`cell ${edit.id} is ${state}: only a Normal cell changes weight`);
+        throw new CellsCliError(
+          CellsCliErrorCode.InvalidChange,
+          `cell ${edit.id} is ${state}: only a Normal cell changes weight`,
+        );
       if (current.previousWeight !== undefined)
-        throw new Error(
+        throw new CellsCliError(
+          CellsCliErrorCode.InvalidChange,
           `cell ${edit.id} is still changing weight (${current.previousWeight} → ${weight}); wait for that rebalance to finish`,
         );
-      if (edit.weight === weight) throw new Error(`cell ${edit.id} already weighs ${weight}`);
+      if (edit.weight === weight)
+        throw new CellsCliError(CellsCliErrorCode.InvalidChange, `cell ${edit.id} already weighs ${weight}`);
       next = cells.map((cell) =>
         cell.id === edit.id ? { ...cell, weight: edit.weight, previousWeight: weight } : cell,
       );
@@ -82,7 +96,9 @@ export function editCells(cells: readonly CellInput[], edit: CellEdit): CellInpu
   } catch (error) {
     const issues =
       error instanceof HashingError ? error.issues.map((issue) => issue.message).join('; ') : String(error);
-    throw new Error(`the CellSet would be invalid: ${issues}`, { cause: error });
+    throw new CellsCliError(CellsCliErrorCode.InvalidChange, `the CellSet would be invalid: ${issues}`, {
+      cause: error,
+    });
   }
   return next;
 }

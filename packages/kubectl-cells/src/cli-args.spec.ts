@@ -1,3 +1,4 @@
+import { CellsCliErrorCode } from './errors.ts';
 import { parseCli } from './cli-args.ts';
 
 describe('parseCli', () => {
@@ -46,5 +47,8 @@ describe('parseCli', () => {
     [['weight', 'cell-2=heavy'], 'weight: the weight must be a whole number from 1; got "heavy"'],
   ])('refuses %j with one readable line', (argv, message) => {
     expect(() => parseCli(argv)).toThrow(message);
+    expect(() => parseCli(argv)).toThrow(
+      expect.objectContaining({ code: CellsCliErrorCode.InvalidArguments }) as Error,
+    );
   });
 });

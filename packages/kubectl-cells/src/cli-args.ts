@@ -4,6 +4,7 @@ import { z } from 'zod';
 
 import type { CellEdit } from './cell-edit.ts';
 import type { CellChange } from './plan.ts';
+import { CellsCliError, CellsCliErrorCode } from './errors.ts';
 
 export const USAGE = `usage: kubectl cells COMMAND [options]
   status                              the cells, their state, weight and objects, and the rebalance
@@ -28,13 +29,20 @@ const weightOf = (text: string | undefined, flag: string) => {
   if (text === undefined) return 1;
   const weight = Number(text);
   if (!Number.isInteger(weight) || weight < 1)
-    throw new Error(`${flag}: the weight must be a whole number from 1; got "${text}"`);
+    throw new CellsCliError(
+      CellsCliErrorCode.InvalidArguments,
+      `${flag}: the weight must be a whole number from 1; got "${text}"`,
+    );
   return weight;
 };
 
 const durationMs = (text: string) => {
   const match = /^(\d+)(s|m|h)$/.exec(text);
-  if (!match) throw new Error(`--timeout must be a duration such as 90s, 30m or 2h; got "${text}"`);
+  if (!match)
+    throw new CellsCliError(
+      CellsCliErrorCode.InvalidArguments,
+      `--timeout must be a duration such as 90s, 30m or 2h; got "${text}"`,
+    );
   return Number(match[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[match[2] as 's' | 'm' | 'h'];
 };
 
@@ -62,6 +70,18 @@ const Options = z.object({
 
 /** Reads argv (after `kubectl-cells`); throws one readable line for anything wrong. */
 export function parseCli(argv: string[]): { command: CliCommand; options: CliOptions } {
+  try {
+    return parseCliOrThrow(argv);
+  } catch (error) {
+    if (error instanceof CellsCliError) throw error;
+    // node's own parseArgs errors (an unknown option, a missing value): the same code, their first line.
+    throw new CellsCliError(CellsCliErrorCode.InvalidArguments, (error as Error).message.split('\n')[0]!, {
+      cause: error,
+    });
+  }
+}
+
+function parseCliOrThrow(argv: string[]): { command: CliCommand; options: CliOptions } {
   const { values, positionals } = parseArgs({
     args: argv,
     strict: true,
@@ -84,7 +104,11 @@ export function parseCli(argv: string[]): { command: CliCommand; options: CliOpt
     context: values.context,
     cellset: values.cellset,
   });
-  if (!parsed.success) throw new Error(parsed.error.issues.map((issue) => issue.message).join('; '));
+  if (!parsed.success)
+    throw new CellsCliError(
+      CellsCliErrorCode.InvalidArguments,
+      parsed.error.issues.map((issue) => issue.message).join('; '),
+    );
   const options = {
     kubeconfig: parsed.data.kubeconfig,
     context: parsed.data.context,
@@ -98,7 +122,10 @@ export function parseCli(argv: string[]): { command: CliCommand; options: CliOpt
       const target = rest[0];
       const slash = target?.indexOf('/') ?? -1;
       if (!target || slash <= 0 || slash === target.length - 1)
-        throw new Error('where needs RESOURCE/NAME, e.g. kubectl cells where deployment/web -n shop');
+        throw new CellsCliError(
+          CellsCliErrorCode.InvalidArguments,
+          'where needs RESOURCE/NAME, e.g. kubectl cells where deployment/web -n shop',
+        );
       return {
         command: {
           command: 'where',
@@ -112,7 +139,10 @@ export function parseCli(argv: string[]): { command: CliCommand; options: CliOpt
     case 'plan': {
       const given = [values.add, values.drain, values.weight].filter((value) => value !== undefined);
       if (given.length !== 1)
-        throw new Error('plan needs exactly one of --add ID[=WEIGHT], --drain ID, --weight ID=WEIGHT');
+        throw new CellsCliError(
+          CellsCliErrorCode.InvalidArguments,
+          'plan needs exactly one of --add ID[=WEIGHT], --drain ID, --weight ID=WEIGHT',
+        );
       if (values.add !== undefined) {
         const [id, weight] = values.add.split('=');
         return {
@@ -123,7 +153,8 @@ export function parseCli(argv: string[]): { command: CliCommand; options: CliOpt
       if (values.drain !== undefined)
         return { command: { command: 'plan', change: { kind: 'drain', id: values.drain } }, options };
       const [id, weight] = values.weight!.split('=');
-      if (weight === undefined) throw new Error('--weight needs ID=WEIGHT');
+      if (weight === undefined)
+        throw new CellsCliError(CellsCliErrorCode.InvalidArguments, '--weight needs ID=WEIGHT');
       return {
         command: {
           command: 'plan',
@@ -135,7 +166,10 @@ export function parseCli(argv: string[]): { command: CliCommand; options: CliOpt
     case 'weight': {
       const [id, weight] = (rest[0] ?? '').split('=');
       if (!id || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(id) || weight === undefined)
-        throw new Error('weight needs ID=WEIGHT, e.g. weight cell-2=3');
+        throw new CellsCliError(
+          CellsCliErrorCode.InvalidArguments,
+          'weight needs ID=WEIGHT, e.g. weight cell-2=3',
+        );
       return {
         command: {
           command: 'edit',
@@ -152,12 +186,15 @@ export function parseCli(argv: string[]): { command: CliCommand; options: CliOpt
     case 'rejoin': {
       const id = rest[0];
       if (!id || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(id))
-        throw new Error(`${verb} needs a cell id (a DNS-1123 label)`);
+        throw new CellsCliError(
+          CellsCliErrorCode.InvalidArguments,
+          `${verb} needs a cell id (a DNS-1123 label)`,
+        );
       let edit: CellEdit;
       if (verb === 'add') {
         const secret = values.secret?.split('/');
         if (values.secret !== undefined && (secret?.length !== 2 || !secret[0] || !secret[1]))
-          throw new Error('--secret needs NAMESPACE/NAME');
+          throw new CellsCliError(CellsCliErrorCode.InvalidArguments, '--secret needs NAMESPACE/NAME');
         edit = {
           kind: 'add',
           id,
@@ -176,6 +213,9 @@ export function parseCli(argv: string[]): { command: CliCommand; options: CliOpt
       };
     }
     default:
-      throw new Error(verb ? `unknown command "${verb}"` : 'no command given');
+      throw new CellsCliError(
+        CellsCliErrorCode.InvalidArguments,
+        verb ? `unknown command "${verb}"` : 'no command given',
+      );
   }
 }

@@ -27,6 +27,7 @@ import { planChange } from './plan.ts';
 import { renderStatus } from './status.ts';
 import { table } from './table.ts';
 import { whereIs } from './where.ts';
+import { CellsCliError, CellsCliErrorCode } from './errors.ts';
 
 const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 /** kubectl's short names of the default cellular resources. */
@@ -145,7 +146,10 @@ async function edit(
   const deadline = Date.now() + command.timeoutMs;
   const overdue = () => {
     if (Date.now() > deadline)
-      throw new Error(`cell ${command.edit.id}: not done after ${command.timeoutMs / 1000} s`);
+      throw new CellsCliError(
+        CellsCliErrorCode.Timeout,
+        `cell ${command.edit.id}: not done after ${command.timeoutMs / 1000} s`,
+      );
   };
   // First every live router routes by the change (for `down`, that is the failover itself).
   const generation = written.metadata.generation ?? 0;

@@ -1,4 +1,5 @@
 import { HashRing, planMigration, type CellSetSpec } from '@cellfed/hashing';
+import { CellsCliError, CellsCliErrorCode } from './errors.ts';
 
 /** A change of the CellSet's cells a plan is asked about. */
 export type CellChange =
@@ -24,9 +25,13 @@ export function planChange(spec: CellSetSpec, change: CellChange, keys: readonly
   const live = spec.cells.filter((cell) => cell.state === 'Normal' || cell.state === 'Draining');
   const known = spec.cells.find((cell) => cell.id === change.id);
   if (change.kind === 'add' && known)
-    throw new Error(`cell ${change.id} is already in the CellSet (${known.state})`);
+    throw new CellsCliError(
+      CellsCliErrorCode.InvalidChange,
+      `cell ${change.id} is already in the CellSet (${known.state})`,
+    );
   if (change.kind !== 'add' && !live.some((cell) => cell.id === change.id))
-    throw new Error(
+    throw new CellsCliError(
+      CellsCliErrorCode.InvalidChange,
       `cell ${change.id} holds no objects now (it is ${known ? known.state : 'not in the CellSet'})`,
     );
   const before = live.map((cell) => ({ id: cell.id, weight: cell.weight }));
@@ -36,7 +41,8 @@ export function planChange(spec: CellSetSpec, change: CellChange, keys: readonly
       : change.kind === 'drain'
         ? before.filter((cell) => cell.id !== change.id)
         : before.map((cell) => (cell.id === change.id ? { ...cell, weight: change.weight } : cell));
-  if (after.length === 0) throw new Error(`draining ${change.id} would leave no cell`);
+  if (after.length === 0)
+    throw new CellsCliError(CellsCliErrorCode.InvalidChange, `draining ${change.id} would leave no cell`);
   const plan = planMigration(keys, HashRing.build(before), HashRing.build(after), { includeMoves: false });
   return {
     total: keys.length,

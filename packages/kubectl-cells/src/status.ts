@@ -1,6 +1,7 @@
 import { safeParseCellSet } from '@cellfed/hashing';
 
 import { table } from './table.ts';
+import { CellsCliError, CellsCliErrorCode } from './errors.ts';
 
 /** The parts of CellSet.status the rebalance controller writes that `status` shows. */
 interface CellSetStatus {
@@ -16,7 +17,8 @@ interface CellSetStatus {
 export function renderStatus(cellSet: unknown): string {
   const parsed = safeParseCellSet(cellSet);
   if (!parsed.success)
-    throw new Error(
+    throw new CellsCliError(
+      CellsCliErrorCode.InvalidCellSet,
       `the CellSet is invalid: ${parsed.issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`,
     );
   const status = ((cellSet as { status?: CellSetStatus }).status ?? {}) as CellSetStatus;

@@ -1,0 +1,19 @@
+import { CodedError } from '@cellfed/controller-kit/errors';
+
+/** Stable codes for everything `kubectl cells` fails with; it prints one line, `kubectl cells: message`. */
+export const CellsCliErrorCode = {
+  /** The command line did not parse (exit 2, with the usage). */
+  InvalidArguments: 'CELLFED_CELLS_INVALID_ARGUMENTS',
+  /** The asked change does not apply to the CellSet as it is (a cell missing, in the wrong state, …). */
+  InvalidChange: 'CELLFED_CELLS_INVALID_CHANGE',
+  /** The CellSet in the control plane does not validate. */
+  InvalidCellSet: 'CELLFED_CELLS_INVALID_CELLSET',
+  /** `--wait` ran out of time before the change was done. */
+  Timeout: 'CELLFED_CELLS_TIMEOUT',
+} as const;
+
+export type CellsCliErrorCode = (typeof CellsCliErrorCode)[keyof typeof CellsCliErrorCode];
+
+export class CellsCliError extends CodedError<CellsCliErrorCode> {
+  override readonly name: string = 'CellsCliError';
+}
