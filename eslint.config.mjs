@@ -35,7 +35,11 @@ const boundaries = (pureExtraBans) => [
       },
       { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:pure', 'type:lib'] },
       { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:pure', 'type:lib'] },
-      { sourceTag: 'type:e2e', onlyDependOnLibsWithTags: ['type:pure', 'type:lib', 'type:app'] },
+      { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['type:pure', 'type:lib'] },
+      {
+        sourceTag: 'type:e2e',
+        onlyDependOnLibsWithTags: ['type:pure', 'type:lib', 'type:app', 'type:tool'],
+      },
     ],
   },
 ];

@@ -1,7 +1,9 @@
-// The e2e suite against real cells: the unit tests' ESM set-up, plus a global setup that brings the
+// The e2e suite against real cells: the packages' ESM set-up, plus a global setup that brings the
 // environment up once per run (or uses CELLFED_E2E_ENV) and a teardown that takes it down; tests read
 // env.json. See README "End-to-end tests".
-import unit from './jest.config.js';
+import { esmJestConfig } from '../jest.esm-preset.mjs';
+
+const unit = esmJestConfig('e2e');
 
 /** @type {import('jest').Config} */
 export default {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `npm run cells -- up|down|status|run|add-cell|remove-cell|kill-cell [options]`: builds the Kubernetes tools
 # if the cache is cold, builds @cellfed/hashing (and for `run` the kubectl cells plugin), then runs the cells
-# CLI (e2e/src/cli/cells.ts) on Node 24 with the tools' directory.
+# CLI (tools/cells/src/cli/cells.ts) on Node 24 with the tools' directory.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/lib/node.sh
@@ -16,4 +16,4 @@ npx nx run hashing:build --outputStyle=static >/dev/null || npx nx run hashing:b
 if [[ "${1:-run}" == run ]]; then
   npx nx run kubectl-cells:build --outputStyle=static >/dev/null || npx nx run kubectl-cells:build --outputStyle=static
 fi
-exec node e2e/src/cli/cells.ts "$@"
+exec node tools/cells/src/cli/cells.ts "$@"

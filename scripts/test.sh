@@ -17,7 +17,7 @@ CELLFED_TOOLS_BIN="$(bash scripts/build-tools.sh)"
 export CELLFED_TOOLS_BIN
 # Whatever happens to the suite, no cell process outlives this script.
 export CELLFED_E2E_DIR="$PWD/tmp/e2e"
-trap 'node e2e/src/cli/cells.ts down --dir "$CELLFED_E2E_DIR" --log-level warn || true' EXIT
+trap 'node tools/cells/src/cli/cells.ts down --dir "$CELLFED_E2E_DIR" --log-level warn || true' EXIT
 
 status=0
 npx prettier --check . --log-level=warn || status=$?

@@ -9,9 +9,9 @@ import {
 } from '@cellfed/controller-kit';
 import { RoutingTable, parseCellSetSpec } from '@cellfed/hashing';
 
-import { LocalCells } from '../src/local/local-cells.ts';
-import { createLogger } from '../src/log.ts';
-import type { CellEntry } from '../src/provider.ts';
+import { LocalCells } from '@cellfed/cells/local/local-cells.ts';
+import { createLogger } from '@cellfed/cells/log.ts';
+import type { CellEntry } from '@cellfed/cells/provider.ts';
 import { cellSetSpec, eventually, forEachInParallel, readCellSet, updateCellSet } from './clients.ts';
 import {
   startBackupController,

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { spawnApp, stopApp, waitUntilReady, type NodeApp } from '../src/apps/node-app.ts';
+import { spawnApp, stopApp, waitUntilReady, type NodeApp } from '@cellfed/cells/apps/node-app.ts';
 import { controlPlanePki } from './router-process.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 

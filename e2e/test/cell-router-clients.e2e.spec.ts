@@ -7,7 +7,7 @@ import { RoutingTable, parseCellSet, parseCellSetSpec, type CellSetSpecInput } f
 import { KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { Agent, request } from 'undici';
 
-import { cellSecretName } from '../src/control-plane/cell-secrets.ts';
+import { cellSecretName } from '@cellfed/cells/control-plane/cell-secrets.ts';
 import { clientsFor, createCellSet, deleteCellSet, eventually, readCellSet } from './clients.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 import {

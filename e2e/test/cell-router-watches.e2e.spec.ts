@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { componentsKubeconfigPath } from '../src/local/local-provider.ts';
+import { componentsKubeconfigPath } from '@cellfed/cells/local/local-provider.ts';
 import { join } from 'node:path';
 
 import {
@@ -21,10 +21,10 @@ import {
   type V1Deployment,
 } from '@kubernetes/client-node';
 
-import { LocalCells } from '../src/local/local-cells.ts';
-import { readLocalState } from '../src/local/local-state.ts';
-import { createLogger } from '../src/log.ts';
-import type { CellEntry } from '../src/provider.ts';
+import { LocalCells } from '@cellfed/cells/local/local-cells.ts';
+import { readLocalState } from '@cellfed/cells/local/local-state.ts';
+import { createLogger } from '@cellfed/cells/log.ts';
+import type { CellEntry } from '@cellfed/cells/provider.ts';
 import {
   cellSetSpec,
   clientsFor,

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { componentsKubeconfigPath } from '../src/local/local-provider.ts';
+import { componentsKubeconfigPath } from '@cellfed/cells/local/local-provider.ts';
 import { join } from 'node:path';
 
 import {
@@ -21,7 +21,7 @@ import {
 } from '@kubernetes/client-node';
 import { Agent, request } from 'undici';
 
-import { cellSecretName } from '../src/control-plane/cell-secrets.ts';
+import { cellSecretName } from '@cellfed/cells/control-plane/cell-secrets.ts';
 import {
   clientsFor,
   createCellSet,

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { KubeClient, type KubeList } from '@cellfed/controller-kit';
 
-import { CELL_CHART_DIR, CHART_DIR } from '../src/chart/helm-chart.ts';
+import { CELL_CHART_DIR, CHART_DIR } from '@cellfed/cells/chart/helm-chart.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 
 // `helm install` of the chart into the router control plane, as an operator would. The pods cannot start

@@ -9,7 +9,7 @@ import {
   setHeaderOptions,
 } from '@kubernetes/client-node';
 
-import { cellSecretName } from '../src/control-plane/cell-secrets.ts';
+import { cellSecretName } from '@cellfed/cells/control-plane/cell-secrets.ts';
 
 /** client-node API clients for the apiserver a kubeconfig file names. */
 export function clientsFor(kubeconfigFile: string) {

@@ -21,9 +21,9 @@ import { CellBackupSchema } from '@cellfed/controller-kit';
 import { safeParseCellSet } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
 
-import { cellSecretName } from '../src/control-plane/cell-secrets.ts';
-import { LocalCells } from '../src/local/local-cells.ts';
-import { readLocalState } from '../src/local/local-state.ts';
+import { cellSecretName } from '@cellfed/cells/control-plane/cell-secrets.ts';
+import { LocalCells } from '@cellfed/cells/local/local-cells.ts';
+import { readLocalState } from '@cellfed/cells/local/local-state.ts';
 import { eventually } from './clients.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 

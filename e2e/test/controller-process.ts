@@ -3,6 +3,6 @@ export {
   startBackupController,
   startRebalanceController,
   stopController,
-} from '../src/apps/controller-process.ts';
-export { isRunning } from '../src/apps/node-app.ts';
-export type { ControllerProcess } from '../src/apps/controller-process.ts';
+} from '@cellfed/cells/apps/controller-process.ts';
+export { isRunning } from '@cellfed/cells/apps/node-app.ts';
+export type { ControllerProcess } from '@cellfed/cells/apps/controller-process.ts';

@@ -1,9 +1,9 @@
 import { dirname } from 'node:path';
 
-import { parseE2eConfig } from '../src/e2e-config.ts';
-import { readEnvFile, type EnvFile } from '../src/env-file.ts';
-import { LocalProvider } from '../src/local/local-provider.ts';
-import { CHART_CRD_DIR } from '../src/paths.ts';
+import { parseE2eConfig } from '@cellfed/cells/e2e-config.ts';
+import { readEnvFile, type EnvFile } from '@cellfed/cells/env-file.ts';
+import { LocalProvider } from '@cellfed/cells/local/local-provider.ts';
+import { CHART_CRD_DIR } from '@cellfed/cells/paths.ts';
 
 /** Set by the global setup for the test workers (environment variables are what crosses that boundary). */
 export const E2E_ENV_FILE = 'CELLFED_E2E_ENV_FILE';

@@ -1,11 +1,11 @@
 import { fileURLToPath } from 'node:url';
 
-import { parseE2eConfig } from '../src/e2e-config.ts';
-import { envFilePath, readEnvFile } from '../src/env-file.ts';
-import { KindProvider } from '../src/kind/kind-provider.ts';
-import { createLogger } from '../src/log.ts';
-import { CHART_CRD_DIR } from '../src/paths.ts';
-import { createProvider } from '../src/providers.ts';
+import { parseE2eConfig } from '@cellfed/cells/e2e-config.ts';
+import { envFilePath, readEnvFile } from '@cellfed/cells/env-file.ts';
+import { KindProvider } from '@cellfed/cells/kind/kind-provider.ts';
+import { createLogger } from '@cellfed/cells/log.ts';
+import { CHART_CRD_DIR } from '@cellfed/cells/paths.ts';
+import { createProvider } from '@cellfed/cells/providers.ts';
 import { E2E_ENV_FILE, E2E_OWNED_DIR, E2E_SKIP_REASON } from './e2e-env.ts';
 
 const DEFAULT_DIR = fileURLToPath(new URL('../../tmp/e2e', import.meta.url));

@@ -41,7 +41,10 @@ describeE2e('the README guided tour, as written', () => {
     if (federation && federation.exitCode === null && federation.signalCode === null) {
       process.kill(-federation.pid!, 'SIGKILL');
       await new Promise((resolve) =>
-        spawn('node', ['e2e/src/cli/cells.ts', 'down'], { cwd: ROOT, stdio: 'ignore' }).on('exit', resolve),
+        spawn('node', ['tools/cells/src/cli/cells.ts', 'down'], { cwd: ROOT, stdio: 'ignore' }).on(
+          'exit',
+          resolve,
+        ),
       );
     }
   });

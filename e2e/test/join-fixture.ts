@@ -2,7 +2,7 @@ import { KubeClient } from '@cellfed/controller-kit';
 import { RoutingTable, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/hashing';
 
 import { cellSetSettled, cellSetSpec, eventually, readCellSet, updateCellSet } from './clients.ts';
-import type { EnvFile } from '../src/env-file.ts';
+import type { EnvFile } from '@cellfed/cells/env-file.ts';
 import {
   startRebalancedFederation,
   stopRebalancedFederation,

@@ -15,13 +15,13 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
-import { E2eErrorCode } from '../src/errors.ts';
-import { createLogger } from '../src/log.ts';
-import { LocalCells } from '../src/local/local-cells.ts';
-import { readLocalState } from '../src/local/local-state.ts';
-import { LocalProvider } from '../src/local/local-provider.ts';
-import { isRunning } from '../src/local/daemon.ts';
-import { CHART_CRD_DIR } from '../src/paths.ts';
+import { E2eErrorCode } from '@cellfed/cells/errors.ts';
+import { createLogger } from '@cellfed/cells/log.ts';
+import { LocalCells } from '@cellfed/cells/local/local-cells.ts';
+import { readLocalState } from '@cellfed/cells/local/local-state.ts';
+import { LocalProvider } from '@cellfed/cells/local/local-provider.ts';
+import { isRunning } from '@cellfed/cells/local/daemon.ts';
+import { CHART_CRD_DIR } from '@cellfed/cells/paths.ts';
 import { clientsFor, eventually } from './clients.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 

@@ -18,10 +18,10 @@ import {
   type CellSetSpecInput,
 } from '@cellfed/hashing';
 
-import { cellSecretName } from '../src/control-plane/cell-secrets.ts';
-import { LocalCells } from '../src/local/local-cells.ts';
-import { createLogger } from '../src/log.ts';
-import type { CellEntry } from '../src/provider.ts';
+import { cellSecretName } from '@cellfed/cells/control-plane/cell-secrets.ts';
+import { LocalCells } from '@cellfed/cells/local/local-cells.ts';
+import { createLogger } from '@cellfed/cells/log.ts';
+import type { CellEntry } from '@cellfed/cells/provider.ts';
 import { cellSetSpec, eventually, readCellSet, updateCellSet } from './clients.ts';
 import { cellAdder, describeE2e, e2eEnv } from './e2e-env.ts';
 import { DEPLOYMENTS, METADATA_LIST, deployment, deploymentsIn, startWriter } from './deployments.ts';

@@ -3,11 +3,15 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect, type TLSSocket } from 'node:tls';
 
-import type { EnvFile } from '../src/env-file.ts';
-import { controlPlanePki, writeRouterKubeconfig, type RouterProcess } from '../src/router/router-process.ts';
+import type { EnvFile } from '@cellfed/cells/env-file.ts';
+import {
+  controlPlanePki,
+  writeRouterKubeconfig,
+  type RouterProcess,
+} from '@cellfed/cells/router/router-process.ts';
 
-export { controlPlanePki, startRouter, stopRouter } from '../src/router/router-process.ts';
-export type { RouterProcess } from '../src/router/router-process.ts';
+export { controlPlanePki, startRouter, stopRouter } from '@cellfed/cells/router/router-process.ts';
+export type { RouterProcess } from '@cellfed/cells/router/router-process.ts';
 
 /** The control plane's admin kubeconfig pointed at the router, written to `file`. */
 export const routerKubeconfig = (env: EnvFile, router: RouterProcess, file: string) =>

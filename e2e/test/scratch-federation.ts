@@ -2,7 +2,7 @@ import { join } from 'node:path';
 
 import { KubeClient, isNotFound } from '@cellfed/controller-kit';
 
-import type { EnvFile } from '../src/env-file.ts';
+import type { EnvFile } from '@cellfed/cells/env-file.ts';
 import { createCellSet, deleteCellSet, eventually, forEachInParallel } from './clients.ts';
 import { DEPLOYMENTS, deployment } from './deployments.ts';
 import { startRebalanceController, stopController, type ControllerProcess } from './controller-process.ts';

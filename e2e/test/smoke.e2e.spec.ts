@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import type { V1Deployment } from '@kubernetes/client-node';
 import { CELLSET_API_VERSION, parseCellSet } from '@cellfed/hashing';
 
-import { resolveTools } from '../src/tools.ts';
+import { resolveTools } from '@cellfed/cells/tools.ts';
 import { clientsFor, eventually } from './clients.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 

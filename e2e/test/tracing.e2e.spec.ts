@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { KubeClient } from '@cellfed/controller-kit';
 import { RoutingTable, parseCellSet } from '@cellfed/hashing';
 
-import { createLogger } from '../src/log.ts';
-import type { CellEntry } from '../src/provider.ts';
+import { createLogger } from '@cellfed/cells/log.ts';
+import type { CellEntry } from '@cellfed/cells/provider.ts';
 import { cellSetSpec, createCellSet, deleteCellSet, eventually, readCellSet } from './clients.ts';
 import {
   startBackupController,

@@ -227,7 +227,16 @@ export class BenchEnv {
 function runCells(dir: string, tools: string, ...args: string[]): void {
   execFileSync(
     process.execPath,
-    [join(ROOT, 'e2e/src/cli/cells.ts'), ...args, '--dir', dir, '--tools', tools, '--log-level', 'warn'],
+    [
+      join(ROOT, 'tools/cells/src/cli/cells.ts'),
+      ...args,
+      '--dir',
+      dir,
+      '--tools',
+      tools,
+      '--log-level',
+      'warn',
+    ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
 }

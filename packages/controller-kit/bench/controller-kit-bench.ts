@@ -77,7 +77,7 @@ for (let run = 0; run < RUNS + 1; run++) {
 const tools =
   process.env['CELLFED_TOOLS_BIN'] ??
   execFileSync('bash', [join(root, 'scripts/build-tools.sh')], { encoding: 'utf8' }).trim();
-const cellsCli = join(root, 'e2e/src/cli/cells.ts');
+const cellsCli = join(root, 'tools/cells/src/cli/cells.ts');
 const dir = mkdtempSync(join(tmpdir(), 'cellfed-kit-bench-'));
 const cells = (...args: string[]) =>
   execFileSync(process.execPath, [cellsCli, ...args, '--dir', dir, '--tools', tools, '--log-level', 'warn'], {

@@ -4,9 +4,9 @@ import { fileURLToPath } from 'node:url';
 import { loadAll } from 'js-yaml';
 
 /** The federation chart. */
-export const CHART_DIR = fileURLToPath(new URL('../../../charts/cellfed', import.meta.url));
+export const CHART_DIR = fileURLToPath(new URL('../../../../charts/cellfed', import.meta.url));
 /** What the components need in each cell. */
-export const CELL_CHART_DIR = fileURLToPath(new URL('../../../charts/cellfed-cell', import.meta.url));
+export const CELL_CHART_DIR = fileURLToPath(new URL('../../../../charts/cellfed-cell', import.meta.url));
 
 /** One rendered Kubernetes object, as much as the tests read of it. */
 export interface Rendered {

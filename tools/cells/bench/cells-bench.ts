@@ -80,7 +80,7 @@ const result = {
   minimal: { description: 'control plane + 1 cell, etcd + kube-apiserver only, bootstrapped', ...minimal },
   toolsBuild: build,
 };
-const out = fileURLToPath(new URL('../../bench/results/cells.json', import.meta.url));
+const out = fileURLToPath(new URL('../../../bench/results/cells.json', import.meta.url));
 mkdirSync(dirname(out), { recursive: true });
 writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
 process.stdout.write(`${JSON.stringify(result.figures)}\n`);

@@ -79,7 +79,7 @@ async function main(): Promise<number> {
 }
 
 const KUBECTL_CELLS = fileURLToPath(
-  new URL('../../../packages/kubectl-cells/dist/kubectl-cells.mjs', import.meta.url),
+  new URL('../../../../packages/kubectl-cells/dist/kubectl-cells.mjs', import.meta.url),
 );
 
 /**

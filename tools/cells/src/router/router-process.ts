@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { spawnApp, stopApp, waitUntilReady } from '../apps/node-app.ts';
 import { CONTROL_PLANE_ID, type EnvFile } from '../env-file.ts';
 
-const ROUTER_MAIN = fileURLToPath(new URL('../../../packages/cell-router/src/main.ts', import.meta.url));
+const ROUTER_MAIN = fileURLToPath(new URL('../../../../packages/cell-router/src/main.ts', import.meta.url));
 
 export interface RouterProcess {
   url: string;

@@ -6,8 +6,8 @@ import { spawnApp, stopApp, waitUntilReady } from './node-app.ts';
 
 /** cellfed's controllers, by the package they are built from. */
 const CONTROLLER_MAINS = {
-  'rebalance-controller': '../../../packages/rebalance-controller/src/main.ts',
-  'backup-controller': '../../../packages/backup-controller/src/main.ts',
+  'rebalance-controller': '../../../../packages/rebalance-controller/src/main.ts',
+  'backup-controller': '../../../../packages/backup-controller/src/main.ts',
 } as const;
 
 export type ControllerName = keyof typeof CONTROLLER_MAINS;
