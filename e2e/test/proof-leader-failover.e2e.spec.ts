@@ -29,7 +29,8 @@ interface CellSetObject {
  */
 describeE2e('proof: leader failover under load, both controllers', () => {
   const env = e2eEnv();
-  const OBJECTS = 1500;
+  // 1500 for the record (`npx nx run e2e:proof`); fewer in the test command, to keep CI short.
+  const OBJECTS = Number(process.env['CELLFED_PROOF_FAILOVER_OBJECTS'] ?? 700);
   const stamp = Date.now();
   const cellSetName = `proof-failover-${stamp}`;
   const namespace = `proof-failover-${stamp}`;
@@ -94,7 +95,7 @@ describeE2e('proof: leader failover under load, both controllers', () => {
       rebalancers.killLeader(rebalanceLeader),
       backups.killLeader(backupLeader),
     ]);
-    // 1500 objects' worth of moves with a leader change: minutes on a loaded two-core machine.
+    // About half the objects move, with a leader change: minutes on a loaded two-core machine.
     await eventually('the rebalance to finish', async () => ((await settled()) ? true : undefined), 300_000);
     await writer.stop();
 
