@@ -11,7 +11,7 @@ import { recordProof } from './proof-results.ts';
 import { controlPlanePki, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
 import { RequestFuzzer, seededRandom, type FuzzRequest } from './router-fuzz.ts';
 
-/** 100k for the record (`npx nx run e2e:proof`); a 20k sample in every test run, to keep CI short. */
+/** 100k for the record (`npx nx run e2e:proof`); a 10k sample in every test run, to keep CI short. */
 const REQUESTS = Number(process.env['CELLFED_FUZZ_REQUESTS'] ?? 10_000);
 /** Of them, malformed at the HTTP level (sent as raw bytes): Node's parser refuses these before the router. */
 const RAW_REQUESTS = Math.round(REQUESTS / 100);
