@@ -102,6 +102,13 @@ describe('the cellfed chart', () => {
       }
     });
 
+    it('has a helm test that runs Node.js by its path in the router’s image, where nothing is on PATH', () => {
+      const test = named(objects, 'Pod', 'cellfed-router-readyz-test');
+      const [probe] = (test.spec as { containers: (Container & { command: string[] })[] }).containers;
+      expect(probe!.image).toBe(container(named(objects, 'Deployment', 'cellfed-router')).image);
+      expect(probe!.command[0]).toBe('/nodejs/bin/node');
+    });
+
     it('probes /healthz and /readyz, and leader-elects the controllers', () => {
       for (const deployment of only(objects, 'Deployment')) {
         expect(container(deployment).livenessProbe.httpGet.path).toBe('/healthz');
