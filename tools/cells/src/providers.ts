@@ -10,6 +10,8 @@ export interface ProviderConfig {
   crdDir: string;
   /** Where the local provider's etcd keeps its data (default /dev/shm). */
   runtimeRoot?: string | undefined;
+  /** kind's node image (kind's default when absent). */
+  nodeImage?: string | undefined;
 }
 
 /** The provider by name. */
@@ -26,6 +28,7 @@ export function createProvider(name: ProviderName, config: ProviderConfig): Prov
         crdDir: config.crdDir,
         chartDir: CHART_DIR,
         ...(config.toolsDir ? { toolsDir: config.toolsDir } : {}),
+        ...(config.nodeImage ? { nodeImage: config.nodeImage } : {}),
       });
   }
 }

@@ -32,6 +32,8 @@ describe('parseCellsArgs', () => {
         'a:1',
         '--image',
         'b:2',
+        '--node-image',
+        'kindest/node:cellfed',
       ],
       { CELLFED_TOOLS_BIN: '/tools' },
     );
@@ -41,6 +43,7 @@ describe('parseCellsArgs', () => {
       dir: '/x',
       controllerManager: false,
       images: ['a:1', 'b:2'],
+      nodeImage: 'kindest/node:cellfed',
       tools: '/tools',
     });
     expect(parseCellsArgs(['run', '--router-port', '0'], {}).routerPort).toBe(0);

@@ -21,6 +21,8 @@ options:
   --provider local|kind       local processes or kind clusters (default local)
   --no-controller-manager     do not run kube-controller-manager (local)
   --image IMAGE               image to load into every kind cluster (repeatable)
+  --node-image IMAGE          kind's node image (default: kind's own; here, the one scripts/kind-images.sh
+                              builds, as no registry is reachable)
   --tools DIR                 directory of the built tools (default $CELLFED_TOOLS_BIN)
   --runtime-root DIR          where etcd keeps its data (local; default /dev/shm, a tmpfs)
   --router-port N             the router's port with run (default 6443; 0 picks a free one)
@@ -44,6 +46,7 @@ const CellsArgsSchema = z.object({
     .default('local'),
   controllerManager: z.boolean().default(true),
   images: z.array(z.string().min(1)).default([]),
+  nodeImage: z.string().min(1).optional(),
   tools: z.string().optional(),
   runtimeRoot: z.string().min(1).optional(),
   routerPort: z.coerce
@@ -71,6 +74,7 @@ export function parseCellsArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
         provider: { type: 'string' },
         'no-controller-manager': { type: 'boolean' },
         image: { type: 'string', multiple: true },
+        'node-image': { type: 'string' },
         tools: { type: 'string' },
         'runtime-root': { type: 'string' },
         'log-level': { type: 'string' },
@@ -94,6 +98,7 @@ export function parseCellsArgs(argv: readonly string[], env: NodeJS.ProcessEnv):
     provider: values.provider,
     controllerManager: !values['no-controller-manager'],
     images: values.image,
+    nodeImage: values['node-image'],
     tools: values.tools ?? env['CELLFED_TOOLS_BIN'],
     runtimeRoot: values['runtime-root'],
     routerPort: values['router-port'],

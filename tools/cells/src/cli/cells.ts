@@ -30,6 +30,7 @@ async function main(): Promise<number> {
     toolsDir: args.tools,
     crdDir: CHART_CRD_DIR,
     runtimeRoot: args.runtimeRoot,
+    nodeImage: args.nodeImage,
   });
   if (args.command === 'down') {
     await provider.down({ dir: args.dir, log });
