@@ -79,8 +79,9 @@ export class ObjectRequests {
     // (a 404), so the same request goes on to the cell holding it.
     const signal = abortOnClose(response);
     const made = await destinations.madeElsewhere(plan, destination.cell, impersonation, signal);
-    if (made?.kind === 'cell') {
+    if (made) {
       await sent.notFound.body.dump();
+      // Not looking elsewhere again: this answer, a 404 too, is relayed.
       const again = await this.send(plan, made, request, response, impersonation, bytes, false);
       if ('outcome' in again) return again.outcome;
     }

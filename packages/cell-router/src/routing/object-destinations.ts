@@ -5,6 +5,8 @@ import { findCellMade } from './cell-made.ts';
 import type { RoutingState } from './route-plan.ts';
 import { cellFailure, serviceUnavailable } from '../status/kube-status.ts';
 import { RETRY_SOON, refusal, type Destination, type FromBackup, type Impersonation } from './destination.ts';
+
+type CellDestination = Extract<Destination, { kind: 'cell' }>;
 import { cellLeftRefusal, fenceRefusal, restoringRefusal, type ObjectPlan } from './object-refusals.ts';
 import type { OldCopies } from './old-copies.ts';
 import { failoverState, type FailoverState } from './pending-backups.ts';
@@ -71,7 +73,7 @@ export class ObjectDestinations {
     answered: string,
     impersonation: Impersonation,
     signal?: AbortSignal,
-  ): Promise<Destination | undefined> {
+  ): Promise<CellDestination | undefined> {
     const state = this.options.state();
     if (!plan.alsoMadeByCells || !state) return undefined;
     const others = state.liveCells.filter((cell) => cell !== answered);
