@@ -167,4 +167,32 @@ describe('protobuf views', () => {
     // Without the annotations that keep them (an update gets them back).
     expect(spans.filter((s) => s.number === 12)).toHaveLength(0);
   });
+
+  it('show no move’s fence label, and keep the object’s own labels', () => {
+    const label = (k: string, v: string) => field(11, Buffer.concat([field(1, k), field(2, v)]));
+    const meta = Buffer.concat([
+      field(1, 'web'),
+      label('app', 'web'),
+      label('cellfed.io/rebalance-status', 'migrating'),
+      label('phase', 'joined'),
+    ]);
+    const body = Buffer.concat([
+      Buffer.from('k8s\0', 'binary'),
+      field(1, Buffer.concat([field(1, 'apps/v1'), field(2, 'Deployment')])),
+      field(2, field(1, meta)),
+    ]);
+    const shown = showProtobuf(body).subarray(4);
+    const raw = fieldSpans(shown).find((s) => s.number === 2)!;
+    const object = shown.subarray(raw.start, raw.end);
+    const metaSpan = fieldSpans(object).find((s) => s.number === 1)!;
+    const shownMeta = object.subarray(metaSpan.start, metaSpan.end);
+    const labels = fieldSpans(shownMeta)
+      .filter((s) => s.number === 11)
+      .map((s) => {
+        const entry = shownMeta.subarray(s.start, s.end);
+        const [k, v] = fieldSpans(entry);
+        return `${entry.subarray(k!.start, k!.end).toString()}=${entry.subarray(v!.start, v!.end).toString()}`;
+      });
+    expect(labels).toEqual(['app=web', 'phase=joined']);
+  });
 });

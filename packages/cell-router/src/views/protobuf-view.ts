@@ -1,3 +1,4 @@
+import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import {
   HELD_OWNERS_ANNOTATION,
   HeldOwnersError,
@@ -23,24 +24,26 @@ import { KEPT_ANNOTATIONS, type CellOwnersReader, type CellWrite } from './cell-
 /**
  * The client and cell views (see client-view.ts, cell-view.ts) of a single object in Kubernetes' protobuf
  * encoding, edited on the wire: the `k8s\0` envelope's `raw` (2) is the object, whose `metadata` is field 1
- * in every built-in kind; ObjectMeta's uid is field 5, creationTimestamp 8 (seconds 1, nanos 2),
- * annotations map entries in field 12, owner references field 13.
+ * in every built-in kind; ObjectMeta's uid is field 5, creationTimestamp 8 (seconds 1, nanos 2), labels
+ * map entries in field 11, annotations field 12, owner references field 13.
  */
 
 const RAW = 2;
 const METADATA = 1;
 const UID = 5;
 const CREATION_TIMESTAMP = 8;
+const LABELS = 11;
 const ANNOTATIONS = 12;
 const OWNER_REFERENCES = 13;
 const HELD_KEY = Buffer.from(HELD_OWNERS_ANNOTATION);
 const ORIGIN_UID_KEY = Buffer.from(ORIGIN_UID_ANNOTATION);
 const ORIGIN_CREATED_KEY = Buffer.from(ORIGIN_CREATED_ANNOTATION);
 const KEPT_KEYS = KEPT_ANNOTATIONS.map((key) => Buffer.from(key));
+const FENCE_KEY = Buffer.from(REBALANCE_STATUS_LABEL);
 
 /**
- * The client view of a protobuf object: held owner references shown, and a copy's uid and creation time
- * as clients know them. The same bytes when there is nothing to show or it cannot be read.
+ * The client view of a protobuf object: held owner references shown, a copy's uid and creation time as
+ * clients know them, and no move's fence label (as in JSON: client-view.ts). The same bytes when there is nothing to show or it cannot be read.
  */
 export function showProtobuf(body: Buffer): Buffer {
   if (!mayNeedShowing(body)) return body;
@@ -57,7 +60,9 @@ export function showProtobufMessage(object: Buffer): Buffer {
 
 /** Whether an object's bytes hold anything the client view changes (a byte search: most hold nothing). */
 function mayNeedShowing(bytes: Buffer): boolean {
-  return bytes.includes(HELD_KEY) || KEPT_KEYS.some((key) => bytes.includes(key));
+  return (
+    bytes.includes(HELD_KEY) || bytes.includes(FENCE_KEY) || KEPT_KEYS.some((key) => bytes.includes(key))
+  );
 }
 
 function showObjectMessage(raw: Buffer): Buffer {
@@ -74,8 +79,15 @@ function showObjectMessage(raw: Buffer): Buffer {
   } catch (error) {
     if (!(error instanceof HeldOwnersError)) throw error;
   }
-  // The annotations that keep a copy's identity are not shown (as in JSON: client-view.ts).
-  const hidden = new Set(spans.filter((span) => span.number === ANNOTATIONS && keptKeyOf(meta, span)));
+  // The annotations that keep a copy's identity and a move's fence label are not shown (as in JSON:
+  // client-view.ts).
+  const hidden = new Set(
+    spans.filter(
+      (span) =>
+        (span.number === ANNOTATIONS && keptKeyOf(meta, span)) ||
+        (span.number === LABELS && isFenceLabel(meta, span)),
+    ),
+  );
   if (held.length === 0 && uid === undefined && hidden.size === 0) return raw;
   const native = ownersIn(meta, spans);
   const added = shownOwners(native, held).slice(native.length);
@@ -194,6 +206,12 @@ function annotationIn(meta: Buffer, spans: readonly AnyFieldSpan[], wanted: Buff
 function keptKeyOf(meta: Buffer, span: AnyFieldSpan): string | undefined {
   const key = readMapEntry(meta.subarray(span.start, span.end))?.[0];
   return key !== undefined && (KEPT_ANNOTATIONS as readonly string[]).includes(key) ? key : undefined;
+}
+
+function isFenceLabel(meta: Buffer, span: AnyFieldSpan): boolean {
+  return (
+    span.wireType === 2 && readMapEntry(meta.subarray(span.start, span.end))?.[0] === REBALANCE_STATUS_LABEL
+  );
 }
 
 /** metav1.OwnerReference: kind 1, name 3, uid 4, apiVersion 5, controller 6, blockOwnerDeletion 7. */
