@@ -14,7 +14,9 @@ fail() {
 
 engine_answers() { docker info >/dev/null 2>&1; }
 
-if engine_answers && [ -z "${CELLFED_SETUP_FORCE:-}" ]; then
+wrapper=/usr/local/bin/cellfed-runc
+# An engine that answers is left alone, unless it runs this script's runc wrapper, which is kept current.
+if engine_answers && [ -z "${CELLFED_SETUP_FORCE:-}" ] && { [ ! -f "$wrapper" ] || [ "$(id -u)" != 0 ]; }; then
   log "a Docker engine answers: $(docker version --format '{{.Server.Version}}' 2>/dev/null)"
   exit 0
 fi
@@ -33,7 +35,6 @@ fi
 # 2. Privileged containers: runc applies every capability a privileged container asks for, and fails
 # ("unable to apply caps: operation not permitted") for one the engine's own root does not hold. The
 # wrapper drops, from each container's OCI config, the capabilities this root lacks, then runs runc.
-wrapper=/usr/local/bin/cellfed-runc
 runc="$(command -v runc)"
 held="$(awk '/^CapBnd:/ { print $2 }' /proc/self/status)"
 desired="$(
@@ -42,16 +43,18 @@ desired="$(
 # Written by cellfed's scripts/machine-setup.sh: runc without the capabilities this machine's root lacks
 # (bounding set $held), so that privileged containers (kind's nodes) start.
 bundle=.
+process=
 prev=
 for arg in "\$@"; do
-  case "\$prev" in --bundle | -b) bundle="\$arg" ;; esac
-  case "\$arg" in --bundle=*) bundle="\${arg#--bundle=}" ;; esac
+  case "\$prev" in --bundle | -b) bundle="\$arg" ;; --process | -p) process="\$arg" ;; esac
+  case "\$arg" in --bundle=*) bundle="\${arg#--bundle=}" ;; --process=*) process="\${arg#--process=}" ;; esac
   prev="\$arg"
 done
-config="\$bundle/config.json"
-if [ -f "\$config" ]; then
+# A container's config.json (create, run) or an exec's process.json: the same capability lists.
+for spec in "\$bundle/config.json" "\$process"; do
+  [ -n "\$spec" ] && [ -f "\$spec" ] || continue
   held=\$((0x$held))
-  tmp="\$config.cellfed"
+  tmp="\$spec.cellfed"
   jq --argjson held "\$held" '
     def names: ["CAP_CHOWN","CAP_DAC_OVERRIDE","CAP_DAC_READ_SEARCH","CAP_FOWNER","CAP_FSETID","CAP_KILL",
       "CAP_SETGID","CAP_SETUID","CAP_SETPCAP","CAP_LINUX_IMMUTABLE","CAP_NET_BIND_SERVICE","CAP_NET_BROADCAST",
@@ -62,10 +65,11 @@ if [ -f "\$config" ]; then
       "CAP_BLOCK_SUSPEND","CAP_AUDIT_READ","CAP_PERFMON","CAP_BPF","CAP_CHECKPOINT_RESTORE"];
     def bit(\$i): ((\$held / pow(2; \$i)) | floor) % 2 == 1;
     [names | to_entries[] | select(bit(.key) | not) | .value] as \$lacking
-    | if .process.capabilities then
-        .process.capabilities |= with_entries(.value |= map(select(. as \$c | \$lacking | index(\$c) | not)))
-      else . end' "\$config" >"\$tmp" && mv "\$tmp" "\$config"
-fi
+    | def held_only: with_entries(.value |= map(select(. as \$c | \$lacking | index(\$c) | not)));
+    if .process.capabilities then .process.capabilities |= held_only
+    elif .capabilities then .capabilities |= held_only
+    else . end' "\$spec" >"\$tmp" && mv "\$tmp" "\$spec"
+done
 exec $runc "\$@"
 EOF
 )"
