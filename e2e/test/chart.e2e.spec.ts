@@ -87,7 +87,14 @@ describeE2e('the cellfed-cell chart in a real cell', () => {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-  const may = async (user: string, verb: string, group: string, resource: string, namespace = '') => {
+  const may = async (
+    user: string,
+    verb: string,
+    group: string,
+    resource: string,
+    namespace = '',
+    subresource = '',
+  ) => {
     const review = await client.request<{ status: { allowed: boolean } }>(
       'POST',
       '/apis/authorization.k8s.io/v1/subjectaccessreviews',
@@ -95,7 +102,7 @@ describeE2e('the cellfed-cell chart in a real cell', () => {
         body: {
           apiVersion: 'authorization.k8s.io/v1',
           kind: 'SubjectAccessReview',
-          spec: { user, resourceAttributes: { verb, group, resource, namespace } },
+          spec: { user, resourceAttributes: { verb, group, resource, namespace, subresource } },
         },
       },
     );
@@ -130,6 +137,12 @@ describeE2e('the cellfed-cell chart in a real cell', () => {
     );
     // The router: impersonation, namespaces, backups read; never a write of its own to a workload.
     expect(await may('e2e-router', 'impersonate', '', 'users')).toBe(true);
+    // Any extra a caller carries: a client certificate's credential-id, which every kubectl of a kind
+    // cluster sends (RBAC's "userextras/*" would match no key).
+    for (const extra of ['authentication.kubernetes.io/credential-id', 'scopes'])
+      expect(await may('e2e-router', 'impersonate', 'authentication.k8s.io', 'userextras', '', extra)).toBe(
+        true,
+      );
     expect(await may('e2e-router', 'create', '', 'namespaces')).toBe(true);
     expect(await may('e2e-router', 'get', 'cells.cellfed.io', 'cellbackups', 'cellfed-backups')).toBe(true);
     expect(await may('e2e-router', 'create', 'apps', 'deployments', 'shop')).toBe(false);
