@@ -6,8 +6,8 @@
 #      Dockerfiles build unchanged (a tag swap, never a fork). Skipped where the real images are present;
 #   2. the router's and the controllers' images from those Dockerfiles, tagged as the chart expects.
 # Each stand-in is built once per key (Debian suite, Node.js version) and reused; app images are rebuilt
-# each run (the sources change). Progress on stderr. Needs a Docker engine: scripts/machine-setup.sh.
-# Not yet: the kind node image (kubelet, containerd, CNI from the Go module proxy), see docs/running.md.
+# each run (the sources change). Prints the app images on stdout, progress on stderr. Needs a Docker engine:
+# scripts/machine-setup.sh. kind's node image: scripts/kind-node-image.sh.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/lib/node.sh
@@ -108,5 +108,6 @@ for app in cell-router rebalance-controller backup-controller; do
     -f "packages/$app/Dockerfile" . >"$cache/$app.build.log" 2>&1 ||
     fail "docker build of $app failed; see $cache/$app.build.log"
   log "ghcr.io/cellfed/$app:$version built in $((SECONDS - started)) s"
+  echo "ghcr.io/cellfed/$app:$version"
 done
 docker image prune -f >/dev/null
