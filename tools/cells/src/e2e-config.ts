@@ -16,8 +16,10 @@ const E2eConfigSchema = z.object({
   /** Leave the environment running after the suite, to look at it. */
   CELLFED_E2E_KEEP: z.stringbool().default(false),
   CELLFED_TOOLS_BIN: z.string().min(1).optional(),
-  /** Images to load into the kind control plane. */
+  /** Images to load into the kind control plane (comma-separated), whose chart runs them. */
   CELLFED_E2E_IMAGES: z.string().default(''),
+  /** kind's node image (kind's default when absent). */
+  CELLFED_E2E_NODE_IMAGE: z.string().min(1).optional(),
 });
 
 export interface E2eConfig {
@@ -28,6 +30,7 @@ export interface E2eConfig {
   keep: boolean;
   toolsDir: string | undefined;
   images: string[];
+  nodeImage: string | undefined;
 }
 
 export function parseE2eConfig(env: NodeJS.ProcessEnv, defaultDir: string): E2eConfig {
@@ -45,5 +48,6 @@ export function parseE2eConfig(env: NodeJS.ProcessEnv, defaultDir: string): E2eC
     keep: config.CELLFED_E2E_KEEP,
     toolsDir: config.CELLFED_TOOLS_BIN,
     images: config.CELLFED_E2E_IMAGES.split(',').filter(Boolean),
+    nodeImage: config.CELLFED_E2E_NODE_IMAGE,
   };
 }

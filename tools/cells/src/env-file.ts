@@ -14,6 +14,11 @@ export function cellIds(count: number): string[] {
   return Array.from({ length: count }, (_, index) => `cell-${index + 1}`);
 }
 
+/** The first cell id not taken: the id of the next cell added. */
+export function nextCellId(taken: readonly string[]): string {
+  for (let n = 1; ; n++) if (!taken.includes(`cell-${n}`)) return `cell-${n}`;
+}
+
 export const PROVIDERS = ['local', 'kind'] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
 
@@ -33,6 +38,8 @@ export const EnvFileSchema = z.object({
   createdAt: z.string(),
   controlPlane: ApiserverEntrySchema,
   cells: z.array(ApiserverEntrySchema).min(1),
+  /** The router the chart runs in the control-plane cluster (kind with images), published on the host. */
+  router: ApiserverEntrySchema.optional(),
   /** Name of the CellSet in the control plane that lists the cells. */
   cellSet: z.string(),
   /** Namespace of the cells' kubeconfig Secrets in the control plane. */

@@ -44,8 +44,10 @@ export interface Provider {
   up(options: UpOptions): Promise<EnvFile>;
   /** Stops everything `up` started in `dir`. Idempotent: nothing to stop is not an error. */
   down(options: DownOptions): Promise<void>;
-  /** One more cell in a running environment, its Secret in the control plane (local provider). */
+  /** One more cell in a running environment, its Secret in the control plane. */
   addCell?(options: AddCellOptions): Promise<CellEntry>;
-  /** Stops a cell and forgets it (local provider). */
+  /** Stops a cell and forgets it. */
   removeCell?(options: RemoveCellOptions): Promise<void>;
+  /** Kills a cell's apiserver and etcd at once, as a failure does; the cell stays in env.json. */
+  killCell?(options: RemoveCellOptions): Promise<void>;
 }

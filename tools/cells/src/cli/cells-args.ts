@@ -11,18 +11,20 @@ export const USAGE = `usage: npm run cells -- <up|down|status|run|add-cell|remov
                stops it all
   down         stop everything up started in --dir
   status       print env.json and each process's resident memory (local provider)
-  add-cell     start one more cell and put its Secret in the control plane; prints its id (local)
-  remove-cell  stop the cell --cell names and forget it (local)
-  kill-cell    kill -9 the apiserver and etcd of the cell --cell names: a failed cell (local)
+  add-cell     start one more cell and put its Secret in the control plane; prints its id
+  remove-cell  stop the cell --cell names and forget it
+  kill-cell    kill the apiserver and etcd of the cell --cell names at once: a failed cell
 options:
   --cell ID                   the cell remove-cell stops or kill-cell kills
   --dir DIR                   environment directory (default tmp/cells)
   --cells N                   number of cells, 1..16 (default 3)
-  --provider local|kind       local processes or kind clusters (default local)
+  --provider local|kind       local processes or kind clusters (default local; after up, the one env.json
+                              names)
   --no-controller-manager     do not run kube-controller-manager (local)
-  --image IMAGE               image to load into every kind cluster (repeatable)
-  --node-image IMAGE          kind's node image (default: kind's own; here, the one scripts/kind-images.sh
-                              builds, as no registry is reachable)
+  --image IMAGE               image to load into the kind control plane, whose chart runs it (repeatable;
+                              default with npm run cells: the router's and controllers', built here)
+  --node-image IMAGE          kind's node image (default: kind's own; with npm run cells where kind is
+                              not installed, the one scripts/kind-node-image.sh builds)
   --tools DIR                 directory of the built tools (default $CELLFED_TOOLS_BIN)
   --runtime-root DIR          where etcd keeps its data (local; default /dev/shm, a tmpfs)
   --router-port N             the router's port with run (default 6443; 0 picks a free one)

@@ -2,22 +2,26 @@
 // `npm run cells -- up|down|status|run`: real cells for development and the e2e suite. scripts/cells.sh
 // builds the tools first and passes their directory in CELLFED_TOOLS_BIN.
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { E2eError, E2eErrorCode } from '../errors.ts';
 import { createLogger } from '../log.ts';
-import { readEnvFile } from '../env-file.ts';
+import { envFilePath, readEnvFile, type ProviderName } from '../env-file.ts';
 import { startBackupController, startRebalanceController } from '../apps/controller-process.ts';
 import { stopApp } from '../apps/node-app.ts';
-import { LocalCells } from '../local/local-cells.ts';
 import { CHART_CRD_DIR } from '../paths.ts';
 import type { Provider } from '../provider.ts';
 import { createProvider } from '../providers.ts';
 import { startRouter, writeRouterKubeconfig } from '../router/router-process.ts';
 import { parseCellsArgs } from './cells-args.ts';
 import { printStatus } from './cells-status.ts';
+
+/** The provider of the environment in `dir`; undefined where there is none (down of nothing is not an error). */
+function providerOf(dir: string): ProviderName | undefined {
+  return existsSync(envFilePath(resolve(dir))) ? readEnvFile(dir).provider : undefined;
+}
 
 async function main(): Promise<number> {
   const args = parseCellsArgs(process.argv.slice(2), process.env);
@@ -26,7 +30,9 @@ async function main(): Promise<number> {
     printStatus(args.dir);
     return 0;
   }
-  const provider = createProvider(args.provider, {
+  // After `up`, an environment's commands go to the provider that made it (env.json says which).
+  const made = args.command === 'up' || args.command === 'run' ? undefined : providerOf(args.dir);
+  const provider = createProvider(made ?? args.provider, {
     toolsDir: args.tools,
     crdDir: CHART_CRD_DIR,
     runtimeRoot: args.runtimeRoot,
@@ -36,17 +42,17 @@ async function main(): Promise<number> {
     await provider.down({ dir: args.dir, log });
     return 0;
   }
-  if (args.command === 'kill-cell') {
-    // A failure as it happens: the apiserver and its etcd gone at once, no goodbye.
-    const local = LocalCells.open(args.dir);
-    for (const component of ['kube-apiserver', 'etcd', 'kube-controller-manager'] as const)
-      await local.stop(args.cell!, component, 0);
-    process.stdout.write(`${args.cell!}: kube-apiserver and etcd killed\n`);
-    return 0;
-  }
-  if (args.command === 'add-cell' || args.command === 'remove-cell') {
-    if (!provider.addCell || !provider.removeCell) {
-      throw new E2eError(E2eErrorCode.InvalidArguments, `${args.command} works with the local provider only`);
+  if (args.command === 'add-cell' || args.command === 'remove-cell' || args.command === 'kill-cell') {
+    if (!provider.addCell || !provider.removeCell || !provider.killCell) {
+      throw new E2eError(
+        E2eErrorCode.InvalidArguments,
+        `${args.command} is not supported by ${provider.name}`,
+      );
+    }
+    if (args.command === 'kill-cell') {
+      await provider.killCell({ dir: args.dir, id: args.cell!, log });
+      process.stdout.write(`${args.cell!}: kube-apiserver and etcd killed\n`);
+      return 0;
     }
     if (args.command === 'remove-cell') {
       await provider.removeCell({ dir: args.dir, id: args.cell!, log });

@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { delimiter, isAbsolute, join } from 'node:path';
 
 import { E2eError, E2eErrorCode } from '../errors.ts';
 import type { Command } from './kind-plan.ts';
@@ -36,3 +38,17 @@ export const runCommand: CommandRunner = (command, signal) =>
       }
     });
   });
+
+/** The absolute path of the executable `name` on `path` (a PATH value); undefined when there is none. */
+export function onPath(name: string, path = process.env['PATH'] ?? ''): string | undefined {
+  if (isAbsolute(name)) return name;
+  for (const dir of path.split(delimiter).filter(Boolean)) {
+    try {
+      accessSync(join(dir, name), constants.X_OK);
+      return join(dir, name);
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}

@@ -31,8 +31,7 @@ describe('planKindUp', () => {
     const [controlPlane, cell] = plans;
     expect(controlPlane!.create.map((command) => [command.command, ...command.args].join(' '))).toEqual([
       'kind create cluster --name cellfed-control-plane --config /envs/a/kind/control-plane.json --kubeconfig /envs/a/kubeconfig/control-plane.kubeconfig --wait 180s',
-      'kind load docker-image cellfed/cell-router:dev --name cellfed-control-plane',
-      'kind load docker-image cellfed/rebalance-controller:dev --name cellfed-control-plane',
+      'kind load docker-image cellfed/cell-router:dev cellfed/rebalance-controller:dev --name cellfed-control-plane',
       'kind get kubeconfig --internal --name cellfed-control-plane',
     ]);
     expect(controlPlane!.create.at(-1)!.stdoutFile).toBe(
@@ -57,9 +56,16 @@ describe('kindClusterConfig', () => {
       networking: { apiServerAddress: '127.0.0.1', apiServerPort: 0 },
       nodes: [{ role: 'control-plane' }],
     });
-    expect(kindClusterConfig('cell-1', 'kindest/node:v1.37.2').nodes[0]).toEqual({
+    expect(kindClusterConfig('cell-1', { nodeImage: 'kindest/node:v1.37.2' }).nodes[0]).toEqual({
       role: 'control-plane',
       image: 'kindest/node:v1.37.2',
+    });
+  });
+
+  it('publishes the router’s node port on the loopback port it is given', () => {
+    expect(kindClusterConfig('control-plane', { routerHostPort: 41234 }).nodes[0]).toEqual({
+      role: 'control-plane',
+      extraPortMappings: [{ containerPort: 30443, hostPort: 41234, listenAddress: '127.0.0.1' }],
     });
   });
 });
@@ -97,6 +103,8 @@ describe('planChartInstall', () => {
       'backupController.image.tag=latest',
       'backupController.image.pullPolicy=Never',
       'rebalanceController.enabled=false',
+      'router.service.type=NodePort',
+      'router.service.nodePort=30443',
     ]);
     expect(plan[1]!.args.slice(0, 4)).toEqual(['upgrade', '--install', 'cellfed', '/repo/charts/cellfed']);
     expect(plan[1]!.args).toContain('--wait');

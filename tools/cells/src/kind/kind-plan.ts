@@ -14,14 +14,31 @@ export function kindClusterName(id: string): string {
   return `${KIND_CLUSTER_PREFIX}${id}`;
 }
 
+/** The node port of the router's Service in the control-plane cluster, published on the host by kind. */
+export const ROUTER_NODE_PORT = 30443;
+
+export interface KindClusterOptions {
+  /** kind's node image (kind's default when absent). */
+  readonly nodeImage?: string | undefined;
+  /** The loopback port the router's node port is published on (the control-plane cluster only). */
+  readonly routerHostPort?: number | undefined;
+}
+
 /** A one-node kind cluster whose apiserver is published on a free loopback port. */
-export function kindClusterConfig(id: string, nodeImage?: string) {
+export function kindClusterConfig(id: string, options: KindClusterOptions = {}) {
+  const ports = options.routerHostPort
+    ? {
+        extraPortMappings: [
+          { containerPort: ROUTER_NODE_PORT, hostPort: options.routerHostPort, listenAddress: '127.0.0.1' },
+        ],
+      }
+    : {};
   return {
     kind: 'Cluster',
     apiVersion: 'kind.x-k8s.io/v1alpha4',
     name: kindClusterName(id),
     networking: { apiServerAddress: '127.0.0.1', apiServerPort: 0 },
-    nodes: [{ role: 'control-plane', ...(nodeImage ? { image: nodeImage } : {}) }],
+    nodes: [{ role: 'control-plane', ...(options.nodeImage ? { image: options.nodeImage } : {}), ...ports }],
   };
 }
 
@@ -32,7 +49,6 @@ export interface KindPlanInput {
   controlPlaneId: string;
   /** The project's images, loaded into the control-plane cluster where the chart runs them. */
   images: readonly string[];
-  nodeImage?: string;
 }
 
 export interface KindClusterPlan {
@@ -76,10 +92,10 @@ export function planKindUp(input: KindPlanInput): KindClusterPlan[] {
             '180s',
           ],
         },
-        ...images.map((image) => ({
-          command: 'kind',
-          args: ['load', 'docker-image', image, '--name', clusterName],
-        })),
+        // One load for all: kind saves them in one archive, so the layers they share go over once.
+        ...(images.length > 0
+          ? [{ command: 'kind', args: ['load', 'docker-image', ...images, '--name', clusterName] }]
+          : []),
         {
           command: 'kind',
           args: ['get', 'kubeconfig', '--internal', '--name', clusterName],
@@ -88,6 +104,11 @@ export function planKindUp(input: KindPlanInput): KindClusterPlan[] {
       ],
     };
   });
+}
+
+/** Kills a cluster's node container: its apiserver and etcd stop at once, as in a failure. */
+export function planKindKill(id: string): Command {
+  return { command: 'docker', args: ['kill', `${kindClusterName(id)}-control-plane`] };
 }
 
 export function planKindDown(clusterNames: readonly string[]): Command[] {
@@ -117,7 +138,8 @@ export interface ChartInstallInput {
 
 /**
  * The chart installed into the control-plane cluster with the images kind loaded there (pulled never: they
- * are on the node already): the router's TLS Secret first, then `helm upgrade --install … --wait`.
+ * are on the node already): the router's TLS Secret first, then `helm upgrade --install … --wait`. The
+ * router's Service is a NodePort on {@link ROUTER_NODE_PORT}, which the cluster publishes on the host.
  */
 export function planChartInstall(input: ChartInstallInput): Command[] {
   const sets: string[] = [];
@@ -138,6 +160,8 @@ export function planChartInstall(input: ChartInstallInput): Command[] {
   }
   for (const component of Object.values(COMPONENT_OF_IMAGE))
     if (!enabled.has(component)) sets.push(`${component}.enabled=false`);
+  if (enabled.has('router'))
+    sets.push('router.service.type=NodePort', `router.service.nodePort=${ROUTER_NODE_PORT}`);
   const kube = ['--kubeconfig', input.kubeconfig, '--namespace', input.namespace];
   return [
     {

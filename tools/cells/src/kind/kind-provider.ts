@@ -1,24 +1,42 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
-import { z } from 'zod';
-
-import { bootstrapControlPlane } from '../control-plane/bootstrap.ts';
+import { applyCellSecret, bootstrapControlPlane, deleteCellSecret } from '../control-plane/bootstrap.ts';
 import {
   CONTROL_PLANE_ID,
   cellIds,
   envFilePath,
-  readJsonFile,
+  nextCellId,
+  readEnvFile,
   writeEnvFile,
-  writeJsonFile,
   type EnvFile,
 } from '../env-file.ts';
 import { E2eError, E2eErrorCode } from '../errors.ts';
-import type { DownOptions, Provider, UpOptions } from '../provider.ts';
-import { runCommand, type CommandRunner } from './command-runner.ts';
+import type { Logger } from '../log.ts';
+import type {
+  AddCellOptions,
+  CellEntry,
+  DownOptions,
+  Provider,
+  RemoveCellOptions,
+  UpOptions,
+} from '../provider.ts';
+import { onPath, runCommand, type CommandRunner } from './command-runner.ts';
 import { createApiserverPki } from '../local/pki.ts';
+import { freePorts } from '../local/ports.ts';
 import { resolveTools } from '../tools.ts';
-import { DOCKER_INFO, kindClusterConfig, planChartInstall, planKindDown, planKindUp } from './kind-plan.ts';
+import {
+  DOCKER_INFO,
+  kindClusterConfig,
+  kindClusterName,
+  planChartInstall,
+  planKindDown,
+  planKindKill,
+  planKindUp,
+  type KindClusterPlan,
+} from './kind-plan.ts';
+import { readKindState, removeKindState, withKindOf, writeKindState, type KindState } from './kind-state.ts';
+import { writeRouterAccess } from './router-access.ts';
 
 export interface KindProviderOptions {
   crdDir: string;
@@ -27,13 +45,14 @@ export interface KindProviderOptions {
   /** Where helm and kubectl are (scripts/build-tools.sh); needed to install the chart. */
   toolsDir?: string;
   nodeImage?: string;
+  /** The kind binary (default: `kind` on PATH, resolved at `up` and kept for the later commands). */
+  kindBinary?: string;
   run?: CommandRunner;
   /** Bootstraps the control plane; injected so unit tests need no cluster. */
   bootstrap?: typeof bootstrapControlPlane;
+  /** Writes and deletes a cell's kubeconfig Secret in the control plane; injected as `bootstrap` is. */
+  cellSecrets?: { apply: typeof applyCellSecret; delete: typeof deleteCellSecret };
 }
-
-const KindStateSchema = z.object({ clusters: z.array(z.string()) });
-const kindStatePath = (dir: string) => join(dir, 'kind-state.json');
 
 /**
  * One kind cluster per cell plus one for the router control plane. Needs a Docker engine (this project's CI
@@ -67,49 +86,33 @@ export class KindProvider implements Provider {
     await this.down({ dir, log: options.log });
 
     const startedAt = Date.now();
+    const withChart = options.images.length > 0 && this.options.chartDir !== undefined;
+    const routerHostPort = withChart ? (await freePorts(1))[0] : undefined;
     const plans = planKindUp({
       dir,
       ids: [CONTROL_PLANE_ID, ...cellIds(options.cells)],
       controlPlaneId: CONTROL_PLANE_ID,
       images: options.images,
-      ...(this.options.nodeImage ? { nodeImage: this.options.nodeImage } : {}),
     });
-    const created: string[] = [];
+    const kind = this.options.kindBinary ?? onPath('kind');
+    const state: KindState = {
+      clusters: [],
+      ...(this.options.nodeImage ? { nodeImage: this.options.nodeImage } : {}),
+      ...(kind ? { kind } : {}),
+    };
     try {
-      mkdirSync(join(dir, 'kind'), { recursive: true });
-      mkdirSync(join(dir, 'kubeconfig'), { recursive: true });
-      for (const plan of plans) {
-        writeFileSync(
-          plan.configFile,
-          `${JSON.stringify(kindClusterConfig(plan.id, this.options.nodeImage), null, 2)}\n`,
-        );
-        const began = Date.now();
-        for (const command of plan.create) {
-          if (command.args[0] === 'create') {
-            // Recorded before it runs: an interrupted or failed create can leave a half-made cluster.
-            created.push(plan.clusterName);
-            writeJsonFile(kindStatePath(dir), { clusters: created });
-          }
-          const { stdout } = await this.run(command, options.signal);
-          if (command.stdoutFile) writeFileSync(command.stdoutFile, stdout, { mode: 0o600 });
-        }
-        log.info(
-          { cell: plan.id, cluster: plan.clusterName, seconds: (Date.now() - began) / 1000 },
-          'kind cluster ready',
-        );
-      }
-      const entry = (plan: (typeof plans)[number]) => ({
-        id: plan.id,
-        url: serverOf(readFileSync(plan.kubeconfig, 'utf8')),
-        kubeconfig: plan.kubeconfig,
-      });
+      for (const plan of plans)
+        await this.createCluster(dir, plan, state, log, {
+          routerHostPort: plan.id === CONTROL_PLANE_ID ? routerHostPort : undefined,
+          signal: options.signal,
+        });
       const env: EnvFile = {
         version: 1,
         provider: 'kind',
         dir,
         createdAt: new Date().toISOString(),
-        controlPlane: entry(plans[0]!),
-        cells: plans.slice(1).map(entry),
+        controlPlane: entryOf(plans[0]!),
+        cells: plans.slice(1).map(entryOf),
         cellSet: 'default',
         secretNamespace: 'cellfed-system',
       };
@@ -123,9 +126,13 @@ export class KindProvider implements Provider {
         log,
         ...(options.signal ? { signal: options.signal } : {}),
       });
-      if (options.images.length > 0 && this.options.chartDir) {
-        await this.installChart(dir, env, options.images, options.signal);
-        log.info({ images: options.images }, 'chart installed in the control-plane cluster');
+      if (withChart && routerHostPort) {
+        const routerCa = await this.installChart(dir, env, options.images, options.signal);
+        env.router = writeRouterAccess(dir, env.controlPlane.kubeconfig, routerCa, routerHostPort);
+        log.info(
+          { images: options.images, router: env.router.url },
+          'chart installed in the control-plane cluster',
+        );
       }
       writeEnvFile(env);
       log.info({ seconds: (Date.now() - startedAt) / 1000, env: envFilePath(dir) }, 'environment up');
@@ -137,8 +144,109 @@ export class KindProvider implements Provider {
     }
   }
 
-  /** The chart, with the images kind loaded, and a serving certificate for the router of its own CA. */
-  private async installChart(dir: string, env: EnvFile, images: readonly string[], signal?: AbortSignal) {
+  /** One more cell: a kind cluster, its Secret in the control plane (the internal kubeconfig), env.json. */
+  async addCell(options: AddCellOptions): Promise<CellEntry> {
+    const dir = resolve(options.dir);
+    const env = readEnvFile(dir);
+    const id = nextCellId(env.cells.map((cell) => cell.id));
+    // Without the cell: createCluster's lines name it.
+    const log = options.log.child({ provider: 'kind', dir });
+    const [plan] = planKindUp({ dir, ids: [id], controlPlaneId: CONTROL_PLANE_ID, images: [] });
+    const state = readKindState(dir);
+    if (this.options.nodeImage) state.nodeImage = this.options.nodeImage;
+    try {
+      await this.createCluster(dir, plan!, state, log, { signal: options.signal });
+      await (this.options.cellSecrets?.apply ?? applyCellSecret)(env.controlPlane.kubeconfig, {
+        id,
+        kubeconfig: readFileSync(plan!.internalKubeconfig, 'utf8'),
+      });
+    } catch (error) {
+      log.error({ err: error, cell: id }, 'adding the cell failed; deleting its cluster');
+      for (const command of planKindDown([plan!.clusterName]))
+        await this.run(withKindOf(state, command)).catch(() => undefined);
+      writeKindState(dir, {
+        ...state,
+        clusters: state.clusters.filter((cluster) => cluster !== plan!.clusterName),
+      });
+      throw error;
+    }
+    const cell = entryOf(plan!);
+    writeEnvFile({ ...env, cells: [...env.cells, cell] });
+    log.info({ cell: id }, 'cell added');
+    return cell;
+  }
+
+  /** Deletes a cell's cluster and Secret, and drops it from env.json. */
+  async removeCell(options: RemoveCellOptions): Promise<void> {
+    const dir = resolve(options.dir);
+    const env = readEnvFile(dir);
+    if (!env.cells.some((cell) => cell.id === options.id))
+      throw new E2eError(E2eErrorCode.InvalidArguments, `no cell "${options.id}" in ${dir}`);
+    await (this.options.cellSecrets?.delete ?? deleteCellSecret)(env.controlPlane.kubeconfig, options.id);
+    const name = kindClusterName(options.id);
+    const state = readKindState(dir);
+    for (const command of planKindDown([name])) await this.run(withKindOf(state, command));
+    writeKindState(dir, {
+      ...state,
+      clusters: state.clusters.filter((cluster) => cluster !== name),
+    });
+    writeEnvFile({ ...env, cells: env.cells.filter((cell) => cell.id !== options.id) });
+    options.log.info({ provider: 'kind', dir, cell: options.id }, 'cell removed');
+  }
+
+  /** A failure as it happens: the cell's node container killed, its apiserver gone at once. */
+  async killCell(options: RemoveCellOptions): Promise<void> {
+    const dir = resolve(options.dir);
+    if (!readEnvFile(dir).cells.some((cell) => cell.id === options.id))
+      throw new E2eError(E2eErrorCode.InvalidArguments, `no cell "${options.id}" in ${dir}`);
+    await this.run(planKindKill(options.id));
+    options.log.info({ provider: 'kind', dir, cell: options.id }, 'cell killed');
+  }
+
+  /**
+   * Writes a cluster's kind config and runs its plan with the state's node image and kind; the cluster is
+   * recorded in the state before kind creates anything.
+   */
+  private async createCluster(
+    dir: string,
+    plan: KindClusterPlan,
+    state: KindState,
+    log: Logger,
+    options: { routerHostPort?: number | undefined; signal?: AbortSignal | undefined },
+  ): Promise<void> {
+    mkdirSync(join(dir, 'kind'), { recursive: true });
+    mkdirSync(join(dir, 'kubeconfig'), { recursive: true });
+    const config = kindClusterConfig(plan.id, {
+      nodeImage: state.nodeImage,
+      routerHostPort: options.routerHostPort,
+    });
+    writeFileSync(plan.configFile, `${JSON.stringify(config, null, 2)}\n`);
+    const began = Date.now();
+    for (const command of plan.create) {
+      if (command.args[0] === 'create') {
+        // Recorded before it runs: an interrupted or failed create can leave a half-made cluster.
+        state.clusters.push(plan.clusterName);
+        writeKindState(dir, state);
+      }
+      const { stdout } = await this.run(withKindOf(state, command), options.signal);
+      if (command.stdoutFile) writeFileSync(command.stdoutFile, stdout, { mode: 0o600 });
+    }
+    log.info(
+      { cell: plan.id, cluster: plan.clusterName, seconds: (Date.now() - began) / 1000 },
+      'kind cluster ready',
+    );
+  }
+
+  /**
+   * The chart, with the images kind loaded, and a serving certificate for the router of its own CA; answers
+   * that CA's certificate file.
+   */
+  private async installChart(
+    dir: string,
+    env: EnvFile,
+    images: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<string> {
     const tools = resolveTools(this.options.toolsDir, ['helm', 'kubectl']);
     const routerPki = createApiserverPki(join(dir, 'pki', 'router'), {
       name: 'cellfed-router',
@@ -160,24 +268,25 @@ export class KindProvider implements Provider {
       routerKey: routerPki.servingKey,
     }))
       await this.run(command, signal);
+    return routerPki.caCert;
   }
 
   async down(options: DownOptions): Promise<void> {
     const dir = resolve(options.dir);
-    let clusters: string[];
-    try {
-      clusters = readJsonFile(kindStatePath(dir), KindStateSchema, 'kind provider state').clusters;
-    } catch {
-      clusters = [];
-    }
-    for (const command of planKindDown(clusters)) await this.run(command);
-    rmSync(kindStatePath(dir), { force: true });
+    const state = readKindState(dir);
+    const { clusters } = state;
+    for (const command of planKindDown(clusters)) await this.run(withKindOf(state, command));
+    removeKindState(dir);
     rmSync(envFilePath(dir), { force: true });
     options.log.info(
       { provider: 'kind', dir, clusters },
       clusters.length ? 'kind clusters deleted' : 'nothing to stop',
     );
   }
+}
+
+function entryOf(plan: KindClusterPlan): CellEntry {
+  return { id: plan.id, url: serverOf(readFileSync(plan.kubeconfig, 'utf8')), kubeconfig: plan.kubeconfig };
 }
 
 /** The server URL of a kind kubeconfig (YAML with a `server: https://…` line). */

@@ -7,6 +7,7 @@ import {
   CONTROL_PLANE_ID,
   cellIds,
   envFilePath,
+  nextCellId,
   readEnvFile,
   writeEnvFile,
   type EnvFile,
@@ -33,6 +34,7 @@ import {
   type ApiserverLayout,
 } from './components.ts';
 import { isRunning, type DaemonRecord } from './daemon.ts';
+import { LocalCells } from './local-cells.ts';
 import {
   localStatePath,
   readLocalState,
@@ -183,6 +185,14 @@ export class LocalProvider implements Provider {
       save();
       throw error;
     }
+  }
+
+  /** kill -9 of the cell's apiserver, etcd and controller manager: a failure as it happens, no goodbye. */
+  async killCell(options: RemoveCellOptions): Promise<void> {
+    const local = LocalCells.open(resolve(options.dir));
+    for (const component of ['kube-apiserver', 'etcd', 'kube-controller-manager'] as const)
+      await local.stop(options.id, component, 0);
+    options.log.info({ provider: 'local', dir: options.dir, cell: options.id }, 'cell killed');
   }
 
   /** Stops a cell `up` or `addCell` started, deletes its data and Secret, and drops it from env.json. */
@@ -379,10 +389,6 @@ function withoutApiserver(apiservers: LocalState['apiservers'], id: string): Loc
 }
 
 /** The first `cell-N` not taken. */
-function nextCellId(taken: readonly string[]): string {
-  for (let n = 1; ; n++) if (!taken.includes(`cell-${n}`)) return `cell-${n}`;
-}
-
 function entryOf(dir: string, apiserver: ApiserverState): CellEntry {
   return { id: apiserver.id, url: apiserver.url, kubeconfig: adminKubeconfigPath(dir, apiserver.id) };
 }
