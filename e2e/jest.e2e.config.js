@@ -10,6 +10,8 @@ export default {
   ...unit,
   displayName: 'e2e',
   testMatch: ['<rootDir>/test/**/*.e2e.spec.ts'],
+  // The chart's pods in kind: their own run (jest.kind.config.js).
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/in-cluster/'],
   globalSetup: '<rootDir>/test/global-setup.ts',
   globalTeardown: '<rootDir>/test/global-teardown.ts',
   // Suites share one environment and fault tests stop its processes: one at a time.

@@ -34,6 +34,28 @@ export function describeE2e(name: string, body: () => void): void {
 }
 
 /**
+ * `describe` for suites of the chart's own router and controllers, running in a kind control plane
+ * (`nx run e2e:e2e-kind`): skipped, with the reason, anywhere else.
+ */
+export function describeInCluster(name: string, body: (env: InClusterEnv) => void): void {
+  const reason =
+    process.env[E2E_SKIP_REASON] ??
+    (() => {
+      const env = e2eEnv();
+      return env.provider === 'kind' && env.router ? undefined : 'needs the chart in a kind control plane';
+    })();
+  if (!reason) {
+    describe(name, () => body(e2eEnv() as InClusterEnv));
+    return;
+  }
+  describe.skip(name, () => {
+    it.skip(`skipped: ${reason}`, () => undefined);
+  });
+}
+
+export type InClusterEnv = EnvFile & { router: NonNullable<EnvFile['router']> };
+
+/**
  * Adding cells to the running environment, which only the local provider can do: `runnable` is `it` when it
  * can and `it.skip` when not.
  */

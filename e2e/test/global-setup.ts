@@ -20,7 +20,11 @@ export default async function globalSetup(): Promise<void> {
     log.info({ dir: config.existingDir }, 'e2e: using the environment that is already up');
     return;
   }
-  const provider = createProvider(config.provider, { toolsDir: config.toolsDir, crdDir: CHART_CRD_DIR });
+  const provider = createProvider(config.provider, {
+    toolsDir: config.toolsDir,
+    crdDir: CHART_CRD_DIR,
+    nodeImage: config.nodeImage,
+  });
   if (provider instanceof KindProvider) {
     const reason = await provider.unavailableReason();
     if (reason) {

@@ -1,0 +1,246 @@
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { RoutingTable, parseCellSet } from '@cellfed/hashing';
+
+import { eventually, readCellSet } from '../clients.ts';
+import { describeInCluster } from '../e2e-env.ts';
+
+// The chart as users run it: the router and both controllers as pods in a kind control-plane cluster, kind
+// clusters as cells, and the README's guided tour done through that router with kubectl and `kubectl cells`.
+// `nx run e2e:e2e-kind` runs this (scripts/e2e-kind.sh builds the images); elsewhere it is skipped.
+
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+const PLUGIN = join(ROOT, 'packages/kubectl-cells/dist/kubectl-cells.mjs');
+const CELLS_CLI = join(ROOT, 'tools/cells/src/cli/cells.ts');
+const TOOLS = process.env['CELLFED_TOOLS_BIN'] ?? '';
+
+interface Result {
+  code: number;
+  stdout: string;
+  /** stdout and stderr. */
+  out: string;
+}
+
+function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<Result> {
+  return new Promise((resolve) => {
+    execFile(
+      command,
+      args,
+      { env: { ...process.env, ...env }, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) =>
+        resolve({
+          code: error ? (typeof error.code === 'number' ? error.code : 1) : 0,
+          stdout,
+          out: `${stdout}${stderr}`,
+        }),
+    );
+  });
+}
+
+/** The stdout of a command that must succeed; fails with the command and its output otherwise. */
+async function succeeded(result: Promise<Result>, what: string): Promise<string> {
+  const { code, stdout, out } = await result;
+  if (code !== 0) throw new Error(`${what} failed (exit ${code}):\n${out}`);
+  return stdout;
+}
+
+describeInCluster(
+  'the chart in a kind control plane with kind cells: the guided tour through its router',
+  (env) => {
+    const namespace = `tour-${Date.now()}`;
+    const names = Array.from({ length: 30 }, (_, index) => `app-${index + 1}`);
+    const bin = mkdtempSync(join(tmpdir(), 'kind-tour-'));
+    const path = `${bin}:${dirname(process.execPath)}:${process.env['PATH'] ?? ''}`;
+    // Through the in-cluster router, as a user of the federation.
+    const kubectl = (...args: string[]) =>
+      run(join(TOOLS, 'kubectl'), args, { KUBECONFIG: env.router.kubeconfig, PATH: path });
+    const kubectlAt = (kubeconfig: string, ...args: string[]) =>
+      run(join(TOOLS, 'kubectl'), ['--kubeconfig', kubeconfig, ...args]);
+    const cellsCli = (...args: string[]) => run(process.execPath, [CELLS_CLI, ...args, '--dir', env.dir]);
+
+    /** Where the ring of the CellSet in the control plane puts each of the tour's ConfigMaps. */
+    async function placement(): Promise<Map<string, string>> {
+      const cellSet = parseCellSet(await readCellSet(env.controlPlane.kubeconfig, env.cellSet));
+      const table = RoutingTable.fromCellSet(cellSet.spec);
+      return new Map(names.map((name) => [name, table.route(table.keyOf({ namespace, name })).oldCell]));
+    }
+
+    /** The tour's ConfigMaps each cell holds, read from the cells themselves. */
+    async function holdings(cellIds: readonly string[]): Promise<Map<string, string[]>> {
+      const held = new Map<string, string[]>();
+      for (const id of cellIds) {
+        const kubeconfig = env.cells.find((cell) => cell.id === id)?.kubeconfig ?? cellKubeconfig(id);
+        const out = await succeeded(
+          kubectlAt(kubeconfig, '-n', namespace, 'get', 'configmaps', '-o', 'name', '--ignore-not-found'),
+          `listing ${id}'s ConfigMaps`,
+        );
+        held.set(
+          id,
+          out
+            .split('\n')
+            .map((line) => line.replace('configmap/', ''))
+            .filter((name) => names.includes(name)),
+        );
+      }
+      return held;
+    }
+    const cellKubeconfig = (id: string) => join(env.dir, 'kubeconfig', `${id}.kubeconfig`);
+
+    beforeAll(() => symlinkSync(PLUGIN, join(bin, 'kubectl-cells')));
+    afterAll(() => rmSync(bin, { recursive: true, force: true }));
+
+    it('runs every pod of the chart Ready, and helm test passes', async () => {
+      const pods = JSON.parse(
+        await succeeded(
+          kubectlAt(env.controlPlane.kubeconfig, '-n', env.secretNamespace, 'get', 'pods', '-o', 'json'),
+          'listing the chart’s pods',
+        ),
+      ) as {
+        items: { metadata: { name: string }; status: { conditions?: { type: string; status: string }[] } }[];
+      };
+      const ready = (pod: (typeof pods.items)[number]) =>
+        pod.status.conditions?.some((condition) => condition.type === 'Ready' && condition.status === 'True');
+      expect(pods.items.map((pod) => `${pod.metadata.name}: ${ready(pod) ? 'Ready' : 'not Ready'}`)).toEqual(
+        pods.items.map((pod) => `${pod.metadata.name}: Ready`),
+      );
+      for (const component of ['router', 'rebalance-controller', 'backup-controller'])
+        expect(pods.items.some((pod) => pod.metadata.name.includes(component))).toBe(true);
+      await succeeded(
+        run(join(TOOLS, 'helm'), [
+          'test',
+          'cellfed',
+          '--namespace',
+          env.secretNamespace,
+          '--kubeconfig',
+          env.controlPlane.kubeconfig,
+          '--timeout',
+          '2m',
+        ]),
+        'helm test cellfed',
+      );
+    });
+
+    it('routes each object to the cell the ring names, and lists them all from every cell', async () => {
+      await succeeded(kubectl('create', 'namespace', namespace), 'kubectl create namespace');
+      const list = {
+        apiVersion: 'v1',
+        kind: 'List',
+        items: names.map((name, index) => ({
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name, namespace },
+          data: { n: String(index + 1) },
+        })),
+      };
+      const create = spawn(join(TOOLS, 'kubectl'), ['create', '-f', '-'], {
+        env: { ...process.env, KUBECONFIG: env.router.kubeconfig },
+      });
+      create.stdin.end(JSON.stringify(list));
+      expect(await new Promise((resolve) => create.on('exit', resolve))).toBe(0);
+
+      const listed = await succeeded(kubectl('-n', namespace, 'get', 'configmaps', '-o', 'name'), 'list');
+      expect(listed.split('\n').filter((line) => line.startsWith('configmap/app-'))).toHaveLength(30);
+      const placed = await placement();
+      const held = await holdings(env.cells.map((cell) => cell.id));
+      for (const [cell, objects] of held)
+        expect(objects.sort()).toEqual(names.filter((name) => placed.get(name) === cell).sort());
+      // More than one cell holds some: the router spread them.
+      expect([...held.values()].filter((objects) => objects.length > 0).length).toBeGreaterThan(1);
+      const where = await succeeded(kubectl('cells', 'where', 'configmap/app-1', '-n', namespace), 'where');
+      expect(where).toContain(placed.get('app-1')!);
+    });
+
+    it('streams a watch through the router: what is written while it runs', async () => {
+      const watch = spawn(
+        join(TOOLS, 'kubectl'),
+        // Table rows with the event's type: EVENT NAME DATA AGE.
+        ['-n', namespace, 'get', 'configmaps', '--watch-only', '--output-watch-events'],
+        { env: { ...process.env, KUBECONFIG: env.router.kubeconfig } },
+      );
+      let out = '';
+      watch.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      try {
+        // The watch is open once a write made after it starts is seen.
+        await eventually(
+          'the watch to see a write',
+          async () => {
+            await kubectl(
+              '-n',
+              namespace,
+              'label',
+              'configmap',
+              'app-1',
+              `seen=${Date.now()}`,
+              '--overwrite',
+            );
+            return /MODIFIED\s+app-1\s/.test(out) ? true : undefined;
+          },
+          30_000,
+        );
+        await succeeded(kubectl('-n', namespace, 'create', 'configmap', 'watched'), 'create');
+        await succeeded(kubectl('-n', namespace, 'delete', 'configmap', 'watched'), 'delete');
+        await eventually(
+          'ADDED and DELETED of configmap/watched',
+          async () => (/ADDED\s+watched\s/.test(out) && /DELETED\s+watched\s/.test(out) ? true : undefined),
+          30_000,
+        );
+      } finally {
+        watch.kill();
+      }
+    });
+
+    it('adds a cell: the rebalance controller pod moves what the ring now places there', async () => {
+      const added = (await succeeded(cellsCli('add-cell'), 'cells add-cell')).trim();
+      expect(added).toBe(`cell-${env.cells.length + 1}`);
+      const plan = await succeeded(kubectl('cells', 'plan', '--add', added), 'kubectl cells plan');
+      expect(plan).toMatch(/^\d+ of \d+ objects would move/m);
+      await succeeded(kubectl('cells', 'add', added, '--wait'), `kubectl cells add ${added} --wait`);
+      const status = await succeeded(kubectl('cells', 'status'), 'kubectl cells status');
+      expect(status).toMatch(new RegExp(`^${added}\\s+Normal\\s`, 'm'));
+
+      const placed = await placement();
+      const movers = names.filter((name) => placed.get(name) === added);
+      expect(movers.length).toBeGreaterThan(0);
+      const held = await holdings([added]);
+      expect(held.get(added)!.sort()).toEqual(movers.sort());
+      const read = await succeeded(
+        kubectl('-n', namespace, 'get', 'configmap', ...names, '-o', 'name'),
+        'get',
+      );
+      expect(read.trim().split('\n')).toHaveLength(30);
+    }, 300_000);
+
+    it('fails a cell over: its objects are read from their backups, then written once promoted', async () => {
+      const placed = await placement();
+      const failing = 'cell-2';
+      const lost = names.filter((name) => placed.get(name) === failing);
+      expect(lost.length).toBeGreaterThan(0);
+      await succeeded(cellsCli('kill-cell', '--cell', failing), 'cells kill-cell');
+      await succeeded(kubectl('cells', 'down', failing, '--wait'), `kubectl cells down ${failing} --wait`);
+      const read = await succeeded(
+        kubectl('-n', namespace, 'get', 'configmap', ...names, '-o', 'name'),
+        'get',
+      );
+      expect(read.trim().split('\n')).toHaveLength(30);
+      // kubectl retries the 429 a write gets until the backup controller has promoted the backup.
+      const labeled = await succeeded(
+        kubectl('-n', namespace, 'label', 'configmap', ...lost, 'tour=failed-over'),
+        'label the failed cell’s objects',
+      );
+      expect(labeled.match(/labeled/g)).toHaveLength(lost.length);
+      // `where` prints NAME KEY CELL BACKUP STATE: the object is served by another cell now.
+      const where = await succeeded(
+        kubectl('cells', 'where', `configmap/${lost[0]}`, '-n', namespace),
+        'where',
+      );
+      const row = where.trim().split('\n').at(-1)!.split(/\s+/);
+      expect(row[2]).not.toBe(failing);
+      const status = await succeeded(kubectl('cells', 'status'), 'kubectl cells status');
+      expect(status).toMatch(new RegExp(`^${failing}\\s+Down\\s`, 'm'));
+    }, 300_000);
+  },
+);
