@@ -74,6 +74,24 @@ function metaOf(body: Buffer) {
   };
 }
 
+/** An object of `kind` with just this ObjectMeta, in the `k8s\0` envelope. */
+function enveloped(apiVersion: string, kind: string, meta: Buffer): Buffer {
+  return Buffer.concat([
+    Buffer.from('k8s\0', 'binary'),
+    field(1, Buffer.concat([field(1, apiVersion), field(2, kind)])),
+    field(2, field(1, meta)),
+  ]);
+}
+
+/** The ObjectMeta bytes of what {@link showProtobuf} answers for `body`. */
+function shownMetaOf(body: Buffer): Buffer {
+  const shown = showProtobuf(body).subarray(4);
+  const raw = fieldSpans(shown).find((s) => s.number === 2)!;
+  const object = shown.subarray(raw.start, raw.end);
+  const metaSpan = fieldSpans(object).find((s) => s.number === 1)!;
+  return object.subarray(metaSpan.start, metaSpan.end);
+}
+
 const deployment: OwnerReference = {
   apiVersion: 'apps/v1',
   kind: 'Deployment',
@@ -146,16 +164,7 @@ describe('protobuf views', () => {
       field(8, Buffer.concat([varint(1 * 8), varint(1_800_000_000)])),
       ...annotations,
     ]);
-    const body = Buffer.concat([
-      Buffer.from('k8s\0', 'binary'),
-      field(1, Buffer.concat([field(1, 'v1'), field(2, 'ConfigMap')])),
-      field(2, field(1, meta)),
-    ]);
-    const shown = showProtobuf(body).subarray(4);
-    const raw = fieldSpans(shown).find((s) => s.number === 2)!;
-    const object = shown.subarray(raw.start, raw.end);
-    const metaSpan = fieldSpans(object).find((s) => s.number === 1)!;
-    const shownMeta = object.subarray(metaSpan.start, metaSpan.end);
+    const shownMeta = shownMetaOf(enveloped('v1', 'ConfigMap', meta));
     const spans = fieldSpans(shownMeta);
     const uid = spans.find((s) => s.number === 5)!;
     expect(shownMeta.subarray(uid.start, uid.end).toString()).toBe('first-uid');
@@ -176,16 +185,7 @@ describe('protobuf views', () => {
       label('cellfed.io/rebalance-status', 'migrating'),
       label('phase', 'joined'),
     ]);
-    const body = Buffer.concat([
-      Buffer.from('k8s\0', 'binary'),
-      field(1, Buffer.concat([field(1, 'apps/v1'), field(2, 'Deployment')])),
-      field(2, field(1, meta)),
-    ]);
-    const shown = showProtobuf(body).subarray(4);
-    const raw = fieldSpans(shown).find((s) => s.number === 2)!;
-    const object = shown.subarray(raw.start, raw.end);
-    const metaSpan = fieldSpans(object).find((s) => s.number === 1)!;
-    const shownMeta = object.subarray(metaSpan.start, metaSpan.end);
+    const shownMeta = shownMetaOf(enveloped('apps/v1', 'Deployment', meta));
     const labels = fieldSpans(shownMeta)
       .filter((s) => s.number === 11)
       .map((s) => {
