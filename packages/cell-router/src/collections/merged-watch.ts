@@ -1,5 +1,4 @@
 import { errorMessage, realClock, sleep, type Clock, type WatchEvent } from '@cellfed/controller-kit';
-import { MIGRATED, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 
 import {
@@ -10,14 +9,13 @@ import {
 } from '../routing/route-plan.ts';
 import { badRequest, cellFailure, failure, parseStatus, type KubeStatus } from '../status/kube-status.ts';
 import { encodeCellVersions, requestedCellVersions } from './cell-versions.ts';
-import { visibleCopy } from './copy-choice.ts';
 import type { CollectionOutcome, StreamedAnswer } from './streamed-answer.ts';
 import { creationColumns, type CreationColumns } from '../views/client-view.ts';
 import { isProtobufObject } from './protobuf-watch.ts';
 import { INITIAL_EVENTS_END, JSON_WATCH, type WatchCodec } from './watch-codec.ts';
-import { isCellOwnObject, madeByItsCell } from '@cellfed/controller-kit';
 import type { CellularResource } from '../routing/cellular-resources.ts';
 import { CellMadeTracker } from './cell-made-tracker.ts';
+import { MoveTracker, type WatchVisibility } from './move-tracker.ts';
 import type { OwnerUids } from '../views/owner-uids.ts';
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { watchedMeta, type WatchedObject } from './watched-object.ts';
@@ -303,120 +301,6 @@ export async function serveMergedWatch(
     out.end();
   }
   return { code: 200 };
-}
-
-/** Which cells' events a client sees, and as what. */
-interface WatchVisibility {
-  decide(
-    cell: string,
-    event: WatchEvent,
-    state: RoutingState,
-  ): Promise<WatchEvent | undefined> | WatchEvent | undefined;
-}
-
-/**
- * What the client sees of one cell's event while objects move: the old copy until it is `migrated`, then
- * the new one (announced by one MODIFIED); the other copies never.
- */
-class MoveTracker {
-  /** The labels of old copies of moving objects, as last seen (`null`: no old copy). */
-  private readonly oldCopies = new Map<string, Record<string, string> | null>();
-  /** The latest new copies of moving objects, for the MODIFIED that announces a completed move. */
-  private readonly newCopies = new Map<string, WatchedObject>();
-  /** Whether the client has each moving object now, from what this watch told it. */
-  private readonly shown = new Map<string, boolean>();
-  /** The version of the new copy each completed move was announced with: its own event then adds nothing. */
-  private readonly announced = new Map<string, string | undefined>();
-  /**
-   * What cells' controllers made of this resource (a CronJob's Jobs): never moved, shown from where they
-   * are wherever the ring puts their names. Once seen so, an object stays so for this watch (orphaned).
-   */
-  private readonly made: CellMadeTracker;
-  private readonly request: MergedWatchRequest;
-  /**
-   * Whether the client has an object it was not told of here: yes for a watch after a list; no for a
-   * streaming list, whose client starts empty.
-   */
-  private readonly clientHasUntold: boolean;
-
-  constructor(request: MergedWatchRequest, clientStartsEmpty: boolean) {
-    this.request = request;
-    this.clientHasUntold = !clientStartsEmpty;
-    this.made = new CellMadeTracker(request.resource);
-  }
-
-  async decide(cell: string, event: WatchEvent, state: RoutingState): Promise<WatchEvent | undefined> {
-    const decided = await this.decideMoving(cell, event, state);
-    if (decided.key !== undefined && decided.event)
-      this.shown.set(decided.key, decided.event.type !== 'DELETED');
-    return decided.event;
-  }
-
-  private async decideMoving(
-    cell: string,
-    event: WatchEvent,
-    state: RoutingState,
-  ): Promise<{ key?: string; event: WatchEvent | undefined }> {
-    const object = event.object as WatchedObject;
-    const meta = watchedMeta(object);
-    const namespace = meta.namespace ?? '';
-    const name = meta.name ?? '';
-    // Each cell's own kube-root-ca.crt, default/kubernetes, kube-system objects: never the federation's.
-    if (isCellOwnObject({ resource: { ...this.request.resource, version: '' }, namespace, name }))
-      return { event: undefined };
-    if (madeByItsCell(meta) || this.made.holds(namespace, name))
-      return { key: `${namespace}/${name}`, event: this.made.decide(cell, event) };
-    const decision = state.table.route(
-      state.table.keyOf({ namespace, name }, this.request.namespaceLabels(namespace)),
-    );
-    if (decision.oldCell === decision.newCell) {
-      return { event: cell === decision.oldCell ? event : undefined };
-    }
-    const key = `${namespace}/${name}`;
-    const answer = (shown: WatchEvent | undefined) => ({ key, event: shown });
-    if (cell === decision.oldCell) {
-      const before = this.oldCopies.get(key);
-      const wasMigrated = before?.[REBALANCE_STATUS_LABEL] === MIGRATED;
-      if (event.type === 'DELETED') {
-        this.oldCopies.set(key, null);
-        // The leftover of a finished move going away is not the object going away.
-        return answer(wasMigrated ? undefined : event);
-      }
-      const labels = meta.labels ?? {};
-      this.oldCopies.set(key, labels);
-      if (labels[REBALANCE_STATUS_LABEL] !== MIGRATED) return answer(event);
-      if (wasMigrated) return answer(undefined);
-      // The move completed: the client now sees the new copy, as one MODIFIED (as an ADDED if it never had
-      // the object: a streaming list's initial events).
-      const has = this.shown.get(key) ?? this.clientHasUntold;
-      const fresh =
-        this.newCopies.get(key) ??
-        (await this.request.readCopy(decision.newCell, namespace, name).catch(() => undefined));
-      if (!fresh) return answer(has ? { type: 'DELETED', object } : undefined);
-      this.announced.set(key, watchedMeta(fresh).resourceVersion);
-      return answer({ type: has ? 'MODIFIED' : 'ADDED', object: fresh });
-    }
-    if (cell !== decision.newCell) return answer(undefined);
-    if (event.type === 'DELETED') this.newCopies.delete(key);
-    else this.newCopies.set(key, object);
-    let old = this.oldCopies.get(key);
-    if (old === undefined) {
-      const copy = await this.request.readCopy(decision.oldCell, namespace, name).catch(() => undefined);
-      old = copy ? (watchedMeta(copy).labels ?? {}) : null;
-      this.oldCopies.set(key, old);
-    }
-    const visible = visibleCopy(decision, [
-      ...(old === null ? [] : [{ cell: decision.oldCell, labels: old, item: undefined }]),
-      { cell, labels: meta.labels, item: undefined },
-    ]);
-    if (visible?.cell !== cell) return answer(undefined);
-    if (event.type !== 'DELETED' && this.announced.get(key) === meta.resourceVersion)
-      return answer(undefined);
-    // Its first event from the new cell: a client that had the object from the old cell sees a change, never
-    // an ADDED for an object it already has.
-    const has = this.shown.get(key) ?? (this.clientHasUntold && old !== null);
-    return answer(event.type === 'ADDED' && has ? { ...event, type: 'MODIFIED' } : event);
-  }
 }
 
 function isInitialEventsEnd(object: unknown): boolean {

@@ -4,13 +4,8 @@ import { mediaType } from '../request/object-name.ts';
 import { objectPath } from '../request/object-path.ts';
 import type { ResourceRequestInfo } from '../request/request-info.ts';
 import { badRequest, cellFailure, failure, type KubeStatus } from '../status/kube-status.ts';
-import {
-  cellViewOfWrite,
-  keptOf,
-  writeShape,
-  type CellOwners,
-  type CellOwnersReader,
-} from '../views/cell-view.ts';
+import { keptOf, type CellOwners, type CellOwnersReader } from '../views/cell-owners.ts';
+import { cellViewOfWrite, writeShape } from '../views/cell-view.ts';
 import { cellViewOfProtobuf } from '../views/protobuf-view.ts';
 import { ProtobufWireError, CellViewError } from '../errors.ts';
 

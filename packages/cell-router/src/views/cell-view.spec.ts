@@ -7,7 +7,8 @@ import {
   type OwnerReference,
 } from '@cellfed/controller-kit';
 
-import { cellViewOfWrite, writeShape, type CellOwners, type WriteShape } from './cell-view.ts';
+import type { CellOwners } from './cell-owners.ts';
+import { cellViewOfWrite, writeShape, type WriteShape } from './cell-view.ts';
 import { CellViewError } from '../errors.ts';
 
 const owner = (uid: string, extra: Partial<OwnerReference> = {}): OwnerReference => ({

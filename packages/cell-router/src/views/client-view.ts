@@ -10,7 +10,7 @@ import {
   without,
 } from '@cellfed/controller-kit';
 
-import { KEPT_ANNOTATIONS } from './cell-view.ts';
+import { KEPT_ANNOTATIONS } from './cell-owners.ts';
 import { humanDuration } from './human-duration.ts';
 
 /**
@@ -112,7 +112,7 @@ export function showObject(value: unknown, options: ClientViewOptions = {}): voi
   const annotations = metadata?.annotations;
   if (!metadata || !annotations) return;
   // A copy is the object clients know: its first uid and creation time, without the annotations that keep
-  // them (an update gets them back: views/cell-view.ts). What the cells' controllers make inherits them
+  // them (an update gets them back: views/write-views.ts). What the cells' controllers make inherits them
   // from its owner (a Deployment's ReplicaSet): not its identity, and not shown either.
   if (options.copies !== false) {
     const uid = annotations[ORIGIN_UID_ANNOTATION];

@@ -2,7 +2,7 @@ import { jest } from '@jest/globals';
 import { HELD_OWNERS_ANNOTATION, heldOwners, type OwnerReference } from '@cellfed/controller-kit';
 
 import { fieldSpans } from '../request/protobuf-wire.ts';
-import type { CellOwnersReader } from './cell-view.ts';
+import type { CellOwnersReader } from './cell-owners.ts';
 import { cellViewOfProtobuf, showProtobuf } from './protobuf-view.ts';
 
 // The test's own encoder, independent of the module's.

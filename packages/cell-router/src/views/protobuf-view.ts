@@ -19,7 +19,7 @@ import {
   type AnyFieldSpan,
 } from '../request/protobuf-wire.ts';
 import { isEnveloped, K8S_MAGIC, mapEntryField, readMapEntry } from '../request/kube-protobuf.ts';
-import { KEPT_ANNOTATIONS, type CellOwnersReader, type CellWrite } from './cell-view.ts';
+import { KEPT_ANNOTATIONS, type CellOwnersReader, type CellWrite } from './cell-owners.ts';
 
 /**
  * The client and cell views (see client-view.ts, cell-view.ts) of a single object in Kubernetes' protobuf
@@ -117,7 +117,7 @@ export async function cellViewOfProtobuf(
   if (!object) return undefined;
   const spans = fieldSpans(object.meta);
   const wanted = ownersIn(object.meta, spans);
-  // An update may be of a copy: it gets back what keeps its identity (see cell-view.ts).
+  // An update may be of a copy: it gets back what keeps its identity (see write-views.ts).
   const now = method === 'PUT' ? await current() : undefined;
   const identity = now?.identity ?? {};
   if (wanted.length === 0 && Object.keys(identity).length === 0) return undefined;
@@ -202,7 +202,7 @@ function annotationIn(meta: Buffer, spans: readonly AnyFieldSpan[], wanted: Buff
   return undefined;
 }
 
-/** The key of an annotation entry when it is one cellfed keeps (see cell-view.ts). */
+/** The key of an annotation entry when it is one cellfed keeps (see cell-owners.ts). */
 function keptKeyOf(meta: Buffer, span: AnyFieldSpan): string | undefined {
   const key = readMapEntry(meta.subarray(span.start, span.end))?.[0];
   return key !== undefined && (KEPT_ANNOTATIONS as readonly string[]).includes(key) ? key : undefined;

@@ -1,0 +1,59 @@
+import {
+  COPIED_FROM_ANNOTATION,
+  FENCED_AT_ANNOTATION,
+  MIGRATED_AT_ANNOTATION,
+  ORIGIN_CREATED_ANNOTATION,
+  ORIGIN_UID_ANNOTATION,
+  type OwnerReference,
+} from '@cellfed/controller-kit';
+
+/*
+ * What the cell views (cell-view.ts, protobuf-view.ts) read of an object in its cell, and the annotations
+ * cellfed keeps on it out of clients' sight (client-view.ts hides them).
+ */
+
+/** The object's owner references in its cell now; read only for writes that need them. */
+export interface CellOwners {
+  readonly native: OwnerReference[];
+  readonly held: OwnerReference[];
+  readonly resourceVersion: string | undefined;
+  readonly hasAnnotations: boolean;
+  /**
+   * The annotations cellfed keeps on the object (see {@link KEPT_ANNOTATIONS}), which clients never see;
+   * empty for an object never copied.
+   */
+  readonly identity: Readonly<Record<string, string>>;
+}
+
+/**
+ * The annotations cellfed keeps on an object: a copy's identity (`cellfed.io/uid`, `cellfed.io/created`) and
+ * the marks of a move (`copied-from` on an uncommitted copy, `fenced-at`, `migrated-at` on an old one).
+ * Clients never see them, and no client write sets or removes them: an update gets the object's own back.
+ * (A client that wrote back a `copied-from` it read before the commit would make the object look like an
+ * uncommitted copy, which goes when its source does.)
+ */
+export const KEPT_ANNOTATIONS = [
+  ORIGIN_UID_ANNOTATION,
+  ORIGIN_CREATED_ANNOTATION,
+  COPIED_FROM_ANNOTATION,
+  FENCED_AT_ANNOTATION,
+  MIGRATED_AT_ANNOTATION,
+] as const;
+
+/** The kept annotations among `annotations`. */
+export function keptOf(annotations: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  const identity: Record<string, string> = {};
+  for (const key of KEPT_ANNOTATIONS) {
+    const value = annotations?.[key];
+    if (typeof value === 'string') identity[key] = value;
+  }
+  return identity;
+}
+
+/** Reads {@link CellOwners}; undefined when the object does not exist in the cell. */
+export type CellOwnersReader = () => Promise<CellOwners | undefined>;
+
+/** A write body as the cell takes it; undefined when it is the same as the client's. */
+export interface CellWrite {
+  readonly body: Buffer;
+}
