@@ -1,4 +1,4 @@
-import type { KubeObject } from '@cellfed/controller-kit';
+import { CellSetReader, type KubeObject } from '@cellfed/controller-kit';
 import { FakeCell, FakeClock, memoryLogger } from '@cellfed/controller-kit/testing';
 
 import { AutoDownReconciler, UnhealthySince } from './auto-down-reconciler.ts';
@@ -18,10 +18,11 @@ function setUp(states: Record<string, string>) {
   const clock = new FakeClock();
   const unhealthy = new UnhealthySince();
   const events: string[] = [];
+  const reader = new CellSetReader();
   const reconciler = new AutoDownReconciler({
     afterMs: 60_000,
     unhealthySince: (cell) => unhealthy.of(cell),
-    cellSet: () => controlPlane.get(CELLSET_PATH),
+    cellSet: () => reader.read(controlPlane.get(CELLSET_PATH)),
     controlPlane,
     record: async (_type, reason) => void events.push(reason),
     clock,

@@ -1,6 +1,7 @@
 import {
   realClock,
   type CellHealth,
+  type CellSetReading,
   type Clock,
   type KubeClient,
   type KubeObject,
@@ -8,15 +9,15 @@ import {
   type ReconcileResult,
   type Reconciler,
 } from '@cellfed/controller-kit';
-import { CELLSET_API_VERSION, safeParseCellSet } from '@cellfed/hashing';
+import { CELLSET_API_VERSION } from '@cellfed/hashing';
 
 export interface AutoDownReconcilerOptions {
   /** How long a cell must stay Unhealthy before it is marked Down. */
   afterMs: number;
   /** Since when each cell has been Unhealthy without a break; absent when it is not. */
   unhealthySince: (cell: string) => number | undefined;
-  /** The CellSet as cached. */
-  cellSet: () => KubeObject | undefined;
+  /** The CellSet as the pool read it. */
+  cellSet: () => CellSetReading;
   controlPlane: Pick<KubeClient, 'request'>;
   /** Records an Event on the CellSet. */
   record: (type: 'Normal' | 'Warning', reason: string, note: string) => Promise<void>;
@@ -44,10 +45,11 @@ export class AutoDownReconciler implements Reconciler {
     if (since === undefined) return {};
     const waited = this.clock.now() - since;
     if (waited < this.options.afterMs) return { requeueAfterMs: this.options.afterMs - waited };
-    const object = this.options.cellSet();
-    const parsed = safeParseCellSet(object);
-    if (!object || !parsed.success) return {};
-    const cells = parsed.data.spec.cells;
+    // Only a valid stored CellSet is written to: an invalid edit is the operator's to fix first.
+    const { current, object: stored } = this.options.cellSet();
+    if (!current || !stored) return {};
+    const object = stored as KubeObject;
+    const cells = current.spec.cells;
     const entry = cells.find((candidate) => candidate.id === cell);
     if (!entry || entry.state === 'Down') return {};
     if (!cells.some((other) => other.id !== cell && other.state === 'Normal')) {

@@ -19,7 +19,6 @@ import {
   type ObjectRef,
   NOOP_TRACER,
 } from '@cellfed/controller-kit';
-import { safeParseCellSet } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 
@@ -178,7 +177,7 @@ export class BackupController {
             reconciler: new AutoDownReconciler({
               afterMs: settings.autoDownAfterMs,
               unhealthySince: (cell) => unhealthy.of(cell),
-              cellSet: () => pool.cellSetObject(),
+              cellSet: () => pool.cellSet(),
               controlPlane,
               record: (type, reason, note) => pool.recordOnCellSet(type, reason, note),
               clock,
@@ -196,17 +195,15 @@ export class BackupController {
     });
 
     pool.cellSets.addHandler(() => {
-      const parsed = safeParseCellSet(pool.cellSetObject());
-      if (!parsed.success) return;
-      const generation = parsed.data.metadata.generation ?? 0;
+      const cellSet = pool.cellSet().current;
+      if (!cellSet) return;
+      const generation = cellSet.metadata.generation ?? 0;
       if (this.federation?.generation === generation) return;
-      this.federation = federationOf(parsed.data.spec, generation);
+      this.federation = federationOf(cellSet.spec, generation);
       this.objects.resourcesChanged();
       // The rings changed: every object's backup cell may have. A Down cell's objects wait for their
       // promotion, so theirs go first, in the high lane.
-      const down = new Set(
-        parsed.data.spec.cells.filter((cell) => cell.state === 'Down').map((cell) => cell.id),
-      );
+      const down = new Set(cellSet.spec.cells.filter((cell) => cell.state === 'Down').map((cell) => cell.id));
       this.backups.eachCopy((_cell, _ref, metadata) => {
         const key = metadata.annotations?.[BACKUP_SOURCE_ANNOTATION];
         if (key && down.has(metadata.labels?.[PRIMARY_CELL_LABEL] ?? '')) enqueue(key, 'high');

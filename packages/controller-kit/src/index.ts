@@ -50,6 +50,8 @@ export { resourceListWatch } from './informer/list-watch.ts';
 export type { ListPage, ListWatch, ResourceListWatchOptions } from './informer/list-watch.ts';
 
 export { CellPool, CONTROL_PLANE } from './cells/cell-pool.ts';
+export { CellSetReader } from './cells/cell-set-reader.ts';
+export type { CellSetReading } from './cells/cell-set-reader.ts';
 export { CellObjects } from './objects/cell-objects.ts';
 export type { CellObjectsOptions, CopiesView } from './objects/cell-objects.ts';
 export {

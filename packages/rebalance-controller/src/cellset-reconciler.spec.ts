@@ -1,5 +1,6 @@
 import {
   ApiError,
+  CellSetReader,
   LOADED_GENERATION_ANNOTATION,
   type KubeObject,
   type RouterLease,
@@ -48,10 +49,12 @@ function setup(object: KubeObject) {
   const cells = { a: new FakeCell('a'), b: new FakeCell('b'), c: new FakeCell('c') };
   const mirror = new MirrorState();
   const plans = new PlanHolder();
+  const reader = new CellSetReader();
   const reconciler = new CellSetReconciler({
     pool: {
       cellSetName: 'default',
       cellSetObject: () => state.object,
+      cellSet: () => reader.read(state.object),
       get: (id: string) => (id in cells ? ({ id } as never) : undefined),
       recordOnCellSet: async (type, reason, note) => {
         events.push(`${type} ${reason}: ${note}`);

@@ -12,7 +12,7 @@ import {
   type CopiesView,
   type KubeObject,
 } from '@cellfed/controller-kit';
-import { CELLSET_API_VERSION, safeParseCellSet } from '@cellfed/hashing';
+import { CELLSET_API_VERSION } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 
 import {
@@ -31,7 +31,7 @@ import type { PlanHolder, RebalancePlan } from './rebalance-plan.ts';
 import type { RebalanceMetrics } from './rebalance-metrics.ts';
 
 export interface CellSetReconcilerOptions {
-  pool: Pick<CellPool, 'cellSetObject' | 'get' | 'recordOnCellSet' | 'cellSetName'>;
+  pool: Pick<CellPool, 'cellSet' | 'cellSetObject' | 'get' | 'recordOnCellSet' | 'cellSetName'>;
   controlPlane: Pick<KubeClient, 'request'>;
   plans: PlanHolder;
   copies: CopiesView;
@@ -91,9 +91,9 @@ export class CellSetReconciler implements Reconciler {
     if (!object) return {};
     const generation = object.metadata.generation ?? 0;
     const existing = ((object as { status?: CellSetStatus }).status?.conditions ?? []) as Condition[];
-    const parsed = safeParseCellSet(object);
-    if (!parsed.success) {
-      const message = parsed.issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ');
+    const cellSet = pool.cellSet();
+    if (!cellSet.current) {
+      const message = cellSet.problem;
       if (message !== this.lastInvalid) {
         this.lastInvalid = message;
         log.error({ generation, problem: message }, 'invalid CellSet refused; the last good one stays');
@@ -108,9 +108,9 @@ export class CellSetReconciler implements Reconciler {
       return {};
     }
     this.lastInvalid = '';
-    if (plans.load(parsed.data.spec, generation)) {
+    if (plans.load(cellSet.current.spec, generation)) {
       log.info(
-        { generation, cells: parsed.data.spec.cells.map((cell) => `${cell.id}:${cell.state}`) },
+        { generation, cells: cellSet.current.spec.cells.map((cell) => `${cell.id}:${cell.state}`) },
         'CellSet generation loaded',
       );
     }

@@ -26,7 +26,6 @@ import {
   resourceName,
   type Lane,
 } from '@cellfed/controller-kit';
-import { safeParseCellSet } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 
@@ -297,8 +296,8 @@ export class RebalanceController {
       const generation = object?.metadata.generation;
       if (event.type === 'modified' && generation === seenGeneration) return;
       seenGeneration = generation;
-      const parsed = safeParseCellSet(object);
-      if (parsed.success) this.plans.load(parsed.data.spec, parsed.data.metadata.generation ?? 0);
+      const cellSet = pool.cellSet().current;
+      if (cellSet) this.plans.load(cellSet.spec, cellSet.metadata.generation ?? 0);
       cellSetChanged();
     });
     this.leases.addHandler(cellSetChanged);

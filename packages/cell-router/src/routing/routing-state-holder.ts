@@ -1,11 +1,12 @@
-import { safeParseCellSet } from '@cellfed/hashing';
+import type { CellSetReading } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 
 import { routingState, type RoutingState } from './route-plan.ts';
 
 /**
  * The routing state the router serves with, replaced as a whole when the CellSet changes (requests in
- * flight keep the state they started with). An invalid CellSet never replaces a valid one.
+ * flight keep the state they started with). It follows the last good CellSet the pool read: an invalid or
+ * deleted CellSet never replaces a valid one.
  */
 export class RoutingStateHolder {
   private state: RoutingState | undefined;
@@ -20,27 +21,21 @@ export class RoutingStateHolder {
     return this.state;
   }
 
-  /** Loads a CellSet object (or its absence); returns whether the state changed. */
-  load(object: unknown): boolean {
-    if (object === undefined) {
-      this.problem = 'the CellSet does not exist';
-      this.log.warn('CellSet not found; keeping the last routing state');
-      return false;
+  /** Follows a reading of the CellSet; returns whether the state changed. */
+  load(reading: CellSetReading): boolean {
+    if (reading.problem && reading.problem !== this.problem) {
+      this.log.error({ problem: reading.problem }, 'CellSet not usable; keeping the last routing state');
     }
-    const parsed = safeParseCellSet(object);
-    if (!parsed.success) {
-      this.problem = `the CellSet is invalid: ${parsed.issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`;
-      this.log.error({ problem: this.problem }, 'invalid CellSet; keeping the last routing state');
-      return false;
-    }
-    const generation = parsed.data.metadata.generation ?? 0;
+    this.problem = reading.problem;
+    const cellSet = reading.lastGood;
+    if (!cellSet) return false;
+    const generation = cellSet.metadata.generation ?? 0;
     if (this.state && this.state.generation === generation) return false;
-    this.state = routingState(parsed.data.spec, generation);
-    this.problem = '';
+    this.state = routingState(cellSet.spec, generation);
     this.log.info(
       {
         generation,
-        cells: parsed.data.spec.cells.map((cell) => `${cell.id}:${cell.state}`),
+        cells: cellSet.spec.cells.map((cell) => `${cell.id}:${cell.state}`),
         rebalancing: this.state.table.rebalancing,
       },
       'routing state loaded',

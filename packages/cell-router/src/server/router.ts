@@ -83,8 +83,7 @@ export class Router {
       logger: log.child({ component: 'router-lease' }),
     });
     this.pool.cellSets.addHandler(() => {
-      if (this.state.load(this.pool.cellSetObject()))
-        void this.lease.publish(this.state.current()!.generation);
+      if (this.state.load(this.pool.cellSet())) void this.lease.publish(this.state.current()!.generation);
     });
     this.namespaces = new Informer({
       cell: CONTROL_PLANE,

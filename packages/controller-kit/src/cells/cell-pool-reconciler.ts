@@ -1,4 +1,4 @@
-import { safeParseCellSet, type Cell } from '@cellfed/hashing';
+import type { Cell } from '@cellfed/hashing';
 
 import { TerminalError, errorMessage } from '../errors.ts';
 import type { Reconciler, ReconcileRequest } from '../runner/reconciler.ts';
@@ -18,22 +18,20 @@ export class CellPoolReconciler implements Reconciler {
   }
 
   async reconcile({ key: id, log }: ReconcileRequest): Promise<void> {
-    const object = this.pool.cellSetObject();
-    if (!object) {
+    const cellSet = this.pool.cellSet();
+    if (cellSet.object === undefined) {
       this.pool.disengage(id, `CellSet ${this.pool.cellSetName} does not exist`);
       return;
     }
-    const parsed = safeParseCellSet(object);
-    if (!parsed.success) {
+    if (!cellSet.current) {
       // Keep what runs: an invalid edit must not tear down working cells. The CRD's validation normally
       // rejects such an edit before it is stored.
-      const problems = parsed.issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ');
       throw await this.problem(
         'InvalidCellSet',
-        `CellSet ${this.pool.cellSetName} is invalid, keeping current cells: ${problems}`,
+        `CellSet ${this.pool.cellSetName}: ${cellSet.problem}; keeping current cells`,
       );
     }
-    const spec = parsed.data.spec.cells.find((cell) => cell.id === id);
+    const spec = cellSet.current.spec.cells.find((cell) => cell.id === id);
     if (!spec) {
       this.pool.disengage(id, 'removed from the CellSet');
       return;

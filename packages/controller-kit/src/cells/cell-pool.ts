@@ -22,6 +22,7 @@ import type { KubeObject } from '../kube/kube-object.ts';
 import { gauge } from '../metrics/registry-metrics.ts';
 import { Controller } from '../runner/controller.ts';
 import { CellPoolReconciler } from './cell-pool-reconciler.ts';
+import { CellSetReader, type CellSetReading } from './cell-set-reader.ts';
 import type { CellHealth } from './health-hysteresis.ts';
 import { probeCell, type ProbeOptions } from './health-probe.ts';
 
@@ -94,6 +95,7 @@ export class CellPool {
   private readonly clientFor: (kubeconfig: string, cellId: string) => KubeClient;
   private readonly controller: Controller;
   private readonly engaged = new Map<string, Engagement>();
+  private readonly cellSetReader = new CellSetReader();
   private readonly subscribers: CellAware[] = [];
   private readonly healthListeners = new Set<(cell: string, health: CellHealth) => void>();
   private readonly healthGauge: Gauge<'cell'>;
@@ -200,9 +202,14 @@ export class CellPool {
     return Array.from(this.engaged.values(), (engagement) => engagement.cell);
   }
 
-  /** The raw CellSet object as cached, or undefined. */
+  /** The raw CellSet object as cached, or undefined: its status and uid. The spec is {@link cellSet}'s. */
   cellSetObject(): KubeObject | undefined {
     return this.cellSets.get(`${CONTROL_PLANE}//${this.cellSetName}`);
+  }
+
+  /** The CellSet as validated (once per stored version), with the last good one kept. */
+  cellSet(): CellSetReading {
+    return this.cellSetReader.read(this.cellSetObject());
   }
 
   /** Records an Event about the CellSet (what `kubectl describe cellset` shows). */
