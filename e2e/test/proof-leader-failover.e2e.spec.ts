@@ -30,7 +30,7 @@ interface CellSetObject {
 describeE2e('proof: leader failover under load, both controllers', () => {
   const env = e2eEnv();
   // 1500 for the record (`npx nx run e2e:proof`); fewer in the test command, to keep CI short.
-  const OBJECTS = Number(process.env['CELLFED_PROOF_FAILOVER_OBJECTS'] ?? 700);
+  const OBJECTS = Number(process.env['CELLFED_PROOF_FAILOVER_OBJECTS'] ?? 500);
   const stamp = Date.now();
   const cellSetName = `proof-failover-${stamp}`;
   const namespace = `proof-failover-${stamp}`;

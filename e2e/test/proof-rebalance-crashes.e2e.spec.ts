@@ -19,8 +19,8 @@ import {
 
 // The campaign for the record (`npx nx run e2e:proof`) is 20 kills while 5000 objects move, about 13 minutes
 // here; the test command runs the same campaign smaller, so that CI keeps well under its time.
-const OBJECTS = Number(process.env['CELLFED_PROOF_OBJECTS'] ?? 1500);
-const KILLS = Number(process.env['CELLFED_PROOF_KILLS'] ?? 8);
+const OBJECTS = Number(process.env['CELLFED_PROOF_OBJECTS'] ?? 1000);
+const KILLS = Number(process.env['CELLFED_PROOF_KILLS'] ?? 6);
 
 /**
  * Proof campaign, crash anywhere: the leading rebalance controller is killed with SIGKILL at KILLS random
