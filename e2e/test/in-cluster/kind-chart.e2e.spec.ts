@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { RoutingTable, parseCellSet } from '@cellfed/hashing';
 
 import { eventually, readCellSet } from '../clients.ts';
-import { describeInCluster } from '../e2e-env.ts';
+import { describeInCluster, e2eEnv } from '../e2e-env.ts';
+import { kubectl as kubectlWith } from '../router-process.ts';
 
 // The chart as users run it: the router and both controllers as pods in a kind control-plane cluster, kind
 // clusters as cells, and the README's guided tour done through that router with kubectl and `kubectl cells`.
@@ -73,7 +74,8 @@ describeInCluster(
     async function holdings(cellIds: readonly string[]): Promise<Map<string, string[]>> {
       const held = new Map<string, string[]>();
       for (const id of cellIds) {
-        const kubeconfig = env.cells.find((cell) => cell.id === id)?.kubeconfig ?? cellKubeconfig(id);
+        // env.json as it is now: it names cells added since the suite began too.
+        const kubeconfig = e2eEnv().cells.find((cell) => cell.id === id)!.kubeconfig;
         const out = await succeeded(
           kubectlAt(kubeconfig, '-n', namespace, 'get', 'configmaps', '-o', 'name', '--ignore-not-found'),
           `listing ${id}'s ConfigMaps`,
@@ -88,7 +90,6 @@ describeInCluster(
       }
       return held;
     }
-    const cellKubeconfig = (id: string) => join(env.dir, 'kubeconfig', `${id}.kubeconfig`);
 
     beforeAll(() => symlinkSync(PLUGIN, join(bin, 'kubectl-cells')));
     afterAll(() => rmSync(bin, { recursive: true, force: true }));
@@ -136,11 +137,10 @@ describeInCluster(
           data: { n: String(index + 1) },
         })),
       };
-      const create = spawn(join(TOOLS, 'kubectl'), ['create', '-f', '-'], {
-        env: { ...process.env, KUBECONFIG: env.router.kubeconfig },
+      const created = await kubectlWith(env.router.kubeconfig, ['create', '-f', '-'], {
+        input: JSON.stringify(list),
       });
-      create.stdin.end(JSON.stringify(list));
-      expect(await new Promise((resolve) => create.on('exit', resolve))).toBe(0);
+      expect(created).toMatchObject({ code: 0 });
 
       const listed = await succeeded(kubectl('-n', namespace, 'get', 'configmaps', '-o', 'name'), 'list');
       expect(listed.split('\n').filter((line) => line.startsWith('configmap/app-'))).toHaveLength(30);

@@ -179,9 +179,7 @@ export class KindProvider implements Provider {
   /** Deletes a cell's cluster and Secret, and drops it from env.json. */
   async removeCell(options: RemoveCellOptions): Promise<void> {
     const dir = resolve(options.dir);
-    const env = readEnvFile(dir);
-    if (!env.cells.some((cell) => cell.id === options.id))
-      throw new E2eError(E2eErrorCode.InvalidArguments, `no cell "${options.id}" in ${dir}`);
+    const env = envWithCell(dir, options.id);
     await (this.options.cellSecrets?.delete ?? deleteCellSecret)(env.controlPlane.kubeconfig, options.id);
     const name = kindClusterName(options.id);
     const state = readKindState(dir);
@@ -197,8 +195,7 @@ export class KindProvider implements Provider {
   /** A failure as it happens: the cell's node container killed, its apiserver gone at once. */
   async killCell(options: RemoveCellOptions): Promise<void> {
     const dir = resolve(options.dir);
-    if (!readEnvFile(dir).cells.some((cell) => cell.id === options.id))
-      throw new E2eError(E2eErrorCode.InvalidArguments, `no cell "${options.id}" in ${dir}`);
+    envWithCell(dir, options.id);
     await this.run(planKindKill(options.id));
     options.log.info({ provider: 'kind', dir, cell: options.id }, 'cell killed');
   }
@@ -283,6 +280,14 @@ export class KindProvider implements Provider {
       clusters.length ? 'kind clusters deleted' : 'nothing to stop',
     );
   }
+}
+
+/** env.json of `dir`, which must list cell `id`. */
+function envWithCell(dir: string, id: string): EnvFile {
+  const env = readEnvFile(dir);
+  if (!env.cells.some((cell) => cell.id === id))
+    throw new E2eError(E2eErrorCode.InvalidArguments, `no cell "${id}" in ${dir}`);
+  return env;
 }
 
 function entryOf(plan: KindClusterPlan): CellEntry {
