@@ -127,6 +127,19 @@ describeE2e('cell router: lists across cells', () => {
     ]);
     expect(expired.code).not.toBe(0);
     expect(expired.out).toContain('is one cell');
+    // And the other way round: a listed item's version (the router's composite) reads that one object, as
+    // "not older than" it in the item's cell.
+    const listedVersion = one!.metadata!.resourceVersion!;
+    expect(listedVersion).toMatch(/^cf1\./);
+    const atListed = await kubectl(kubeconfig, [
+      'get',
+      '--raw',
+      `/apis/apps/v1/namespaces/${namespace}/deployments/${one!.metadata!.name!}?resourceVersion=${encodeURIComponent(listedVersion)}`,
+    ]);
+    expect(atListed.code).toBe(0);
+    expect(JSON.parse(atListed.out)).toMatchObject({
+      metadata: { name: one!.metadata!.name!, uid: single.metadata!.uid! },
+    });
     const namespaces = await kubectl(kubeconfig, ['get', 'namespace', namespace, '-o', 'name']);
     expect(namespaces).toEqual({ code: 0, out: `namespace/${namespace}\n` });
   });

@@ -14,7 +14,7 @@ import {
 } from '../routing/destination.ts';
 import { SHOWN_ANSWER, sendRefusal } from './send-refusal.ts';
 import { abortOnClose, readBody, relay, sendUpstream, type BufferedBody } from './forward.ts';
-import { cellVersionBody } from './version-translation.ts';
+import { cellVersionBody, cellVersionTarget } from './version-translation.ts';
 
 export interface CellMadeRequestsOptions {
   readonly ownerUids?: OwnerUids | undefined;
@@ -67,6 +67,10 @@ export class CellMadeRequests {
       if (translated) body = { ...body, bytes: translated.body };
       body = await this.storeOwnerUids(destination.cell, namespace, contentType, body);
     }
+    // A read at a listed item's composite version reads the cell at its own.
+    const target = verb === 'get' ? cellVersionTarget(request.url ?? '/', source) : undefined;
+    if (target && 'status' in target)
+      return sendRefusal(response, refusal(target.status, 'bad-version', destination.cell));
     const shown = subresource === '' || subresource === 'status';
     const upstream = await sendUpstream(
       destination.client,
@@ -74,6 +78,7 @@ export class CellMadeRequests {
       shown ? { ...impersonation, ...SHOWN_ANSWER } : impersonation,
       signal,
       body,
+      target?.target,
     );
     const uids = this.options.ownerUids;
     // Never a copy, and no owner reference of it is held (it was written as it is): only the owner uids of

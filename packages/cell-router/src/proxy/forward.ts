@@ -30,10 +30,12 @@ export function sendUpstream(
   impersonation: Record<string, string | string[]>,
   signal: AbortSignal,
   body?: BufferedBody,
+  /** The path and query sent, when not the caller's own (a version in the cell's terms). */
+  target = request.url ?? '/',
 ): Promise<Dispatcher.ResponseData> {
   const headers = upstreamHeaders(request.headers, impersonation, body?.bytes.length);
   if (body?.contentType) headers['content-type'] = body.contentType;
-  return client.raw((request.method ?? 'GET') as 'GET', request.url ?? '/', {
+  return client.raw((request.method ?? 'GET') as 'GET', target, {
     headers,
     body: body ? body.bytes : hasRequestBody(request) ? detachedBody(request) : null,
     signal,

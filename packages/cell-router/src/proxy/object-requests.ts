@@ -27,7 +27,7 @@ import {
 import { heldDependentsFinalizer, holdForCollector } from './held-dependents-deletes.ts';
 import type { ObjectDestinations } from '../routing/object-destinations.ts';
 import { cellLeftRefusal, fenceRefusal, type ObjectPlan } from '../routing/object-refusals.ts';
-import { cellVersionBody } from './version-translation.ts';
+import { cellVersionBody, cellVersionTarget } from './version-translation.ts';
 
 export interface ObjectRequestsOptions {
   readonly destinations: ObjectDestinations;
@@ -137,6 +137,11 @@ export class ObjectRequests {
         holdFor,
         abortOnClose(response),
       );
+    // A read at a listed item's composite version reads the cell at its own.
+    const target =
+      plan.info.verb === 'get' ? cellVersionTarget(request.url ?? '/', destination.cell) : undefined;
+    if (target && 'status' in target)
+      return refused(response, refusal(target.status, 'bad-version', destination.cell));
     // The object itself and its status are shown in their client view; other subresources (scale, a
     // Service's proxy) are not objects of the resource and stream through.
     const shown = plan.info.subresource === '' || plan.info.subresource === 'status';
@@ -148,6 +153,7 @@ export class ObjectRequests {
         shown ? { ...impersonation, ...SHOWN_ANSWER } : impersonation,
         abortOnClose(response),
         body,
+        target?.target,
       );
     } catch (error) {
       // Its connection closed as it left: every object it held had moved (and its copies refuse writes).

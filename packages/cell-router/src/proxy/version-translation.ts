@@ -1,7 +1,7 @@
 import { decodeCellVersions } from '../collections/cell-versions.ts';
 import { mediaType } from '../request/object-name.ts';
 import { appendToNested, lengthDelimited, nestedField } from '../request/protobuf-wire.ts';
-import { failure, type KubeStatus } from '../status/kube-status.ts';
+import { badRequest, failure, type KubeStatus } from '../status/kube-status.ts';
 import { CellTokenError } from '../errors.ts';
 
 const COMPOSITE_MARK = Buffer.from('cf1.');
@@ -53,6 +53,36 @@ export function cellVersionBody(
     // Not JSON after all (a YAML apply body): the cell answers for itself.
     return undefined;
   }
+}
+
+/**
+ * A read of one object at a list's composite resourceVersion (a listed item's, or a watch event's): the
+ * request target with the cell's own version in the query, which is what "not older than" means in that
+ * cell. A cell the composite does not name (it joined after the list) is read at its latest, which is newer
+ * than anything the list saw. Undefined when the query holds no composite (nothing to change).
+ */
+export function cellVersionTarget(
+  target: string,
+  cell: string,
+): { target: string } | { status: KubeStatus } | undefined {
+  const query = target.indexOf('?');
+  if (query < 0) return undefined;
+  const params = new URLSearchParams(target.slice(query + 1));
+  const version = params.get('resourceVersion');
+  if (!version) return undefined;
+  let versions: Map<string, string> | undefined;
+  try {
+    versions = decodeCellVersions(version);
+  } catch (error) {
+    if (error instanceof CellTokenError) return { status: badRequest(`resourceVersion: ${error.message}`) };
+    throw error;
+  }
+  if (!versions) return undefined;
+  const own = versions.get(cell);
+  if (own === undefined) params.delete('resourceVersion');
+  else params.set('resourceVersion', own);
+  const rest = params.toString();
+  return { target: target.slice(0, query) + (rest ? `?${rest}` : '') };
 }
 
 function cellVersion(version: string, cell: string): string | { status: KubeStatus } | undefined {

@@ -12,6 +12,7 @@ describe('resourceVersionProblem', () => {
     ['GET', '/api/v1/namespaces/a/configmaps/x?resourceVersion=0'],
     ['GET', '/api/v1/namespaces/a/configmaps/x?resourceVersion=18446744073709551615'],
     ['GET', '/api/v1/namespaces/a/configmaps?resourceVersion=cf1.abc'],
+    ['GET', '/api/v1/namespaces/a/configmaps/x?resourceVersion=cf1.abc'],
     ['GET', '/api/v1/namespaces/a/configmaps?watch=1&resourceVersion=cf1.abc'],
     ['GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles?resourceVersion=12'],
     // Not a resource request: kube-apiserver does not read the query either.
@@ -36,7 +37,7 @@ describe('resourceVersionProblem', () => {
       '/api/v1/namespaces/a/configmaps/x?resourceVersion=1e3',
       'not a resourceVersion an apiserver gave out',
     ],
-    ['GET', '/api/v1/namespaces/a/configmaps/x?resourceVersion=cf1.abc', "a list's resourceVersion"],
+    ['DELETE', '/api/v1/namespaces/a/configmaps/x?resourceVersion=cf1.abc', "a list's resourceVersion"],
   ])('refuses %s %s (kube-apiserver fails with a 500)', (method, target, why) => {
     expect(problem(method, target)).toMatch(/^resourceVersion: Invalid value: ".*": /);
     expect(problem(method, target)).toContain(why);
