@@ -22,6 +22,11 @@ import type { RebalancedFederation } from './scratch-federation.ts';
  * them as it shows one apiserver's: the control plane, which runs its own kube-controller-manager, runs the
  * same Deployment in a namespace of its own for comparison.
  */
+/** A workload's pod template, as far as quiescing a DaemonSet changes it. */
+interface PodTemplateOwner {
+  template: { spec: { nodeSelector?: Record<string, string> } };
+}
+
 /** On an old copy the rebalance controller quiesced (its own package's QUIESCED_ANNOTATION). */
 const QUIESCED_ANNOTATION = 'cellfed.io/quiesced-from';
 
@@ -279,13 +284,33 @@ describeE2e('what a cell makes for a workload is visible through the router', ()
         },
       },
     });
+    const agent = pickName(
+      'agent',
+      (name) => after.route(after.keyOf({ namespace, name })).newCell === three,
+    );
+    const daemonSets = `${DEPLOYMENTS}/namespaces/${namespace}/daemonsets`;
+    await routed.request('POST', daemonSets, {
+      body: {
+        apiVersion: 'apps/v1',
+        kind: 'DaemonSet',
+        metadata: { name: agent },
+        spec: {
+          selector: { matchLabels: { app: agent } },
+          template: {
+            metadata: { labels: { app: agent } },
+            spec: { nodeSelector: { disk: 'ssd' }, containers: [{ name: 'c', image: 'busybox' }] },
+          },
+        },
+      },
+    });
     await podsOf(moving, 2);
     const [replicaSet] = await names(['get', 'rs', '-l', `app=${moving}`]);
 
     // While it moves, kubectl never lists the ReplicaSet twice; once the move is committed, the old cell
-    // runs its old copies no more (the Deployment scaled to 0, the CronJob suspended) until they are deleted.
+    // runs its old copies no more (the Deployment scaled to 0, the CronJob suspended, the DaemonSet on no
+    // node) until they are deleted.
     const seen = new Set<number>();
-    const quiesced = { deployment: false, cronJob: false };
+    const quiesced = { deployment: false, cronJob: false, daemonSet: false };
     const oldCopy = (path: string) =>
       cells
         .get(cellOf(moving))!
@@ -305,8 +330,20 @@ describeE2e('what a cell makes for a workload is visible through the router', ()
         .catch(() => undefined);
       if (cronCopy?.metadata.annotations?.[QUIESCED_ANNOTATION] !== undefined)
         quiesced.cronJob ||= cronCopy.spec.suspend === true;
+      const daemonSetCopy = await cells
+        .get(before.route(before.keyOf({ namespace, name: agent })).oldCell)!
+        .request<KubeObject & { spec: PodTemplateOwner }>('GET', `${daemonSets}/${agent}`)
+        .catch(() => undefined);
+      if (daemonSetCopy?.metadata.annotations?.[QUIESCED_ANNOTATION] === '{"nodeSelector":{"disk":"ssd"}}')
+        quiesced.daemonSet ||=
+          daemonSetCopy.spec.template.spec.nodeSelector?.['cellfed.io/quiesced'] === 'true';
     });
-    expect(quiesced).toEqual({ deployment: true, cronJob: true });
+    expect(quiesced).toEqual({ deployment: true, cronJob: true, daemonSet: true });
+    // The DaemonSet runs from its new cell where it ran (selecting the nodes it selected).
+    const movedAgent = await cells
+      .get(three)!
+      .request<KubeObject & { spec: PodTemplateOwner }>('GET', `${daemonSets}/${agent}`);
+    expect(movedAgent.spec.template.spec.nodeSelector).toEqual({ disk: 'ssd' });
     // The CronJob runs from its new cell, as it was.
     const moved = await cells
       .get(three)!

@@ -1,6 +1,6 @@
 import type { KubeObject } from '@cellfed/controller-kit';
 
-import { QUIESCED_ANNOTATION, quiescePatch, quiesces } from './quiesce.ts';
+import { QUIESCED_ANNOTATION, QUIESCED_NODE_LABEL, quiescePatch, quiesces } from './quiesce.ts';
 
 const object = (spec: Record<string, unknown>, annotations: Record<string, string> = {}): KubeObject =>
   ({ metadata: { name: 'web', resourceVersion: '42', annotations }, spec }) as KubeObject;
@@ -13,6 +13,20 @@ describe('quiescePatch', () => {
     ['', 'replicationcontrollers', { replicas: 1 }, { replicas: 0 }, '{"replicas":1}'],
     ['batch', 'jobs', { parallelism: 2 }, { suspend: true }, '{"suspend":null}'],
     ['batch', 'cronjobs', { suspend: false }, { suspend: true }, '{"suspend":false}'],
+    [
+      'apps',
+      'daemonsets',
+      { template: { spec: { nodeSelector: { disk: 'ssd' } } } },
+      { template: { spec: { nodeSelector: { [QUIESCED_NODE_LABEL]: 'true' } } } },
+      '{"nodeSelector":{"disk":"ssd"}}',
+    ],
+    [
+      'apps',
+      'daemonsets',
+      { template: { spec: {} } },
+      { template: { spec: { nodeSelector: { [QUIESCED_NODE_LABEL]: 'true' } } } },
+      '{"nodeSelector":null}',
+    ],
   ])(
     'stops %s/%s from running in its old cell, and records what it was',
     (group, resource, spec, change, was) => {
@@ -24,9 +38,10 @@ describe('quiescePatch', () => {
     },
   );
 
-  it('leaves what runs nothing, what cannot be scaled, and what is quiesced or at rest already', () => {
+  it('leaves what runs nothing, and what is quiesced or at rest already', () => {
     expect(quiescePatch({ group: '', resource: 'configmaps' }, object({}))).toBeUndefined();
-    expect(quiescePatch({ group: 'apps', resource: 'daemonsets' }, object({}))).toBeUndefined();
+    const onNoNode = { template: { spec: { nodeSelector: { [QUIESCED_NODE_LABEL]: 'true' } } } };
+    expect(quiescePatch({ group: 'apps', resource: 'daemonsets' }, object(onNoNode))).toBeUndefined();
     expect(quiesces({ group: '', resource: 'configmaps' })).toBe(false);
     const done = object({ replicas: 0 }, { [QUIESCED_ANNOTATION]: '{"replicas":3}' });
     expect(quiescePatch({ group: 'apps', resource: 'deployments' }, done)).toBeUndefined();

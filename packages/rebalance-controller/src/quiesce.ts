@@ -8,25 +8,56 @@ import type { KubeObject } from '@cellfed/controller-kit';
  */
 export const QUIESCED_ANNOTATION = 'cellfed.io/quiesced-from';
 
-/** What quiescing a workload changes in its spec. */
-type Change = { field: 'replicas'; value: 0 } | { field: 'suspend'; value: true };
+/**
+ * A node label no node carries: an old DaemonSet copy selects it, so its cell's DaemonSet controller deletes
+ * the copy's pods from every node (whatever its update strategy), as it does for any node a DaemonSet no
+ * longer selects.
+ */
+export const QUIESCED_NODE_LABEL = 'cellfed.io/quiesced';
+
+type Spec = Record<string, unknown>;
+
+/** What quiescing a workload changes in its spec: the merge patch, and the fields it replaces as they were. */
+interface Change {
+  readonly spec: Spec;
+  readonly was: Spec;
+}
+
+const scaledToZero = (spec: Spec): Change | undefined =>
+  spec.replicas === 0 ? undefined : { spec: { replicas: 0 }, was: { replicas: spec.replicas ?? null } };
+
+const suspended = (spec: Spec): Change | undefined =>
+  spec.suspend === true ? undefined : { spec: { suspend: true }, was: { suspend: spec.suspend ?? null } };
+
+function onNoNode(spec: Spec): Change | undefined {
+  const pod = (spec.template as { spec?: { nodeSelector?: Record<string, string> } } | undefined)?.spec;
+  if (pod?.nodeSelector?.[QUIESCED_NODE_LABEL] !== undefined) return undefined;
+  return {
+    spec: { template: { spec: { nodeSelector: { [QUIESCED_NODE_LABEL]: 'true' } } } },
+    was: { nodeSelector: pod?.nodeSelector ?? null },
+  };
+}
 
 /**
  * The change that stops an old copy's own cell from running it once its move is committed: the workloads
  * that scale go to 0 replicas (their pods go), Jobs and CronJobs are suspended (a CronJob would otherwise
- * start every run twice, once in each cell, until the old copy is deleted). DaemonSets cannot be scaled and
- * are left running; other resources run nothing.
+ * start every run twice, once in each cell, until the old copy is deleted), a DaemonSet selects no node.
+ * Other resources run nothing.
  */
-function changeFor(resource: Pick<GroupVersionResource, 'group' | 'resource'>): Change | undefined {
+function changeFor(
+  resource: Pick<GroupVersionResource, 'group' | 'resource'>,
+): ((spec: Spec) => Change | undefined) | undefined {
   switch (`${resource.group}/${resource.resource}`) {
     case 'apps/deployments':
     case 'apps/statefulsets':
     case 'apps/replicasets':
     case '/replicationcontrollers':
-      return { field: 'replicas', value: 0 };
+      return scaledToZero;
     case 'batch/jobs':
     case 'batch/cronjobs':
-      return { field: 'suspend', value: true };
+      return suspended;
+    case 'apps/daemonsets':
+      return onNoNode;
     default:
       return undefined;
   }
@@ -46,16 +77,15 @@ export function quiescePatch(
   resource: Pick<GroupVersionResource, 'group' | 'resource'>,
   old: KubeObject,
 ): Record<string, unknown> | undefined {
-  const change = changeFor(resource);
-  if (!change || old.metadata.annotations?.[QUIESCED_ANNOTATION] !== undefined) return undefined;
-  const spec = (old as { spec?: Record<string, unknown> }).spec ?? {};
-  const before = spec[change.field];
-  if (before === change.value) return undefined;
+  const changeOf = changeFor(resource);
+  if (!changeOf || old.metadata.annotations?.[QUIESCED_ANNOTATION] !== undefined) return undefined;
+  const change = changeOf((old as { spec?: Spec }).spec ?? {});
+  if (!change) return undefined;
   return {
     metadata: {
       resourceVersion: old.metadata.resourceVersion,
-      annotations: { [QUIESCED_ANNOTATION]: JSON.stringify({ [change.field]: before ?? null }) },
+      annotations: { [QUIESCED_ANNOTATION]: JSON.stringify(change.was) },
     },
-    spec: { [change.field]: change.value },
+    spec: change.spec,
   };
 }
