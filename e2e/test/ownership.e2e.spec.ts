@@ -297,6 +297,41 @@ describeE2e('owners and dependents across cells: nothing lost to a cell’s garb
     ]);
   });
 
+  it('kubectl delete serviceaccount --cascade=orphan keeps what it owned in a cell, without the reference, as on one apiserver', async () => {
+    const accountPath = `/api/v1/namespaces/${namespace}/serviceaccounts`;
+    const results = [];
+    for (const client of [routed, plain]) {
+      const account = await client.request<KubeObject>('POST', accountPath, {
+        body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'orphaning' } },
+      });
+      const kept = pickName('orphaning-part', () => true);
+      const owners = [ownerOf(account, false)];
+      await client.request('POST', configMapPath(), { body: configMap(kept, owners) });
+      if (client === routed) await cellCollectorHasRun(cellOf(kept), owners);
+      const config = client === routed ? kubeconfig : env.controlPlane.kubeconfig;
+      const result = await kubectl(config, [
+        '-n',
+        namespace,
+        'delete',
+        'serviceaccount',
+        'orphaning',
+        '--cascade=orphan',
+      ]);
+      expect(result).toMatchObject({ code: 0 });
+      await untilGone('the orphaning ServiceAccount to go', client, `${accountPath}/orphaning`);
+      // Past a few collector passes (2 s apart here): an owner gone would get its only dependent collected.
+      await sleep(7000);
+      results.push(await found(client, configMapPath(kept)));
+      await client.request('DELETE', configMapPath(kept));
+    }
+    expect(
+      results.map((object) => object && { owners: object.metadata.ownerReferences, data: object['data'] }),
+    ).toEqual([
+      { owners: undefined, data: { owned: 'yes' } },
+      { owners: undefined, data: { owned: 'yes' } },
+    ]);
+  });
+
   it('owner references survive a migration of the dependent and of its owner', async () => {
     // An owner and a dependent that both move into the joining cell, and a dependent that stays.
     const moves = (name: string) => after.route(after.keyOf({ namespace, name })).newCell === three;

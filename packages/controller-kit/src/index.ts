@@ -77,6 +77,7 @@ export {
   splitOwners,
 } from './objects/held-owners.ts';
 export type { OwnerReference } from './objects/held-owners.ts';
+export { ORPHANED_DEPENDENTS_REASON, orphanedOwnerEventsPath } from './objects/orphaned-owners.ts';
 export {
   ORIGIN_CREATED_ANNOTATION,
   COPIED_FROM_ANNOTATION,

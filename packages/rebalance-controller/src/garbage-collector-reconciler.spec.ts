@@ -53,8 +53,19 @@ function setup(
       ],
     },
   } as Record<string, unknown>;
+  /** The uids of control-plane owners the router recorded an orphaning delete of (their Events). */
+  const orphanings = new Set<string>();
   const askControlPlane = <T>(method: string, requested: string): Promise<T> => {
     if (requested in discovery) return Promise.resolve(discovery[requested] as T);
+    const events = /\/events\?fieldSelector=([^&]*)/.exec(requested);
+    if (events && !options.forbidden) {
+      const uid = /involvedObject\.uid=([^,]*),reason=OrphanHeldDependents/.exec(
+        decodeURIComponent(events[1]!),
+      );
+      return Promise.resolve({
+        items: uid && orphanings.has(uid[1]!) ? [{ reason: 'OrphanHeldDependents' }] : [],
+      } as T);
+    }
     if (requested.startsWith('/apis/'))
       return Promise.reject(new ApiError(404, { code: 404, message: 'no group' }, `GET ${requested}`));
     if (options.forbidden)
@@ -101,7 +112,7 @@ function setup(
       kind: 'ServiceAccount',
       metadata: { name, namespace: 'shop' },
     });
-  return { cells, reconcile, put, dependent, stored, serviceAccount, metrics, index };
+  return { cells, reconcile, put, dependent, stored, serviceAccount, orphanings, metrics, index };
 }
 
 const uidOf = (object: KubeObject) => object.metadata.uid!;
@@ -212,6 +223,25 @@ describe('GarbageCollectorReconciler', () => {
     expect(await reconcile('owner')).toEqual({});
     expect(stored()!.metadata.annotations).toEqual({ [HELD_OWNERS_ANNOTATION]: formatHeldOwners([other]) });
     expect(ownerCell.get(ownerPath)!.metadata.finalizers).toEqual(['keep']);
+  });
+
+  it('keeps a dependent of a control-plane owner deleted with orphan propagation, without the reference', async () => {
+    const { put, dependent, reconcile, stored, orphanings, metrics } = setup();
+    const owner = put('owner');
+    orphanings.add('sa-1');
+    dependent(ownerRef('ServiceAccount', 'gone', 'sa-1'));
+    expect(await reconcile()).toEqual({ requeueAfterMs: RESYNC });
+    expect(stored()?.metadata.annotations?.[HELD_OWNERS_ANNOTATION]).toBeUndefined();
+    expect((await metrics.collected.get()).values).toEqual([
+      expect.objectContaining({ labels: { action: 'references_removed' }, value: 1 }),
+    ]);
+
+    // Beside an owner that went in the background, it goes: that owner was the last one it had.
+    orphanings.add('sa-2');
+    dependent(ownerRef('ServiceAccount', 'orphaning', 'sa-2'), ownerRef('ConfigMap', 'owner', 'earlier-uid'));
+    expect(uidOf(owner)).not.toBe('earlier-uid');
+    expect(await reconcile()).toEqual({});
+    expect(stored()).toBeUndefined();
   });
 
   it('deletes the held dependents of an owner deleted in the foreground first, then releases the owner', async () => {

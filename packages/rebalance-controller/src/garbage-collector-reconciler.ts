@@ -11,6 +11,7 @@ import {
   isNotFound,
   ApiError,
   ownerReferencesOf,
+  orphanedOwnerEventsPath,
   parseObjectKey,
   resourcePath,
   type CopiesView,
@@ -50,10 +51,12 @@ export interface GarbageCollectorReconcilerOptions {
 }
 
 /**
- * Whether an owner exists as the reference names it (same uid), cannot be told yet, or may not be read by
- * this controller (its RBAC in the control plane): then its dependents are never collected.
+ * Whether an owner exists as the reference names it (same uid), is gone, was deleted from the control plane
+ * with orphan propagation through the router (its reference goes, never its dependents: see
+ * controller-kit's orphaned-owners.ts), cannot be told yet, or may not be read by this controller (its RBAC
+ * in the control plane): then its dependents are never collected.
  */
-type OwnerState = 'present' | 'absent' | 'unknown' | 'forbidden';
+type OwnerState = 'present' | 'absent' | 'orphaned' | 'unknown' | 'forbidden';
 
 /** The copy of an object clients see, or why there is none to act on. */
 type LiveCopy =
@@ -134,15 +137,17 @@ export class GarbageCollectorReconciler implements Reconciler {
             .filter((_, index) => states[index] === 'forbidden')
             .map((owner) => `${owner.apiVersion}/${owner.kind}`),
         },
-        'may not read an owner in the control plane (grant get on it to collect this object); left alone',
+        'may not read an owner in the control plane, or its Events (grant get on it, list on events, to collect this object); left alone',
       );
       return { requeueAfterMs: this.resyncMs };
     }
     if (states.includes('unknown')) return { requeueAfterMs: WAIT_MS };
-    const gone = held.filter((_, index) => states[index] === 'absent');
+    const gone = held.filter((_, index) => states[index] === 'absent' || states[index] === 'orphaned');
     if (gone.length === 0) return { requeueAfterMs: this.resyncMs };
     const goneOwners = gone.map((owner) => `${owner.kind}/${owner.name} (${owner.uid})`);
-    if (gone.length === held.length && ownerReferencesOf(metadata).length === 0) {
+    // As on one apiserver, where an orphaning owner's reference went before it did: what is left decides.
+    const collectable = states.includes('absent');
+    if (collectable && gone.length === held.length && ownerReferencesOf(metadata).length === 0) {
       await this.collect(cell, ref, metadata, 'Background', signal);
       this.options.metrics.collected.inc({ action: 'deleted' });
       objectLog.info({ owners: goneOwners }, 'deleted: every owner is gone');
@@ -327,9 +332,28 @@ export class GarbageCollectorReconciler implements Reconciler {
         resourcePath(kind, ownerNamespace, owner.name),
         { accept: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1', signal },
       );
-      return found.metadata && isKnownAs(found.metadata, owner.uid) ? 'present' : 'absent';
+      if (found.metadata && isKnownAs(found.metadata, owner.uid)) return 'present';
     } catch (error) {
-      if (isNotFound(error)) return 'absent';
+      if (isForbidden(error)) return 'forbidden';
+      if (!isNotFound(error)) throw error;
+    }
+    return this.goneFromControlPlane(ownerNamespace, owner.uid, signal);
+  }
+
+  /** A control-plane owner that is gone: 'orphaned' when the router recorded an orphaning delete of it. */
+  private async goneFromControlPlane(
+    namespace: string,
+    uid: string,
+    signal: AbortSignal,
+  ): Promise<OwnerState> {
+    try {
+      const events = await this.options.controlPlane.request<{ items?: unknown[] }>(
+        'GET',
+        orphanedOwnerEventsPath(namespace, uid),
+        { signal },
+      );
+      return (events.items?.length ?? 0) > 0 ? 'orphaned' : 'absent';
+    } catch (error) {
       if (isForbidden(error)) return 'forbidden';
       throw error;
     }

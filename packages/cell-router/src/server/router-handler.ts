@@ -39,6 +39,7 @@ import { restoringRefusal, type ObjectPlan } from '../routing/object-refusals.ts
 import { ObjectRequests } from '../proxy/object-requests.ts';
 import type { OldCopies } from '../routing/old-copies.ts';
 import { toControlPlane } from '../proxy/to-control-plane.ts';
+import { readyControlPlaneDelete, type OrphaningRecorder } from '../proxy/control-plane-deletes.ts';
 import { relayUpgrade, writeStatusToSocket } from '../proxy/upgrade-relay.ts';
 
 export interface RouterHandlerOptions {
@@ -58,6 +59,11 @@ export interface RouterHandlerOptions {
   ownerUids?: OwnerUids;
   /** Creates a control-plane namespace in a cell that does not have it yet, before a write into it. */
   cellNamespaces?: Pick<CellNamespaces, 'ensure'>;
+  /**
+   * Records an orphaning delete of a control-plane object for cellfed's collector
+   * (proxy/control-plane-deletes.ts); none: such deletes go on as they come.
+   */
+  orphanings?: OrphaningRecorder;
   metrics?: RouterMetrics;
   /** A server span per request, the parent of what the router sends on; none by default. */
   tracer?: Tracer;
@@ -185,6 +191,31 @@ export class RouterHandler {
     return destination.kind === 'backup' ? restoringRefusal(plan as ObjectPlan, destination) : destination;
   }
 
+  /** Forwards to the control plane; a delete of one object first as control-plane-deletes.ts says. */
+  private async toControlPlane(
+    info: RequestInfo,
+    reason: string,
+    request: ClientRequest,
+    response: ClientResponse,
+    impersonation: Impersonation,
+  ): Promise<RequestOutcome> {
+    const { controlPlane, orphanings } = this.options;
+    const signal = abortOnClose(response);
+    let body;
+    if (orphanings && info.isResourceRequest && info.verb === 'delete' && info.name && !info.subresource) {
+      const ready = await readyControlPlaneDelete(
+        { controlPlane, recorder: orphanings, maxBodyBytes: this.options.maxBodyBytes ?? MAX_BODY_BYTES },
+        info,
+        request,
+        impersonation,
+        signal,
+      );
+      if ('status' in ready) return sendRefusal(response, ready);
+      body = ready.body;
+    }
+    return toControlPlane(controlPlane, reason, request, response, impersonation, signal, body);
+  }
+
   private async serve(
     info: RequestInfo,
     request: ClientRequest,
@@ -198,14 +229,7 @@ export class RouterHandler {
       case 'reject':
         return sendRefusal(response, refusal(plan.status, 'rejected'));
       case 'control-plane':
-        return toControlPlane(
-          this.options.controlPlane,
-          plan.reason,
-          request,
-          response,
-          impersonation,
-          abortOnClose(response),
-        );
+        return this.toControlPlane(info, plan.reason, request, response, impersonation);
       case 'all-cells':
         if (plan.info.verb === 'deletecollection')
           return this.collections.deleteCollection(state!, plan.placement, request, response, impersonation);

@@ -54,34 +54,48 @@ export class EventRecorder {
     if (last !== undefined && now - last < (this.options.dedupeMs ?? 300_000)) return;
     this.sent.set(id, now);
     if (this.sent.size > 10_000) this.sent.delete(this.sent.keys().next().value!);
-    const namespace = subject.namespace ?? 'default';
     try {
-      await this.options.client.request('POST', `/apis/events.k8s.io/v1/namespaces/${namespace}/events`, {
-        body: {
-          apiVersion: 'events.k8s.io/v1',
-          kind: 'Event',
-          metadata: { name: this.eventName(subject.name, now), namespace },
-          eventTime: microTime(now),
-          reportingController: this.options.controller,
-          reportingInstance: this.options.instance,
-          action: reason,
-          reason,
-          // The API limits a note to 1 kB.
-          note: note.length > 1024 ? `${note.slice(0, 1021)}...` : note,
-          type,
-          regarding: {
-            apiVersion: subject.apiVersion,
-            kind: subject.kind,
-            name: subject.name,
-            ...(subject.namespace ? { namespace: subject.namespace } : {}),
-            ...(subject.uid ? { uid: subject.uid } : {}),
-          },
-        },
-      });
+      await this.write(subject, type, reason, note);
     } catch (error) {
       this.sent.delete(id);
       this.options.logger.warn({ err: errorMessage(error), reason, object: id }, 'could not record an Event');
     }
+  }
+
+  /**
+   * Writes one Event and throws when the apiserver refuses it: for an Event that is a record another
+   * component reads (see objects/orphaned-owners.ts), not only a note for people.
+   */
+  async write(
+    subject: EventSubject,
+    type: 'Normal' | 'Warning',
+    reason: string,
+    note: string,
+  ): Promise<void> {
+    const now = this.clock.now();
+    const namespace = subject.namespace ?? 'default';
+    await this.options.client.request('POST', `/apis/events.k8s.io/v1/namespaces/${namespace}/events`, {
+      body: {
+        apiVersion: 'events.k8s.io/v1',
+        kind: 'Event',
+        metadata: { name: this.eventName(subject.name, now), namespace },
+        eventTime: microTime(now),
+        reportingController: this.options.controller,
+        reportingInstance: this.options.instance,
+        action: reason,
+        reason,
+        // The API limits a note to 1 kB.
+        note: note.length > 1024 ? `${note.slice(0, 1021)}...` : note,
+        type,
+        regarding: {
+          apiVersion: subject.apiVersion,
+          kind: subject.kind,
+          name: subject.name,
+          ...(subject.namespace ? { namespace: subject.namespace } : {}),
+          ...(subject.uid ? { uid: subject.uid } : {}),
+        },
+      },
+    });
   }
 
   /**
