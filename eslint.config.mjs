@@ -1,5 +1,5 @@
 // One flat config for the whole workspace. The module-boundary rule is what keeps
-// @cellfed/hashing a pure library: no Kubernetes client, no I/O, nothing but zod.
+// @cellfed/hashing and @cellfed/api pure libraries: no Kubernetes client, no I/O.
 import js from '@eslint/js';
 import nx from '@nx/eslint-plugin';
 import prettier from 'eslint-config-prettier';
@@ -62,7 +62,7 @@ export default tseslint.config(
   },
   {
     // The Nx rule above sees only npm packages in the project graph; Node built-ins and anything not yet
-    // installed slip past it. The pure library's sources may import zod and each other, nothing else.
+    // installed slip past it. The pure library's sources import nothing but each other.
     files: ['packages/hashing/src/**/*.ts'],
     ignores: ['**/*.spec.ts'],
     rules: {
@@ -71,9 +71,28 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: '^(?!zod$|\\.{1,2}/)',
+              regex: '^(?!\\.{1,2}/)',
               message:
-                '@cellfed/hashing is pure: it may import only zod and its own modules (no I/O, no Kubernetes client).',
+                '@cellfed/hashing is pure: it imports only its own modules (no I/O, no Kubernetes client, no dependencies).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The API's sources: the ring (for its limits), zod for the schemas, js-yaml to render the CRDs.
+    files: ['packages/api/src/**/*.ts'],
+    ignores: ['**/*.spec.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!zod$|js-yaml$|@cellfed/hashing$|\\.{1,2}/)',
+              message:
+                '@cellfed/api is pure: it may import only zod, js-yaml, @cellfed/hashing and its own modules.',
             },
           ],
         },

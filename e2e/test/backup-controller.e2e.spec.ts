@@ -1,13 +1,9 @@
+import { SOURCE_RESOURCE_VERSION_ANNOTATION, parseCellSetSpec } from '@cellfed/api';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import {
-  KubeClient,
-  SOURCE_RESOURCE_VERSION_ANNOTATION,
-  type KubeList,
-  type KubeObject,
-} from '@cellfed/controller-kit';
-import { RoutingTable, parseCellSetSpec } from '@cellfed/hashing';
+import { KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
+import { RoutingTable } from '@cellfed/hashing';
 
 import { LocalCells } from '@cellfed/cells/local/local-cells.ts';
 import { createLogger } from '@cellfed/cells/log.ts';

@@ -1,9 +1,10 @@
+import { parseCellSet, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/api';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpsServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
-import { RoutingTable, parseCellSet, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/hashing';
+import { RoutingTable } from '@cellfed/hashing';
 import { KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { Agent, request } from 'undici';
 

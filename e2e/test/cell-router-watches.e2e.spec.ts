@@ -1,14 +1,9 @@
+import { parseCellSetSpec } from '@cellfed/api';
 import { spawn } from 'node:child_process';
 import { componentsKubeconfigPath } from '@cellfed/cells/local/local-provider.ts';
 import { join } from 'node:path';
 
-import {
-  MIGRATED,
-  MIGRATING,
-  REBALANCE_STATUS_LABEL,
-  RoutingTable,
-  parseCellSetSpec,
-} from '@cellfed/hashing';
+import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
 import {
   AppsV1Api,
   CoreV1Api,

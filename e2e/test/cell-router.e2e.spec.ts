@@ -1,16 +1,10 @@
+import { parseCellSet, parseCellSetSpec, LOADED_GENERATION_ANNOTATION } from '@cellfed/api';
 import { readFileSync } from 'node:fs';
 import { componentsKubeconfigPath } from '@cellfed/cells/local/local-provider.ts';
 import { join } from 'node:path';
 
-import {
-  MIGRATED,
-  MIGRATING,
-  REBALANCE_STATUS_LABEL,
-  RoutingTable,
-  parseCellSet,
-  parseCellSetSpec,
-} from '@cellfed/hashing';
-import { LOADED_GENERATION_ANNOTATION, routerLeaseName, type KubeObject } from '@cellfed/controller-kit';
+import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
+import { routerLeaseName, type KubeObject } from '@cellfed/controller-kit';
 import {
   AppsV1Api,
   CoordinationV1Api,

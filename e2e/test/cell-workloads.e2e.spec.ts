@@ -1,5 +1,6 @@
+import { parseCellSetSpec } from '@cellfed/api';
 import { KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
-import { RoutingTable, parseCellSetSpec } from '@cellfed/hashing';
+import { RoutingTable } from '@cellfed/hashing';
 
 import { cellSetSpec, eventually } from './clients.ts';
 import { DEPLOYMENTS, deployment } from './deployments.ts';

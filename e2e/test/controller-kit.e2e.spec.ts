@@ -1,3 +1,4 @@
+import { CELLSET_EXAMPLES, CELL_BACKUP_EXAMPLES, CellBackupSchema, safeParseCellSet } from '@cellfed/api';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -11,14 +12,7 @@ import {
   type EngagedCell,
   type InformerEvent,
 } from '@cellfed/controller-kit';
-import {
-  CELLSET_EXAMPLES,
-  CELL_BACKUP_EXAMPLES,
-  memoryLogger,
-  metricValue,
-} from '@cellfed/controller-kit/testing';
-import { CellBackupSchema } from '@cellfed/controller-kit';
-import { safeParseCellSet } from '@cellfed/hashing';
+import { memoryLogger, metricValue } from '@cellfed/controller-kit/testing';
 import { Registry } from 'prom-client';
 
 import { cellSecretName } from '@cellfed/cells/control-plane/cell-secrets.ts';

@@ -1,5 +1,6 @@
+import { parseCellSetSpec, type CellSetSpecInput } from '@cellfed/api';
 import { KubeClient } from '@cellfed/controller-kit';
-import { RoutingTable, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/hashing';
+import { RoutingTable } from '@cellfed/hashing';
 
 import { cellSetSettled, cellSetSpec, eventually, readCellSet, updateCellSet } from './clients.ts';
 import type { EnvFile } from '@cellfed/cells/env-file.ts';

@@ -1,3 +1,4 @@
+import { parseCellSet } from '@cellfed/api';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -5,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { KubeClient } from '@cellfed/controller-kit';
-import { RoutingTable, parseCellSet } from '@cellfed/hashing';
+import { RoutingTable } from '@cellfed/hashing';
 
 import { cellSetSpec, createCellSet, deleteCellSet, readCellSet } from './clients.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';

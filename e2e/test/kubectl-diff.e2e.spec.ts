@@ -1,6 +1,7 @@
+import { parseCellSetSpec } from '@cellfed/api';
 import { join } from 'node:path';
 
-import { RoutingTable, parseCellSetSpec } from '@cellfed/hashing';
+import { RoutingTable } from '@cellfed/hashing';
 
 import { cellSetSpec, eventually } from './clients.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';

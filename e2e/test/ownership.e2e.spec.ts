@@ -1,14 +1,8 @@
+import { HELD_OWNERS_ANNOTATION, ORIGIN_UID_ANNOTATION } from '@cellfed/api';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import {
-  ApiError,
-  HELD_OWNERS_ANNOTATION,
-  KubeClient,
-  ORIGIN_UID_ANNOTATION,
-  type KubeList,
-  type KubeObject,
-} from '@cellfed/controller-kit';
+import { ApiError, KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
 
 import { eventually } from './clients.ts';
 import { DEPLOYMENTS, deployment } from './deployments.ts';

@@ -1,20 +1,13 @@
 import {
-  ApiError,
   BACKUP_CELL_LABEL,
   BACKUP_SOURCE_ANNOTATION,
   PRIMARY_CELL_LABEL,
   SOURCE_RESOURCE_VERSION_ANNOTATION,
-  type KubeClient,
-  type KubeList,
-  type KubeObject,
-} from '@cellfed/controller-kit';
-import {
-  MIGRATED,
-  REBALANCE_STATUS_LABEL,
-  RoutingTable,
   parseCellSetSpec,
   type CellSetSpecInput,
-} from '@cellfed/hashing';
+} from '@cellfed/api';
+import { ApiError, type KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
+import { MIGRATED, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
 
 import { METADATA_LIST, SEQ, deploymentsIn, type startWriter } from './deployments.ts';
 

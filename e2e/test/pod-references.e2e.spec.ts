@@ -1,10 +1,5 @@
-import {
-  ApiError,
-  FOLLOWER_LABEL,
-  type KubeClient,
-  type KubeList,
-  type KubeObject,
-} from '@cellfed/controller-kit';
+import { FOLLOWER_LABEL } from '@cellfed/api';
+import { ApiError, type KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
 
 import { eventually } from './clients.ts';
 import { DEPLOYMENTS, deployment } from './deployments.ts';

@@ -1,7 +1,8 @@
+import { parseCellSetSpec, type CellSetSpecInput } from '@cellfed/api';
 import { join } from 'node:path';
 
 import { KubeClient } from '@cellfed/controller-kit';
-import { RoutingTable, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/hashing';
+import { RoutingTable } from '@cellfed/hashing';
 
 import { cellSetSettled, weightedCellSetSpec, eventually, readCellSet, updateCellSet } from './clients.ts';
 import { startBackupController, startRebalanceController } from './controller-process.ts';

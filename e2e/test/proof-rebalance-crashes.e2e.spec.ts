@@ -1,8 +1,9 @@
+import { parseCellSetSpec, type CellSetSpecInput } from '@cellfed/api';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
-import { RoutingTable, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/hashing';
+import { RoutingTable } from '@cellfed/hashing';
 
 import { cellSetSettled, weightedCellSetSpec, eventually, updateCellSet } from './clients.ts';
 import { startRebalanceController } from './controller-process.ts';

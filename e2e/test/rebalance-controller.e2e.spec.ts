@@ -1,3 +1,4 @@
+import { MIGRATED_AT_ANNOTATION, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/api';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
@@ -5,18 +6,11 @@ import { isDeepStrictEqual } from 'node:util';
 import {
   ApiError,
   FENCE_POLICY_NAME,
-  MIGRATED_AT_ANNOTATION,
   KubeClient,
   type KubeList,
   type KubeObject,
 } from '@cellfed/controller-kit';
-import {
-  MIGRATED,
-  REBALANCE_STATUS_LABEL,
-  RoutingTable,
-  parseCellSetSpec,
-  type CellSetSpecInput,
-} from '@cellfed/hashing';
+import { MIGRATED, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
 
 import { cellSecretName } from '@cellfed/cells/control-plane/cell-secrets.ts';
 import { LocalCells } from '@cellfed/cells/local/local-cells.ts';

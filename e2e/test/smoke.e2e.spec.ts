@@ -1,7 +1,7 @@
+import { CELLSET_API_VERSION, parseCellSet } from '@cellfed/api';
 import { spawnSync } from 'node:child_process';
 
 import type { V1Deployment } from '@kubernetes/client-node';
-import { CELLSET_API_VERSION, parseCellSet } from '@cellfed/hashing';
 
 import { resolveTools } from '@cellfed/cells/tools.ts';
 import { clientsFor, eventually } from './clients.ts';

@@ -1,9 +1,10 @@
+import { parseCellSet } from '@cellfed/api';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { KubeClient } from '@cellfed/controller-kit';
-import { RoutingTable, parseCellSet } from '@cellfed/hashing';
+import { RoutingTable } from '@cellfed/hashing';
 
 import { createLogger } from '@cellfed/cells/log.ts';
 import type { CellEntry } from '@cellfed/cells/provider.ts';

@@ -1,10 +1,11 @@
+import { parseCellSet } from '@cellfed/api';
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { RoutingTable, parseCellSet } from '@cellfed/hashing';
+import { RoutingTable } from '@cellfed/hashing';
 
 import { eventually, readCellSet } from '../clients.ts';
 import { describeInCluster, e2eEnv } from '../e2e-env.ts';

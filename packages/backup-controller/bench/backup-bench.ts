@@ -11,6 +11,7 @@
 // (Down → every one promoted, hence writable; each is then read and written once through the router).
 // Figures and goals: lagP50Ms ≤ 50, lagP99Ms ≤ 500, lagVsRawLoopRatio (p99 / the raw loop's p99) ≤ 2,
 // failoverReadsS ≤ 2, failoverWritesS ≤ 10.
+import { CELL_BACKUP_NAMESPACE, SOURCE_RESOURCE_VERSION_ANNOTATION, parseCellSetSpec } from '@cellfed/api';
 import { cpus } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -24,14 +25,8 @@ import {
   writeResult,
   type Target,
 } from '@cellfed/bench-kit';
-import {
-  CELL_BACKUP_NAMESPACE,
-  KubeClient,
-  SOURCE_RESOURCE_VERSION_ANNOTATION,
-  cellBackupOf,
-  type KubeObject,
-} from '@cellfed/controller-kit';
-import { RoutingTable, parseCellSetSpec } from '@cellfed/hashing';
+import { KubeClient, cellBackupOf, type KubeObject } from '@cellfed/controller-kit';
+import { RoutingTable } from '@cellfed/hashing';
 
 const OBJECTS = Number(process.env['CELLFED_BENCH_OBJECTS'] ?? 10_000);
 const WRITES_PER_SECOND = 100;

@@ -1,3 +1,4 @@
+import { CELLSET_API_VERSION } from '@cellfed/api';
 import {
   realClock,
   type CellHealth,
@@ -9,7 +10,6 @@ import {
   type ReconcileResult,
   type Reconciler,
 } from '@cellfed/controller-kit';
-import { CELLSET_API_VERSION } from '@cellfed/hashing';
 
 export interface AutoDownReconcilerOptions {
   /** How long a cell must stay Unhealthy before it is marked Down. */

@@ -1,12 +1,10 @@
+import { BACKUP_SOURCE_ANNOTATION, CELL_BACKUPS, PRIMARY_CELL_LABEL } from '@cellfed/api';
 import type { Tracer } from '@opentelemetry/api';
 import {
-  BACKUP_SOURCE_ANNOTATION,
-  CELL_BACKUPS,
   CONTROL_PLANE,
   CellObjects,
   Controller,
   Informer,
-  PRIMARY_CELL_LABEL,
   formatObjectKey,
   realClock,
   resourceListWatch,

@@ -4,13 +4,11 @@ import {
   FOLLOWER_LABEL,
   PRIMARY_CELL_LABEL,
   SOURCE_RESOURCE_VERSION_ANNOTATION,
-  cellBackupName,
-  formatObjectKey,
-  type KubeObject,
-  type ObjectRef,
-} from '@cellfed/controller-kit';
+  parseCellSetSpec,
+} from '@cellfed/api';
+import { cellBackupName, formatObjectKey, type KubeObject, type ObjectRef } from '@cellfed/controller-kit';
 import { FakeCell, FakeClock, fakeCopies, memoryLogger, metricValue } from '@cellfed/controller-kit/testing';
-import { REBALANCE_STATUS_LABEL, parseCellSetSpec, type CellState } from '@cellfed/hashing';
+import { REBALANCE_STATUS_LABEL, type CellState } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
 
 import { BackupMetrics, LagClock } from './backup-metrics.ts';

@@ -5,6 +5,9 @@ import {
   FOLLOWER_LABEL,
   PRIMARY_CELL_LABEL,
   SOURCE_RESOURCE_VERSION_ANNOTATION,
+  type CellBackup,
+} from '@cellfed/api';
+import {
   cellBackupName,
   cellBackupOf,
   formatObjectKey,
@@ -17,7 +20,6 @@ import {
   realClock,
   resourcePath,
   without,
-  type CellBackup,
   type Clock,
   type CopiesView,
   type KubeClient,

@@ -1,12 +1,5 @@
-import {
-  CELL_BACKUP_NAMESPACE,
-  cellBackupCrd,
-  errorMessage,
-  sleep,
-  type Clock,
-  type EngagedCell,
-  type KubeClient,
-} from '@cellfed/controller-kit';
+import { CELL_BACKUP_NAMESPACE, cellBackupCrd } from '@cellfed/api';
+import { errorMessage, sleep, type Clock, type EngagedCell, type KubeClient } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 
 import { FIELD_MANAGER } from './backup-reconciler.ts';

@@ -1,4 +1,5 @@
-import { RoutingTable, type CellSetSpec, type GroupVersionResource } from '@cellfed/hashing';
+import { type CellSetSpec, type GroupVersionResource } from '@cellfed/api';
+import { RoutingTable } from '@cellfed/hashing';
 import { resourceName } from '@cellfed/controller-kit';
 
 /** The CellSet generation the backup controller works to: its rings, cellular resources and live cells. */

@@ -7,10 +7,11 @@
 //  - watchAddedP99Ms: p99 of (arrival through the router − arrival on a direct watch of the object's cell)
 //    for ADDED events (goal ≤ 5);
 //  - routerRssMbDuringList: the router's largest resident memory while it serves the lists.
+import { parseCellSetSpec } from '@cellfed/api';
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 
-import { RoutingTable, parseCellSetSpec } from '@cellfed/hashing';
+import { RoutingTable } from '@cellfed/hashing';
 import { request } from 'undici';
 
 import {

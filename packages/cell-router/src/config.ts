@@ -1,3 +1,4 @@
+import { DEFAULT_CELLSET_NAME, DEFAULT_SECRET_NAMESPACE } from '@cellfed/api';
 import { hostname } from 'node:os';
 
 import {
@@ -13,7 +14,6 @@ import {
   usageOf,
   type Flag,
 } from '@cellfed/controller-kit';
-import { DEFAULT_CELLSET_NAME, DEFAULT_SECRET_NAMESPACE } from '@cellfed/hashing';
 import { z } from 'zod';
 import { RouterError, RouterErrorCode } from './errors.ts';
 

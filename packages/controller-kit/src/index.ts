@@ -64,10 +64,7 @@ export {
 } from './objects/object-ref.ts';
 export type { ObjectRef } from './objects/object-ref.ts';
 export {
-  HELD_OWNERS_ANNOTATION,
   HeldOwnersError,
-  ORPHAN_FINALIZER,
-  FOREGROUND_FINALIZER,
   formatHeldOwners,
   heldOwners,
   heldOwnersOrNone,
@@ -77,19 +74,11 @@ export {
   splitOwners,
 } from './objects/held-owners.ts';
 export type { OwnerReference } from './objects/held-owners.ts';
-export { ORPHANED_DEPENDENTS_REASON, orphanedOwnerEventsPath } from './objects/orphaned-owners.ts';
-export {
-  ORIGIN_CREATED_ANNOTATION,
-  COPIED_FROM_ANNOTATION,
-  ORIGIN_UID_ANNOTATION,
-  isKnownAs,
-  originCreated,
-  originUid,
-} from './objects/object-identity.ts';
+export { orphanedOwnerEventsPath } from './objects/orphaned-owners.ts';
+export { isKnownAs, originCreated, originUid } from './objects/object-identity.ts';
 export { portableObject, without } from './objects/portable-object.ts';
 export {
   CONFIG_MAPS,
-  FOLLOWER_LABEL,
   NOT_FOLLOWER_SELECTOR,
   SECRETS,
   hasPodTemplate,
@@ -105,8 +94,6 @@ export { LEADER_ELECTION_DEFAULTS, LeaderElector } from './leader/leader-elector
 export type { LeaderCallbacks, LeaderElectionOptions } from './leader/leader-elector.ts';
 
 export {
-  LOADED_GENERATION_ANNOTATION,
-  ROUTER_CELLSET_LABEL,
   RouterLeasePublisher,
   routerLeaseName,
   routerPresence,
@@ -146,24 +133,7 @@ export type { ControllerParts, ControllerProcessConfig } from './process/control
 export type { ManagerConfig, ManagerConfigInput } from './process/manager-config.ts';
 export { createLogger } from './log.ts';
 
-export {
-  BACKUP_CELL_LABEL,
-  BACKUP_SOURCE_ANNOTATION,
-  CELL_BACKUPS,
-  CELL_BACKUP_API_VERSION,
-  CELL_BACKUP_KIND,
-  CELL_BACKUP_NAMESPACE,
-  CellBackupSchema,
-  PRIMARY_CELL_LABEL,
-  SOURCE_RESOURCE_VERSION_ANNOTATION,
-  cellBackupCrd,
-  cellBackupName,
-  cellBackupOf,
-} from './crds/cell-backup.ts';
-export type { CellBackup } from './crds/cell-backup.ts';
-export { cellSetCrd } from './crds/cellset-crd.ts';
-export { crdManifests, renderCrd } from './crds/crd-manifests.ts';
-export type { CustomResourceDefinition } from './crds/crd-types.ts';
+export { cellBackupName, cellBackupOf } from './objects/cell-backups.ts';
 
 export { NOOP_TRACER, TracingConfigSchema, createTracing } from './tracing/tracing.ts';
 export type { Tracing, TracingConfig } from './tracing/tracing.ts';
@@ -171,10 +141,7 @@ export { parentContextOf, traceHeadersOf } from './tracing/trace-headers.ts';
 
 export {
   FENCE_POLICY_NAME,
-  FENCE_PROBE_LABEL,
   FENCE_PROBE_NAME,
-  FENCED_AT_ANNOTATION,
-  MIGRATED_AT_ANNOTATION,
   fencePolicyObjects,
   fenceProbe,
   isFenceRefusal,

@@ -7,13 +7,7 @@ import { createRequire } from 'node:module';
 import { referenceSplitmix64 } from '../test/bigint-reference.ts';
 
 const require = createRequire(import.meta.url);
-const {
-  HashRing,
-  RoutingTable,
-  hash64Hex,
-  parseCellSetSpec,
-  DEFAULT_POINTS_PER_WEIGHT,
-} = require('../dist/index.js');
+const { HashRing, RoutingTable, hash64Hex, DEFAULT_POINTS_PER_WEIGHT } = require('../dist/index.js');
 
 const keys = [
   '',
@@ -90,10 +84,10 @@ const vectors = {
     };
   }),
   routing: routingSets.map(({ name, cells }) => {
-    const spec = parseCellSetSpec({
-      cells: cells.map(([id, state, weight]) => ({ id, state, weight, kubeconfigSecretRef: { name: id } })),
+    const table = RoutingTable.fromCellSet({
+      cells: cells.map(([id, state, weight]) => ({ id, state, weight })),
+      shardBy: 'name',
     });
-    const table = RoutingTable.fromCellSet(spec);
     return {
       name,
       cells: cells.map(([id, state, weight]) => ({ id, state, weight })),

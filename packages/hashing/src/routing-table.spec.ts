@@ -2,11 +2,11 @@ import fc from 'fast-check';
 
 import { FAST, cellId, keys } from '../test/arbitraries';
 import { specOf } from '../test/cell-sets';
-import { CELL_STATES, parseCellSetSpec, type CellState } from './cell-set';
+import { CELL_STATES, type CellState } from './cell-states';
 import { HashRing } from './ring';
 import { RoutingTable } from './routing-table';
 
-const spec = (cells: Parameters<typeof specOf>[0]) => parseCellSetSpec(specOf(cells));
+const spec = specOf;
 
 /** CellSets with at least one Normal cell and any mix of the other states. */
 const cellSets = fc
@@ -159,9 +159,9 @@ describe('RoutingTable', () => {
       ['b', 'Normal'],
       ['c', 'Normal'],
     ]).cells.map((cell) => (cell.id === 'a' ? { ...cell, weight: 3, previousWeight: 1 } : cell));
-    const changing = RoutingTable.fromCellSet(parseCellSetSpec({ cells }), FAST);
+    const changing = RoutingTable.fromCellSet({ cells, shardBy: 'name' }, FAST);
     const after = RoutingTable.fromCellSet(
-      parseCellSetSpec({ cells: cells.map(({ previousWeight: _previous, ...cell }) => cell) }),
+      { cells: cells.map(({ previousWeight: _previous, ...cell }) => cell), shardBy: 'name' },
       FAST,
     );
     expect(changing.rebalancing).toBe(true);
@@ -185,9 +185,10 @@ describe('RoutingTable', () => {
     expect(moving / 3000).toBeLessThan(0.34);
     // Lowering a weight moves keys out of that cell only.
     const lowering = RoutingTable.fromCellSet(
-      parseCellSetSpec({
+      {
         cells: cells.map((cell) => (cell.id === 'a' ? { ...cell, weight: 1, previousWeight: 3 } : cell)),
-      }),
+        shardBy: 'name',
+      },
       FAST,
     );
     for (let i = 0; i < 3000; i++) {

@@ -1,6 +1,6 @@
-import type { CellSetSpec, CellState } from './cell-set';
+import type { CellState } from './cell-states';
 import { hashKey, keyPosition } from './key-hash';
-import { objectKey, shardByForNamespace, type ObjectRef } from './object-key';
+import { objectKey, shardByForNamespace, type ObjectRef, type ShardBy } from './object-key';
 import { HashRing, type Placement, type RingOptions } from './ring';
 
 /**
@@ -26,13 +26,36 @@ export interface RouteDecision {
   readonly newCell: string;
 }
 
+/** A cell as the routing rule reads it. */
+export interface RoutingCell {
+  readonly id: string;
+  readonly state: CellState;
+  /** Its share of the ring: an integer from 1 to the ring's `MAX_WEIGHT`. */
+  readonly weight: number;
+  /** While its weight changes: the weight objects are placed by until the change is done. */
+  readonly previousWeight?: number | undefined;
+}
+
+/**
+ * What the routing rule reads of a federation's cell set: its cells and how objects are keyed. A
+ * validated CellSet spec (@cellfed/api's `parseCellSetSpec`) is one.
+ */
+export interface RoutingCells {
+  readonly cells: readonly RoutingCell[];
+  /** How an object's key is made unless its namespace says otherwise. */
+  readonly shardBy: ShardBy;
+}
+
 /**
  * The two rings of a CellSet and the routing rule over them. Immutable; build a new table when the
  * CellSet changes and swap it atomically.
  *
  * @example
  * ```ts
- * const table = RoutingTable.fromCellSet(parseCellSet(object).spec);
+ * const table = RoutingTable.fromCellSet({
+ *   cells: [{ id: 'cell-1', state: 'Normal', weight: 1 }, { id: 'cell-2', state: 'Joining', weight: 1 }],
+ *   shardBy: 'namespace',
+ * });
  * const decision = table.route(table.keyOf({ namespace: 'shop', name: 'web' }));
  * if (decision.case === 4) forwardTo(decision.oldCell);
  * ```
@@ -44,7 +67,7 @@ export class RoutingTable {
     /** The ring of DesiredCells = Normal ∪ Joining: where objects belong once rebalanced. */
     readonly desiredRing: HashRing,
     private readonly states: ReadonlyMap<string, CellState>,
-    private readonly defaultShardBy: CellSetSpec['shardBy'],
+    private readonly defaultShardBy: ShardBy,
     /** CurrentCells ∪ Down: where keys were before their cells failed; absent when no cell is Down. */
     private readonly beforeFailureRing: HashRing | undefined,
     /** The cells whose weight is changing (they have a `previousWeight`). */
@@ -52,10 +75,10 @@ export class RoutingTable {
   ) {}
 
   /**
-   * Builds the table of a validated CellSet spec (see `parseCellSetSpec`). `Down` cells are in neither ring,
-   * so their keys go to their backup cells.
+   * Builds the table of a cell set (a validated CellSet spec is one). `Down` cells are in neither ring, so
+   * their keys go to their backup cells.
    */
-  static fromCellSet(spec: CellSetSpec, options: RingOptions = {}): RoutingTable {
+  static fromCellSet(spec: RoutingCells, options: RingOptions = {}): RoutingTable {
     const states = new Map(spec.cells.map((cell) => [cell.id, cell.state] as const));
     // CurrentCells at the weights objects are placed by now: a cell changing weight keeps its previous one.
     const current = spec.cells

@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { specOf } from '../test/cell-sets';
-import { parseCellSetSpec } from './cell-set';
 import { hash64Hex } from './key-hash';
 import { DEFAULT_POINTS_PER_WEIGHT, HashRing } from './ring';
 import { RoutingTable } from './routing-table';
@@ -49,7 +48,7 @@ describe('test-vectors.json (the mapping must never change by accident)', () => 
   describe.each(vectors.routing.map((r) => [r.name, r] as const))('routing %s', (_name, set) => {
     it('gives every key the recorded old cell, new cell and case', () => {
       const table = RoutingTable.fromCellSet(
-        parseCellSetSpec(specOf(set.cells.map((c) => [c.id, c.state, c.weight] as const))),
+        specOf(set.cells.map((c) => [c.id, c.state, c.weight] as const)),
       );
       expect(
         set.routes.map(({ key }) => {

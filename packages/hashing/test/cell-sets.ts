@@ -1,15 +1,12 @@
-import type { CellSetSpecInput, CellState } from '../src/cell-set';
+import type { CellState } from '../src/cell-states';
+import type { RoutingCells } from '../src/routing-table';
 
-/** A CellSet spec with the given cells (weight 1 unless given) and a Secret per cell. */
+/** A cell set with the given cells (weight 1 unless given), keyed by name as a CellSet is by default. */
 export function specOf(
   cells: ReadonlyArray<readonly [id: string, state: CellState, weight?: number]>,
-): CellSetSpecInput {
+): RoutingCells {
   return {
-    cells: cells.map(([id, state, weight]) => ({
-      id,
-      state,
-      weight: weight ?? 1,
-      kubeconfigSecretRef: { name: `${id}-kubeconfig` },
-    })),
+    cells: cells.map(([id, state, weight]) => ({ id, state, weight: weight ?? 1 })),
+    shardBy: 'name',
   };
 }

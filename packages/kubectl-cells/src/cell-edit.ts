@@ -1,9 +1,9 @@
 import {
+  CellSetError,
   DEFAULT_SECRET_NAMESPACE,
-  HashingError,
   parseCellSetSpec,
   type CellSetSpecInput,
-} from '@cellfed/hashing';
+} from '@cellfed/api';
 import { CellsCliError, CellsCliErrorCode } from './errors.ts';
 
 /** A change `kubectl cells` makes to the CellSet's cells. */
@@ -95,7 +95,7 @@ export function editCells(cells: readonly CellInput[], edit: CellEdit): CellInpu
     parseCellSetSpec({ cells: next });
   } catch (error) {
     const issues =
-      error instanceof HashingError ? error.issues.map((issue) => issue.message).join('; ') : String(error);
+      error instanceof CellSetError ? error.issues.map((issue) => issue.message).join('; ') : String(error);
     throw new CellsCliError(CellsCliErrorCode.InvalidChange, `the CellSet would be invalid: ${issues}`, {
       cause: error,
     });

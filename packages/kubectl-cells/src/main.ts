@@ -1,24 +1,24 @@
 // kubectl cells — a kubectl plugin: `kubectl cells status|where|plan`. Reads through the user's kubeconfig
 // (the router, or the router control plane: both serve the CellSet and list every cellular object).
+import {
+  ROUTER_CELLSET_LABEL,
+  CELLSET_API_VERSION,
+  DEFAULT_SECRET_NAMESPACE,
+  parseCellSet,
+  type CellSetSpecInput,
+  type GroupVersionResource,
+} from '@cellfed/api';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import {
   KubeClient,
-  ROUTER_CELLSET_LABEL,
   errorMessage,
   isConflict,
   routersBehind,
   type KubeList,
   type RouterLease,
 } from '@cellfed/controller-kit';
-import {
-  CELLSET_API_VERSION,
-  DEFAULT_SECRET_NAMESPACE,
-  RoutingTable,
-  parseCellSet,
-  type CellSetSpecInput,
-  type GroupVersionResource,
-} from '@cellfed/hashing';
+import { RoutingTable } from '@cellfed/hashing';
 import { KubeConfig } from '@kubernetes/client-node';
 
 import { editCells, editSettled, progressLine } from './cell-edit.ts';

@@ -1,5 +1,4 @@
-import { parseCellSetSpec } from '@cellfed/hashing';
-
+import { parseCellSetSpec } from '@cellfed/api';
 import { planChange } from './plan.ts';
 
 const spec = parseCellSetSpec({

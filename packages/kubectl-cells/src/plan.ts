@@ -1,4 +1,5 @@
-import { HashRing, planMigration, type CellSetSpec } from '@cellfed/hashing';
+import { type CellSetSpec } from '@cellfed/api';
+import { HashRing, planMigration } from '@cellfed/hashing';
 import { CellsCliError, CellsCliErrorCode } from './errors.ts';
 
 /** A change of the CellSet's cells a plan is asked about. */

@@ -1,5 +1,4 @@
-import { safeParseCellSet } from '@cellfed/hashing';
-
+import { safeParseCellSet } from '@cellfed/api';
 import { table } from './table.ts';
 import { CellsCliError, CellsCliErrorCode } from './errors.ts';
 

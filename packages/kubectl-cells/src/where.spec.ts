@@ -1,4 +1,5 @@
-import { RoutingTable, parseCellSetSpec } from '@cellfed/hashing';
+import { parseCellSetSpec } from '@cellfed/api';
+import { RoutingTable } from '@cellfed/hashing';
 
 import { whereIs } from './where.ts';
 

@@ -1,4 +1,5 @@
-import { RoutingTable, type CellSetSpec } from '@cellfed/hashing';
+import { type CellSetSpec } from '@cellfed/api';
+import { RoutingTable } from '@cellfed/hashing';
 
 /** Where one object lives under a CellSet: computed from the CellSet and the namespace's labels alone. */
 export interface Whereabouts {

@@ -10,6 +10,7 @@
 // Figures: fenceP50Ms / fenceP99Ms (migrated-at − fenced-at on each old copy; goals ≤ 100 / ≤ 200),
 // objectsPerSecond (≥ 300), vsProtocolLoopRatio (migration time / baseline time, ≤ 1.3), movedOverOptimal
 // (objects moved / the fewest any placement must move, ≤ 1.05).
+import { parseCellSetSpec, FENCED_AT_ANNOTATION, MIGRATED_AT_ANNOTATION } from '@cellfed/api';
 import { cpus } from 'node:os';
 
 import {
@@ -28,11 +29,8 @@ import {
   MIGRATING,
   REBALANCE_STATUS_LABEL,
   RoutingTable,
-  parseCellSetSpec,
   planMigration,
 } from '@cellfed/hashing';
-
-import { FENCED_AT_ANNOTATION, MIGRATED_AT_ANNOTATION } from '../src/migration-marks.ts';
 
 const OBJECTS = Number(process.env['CELLFED_BENCH_OBJECTS'] ?? 10_000);
 const WINDOW = Number(process.env['CELLFED_BENCH_WINDOW'] ?? 32);

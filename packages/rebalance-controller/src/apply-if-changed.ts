@@ -1,6 +1,7 @@
+import { MIRROR_HASH_ANNOTATION } from '@cellfed/api';
 import { isNotFound, type KubeClient, type KubeObject } from '@cellfed/controller-kit';
 
-import { contentHash, MIRROR_FIELD_MANAGER, MIRROR_HASH_ANNOTATION } from './mirror-marks.ts';
+import { contentHash, MIRROR_FIELD_MANAGER } from './mirror-marks.ts';
 
 const METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
 const APPLY = 'application/apply-patch+yaml';

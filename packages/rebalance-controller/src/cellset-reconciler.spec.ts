@@ -1,12 +1,7 @@
-import {
-  ApiError,
-  CellSetReader,
-  LOADED_GENERATION_ANNOTATION,
-  type KubeObject,
-  type RouterLease,
-} from '@cellfed/controller-kit';
+import { LOADED_GENERATION_ANNOTATION, parseCellSet } from '@cellfed/api';
+import { ApiError, CellSetReader, type KubeObject, type RouterLease } from '@cellfed/controller-kit';
 import { FakeCell, FakeClock, fakeCopies, memoryLogger } from '@cellfed/controller-kit/testing';
-import { MIGRATED, REBALANCE_STATUS_LABEL, RoutingTable, parseCellSet } from '@cellfed/hashing';
+import { MIGRATED, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
 
 import { CellSetReconciler } from './cellset-reconciler.ts';

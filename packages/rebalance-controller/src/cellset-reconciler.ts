@@ -1,3 +1,4 @@
+import { CELLSET_API_VERSION } from '@cellfed/api';
 import {
   errorMessage,
   isConflict,
@@ -12,7 +13,6 @@ import {
   type CopiesView,
   type KubeObject,
 } from '@cellfed/controller-kit';
-import { CELLSET_API_VERSION } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 
 import {

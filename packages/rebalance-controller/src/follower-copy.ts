@@ -1,12 +1,7 @@
-import { CONTROL_PLANE, FOLLOWER_LABEL, type KubeObject } from '@cellfed/controller-kit';
+import { FOLLOWED_VERSION_ANNOTATION, FOLLOWER_LABEL, MIRROR_HASH_ANNOTATION } from '@cellfed/api';
+import { CONTROL_PLANE, type KubeObject } from '@cellfed/controller-kit';
 
-import { contentHash, MIRROR_HASH_ANNOTATION } from './mirror-marks.ts';
-
-/**
- * On a follower copy whose source is in a cell: the source's resourceVersion when it was copied, so an
- * unchanged source (its version in the cache) is not read again.
- */
-export const FOLLOWED_VERSION_ANNOTATION = 'cellfed.io/followed-version';
+import { contentHash } from './mirror-marks.ts';
 
 /** Where a follower copy's source lives: a cell id, or `control-plane`. */
 export type SourceId = string;

@@ -1,6 +1,7 @@
-import { ApiError, FOLLOWER_LABEL, type CopiesView, type KubeObject } from '@cellfed/controller-kit';
+import { FOLLOWER_LABEL, parseCellSetSpec } from '@cellfed/api';
+import { ApiError, type CopiesView, type KubeObject } from '@cellfed/controller-kit';
 import { FakeCell, fakeCopies, memoryLogger } from '@cellfed/controller-kit/testing';
-import { MIGRATED, REBALANCE_STATUS_LABEL, parseCellSetSpec } from '@cellfed/hashing';
+import { MIGRATED, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
 
 import { RebalanceErrorCode } from './errors.ts';

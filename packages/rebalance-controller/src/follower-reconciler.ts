@@ -1,8 +1,8 @@
+import { FOLLOWER_LABEL, type GroupVersionResource, FOLLOWED_VERSION_ANNOTATION } from '@cellfed/api';
 import {
   CELL_SYSTEM_NAMESPACES,
   CONFIG_MAPS,
   CONTROL_PLANE,
-  FOLLOWER_LABEL,
   SECRETS,
   hasPodTemplate,
   isAlreadyExists,
@@ -22,11 +22,11 @@ import {
   type ReconcileResult,
   type Reconciler,
 } from '@cellfed/controller-kit';
-import { MIGRATED, REBALANCE_STATUS_LABEL, type GroupVersionResource } from '@cellfed/hashing';
+import { MIGRATED, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 
 import { RebalanceError, RebalanceErrorCode } from './errors.ts';
-import { FOLLOWED_VERSION_ANNOTATION, followerCopy, sameFollower, type SourceId } from './follower-copy.ts';
+import { followerCopy, sameFollower, type SourceId } from './follower-copy.ts';
 import { inParallel } from './in-parallel.ts';
 import type { RebalanceMetrics } from './rebalance-metrics.ts';
 import type { PlanHolder } from './rebalance-plan.ts';

@@ -1,16 +1,19 @@
 import {
-  ApiError,
   HELD_OWNERS_ANNOTATION,
   ORIGIN_UID_ANNOTATION,
   FOREGROUND_FINALIZER,
   ORPHAN_FINALIZER,
+  parseCellSetSpec,
+} from '@cellfed/api';
+import {
+  ApiError,
   formatHeldOwners,
   type KubeObject,
   type ObjectRef,
   type OwnerReference,
 } from '@cellfed/controller-kit';
 import { FakeCell, fakeCopies, memoryLogger } from '@cellfed/controller-kit/testing';
-import { MIGRATING, REBALANCE_STATUS_LABEL, RoutingTable, parseCellSetSpec } from '@cellfed/hashing';
+import { MIGRATING, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
 
 import { DependentsIndex, ownerName } from './dependents-index.ts';

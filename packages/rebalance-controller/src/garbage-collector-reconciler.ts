@@ -1,8 +1,6 @@
+import { HELD_OWNERS_ANNOTATION, FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from '@cellfed/api';
 import {
-  HELD_OWNERS_ANNOTATION,
   HeldOwnersError,
-  FOREGROUND_FINALIZER,
-  ORPHAN_FINALIZER,
   formatHeldOwners,
   heldOwners,
   heldOwnersOrNone,

@@ -1,3 +1,4 @@
+import { parseCellSetSpec, type CellSetSpecInput } from '@cellfed/api';
 import {
   TokenBucket,
   type KubeObject,
@@ -6,14 +7,7 @@ import {
   type ObjectRef,
 } from '@cellfed/controller-kit';
 import { FakeCell, FakeClock, fakeCopies, memoryLogger } from '@cellfed/controller-kit/testing';
-import {
-  MIGRATED,
-  MIGRATING,
-  REBALANCE_STATUS_LABEL,
-  RoutingTable,
-  parseCellSetSpec,
-  type CellSetSpecInput,
-} from '@cellfed/hashing';
+import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
 
 import { MigrationReconciler } from './migration-reconciler.ts';

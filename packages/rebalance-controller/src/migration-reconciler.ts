@@ -1,3 +1,4 @@
+import { QUIESCED_ANNOTATION, MIGRATED_AT_ANNOTATION } from '@cellfed/api';
 import {
   type Clock,
   type ObjectMeta,
@@ -16,9 +17,8 @@ import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 
 import { RebalanceError, RebalanceErrorCode } from './errors.ts';
-import { MIGRATED_AT_ANNOTATION, copiedFromCell } from './migration-marks.ts';
+import { copiedFromCell } from './migration-marks.ts';
 import type { CellEnd, Move, MoveOutcome, ObjectMover } from './object-mover.ts';
-import { QUIESCED_ANNOTATION } from './quiesce.ts';
 import type { PlanHolder } from './rebalance-plan.ts';
 import type { MigrationResult, RebalanceMetrics } from './rebalance-metrics.ts';
 

@@ -1,3 +1,4 @@
+import { type GroupVersionResource, MIRRORED_LABEL } from '@cellfed/api';
 import {
   errorMessage,
   isNotFound,
@@ -10,12 +11,11 @@ import {
   type Reconciler,
   CELL_SYSTEM_NAMESPACES,
 } from '@cellfed/controller-kit';
-import type { GroupVersionResource } from '@cellfed/hashing';
 
 import { applyIfChanged } from './apply-if-changed.ts';
 import { ensureCellFence } from './cell-fence.ts';
 import { inParallel } from './in-parallel.ts';
-import { MIRROR_FIELD_MANAGER as FIELD_MANAGER, MIRRORED_LABEL, MIRRORED_VALUE } from './mirror-marks.ts';
+import { MIRROR_FIELD_MANAGER as FIELD_MANAGER, MIRRORED_VALUE } from './mirror-marks.ts';
 import type { PlanHolder } from './rebalance-plan.ts';
 import { mirrorSharedObjects, mirroredResources } from './shared-objects.ts';
 

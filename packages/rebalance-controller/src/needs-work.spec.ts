@@ -1,6 +1,6 @@
+import { COPIED_FROM_ANNOTATION } from '@cellfed/api';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
-import { COPIED_FROM_ANNOTATION } from './migration-marks.ts';
 import { needsWork } from './needs-work.ts';
 import { routeOf, type ObjectRef } from '@cellfed/controller-kit';
 import { configMapCellSet, CONFIGMAPS } from './testing/configmap-cells.ts';

@@ -1,8 +1,13 @@
+import {
+  ORIGIN_CREATED_ANNOTATION,
+  ORIGIN_UID_ANNOTATION,
+  COPIED_FROM_ANNOTATION,
+  FENCED_AT_ANNOTATION,
+} from '@cellfed/api';
 import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
-import { COPIED_FROM_ANNOTATION, FENCED_AT_ANNOTATION } from './migration-marks.ts';
 import { copyForNewCell } from './object-copy.ts';
-import { isCellOwnObject, ORIGIN_CREATED_ANNOTATION, ORIGIN_UID_ANNOTATION } from '@cellfed/controller-kit';
+import { isCellOwnObject } from '@cellfed/controller-kit';
 
 const meta = {
   name: 'x',

@@ -1,3 +1,4 @@
+import { COPIED_FROM_ANNOTATION, FENCED_AT_ANNOTATION, MIGRATED_AT_ANNOTATION } from '@cellfed/api';
 import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import {
   portableObject,
@@ -7,8 +8,6 @@ import {
   type ObjectRef,
   type PortableObject,
 } from '@cellfed/controller-kit';
-
-import { COPIED_FROM_ANNOTATION, FENCED_AT_ANNOTATION, MIGRATED_AT_ANNOTATION } from './migration-marks.ts';
 
 /** What goes to the new cell: the object to create, then its status through the status subresource. */
 export type CellCopy = PortableObject;

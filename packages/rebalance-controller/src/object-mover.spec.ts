@@ -1,16 +1,16 @@
 import {
-  ApiError,
   FOLLOWER_LABEL,
-  type KubeObject,
-  type ObjectRef,
   ORIGIN_UID_ANNOTATION,
-} from '@cellfed/controller-kit';
+  QUIESCED_ANNOTATION,
+  COPIED_FROM_ANNOTATION,
+  FENCED_AT_ANNOTATION,
+  MIGRATED_AT_ANNOTATION,
+} from '@cellfed/api';
+import { ApiError, type KubeObject, type ObjectRef } from '@cellfed/controller-kit';
 import { FakeCell, FakeClock, memoryLogger } from '@cellfed/controller-kit/testing';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
-import { COPIED_FROM_ANNOTATION, FENCED_AT_ANNOTATION, MIGRATED_AT_ANNOTATION } from './migration-marks.ts';
 import { ObjectMover, contentOf, type Move } from './object-mover.ts';
-import { QUIESCED_ANNOTATION } from './quiesce.ts';
 import { StatusSubresources } from './status-subresources.ts';
 
 const ref: ObjectRef = {

@@ -1,3 +1,4 @@
+import { COPIED_FROM_ANNOTATION, FENCED_AT_ANNOTATION, MIGRATED_AT_ANNOTATION } from '@cellfed/api';
 import {
   ApiError,
   isAlreadyExists,
@@ -15,13 +16,7 @@ import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 
 import { RebalanceError, RebalanceErrorCode } from './errors.ts';
-import {
-  COPIED_FROM_ANNOTATION,
-  FENCED_AT_ANNOTATION,
-  FIELD_MANAGER,
-  MIGRATED_AT_ANNOTATION,
-  copiedFromCell,
-} from './migration-marks.ts';
+import { FIELD_MANAGER, copiedFromCell } from './migration-marks.ts';
 import { copyForNewCell } from './object-copy.ts';
 import { quiescePatch, quiesces } from './quiesce.ts';
 import {

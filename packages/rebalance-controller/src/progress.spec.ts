@@ -1,7 +1,7 @@
+import { COPIED_FROM_ANNOTATION } from '@cellfed/api';
 import { FakeCell, fakeCopies } from '@cellfed/controller-kit/testing';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
 
-import { COPIED_FROM_ANNOTATION } from './migration-marks.ts';
 import { MoveRate, countProgress } from './progress.ts';
 import { PlanHolder } from './rebalance-plan.ts';
 import { configMapCellSet, CONFIGMAPS } from './testing/configmap-cells.ts';

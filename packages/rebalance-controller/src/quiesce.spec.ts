@@ -1,6 +1,7 @@
+import { QUIESCED_ANNOTATION, QUIESCED_NODE_LABEL } from '@cellfed/api';
 import type { KubeObject } from '@cellfed/controller-kit';
 
-import { QUIESCED_ANNOTATION, QUIESCED_NODE_LABEL, quiescePatch, quiesces } from './quiesce.ts';
+import { quiescePatch, quiesces } from './quiesce.ts';
 
 const object = (spec: Record<string, unknown>, annotations: Record<string, string> = {}): KubeObject =>
   ({ metadata: { name: 'web', resourceVersion: '42', annotations }, spec }) as KubeObject;

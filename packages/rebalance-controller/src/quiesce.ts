@@ -1,19 +1,6 @@
-import type { GroupVersionResource } from '@cellfed/hashing';
+import { QUIESCED_ANNOTATION, QUIESCED_NODE_LABEL, type GroupVersionResource } from '@cellfed/api';
 
 import type { KubeObject } from '@cellfed/controller-kit';
-
-/**
- * On an old copy the controller has quiesced: the spec fields it changed, as they were (JSON), so the old
- * copy can be brought back by hand within `deleteAfter` if a move has to be undone.
- */
-export const QUIESCED_ANNOTATION = 'cellfed.io/quiesced-from';
-
-/**
- * A node label no node carries: an old DaemonSet copy selects it, so its cell's DaemonSet controller deletes
- * the copy's pods from every node (whatever its update strategy), as it does for any node a DaemonSet no
- * longer selects.
- */
-export const QUIESCED_NODE_LABEL = 'cellfed.io/quiesced';
 
 type Spec = Record<string, unknown>;
 

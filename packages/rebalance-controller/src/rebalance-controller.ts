@@ -1,9 +1,9 @@
+import { ROUTER_CELLSET_LABEL, FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from '@cellfed/api';
 import type { Tracer } from '@opentelemetry/api';
 import {
   CONTROL_PLANE,
   Controller,
   Informer,
-  ROUTER_CELLSET_LABEL,
   TokenBucket,
   realClock,
   resourceListWatch,
@@ -18,8 +18,6 @@ import {
   parseObjectKey,
   NOOP_TRACER,
   heldOwnersOrNone,
-  FOREGROUND_FINALIZER,
-  ORPHAN_FINALIZER,
   CONFIG_MAPS,
   SECRETS,
   hasPodTemplate,

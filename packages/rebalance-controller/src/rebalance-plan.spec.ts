@@ -1,5 +1,4 @@
-import { parseCellSetSpec } from '@cellfed/hashing';
-
+import { parseCellSetSpec } from '@cellfed/api';
 import { PlanHolder } from './rebalance-plan.ts';
 
 const spec = parseCellSetSpec({

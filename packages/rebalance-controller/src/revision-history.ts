@@ -1,7 +1,10 @@
+import {
+  type GroupVersionResource,
+  COPIED_FROM_ANNOTATION,
+  FENCED_AT_ANNOTATION,
+  MIGRATED_AT_ANNOTATION,
+} from '@cellfed/api';
 import { ownerReferencesOf, without, type KubeObject, type ObjectRef } from '@cellfed/controller-kit';
-import type { GroupVersionResource } from '@cellfed/hashing';
-
-import { COPIED_FROM_ANNOTATION, FENCED_AT_ANNOTATION, MIGRATED_AT_ANNOTATION } from './migration-marks.ts';
 
 const REPLICA_SETS: GroupVersionResource = { group: 'apps', version: 'v1', resource: 'replicasets' };
 const CONTROLLER_REVISIONS: GroupVersionResource = {

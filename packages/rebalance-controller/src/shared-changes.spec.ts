@@ -1,6 +1,6 @@
+import { type GroupVersionResource } from '@cellfed/api';
 import { flushPromises, FakeListWatch, memoryLogger } from '@cellfed/controller-kit/testing';
 import type { KubeClient } from '@cellfed/controller-kit';
-import type { GroupVersionResource } from '@cellfed/hashing';
 
 import { SharedChanges } from './shared-changes.ts';
 import { SECRETS } from '@cellfed/controller-kit';

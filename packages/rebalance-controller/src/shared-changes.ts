@@ -1,3 +1,4 @@
+import { type GroupVersionResource } from '@cellfed/api';
 import {
   CONTROL_PLANE,
   Informer,
@@ -8,7 +9,6 @@ import {
   type ListWatch,
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
-import type { GroupVersionResource } from '@cellfed/hashing';
 import type { Registry } from 'prom-client';
 
 import { mirrorSelector } from './shared-objects.ts';

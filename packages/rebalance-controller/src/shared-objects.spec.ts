@@ -1,6 +1,7 @@
+import { MIRROR_HASH_ANNOTATION, MIRRORED_LABEL } from '@cellfed/api';
 import { SECRETS, type KubeObject } from '@cellfed/controller-kit';
 
-import { MIRROR_HASH_ANNOTATION, MIRRORED_LABEL, MIRRORED_VALUE } from './mirror-marks.ts';
+import { MIRRORED_VALUE } from './mirror-marks.ts';
 import { SERVICE_ACCOUNTS, mirrorSharedObjects, mirroredCopy, mirroredResources } from './shared-objects.ts';
 
 const CLUSTER_ROLES = { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles' };

@@ -1,4 +1,10 @@
 import {
+  type CellSetSpec,
+  type GroupVersionResource,
+  MIRROR_HASH_ANNOTATION,
+  MIRRORED_LABEL,
+} from '@cellfed/api';
+import {
   isNotFound,
   resourcePath,
   type KubeClient,
@@ -7,16 +13,9 @@ import {
   CELL_SYSTEM_NAMESPACES,
   SECRETS,
 } from '@cellfed/controller-kit';
-import type { CellSetSpec, GroupVersionResource } from '@cellfed/hashing';
 
 import { inParallel } from './in-parallel.ts';
-import {
-  contentHash,
-  MIRROR_FIELD_MANAGER,
-  MIRROR_HASH_ANNOTATION,
-  MIRRORED_LABEL,
-  MIRRORED_VALUE,
-} from './mirror-marks.ts';
+import { contentHash, MIRROR_FIELD_MANAGER, MIRRORED_VALUE } from './mirror-marks.ts';
 
 type Client = Pick<KubeClient, 'request'>;
 

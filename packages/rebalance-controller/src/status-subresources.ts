@@ -1,5 +1,5 @@
+import { type GroupVersionResource } from '@cellfed/api';
 import type { KubeClient } from '@cellfed/controller-kit';
-import type { GroupVersionResource } from '@cellfed/hashing';
 
 interface ApiResourceList {
   resources?: { name?: string }[];

@@ -1,4 +1,5 @@
-import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, parseCellSetSpec } from '@cellfed/hashing';
+import { parseCellSetSpec } from '@cellfed/api';
+import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { routingState } from '../routing/route-plan.ts';

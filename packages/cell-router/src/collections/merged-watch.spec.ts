@@ -1,7 +1,8 @@
+import { parseCellSetSpec } from '@cellfed/api';
 import { PassThrough } from 'node:stream';
 
 import { memoryLogger } from '@cellfed/controller-kit/testing';
-import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, parseCellSetSpec } from '@cellfed/hashing';
+import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
 import { routingState } from '../routing/route-plan.ts';
 import { decodeCellVersions, encodeCellVersions } from './cell-versions.ts';

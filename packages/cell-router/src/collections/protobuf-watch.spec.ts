@@ -1,8 +1,7 @@
+import { ORIGIN_UID_ANNOTATION, parseCellSetSpec } from '@cellfed/api';
 import { PassThrough } from 'node:stream';
 
-import { ORIGIN_UID_ANNOTATION } from '@cellfed/controller-kit';
 import { memoryLogger } from '@cellfed/controller-kit/testing';
-import { parseCellSetSpec } from '@cellfed/hashing';
 
 import { lengthDelimited } from '../request/protobuf-wire.ts';
 import { routingState } from '../routing/route-plan.ts';

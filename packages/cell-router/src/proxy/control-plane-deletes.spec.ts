@@ -1,6 +1,7 @@
+import { ORPHANED_DEPENDENTS_REASON } from '@cellfed/api';
 import { Readable } from 'node:stream';
 
-import { ORPHANED_DEPENDENTS_REASON, type EventSubject, type KubeClient } from '@cellfed/controller-kit';
+import { type EventSubject, type KubeClient } from '@cellfed/controller-kit';
 
 import { parseRequestInfo, type ResourceRequestInfo } from '../request/request-info.ts';
 import type { ClientRequest } from './client-exchange.ts';

@@ -1,10 +1,5 @@
-import {
-  ORPHAN_FINALIZER,
-  ORPHANED_DEPENDENTS_REASON,
-  errorMessage,
-  type EventRecorder,
-  type KubeClient,
-} from '@cellfed/controller-kit';
+import { ORPHAN_FINALIZER, ORPHANED_DEPENDENTS_REASON } from '@cellfed/api';
+import { errorMessage, type EventRecorder, type KubeClient } from '@cellfed/controller-kit';
 
 import type { ResourceRequestInfo } from '../request/request-info.ts';
 import { objectPath } from '../request/object-path.ts';

@@ -1,5 +1,4 @@
-import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from '@cellfed/controller-kit';
-
+import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from '@cellfed/api';
 import { heldDependentsFinalizer } from './held-dependents-deletes.ts';
 
 describe('heldDependentsFinalizer', () => {

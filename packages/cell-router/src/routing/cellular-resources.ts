@@ -1,5 +1,3 @@
-import type { GroupVersionResource } from '@cellfed/hashing';
-
 /** A resource as the router tells cellular from global: its group and name, any version. */
 export type CellularResource = Pick<GroupVersionResource, 'group' | 'resource'>;
 
@@ -15,3 +13,4 @@ export class CellularResources {
     return this.set.has(`${group}/${resource}`);
   }
 }
+import { type GroupVersionResource } from '@cellfed/api';

@@ -1,8 +1,5 @@
+import { BACKUP_CELL_LABEL, CELL_BACKUPS, CELL_BACKUP_NAMESPACE, PRIMARY_CELL_LABEL } from '@cellfed/api';
 import {
-  BACKUP_CELL_LABEL,
-  CELL_BACKUPS,
-  CELL_BACKUP_NAMESPACE,
-  PRIMARY_CELL_LABEL,
   cellBackupName,
   isNotFound,
   resourcePath,

@@ -1,5 +1,4 @@
-import { parseCellSetSpec, type CellSetSpecInput } from '@cellfed/hashing';
-
+import { parseCellSetSpec, type CellSetSpecInput } from '@cellfed/api';
 import { parseRequestInfo } from '../request/request-info.ts';
 import { planRoute, routingState, type RoutingState } from './route-plan.ts';
 

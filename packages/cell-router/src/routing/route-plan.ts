@@ -1,5 +1,6 @@
+import { type CellSetSpec } from '@cellfed/api';
 import { isCellOwnObject } from '@cellfed/controller-kit';
-import { RoutingTable, type Access, type CellSetSpec, type RouteDecision } from '@cellfed/hashing';
+import { RoutingTable, type Access, type RouteDecision } from '@cellfed/hashing';
 
 import type { RequestInfo, ResourceRequestInfo } from '../request/request-info.ts';
 import { serviceUnavailable, type KubeStatus } from '../status/kube-status.ts';

@@ -1,11 +1,12 @@
+import { BACKUP_CELL_LABEL, PRIMARY_CELL_LABEL, parseCellSetSpec } from '@cellfed/api';
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import { connect as http2Connect, createServer as createHttp2Server } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 
-import { BACKUP_CELL_LABEL, KubeClient, PRIMARY_CELL_LABEL } from '@cellfed/controller-kit';
+import { KubeClient } from '@cellfed/controller-kit';
 import { memoryLogger, metricValue, recordingTracer } from '@cellfed/controller-kit/testing';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import { MIGRATING, REBALANCE_STATUS_LABEL, parseCellSetSpec } from '@cellfed/hashing';
+import { MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
 
 import { RouterMetrics } from '../metrics/router-metrics.ts';

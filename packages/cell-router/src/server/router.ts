@@ -1,3 +1,4 @@
+import { DEFAULT_CELLSET_NAME, DEFAULT_SECRET_NAMESPACE } from '@cellfed/api';
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -19,7 +20,6 @@ import type { Registry } from 'prom-client';
 
 import { Authenticator } from '../auth/authenticator.ts';
 import { RouterMetrics } from '../metrics/router-metrics.ts';
-import { DEFAULT_CELLSET_NAME, DEFAULT_SECRET_NAMESPACE } from '@cellfed/hashing';
 
 import { CellNamespaces, NAMESPACES } from '../proxy/cell-namespaces.ts';
 import { answerClientError } from './client-errors.ts';

@@ -4,8 +4,8 @@ import {
   MIGRATED_AT_ANNOTATION,
   ORIGIN_CREATED_ANNOTATION,
   ORIGIN_UID_ANNOTATION,
-  type OwnerReference,
-} from '@cellfed/controller-kit';
+} from '@cellfed/api';
+import { type OwnerReference } from '@cellfed/controller-kit';
 
 /*
  * What the cell views (cell-view.ts, protobuf-view.ts) read of an object in its cell, and the annotations

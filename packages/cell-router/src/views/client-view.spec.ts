@@ -1,9 +1,5 @@
-import {
-  HELD_OWNERS_ANNOTATION,
-  ORIGIN_CREATED_ANNOTATION,
-  ORIGIN_UID_ANNOTATION,
-  formatHeldOwners,
-} from '@cellfed/controller-kit';
+import { HELD_OWNERS_ANNOTATION, ORIGIN_CREATED_ANNOTATION, ORIGIN_UID_ANNOTATION } from '@cellfed/api';
+import { formatHeldOwners } from '@cellfed/controller-kit';
 
 import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 

@@ -1,4 +1,5 @@
-import { ORIGIN_UID_ANNOTATION, resourcePath, type KubeObject } from '@cellfed/controller-kit';
+import { ORIGIN_UID_ANNOTATION } from '@cellfed/api';
+import { resourcePath, type KubeObject } from '@cellfed/controller-kit';
 
 import type { CellularKinds } from './cellular-kinds.ts';
 

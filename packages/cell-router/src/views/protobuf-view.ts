@@ -1,9 +1,7 @@
+import { HELD_OWNERS_ANNOTATION, ORIGIN_CREATED_ANNOTATION, ORIGIN_UID_ANNOTATION } from '@cellfed/api';
 import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import {
-  HELD_OWNERS_ANNOTATION,
   HeldOwnersError,
-  ORIGIN_CREATED_ANNOTATION,
-  ORIGIN_UID_ANNOTATION,
   heldOwners,
   shownOwners,
   splitOwners,

@@ -1,6 +1,5 @@
+import { HELD_OWNERS_ANNOTATION, ORIGIN_UID_ANNOTATION } from '@cellfed/api';
 import {
-  HELD_OWNERS_ANNOTATION,
-  ORIGIN_UID_ANNOTATION,
   formatHeldOwners,
   ownerReferencesOf,
   shownOwners,

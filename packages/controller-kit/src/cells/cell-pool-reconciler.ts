@@ -1,5 +1,4 @@
-import type { Cell } from '@cellfed/hashing';
-
+import { type Cell } from '@cellfed/api';
 import { TerminalError, errorMessage } from '../errors.ts';
 import type { Reconciler, ReconcileRequest } from '../runner/reconciler.ts';
 import type { CellPool } from './cell-pool.ts';

@@ -1,14 +1,14 @@
-import type { Tracer } from '@opentelemetry/api';
-import { createHash } from 'node:crypto';
-import { hostname } from 'node:os';
-
 import {
   CELLSET_API_VERSION,
   CELLSET_KIND,
   DEFAULT_CELLSET_NAME,
   DEFAULT_SECRET_NAMESPACE,
   type Cell,
-} from '@cellfed/hashing';
+} from '@cellfed/api';
+import type { Tracer } from '@opentelemetry/api';
+import { createHash } from 'node:crypto';
+import { hostname } from 'node:os';
+
 import type { Logger } from 'pino';
 import type { Gauge, Registry } from 'prom-client';
 

@@ -1,3 +1,4 @@
+import { FENCE_PROBE_LABEL, FENCED_AT_ANNOTATION, MIGRATED_AT_ANNOTATION } from '@cellfed/api';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
 import type { KubeObject } from '../kube/kube-object.ts';
@@ -11,8 +12,6 @@ import type { KubeObject } from '../kube/kube-object.ts';
  */
 export const FENCE_POLICY_NAME = 'cellfed-rebalance-fence';
 
-/** On the dry-run Namespace the controller creates to learn whether a cell enforces the policy yet. */
-export const FENCE_PROBE_LABEL = 'cellfed.io/fence-probe';
 export const FENCE_PROBE_NAME = 'cellfed-fence-probe';
 
 const POLICIES = 'admissionregistration.k8s.io/v1';
@@ -20,11 +19,6 @@ const MANAGED = { 'app.kubernetes.io/managed-by': 'cellfed-rebalance-controller'
 
 /** A Go-style quoted string is also a CEL string literal. */
 const cel = (text: string) => JSON.stringify(text);
-
-/** On an old copy, set with `migrating` in the same write: when the write fence went up (RFC 3339). */
-export const FENCED_AT_ANNOTATION = 'cellfed.io/fenced-at';
-/** On an old copy, set with `migrated` in the same write: when the new copy took over. */
-export const MIGRATED_AT_ANNOTATION = 'cellfed.io/migrated-at';
 
 const FENCED_VALUES = `[${cel(MIGRATING)}, ${cel(MIGRATED)}]`;
 const STATUS = `oldObject.metadata.labels[${cel(REBALANCE_STATUS_LABEL)}]`;

@@ -1,4 +1,4 @@
-import type { GroupVersionResource } from '@cellfed/hashing';
+import { type GroupVersionResource } from '@cellfed/api';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 

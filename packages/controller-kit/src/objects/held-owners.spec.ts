@@ -1,5 +1,5 @@
+import { HELD_OWNERS_ANNOTATION } from '@cellfed/api';
 import {
-  HELD_OWNERS_ANNOTATION,
   HeldOwnersError,
   formatHeldOwners,
   heldOwners,

@@ -1,29 +1,5 @@
+import { HELD_OWNERS_ANNOTATION } from '@cellfed/api';
 import { z } from 'zod';
-
-/**
- * Where a cell keeps the owner references of an object written through the router. A cell's garbage
- * collector deletes an object whose owners it cannot find, and the owners of a cellular object are often
- * elsewhere: in another cell (their key hashes elsewhere), in the control plane (a ServiceAccount, a custom
- * resource) or in the cell under another uid (after a move). So the router holds them here, out of the GC's
- * sight, shows them to clients as `metadata.ownerReferences`, and cellfed's own collector enforces them.
- */
-export const HELD_OWNERS_ANNOTATION = 'cellfed.io/owner-references';
-
-/**
- * On an owner deleted with orphan propagation through the router: its held dependents must lose their
- * reference to it, not be collected with it, and only cellfed's collector can see them. The router adds it
- * before the delete (as the apiserver adds `orphan` for the cell's own collector); the collector removes it
- * once no held dependent names the owner.
- */
-export const ORPHAN_FINALIZER = 'cellfed.io/orphan-held-dependents';
-
-/**
- * On an owner deleted with foreground propagation through the router: it must stay until its held
- * dependents are gone too, as it stays (with `foregroundDeletion`) until the cell's collector has deleted
- * its native ones. The router adds it before the delete; cellfed's collector deletes the held dependents
- * and removes it once none is left.
- */
-export const FOREGROUND_FINALIZER = 'cellfed.io/foreground-held-dependents';
 
 const ownerReferenceSchema = z.looseObject({
   apiVersion: z.string().min(1),

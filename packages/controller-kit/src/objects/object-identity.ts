@@ -1,21 +1,5 @@
+import { ORIGIN_CREATED_ANNOTATION, ORIGIN_UID_ANNOTATION } from '@cellfed/api';
 import type { ObjectMeta } from '../kube/kube-object.ts';
-
-/**
- * The uid clients know an object by, on every copy made of it in another cell (a move, a promoted backup):
- * each apiserver gives what it creates a uid of its own, and owner references written before the copy name
- * the first one.
- */
-export const ORIGIN_UID_ANNOTATION = 'cellfed.io/uid';
-
-/** Likewise the creation time clients know: the first copy's `metadata.creationTimestamp`. */
-export const ORIGIN_CREATED_ANNOTATION = 'cellfed.io/created';
-
-/**
- * On a new copy until its move is committed: `cell/uid` of the copy it was made from. A copy that still
- * carries it is not the object yet (if its source is gone, it goes too), so only the rebalance controller
- * ever sets or removes it.
- */
-export const COPIED_FROM_ANNOTATION = 'cellfed.io/copied-from';
 
 /** The uid clients know the object by: the first copy's, or its own when it was never copied. */
 export function originUid(metadata: Readonly<Pick<ObjectMeta, 'uid' | 'annotations'>>): string | undefined {

@@ -1,4 +1,5 @@
-import type { GroupVersionResource, RouteDecision, RoutingTable } from '@cellfed/hashing';
+import { type GroupVersionResource } from '@cellfed/api';
+import type { RouteDecision, RoutingTable } from '@cellfed/hashing';
 
 import { ControllerKitError, ControllerKitErrorCode } from '../errors.ts';
 

@@ -1,15 +1,6 @@
-import type { GroupVersionResource } from '@cellfed/hashing';
+import { FOLLOWER_LABEL, type GroupVersionResource } from '@cellfed/api';
 
 import type { KubeObject } from '../kube/kube-object.ts';
-
-/**
- * On a ConfigMap or Secret the rebalance controller keeps in a cell because a pod template there names it
- * while the object itself lives elsewhere (another cell, or the control plane): the id of where it lives.
- * Such a copy is the cell's only, never the object: informers of cellular objects leave it out
- * ({@link NOT_FOLLOWER_SELECTOR}), nothing moves or backs it up, and a move or a promotion into its cell
- * writes the object over it.
- */
-export const FOLLOWER_LABEL = 'cellfed.io/followed-from';
 
 /** The label selector of everything but follower copies. */
 export const NOT_FOLLOWER_SELECTOR = `!${FOLLOWER_LABEL}`;

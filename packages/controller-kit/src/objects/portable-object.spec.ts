@@ -1,4 +1,4 @@
-import { ORIGIN_CREATED_ANNOTATION, ORIGIN_UID_ANNOTATION } from './object-identity.ts';
+import { ORIGIN_CREATED_ANNOTATION, ORIGIN_UID_ANNOTATION } from '@cellfed/api';
 import { portableObject } from './portable-object.ts';
 
 const services = { group: '', version: 'v1', resource: 'services' };

@@ -1,10 +1,6 @@
+import { ORIGIN_CREATED_ANNOTATION, ORIGIN_UID_ANNOTATION } from '@cellfed/api';
 import type { KubeObject, ObjectMeta } from '../kube/kube-object.ts';
-import {
-  ORIGIN_CREATED_ANNOTATION,
-  ORIGIN_UID_ANNOTATION,
-  originCreated,
-  originUid,
-} from './object-identity.ts';
+import { originCreated, originUid } from './object-identity.ts';
 import type { ObjectRef } from './object-ref.ts';
 
 /** An object ready to be created in another apiserver, and its status to write after through `/status`. */

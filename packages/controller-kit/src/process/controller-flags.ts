@@ -1,4 +1,4 @@
-import { DEFAULT_CELLSET_NAME, DEFAULT_SECRET_NAMESPACE } from '@cellfed/hashing';
+import { DEFAULT_CELLSET_NAME, DEFAULT_SECRET_NAMESPACE } from '@cellfed/api';
 import { z } from 'zod';
 
 import { ControllerKitError, ControllerKitErrorCode } from '../errors.ts';

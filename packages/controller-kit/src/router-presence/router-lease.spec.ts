@@ -1,12 +1,7 @@
+import { LOADED_GENERATION_ANNOTATION } from '@cellfed/api';
 import { FakeClock, flushPromises, memoryLogger } from '../testing/index.ts';
 import type { RequestOptions } from '../kube/kube-client.ts';
-import {
-  LOADED_GENERATION_ANNOTATION,
-  RouterLeasePublisher,
-  routerLeaseName,
-  routersBehind,
-  type RouterLease,
-} from './router-lease.ts';
+import { RouterLeasePublisher, routerLeaseName, routersBehind, type RouterLease } from './router-lease.ts';
 
 function fakeClient() {
   const calls: { method: string; path: string; options?: RequestOptions }[] = [];

@@ -1,3 +1,4 @@
+import { ROUTER_CELLSET_LABEL, LOADED_GENERATION_ANNOTATION } from '@cellfed/api';
 import type { Logger } from 'pino';
 
 import { realClock, sleep, type Clock } from '../clock.ts';
@@ -6,11 +7,6 @@ import { isNotFound } from '../kube/api-error.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
 import type { KubeObject } from '../kube/kube-object.ts';
 import { microTime } from '../leader/micro-time.ts';
-
-/** On every router Lease: the CellSet it routes by (so routers of other CellSets are told apart). */
-export const ROUTER_CELLSET_LABEL = 'cellfed.io/router-cellset';
-/** On every router Lease: the CellSet generation that replica routes with now. */
-export const LOADED_GENERATION_ANNOTATION = 'cellfed.io/loaded-cellset-generation';
 
 const LEASES = '/apis/coordination.k8s.io/v1/namespaces';
 

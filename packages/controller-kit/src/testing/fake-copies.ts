@@ -1,9 +1,7 @@
-import type { GroupVersionResource } from '@cellfed/hashing';
-
+import { type GroupVersionResource, FOLLOWER_LABEL } from '@cellfed/api';
 import type { KubeObject, ObjectMeta } from '../kube/kube-object.ts';
 import type { CopiesView } from '../objects/cell-objects.ts';
 import type { ObjectRef } from '../objects/object-ref.ts';
-import { FOLLOWER_LABEL } from '../objects/pod-references.ts';
 
 import type { FakeCell } from './fake-cell.ts';
 

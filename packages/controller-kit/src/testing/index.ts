@@ -5,6 +5,4 @@ export { FakeCell } from './fake-cell.ts';
 export { fakeCopies } from './fake-copies.ts';
 export { memoryLogger } from './memory-logger.ts';
 export { metricValue } from './metric-value.ts';
-export { CELLSET_EXAMPLES, CELL_BACKUP_EXAMPLES } from '../crds/crd-examples.ts';
-export type { CrdExample } from '../crds/crd-examples.ts';
 export { recordingTracer } from './recording-tracer.ts';

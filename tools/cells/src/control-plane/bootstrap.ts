@@ -1,3 +1,4 @@
+import { DEFAULT_SECRET_NAMESPACE } from '@cellfed/api';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,7 +11,6 @@ import {
   loadAllYaml,
   type KubernetesObject,
 } from '@kubernetes/client-node';
-import { DEFAULT_SECRET_NAMESPACE } from '@cellfed/hashing';
 
 import { E2eError, E2eErrorCode } from '../errors.ts';
 import type { Logger } from '../log.ts';

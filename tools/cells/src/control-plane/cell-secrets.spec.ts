@@ -1,5 +1,4 @@
-import { parseCellSet } from '@cellfed/hashing';
-
+import { parseCellSet } from '@cellfed/api';
 import { cellSecret, cellSecretName, initialCellSet } from './cell-secrets.ts';
 
 describe('control-plane objects', () => {

@@ -1,13 +1,3 @@
-import {
-  CELLSET_API_VERSION,
-  CELLSET_KIND,
-  DEFAULT_CELLSET_NAME,
-  DEFAULT_SECRET_KEY,
-  DEFAULT_SECRET_NAMESPACE,
-  parseCellSet,
-  type CellSet,
-} from '@cellfed/hashing';
-
 /** A cell as the control plane's controllers will reach it. */
 export interface CellCredentials {
   id: string;
@@ -56,3 +46,12 @@ export function initialCellSet(cellIds: readonly string[], namespace = DEFAULT_S
     },
   });
 }
+import {
+  CELLSET_API_VERSION,
+  CELLSET_KIND,
+  DEFAULT_CELLSET_NAME,
+  DEFAULT_SECRET_KEY,
+  DEFAULT_SECRET_NAMESPACE,
+  parseCellSet,
+  type CellSet,
+} from '@cellfed/api';

@@ -1,6 +1,5 @@
-import { CELLSET_API_VERSION } from '@cellfed/hashing';
-
-import { CELL_BACKUP_API_VERSION } from './cell-backup.ts';
+import { CELL_BACKUP_API_VERSION } from '../cell-backup.ts';
+import { CELLSET_API_VERSION } from '../cell-set.ts';
 
 /** An object both the CRD (in a real apiserver) and the zod schema must judge the same way. */
 export interface CrdExample {

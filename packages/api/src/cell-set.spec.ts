@@ -1,4 +1,5 @@
-import { specOf } from '../test/cell-sets';
+import type { CellState } from '@cellfed/hashing';
+
 import {
   CELLSET_API_VERSION,
   DEFAULT_CELLULAR_RESOURCES,
@@ -6,8 +7,22 @@ import {
   parseCellSetSpec,
   safeParseCellSet,
   type CellSetSpecInput,
-} from './cell-set';
-import { HashingError, HashingErrorCode } from './errors';
+} from './cell-set.ts';
+import { ApiErrorCode, CellSetError } from './errors.ts';
+
+/** A CellSet spec with the given cells (weight 1 unless given) and a Secret per cell. */
+function specOf(
+  cells: ReadonlyArray<readonly [id: string, state: CellState, weight?: number]>,
+): CellSetSpecInput {
+  return {
+    cells: cells.map(([id, state, weight]) => ({
+      id,
+      state,
+      weight: weight ?? 1,
+      kubeconfigSecretRef: { name: `${id}-kubeconfig` },
+    })),
+  };
+}
 
 const object = (spec: unknown) => ({
   apiVersion: CELLSET_API_VERSION,
@@ -25,9 +40,9 @@ function problems(input: unknown): string[] {
   try {
     parseCellSet(input);
   } catch (error) {
-    expect(error).toBeInstanceOf(HashingError);
-    expect((error as HashingError).code).toBe(HashingErrorCode.InvalidCellSet);
-    return (error as HashingError).issues.map((issue) => `${issue.path}: ${issue.message}`);
+    expect(error).toBeInstanceOf(CellSetError);
+    expect((error as CellSetError).code).toBe(ApiErrorCode.InvalidCellSet);
+    return (error as CellSetError).issues.map((issue) => `${issue.path}: ${issue.message}`);
   }
   throw new Error('expected the CellSet to be rejected');
 }

@@ -1,11 +1,11 @@
+import { CELL_STATES } from '@cellfed/hashing';
+
 import {
   CELLSET_RULES,
-  CELL_STATES,
   DEFAULT_CELLULAR_RESOURCES,
   DEFAULT_SECRET_KEY,
   DEFAULT_SECRET_NAMESPACE,
-} from '@cellfed/hashing';
-
+} from '../cell-set.ts';
 import { cellfedCrd, type CustomResourceDefinition } from './crd-types.ts';
 
 const label = (description?: string) => ({

@@ -1,22 +1,12 @@
-import { CELLSET_RULES, hash64Hex } from '@cellfed/hashing';
 import { z } from 'zod';
 
-import type { KubeObject } from '../kube/kube-object.ts';
-import { formatObjectKey, type ObjectRef } from '../objects/object-ref.ts';
-
-import { groupVersionResourceSchema } from './cellset-crd.ts';
-import { cellfedCrd, type CustomResourceDefinition } from './crd-types.ts';
+import { CELLSET_RULES } from './cell-set.ts';
+import { groupVersionResourceSchema } from './crds/cellset-crd.ts';
+import { cellfedCrd, type CustomResourceDefinition } from './crds/crd-types.ts';
+import { PRIMARY_CELL_LABEL } from './names.ts';
 
 export const CELL_BACKUP_API_VERSION = 'cells.cellfed.io/v1alpha1';
 export const CELL_BACKUP_KIND = 'CellBackup';
-/** On a backup: the cell that holds it. */
-export const BACKUP_CELL_LABEL = 'cellfed.io/backup-cell-id';
-/** On a backup: the cell that holds the real object. */
-export const PRIMARY_CELL_LABEL = 'cellfed.io/primary-cell-id';
-/** On a backup: the key of the object it copies (`deployments.apps/namespace/name`). */
-export const BACKUP_SOURCE_ANNOTATION = 'cellfed.io/source';
-/** On a backup: the resourceVersion of the primary it copies, in the primary's cell. */
-export const SOURCE_RESOURCE_VERSION_ANNOTATION = 'cellfed.io/source-resource-version';
 /** The namespace every cell keeps its CellBackups in: reserved, nothing else runs there. */
 export const CELL_BACKUP_NAMESPACE = 'cellfed-backups';
 /** The CellBackup resource, for clients and informers. */
@@ -25,40 +15,6 @@ export const CELL_BACKUPS = {
   version: 'v1alpha1',
   resource: 'cellbackups',
 } as const;
-
-/**
- * The name of an object's CellBackup: `<resource>-<64-bit hash of its key>`, always a valid name however
- * long the object's namespace and name, and computable from the request alone so the router can read it.
- */
-export function cellBackupName(ref: ObjectRef): string {
-  return `${ref.resource.resource}-${hash64Hex(formatObjectKey(ref))}`;
-}
-
-/** The CellBackup of `object` (read in `primaryCell`) to keep in `backupCell`. */
-export function cellBackupOf(
-  object: Readonly<KubeObject>,
-  ref: ObjectRef,
-  cells: { primaryCell: string; backupCell: string },
-): CellBackup {
-  const { resourceVersion } = object.metadata;
-  return {
-    apiVersion: CELL_BACKUP_API_VERSION,
-    kind: CELL_BACKUP_KIND,
-    metadata: {
-      name: cellBackupName(ref),
-      namespace: CELL_BACKUP_NAMESPACE,
-      labels: { [BACKUP_CELL_LABEL]: cells.backupCell, [PRIMARY_CELL_LABEL]: cells.primaryCell },
-      annotations: {
-        [BACKUP_SOURCE_ANNOTATION]: formatObjectKey(ref),
-        [SOURCE_RESOURCE_VERSION_ANNOTATION]: resourceVersion ?? '',
-      },
-    },
-    spec: {
-      source: { ...ref.resource, namespace: ref.namespace, name: ref.name },
-      object: structuredClone(object) as CellBackup['spec']['object'],
-    },
-  };
-}
 
 const matches = (what: string, rule: { pattern: string; maxLength?: number }) =>
   z

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 
-import { HashingError, HashingErrorCode, type ValidationIssue } from './errors';
-import { MAX_WEIGHT } from './ring';
+import { CELL_STATES, MAX_WEIGHT } from '@cellfed/hashing';
+
+import { CellSetError, type ValidationIssue } from './errors.ts';
 
 /** API group and version of the CellSet kind. */
 export const CELLSET_API_VERSION = 'cells.cellfed.io/v1alpha1';
@@ -13,12 +14,6 @@ export const DEFAULT_CELLSET_NAME = 'default';
 export const DEFAULT_SECRET_NAMESPACE = 'cellfed-system';
 /** Key in a cell's Secret that holds its kubeconfig unless a cell says otherwise. */
 export const DEFAULT_SECRET_KEY = 'kubeconfig';
-
-/**
- * Cell states: `Normal` cells hold their keys; `Joining` (In) cells are being filled; `Draining`
- * (Out) cells are being emptied; `Down` cells have failed and are in neither ring.
- */
-export const CELL_STATES = ['Normal', 'Joining', 'Draining', 'Down'] as const;
 
 /** The resources that live in cells unless the CellSet lists others. */
 export const DEFAULT_CELLULAR_RESOURCES = [
@@ -33,7 +28,7 @@ export const DEFAULT_CELLULAR_RESOURCES = [
 
 /**
  * The rules the zod schemas below enforce, as data: the CellSet CRD's OpenAPI schema is generated from
- * these same values (packages/controller-kit/src/crds), so the apiserver and the controllers agree.
+ * these same values (crds/cellset-crd.ts), so the apiserver and the controllers agree.
  */
 export const CELLSET_RULES = {
   dns1123Label: { pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63 },
@@ -263,8 +258,6 @@ export const CellSetSchema = z.object(
   { error: expected('a CellSet object') },
 );
 
-/** A cell state. */
-export type CellState = z.output<typeof CellStateSchema>;
 /** A cell, defaults applied. */
 export type Cell = z.output<typeof CellSchema>;
 /** A group/version/resource. */
@@ -281,7 +274,7 @@ export type CellSetInput = z.input<typeof CellSetSchema>;
 /**
  * Validates a CellSet object and applies defaults.
  *
- * @throws {@link HashingError} `CELLFED_INVALID_CELLSET`; its message lists every problem as `path: problem`
+ * @throws {@link CellSetError} `CELLFED_INVALID_CELLSET`; its message lists every problem as `path: problem`
  *   (e.g. `spec.cells[1].weight: weight must be a positive integer) and `issues` holds them.
  */
 export function parseCellSet(input: unknown): CellSet {
@@ -290,7 +283,7 @@ export function parseCellSet(input: unknown): CellSet {
 
 /**
  * Validates `CellSet.spec` alone and applies defaults. Issue paths start with `spec.`.
- * @throws {@link HashingError} `CELLFED_INVALID_CELLSET`
+ * @throws {@link CellSetError} `CELLFED_INVALID_CELLSET`
  */
 export function parseCellSetSpec(input: unknown): CellSetSpec {
   return parseWith(CellSetSpecSchema, input, 'spec', 'CellSet spec');
@@ -316,7 +309,7 @@ function parseWith<T extends z.ZodType>(
   if (result.success) return result.data;
   const issues = toIssues(result.error, prefix);
   const lines = issues.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message));
-  throw new HashingError(HashingErrorCode.InvalidCellSet, `invalid ${what}: ${lines.join('; ')}`, issues);
+  throw new CellSetError(`invalid ${what}: ${lines.join('; ')}`, issues);
 }
 
 function toIssues(error: z.ZodError, prefix: string): ValidationIssue[] {

@@ -3,9 +3,9 @@ import {
   CellBackupSchema,
   PRIMARY_CELL_LABEL,
   SOURCE_RESOURCE_VERSION_ANNOTATION,
-  cellBackupName,
-  cellBackupOf,
-} from './cell-backup.ts';
+} from '@cellfed/api';
+
+import { cellBackupName, cellBackupOf } from './cell-backups.ts';
 
 const deployments = { group: 'apps', version: 'v1', resource: 'deployments' };
 

@@ -1,6 +1,6 @@
-import { safeParseCellSet } from '@cellfed/hashing';
+import { CellBackupSchema } from '../cell-backup.ts';
+import { safeParseCellSet } from '../cell-set.ts';
 
-import { CellBackupSchema } from './cell-backup.ts';
 import { CELL_BACKUP_EXAMPLES, CELLSET_EXAMPLES } from './crd-examples.ts';
 
 // The same examples go to a real apiserver in the e2e suite (e2e/test/crd-equivalence.e2e.spec.ts), which

@@ -8,7 +8,7 @@ import { crdManifests, renderCrd } from './crd-manifests.ts';
 const CHART_CRDS = join(import.meta.dirname, '../../../../charts/cellfed/crds');
 
 describe('CRD manifests', () => {
-  it('are committed exactly as generated (run `npx nx run controller-kit:crds` after a change)', () => {
+  it('are committed exactly as generated (run `npx nx run api:crds` after a change)', () => {
     for (const { file, crd } of crdManifests()) {
       expect(readFileSync(join(CHART_CRDS, file), 'utf8')).toBe(renderCrd(crd));
     }

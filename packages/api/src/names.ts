@@ -1,0 +1,121 @@
+/**
+ * Every `cellfed.io/*` name cellfed puts on objects: labels, annotations, finalizers, and the Event reason
+ * one component leaves for another. Where it is set and who reads it is said beside each.
+ */
+
+export { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, SHARD_BY_LABEL } from '@cellfed/hashing';
+
+// ---- Identity of an object across its copies ----
+
+/**
+ * The uid clients know an object by, on every copy made of it in another cell (a move, a promoted backup):
+ * each apiserver gives what it creates a uid of its own, and owner references written before the copy name
+ * the first one.
+ */
+export const ORIGIN_UID_ANNOTATION = 'cellfed.io/uid';
+
+/** Likewise the creation time clients know: the first copy's `metadata.creationTimestamp`. */
+export const ORIGIN_CREATED_ANNOTATION = 'cellfed.io/created';
+
+/**
+ * On a new copy until its move is committed: `cell/uid` of the copy it was made from. A copy that still
+ * carries it is not the object yet (if its source is gone, it goes too), so only the rebalance controller
+ * ever sets or removes it.
+ */
+export const COPIED_FROM_ANNOTATION = 'cellfed.io/copied-from';
+
+// ---- A move's fence and its old copy ----
+
+/** On an old copy, set with `migrating` in the same write: when the write fence went up (RFC 3339). */
+export const FENCED_AT_ANNOTATION = 'cellfed.io/fenced-at';
+/** On an old copy, set with `migrated` in the same write: when the new copy took over. */
+export const MIGRATED_AT_ANNOTATION = 'cellfed.io/migrated-at';
+/** On the dry-run Namespace the controller creates to learn whether a cell enforces the fence policy yet. */
+export const FENCE_PROBE_LABEL = 'cellfed.io/fence-probe';
+
+/**
+ * On an old copy the rebalance controller quiesced: the spec fields it changed, as they were (JSON), so the
+ * old copy can be brought back by hand within `deleteAfter` if a move has to be undone.
+ */
+export const QUIESCED_ANNOTATION = 'cellfed.io/quiesced-from';
+/**
+ * A node label no node carries: an old DaemonSet copy selects it, so its cell's DaemonSet controller deletes
+ * the copy's pods from every node (whatever its update strategy), as it does for any node a DaemonSet no
+ * longer selects.
+ */
+export const QUIESCED_NODE_LABEL = 'cellfed.io/quiesced';
+
+// ---- Owner references held out of a cell's garbage collector ----
+
+/**
+ * Where a cell keeps the owner references of an object written through the router. A cell's garbage
+ * collector deletes an object whose owners it cannot find, and the owners of a cellular object are often
+ * elsewhere: in another cell (their key hashes elsewhere), in the control plane (a ServiceAccount, a custom
+ * resource) or in the cell under another uid (after a move). So the router holds them here, out of the GC's
+ * sight, shows them to clients as `metadata.ownerReferences`, and cellfed's own collector enforces them.
+ */
+export const HELD_OWNERS_ANNOTATION = 'cellfed.io/owner-references';
+
+/**
+ * On an owner deleted with orphan propagation through the router: its held dependents must lose their
+ * reference to it, not be collected with it, and only cellfed's collector can see them. The router adds it
+ * before the delete (as the apiserver adds `orphan` for the cell's own collector); the collector removes it
+ * once no held dependent names the owner.
+ */
+export const ORPHAN_FINALIZER = 'cellfed.io/orphan-held-dependents';
+
+/**
+ * On an owner deleted with foreground propagation through the router: it must stay until its held
+ * dependents are gone too, as it stays (with `foregroundDeletion`) until the cell's collector has deleted
+ * its native ones. The router adds it before the delete; cellfed's collector deletes the held dependents
+ * and removes it once none is left.
+ */
+export const FOREGROUND_FINALIZER = 'cellfed.io/foreground-held-dependents';
+
+/**
+ * A control-plane object deleted through the router with orphan propagation may own objects in the cells
+ * whose references cellfed holds. Kubernetes' collector in the control plane cannot see them, and cellfed's
+ * collector does not watch the control plane: it finds such an owner gone on its next look and would delete
+ * the dependents. So the router records the orphaning first, as an Event on the object with this reason,
+ * and the collector reads it before it takes a gone owner's dependents: it removes the reference instead.
+ * Events expire (kube-apiserver's `--event-ttl`, 1 h by default), long after the collector's next look.
+ */
+export const ORPHANED_DEPENDENTS_REASON = 'OrphanHeldDependents';
+
+// ---- Copies a cell keeps of what lives elsewhere ----
+
+/**
+ * On a ConfigMap or Secret the rebalance controller keeps in a cell because a pod template there names it
+ * while the object itself lives elsewhere (another cell, or the control plane): the id of where it lives.
+ * Such a copy is the cell's only, never the object: informers of cellular objects leave it out, nothing
+ * moves or backs it up, and a move or a promotion into its cell writes the object over it.
+ */
+export const FOLLOWER_LABEL = 'cellfed.io/followed-from';
+/**
+ * On a follower copy whose source is in a cell: the source's resourceVersion when it was copied, so an
+ * unchanged source (its version in the cache) is not read again.
+ */
+export const FOLLOWED_VERSION_ANNOTATION = 'cellfed.io/followed-version';
+
+/** On every object the mirror put in a cell: it may update it, and delete it when the control plane's goes. */
+export const MIRRORED_LABEL = 'cellfed.io/mirrored-from';
+/** On mirrored CRDs and shared objects: a hash of the content applied, so an unchanged one is not applied again. */
+export const MIRROR_HASH_ANNOTATION = 'cellfed.io/mirror-hash';
+
+// ---- Backups (CellBackup objects) ----
+
+/** On a backup: the cell that holds it. */
+export const BACKUP_CELL_LABEL = 'cellfed.io/backup-cell-id';
+/** On a backup: the cell that holds the real object. */
+export const PRIMARY_CELL_LABEL = 'cellfed.io/primary-cell-id';
+/** On a backup: the key of the object it copies (`deployments.apps/namespace/name`). */
+export const BACKUP_SOURCE_ANNOTATION = 'cellfed.io/source';
+/** On a backup: the resourceVersion of the primary it copies, in the primary's cell. */
+export const SOURCE_RESOURCE_VERSION_ANNOTATION = 'cellfed.io/source-resource-version';
+
+// ---- Router presence ----
+
+/** On every router Lease: the CellSet it routes by (so routers of other CellSets are told apart). */
+export const ROUTER_CELLSET_LABEL = 'cellfed.io/router-cellset';
+/** On every router Lease: the CellSet generation that replica routes with now. */
+export const LOADED_GENERATION_ANNOTATION = 'cellfed.io/loaded-cellset-generation';
