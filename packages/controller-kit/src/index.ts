@@ -13,7 +13,9 @@ export {
   TerminalError,
   errorMessage,
 } from './errors.ts';
-export { formatKey, keyOf, parseKey } from './object-key.ts';
+export { CELL_OBJECT_KEYS, formatKey, keyOf, parseKey } from './object-key.ts';
+export { keyCodec } from './keys/key-codec.ts';
+export type { Key, KeyCodec } from './keys/key-codec.ts';
 export type { CellObjectKey } from './object-key.ts';
 
 export { WorkQueue } from './queue/work-queue.ts';
@@ -56,6 +58,7 @@ export { CellObjects } from './objects/cell-objects.ts';
 export type { CellObjectsOptions, CopiesView } from './objects/cell-objects.ts';
 export {
   CELL_SYSTEM_NAMESPACES,
+  OBJECT_KEYS,
   formatObjectKey,
   isCellOwnObject,
   parseObjectKey,

@@ -1,33 +1,17 @@
-import { ControllerKitError, ControllerKitErrorCode } from './errors.ts';
+import { keyCodec, type Key } from './keys/key-codec.ts';
 
 /**
  * Which object in which cell: what a work-queue key names. As multicluster-runtime puts the cluster in the
  * request, the cell is part of the key, so one queue serves every cell and single-cell code only reads it.
+ * `cell/namespace/name`; `cell//name` for a cluster-scoped object.
  */
-export interface CellObjectKey {
-  cell: string;
-  /** Empty for cluster-scoped objects. */
-  namespace: string;
-  name: string;
-}
+export const CELL_OBJECT_KEYS = keyCodec(['cell', 'namespace', 'name'], { mayBeEmpty: ['namespace'] });
 
-/** `cell/namespace/name`; `cell//name` for a cluster-scoped object. Cell ids, namespaces and names hold no `/`. */
-export function formatKey(key: CellObjectKey): string {
-  return `${key.cell}/${key.namespace}/${key.name}`;
-}
+/** A key of {@link CELL_OBJECT_KEYS}; `namespace` is empty for cluster-scoped objects. */
+export type CellObjectKey = Key<'cell' | 'namespace' | 'name'>;
 
-/** Inverse of {@link formatKey}. */
-export function parseKey(key: string): CellObjectKey {
-  const first = key.indexOf('/');
-  const second = key.indexOf('/', first + 1);
-  if (first <= 0 || second < 0 || second === key.length - 1 || key.indexOf('/', second + 1) >= 0) {
-    throw new ControllerKitError(
-      ControllerKitErrorCode.InvalidKey,
-      `work-queue key "${key}" is not cell/namespace/name`,
-    );
-  }
-  return { cell: key.slice(0, first), namespace: key.slice(first + 1, second), name: key.slice(second + 1) };
-}
+export const formatKey = (key: CellObjectKey): string => CELL_OBJECT_KEYS.format(key);
+export const parseKey = (text: string): CellObjectKey => CELL_OBJECT_KEYS.parse(text);
 
 /** The key of an object as it appears in a list or watch of `cell`. */
 export function keyOf(cell: string, object: { metadata?: { namespace?: string; name?: string } }): string {

@@ -14,8 +14,6 @@ export const RebalanceErrorCode = {
   StaleCopyInTheWay: 'CELLFED_REBALANCE_STALE_COPY_IN_THE_WAY',
   /** A cell does not enforce the write fence policy (yet): nothing moves out of it until it does. */
   FenceNotInForce: 'CELLFED_REBALANCE_FENCE_NOT_IN_FORCE',
-  /** A work-queue key that is not of the form its controller makes. */
-  InvalidKey: 'CELLFED_REBALANCE_INVALID_KEY',
 } as const;
 
 export type RebalanceErrorCode = (typeof RebalanceErrorCode)[keyof typeof RebalanceErrorCode];

@@ -1,10 +1,9 @@
 import { FOLLOWER_LABEL, parseCellSetSpec } from '@cellfed/api';
-import { ApiError, type CopiesView, type KubeObject } from '@cellfed/controller-kit';
+import { ApiError, ControllerKitErrorCode, type CopiesView, type KubeObject } from '@cellfed/controller-kit';
 import { FakeCell, fakeCopies, memoryLogger } from '@cellfed/controller-kit/testing';
 import { MIGRATED, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
 
-import { RebalanceErrorCode } from './errors.ts';
 import { FollowerReconciler, formatFollowerKey, parseFollowerKey } from './follower-reconciler.ts';
 import { PlanHolder } from './rebalance-plan.ts';
 import { RebalanceMetrics } from './rebalance-metrics.ts';
@@ -294,7 +293,7 @@ describe('follower keys', () => {
 
   it.each(['shop', '/shop', 'a/'])('refuse %j with a stable code', (key) => {
     expect(() => parseFollowerKey(key)).toThrow(
-      expect.objectContaining({ code: RebalanceErrorCode.InvalidKey }),
+      expect.objectContaining({ code: ControllerKitErrorCode.InvalidKey }),
     );
   });
 });

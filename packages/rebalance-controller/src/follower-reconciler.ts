@@ -18,6 +18,8 @@ import {
   type ObjectRef,
   type PodReferences,
   formatObjectKey,
+  keyCodec,
+  type Key,
   type ReconcileRequest,
   type ReconcileResult,
   type Reconciler,
@@ -25,7 +27,6 @@ import {
 import { MIGRATED, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 
-import { RebalanceError, RebalanceErrorCode } from './errors.ts';
 import { followerCopy, sameFollower, type SourceId } from './follower-copy.ts';
 import { inParallel } from './in-parallel.ts';
 import type { RebalanceMetrics } from './rebalance-metrics.ts';
@@ -35,21 +36,11 @@ import { mirroredResources, sameResource } from './shared-objects.ts';
 type Client = Pick<KubeClient, 'request'>;
 
 /** A follower key: one namespace of one cell ("which cell" is part of the key). */
-export interface FollowerKey {
-  readonly cell: string;
-  readonly namespace: string;
-}
+export const FOLLOWER_KEYS = keyCodec(['cell', 'namespace']);
+export type FollowerKey = Key<'cell' | 'namespace'>;
 
-export function formatFollowerKey(key: FollowerKey): string {
-  return `${key.cell}/${key.namespace}`;
-}
-
-export function parseFollowerKey(key: string): FollowerKey {
-  const slash = key.indexOf('/');
-  if (slash <= 0 || slash === key.length - 1)
-    throw new RebalanceError(RebalanceErrorCode.InvalidKey, `follower key "${key}" is not cell/namespace`);
-  return { cell: key.slice(0, slash), namespace: key.slice(slash + 1) };
-}
+export const formatFollowerKey = (key: FollowerKey): string => FOLLOWER_KEYS.format(key);
+export const parseFollowerKey = (text: string): FollowerKey => FOLLOWER_KEYS.parse(text);
 
 /** An engaged cell, as far as followers need it. */
 interface CellEnd {

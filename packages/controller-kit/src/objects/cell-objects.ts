@@ -1,4 +1,4 @@
-import { type GroupVersionResource } from '@cellfed/api';
+import type { GroupVersionResource } from '@cellfed/api';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 
@@ -7,6 +7,7 @@ import { Informer } from '../informer/informer.ts';
 import { resourceListWatch } from '../informer/list-watch.ts';
 import type { KubeObject, ObjectMeta } from '../kube/kube-object.ts';
 import type { Lane } from '../queue/lane.ts';
+import { formatKey } from '../object-key.ts';
 import { formatObjectKey, resourceName, type ObjectRef } from './object-ref.ts';
 import { NOT_FOLLOWER_SELECTOR } from './pod-references.ts';
 
@@ -89,7 +90,7 @@ export class CellObjects implements CellAware, CopiesView {
     return this.cells
       .get(cell)
       ?.informers.informers.get(resourceName(ref.resource))
-      ?.peek(`${cell}/${ref.namespace}/${ref.name}`);
+      ?.peek(formatKey({ cell, namespace: ref.namespace, name: ref.name }));
   }
 
   eachCopy(visit: (cell: string, ref: ObjectRef, metadata: Readonly<ObjectMeta>) => void): void {

@@ -1,7 +1,7 @@
 import { type GroupVersionResource } from '@cellfed/api';
 import type { RouteDecision, RoutingTable } from '@cellfed/hashing';
 
-import { ControllerKitError, ControllerKitErrorCode } from '../errors.ts';
+import { keyCodec } from '../keys/key-codec.ts';
 
 /** One cellular object, wherever its copies are: the unit a migration or a backup works on. */
 export interface ObjectRef {
@@ -19,8 +19,14 @@ export function resourceName(resource: Pick<GroupVersionResource, 'group' | 'res
  * The work-queue key of an object: `deployments.apps/namespace/name`. It names no cell: the migration or the
  * backup of an object touches two cells, and one key for both means one worker at a time for the object.
  */
+export const OBJECT_KEYS = keyCodec(['resource', 'namespace', 'name'], { mayBeEmpty: ['namespace'] });
+
 export function formatObjectKey(ref: ObjectRef): string {
-  return `${resourceName(ref.resource)}/${ref.namespace}/${ref.name}`;
+  return OBJECT_KEYS.format({
+    resource: resourceName(ref.resource),
+    namespace: ref.namespace,
+    name: ref.name,
+  });
 }
 
 /** Inverse of {@link formatObjectKey}; `resources` maps `resource.group` to the cellular resource. */
@@ -28,16 +34,10 @@ export function parseObjectKey(
   key: string,
   resources: ReadonlyMap<string, GroupVersionResource>,
 ): ObjectRef | undefined {
-  const parts = key.split('/');
-  if (parts.length !== 3 || !parts[2]) {
-    throw new ControllerKitError(
-      ControllerKitErrorCode.InvalidKey,
-      `work-queue key "${key}" is not resource.group/namespace/name`,
-    );
-  }
-  const resource = resources.get(parts[0]!);
+  const { resource: name, namespace, name: objectName } = OBJECT_KEYS.parse(key);
+  const resource = resources.get(name);
   // A resource no longer cellular: nothing to do for it.
-  return resource ? { resource, namespace: parts[1]!, name: parts[2] } : undefined;
+  return resource ? { resource, namespace, name: objectName } : undefined;
 }
 
 /** Namespaces each cell has of its own, for its own components: nothing in them is the federation's. */
