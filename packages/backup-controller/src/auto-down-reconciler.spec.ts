@@ -29,7 +29,7 @@ function setUp(states: Record<string, string>) {
   });
   const reconcile = (cell: string) =>
     reconciler.reconcile({
-      key: cell,
+      key: { cell },
       lane: 'high',
       signal: new AbortController().signal,
       log: memoryLogger().logger,

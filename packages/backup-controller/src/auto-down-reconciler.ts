@@ -6,6 +6,7 @@ import {
   type Clock,
   type KubeClient,
   type KubeObject,
+  type CellKey,
   type ReconcileRequest,
   type ReconcileResult,
   type Reconciler,
@@ -29,9 +30,9 @@ export interface AutoDownReconcilerOptions {
  * pool's health already needs several failed probes in a row, so one lost probe does not count; this is the
  * second, longer hysteresis). Off unless configured: an operator usually decides. Never marks the last
  * Normal cell Down. The write carries the CellSet's resourceVersion, so a concurrent edit wins and this looks
- * again. Keyed by cell id.
+ * again. Keyed by the cell.
  */
-export class AutoDownReconciler implements Reconciler {
+export class AutoDownReconciler implements Reconciler<CellKey> {
   private readonly options: AutoDownReconcilerOptions;
   private readonly clock: Clock;
 
@@ -40,7 +41,7 @@ export class AutoDownReconciler implements Reconciler {
     this.clock = options.clock ?? realClock;
   }
 
-  async reconcile({ key: cell, signal, log }: ReconcileRequest): Promise<ReconcileResult> {
+  async reconcile({ key: { cell }, signal, log }: ReconcileRequest<CellKey>): Promise<ReconcileResult> {
     const since = this.options.unhealthySince(cell);
     if (since === undefined) return {};
     const waited = this.clock.now() - since;

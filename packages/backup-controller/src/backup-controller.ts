@@ -1,8 +1,10 @@
 import { BACKUP_SOURCE_ANNOTATION, CELL_BACKUPS, PRIMARY_CELL_LABEL } from '@cellfed/api';
 import type { Tracer } from '@opentelemetry/api';
 import {
+  CELL_KEYS,
   CONTROL_PLANE,
   CellObjects,
+  OBJECT_KEYS,
   Controller,
   Informer,
   formatObjectKey,
@@ -14,6 +16,8 @@ import {
   type KubeClient,
   type Lane,
   type ObjectMeta,
+  type CellKey,
+  type ObjectKey,
   type ObjectRef,
   NOOP_TRACER,
 } from '@cellfed/controller-kit';
@@ -59,11 +63,11 @@ const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces', namespace
 export class BackupController {
   readonly objects: CellObjects;
   readonly backups: CellObjects;
-  readonly controller: Controller;
+  readonly controller: Controller<ObjectKey>;
   /** Empties a Down cell that came back of its stale copies. */
-  readonly downCells: Controller;
+  readonly downCells: Controller<CellKey>;
   /** Marks a cell Down after it has been unhealthy for `autoDownAfterMs`; absent when off. */
-  readonly autoDown: Controller | undefined;
+  readonly autoDown: Controller<CellKey> | undefined;
   private readonly namespaces: Informer;
   private readonly pool: CellPool;
   private readonly settings: BackupSettings;
@@ -139,7 +143,7 @@ export class BackupController {
       workers: settings.workers,
       lowLane: { qps: settings.resyncQps, burst: Math.max(settings.resyncQps, 100) },
       backoff: { baseMs: 200, maxMs: 30_000 },
-      cellOf: () => undefined,
+      keys: OBJECT_KEYS,
     });
 
     this.downCells = new Controller({
@@ -164,7 +168,7 @@ export class BackupController {
       tracer,
       logger,
       clock,
-      cellOf: (key) => key,
+      keys: CELL_KEYS,
     });
     const unhealthy = new UnhealthySince();
     this.autoDown =
@@ -184,12 +188,12 @@ export class BackupController {
             tracer,
             logger,
             clock,
-            cellOf: (key) => key,
+            keys: CELL_KEYS,
           });
     pool.onHealthChange((cell, health) => {
       unhealthy.changed(cell, health, clock.now());
-      this.autoDown?.queue.add(cell);
-      this.downCells.queue.add(cell);
+      this.autoDown?.enqueue({ cell });
+      this.downCells.enqueue({ cell });
     });
 
     pool.cellSets.addHandler(() => {
@@ -207,7 +211,7 @@ export class BackupController {
         if (key && down.has(metadata.labels?.[PRIMARY_CELL_LABEL] ?? '')) enqueue(key, 'high');
       });
       this.enqueueAll('low');
-      for (const cell of down) this.downCells.queue.add(cell);
+      for (const cell of down) this.downCells.enqueue({ cell });
     });
     this.namespaces.addHandler((event) => {
       // A namespace's shard-by label decides its objects' keys, hence their backup cells.
@@ -220,7 +224,7 @@ export class BackupController {
     pool.subscribe(this.objects);
     pool.subscribe({
       engage: (cell) => {
-        this.downCells.queue.add(cell.id);
+        this.downCells.enqueue({ cell: cell.id });
         void prepareWhenReachable(cell, logger, clock, () => {
           if (!cell.signal.aborted) this.backups.engage(cell);
         });
@@ -238,8 +242,8 @@ export class BackupController {
     await this.namespaces.waitForSync(signal);
     this.enqueueAll('low');
     for (const cell of this.pool.cells()) {
-      this.downCells.queue.add(cell.id);
-      this.autoDown?.queue.add(cell.id);
+      this.downCells.enqueue({ cell: cell.id });
+      this.autoDown?.enqueue({ cell: cell.id });
     }
     const controllers = [this.controller, this.downCells, ...(this.autoDown ? [this.autoDown] : [])];
     for (const controller of controllers) controller.start();

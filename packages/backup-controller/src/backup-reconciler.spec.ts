@@ -6,7 +6,13 @@ import {
   SOURCE_RESOURCE_VERSION_ANNOTATION,
   parseCellSetSpec,
 } from '@cellfed/api';
-import { cellBackupName, formatObjectKey, type KubeObject, type ObjectRef } from '@cellfed/controller-kit';
+import {
+  cellBackupName,
+  formatObjectKey,
+  objectKeyOf,
+  type KubeObject,
+  type ObjectRef,
+} from '@cellfed/controller-kit';
 import { FakeCell, FakeClock, fakeCopies, memoryLogger, metricValue } from '@cellfed/controller-kit/testing';
 import { REBALANCE_STATUS_LABEL, type CellState } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
@@ -60,7 +66,7 @@ function setUp(states: Record<string, CellState>) {
   });
   const reconcile = (name: string) =>
     reconciler.reconcile({
-      key: formatObjectKey(refOf(name)),
+      key: objectKeyOf(refOf(name)),
       lane: 'high',
       signal: new AbortController().signal,
       log: memoryLogger().logger,

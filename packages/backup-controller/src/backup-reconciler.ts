@@ -15,7 +15,9 @@ import {
   isCellOwnObject,
   madeByItsCell,
   isNotFound,
-  parseObjectKey,
+  OBJECT_KEYS,
+  objectRefOf,
+  type ObjectKey,
   portableObject,
   realClock,
   resourcePath,
@@ -77,7 +79,7 @@ export function backupRefOf(ref: ObjectRef): ObjectRef {
  *   object is created from it (the next reconcile backs it up anew and removes that backup);
  * - it is not, and no cell of it is Down → it was deleted: so are its backups.
  */
-export class BackupReconciler implements Reconciler {
+export class BackupReconciler implements Reconciler<ObjectKey> {
   private readonly options: BackupReconcilerOptions;
   private readonly clock: Clock;
 
@@ -86,9 +88,11 @@ export class BackupReconciler implements Reconciler {
     this.clock = options.clock ?? realClock;
   }
 
-  async reconcile({ key, signal, log }: ReconcileRequest): Promise<ReconcileResult> {
+  async reconcile({ key: objectKey, signal, log }: ReconcileRequest<ObjectKey>): Promise<ReconcileResult> {
+    // The lag tracker and the promotion hook know the object by its key as the queue writes it.
+    const key = OBJECT_KEYS.format(objectKey);
     const federation = this.options.federation();
-    const ref = federation && parseObjectKey(key, federation.resources);
+    const ref = federation && objectRefOf(objectKey, federation.resources);
     if (!federation || !ref || isCellOwnObject(ref)) {
       this.options.lag.forget(key);
       return {};

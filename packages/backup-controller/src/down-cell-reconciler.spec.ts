@@ -29,7 +29,7 @@ function setUp(state: CellState, reachable = true) {
   });
   const reconcile = () =>
     reconciler.reconcile({
-      key: 'c',
+      key: { cell: 'c' },
       lane: 'high',
       signal: new AbortController().signal,
       log: memoryLogger().logger,

@@ -5,6 +5,7 @@ import {
   type KubeClient,
   type ObjectMeta,
   type ObjectRef,
+  type CellKey,
   type ReconcileRequest,
   type ReconcileResult,
   type Reconciler,
@@ -32,16 +33,16 @@ export interface DownCellReconcilerOptions {
  * A `Down` cell is never trusted again: its keys were promoted elsewhere from their backups, so whatever it
  * still holds is stale. Once it is reachable (it came back with its data) every cellular object in it is
  * deleted, so that when an operator lets it rejoin (`Joining`) nothing old in it can be served or copied; the
- * rebalance controller then moves its keys back from the current copies. Keyed by cell id.
+ * rebalance controller then moves its keys back from the current copies. Keyed by the cell.
  */
-export class DownCellReconciler implements Reconciler {
+export class DownCellReconciler implements Reconciler<CellKey> {
   private readonly options: DownCellReconcilerOptions;
 
   constructor(options: DownCellReconcilerOptions) {
     this.options = options;
   }
 
-  async reconcile({ key: cell, signal, log }: ReconcileRequest): Promise<ReconcileResult> {
+  async reconcile({ key: { cell }, signal, log }: ReconcileRequest<CellKey>): Promise<ReconcileResult> {
     if (this.options.stateOf(cell) !== 'Down') return {};
     const engaged = this.options.reachable(cell);
     if (!engaged || !this.options.synced(cell)) return { requeueAfterMs: RECHECK_MS };

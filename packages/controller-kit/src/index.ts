@@ -13,10 +13,10 @@ export {
   TerminalError,
   errorMessage,
 } from './errors.ts';
-export { CELL_OBJECT_KEYS, formatKey, keyOf, parseKey } from './object-key.ts';
+export { CELL_KEYS, CELL_OBJECT_KEYS, formatKey, keyOf, parseKey } from './object-key.ts';
 export { keyCodec } from './keys/key-codec.ts';
 export type { Key, KeyCodec } from './keys/key-codec.ts';
-export type { CellObjectKey } from './object-key.ts';
+export type { CellKey, CellObjectKey } from './object-key.ts';
 
 export { WorkQueue } from './queue/work-queue.ts';
 export type { LowLaneOptions, QueueItem, WorkQueueOptions } from './queue/work-queue.ts';
@@ -25,7 +25,7 @@ export { TokenBucket } from './queue/token-bucket.ts';
 export type { BackoffOptions } from './queue/item-backoff.ts';
 
 export { Controller } from './runner/controller.ts';
-export type { ControllerOptions } from './runner/controller.ts';
+export type { ControllerOptions, KeyReader } from './runner/controller.ts';
 export type { Reconciler, ReconcileRequest, ReconcileResult } from './runner/reconciler.ts';
 
 export { EventRecorder } from './kube/event-recorder.ts';
@@ -60,12 +60,14 @@ export {
   CELL_SYSTEM_NAMESPACES,
   OBJECT_KEYS,
   formatObjectKey,
+  objectKeyOf,
+  objectRefOf,
   isCellOwnObject,
   parseObjectKey,
   resourceName,
   routeOf,
 } from './objects/object-ref.ts';
-export type { ObjectRef } from './objects/object-ref.ts';
+export type { ObjectKey, ObjectRef } from './objects/object-ref.ts';
 export {
   HeldOwnersError,
   formatHeldOwners,

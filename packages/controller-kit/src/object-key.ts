@@ -7,6 +7,10 @@ import { keyCodec, type Key } from './keys/key-codec.ts';
  */
 export const CELL_OBJECT_KEYS = keyCodec(['cell', 'namespace', 'name'], { mayBeEmpty: ['namespace'] });
 
+/** A key that names one cell: what the cell pool, the mirror and the Down paths work on. */
+export const CELL_KEYS = keyCodec(['cell']);
+export type CellKey = Key<'cell'>;
+
 /** A key of {@link CELL_OBJECT_KEYS}; `namespace` is empty for cluster-scoped objects. */
 export type CellObjectKey = Key<'cell' | 'namespace' | 'name'>;
 

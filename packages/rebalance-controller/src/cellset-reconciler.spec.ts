@@ -79,7 +79,7 @@ function setup(object: KubeObject) {
   });
   const reconcile = (logger = memoryLogger().logger) =>
     reconciler.reconcile({
-      key: 'default',
+      key: { name: 'default' },
       lane: 'high',
       signal: new AbortController().signal,
       log: logger,

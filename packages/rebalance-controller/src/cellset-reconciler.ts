@@ -2,7 +2,9 @@ import { CELLSET_API_VERSION } from '@cellfed/api';
 import {
   errorMessage,
   isConflict,
+  keyCodec,
   routersBehind,
+  type Key,
   type CellPool,
   type Clock,
   type KubeClient,
@@ -68,7 +70,11 @@ const STALL_MS = 30_000;
  * progress in `status`; and when nothing is left to move, makes Joining cells Normal and lets Draining cells
  * go (their kubeconfig Secrets are left for the operator).
  */
-export class CellSetReconciler implements Reconciler {
+/** The CellSet reconciler's key: the CellSet's name (the federation has one). */
+export const CELLSET_KEYS = keyCodec(['name']);
+export type CellSetKey = Key<'name'>;
+
+export class CellSetReconciler implements Reconciler<CellSetKey> {
   private readonly options: CellSetReconcilerOptions;
   private readonly rate = new MoveRate();
   private lastStatus = '';
@@ -85,7 +91,7 @@ export class CellSetReconciler implements Reconciler {
     this.options = options;
   }
 
-  async reconcile({ signal, log }: ReconcileRequest): Promise<ReconcileResult> {
+  async reconcile({ signal, log }: ReconcileRequest<CellSetKey>): Promise<ReconcileResult> {
     const { pool, plans, clock } = this.options;
     const object = pool.cellSetObject();
     if (!object) return {};

@@ -78,7 +78,7 @@ function setup(options: { shared?: boolean; down?: boolean } = {}) {
     } as KubeObject);
   const reconcile = (key = 'a/shop') =>
     reconciler.reconcile({
-      key,
+      key: parseFollowerKey(key),
       lane: 'high',
       signal: new AbortController().signal,
       log: memoryLogger().logger,

@@ -96,7 +96,7 @@ const KINDS = [CONFIG_MAPS, SECRETS] as const;
  * writes, updates or deletes the follower copies to match.
  * A copy of the object itself in the cell (its home, or one in the middle of a move) is never touched.
  */
-export class FollowerReconciler implements Reconciler {
+export class FollowerReconciler implements Reconciler<FollowerKey> {
   private readonly options: FollowerReconcilerOptions;
   /**
    * What each key's pod templates named at its last pass (`resource/name`), kept or not: a source that
@@ -113,8 +113,14 @@ export class FollowerReconciler implements Reconciler {
     this.options = options;
   }
 
-  async reconcile({ key, signal, log }: ReconcileRequest): Promise<ReconcileResult> {
-    const { cell: cellId, namespace } = parseFollowerKey(key);
+  async reconcile({
+    key: followerKey,
+    signal,
+    log,
+  }: ReconcileRequest<FollowerKey>): Promise<ReconcileResult> {
+    const { cell: cellId, namespace } = followerKey;
+    // What each pass named is remembered by the key as the queue writes it.
+    const key = formatFollowerKey(followerKey);
     const spec = this.options.plans.current()?.spec;
     const cell = this.options.cell(cellId);
     const entry = spec?.cells.find((candidate) => candidate.id === cellId);

@@ -103,7 +103,7 @@ function setup(
     put('dependent', { [HELD_OWNERS_ANNOTATION]: formatHeldOwners(owners) });
   const reconcile = (name = 'dependent') =>
     reconciler.reconcile({
-      key: `configmaps/shop/${name}`,
+      key: { resource: 'configmaps', namespace: 'shop', name },
       lane: 'high',
       signal: new AbortController().signal,
       log: memoryLogger().logger,

@@ -10,7 +10,10 @@ import {
   ApiError,
   ownerReferencesOf,
   orphanedOwnerEventsPath,
+  OBJECT_KEYS,
+  objectRefOf,
   parseObjectKey,
+  type ObjectKey,
   resourcePath,
   type CopiesView,
   type KubeClient,
@@ -90,7 +93,7 @@ const MERGE_PATCH = 'application/merge-patch+json';
  * finalizer comes off and the owner goes. With foreground propagation it waits on
  * {@link FOREGROUND_FINALIZER} until its held dependents are gone.
  */
-export class GarbageCollectorReconciler implements Reconciler {
+export class GarbageCollectorReconciler implements Reconciler<ObjectKey> {
   private readonly options: GarbageCollectorReconcilerOptions;
   private readonly resyncMs: number;
 
@@ -99,10 +102,11 @@ export class GarbageCollectorReconciler implements Reconciler {
     this.resyncMs = options.resyncMs ?? 60_000;
   }
 
-  async reconcile({ key, signal, log }: ReconcileRequest): Promise<ReconcileResult> {
+  async reconcile({ key: objectKey, signal, log }: ReconcileRequest<ObjectKey>): Promise<ReconcileResult> {
     const plan = this.options.plans.current();
     if (!plan) return {};
-    const ref = parseObjectKey(key, plan.resources);
+    const ref = objectRefOf(objectKey, plan.resources);
+    const key = OBJECT_KEYS.format(objectKey);
     if (!ref || isCellOwnObject(ref)) return {};
     const live = this.liveCopy(plan, ref);
     if (live.kind === 'wait') return { requeueAfterMs: WAIT_MS };

@@ -4,6 +4,7 @@ import {
   type KubeObject,
   type CopiesView,
   formatObjectKey,
+  objectKeyOf,
   type ObjectRef,
 } from '@cellfed/controller-kit';
 import { FakeCell, FakeClock, fakeCopies, memoryLogger } from '@cellfed/controller-kit/testing';
@@ -79,7 +80,7 @@ function setup(options: { rate?: TokenBucket } = {}) {
   });
   const reconcile = (name: string) =>
     reconciler.reconcile({
-      key: formatObjectKey(ref(name)),
+      key: objectKeyOf(ref(name)),
       lane: 'low',
       signal: new AbortController().signal,
       log: memoryLogger().logger,

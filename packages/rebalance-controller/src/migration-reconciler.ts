@@ -8,7 +8,9 @@ import {
   type TokenBucket,
   isCellOwnObject,
   madeByItsCell,
-  parseObjectKey,
+  OBJECT_KEYS,
+  objectRefOf,
+  type ObjectKey,
   type ObjectRef,
   type CopiesView,
   routeOf,
@@ -66,7 +68,7 @@ const OUTCOME_METRIC: Record<MoveOutcome['result'], MigrationResult> = {
  * - a fence left on an object that now stays where it is: take it down;
  * - a copy that was never committed and whose source is gone: delete it.
  */
-export class MigrationReconciler implements Reconciler {
+export class MigrationReconciler implements Reconciler<ObjectKey> {
   private readonly options: MigrationReconcilerOptions;
   /**
    * The watch events of a move's own writes arrive after the move: until then the cache still shows the
@@ -80,10 +82,12 @@ export class MigrationReconciler implements Reconciler {
     this.options = options;
   }
 
-  async reconcile({ key, signal, log }: ReconcileRequest): Promise<ReconcileResult> {
+  async reconcile({ key: objectKey, signal, log }: ReconcileRequest<ObjectKey>): Promise<ReconcileResult> {
     const plan = this.options.plans.current();
     if (!plan) return {};
-    const ref = parseObjectKey(key, plan.resources);
+    const ref = objectRefOf(objectKey, plan.resources);
+    // What this process remembers of a move is keyed as the queue writes the key.
+    const key = OBJECT_KEYS.format(objectKey);
     if (!ref || isCellOwnObject(ref)) return {};
     const decision = routeOf(plan.table, ref, this.options.namespaceLabels);
     const copies = this.options.copies.copiesOf(ref);

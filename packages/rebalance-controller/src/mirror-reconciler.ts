@@ -6,6 +6,7 @@ import {
   type KubeClient,
   type KubeList,
   type KubeObject,
+  type CellKey,
   type ReconcileRequest,
   type ReconcileResult,
   type Reconciler,
@@ -75,14 +76,18 @@ export interface MirrorReconcilerOptions {
  * cell that missed changes catches up; namespace and CRD changes start a pass at once, other shared objects
  * are compared every `resyncMs`.
  */
-export class MirrorReconciler implements Reconciler {
+export class MirrorReconciler implements Reconciler<CellKey> {
   private readonly options: MirrorReconcilerOptions;
 
   constructor(options: MirrorReconcilerOptions) {
     this.options = options;
   }
 
-  async reconcile({ key: cellId, signal, log }: ReconcileRequest): Promise<ReconcileResult> {
+  async reconcile({
+    key: { cell: cellId },
+    signal,
+    log,
+  }: ReconcileRequest<CellKey>): Promise<ReconcileResult> {
     const { plans, state } = this.options;
     const cell = this.options.cell(cellId);
     const spec = plans.current()?.spec;

@@ -14,8 +14,13 @@ import {
   type ListWatch,
   type RouterLease,
   CellObjects,
+  CELL_KEYS,
+  OBJECT_KEYS,
   formatObjectKey,
+  objectKeyOf,
   parseObjectKey,
+  type CellKey,
+  type ObjectKey,
   NOOP_TRACER,
   heldOwnersOrNone,
   CONFIG_MAPS,
@@ -27,9 +32,9 @@ import {
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 
-import { CellSetReconciler } from './cellset-reconciler.ts';
+import { CELLSET_KEYS, CellSetReconciler, type CellSetKey } from './cellset-reconciler.ts';
 import { DependentsIndex, groupOf, ownerName } from './dependents-index.ts';
-import { FollowerReconciler, formatFollowerKey, parseFollowerKey } from './follower-reconciler.ts';
+import { FOLLOWER_KEYS, FollowerReconciler, type FollowerKey } from './follower-reconciler.ts';
 import { GarbageCollectorReconciler } from './garbage-collector-reconciler.ts';
 import { OwnerKinds } from './owner-kinds.ts';
 import { MigrationReconciler } from './migration-reconciler.ts';
@@ -95,12 +100,12 @@ const LEASES = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases'
 export class RebalanceController {
   readonly plans = new PlanHolder();
   readonly objects: CellObjects;
-  readonly cellSets: Controller;
-  readonly mirror: Controller;
-  readonly migrations: Controller;
-  readonly collector: Controller;
+  readonly cellSets: Controller<CellSetKey>;
+  readonly mirror: Controller<CellKey>;
+  readonly migrations: Controller<ObjectKey>;
+  readonly collector: Controller<ObjectKey>;
   /** Follower copies, per cell and namespace; absent when turned off. */
-  readonly followers: Controller | undefined;
+  readonly followers: Controller<FollowerKey> | undefined;
   private readonly followerReconciler: FollowerReconciler | undefined;
   /** The generation of each workload copy (`cell/key`) last seen, so only spec changes queue followers. */
   private readonly templateGenerations = new Map<string, number>();
@@ -183,7 +188,7 @@ export class RebalanceController {
       workers: settings.window,
       lowLane: { qps: settings.scanQps, burst: Math.max(settings.window * 4, 100) },
       backoff: { baseMs: 200, maxMs: 30_000 },
-      cellOf: () => undefined,
+      keys: OBJECT_KEYS,
     });
     // The per-object background controllers (the collector, the followers): two workers, scans rate-limited.
     const background = {
@@ -209,7 +214,7 @@ export class RebalanceController {
         metrics,
         ...(settings.collectorResyncMs === undefined ? {} : { resyncMs: settings.collectorResyncMs }),
       }),
-      cellOf: () => undefined,
+      keys: OBJECT_KEYS,
     });
     this.followerReconciler =
       settings.followPodReferences === false
@@ -228,7 +233,7 @@ export class RebalanceController {
         ...background,
         name: 'followers',
         reconciler: this.followerReconciler,
-        cellOf: (key) => parseFollowerKey(key).cell,
+        keys: FOLLOWER_KEYS,
       });
     this.cellSets = new Controller({
       name: 'cellset',
@@ -248,7 +253,7 @@ export class RebalanceController {
       tracer,
       logger,
       clock,
-      cellOf: () => undefined,
+      keys: CELLSET_KEYS,
     });
     this.mirror = new Controller({
       name: 'mirror',
@@ -260,21 +265,21 @@ export class RebalanceController {
         namespaces: () => this.namespaces.list(),
         crd: (name) => this.crds.get(`${CONTROL_PLANE}//${name}`),
         state: mirrorState,
-        onMirrored: () => this.cellSets.queue.add(pool.cellSetName),
+        onMirrored: () => this.cellSets.enqueue({ name: pool.cellSetName }),
       }),
       registry,
       tracer,
       logger,
       clock,
       workers: 2,
-      cellOf: (key) => key,
+      keys: CELL_KEYS,
     });
 
-    const cellSetChanged = () => this.cellSets.queue.add(pool.cellSetName);
+    const cellSetChanged = () => this.cellSets.enqueue({ name: pool.cellSetName });
     // Every replica loads the plan, leading or not, so a standby's caches follow the CellSet's cellular
     // resources too and it takes over warm; the lifecycle reconciler reports on the plan while leading.
     const mirrorAll = () => {
-      for (const cell of pool.cells()) this.mirror.queue.add(cell.id);
+      for (const cell of pool.cells()) this.mirror.enqueue({ cell: cell.id });
     };
     // A new ServiceAccount (or shared Secret) reaches every cell at once, before a workload's pods need it.
     this.sharedChanges = new SharedChanges({ controlPlane, logger, registry, clock, onChange: mirrorAll });
@@ -310,7 +315,7 @@ export class RebalanceController {
       engage: (cell) => {
         statusSubresources.forget(cell.id);
         mirrorState.set(cell.id, false);
-        this.mirror.queue.add(cell.id);
+        this.mirror.enqueue({ cell: cell.id });
         cellSetChanged();
       },
     });
@@ -329,8 +334,8 @@ export class RebalanceController {
   /** The controllers: while leading. */
   async runControllers(signal: AbortSignal): Promise<void> {
     for (const informer of [this.namespaces, this.crds, this.leases]) await informer.waitForSync(signal);
-    this.cellSets.queue.add(this.pool.cellSetName);
-    for (const cell of this.pool.cells()) this.mirror.queue.add(cell.id);
+    this.cellSets.enqueue({ name: this.pool.cellSetName });
+    for (const cell of this.pool.cells()) this.mirror.enqueue({ cell: cell.id });
     this.enqueueAllObjects();
     for (const key of this.dependents.all()) this.collector.queue.add(key, 'low');
     this.cellSets.start();
@@ -422,19 +427,18 @@ export class RebalanceController {
       const seen = this.templateGenerations.get(copy);
       if (generation === undefined) this.templateGenerations.delete(copy);
       else this.templateGenerations.set(copy, generation);
-      if (lane === 'low' || seen !== generation)
-        followers.queue.add(formatFollowerKey({ cell, namespace: ref.namespace }), lane);
+      if (lane === 'low' || seen !== generation) followers.enqueue({ cell, namespace: ref.namespace }, lane);
       return;
     }
     const name = resourceName(ref.resource);
     if (name !== resourceName(CONFIG_MAPS) && name !== resourceName(SECRETS)) return;
     for (const follower of this.followerReconciler.cellsNaming(ref))
-      followers.queue.add(formatFollowerKey({ cell: follower, namespace: ref.namespace }), lane);
+      followers.enqueue({ cell: follower, namespace: ref.namespace }, lane);
   }
 
   private enqueueNamespace(namespace: string): void {
     this.objects.eachCopy((_cell, ref) => {
-      if (ref.namespace === namespace) this.migrations.queue.add(formatObjectKey(ref), 'high');
+      if (ref.namespace === namespace) this.migrations.enqueue(objectKeyOf(ref), 'high');
     });
   }
 }

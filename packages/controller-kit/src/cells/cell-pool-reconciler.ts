@@ -1,22 +1,23 @@
 import { type Cell } from '@cellfed/api';
 import { TerminalError, errorMessage } from '../errors.ts';
+import type { CellKey } from '../object-key.ts';
 import type { Reconciler, ReconcileRequest } from '../runner/reconciler.ts';
 import type { CellPool } from './cell-pool.ts';
 
 /**
- * Keeps one cell's engagement in line with the CellSet and its Secret. The key is a cell id. Level-based:
+ * Keeps one cell's engagement in line with the CellSet and its Secret. The key names one cell. Level-based:
  * whatever happened, it compares what should be engaged (listed, with a usable kubeconfig) with what is.
  * A problem only a person can fix becomes a Warning Event on the CellSet and is not retried: the informers
  * enqueue the cell again when the CellSet or a Secret changes.
  */
-export class CellPoolReconciler implements Reconciler {
+export class CellPoolReconciler implements Reconciler<CellKey> {
   private readonly pool: CellPool;
 
   constructor(pool: CellPool) {
     this.pool = pool;
   }
 
-  async reconcile({ key: id, log }: ReconcileRequest): Promise<void> {
+  async reconcile({ key: { cell: id }, log }: ReconcileRequest<CellKey>): Promise<void> {
     const cellSet = this.pool.cellSet();
     if (cellSet.object === undefined) {
       this.pool.disengage(id, `CellSet ${this.pool.cellSetName} does not exist`);

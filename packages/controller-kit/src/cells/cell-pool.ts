@@ -20,6 +20,7 @@ import { EventRecorder } from '../kube/event-recorder.ts';
 import { KubeClient } from '../kube/kube-client.ts';
 import type { KubeObject } from '../kube/kube-object.ts';
 import { gauge } from '../metrics/registry-metrics.ts';
+import { CELL_KEYS, type CellKey } from '../object-key.ts';
 import { Controller } from '../runner/controller.ts';
 import { CellPoolReconciler } from './cell-pool-reconciler.ts';
 import { CellSetReader, type CellSetReading } from './cell-set-reader.ts';
@@ -93,7 +94,7 @@ export class CellPool {
   private readonly clock: Clock;
   private readonly probe: ProbeOptions;
   private readonly clientFor: (kubeconfig: string, cellId: string) => KubeClient;
-  private readonly controller: Controller;
+  private readonly controller: Controller<CellKey>;
   private readonly engaged = new Map<string, Engagement>();
   private readonly cellSetReader = new CellSetReader();
   private readonly subscribers: CellAware[] = [];
@@ -139,13 +140,14 @@ export class CellPool {
       registry: options.registry,
       logger: options.logger,
       clock: this.clock,
-      cellOf: (key) => key,
+      keys: CELL_KEYS,
       backoff: { baseMs: 500, maxMs: 60_000 },
       ...(options.tracer ? { tracer: options.tracer } : {}),
     });
     // Few cells: any change to the CellSet or a Secret re-examines every cell, listed or engaged.
     const enqueueAll = () => {
-      for (const id of [...this.listedCellIds(), ...this.engaged.keys()]) this.controller.queue.add(id);
+      for (const id of [...this.listedCellIds(), ...this.engaged.keys()])
+        this.controller.enqueue({ cell: id });
     };
     this.cellSets.addHandler(enqueueAll);
     this.secrets.addHandler(enqueueAll);
@@ -313,7 +315,7 @@ export class CellPool {
   private restart(engagement: Engagement, reason: string): void {
     if (this.engaged.get(engagement.cell.id) !== engagement) return;
     const kubeconfig = this.kubeconfigOf(engagement.cell.spec);
-    if (kubeconfig === undefined) this.controller.queue.add(engagement.cell.id);
+    if (kubeconfig === undefined) this.controller.enqueue({ cell: engagement.cell.id });
     else this.engage(engagement.cell.spec, kubeconfig, reason);
   }
 

@@ -1,7 +1,7 @@
 import { type GroupVersionResource } from '@cellfed/api';
 import type { RouteDecision, RoutingTable } from '@cellfed/hashing';
 
-import { keyCodec } from '../keys/key-codec.ts';
+import { keyCodec, type Key } from '../keys/key-codec.ts';
 
 /** One cellular object, wherever its copies are: the unit a migration or a backup works on. */
 export interface ObjectRef {
@@ -20,13 +20,27 @@ export function resourceName(resource: Pick<GroupVersionResource, 'group' | 'res
  * backup of an object touches two cells, and one key for both means one worker at a time for the object.
  */
 export const OBJECT_KEYS = keyCodec(['resource', 'namespace', 'name'], { mayBeEmpty: ['namespace'] });
+/** A key of {@link OBJECT_KEYS}: `resource` is the resource's name (`deployments.apps`). */
+export type ObjectKey = Key<'resource' | 'namespace' | 'name'>;
+
+export const objectKeyOf = (ref: ObjectRef): ObjectKey => ({
+  resource: resourceName(ref.resource),
+  namespace: ref.namespace,
+  name: ref.name,
+});
 
 export function formatObjectKey(ref: ObjectRef): string {
-  return OBJECT_KEYS.format({
-    resource: resourceName(ref.resource),
-    namespace: ref.namespace,
-    name: ref.name,
-  });
+  return OBJECT_KEYS.format(objectKeyOf(ref));
+}
+
+/** The object a key names, `resources` mapping `resource.group` to the cellular resource. */
+export function objectRefOf(
+  key: ObjectKey,
+  resources: ReadonlyMap<string, GroupVersionResource>,
+): ObjectRef | undefined {
+  const resource = resources.get(key.resource);
+  // A resource no longer cellular: nothing to do for it.
+  return resource ? { resource, namespace: key.namespace, name: key.name } : undefined;
 }
 
 /** Inverse of {@link formatObjectKey}; `resources` maps `resource.group` to the cellular resource. */
@@ -34,10 +48,7 @@ export function parseObjectKey(
   key: string,
   resources: ReadonlyMap<string, GroupVersionResource>,
 ): ObjectRef | undefined {
-  const { resource: name, namespace, name: objectName } = OBJECT_KEYS.parse(key);
-  const resource = resources.get(name);
-  // A resource no longer cellular: nothing to do for it.
-  return resource ? { resource, namespace, name: objectName } : undefined;
+  return objectRefOf(OBJECT_KEYS.parse(key), resources);
 }
 
 /** Namespaces each cell has of its own, for its own components: nothing in them is the federation's. */

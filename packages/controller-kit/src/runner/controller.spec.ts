@@ -2,6 +2,7 @@ import { SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { Registry } from 'prom-client';
 
 import { TerminalError } from '../errors.ts';
+import { CELL_OBJECT_KEYS, formatKey, type CellObjectKey } from '../object-key.ts';
 import { FakeClock, flushPromises } from '../testing/fake-clock.ts';
 import { memoryLogger } from '../testing/memory-logger.ts';
 import { metricValue } from '../testing/metric-value.ts';
@@ -9,7 +10,11 @@ import { recordingTracer } from '../testing/recording-tracer.ts';
 import { Controller } from './controller.ts';
 import type { Reconciler, ReconcileRequest } from './reconciler.ts';
 
-type Handler = (request: ReconcileRequest, call: number) => ReturnType<Reconciler['reconcile']>;
+type Request = ReconcileRequest<CellObjectKey>;
+type Handler = (request: Request, call: number) => ReturnType<Reconciler<CellObjectKey>['reconcile']>;
+
+/** The key a reconcile was asked for, as the queue writes it. */
+const text = (request: Request) => formatKey(request.key);
 
 function setup(
   handler: Handler,
@@ -18,13 +23,14 @@ function setup(
   const clock = new FakeClock();
   const registry = new Registry();
   const { logger, lines } = memoryLogger();
-  const calls: ReconcileRequest[] = [];
+  const calls: Request[] = [];
   const controller = new Controller({
     name: 'test',
     registry,
     logger,
     clock,
     backoff: { baseMs: 100, maxMs: 10_000 },
+    keys: CELL_OBJECT_KEYS,
     ...options,
     reconciler: { reconcile: (request) => handler(request, calls.push(request)) },
   });
@@ -50,7 +56,7 @@ describe('Controller', () => {
     controller.start();
     controller.queue.add('cell-a/default/web');
     await flushPromises();
-    expect(calls.map((call) => call.key)).toEqual(['cell-a/default/web']);
+    expect(calls.map(text)).toEqual(['cell-a/default/web']);
     expect(await metric('controller_runtime_reconcile_total', { result: 'success' })).toBe(1);
     await controller.stop();
   });
@@ -132,9 +138,9 @@ describe('Controller', () => {
     const { controller, calls } = setup(
       (request) =>
         new Promise<void>((resolve) => {
-          if (request.key === 'c/ns/a') maxRunningOfA = Math.max(maxRunningOfA, ++running);
-          release.set(request.key, () => {
-            if (request.key === 'c/ns/a') running--;
+          if (text(request) === 'c/ns/a') maxRunningOfA = Math.max(maxRunningOfA, ++running);
+          release.set(text(request), () => {
+            if (text(request) === 'c/ns/a') running--;
             resolve();
           });
         }),
@@ -146,10 +152,10 @@ describe('Controller', () => {
     controller.queue.add('c/ns/a');
     controller.queue.add('c/ns/b');
     await flushPromises();
-    expect(calls.map((call) => call.key)).toEqual(['c/ns/a', 'c/ns/b']);
+    expect(calls.map(text)).toEqual(['c/ns/a', 'c/ns/b']);
     release.get('c/ns/a')!();
     await flushPromises();
-    expect(calls.map((call) => call.key)).toEqual(['c/ns/a', 'c/ns/b', 'c/ns/a']);
+    expect(calls.map(text)).toEqual(['c/ns/a', 'c/ns/b', 'c/ns/a']);
     release.get('c/ns/a')!();
     release.get('c/ns/b')!();
     await flushPromises();
@@ -162,15 +168,30 @@ describe('Controller', () => {
       request.log.info('hello');
     });
     controller.start();
-    controller.queue.add('cell-b/team/api');
-    controller.queue.add('plain-key');
+    controller.enqueue({ cell: 'cell-b', namespace: 'team', name: 'api' });
+    controller.queue.add('cell-b/team/web');
     await flushPromises();
     const hellos = lines.filter((line) => line.msg === 'hello');
     expect(hellos[0]).toMatchObject({ controller: 'test', cell: 'cell-b', key: 'cell-b/team/api' });
     expect(hellos[0]!.reconcileID).toMatch(/^[0-9a-f-]{36}$/);
-    expect(hellos[1]).toMatchObject({ controller: 'test', key: 'plain-key' });
-    expect(hellos[1]).not.toHaveProperty('cell');
+    expect(hellos[1]).toMatchObject({ controller: 'test', cell: 'cell-b', key: 'cell-b/team/web' });
     expect(hellos[1]!.reconcileID).not.toBe(hellos[0]!.reconcileID);
+    await controller.stop();
+  });
+
+  it('drops a key its codec does not read, as a terminal error, without calling the reconciler', async () => {
+    const { controller, calls, lines, metric } = setup(async () => undefined);
+    controller.start();
+    controller.queue.add('plain-key');
+    await flushPromises();
+    expect(calls).toEqual([]);
+    expect(lines.find((line) => line.key === 'plain-key')).toMatchObject({
+      msg: 'not a key of this controller; dropped',
+    });
+    expect(await metric('controller_runtime_terminal_reconcile_errors_total', { controller: 'test' })).toBe(
+      1,
+    );
+    expect(controller.queue.len()).toBe(0);
     await controller.stop();
   });
 
@@ -179,7 +200,7 @@ describe('Controller', () => {
     const { controller, lines } = setup(
       async (request) => {
         request.log.info('hello');
-        if (request.key === 'cell-b/team/bad') throw new Error('apiserver said no');
+        if (text(request) === 'cell-b/team/bad') throw new Error('apiserver said no');
       },
       { tracer },
     );
@@ -208,7 +229,7 @@ describe('Controller', () => {
   });
 
   it('turns a synchronous throw into a retry', async () => {
-    const { controller, calls, clock } = setup(((_request: ReconcileRequest, call: number) => {
+    const { controller, calls, clock } = setup(((_request: Request, call: number) => {
       if (call === 1) throw new Error('sync');
       return Promise.resolve();
     }) as Handler);
@@ -223,7 +244,7 @@ describe('Controller', () => {
     let finishFirst: () => void = () => undefined;
     const { controller, calls, clock } = setup(
       (request) =>
-        request.key === 'c/ns/quick'
+        text(request) === 'c/ns/quick'
           ? new Promise<void>((resolve) => (finishFirst = resolve))
           : new Promise<void>(() => undefined),
       { workers: 2 },
@@ -237,9 +258,9 @@ describe('Controller', () => {
     finishFirst();
     await clock.advance(4999);
     expect(drained).toBeUndefined();
-    expect(calls.find((call) => call.key === 'c/ns/stuck')!.signal.aborted).toBe(false);
+    expect(calls.find((call) => text(call) === 'c/ns/stuck')!.signal.aborted).toBe(false);
     await clock.advance(1);
     expect(drained).toBe(false);
-    expect(calls.find((call) => call.key === 'c/ns/stuck')!.signal.aborted).toBe(true);
+    expect(calls.find((call) => text(call) === 'c/ns/stuck')!.signal.aborted).toBe(true);
   });
 });

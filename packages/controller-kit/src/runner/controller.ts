@@ -6,17 +6,25 @@ import type { Registry } from 'prom-client';
 
 import { realClock, sleep, untilAborted, type Clock } from '../clock.ts';
 import { ControllerKitError, ControllerKitErrorCode, errorMessage, TerminalError } from '../errors.ts';
-import { parseKey } from '../object-key.ts';
 import { NOOP_TRACER } from '../tracing/tracing.ts';
 import { WorkQueue, type LowLaneOptions, type QueueItem } from '../queue/work-queue.ts';
 import type { BackoffOptions } from '../queue/item-backoff.ts';
+import type { Lane } from '../queue/lane.ts';
 import { ReconcileMetrics, type ReconcileOutcome } from './reconcile-metrics.ts';
 import type { Reconciler, ReconcileResult } from './reconciler.ts';
 
-export interface ControllerOptions {
+/** How a controller writes and reads its queue's string keys: a key codec (keys/key-codec.ts). */
+export interface KeyReader<K> {
+  format(key: K): string;
+  parse(text: string): K;
+}
+
+export interface ControllerOptions<K> {
   /** Names the controller in metrics, logs and its queue. */
   name: string;
-  reconciler: Reconciler;
+  reconciler: Reconciler<K>;
+  /** Reads each key the queue holds; a key it refuses is logged and dropped (retrying cannot help). */
+  keys: KeyReader<K>;
   registry: Registry;
   logger: Logger;
   clock?: Clock;
@@ -26,8 +34,8 @@ export interface ControllerOptions {
   reconcileTimeoutMs?: number;
   backoff?: BackoffOptions;
   lowLane?: LowLaneOptions;
-  /** The cell a key belongs to, for logs. Default: the first part of `cell/namespace/name`. */
-  cellOf?: (key: string) => string | undefined;
+  /** The cell a key belongs to, for logs. Default: its `cell` field, if it has one. */
+  cellOf?: (key: K) => string | undefined;
   /** Makes one span per reconcile. Default: none. */
   tracer?: Tracer;
 }
@@ -37,23 +45,30 @@ export interface ControllerOptions {
  * queue, call the reconciler with a timeout signal and a child logger, and turn the outcome into a
  * requeue, a backoff retry, or a forget, counting each in metrics. Event handlers only `queue.add` keys.
  */
-export class Controller {
+export class Controller<K = string> {
   readonly name: string;
   readonly queue: WorkQueue;
-  private readonly reconciler: Reconciler;
+  private readonly reconciler: Reconciler<K>;
+  private readonly keys: KeyReader<K>;
   private readonly log: Logger;
   private readonly clock: Clock;
   private readonly workers: number;
   private readonly timeoutMs: number;
   private readonly metrics: ReconcileMetrics;
-  private readonly cellOf: (key: string) => string | undefined;
+  private readonly cellOf: (key: K) => string | undefined;
   private readonly tracer: Tracer;
   private readonly inFlight = new Set<AbortController>();
   private running: Promise<void>[] | undefined;
 
-  constructor(options: ControllerOptions) {
+  /** Queues `key` (written with the controller's codec); see WorkQueue.add. */
+  enqueue(key: K, lane?: Lane): void {
+    this.queue.add(this.keys.format(key), lane);
+  }
+
+  constructor(options: ControllerOptions<K>) {
     this.name = options.name;
     this.reconciler = options.reconciler;
+    this.keys = options.keys;
     this.clock = options.clock ?? realClock;
     this.workers = options.workers ?? 1;
     this.timeoutMs = options.reconcileTimeoutMs ?? 60_000;
@@ -115,7 +130,16 @@ export class Controller {
     }
   }
 
-  private async process({ key, lane }: QueueItem): Promise<void> {
+  private async process({ key: text, lane }: QueueItem): Promise<void> {
+    let key: K;
+    try {
+      key = this.keys.parse(text);
+    } catch (error) {
+      this.metrics.terminalErrors.inc();
+      this.queue.forget(text);
+      this.log.error({ key: text, err: errorMessage(error) }, 'not a key of this controller; dropped');
+      return;
+    }
     const abort = new AbortController();
     let timedOut = false;
     const timer = this.clock.setTimer(this.timeoutMs, () => {
@@ -123,18 +147,18 @@ export class Controller {
       abort.abort(
         new ControllerKitError(
           ControllerKitErrorCode.ReconcileTimeout,
-          `reconcile of ${key} exceeded ${this.timeoutMs} ms`,
+          `reconcile of ${text} exceeded ${this.timeoutMs} ms`,
         ),
       );
     });
     const cell = this.cellOf(key);
     const reconcileID = randomUUID();
-    const log = this.log.child({ ...(cell ? { cell } : {}), key, reconcileID });
+    const log = this.log.child({ ...(cell ? { cell } : {}), key: text, reconcileID });
     const span = this.tracer.startSpan(`reconcile ${this.name}`, {
       kind: SpanKind.INTERNAL,
       attributes: {
         'cellfed.controller': this.name,
-        'cellfed.key': key,
+        'cellfed.key': text,
         'cellfed.lane': lane,
         'cellfed.reconcile_id': reconcileID,
         ...(cell ? { 'cellfed.cell': cell } : {}),
@@ -149,10 +173,10 @@ export class Controller {
       const result = await Promise.resolve().then(() =>
         this.reconciler.reconcile({ key, lane, signal: abort.signal, log }),
       );
-      outcome = this.afterSuccess(key, lane, result ?? {});
+      outcome = this.afterSuccess(text, lane, result ?? {});
     } catch (error) {
       outcome = 'error';
-      this.afterError(key, lane, error, timedOut, log);
+      this.afterError(text, lane, error, timedOut, log);
       failSpan(span, error, timedOut);
     } finally {
       span.setAttribute('cellfed.outcome', outcome);
@@ -208,10 +232,7 @@ function failSpan(span: Span, error: unknown, timedOut: boolean): void {
   span.setStatus({ code: SpanStatusCode.ERROR, message: timedOut ? 'timed out' : errorMessage(error) });
 }
 
-function defaultCellOf(key: string): string | undefined {
-  try {
-    return parseKey(key).cell;
-  } catch {
-    return undefined;
-  }
+function defaultCellOf(key: unknown): string | undefined {
+  const cell = typeof key === 'object' && key !== null ? (key as { cell?: unknown }).cell : undefined;
+  return typeof cell === 'string' ? cell : undefined;
 }

@@ -2,10 +2,13 @@ import type { Logger } from 'pino';
 
 import type { Lane } from '../queue/lane.ts';
 
-/** What a reconciler is asked to do: make the object named by `key` right. Nothing else is passed. */
-export interface ReconcileRequest {
-  /** The work-queue key, usually `cell/namespace/name` (see object-key.ts). */
-  key: string;
+/**
+ * What a reconciler is asked to do: make what `key` names right. Nothing else is passed. The key is typed:
+ * the controller reads the queue's string with its key codec (keys/key-codec.ts), so a reconciler reads
+ * fields (`key.cell`, `key.namespace`) and never parses.
+ */
+export interface ReconcileRequest<K = string> {
+  key: K;
   /** The lane the key came from: `low` for lists and resyncs, `high` for changes. */
   lane: Lane;
   /** Aborted when the reconcile times out or the controller stops; pass it to every call. */
@@ -26,8 +29,8 @@ export interface ReconcileResult {
  * Level-based: read the current state for `key` and act; no separate create/update/delete paths. Throw to
  * retry with backoff, throw a `TerminalError` to give up on the key (counted, not retried).
  */
-export interface Reconciler {
+export interface Reconciler<K = string> {
   // Returning nothing means done; `void` lets `async () => {}` reconcilers type-check without `return {}`.
   // eslint-disable-next-line @typescript-eslint/no-invalid-void-type
-  reconcile(request: ReconcileRequest): Promise<ReconcileResult | void>;
+  reconcile(request: ReconcileRequest<K>): Promise<ReconcileResult | void>;
 }
