@@ -1,7 +1,7 @@
 import { LOADED_GENERATION_ANNOTATION, parseCellSet } from '@cellfed/api';
 import { ApiError, CellSetReader, type KubeObject, type RouterLease } from '@cellfed/controller-kit';
 import { FakeCell, FakeClock, fakeCopies, memoryLogger } from '@cellfed/controller-kit/testing';
-import { MIGRATED, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
+import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
 
 import { CellSetReconciler } from './cellset-reconciler.ts';
@@ -187,6 +187,29 @@ describe('CellSetReconciler', () => {
     await clock.advance(10_000);
     await reconcileLogged();
     expect(state.enqueued).toBe(2);
+  });
+
+  it('queues a move left in flight again: a leader that died mid-move leaves a fence nobody works on', async () => {
+    const { clock, state, mirror, cells, reconcile } = setup(cellSet(2, { a: 'Normal', b: 'Joining' }));
+    const table = RoutingTable.fromCellSet(plansFor(cellSet(2, { a: 'Normal', b: 'Joining' })));
+    const name = Array.from({ length: 100 }, (_, i) => `cm-${i}`).find(
+      (candidate) => table.route(table.keyOf({ namespace: 'ns', name: candidate })).newCell === 'b',
+    )!;
+    cells.a.put(`/api/v1/namespaces/ns/configmaps/${name}`, {
+      metadata: { name, namespace: 'ns', labels: { [REBALANCE_STATUS_LABEL]: MIGRATING } },
+    });
+    mirror.set('a', true);
+    mirror.set('b', true);
+    state.leases = [lease(2, clock.now())];
+    const logs = memoryLogger();
+    await reconcile(logs.logger);
+    expect(state.enqueued).toBe(1);
+    await clock.advance(31_000);
+    await reconcile(logs.logger);
+    expect(state.enqueued).toBe(2);
+    expect(
+      logs.lines.find((line) => line['msg'] === 'rebalance stalled; queueing every pending object again'),
+    ).toMatchObject({ pending: 1, inFlight: 1 });
   });
 
   it('does not wait for a router that stopped renewing its Lease', async () => {

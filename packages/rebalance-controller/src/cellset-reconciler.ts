@@ -60,7 +60,10 @@ interface Gate {
 }
 
 const CELLSETS = '/apis/cells.cellfed.io/v1alpha1/cellsets';
-/** How long a rebalance may move nothing, with objects pending and none in flight, before it is nudged. */
+/**
+ * How long a rebalance may move nothing, with objects pending, before it is nudged. A live move takes well
+ * under a second; one in flight this long was left by a leader that died mid-move and its key lost.
+ */
 const STALL_MS = 30_000;
 
 /**
@@ -200,9 +203,10 @@ export class CellSetReconciler implements Reconciler<CellSetKey> {
   }
 
   /**
-   * A rebalance whose moved count has not risen for {@link STALL_MS} while objects are pending, none of them
-   * in flight: every pending object is queued again (a key dropped anywhere is picked up), and what the cache
-   * shows of a few of them is logged, so the operator sees what it waits for (a copy being deleted, say).
+   * A rebalance whose moved count has not risen for {@link STALL_MS} while objects are pending (fenced or
+   * not): every pending object is queued again (a key dropped anywhere is picked up; a key already queued or
+   * in a worker's hands collapses), and what the cache shows of a few of them is logged, so the operator
+   * sees what it waits for (a copy being deleted, say).
    */
   private nudgeIfStalled(plan: RebalancePlan, progress: Progress, now: number, log: Logger): void {
     const last = this.lastMove;
@@ -210,13 +214,14 @@ export class CellSetReconciler implements Reconciler<CellSetKey> {
       this.lastMove = { generation: plan.generation, moved: progress.moved, at: now, nudgedAt: now };
       return;
     }
-    if (progress.pending === 0 || progress.inFlight > 0) return;
+    if (progress.pending === 0) return;
     if (now - last.at < STALL_MS || now - last.nudgedAt < STALL_MS) return;
     last.nudgedAt = now;
     log.warn(
       {
         generation: plan.generation,
         pending: progress.pending,
+        inFlight: progress.inFlight,
         stalledSeconds: Math.round((now - last.at) / 1000),
         examples: progress.pendingExamples,
       },
