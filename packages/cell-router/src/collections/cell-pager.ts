@@ -3,6 +3,7 @@ import type { CellCursor } from './cell-versions.ts';
 import { arrayElements } from './json-elements.ts';
 import { isProtobuf, parseProtobufList, protobufStatusJson } from './protobuf-list.ts';
 import { CellListError } from '../errors.ts';
+import type { ItemSource } from './item-source.ts';
 
 /** What a list item (an object, or a Table row) is known by: its metadata. */
 export interface ItemMeta {
@@ -35,7 +36,11 @@ export interface CellLister {
     method: 'GET',
     target: string,
     options: { headers: Record<string, string | string[]>; signal: AbortSignal },
-  ): Promise<{ statusCode: number; body: { arrayBuffer(): Promise<ArrayBuffer> } }>;
+  ): Promise<{
+    statusCode: number;
+    /** undici's body: read whole (a page), or chunk by chunk (a streamed list). */
+    body: AsyncIterable<Uint8Array> & { arrayBuffer(): Promise<ArrayBuffer> };
+  }>;
 }
 
 export interface PagerRequest {
@@ -61,7 +66,7 @@ export interface PagerRequest {
  * without waiting, `peek` waits for it. The first page pins the cell's resourceVersion; later pages follow
  * the cell's own continue tokens.
  */
-export class CellPager {
+export class CellPager implements ItemSource {
   readonly cell: string;
   private readonly request: PagerRequest;
   private page: CellPage | undefined;

@@ -66,13 +66,7 @@ function fakeCell(resourceVersion: string, objects: Meta[], requests: string[] =
           continue: more ? next() : undefined,
           items: page.map((meta) => protobufItem({ ...meta, resourceVersion, owners: meta.ownerReferences })),
         });
-        return {
-          statusCode: 200,
-          headers: {},
-          body: {
-            arrayBuffer: async () => new Uint8Array(bytes).buffer,
-          },
-        };
+        return { statusCode: 200, headers: {}, body: answerBody(Buffer.from(bytes)) };
       }
       const table = String(options.headers?.accept ?? '').includes('as=Table');
       const body = table
@@ -89,17 +83,20 @@ function fakeCell(resourceVersion: string, objects: Meta[], requests: string[] =
             metadata: { resourceVersion, ...(more ? { continue: next() } : {}) },
             items: page.map((metadata) => ({ metadata, data: { from: resourceVersion } })),
           };
-      const bytes = Buffer.from(JSON.stringify(body));
-      return {
-        statusCode: 200,
-        headers: {},
-        body: {
-          arrayBuffer: async () => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length),
-        },
-      };
+      return { statusCode: 200, headers: {}, body: answerBody(Buffer.from(JSON.stringify(body))) };
     },
   };
   return fake;
+}
+
+/** An answer's body as undici gives it: whole, or in chunks (small ones here, to cut items anywhere). */
+function answerBody(bytes: Buffer) {
+  return {
+    arrayBuffer: async () => new Uint8Array(bytes).buffer,
+    async *[Symbol.asyncIterator]() {
+      for (let at = 0; at < bytes.length; at += 37) yield bytes.subarray(at, at + 37);
+    },
+  };
 }
 
 const spec = parseCellSetSpec({
@@ -198,11 +195,13 @@ describe('serveMergedList', () => {
       { namespace: 'default', name: 'kube-root-ca.crt' },
       { namespace: 'kube-system', name: 'extension-apiserver-authentication' },
     ];
-    const { body } = await list(
+    const { body, clients } = await list(
       cellsWith(objects, { a: perCell, b: perCell, c: perCell }),
       '/api/v1/configmaps',
     );
     expect(names(body)).toEqual(all);
+    // A whole JSON list: one unpaged request per cell, read as it streams in (in 37-byte chunks here).
+    for (const cell of Object.values(clients)) expect(cell.requests).toEqual(['/api/v1/configmaps?']);
     expect(Object.fromEntries(decodeCellVersions(body.metadata.resourceVersion)!)).toEqual({
       a: '100',
       b: '101',

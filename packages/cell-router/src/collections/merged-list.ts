@@ -6,6 +6,8 @@ import {
 } from '../routing/route-plan.ts';
 import { badRequest, failure, serviceUnavailable, type KubeStatus } from '../status/kube-status.ts';
 import { CellPager, itemMeta, type CellLister, type ItemMeta } from './cell-pager.ts';
+import { CellStream } from './cell-stream.ts';
+import type { ItemSource } from './item-source.ts';
 import {
   decodeContinue,
   encodeCellVersions,
@@ -110,28 +112,43 @@ export async function serveMergedList(
       ? Math.min(limit, Math.ceil((limit * PAGE_MARGIN) / cells.length) + 2)
       : (request.pageSize ?? DEFAULT_PAGE_SIZE);
   const rvMatch = params.get('resourceVersionMatch') ?? undefined;
-  const pagers = cells.map(
-    (cell) =>
-      new CellPager(
-        {
-          client: request.client(cell)!,
-          cell,
-          path: url.pathname,
-          query,
-          headers: request.headers,
-          pageSize,
-          prefetch: limit === 0,
-          ...(request.protobuf ? { protobuf: true } : {}),
-          signal: request.signal,
-        },
-        cursors
-          ? { cursor: cursors.get(cell)! }
-          : rv === '0'
-            ? { rv: '0', ...(rvMatch ? { rvMatch } : {}) }
-            : versions?.has(cell)
-              ? { rv: versions.get(cell)!, ...(rvMatch ? { rvMatch } : {}) }
-              : {},
-      ),
+  const start = (cell: string) =>
+    rv === '0'
+      ? { rv: '0', ...(rvMatch ? { rvMatch } : {}) }
+      : versions?.has(cell)
+        ? { rv: versions.get(cell)!, ...(rvMatch ? { rvMatch } : {}) }
+        : {};
+  // A whole JSON list is streamed from each cell, unpaged: the merge holds each cell's next item, not its
+  // answer, and writes while the cells still send. A client's page, a continued list, a Table (its rows
+  // are few: kubectl asks in chunks) and protobuf (held whole anyway) are read page by page.
+  const whole = limit === 0 && !cursors && !request.protobuf && !acceptsTable(accept);
+  const pagers: ItemSource[] = cells.map((cell) =>
+    whole
+      ? new CellStream(
+          {
+            client: request.client(cell)!,
+            cell,
+            path: url.pathname,
+            query,
+            headers: request.headers,
+            signal: request.signal,
+          },
+          start(cell),
+        )
+      : new CellPager(
+          {
+            client: request.client(cell)!,
+            cell,
+            path: url.pathname,
+            query,
+            headers: request.headers,
+            pageSize,
+            prefetch: limit === 0,
+            ...(request.protobuf ? { protobuf: true } : {}),
+            signal: request.signal,
+          },
+          cursors ? { cursor: cursors.get(cell)! } : start(cell),
+        ),
   );
   let firsts;
   try {
@@ -191,13 +208,17 @@ export async function serveMergedList(
 
 const END = Symbol('end of every cell');
 
+function acceptsTable(accept: string | string[] | undefined): boolean {
+  return (Array.isArray(accept) ? accept.join(',') : (accept ?? '')).includes('as=Table');
+}
+
 /**
  * Takes the smallest key across cells (every pager `ready`), and every cell's copy of it; returns the copy
  * the routing rule shows (as the cell stores it), undefined if it shows none of them, END when every cell
  * is done.
  */
 function takeVisible(
-  pagers: readonly CellPager[],
+  pagers: readonly ItemSource[],
   table: boolean,
   request: MergedListRequest,
 ): CellCopy<Buffer | string> | undefined | typeof END {

@@ -1,0 +1,133 @@
+import { CellListError } from '../errors.ts';
+import { itemMeta, type CellLister, type CellPage, type PagerRequest } from './cell-pager.ts';
+import type { CellCursor } from './cell-versions.ts';
+import type { ItemSource } from './item-source.ts';
+import { JsonListSplitter } from './json-list-splitter.ts';
+
+/**
+ * A cell's whole JSON list, asked for unpaged and read as it arrives (JsonListSplitter): the merge holds
+ * each cell's next item and the chunk it is in, never the cell's answer, and writes while the cells still
+ * send. Memory is a few chunks per cell whatever the list's size; the cells serve one request each.
+ */
+export class CellStream implements ItemSource {
+  readonly cell: string;
+  private readonly request: Omit<PagerRequest, 'client' | 'pageSize' | 'prefetch' | 'protobuf'> & {
+    client: CellLister;
+  };
+  private readonly start: { rv?: string; rvMatch?: string };
+  private readonly splitter = new JsonListSplitter('items');
+  private items: Buffer[] = [];
+  private index = 0;
+  private chunks: AsyncIterator<Uint8Array> | undefined;
+  private ended = false;
+  /** The head, parsed once (for its metadata). */
+  private parsed: { item: unknown; key: string | undefined } | undefined;
+  private page: CellPage | undefined;
+
+  constructor(
+    request: Omit<PagerRequest, 'client' | 'pageSize' | 'prefetch' | 'protobuf'> & { client: CellLister },
+    start: { rv?: string; rvMatch?: string },
+  ) {
+    this.request = request;
+    this.cell = request.cell;
+    this.start = start;
+  }
+
+  async first(): Promise<CellPage> {
+    if (this.page) return this.page;
+    const { client, cell, path, query, headers, signal } = this.request;
+    const params = new URLSearchParams(query);
+    if (this.start.rv !== undefined) {
+      params.set('resourceVersion', this.start.rv);
+      if (this.start.rvMatch) params.set('resourceVersionMatch', this.start.rvMatch);
+    }
+    const response = await client.raw('GET', `${path}?${params}`, { headers, signal });
+    if (response.statusCode !== 200) {
+      const text = Buffer.from(await response.body.arrayBuffer()).toString('utf8');
+      throw new CellListError(cell, response.statusCode, text);
+    }
+    this.chunks = response.body[Symbol.asyncIterator]();
+    while (!this.splitter.head && !this.ended) await this.pull();
+    const head = (this.splitter.head ?? {}) as {
+      kind?: string;
+      apiVersion?: string;
+      metadata?: { resourceVersion?: string };
+    };
+    this.page = {
+      kind: head.kind ?? 'List',
+      apiVersion: head.apiVersion ?? 'v1',
+      resourceVersion: head.metadata?.resourceVersion ?? '',
+      continue: undefined,
+      items: [],
+    };
+    return this.page;
+  }
+
+  ready(): boolean {
+    return this.index < this.items.length || this.ended;
+  }
+
+  async peek(): Promise<unknown> {
+    if (!this.page) await this.first();
+    while (!this.ready()) await this.pull();
+    return this.head();
+  }
+
+  head(): unknown {
+    return this.parse()?.item;
+  }
+
+  headJson(): Buffer {
+    return this.items[this.index]!;
+  }
+
+  headKey(): string {
+    const parsed = this.parse()!;
+    if (parsed.key === undefined) {
+      const meta = itemMeta(parsed.item, false);
+      parsed.key = `${meta.namespace ?? ''}/${meta.name ?? ''}`;
+    }
+    return parsed.key;
+  }
+
+  take(): void {
+    this.index += 1;
+    this.parsed = undefined;
+    if (this.index === this.items.length) {
+      this.items = [];
+      this.index = 0;
+    }
+  }
+
+  hasMore(): boolean {
+    return !this.ended || this.index < this.items.length;
+  }
+
+  cursor(): CellCursor {
+    throw new Error('a streamed list is whole: it has no cursor');
+  }
+
+  private parse(): { item: unknown; key: string | undefined } | undefined {
+    const bytes = this.items[this.index];
+    if (bytes === undefined) return undefined;
+    this.parsed ??= { item: JSON.parse(bytes.toString('utf8')), key: undefined };
+    return this.parsed;
+  }
+
+  private async pull(): Promise<void> {
+    const next = await this.chunks!.next();
+    if (next.done) {
+      if (!this.splitter.done)
+        throw new CellListError(this.cell, 502, `cell ${this.cell} ended its list before its last item`);
+      this.ended = true;
+      return;
+    }
+    const chunk = Buffer.from(next.value.buffer, next.value.byteOffset, next.value.byteLength);
+    for (const item of this.splitter.push(chunk)) this.items.push(item);
+    // The rest of the body (the list's closing brace) is not needed, but is read to free the connection.
+    if (this.splitter.done) {
+      for (;;) if ((await this.chunks!.next()).done) break;
+      this.ended = true;
+    }
+  }
+}

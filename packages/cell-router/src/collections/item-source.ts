@@ -1,0 +1,28 @@
+import type { CellCursor } from './cell-versions.ts';
+import type { CellPage } from './cell-pager.ts';
+
+/**
+ * One cell's list as the merge reads it: items in the apiserver's order (namespace, then name), one head
+ * at a time. Paged (cell-pager.ts) for a client's page or a Table, streamed (cell-stream.ts) for a whole
+ * JSON list.
+ */
+export interface ItemSource {
+  readonly cell: string;
+  /** The answer's kind, version and list resourceVersion (and a Table's columns); starts the list. */
+  first(): Promise<CellPage>;
+  /** Whether `head` answers without waiting: an item is in, or the cell's list has ended. */
+  ready(): boolean;
+  /** Waits until `ready`; answers the head. */
+  peek(): Promise<unknown>;
+  /** The next item, parsed (undefined at the end); only when `ready`. */
+  head(): unknown;
+  /** The head as the cell wrote it, to pass on. */
+  headJson(): Buffer | string;
+  /** The head's `namespace/name`, the merge's order; only when `ready` and not at the end. */
+  headKey(table: boolean): string;
+  take(): void;
+  /** Whether items may follow (for a client's next page). */
+  hasMore(): boolean;
+  /** Where to pick up in this cell for the client's next page. */
+  cursor(): CellCursor;
+}

@@ -1,0 +1,72 @@
+import fc from 'fast-check';
+
+import { JsonListSplitter } from './json-list-splitter.ts';
+
+/** Feeds `body` cut at `cuts` and collects what the splitter gives. */
+function split(body: Buffer, cuts: number[]) {
+  const splitter = new JsonListSplitter();
+  const elements: string[] = [];
+  let from = 0;
+  for (const cut of [...new Set(cuts)].sort((a, b) => a - b).concat(body.length)) {
+    if (cut <= from) continue;
+    elements.push(...splitter.push(body.subarray(from, cut)).map((element) => element.toString('utf8')));
+    from = cut;
+  }
+  return { elements, head: splitter.head, done: splitter.done };
+}
+
+const list = (items: unknown[], spaced = false) =>
+  Buffer.from(
+    JSON.stringify(
+      { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '42' }, items },
+      null,
+      spaced ? 1 : undefined,
+    ),
+  );
+
+describe('JsonListSplitter', () => {
+  it('gives the fields before the items, then each item as the bytes written, however the body is cut', () => {
+    const strings = fc.string({ unit: 'binary', maxLength: 12 });
+    const item = fc.record({
+      metadata: fc.record({ name: strings, labels: fc.dictionary(strings, strings, { maxKeys: 3 }) }),
+      data: fc.dictionary(strings, fc.oneof(strings, fc.array(strings, { maxLength: 3 })), { maxKeys: 3 }),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(item, { maxLength: 8 }),
+        fc.array(fc.nat(4000), { maxLength: 12 }),
+        fc.boolean(),
+        (items, cuts, spaced) => {
+          const body = list(items, spaced);
+          const { elements, head, done } = split(body, cuts);
+          expect(elements.map((element) => JSON.parse(element) as unknown)).toEqual(items);
+          if (!spaced) expect(elements).toEqual(items.map((one) => JSON.stringify(one)));
+          expect(head).toEqual({
+            kind: 'ConfigMapList',
+            apiVersion: 'v1',
+            metadata: { resourceVersion: '42' },
+          });
+          expect(done).toBe(true);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('is not done until the items array closes', () => {
+    const body = list([{ a: 1 }, { b: '}]"' }]);
+    const splitter = new JsonListSplitter();
+    const cut = body.indexOf('{"b"');
+    expect(splitter.push(body.subarray(0, cut)).map(String)).toEqual(['{"a":1}']);
+    expect(splitter.done).toBe(false);
+    expect(splitter.push(body.subarray(cut)).map(String)).toEqual(['{"b":"}]\\""}']);
+    expect(splitter.done).toBe(true);
+  });
+
+  it('reads an empty list, and refuses a document without the array', () => {
+    expect(split(list([]), [3])).toMatchObject({ elements: [], done: true });
+    expect(() => new JsonListSplitter().push(Buffer.from('{"kind":"Status","code":500}'))).toThrow(
+      /no top-level "items" array/,
+    );
+  });
+});

@@ -1,0 +1,161 @@
+/**
+ * A JSON list read as it arrives, for a merge that never holds a cell's whole answer: first the fields
+ * before the items (kube-apiserver writes `kind`, `apiVersion` and `metadata` first), then each element of
+ * the top-level `items` array as the bytes the cell wrote, one element at a time, whatever the chunking.
+ */
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+const COMMA = 0x2c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+/** A list's fields before its items are a few hundred bytes; more means it is not the list expected. */
+const MAX_HEAD_BYTES = 64 * 1024;
+
+export class JsonListSplitter {
+  private readonly wanted: Buffer;
+  private phase: 'head' | 'items' | 'after' = 'head';
+  private headBytes: Buffer = Buffer.alloc(0);
+  private fields: Record<string, unknown> | undefined;
+  /** Nesting inside the current element (0: between elements). */
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+  /** The current element's bytes from earlier chunks. */
+  private parts: Buffer[] = [];
+  private inElement = false;
+
+  constructor(field = 'items') {
+    this.wanted = Buffer.from(JSON.stringify(field));
+  }
+
+  /** The list's fields before its items, once they have been read. */
+  get head(): Readonly<Record<string, unknown>> | undefined {
+    return this.fields;
+  }
+
+  /** Whether the items array has closed: every element has been given. */
+  get done(): boolean {
+    return this.phase === 'after';
+  }
+
+  /** Reads `chunk`; answers the elements it completes, in order. Throws if the document is not a list. */
+  push(chunk: Buffer): Buffer[] {
+    const elements: Buffer[] = [];
+    let rest = chunk;
+    if (this.phase === 'head') {
+      this.headBytes = this.headBytes.length > 0 ? Buffer.concat([this.headBytes, chunk]) : chunk;
+      const start = arrayStart(this.headBytes, this.wanted);
+      if (start === undefined) {
+        if (this.headBytes.length > MAX_HEAD_BYTES)
+          throw new SyntaxError(`no ${this.wanted.toString()} array in the first ${MAX_HEAD_BYTES} bytes`);
+        return elements;
+      }
+      this.fields = headFields(this.headBytes.subarray(0, start.key));
+      rest = this.headBytes.subarray(start.bracket + 1);
+      this.headBytes = Buffer.alloc(0);
+      this.phase = 'items';
+    }
+    if (this.phase === 'items') this.scan(rest, elements);
+    return elements;
+  }
+
+  private scan(chunk: Buffer, elements: Buffer[]): void {
+    let start = this.inElement ? 0 : -1;
+    for (let i = 0; i < chunk.length; i++) {
+      const byte = chunk[i]!;
+      if (this.inString) {
+        if (this.escaped) this.escaped = false;
+        else if (byte === BACKSLASH) this.escaped = true;
+        else if (byte === QUOTE) this.inString = false;
+        continue;
+      }
+      if (byte === QUOTE) {
+        this.inString = true;
+      } else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
+        if (this.depth === 0) {
+          start = i;
+          this.inElement = true;
+        }
+        this.depth += 1;
+      } else if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) {
+        if (this.depth === 0) {
+          // The items array itself closes; what follows (the list's end) is not needed.
+          this.phase = 'after';
+          return;
+        }
+        this.depth -= 1;
+        if (this.depth === 0) {
+          const piece = chunk.subarray(start, i + 1);
+          elements.push(this.parts.length > 0 ? Buffer.concat([...this.parts, piece]) : piece);
+          this.parts = [];
+          this.inElement = false;
+          start = -1;
+        }
+      }
+    }
+    if (this.inElement) this.parts.push(chunk.subarray(start));
+  }
+}
+
+/**
+ * Where the top-level array `wanted` (a quoted key) opens: the offset of its key and of its `[`; undefined
+ * while the bytes end before it.
+ */
+function arrayStart(bytes: Buffer, wanted: Buffer): { key: number; bracket: number } | undefined {
+  let depth = 0;
+  let key = -1;
+  let keyEnd = -1;
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i]!;
+    if (byte === QUOTE) {
+      const end = stringEnd(bytes, i);
+      if (end < 0) return undefined;
+      if (depth === 1) [key, keyEnd] = [i, end + 1];
+      i = end;
+    } else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
+      if (byte === OPEN_ARRAY && depth === 1 && keyEnd >= 0 && onlyColonBetween(bytes, keyEnd, i)) {
+        if (bytes.subarray(key, keyEnd).equals(wanted)) return { key, bracket: i };
+      }
+      depth += 1;
+    } else if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) {
+      depth -= 1;
+      if (depth === 0) throw new SyntaxError(`the document has no top-level ${wanted.toString()} array`);
+    }
+  }
+  return undefined;
+}
+
+/** The fields before the items: `{…,` made a whole object again and parsed. */
+function headFields(prefix: Buffer): Record<string, unknown> {
+  let end = prefix.length;
+  while (end > 0 && (isSpace(prefix[end - 1]!) || prefix[end - 1] === COMMA)) end -= 1;
+  const text = prefix.subarray(0, end).toString('utf8');
+  return JSON.parse(text === '{' ? '{}' : `${text}}`) as Record<string, unknown>;
+}
+
+function stringEnd(bytes: Buffer, open: number): number {
+  let at = open;
+  for (;;) {
+    at = bytes.indexOf(QUOTE, at + 1);
+    if (at < 0) return -1;
+    let backslashes = 0;
+    while (bytes[at - 1 - backslashes] === BACKSLASH) backslashes += 1;
+    if (backslashes % 2 === 0) return at;
+  }
+}
+
+function onlyColonBetween(bytes: Buffer, from: number, to: number): boolean {
+  let colons = 0;
+  for (let i = from; i < to; i++) {
+    if (bytes[i] === COLON) colons += 1;
+    else if (!isSpace(bytes[i]!)) return false;
+  }
+  return colons === 1;
+}
+
+function isSpace(byte: number): boolean {
+  return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
+}
