@@ -63,10 +63,22 @@ describe('JsonListSplitter', () => {
     expect(splitter.done).toBe(true);
   });
 
-  it('reads an empty list, and refuses a document without the array', () => {
+  it('reads an empty list, also one whose items Go wrote as null (a nil slice), and refuses items of another type', () => {
     expect(split(list([]), [3])).toMatchObject({ elements: [], done: true });
-    expect(() => new JsonListSplitter().push(Buffer.from('{"kind":"Status","code":500}'))).toThrow(
-      /no top-level "items" array/,
+    const nil = Buffer.from(
+      '{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"7"},"items":null}',
+    );
+    expect(split(nil, [20, 90])).toEqual({
+      elements: [],
+      head: {
+        kind: 'PartialObjectMetadataList',
+        apiVersion: 'meta.k8s.io/v1',
+        metadata: { resourceVersion: '7' },
+      },
+      done: true,
+    });
+    expect(() => new JsonListSplitter().push(Buffer.from('{"kind":"List","items":"x"}'))).toThrow(
+      /"items" is not an array/,
     );
   });
 });

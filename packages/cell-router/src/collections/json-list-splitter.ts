@@ -15,6 +15,7 @@ const CLOSE_ARRAY = 0x5d;
 const MAX_HEAD_BYTES = 64 * 1024;
 
 export class JsonListSplitter {
+  private readonly field: string;
   private readonly wanted: Buffer;
   private phase: 'head' | 'items' | 'after' = 'head';
   private headBytes: Buffer = Buffer.alloc(0);
@@ -28,6 +29,7 @@ export class JsonListSplitter {
   private inElement = false;
 
   constructor(field = 'items') {
+    this.field = field;
     this.wanted = Buffer.from(JSON.stringify(field));
   }
 
@@ -48,6 +50,20 @@ export class JsonListSplitter {
     if (this.phase === 'head') {
       this.headBytes = this.headBytes.length > 0 ? Buffer.concat([this.headBytes, chunk]) : chunk;
       const start = arrayStart(this.headBytes, this.wanted);
+      if (start === 'whole') {
+        // The document ended before any array: an empty list whose items Go wrote as `null` (a nil slice,
+        // as in an empty PartialObjectMetadataList), or none at all.
+        const { [this.field]: items, ...fields } = JSON.parse(this.headBytes.toString('utf8')) as Record<
+          string,
+          unknown
+        >;
+        if (items !== null && items !== undefined)
+          throw new SyntaxError(`${this.wanted.toString()} is not an array`);
+        this.fields = fields;
+        this.headBytes = Buffer.alloc(0);
+        this.phase = 'after';
+        return elements;
+      }
       if (start === undefined) {
         if (this.headBytes.length > MAX_HEAD_BYTES)
           throw new SyntaxError(`no ${this.wanted.toString()} array in the first ${MAX_HEAD_BYTES} bytes`);
@@ -101,10 +117,10 @@ export class JsonListSplitter {
 }
 
 /**
- * Where the top-level array `wanted` (a quoted key) opens: the offset of its key and of its `[`; undefined
- * while the bytes end before it.
+ * Where the top-level array `wanted` (a quoted key) opens: the offset of its key and of its `[`; 'whole'
+ * when the document ends without it; undefined while the bytes end before either.
  */
-function arrayStart(bytes: Buffer, wanted: Buffer): { key: number; bracket: number } | undefined {
+function arrayStart(bytes: Buffer, wanted: Buffer): { key: number; bracket: number } | 'whole' | undefined {
   let depth = 0;
   let key = -1;
   let keyEnd = -1;
@@ -122,7 +138,7 @@ function arrayStart(bytes: Buffer, wanted: Buffer): { key: number; bracket: numb
       depth += 1;
     } else if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) {
       depth -= 1;
-      if (depth === 0) throw new SyntaxError(`the document has no top-level ${wanted.toString()} array`);
+      if (depth === 0) return 'whole';
     }
   }
   return undefined;
