@@ -73,6 +73,25 @@ describeE2e('owners and dependents across cells: nothing lost to a cell’s garb
    * Proves a cell's garbage collector has looked at owner references to `owners` and deleted what it
    * could not resolve: the same references written straight into the cell, past the router, disappear.
    */
+  /**
+   * `kubectl delete <owner> --cascade=orphan` through `client` (the router, or the plain apiserver), then
+   * what is left of the dependent `kept` past a few collector passes (2 s apart here): an owner gone would
+   * have got its only dependent collected by then.
+   */
+  async function afterOrphaning(
+    client: KubeClient,
+    owner: [kind: string, name: string],
+    ownerPath: string,
+    kept: string,
+  ) {
+    const config = client === routed ? kubeconfig : env.controlPlane.kubeconfig;
+    const result = await kubectl(config, ['-n', namespace, 'delete', ...owner, '--cascade=orphan']);
+    expect(result).toMatchObject({ code: 0 });
+    await untilGone(`the orphaning ${owner.join(' ')} to go`, client, ownerPath);
+    await sleep(7000);
+    return found(client, configMapPath(kept));
+  }
+
   async function cellCollectorHasRun(id: string, owners: OwnerReference[]) {
     const control = `control-${Math.random().toString(36).slice(2, 8)}`;
     await cell(id).request('POST', configMapPath(), { body: configMap(control, owners) });
@@ -268,20 +287,7 @@ describeE2e('owners and dependents across cells: nothing lost to a cell’s garb
       const owner = await createDeployment(client, 'keeper');
       const kept = pickName('keeper-part', (candidate) => cellOf(candidate) !== cellOf('keeper'));
       await client.request('POST', configMapPath(), { body: configMap(kept, [ownerOf(owner)]) });
-      const config = client === routed ? kubeconfig : env.controlPlane.kubeconfig;
-      const result = await kubectl(config, [
-        '-n',
-        namespace,
-        'delete',
-        'deployment',
-        'keeper',
-        '--cascade=orphan',
-      ]);
-      expect(result).toMatchObject({ code: 0 });
-      await untilGone('the orphaning owner to go', client, deploymentPath('keeper'));
-      // Past a few collector passes: an owner gone would get its only dependent collected by now.
-      await sleep(5000);
-      results.push(await found(client, configMapPath(kept)));
+      results.push(await afterOrphaning(client, ['deployment', 'keeper'], deploymentPath('keeper'), kept));
     }
     expect(
       results.map((object) => object && { owners: object.metadata.ownerReferences, data: object['data'] }),
@@ -302,20 +308,9 @@ describeE2e('owners and dependents across cells: nothing lost to a cell’s garb
       const owners = [ownerOf(account, false)];
       await client.request('POST', configMapPath(), { body: configMap(kept, owners) });
       if (client === routed) await cellCollectorHasRun(cellOf(kept), owners);
-      const config = client === routed ? kubeconfig : env.controlPlane.kubeconfig;
-      const result = await kubectl(config, [
-        '-n',
-        namespace,
-        'delete',
-        'serviceaccount',
-        'orphaning',
-        '--cascade=orphan',
-      ]);
-      expect(result).toMatchObject({ code: 0 });
-      await untilGone('the orphaning ServiceAccount to go', client, `${accountPath}/orphaning`);
-      // Past a few collector passes (2 s apart here): an owner gone would get its only dependent collected.
-      await sleep(7000);
-      results.push(await found(client, configMapPath(kept)));
+      results.push(
+        await afterOrphaning(client, ['serviceaccount', 'orphaning'], `${accountPath}/orphaning`, kept),
+      );
       await client.request('DELETE', configMapPath(kept));
     }
     expect(
