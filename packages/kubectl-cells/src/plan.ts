@@ -1,4 +1,4 @@
-import { type CellSetSpec } from '@cellfed/api';
+import type { CellSetSpec } from '@cellfed/api';
 import { HashRing, planMigration } from '@cellfed/hashing';
 import { CellsCliError, CellsCliErrorCode } from './errors.ts';
 

@@ -1,4 +1,4 @@
-import { type CellSetSpec } from '@cellfed/api';
+import type { CellSetSpec } from '@cellfed/api';
 import { RoutingTable } from '@cellfed/hashing';
 
 /** Where one object lives under a CellSet: computed from the CellSet and the namespace's labels alone. */

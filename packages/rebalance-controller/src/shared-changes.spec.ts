@@ -1,4 +1,4 @@
-import { type GroupVersionResource } from '@cellfed/api';
+import type { GroupVersionResource } from '@cellfed/api';
 import { flushPromises, FakeListWatch, memoryLogger } from '@cellfed/controller-kit/testing';
 import type { KubeClient } from '@cellfed/controller-kit';
 

@@ -1,4 +1,4 @@
-import { type GroupVersionResource } from '@cellfed/api';
+import type { GroupVersionResource } from '@cellfed/api';
 import {
   CONTROL_PLANE,
   Informer,

@@ -1,5 +1,5 @@
 import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from '@cellfed/api';
-import { type KubeClient } from '@cellfed/controller-kit';
+import type { KubeClient } from '@cellfed/controller-kit';
 
 /**
  * The finalizer cellfed's collector needs on an object before a DELETE that propagates to its held

@@ -1,3 +1,5 @@
+import type { GroupVersionResource } from '@cellfed/api';
+
 /** A resource as the router tells cellular from global: its group and name, any version. */
 export type CellularResource = Pick<GroupVersionResource, 'group' | 'resource'>;
 
@@ -13,4 +15,3 @@ export class CellularResources {
     return this.set.has(`${group}/${resource}`);
   }
 }
-import { type GroupVersionResource } from '@cellfed/api';

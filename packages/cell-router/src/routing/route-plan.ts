@@ -1,4 +1,4 @@
-import { type CellSetSpec } from '@cellfed/api';
+import type { CellSetSpec } from '@cellfed/api';
 import { isCellOwnObject } from '@cellfed/controller-kit';
 import { RoutingTable, type Access, type RouteDecision } from '@cellfed/hashing';
 

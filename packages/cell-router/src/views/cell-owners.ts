@@ -5,7 +5,7 @@ import {
   ORIGIN_CREATED_ANNOTATION,
   ORIGIN_UID_ANNOTATION,
 } from '@cellfed/api';
-import { type OwnerReference } from '@cellfed/controller-kit';
+import type { OwnerReference } from '@cellfed/controller-kit';
 
 /*
  * What the cell views (cell-view.ts, protobuf-view.ts) read of an object in its cell, and the annotations

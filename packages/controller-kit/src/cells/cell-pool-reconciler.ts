@@ -1,4 +1,4 @@
-import { type Cell } from '@cellfed/api';
+import type { Cell } from '@cellfed/api';
 import { TerminalError, errorMessage } from '../errors.ts';
 import type { CellKey } from '../object-key.ts';
 import type { Reconciler, ReconcileRequest } from '../runner/reconciler.ts';

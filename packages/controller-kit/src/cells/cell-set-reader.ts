@@ -1,3 +1,5 @@
+import { safeParseCellSet, type CellSet } from '@cellfed/api';
+
 /**
  * The CellSet as read from the control plane: validated once per stored version, the last valid one kept.
  * The router and both controllers read it from their CellPool instead of parsing the object each time.
@@ -53,4 +55,3 @@ export class CellSetReader {
     return this.reading;
   }
 }
-import { safeParseCellSet, type CellSet } from '@cellfed/api';

@@ -1,4 +1,4 @@
-import { type GroupVersionResource } from '@cellfed/api';
+import type { GroupVersionResource } from '@cellfed/api';
 import type { RouteDecision, RoutingTable } from '@cellfed/hashing';
 
 import { keyCodec, type Key } from '../keys/key-codec.ts';

@@ -1,5 +1,5 @@
 import { parseCellSetSpec, type CellSetSpec } from '@cellfed/api';
-import { type CellState } from '@cellfed/hashing';
+import type { CellState } from '@cellfed/hashing';
 
 /** The cellular resource unit tests move. */
 export const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };

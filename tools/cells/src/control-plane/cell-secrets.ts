@@ -1,3 +1,13 @@
+import {
+  CELLSET_API_VERSION,
+  CELLSET_KIND,
+  DEFAULT_CELLSET_NAME,
+  DEFAULT_SECRET_KEY,
+  DEFAULT_SECRET_NAMESPACE,
+  parseCellSet,
+  type CellSet,
+} from '@cellfed/api';
+
 /** A cell as the control plane's controllers will reach it. */
 export interface CellCredentials {
   id: string;
@@ -46,12 +56,3 @@ export function initialCellSet(cellIds: readonly string[], namespace = DEFAULT_S
     },
   });
 }
-import {
-  CELLSET_API_VERSION,
-  CELLSET_KIND,
-  DEFAULT_CELLSET_NAME,
-  DEFAULT_SECRET_KEY,
-  DEFAULT_SECRET_NAMESPACE,
-  parseCellSet,
-  type CellSet,
-} from '@cellfed/api';
