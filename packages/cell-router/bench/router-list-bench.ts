@@ -57,6 +57,20 @@ function createAll(what: string, count: number, place: (i: number) => { target: 
   });
 }
 
+/** A watch's lines (its events), as they arrive. */
+async function* lines(body: AsyncIterable<unknown>): AsyncGenerator<string> {
+  let pending = '';
+  for await (const chunk of body) {
+    pending += (chunk as Buffer).toString();
+    let newline = pending.indexOf('\n');
+    while (newline >= 0) {
+      yield pending.slice(0, newline);
+      pending = pending.slice(newline + 1);
+      newline = pending.indexOf('\n');
+    }
+  }
+}
+
 /** Seconds to receive a whole list, how many items it held, and its size. */
 async function listOnce(target: Target): Promise<{ seconds: number; items: number; bytes: number }> {
   const started = performance.now();
@@ -85,20 +99,12 @@ async function watchListOnce(target: Target): Promise<{ seconds: number; items: 
   if (response.statusCode !== 200)
     throw new Error(`watch list: ${response.statusCode} ${await response.body.text()}`);
   let items = 0;
-  let pending = '';
   try {
-    for await (const chunk of response.body) {
-      pending += (chunk as Buffer).toString();
-      let newline = pending.indexOf('\n');
-      while (newline >= 0) {
-        const line = pending.slice(0, newline);
-        pending = pending.slice(newline + 1);
-        newline = pending.indexOf('\n');
-        // Only the type and, for a bookmark, its annotation are read: the event's object is not parsed.
-        if (line.startsWith('{"type":"ADDED"')) items += 1;
-        else if (line.startsWith('{"type":"BOOKMARK"') && line.includes('"k8s.io/initial-events-end":"true"'))
-          return { seconds: (performance.now() - started) / 1000, items };
-      }
+    for await (const line of lines(response.body)) {
+      // Only the type and, for a bookmark, its annotation are read: the event's object is not parsed.
+      if (line.startsWith('{"type":"ADDED"')) items += 1;
+      else if (line.startsWith('{"type":"BOOKMARK"') && line.includes('"k8s.io/initial-events-end":"true"'))
+        return { seconds: (performance.now() - started) / 1000, items };
     }
   } finally {
     stop.abort();
@@ -167,21 +173,11 @@ async function watchArrivals(
   if (response.statusCode !== 200)
     throw new Error(`watch: ${response.statusCode} ${await response.body.text()}`);
   void (async () => {
-    let pending = '';
     try {
-      for await (const chunk of response.body) {
-        pending += (chunk as Buffer).toString();
-        let newline = pending.indexOf('\n');
-        while (newline >= 0) {
-          const event = JSON.parse(pending.slice(0, newline)) as {
-            type: string;
-            object: { metadata: { name: string } };
-          };
-          if (event.type === 'ADDED' && !arrivals.has(event.object.metadata.name))
-            arrivals.set(event.object.metadata.name, performance.now());
-          pending = pending.slice(newline + 1);
-          newline = pending.indexOf('\n');
-        }
+      for await (const line of lines(response.body)) {
+        const event = JSON.parse(line) as { type: string; object: { metadata: { name: string } } };
+        if (event.type === 'ADDED' && !arrivals.has(event.object.metadata.name))
+          arrivals.set(event.object.metadata.name, performance.now());
       }
     } catch {
       // aborted at the end

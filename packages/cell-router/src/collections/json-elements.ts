@@ -68,7 +68,7 @@ export function arrayElements(body: Uint8Array, field: string): [number, number]
 }
 
 /** The index of the quote that closes the string opening at `open`; -1 if it never closes. */
-function stringEnd(bytes: Buffer, open: number): number {
+export function stringEnd(bytes: Buffer, open: number): number {
   let at = open;
   for (;;) {
     at = bytes.indexOf(QUOTE, at + 1);
@@ -80,7 +80,7 @@ function stringEnd(bytes: Buffer, open: number): number {
 }
 
 /** Whether only whitespace and one colon lie between a key's end and `at`. */
-function followsKey(bytes: Buffer, keyEnd: number, at: number): boolean {
+export function followsKey(bytes: Buffer, keyEnd: number, at: number): boolean {
   let colons = 0;
   for (let i = keyEnd; i < at; i++) {
     if (bytes[i] === COLON) colons += 1;
@@ -94,6 +94,6 @@ function trimEnd(bytes: Buffer, start: number, end: number): number {
   return end;
 }
 
-function isSpace(byte: number): boolean {
+export function isSpace(byte: number): boolean {
   return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
 }

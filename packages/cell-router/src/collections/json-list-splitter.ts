@@ -3,9 +3,10 @@
  * before the items (kube-apiserver writes `kind`, `apiVersion` and `metadata` first), then each element of
  * the top-level `items` array as the bytes the cell wrote, one element at a time, whatever the chunking.
  */
+import { followsKey, isSpace, stringEnd } from './json-elements.ts';
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
-const COLON = 0x3a;
 const COMMA = 0x2c;
 const OPEN_OBJECT = 0x7b;
 const CLOSE_OBJECT = 0x7d;
@@ -132,7 +133,7 @@ function arrayStart(bytes: Buffer, wanted: Buffer): { key: number; bracket: numb
       if (depth === 1) [key, keyEnd] = [i, end + 1];
       i = end;
     } else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
-      if (byte === OPEN_ARRAY && depth === 1 && keyEnd >= 0 && onlyColonBetween(bytes, keyEnd, i)) {
+      if (byte === OPEN_ARRAY && depth === 1 && keyEnd >= 0 && followsKey(bytes, keyEnd, i)) {
         if (bytes.subarray(key, keyEnd).equals(wanted)) return { key, bracket: i };
       }
       depth += 1;
@@ -150,28 +151,4 @@ function headFields(prefix: Buffer): Record<string, unknown> {
   while (end > 0 && (isSpace(prefix[end - 1]!) || prefix[end - 1] === COMMA)) end -= 1;
   const text = prefix.subarray(0, end).toString('utf8');
   return JSON.parse(text === '{' ? '{}' : `${text}}`) as Record<string, unknown>;
-}
-
-function stringEnd(bytes: Buffer, open: number): number {
-  let at = open;
-  for (;;) {
-    at = bytes.indexOf(QUOTE, at + 1);
-    if (at < 0) return -1;
-    let backslashes = 0;
-    while (bytes[at - 1 - backslashes] === BACKSLASH) backslashes += 1;
-    if (backslashes % 2 === 0) return at;
-  }
-}
-
-function onlyColonBetween(bytes: Buffer, from: number, to: number): boolean {
-  let colons = 0;
-  for (let i = from; i < to; i++) {
-    if (bytes[i] === COLON) colons += 1;
-    else if (!isSpace(bytes[i]!)) return false;
-  }
-  return colons === 1;
-}
-
-function isSpace(byte: number): boolean {
-  return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
 }
