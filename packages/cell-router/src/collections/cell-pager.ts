@@ -194,13 +194,8 @@ export class CellPager implements ItemSource {
     params.set('limit', String(pageSize));
     for (const [name, value] of control) params.set(name, value);
     const response = await client.raw('GET', `${path}?${params}`, { headers, signal });
+    if (response.statusCode !== 200) throw await cellListError(cell, response);
     const bytes = Buffer.from(await response.body.arrayBuffer());
-    if (response.statusCode !== 200)
-      throw new CellListError(
-        cell,
-        response.statusCode,
-        isProtobuf(bytes) ? protobufStatusJson(bytes) : bytes.toString('utf8'),
-      );
     if (this.request.protobuf) return parseProtobufList(bytes);
     const text = bytes.toString('utf8');
     const body = JSON.parse(text) as {
@@ -226,6 +221,19 @@ export class CellPager implements ItemSource {
       ...(body.columnDefinitions ? { columnDefinitions: body.columnDefinitions } : {}),
     };
   }
+}
+
+/** A cell's refusal of a list, with its Status (JSON, or read out of protobuf). */
+export async function cellListError(
+  cell: string,
+  response: Awaited<ReturnType<CellLister['raw']>>,
+): Promise<CellListError> {
+  const bytes = Buffer.from(await response.body.arrayBuffer());
+  return new CellListError(
+    cell,
+    response.statusCode,
+    isProtobuf(bytes) ? protobufStatusJson(bytes) : bytes.toString('utf8'),
+  );
 }
 
 /** The metadata of a list item or a Table row (whose `object` is PartialObjectMetadata by default). */

@@ -1,8 +1,11 @@
 import { CellListError } from '../errors.ts';
-import { itemMeta, type CellLister, type CellPage, type PagerRequest } from './cell-pager.ts';
+import { cellListError, itemMeta, type CellPage, type PagerRequest } from './cell-pager.ts';
 import type { CellCursor } from './cell-versions.ts';
 import type { ItemSource } from './item-source.ts';
 import { JsonListSplitter } from './json-list-splitter.ts';
+
+/** What a stream asks a cell: a pager's request without the paging. */
+type StreamRequest = Omit<PagerRequest, 'pageSize' | 'prefetch' | 'protobuf'>;
 
 /**
  * A cell's whole JSON list, asked for unpaged and read as it arrives (JsonListSplitter): the merge holds
@@ -11,9 +14,7 @@ import { JsonListSplitter } from './json-list-splitter.ts';
  */
 export class CellStream implements ItemSource {
   readonly cell: string;
-  private readonly request: Omit<PagerRequest, 'client' | 'pageSize' | 'prefetch' | 'protobuf'> & {
-    client: CellLister;
-  };
+  private readonly request: StreamRequest;
   private readonly start: { rv?: string; rvMatch?: string };
   private readonly splitter = new JsonListSplitter('items');
   private items: Buffer[] = [];
@@ -24,10 +25,7 @@ export class CellStream implements ItemSource {
   private parsed: { item: unknown; key: string | undefined } | undefined;
   private page: CellPage | undefined;
 
-  constructor(
-    request: Omit<PagerRequest, 'client' | 'pageSize' | 'prefetch' | 'protobuf'> & { client: CellLister },
-    start: { rv?: string; rvMatch?: string },
-  ) {
+  constructor(request: StreamRequest, start: { rv?: string; rvMatch?: string }) {
     this.request = request;
     this.cell = request.cell;
     this.start = start;
@@ -42,10 +40,7 @@ export class CellStream implements ItemSource {
       if (this.start.rvMatch) params.set('resourceVersionMatch', this.start.rvMatch);
     }
     const response = await client.raw('GET', `${path}?${params}`, { headers, signal });
-    if (response.statusCode !== 200) {
-      const text = Buffer.from(await response.body.arrayBuffer()).toString('utf8');
-      throw new CellListError(cell, response.statusCode, text);
-    }
+    if (response.statusCode !== 200) throw await cellListError(cell, response);
     this.chunks = response.body[Symbol.asyncIterator]();
     while (!this.splitter.head && !this.ended) await this.pull();
     const head = (this.splitter.head ?? {}) as {

@@ -1,61 +1,50 @@
 /**
  * Where each element of a JSON document's top-level array field (a list's `items`, a Table's `rows`) lies
- * in its bytes, found in one pass that respects strings and escapes. The router then passes every object on
+ * in its bytes, found in one pass that respects strings and escapes (whole pages here; a list as it
+ * streams in: json-list-splitter.ts, which finds its array with the same arrayStart). The router then passes every object on
  * exactly as the cell wrote it, instead of serialising what it parsed all over again.
  */
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
+/** The bytes of JSON's structure, for scanners that never decode text. */
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
 const COLON = 0x3a;
-const COMMA = 0x2c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
+export const COMMA = 0x2c;
+export const OPEN_OBJECT = 0x7b;
+export const CLOSE_OBJECT = 0x7d;
+export const OPEN_ARRAY = 0x5b;
+export const CLOSE_ARRAY = 0x5d;
 
 /** [start, end) of each element of top-level `field`; undefined if the document has no such array. */
 export function arrayElements(body: Uint8Array, field: string): [number, number][] | undefined {
-  const wanted = Buffer.from(`"${field}"`);
   const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  let depth = 0;
-  let keyEnd = -1; // just past the last string that closed at depth 1
-  let keyStart = -1;
-  let inField = false;
+  const start = arrayStart(bytes, Buffer.from(`"${field}"`));
+  if (start === undefined || start === 'whole') return undefined;
+  let depth = 0; // inside the current element
   let elementStart = -1;
   const elements: [number, number][] = [];
-  for (let i = 0; i < bytes.length; i++) {
+  for (let i = start.bracket + 1; i < bytes.length; i++) {
     const byte = bytes[i]!;
     if (byte === QUOTE) {
-      const start = i;
+      const open = i;
       i = stringEnd(bytes, i);
       if (i < 0) return undefined;
-      if (depth === 1) [keyStart, keyEnd] = [start, i + 1];
-      if (inField && depth === 2 && elementStart < 0) elementStart = start;
+      if (depth === 0 && elementStart < 0) elementStart = open;
       continue;
     }
     if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
-      if (
-        byte === OPEN_ARRAY &&
-        depth === 1 &&
-        keyEnd >= 0 &&
-        followsKey(bytes, keyEnd, i) &&
-        bytes.subarray(keyStart, keyEnd).equals(wanted)
-      ) {
-        inField = true;
-      } else if (inField && depth === 2 && elementStart < 0) {
-        elementStart = i;
-      }
+      if (depth === 0 && elementStart < 0) elementStart = i;
       depth += 1;
       continue;
     }
     if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) {
-      depth -= 1;
-      if (inField && depth === 1) {
+      if (depth === 0) {
         if (elementStart >= 0) elements.push([elementStart, trimEnd(bytes, elementStart, i)]);
         return elements;
       }
+      depth -= 1;
       continue;
     }
-    if (inField && depth === 2) {
+    if (depth === 0) {
       if (byte === COMMA) {
         elements.push([elementStart, trimEnd(bytes, elementStart, i)]);
         elementStart = -1;
@@ -67,8 +56,39 @@ export function arrayElements(body: Uint8Array, field: string): [number, number]
   return undefined;
 }
 
+/**
+ * Where the top-level array `wanted` (a quoted key) opens: the offset of its key and of its `[`; 'whole'
+ * when the document ends without it; undefined while the bytes end before either.
+ */
+export function arrayStart(
+  bytes: Buffer,
+  wanted: Buffer,
+): { key: number; bracket: number } | 'whole' | undefined {
+  let depth = 0;
+  let key = -1;
+  let keyEnd = -1;
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i]!;
+    if (byte === QUOTE) {
+      const end = stringEnd(bytes, i);
+      if (end < 0) return undefined;
+      if (depth === 1) [key, keyEnd] = [i, end + 1];
+      i = end;
+    } else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
+      if (byte === OPEN_ARRAY && depth === 1 && keyEnd >= 0 && followsKey(bytes, keyEnd, i)) {
+        if (bytes.subarray(key, keyEnd).equals(wanted)) return { key, bracket: i };
+      }
+      depth += 1;
+    } else if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) {
+      depth -= 1;
+      if (depth === 0) return 'whole';
+    }
+  }
+  return undefined;
+}
+
 /** The index of the quote that closes the string opening at `open`; -1 if it never closes. */
-export function stringEnd(bytes: Buffer, open: number): number {
+function stringEnd(bytes: Buffer, open: number): number {
   let at = open;
   for (;;) {
     at = bytes.indexOf(QUOTE, at + 1);
@@ -80,7 +100,7 @@ export function stringEnd(bytes: Buffer, open: number): number {
 }
 
 /** Whether only whitespace and one colon lie between a key's end and `at`. */
-export function followsKey(bytes: Buffer, keyEnd: number, at: number): boolean {
+function followsKey(bytes: Buffer, keyEnd: number, at: number): boolean {
   let colons = 0;
   for (let i = keyEnd; i < at; i++) {
     if (bytes[i] === COLON) colons += 1;

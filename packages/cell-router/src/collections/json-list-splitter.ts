@@ -3,15 +3,18 @@
  * before the items (kube-apiserver writes `kind`, `apiVersion` and `metadata` first), then each element of
  * the top-level `items` array as the bytes the cell wrote, one element at a time, whatever the chunking.
  */
-import { followsKey, isSpace, stringEnd } from './json-elements.ts';
+import {
+  BACKSLASH,
+  CLOSE_ARRAY,
+  CLOSE_OBJECT,
+  COMMA,
+  OPEN_ARRAY,
+  OPEN_OBJECT,
+  QUOTE,
+  arrayStart,
+  isSpace,
+} from './json-elements.ts';
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
 /** A list's fields before its items are a few hundred bytes; more means it is not the list expected. */
 const MAX_HEAD_BYTES = 64 * 1024;
 
@@ -115,34 +118,6 @@ export class JsonListSplitter {
     }
     if (this.inElement) this.parts.push(chunk.subarray(start));
   }
-}
-
-/**
- * Where the top-level array `wanted` (a quoted key) opens: the offset of its key and of its `[`; 'whole'
- * when the document ends without it; undefined while the bytes end before either.
- */
-function arrayStart(bytes: Buffer, wanted: Buffer): { key: number; bracket: number } | 'whole' | undefined {
-  let depth = 0;
-  let key = -1;
-  let keyEnd = -1;
-  for (let i = 0; i < bytes.length; i++) {
-    const byte = bytes[i]!;
-    if (byte === QUOTE) {
-      const end = stringEnd(bytes, i);
-      if (end < 0) return undefined;
-      if (depth === 1) [key, keyEnd] = [i, end + 1];
-      i = end;
-    } else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
-      if (byte === OPEN_ARRAY && depth === 1 && keyEnd >= 0 && followsKey(bytes, keyEnd, i)) {
-        if (bytes.subarray(key, keyEnd).equals(wanted)) return { key, bracket: i };
-      }
-      depth += 1;
-    } else if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) {
-      depth -= 1;
-      if (depth === 0) return 'whole';
-    }
-  }
-  return undefined;
 }
 
 /** The fields before the items: `{…,` made a whole object again and parsed. */

@@ -122,34 +122,22 @@ export async function serveMergedList(
   // answer, and writes while the cells still send. A client's page, a continued list, a Table (its rows
   // are few: kubectl asks in chunks) and protobuf (held whole anyway) are read page by page.
   const whole = limit === 0 && !cursors && !request.protobuf && !acceptsTable(accept);
-  const pagers: ItemSource[] = cells.map((cell) =>
-    whole
-      ? new CellStream(
-          {
-            client: request.client(cell)!,
-            cell,
-            path: url.pathname,
-            query,
-            headers: request.headers,
-            signal: request.signal,
-          },
-          start(cell),
-        )
+  const pagers: ItemSource[] = cells.map((cell) => {
+    const asked = {
+      client: request.client(cell)!,
+      cell,
+      path: url.pathname,
+      query,
+      headers: request.headers,
+      signal: request.signal,
+    };
+    return whole
+      ? new CellStream(asked, start(cell))
       : new CellPager(
-          {
-            client: request.client(cell)!,
-            cell,
-            path: url.pathname,
-            query,
-            headers: request.headers,
-            pageSize,
-            prefetch: limit === 0,
-            ...(request.protobuf ? { protobuf: true } : {}),
-            signal: request.signal,
-          },
+          { ...asked, pageSize, prefetch: limit === 0, ...(request.protobuf ? { protobuf: true } : {}) },
           cursors ? { cursor: cursors.get(cell)! } : start(cell),
-        ),
-  );
+        );
+  });
   let firsts;
   try {
     firsts = await Promise.all(pagers.map((pager) => pager.first()));
