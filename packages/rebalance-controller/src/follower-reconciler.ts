@@ -131,7 +131,7 @@ export class FollowerReconciler implements Reconciler<FollowerKey> {
     }
     // Without the cell's workloads listed, a pass would take every follower for unneeded.
     if (!this.options.copies.synced([cellId])) return { requeueAfterMs: 1000 };
-    const wanted = await this.referenced(key, cell, signal);
+    const wanted = await this.referenced(key, namespace, cell, signal);
     const shared = mirroredResources(spec);
     const named = new Set<string>();
     let writes = 0;
@@ -169,10 +169,10 @@ export class FollowerReconciler implements Reconciler<FollowerKey> {
    */
   private async referenced(
     key: string,
+    namespace: string,
     cell: CellEnd,
     signal: AbortSignal,
   ): Promise<Map<string, Set<string>>> {
-    const { namespace } = parseFollowerKey(key);
     const known = this.templates.get(key) ?? new Map<string, Template>();
     const current = new Map<string, Template>();
     const toRead: ObjectRef[] = [];
