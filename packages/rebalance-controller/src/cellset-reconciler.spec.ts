@@ -27,6 +27,14 @@ const CELLSET_PATH = '/apis/cells.cellfed.io/v1alpha1/cellsets/default';
 
 const plansFor = (object: KubeObject) => parseCellSet(object).spec;
 
+/** A ConfigMap name in `ns` that moves from a into b when b joins. */
+function movingIntoB(): string {
+  const table = RoutingTable.fromCellSet(plansFor(cellSet(2, { a: 'Normal', b: 'Joining' })));
+  return Array.from({ length: 100 }, (_, i) => `cm-${i}`).find(
+    (candidate) => table.route(table.keyOf({ namespace: 'ns', name: candidate })).newCell === 'b',
+  )!;
+}
+
 function lease(generation: number, renewedAt: number): RouterLease {
   return {
     metadata: { name: 'cell-router-r1', annotations: { [LOADED_GENERATION_ANNOTATION]: String(generation) } },
@@ -111,10 +119,7 @@ describe('CellSetReconciler', () => {
       cellSet(2, { a: 'Normal', b: 'Joining' }),
     );
     // One object that moves to b, so the rebalance is still running after the gate opens.
-    const table = RoutingTable.fromCellSet(plansFor(cellSet(2, { a: 'Normal', b: 'Joining' })));
-    const name = Array.from({ length: 100 }, (_, i) => `cm-${i}`).find(
-      (candidate) => table.route(table.keyOf({ namespace: 'ns', name: candidate })).newCell === 'b',
-    )!;
+    const name = movingIntoB();
     cells.a.put(`/api/v1/namespaces/ns/configmaps/${name}`, { metadata: { name, namespace: 'ns' } });
     state.leases = [lease(1, clock.now())];
     mirror.failed('b', 'clusterroles.rbac.authorization.k8s.io: 403 Forbidden');
@@ -142,10 +147,7 @@ describe('CellSetReconciler', () => {
 
   it('queues every pending object again when a rebalance has moved nothing for 30 s, and says what it waits for', async () => {
     const { clock, state, mirror, cells, reconcile } = setup(cellSet(2, { a: 'Normal', b: 'Joining' }));
-    const table = RoutingTable.fromCellSet(plansFor(cellSet(2, { a: 'Normal', b: 'Joining' })));
-    const name = Array.from({ length: 100 }, (_, i) => `cm-${i}`).find(
-      (candidate) => table.route(table.keyOf({ namespace: 'ns', name: candidate })).newCell === 'b',
-    )!;
+    const name = movingIntoB();
     // Its old copy is being deleted and a finalizer holds it: it will not move, and nothing else will.
     cells.a.put(`/api/v1/namespaces/ns/configmaps/${name}`, {
       metadata: {
@@ -191,10 +193,7 @@ describe('CellSetReconciler', () => {
 
   it('queues a move left in flight again: a leader that died mid-move leaves a fence nobody works on', async () => {
     const { clock, state, mirror, cells, reconcile } = setup(cellSet(2, { a: 'Normal', b: 'Joining' }));
-    const table = RoutingTable.fromCellSet(plansFor(cellSet(2, { a: 'Normal', b: 'Joining' })));
-    const name = Array.from({ length: 100 }, (_, i) => `cm-${i}`).find(
-      (candidate) => table.route(table.keyOf({ namespace: 'ns', name: candidate })).newCell === 'b',
-    )!;
+    const name = movingIntoB();
     cells.a.put(`/api/v1/namespaces/ns/configmaps/${name}`, {
       metadata: { name, namespace: 'ns', labels: { [REBALANCE_STATUS_LABEL]: MIGRATING } },
     });
