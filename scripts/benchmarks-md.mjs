@@ -128,6 +128,9 @@ for (const file of readdirSync(results)
       '',
       `\`${about.command}\` → \`bench/results/${file}\`${result.date ? `, ${result.date.slice(0, 10)}` : ''}${machine ? `, ${machine}` : ''}.`,
       `Compared with: ${about.anchor}.`,
+      ...(result.calibration
+        ? [`The machine ran the calibration loop in ${result.calibration.loopMs} ms when this was written.`]
+        : []),
       ...(result.pinning
         ? [
             result.pinning.pinned
@@ -151,6 +154,9 @@ const page = [
   'its baseline side by side in one run. These machines have 2 cores: a pinned benchmark puts every apiserver',
   'and etcd on one and the cellfed process and the load generator on the other, in both arms (the production',
   'shape, where they are separate pods), and says so under its title; the others share both cores.',
+  "The shared host's speed varies (2–3× between days has been seen): results written since the calibration",
+  'loop (a fixed piece of JavaScript, timed as each result is written) say how fast it ran, so absolute figures',
+  'of different days compare through it. Ratios within one run do not depend on it.',
   `${met} goals met, ${unmet} not.`,
   '',
   ...sections.flatMap((section) => [section, '']),

@@ -25,11 +25,28 @@ export const median = (values: readonly number[]) =>
   );
 
 /** Writes a benchmark's result to bench/results/NAME.json and its headline figures to stdout. */
-export function writeResult(name: string, result: unknown, headline: unknown): void {
+export function writeResult(name: string, result: object, headline: unknown): void {
   const out = join(ROOT, 'bench/results', `${name}.json`);
   mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(out, `${JSON.stringify({ ...result, calibration: calibration() }, null, 2)}\n`);
   process.stdout.write(`${JSON.stringify(headline)}\n`);
+}
+
+/**
+ * How fast this machine ran a fixed piece of pure JavaScript when the result was written. The shared host's
+ * speed varies (2–3× between days has been seen), so absolute figures of runs on different days compare only
+ * through it; ratios within one run do not need it.
+ */
+function calibration(): { loopMs: number; loop: string } {
+  const times: number[] = [];
+  for (let run = 0; run < 3; run++) {
+    const started = performance.now();
+    let sum = 0;
+    for (let i = 0; i < 50_000_000; i++) sum += i % 7;
+    if (sum < 0) throw new Error('unreachable: keeps the loop from being optimised away');
+    times.push(performance.now() - started);
+  }
+  return { loopMs: round(Math.min(...times), 1), loop: '50M iterations of sum += i % 7, best of 3' };
 }
 
 /** How a run placed its processes on CPUs (written into each result). */
@@ -127,6 +144,8 @@ export class BenchEnv {
     const child = await this.startApp(
       `the ${name.replace('-', ' ')}`,
       [
+        // e.g. `--cpu-prof --cpu-prof-dir=/tmp/controller-profile`, as for the router.
+        ...(process.env['CELLFED_BENCH_CONTROLLER_NODE_OPTIONS'] ?? '').split(' ').filter(Boolean),
         join(ROOT, `packages/${name}/src/main.ts`),
         ...['--kubeconfig', this.env.controlPlane.kubeconfig, '--http-port', '0', '--leader-elect', 'false'],
         ...args,
