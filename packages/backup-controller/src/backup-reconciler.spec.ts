@@ -184,9 +184,14 @@ describe('BackupReconciler', () => {
     t.cells.get(primary)!.objects.clear();
     t.setStates({ ...ALL_NORMAL, [primary]: 'Down' });
     expect(t.placement('web').primary).toBe(backup);
+    const cachedVersion = t.cells.get(backup)!.get(backupPath('web'))!.metadata.resourceVersion;
 
     await t.reconcile('web');
 
+    // The backup is read at the version the cache holds (from the apiserver's watch cache), not the latest.
+    const backupCell = t.cells.get(backup)!;
+    const backupRead = backupCell.reads.indexOf(backupPath('web'));
+    expect(backupCell.readVersions[backupRead]).toBe(cachedVersion);
     const promoted = t.cells.get(backup)!.get(objectPath('web'))!;
     expect(promoted.spec).toEqual({ replicas: 3 });
     expect(promoted.metadata.labels).toEqual({ app: 'web' });

@@ -15,6 +15,8 @@ export class FakeCell {
   readonly objects = new Map<string, KubeObject>();
   readonly writes: { method: string; path: string }[] = [];
   readonly reads: string[] = [];
+  /** The `resourceVersion` each read asked for (none: the latest, a quorum read), in the order of `reads`. */
+  readonly readVersions: (string | undefined)[] = [];
   before: Hook | undefined;
   private version = 100;
   private uids = 0;
@@ -52,6 +54,7 @@ export class FakeCell {
     const body = typeof options.body === 'string' ? JSON.parse(options.body) : options.body;
     if (method === 'GET') {
       this.reads.push(path);
+      this.readVersions.push(options.query?.resourceVersion as string | undefined);
       return (isCollection(path) ? this.list(path, options.query?.labelSelector) : this.read(path)) as T;
     }
     this.before?.(method, path, body);
