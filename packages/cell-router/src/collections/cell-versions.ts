@@ -9,12 +9,17 @@ const PREFIX = 'cf1.';
 
 /** Each cell's resourceVersion, encoded as one. Cells in a stable order, so equal maps give equal strings. */
 export function encodeCellVersions(versions: ReadonlyMap<string, string>): string {
-  return encode([...versions].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return encode(sortedPairs(versions));
+}
+
+function sortedPairs(versions: ReadonlyMap<string, string>): [string, string][] {
+  return [...versions].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
 /**
  * A listed item's composite resourceVersion: the list's versions with the item's own cell at the item's
- * own version (see item-version.ts); undefined when that is not one apiserver's number.
+ * own version (see item-version.ts); undefined when that is not one apiserver's number. `listVersions` is
+ * the list's, fixed when it started: what is made of it is kept for the list's other items.
  */
 export function itemCellVersions(
   listVersions: ReadonlyMap<string, string>,
@@ -22,7 +27,25 @@ export function itemCellVersions(
   own: string | undefined,
 ): string | undefined {
   if (!own || !/^[0-9]+$/.test(own)) return undefined;
-  return encodeCellVersions(new Map([...listVersions, [cell, own]]));
+  let templates = ITEM_TEMPLATES.get(listVersions);
+  if (!templates) ITEM_TEMPLATES.set(listVersions, (templates = new Map()));
+  let template = templates.get(cell);
+  if (!template) templates.set(cell, (template = itemTemplate(listVersions, cell)));
+  return PREFIX + Buffer.from(template[0] + own + template[1]).toString('base64url');
+}
+
+/**
+ * Per list (its versions map) and cell, the encoded JSON around an item's own number: a list writes one
+ * version per item, and sorting and writing every cell's version for each was a tenth of a merge's time.
+ */
+const ITEM_TEMPLATES = new WeakMap<ReadonlyMap<string, string>, Map<string, [string, string]>>();
+/** Stands for the item's own number while the template is written; no cell id or number holds it. */
+const OWN = '#';
+
+function itemTemplate(listVersions: ReadonlyMap<string, string>, cell: string): [string, string] {
+  const json = JSON.stringify(sortedPairs(new Map([...listVersions, [cell, OWN]])));
+  const at = json.indexOf(`"${OWN}"`) + 1;
+  return [json.slice(0, at), json.slice(at + OWN.length)];
 }
 
 /**

@@ -53,6 +53,25 @@ describe('JsonListSplitter', () => {
     );
   });
 
+  it('ends strings right whatever runs of backslashes and quotes they hold, cut anywhere', () => {
+    const tricky = fc.string({ unit: fc.constantFrom('\\', '"', 'x', '}', '['), maxLength: 10 });
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({ metadata: fc.record({ name: tricky }), data: fc.array(tricky, { maxLength: 3 }) }),
+          {
+            maxLength: 5,
+          },
+        ),
+        fc.array(fc.nat(600), { maxLength: 40 }),
+        (items, cuts) => {
+          expect(split(list(items), cuts).elements).toEqual(items.map((one) => JSON.stringify(one)));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
   it('is not done until the items array closes', () => {
     const body = list([{ a: 1 }, { b: '}]"' }]);
     const splitter = new JsonListSplitter();

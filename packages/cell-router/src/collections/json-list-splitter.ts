@@ -84,30 +84,33 @@ export class JsonListSplitter {
 
   private scan(chunk: Buffer, elements: Buffer[]): void {
     let start = this.inElement ? 0 : -1;
-    for (let i = 0; i < chunk.length; i++) {
+    let depth = this.depth;
+    let i = 0;
+    if (this.inString) i = this.skipString(chunk, 0);
+    while (i < chunk.length) {
       const byte = chunk[i]!;
-      if (this.inString) {
-        if (this.escaped) this.escaped = false;
-        else if (byte === BACKSLASH) this.escaped = true;
-        else if (byte === QUOTE) this.inString = false;
+      if (byte === QUOTE) {
+        // Most of a list's bytes are strings: their end is found natively, not byte by byte.
+        this.escaped = false;
+        this.inString = true;
+        i = this.skipString(chunk, i + 1);
         continue;
       }
-      if (byte === QUOTE) {
-        this.inString = true;
-      } else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
-        if (this.depth === 0) {
+      if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
+        if (depth === 0) {
           start = i;
           this.inElement = true;
         }
-        this.depth += 1;
+        depth += 1;
       } else if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) {
-        if (this.depth === 0) {
+        if (depth === 0) {
           // The items array itself closes; what follows (the list's end) is not needed.
           this.phase = 'after';
+          this.depth = depth;
           return;
         }
-        this.depth -= 1;
-        if (this.depth === 0) {
+        depth -= 1;
+        if (depth === 0) {
           const piece = chunk.subarray(start, i + 1);
           elements.push(this.parts.length > 0 ? Buffer.concat([...this.parts, piece]) : piece);
           this.parts = [];
@@ -115,8 +118,38 @@ export class JsonListSplitter {
           start = -1;
         }
       }
+      i += 1;
     }
+    this.depth = depth;
     if (this.inElement) this.parts.push(chunk.subarray(start));
+  }
+
+  /**
+   * Inside a string from `from`: answers where scanning goes on after its closing quote, or the chunk's
+   * length when the string goes on into the next chunk. A quote is escaped when an odd number of
+   * backslashes precede it; a run of them that reaches `from` counts the one carried from the last chunk.
+   */
+  private skipString(chunk: Buffer, from: number): number {
+    let at = from;
+    for (;;) {
+      const quote = chunk.indexOf(QUOTE, at);
+      const end = quote < 0 ? chunk.length : quote;
+      let backslashes = 0;
+      while (end - 1 - backslashes >= from && chunk[end - 1 - backslashes] === BACKSLASH) backslashes += 1;
+      let odd = backslashes % 2 === 1;
+      if (end - backslashes === from && this.escaped) odd = !odd;
+      if (quote < 0) {
+        // The string goes on: whether the next chunk's first byte is escaped.
+        this.escaped = odd;
+        return chunk.length;
+      }
+      if (!odd) {
+        this.inString = false;
+        this.escaped = false;
+        return quote + 1;
+      }
+      at = quote + 1;
+    }
   }
 }
 

@@ -3,6 +3,7 @@ import { formatHeldOwners } from '@cellfed/controller-kit';
 
 import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
+import { KEPT_ANNOTATIONS } from './cell-owners.ts';
 import { mayNeedClientView, showJson, showObject } from './client-view.ts';
 
 const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'd-1', controller: true };
@@ -61,6 +62,18 @@ describe('client view', () => {
     const broken = configMap({ [HELD_OWNERS_ANNOTATION]: '{nope' });
     showObject(broken);
     expect(broken.metadata.annotations).toEqual({ [HELD_OWNERS_ANNOTATION]: '{nope' });
+  });
+
+  it('finds every mark the view acts on, each behind the one prefix it searches for first', () => {
+    for (const mark of [HELD_OWNERS_ANNOTATION, ...KEPT_ANNOTATIONS, REBALANCE_STATUS_LABEL]) {
+      expect(mayNeedClientView(JSON.stringify({ metadata: { annotations: { [mark]: 'x' } } }))).toBe(true);
+      expect(mayNeedClientView(Buffer.from(JSON.stringify({ metadata: { labels: { [mark]: 'x' } } })))).toBe(
+        true,
+      );
+    }
+    expect(
+      mayNeedClientView(JSON.stringify({ metadata: { annotations: { 'cellfed.io/other': 'x' } } })),
+    ).toBe(false);
   });
 
   it('returns the same bytes when nothing is held, without parsing them', () => {

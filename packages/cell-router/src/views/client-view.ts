@@ -19,6 +19,8 @@ import { humanDuration } from './human-duration.ts';
  */
 
 const MARKS = [HELD_OWNERS_ANNOTATION, ...KEPT_ANNOTATIONS, REBALANCE_STATUS_LABEL].map((key) => `"${key}"`);
+/** What every mark starts with (the spec checks each): one search of it rules them all out for most objects. */
+const MARK_PREFIX = '"cellfed.io/';
 
 interface WithMetadata {
   metadata?: {
@@ -71,7 +73,7 @@ export function creationColumns(definitions: unknown): CreationColumns | undefin
 
 /** Whether a JSON text may need {@link showJson} (a byte search: most objects hold nothing). */
 export function mayNeedClientView(json: Buffer | string): boolean {
-  return MARKS.some((mark) => json.includes(mark));
+  return json.includes(MARK_PREFIX) && MARKS.some((mark) => json.includes(mark));
 }
 
 /**
