@@ -238,6 +238,10 @@ export async function serveMergedWatch(
       ? new CellMadeTracker(request.resource)
       : new MoveTracker(request, streamingList);
   let columns: CreationColumns | undefined;
+  // The composite of every cell's version so far, encoded again only when one changes (a streaming list's
+  // initial events, thousands of them, change none).
+  let composite: string | undefined;
+  const compositeVersion = () => (composite ??= encodeCellVersions(versions));
   try {
     while (!stop.signal.aborted) {
       const item = queue.shift();
@@ -258,7 +262,10 @@ export async function serveMergedWatch(
         );
         break;
       }
-      if (item.resourceVersion !== undefined) versions.set(cell, item.resourceVersion);
+      if (item.resourceVersion !== undefined && versions.get(cell) !== item.resourceVersion) {
+        versions.set(cell, item.resourceVersion);
+        composite = undefined;
+      }
       if (event.type === 'BOOKMARK' && !initialEventsEnded) {
         if (isInitialEventsEnd(event.object)) initialPending.delete(cell);
         if (initialPending.size > 0) continue;
@@ -266,7 +273,7 @@ export async function serveMergedWatch(
         await out.write(
           codec.frame({
             type: 'BOOKMARK',
-            object: codec.bookmark(event.object, encodeCellVersions(versions), true),
+            object: codec.bookmark(event.object, compositeVersion(), true),
           }),
         );
         continue;
@@ -276,7 +283,7 @@ export async function serveMergedWatch(
           await out.write(
             codec.frame({
               type: 'BOOKMARK',
-              object: codec.bookmark(event.object, encodeCellVersions(versions), false),
+              object: codec.bookmark(event.object, compositeVersion(), false),
             }),
           );
         continue;
@@ -286,7 +293,7 @@ export async function serveMergedWatch(
       // A Table watch defines its columns in a cell's first event only; the later ones need them too.
       columns =
         creationColumns((shown.object as { columnDefinitions?: unknown }).columnDefinitions) ?? columns;
-      const object = codec.shown(shown.object as WatchedObject, encodeCellVersions(versions), {
+      const object = codec.shown(shown.object as WatchedObject, compositeVersion(), {
         copies: placement !== 'anywhere',
         ...(columns ? { columns } : {}),
       });

@@ -31,7 +31,7 @@ export const JSON_WATCH: WatchCodec = {
   events: (body) => watchEvents(body),
   statusText: (body) => body.toString('utf8'),
   shown(object, resourceVersion, options) {
-    const copy = structuredClone(object);
+    const copy = viewCopy(object);
     showObject(copy, options);
     copy.metadata = { ...copy.metadata, resourceVersion };
     // A Table event (kubectl get -w): its row's object carries the version too.
@@ -53,6 +53,22 @@ export const JSON_WATCH: WatchCodec = {
   },
   frame: (event) => `${JSON.stringify(event)}\n`,
 };
+
+/**
+ * A copy of a cell's watched object that the client view (which assigns metadata fields, never edits what
+ * they hold) and the owner uids (which edit each owner reference) may change, leaving the event's object as
+ * the cell sent it: the move tracker may hold it. Cloning only that, not the whole object, for each event
+ * matters for a streaming list's thousands of initial events; a Table, whose rows are edited, is cloned.
+ */
+function viewCopy(object: WatchedObject): WatchedObject {
+  if (object.rows) return structuredClone(object);
+  const metadata = { ...object.metadata };
+  if (Array.isArray(metadata.ownerReferences))
+    metadata.ownerReferences = metadata.ownerReferences.map((owner) =>
+      typeof owner === 'object' && owner !== null ? { ...owner } : owner,
+    );
+  return { ...object, metadata };
+}
 
 /**
  * Protobuf, for clients that accept nothing else: objects stay in their cells' bytes, edited on the wire
