@@ -21,6 +21,7 @@ import { request } from 'undici';
 import {
   BenchEnv,
   call,
+  cpuMicros,
   forEachIndex,
   median,
   percentile,
@@ -228,6 +229,12 @@ try {
     directWatchList: [] as number[],
     routerWatchList: [] as number[],
   };
+  // CPU seconds per whole list (the sum over runs, divided at the end): the router; the cells' apiservers
+  // and etcds behind it; the one apiserver and etcd of the direct arm. Says which side a list waits on.
+  const cellDaemons = env.cells.flatMap((cell) => bench.daemonPids(cell.id));
+  const directDaemons = bench.daemonPids(env.controlPlane.id);
+  const cpuOf = (pids: readonly number[]) => pids.reduce((sum, one) => sum + cpuMicros(one), 0);
+  const listCpu = { router: 0, cells: 0, direct: 0 };
   let routerRssMb = 0;
   let routerRssPagedMb = 0;
   let pages = 0;
@@ -239,8 +246,13 @@ try {
   const growthMb = Math.max(0, fresh.rssMb - idleRssMb);
   const responseMb = round(fresh.result.bytes / 1024 / 1024, 1);
   for (let run = 1; run <= RUNS; run++) {
+    const directCpu = cpuOf(directDaemons);
     const d = await listOnce(direct);
+    listCpu.direct += cpuOf(directDaemons) - directCpu;
+    const [routerCpu, cellsCpu] = [cpuMicros(pid), cpuOf(cellDaemons)];
     const r = await peakRss(pid, () => listOnce(routed));
+    listCpu.router += cpuMicros(pid) - routerCpu;
+    listCpu.cells += cpuOf(cellDaemons) - cellsCpu;
     const dp = await listPaged(direct);
     const rp = await peakRss(pid, () => listPaged(routed));
     const dw = await watchListOnce(direct);
@@ -340,6 +352,11 @@ try {
       routerWatchList: runs.routerWatchList.map((s) => round(s, 3)),
     },
     pagesThroughRouter: pages,
+    cpuPerWholeListS: {
+      router: round(listCpu.router / RUNS / 1e6, 3),
+      cellsBehindRouter: round(listCpu.cells / RUNS / 1e6, 3),
+      direct: round(listCpu.direct / RUNS / 1e6, 3),
+    },
   };
 } finally {
   await bench.down();
