@@ -27,19 +27,21 @@ describe('JSON_WATCH.shown', () => {
     };
     const sent = structuredClone(event);
 
-    const shown = JSON_WATCH.shown(event, 'cf1.composite', {}) as WatchedObject & {
-      metadata: { uid?: string; annotations?: unknown; ownerReferences: { uid: string }[] };
+    const shown = JSON_WATCH.shown(event, 'cf1.composite', {});
+    const metadata = shown.metadata as unknown as {
+      annotations?: unknown;
+      ownerReferences: { uid: string }[];
     };
     // What owner uids do to a shown object: its references' uids are edited in place.
-    shown.metadata.ownerReferences[0]!.uid = 'client-uid';
+    metadata.ownerReferences[0]!.uid = 'client-uid';
 
-    expect(shown.metadata).toMatchObject({
+    expect(metadata).toMatchObject({
       resourceVersion: 'cf1.composite',
       uid: 'first-uid',
       labels: { app: 'web' },
     });
-    expect(shown.metadata.annotations).toBeUndefined();
-    expect(shown.metadata.ownerReferences.map((ref) => ref.uid)).toEqual(['client-uid', 'sa-1']);
+    expect(metadata.annotations).toBeUndefined();
+    expect(metadata.ownerReferences.map((ref) => ref.uid)).toEqual(['client-uid', 'sa-1']);
     expect(event).toEqual(sent);
   });
 
