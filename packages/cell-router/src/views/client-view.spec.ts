@@ -71,9 +71,13 @@ describe('client view', () => {
         true,
       );
     }
-    expect(
-      mayNeedClientView(JSON.stringify({ metadata: { annotations: { 'cellfed.io/other': 'x' } } })),
-    ).toBe(false);
+    const other = {
+      metadata: { labels: { 'cellfed.io/other': 'x' }, annotations: { 'cellfed.io/uidx': 'y' } },
+    };
+    expect(mayNeedClientView(JSON.stringify(other))).toBe(false);
+    // A mark after other cellfed.io/ names is still found.
+    const both = { ...other, metadata: { ...other.metadata, annotations: { [ORIGIN_UID_ANNOTATION]: 'u' } } };
+    expect(mayNeedClientView(Buffer.from(JSON.stringify(both)))).toBe(true);
   });
 
   it('returns the same bytes when nothing is held, without parsing them', () => {

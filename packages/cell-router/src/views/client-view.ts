@@ -19,8 +19,9 @@ import { humanDuration } from './human-duration.ts';
  */
 
 const MARKS = [HELD_OWNERS_ANNOTATION, ...KEPT_ANNOTATIONS, REBALANCE_STATUS_LABEL].map((key) => `"${key}"`);
-/** What every mark starts with (the spec checks each): one search of it rules them all out for most objects. */
+/** What every mark starts with (the spec checks each); what follows it in each. */
 const MARK_PREFIX = '"cellfed.io/';
+const MARK_ENDS = MARKS.map((mark) => mark.slice(MARK_PREFIX.length));
 
 interface WithMetadata {
   metadata?: {
@@ -71,9 +72,22 @@ export function creationColumns(definitions: unknown): CreationColumns | undefin
   return { dates, ...(age >= 0 ? { age } : {}) };
 }
 
-/** Whether a JSON text may need {@link showJson} (a byte search: most objects hold nothing). */
+/**
+ * Whether a JSON text may need {@link showJson}: one search for where `"cellfed.io/` occurs (in most objects
+ * nowhere), and at each such place whether a mark goes on from there, rather than a search per mark.
+ */
 export function mayNeedClientView(json: Buffer | string): boolean {
-  return json.includes(MARK_PREFIX) && MARKS.some((mark) => json.includes(mark));
+  for (let at = json.indexOf(MARK_PREFIX); at >= 0; at = json.indexOf(MARK_PREFIX, at + 1)) {
+    const from = at + MARK_PREFIX.length;
+    if (MARK_ENDS.some((end) => continuesWith(json, from, end))) return true;
+  }
+  return false;
+}
+
+function continuesWith(json: Buffer | string, from: number, text: string): boolean {
+  return typeof json === 'string'
+    ? json.startsWith(text, from)
+    : json.toString('latin1', from, from + text.length) === text;
 }
 
 /**
