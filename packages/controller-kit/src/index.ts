@@ -22,6 +22,7 @@ export { WorkQueue } from './queue/work-queue.ts';
 export type { LowLaneOptions, QueueItem, WorkQueueOptions } from './queue/work-queue.ts';
 export type { Lane } from './queue/lane.ts';
 export { TokenBucket } from './queue/token-bucket.ts';
+export { Fifo } from './queue/fifo.ts';
 export type { BackoffOptions } from './queue/item-backoff.ts';
 
 export { Controller } from './runner/controller.ts';

@@ -133,6 +133,7 @@ async function list(
   const out: StreamedAnswer = {
     start: (c) => (code = c),
     write: async (chunk) => void (text += chunk.toString()),
+    flush: async () => undefined,
     end: () => undefined,
   };
   const outcome = await serveMergedList(
@@ -161,6 +162,7 @@ async function listProtobuf(byCell: Record<string, Meta[]>, target: string) {
   const out: StreamedAnswer = {
     start: () => undefined,
     write: async (chunk) => void chunks.push(Buffer.from(chunk)),
+    flush: async () => undefined,
     end: () => undefined,
   };
   await serveMergedList(
@@ -260,6 +262,7 @@ describe('serveMergedList', () => {
       {
         start: () => undefined,
         write: async (chunk) => void (text += chunk.toString()),
+        flush: async () => undefined,
         end: () => undefined,
       },
     );

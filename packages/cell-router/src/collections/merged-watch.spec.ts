@@ -77,6 +77,7 @@ function watch(
 ) {
   const state = routingState(spec, 1);
   const lines: { type: string; object: { metadata: Meta } }[] = [];
+  const held: typeof lines = [];
   const abort = new AbortController();
   let ended = false;
   const done = serveMergedWatch(
@@ -93,11 +94,18 @@ function watch(
     },
     {
       start: () => undefined,
+      // As the client's answer: what is written is held until a flush (or the end) sends it.
       write: async (line) => {
         if (writeDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, writeDelayMs));
-        lines.push(JSON.parse(line.toString()));
+        held.push(JSON.parse(line.toString()));
       },
-      end: () => (ended = true),
+      flush: async () => {
+        lines.push(...held.splice(0));
+      },
+      end: () => {
+        lines.push(...held.splice(0));
+        ended = true;
+      },
     },
   );
   const home = (name: string) => state.table.route(state.table.keyOf({ namespace: 'ns', name }));

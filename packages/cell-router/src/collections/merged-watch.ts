@@ -1,4 +1,4 @@
-import { errorMessage, realClock, sleep, type Clock, type WatchEvent } from '@cellfed/controller-kit';
+import { Fifo, errorMessage, realClock, sleep, type Clock, type WatchEvent } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 
 import {
@@ -103,7 +103,8 @@ export async function serveMergedWatch(
 
   const stop = new AbortController();
   request.signal.addEventListener('abort', () => stop.abort(), { once: true });
-  const queue: CellEvent[] = [];
+  // A streaming list queues its cells' initial events by the thousand: an array's shift would copy them all.
+  const queue = new Fifo<CellEvent>();
   let wake: (() => void) | undefined;
   const push = (item: CellEvent) => {
     queue.push(item);
@@ -246,6 +247,10 @@ export async function serveMergedWatch(
     while (!stop.signal.aborted) {
       const item = queue.shift();
       if (!item) {
+        // The client has every event so far before the watch waits for the next (events that came
+        // while flushing are taken first).
+        await out.flush();
+        if (queue.length > 0) continue;
         await new Promise<void>((resolve) => (wake = resolve));
         wake = undefined;
         continue;

@@ -101,6 +101,7 @@ describe('a merged watch in protobuf', () => {
       {
         start: () => undefined,
         write: async (chunk) => void written.push(Buffer.from(chunk)),
+        flush: async () => undefined,
         end: () => undefined,
       },
     );

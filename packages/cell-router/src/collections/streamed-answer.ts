@@ -3,7 +3,10 @@ import type { KubeStatus } from '../status/kube-status.ts';
 /** How a list or watch across cells writes its answer while it is produced. */
 export interface StreamedAnswer {
   start(code: number): void;
+  /** Adds to the answer; what is written may be held (and sent in one write with what follows). */
   write(chunk: string | Buffer): Promise<void>;
+  /** Sends what is held now: a watch does before it waits for its next event. */
+  flush(): Promise<void>;
   end(): void;
 }
 

@@ -126,7 +126,7 @@ export class CollectionRequests {
         ...(protobuf ? { codec: PROTOBUF_WATCH } : {}),
       },
       streamedBody(response, {
-        eventByEvent: true,
+        watch: true,
         ...(protobuf ? { contentType: `${PROTOBUF_MEDIA_TYPE};stream=watch` } : {}),
       }),
     );
