@@ -229,12 +229,18 @@ try {
     directWatchList: [] as number[],
     routerWatchList: [] as number[],
   };
-  // CPU seconds per whole list (the sum over runs, divided at the end): the router; the cells' apiservers
-  // and etcds behind it; the one apiserver and etcd of the direct arm. Says which side a list waits on.
+  // CPU seconds per whole and per paged list (summed over runs, divided at the end): the router; the cells'
+  // apiservers and etcds behind it; the one apiserver and etcd of the direct arm. Says which side waits.
   const cellDaemons = env.cells.flatMap((cell) => bench.daemonPids(cell.id));
   const directDaemons = bench.daemonPids(env.controlPlane.id);
   const cpuOf = (pids: readonly number[]) => pids.reduce((sum, one) => sum + cpuMicros(one), 0);
+  const perList = (cpu: { router: number; cells: number; direct: number }) => ({
+    router: round(cpu.router / RUNS / 1e6, 3),
+    cellsBehindRouter: round(cpu.cells / RUNS / 1e6, 3),
+    direct: round(cpu.direct / RUNS / 1e6, 3),
+  });
   const listCpu = { router: 0, cells: 0, direct: 0 };
+  const pagedCpu = { router: 0, cells: 0, direct: 0 };
   let routerRssMb = 0;
   let routerRssPagedMb = 0;
   let pages = 0;
@@ -253,8 +259,13 @@ try {
     const r = await peakRss(pid, () => listOnce(routed));
     listCpu.router += cpuMicros(pid) - routerCpu;
     listCpu.cells += cpuOf(cellDaemons) - cellsCpu;
+    const directPagedCpu = cpuOf(directDaemons);
     const dp = await listPaged(direct);
+    pagedCpu.direct += cpuOf(directDaemons) - directPagedCpu;
+    const [routerPagedCpu, cellsPagedCpu] = [cpuMicros(pid), cpuOf(cellDaemons)];
     const rp = await peakRss(pid, () => listPaged(routed));
+    pagedCpu.router += cpuMicros(pid) - routerPagedCpu;
+    pagedCpu.cells += cpuOf(cellDaemons) - cellsPagedCpu;
     const dw = await watchListOnce(direct);
     const rw = await watchListOnce(routed);
     for (const [what, items] of [
@@ -352,11 +363,8 @@ try {
       routerWatchList: runs.routerWatchList.map((s) => round(s, 3)),
     },
     pagesThroughRouter: pages,
-    cpuPerWholeListS: {
-      router: round(listCpu.router / RUNS / 1e6, 3),
-      cellsBehindRouter: round(listCpu.cells / RUNS / 1e6, 3),
-      direct: round(listCpu.direct / RUNS / 1e6, 3),
-    },
+    cpuPerWholeListS: perList(listCpu),
+    cpuPerPagedListS: perList(pagedCpu),
   };
 } finally {
   await bench.down();
