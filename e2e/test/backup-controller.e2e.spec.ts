@@ -25,6 +25,9 @@ import {
   type ScratchFederation,
 } from './scratch-federation.ts';
 
+/** A label the test owns by server-side apply (field manager `e2e-applier`). */
+const APPLIED = 'e2e.cellfed.io/applied';
+
 describeE2e(
   'backup controller: an inert copy in the next cell clockwise, promoted when a cell is Down',
   () => {
@@ -76,6 +79,18 @@ describeE2e(
           cells: [one, two, doomed],
         });
         routed = federation.routed;
+        // A field one client owns by server-side apply, on every object: after the failover it still owns it.
+        const applyLabel = (name: string, value: string) =>
+          routed!.request('PATCH', `${DEPLOYMENTS}/namespaces/${namespace}/deployments/${name}`, {
+            body: {
+              apiVersion: 'apps/v1',
+              kind: 'Deployment',
+              metadata: { name, labels: { [APPLIED]: value } },
+            },
+            contentType: 'application/apply-patch+yaml',
+            query: { fieldManager: 'e2e-applier' },
+          });
+        await forEachInParallel(names, 16, (name) => applyLabel(name, 'before'));
         controller = await startBackupController(env, {
           args: ['--cellset', cellSetName, '--leader-elect', 'false', '--resync', '30s'],
           cells: [one, two, doomed],
@@ -159,6 +174,9 @@ describeE2e(
           90_000,
         );
         const writableSeconds = (Date.now() - downAt) / 1000;
+        // A promoted object keeps its field managers: the applier changes its own field again, without
+        // forcing, and no conflict with the controller that created the object in its new cell.
+        await forEachInParallel(onDoomed, 16, (name) => applyLabel(name, 'after'));
         await sleep(1000);
         await writer.stop();
 

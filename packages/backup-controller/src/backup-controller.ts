@@ -96,6 +96,8 @@ export class BackupController {
     const enqueue = (key: string, lane: Lane) => this.controller.queue.add(key, lane);
     this.objects = new CellObjects({
       metadataOnly: false,
+      // A backup holds its object's field managers: promoted, the object gives them back (see promote).
+      keepManagedFields: true,
       logger,
       registry,
       resources: () => [...(this.federation?.resources.values() ?? [])],

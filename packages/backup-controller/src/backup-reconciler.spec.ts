@@ -209,6 +209,32 @@ describe('BackupReconciler', () => {
     expect(t.backupsOf('web').map((cell) => cell.id)).toEqual([next]);
   });
 
+  it('gives a promoted object back the field managers it had, which its create gave to the controller', async () => {
+    const t = setUp(ALL_NORMAL);
+    const { primary, backup } = t.placement('web');
+    const managers = [{ manager: 'helm', operation: 'Apply', apiVersion: 'apps/v1' }];
+    t.cells.get(primary)!.put(objectPath('web'), {
+      ...deployment('web', 3),
+      metadata: { name: 'web', namespace: 'shop', managedFields: managers },
+    });
+    await t.reconcile('web');
+    t.cells.get(primary)!.objects.clear();
+    t.setStates({ ...ALL_NORMAL, [primary]: 'Down' });
+    const cell = t.cells.get(backup)!;
+    const writesBefore = cell.writes.length;
+
+    await t.reconcile('web');
+
+    expect(cell.get(objectPath('web'))!.metadata.managedFields).toEqual(managers);
+    expect(cell.writes.slice(writesBefore)).toEqual([
+      { method: 'POST', path: '/apis/apps/v1/namespaces/shop/deployments' },
+      { method: 'PATCH', path: objectPath('web') },
+    ]);
+    // Restored once: the object's next look writes its new backup and removes the old one, nothing more to it.
+    await t.reconcile('web');
+    expect(cell.writes.filter((write) => write.path === objectPath('web'))).toHaveLength(1);
+  });
+
   it('finishes a promotion that stopped after creating the object', async () => {
     const t = setUp(ALL_NORMAL);
     const { primary, backup } = t.placement('web');

@@ -13,6 +13,7 @@ import {
   formatObjectKey,
   isAlreadyExists,
   isCellOwnObject,
+  isConflict,
   madeByItsCell,
   isNotFound,
   OBJECT_KEYS,
@@ -43,6 +44,7 @@ import type { Federation } from './federation.ts';
 /** The field manager of every write the controller makes. */
 export const FIELD_MANAGER = 'cellfed-backup-controller';
 const APPLY = 'application/apply-patch+yaml';
+const MERGE_PATCH = 'application/merge-patch+json';
 /** While a cell the decision needs is not listed yet, look again this much later. */
 const NOT_SYNCED_RETRY_MS = 2000;
 
@@ -225,22 +227,29 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
     const promoted = withoutRebalanceMarks(object);
     const collection = resourcePath({ ...ref.resource, namespaced: ref.namespace !== '' }, ref.namespace);
     const create = () =>
-      client.request('POST', collection, { body: promoted, query: { fieldManager: FIELD_MANAGER }, signal });
+      client.request<KubeObject>('POST', collection, {
+        body: promoted,
+        query: { fieldManager: FIELD_MANAGER },
+        signal,
+      });
+    const path = `${collection}/${ref.name}`;
+    let written: KubeObject | undefined;
     try {
-      await create().catch(async (error: unknown) => {
+      written = await create().catch(async (error: unknown) => {
         // The namespace is mirrored into every cell, but a cell may not have it yet: create it, then again.
         if (!isNotFound(error) || ref.namespace === '') throw error;
         await ensureNamespace(client, ref.namespace, signal);
-        await create();
+        return create();
       });
     } catch (error) {
       // Created by an earlier attempt that stopped before removing the backup; or a follower copy (a pod
       // template in this cell names the object), which the object now replaces.
       if (!isAlreadyExists(error)) throw error;
-      await replaceFollower(client, `${collection}/${ref.name}`, promoted, signal);
+      written = await replaceFollower(client, path, promoted, signal);
     }
+    await restoreFieldManagers(client, path, promoted.metadata.managedFields, written, signal);
     // The backup in `target` is left for the object's next reconcile, which writes the new backup and deletes
-    // this one: while a cell's keys are promoted, promotions go first and each costs two requests.
+    // this one: while a cell's keys are promoted, promotions go first and each costs three requests.
     this.options.onPromoted?.(formatObjectKey(ref));
     this.options.metrics.operations.inc({ operation: 'promoted' });
     log.info(
@@ -306,18 +315,69 @@ function withoutRebalanceMarks(object: KubeObject): KubeObject {
   };
 }
 
-/** Writes `object` over a follower copy at `path` (see FOLLOWER_LABEL); anything else there is left. */
+/**
+ * Writes `object` over a follower copy at `path` (see FOLLOWER_LABEL) and answers it as written; anything
+ * else there is left (undefined).
+ */
 async function replaceFollower(
   client: Pick<KubeClient, 'request'>,
   path: string,
   object: KubeObject,
   signal: AbortSignal,
-): Promise<void> {
+): Promise<KubeObject | undefined> {
   const existing = await client.request<KubeObject>('GET', path, { signal });
-  if (existing.metadata.labels?.[FOLLOWER_LABEL] === undefined) return;
-  await client.request('PUT', path, {
+  if (existing.metadata.labels?.[FOLLOWER_LABEL] === undefined) return undefined;
+  return client.request<KubeObject>('PUT', path, {
     body: { ...object, metadata: { ...object.metadata, resourceVersion: existing.metadata.resourceVersion } },
     query: { fieldManager: FIELD_MANAGER },
     signal,
+  });
+}
+
+/** How many times the field managers are written again after a conflict (the cell's controllers write status). */
+const RESTORE_ATTEMPTS = 5;
+
+/**
+ * Gives a promoted object back the field managers it had in its lost cell: a create gives every field to
+ * the creating manager (this controller), and a client's next server-side apply of a field it owned (helm
+ * upgrading its release) would then conflict with it. `written` is the object as created, if known. Nothing
+ * is done once a manager other than this one owns fields of the object itself (restored already, by an
+ * earlier attempt, or written since by a client, whose write stands).
+ */
+async function restoreFieldManagers(
+  client: Pick<KubeClient, 'request'>,
+  path: string,
+  managedFields: ObjectMeta['managedFields'],
+  written: KubeObject | undefined,
+  signal: AbortSignal,
+): Promise<void> {
+  if (!managedFields?.length) return;
+  let current = written;
+  for (let attempt = 1; ; attempt++) {
+    current ??= await client.request<KubeObject>('GET', path, { signal }).catch((error: unknown) => {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    });
+    if (!current || ownedByOthers(current)) return;
+    try {
+      await client.request('PATCH', path, {
+        body: { metadata: { resourceVersion: current.metadata.resourceVersion, managedFields } },
+        contentType: MERGE_PATCH,
+        query: { fieldManager: FIELD_MANAGER },
+        signal,
+      });
+      return;
+    } catch (error) {
+      if (!isConflict(error) || attempt >= RESTORE_ATTEMPTS) throw error;
+      current = undefined;
+    }
+  }
+}
+
+/** Whether a manager other than this controller owns fields of the object itself (not of its status). */
+function ownedByOthers(object: KubeObject): boolean {
+  return (object.metadata.managedFields ?? []).some((entry) => {
+    const { manager, subresource } = entry as { manager?: unknown; subresource?: unknown };
+    return manager !== FIELD_MANAGER && !subresource;
   });
 }

@@ -33,6 +33,11 @@ export interface CellObjectsOptions {
    * memory. Otherwise whole objects (without managed fields), for controllers that copy every change.
    */
   metadataOnly: boolean;
+  /**
+   * Whole objects with their managed fields (dropped by default: no controller reads them), for the backup
+   * controller: a backup carries them, so that a promoted object keeps its field managers.
+   */
+  keepManagedFields?: boolean;
   logger: Logger;
   registry: Registry;
   /** The cellular resources as the CellSet lists them now. */
@@ -132,6 +137,9 @@ export class CellObjects implements CellAware, CopiesView {
         ),
         logger: this.options.logger,
         registry: this.options.registry,
+        ...(this.options.keepManagedFields && !this.options.metadataOnly
+          ? { transform: (object: KubeObject) => object }
+          : {}),
       });
       informer.addHandler((event) => {
         const [, namespace = '', name = ''] = event.key.split('/');

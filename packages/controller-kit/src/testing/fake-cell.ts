@@ -6,7 +6,8 @@ type Hook = (method: string, path: string, body: unknown) => void;
 
 /**
  * An in-memory apiserver for the requests controllers make (unit tests only; e2e uses real cells): GET
- * (a collection lists what is under it, narrowed by a `labelSelector` of `key=value`, `key` and `!key` terms), POST, PUT (also `/status`), JSON merge PATCH with the resourceVersion precondition, server-side apply (the
+ * (a collection lists what is under it, narrowed by a `labelSelector` of `key=value`, `key` and `!key` terms), POST (every field to
+ * the creating manager), PUT (also `/status`), JSON merge PATCH with the resourceVersion precondition, server-side apply (the
  * applied object replaces the stored one, or creates it: one field manager), DELETE with a uid
  * precondition, and discovery of `deployments/status`. `before` runs ahead of every write and may throw (a
  * crash at that step) or change the store (another writer).
@@ -59,7 +60,8 @@ export class FakeCell {
     }
     this.before?.(method, path, body);
     this.writes.push({ method, path });
-    if (method === 'POST') return this.create(path, body as KubeObject) as T;
+    if (method === 'POST')
+      return this.create(path, body as KubeObject, options.query?.fieldManager as string | undefined) as T;
     if (method === 'PUT') return this.replace(path, body as KubeObject) as T;
     if (method === 'PATCH' && options.contentType === 'application/apply-patch+yaml')
       return this.apply(path, body as KubeObject) as T;
@@ -89,13 +91,18 @@ export class FakeCell {
     return { metadata: { resourceVersion: String(this.version) }, items: structuredClone(items) };
   }
 
-  private create(collection: string, object: KubeObject): KubeObject {
+  private create(collection: string, object: KubeObject, fieldManager = 'unknown'): KubeObject {
     const path = `${collection}/${object.metadata.name}`;
     if (this.objects.has(path))
       throw new ApiError(409, { reason: 'AlreadyExists', code: 409 }, `POST ${path}`);
     const { status: _dropped, ...rest } = object as KubeObject & { status?: unknown };
-    const { uid: _uid, resourceVersion: _version, ...given } = rest.metadata;
-    const metadata: ObjectMeta = { ...given, creationTimestamp: '2026-01-01T00:00:00Z' };
+    const { uid: _uid, resourceVersion: _version, managedFields: _given, ...given } = rest.metadata;
+    // As an apiserver: a create gives every field to the creating manager, whatever managers it names.
+    const metadata: ObjectMeta = {
+      ...given,
+      creationTimestamp: '2026-01-01T00:00:00Z',
+      managedFields: [{ manager: fieldManager, operation: 'Update' }],
+    };
     return this.put(path, { ...rest, metadata } as KubeObject);
   }
 
