@@ -22,8 +22,12 @@ export function pinToCpu(pid: number, cpu: number): void {
 
 let clockTicks: number | undefined;
 
-/** The CPU time process `pid` has used so far (user + system, from /proc), in microseconds. */
-export function cpuMicros(pid: number): number {
+/** The CPU time the processes `pids` have used so far, together (user + system, from /proc), in microseconds. */
+export function cpuMicros(...pids: readonly number[]): number {
+  return pids.reduce((sum, pid) => sum + processCpuMicros(pid), 0);
+}
+
+function processCpuMicros(pid: number): number {
   clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // The command name (field 2) may hold spaces; what follows its `)` starts at field 3 (the state).

@@ -133,7 +133,7 @@ try {
     bareProxy: bare.child.pid,
   };
   const cpuNow = (mode: Mode) => ({
-    cell: cellPids.reduce((sum, pid) => sum + cpuMicros(pid), 0),
+    cell: cpuMicros(...cellPids),
     proxy: proxyPid[mode] === undefined ? 0 : cpuMicros(proxyPid[mode]),
   });
 

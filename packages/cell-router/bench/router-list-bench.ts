@@ -233,7 +233,6 @@ try {
   // apiservers and etcds behind it; the one apiserver and etcd of the direct arm. Says which side waits.
   const cellDaemons = env.cells.flatMap((cell) => bench.daemonPids(cell.id));
   const directDaemons = bench.daemonPids(env.controlPlane.id);
-  const cpuOf = (pids: readonly number[]) => pids.reduce((sum, one) => sum + cpuMicros(one), 0);
   const perList = (cpu: { router: number; cells: number; direct: number }) => ({
     router: round(cpu.router / RUNS / 1e6, 3),
     cellsBehindRouter: round(cpu.cells / RUNS / 1e6, 3),
@@ -252,20 +251,20 @@ try {
   const growthMb = Math.max(0, fresh.rssMb - idleRssMb);
   const responseMb = round(fresh.result.bytes / 1024 / 1024, 1);
   for (let run = 1; run <= RUNS; run++) {
-    const directCpu = cpuOf(directDaemons);
+    const directCpu = cpuMicros(...directDaemons);
     const d = await listOnce(direct);
-    listCpu.direct += cpuOf(directDaemons) - directCpu;
-    const [routerCpu, cellsCpu] = [cpuMicros(pid), cpuOf(cellDaemons)];
+    listCpu.direct += cpuMicros(...directDaemons) - directCpu;
+    const [routerCpu, cellsCpu] = [cpuMicros(pid), cpuMicros(...cellDaemons)];
     const r = await peakRss(pid, () => listOnce(routed));
     listCpu.router += cpuMicros(pid) - routerCpu;
-    listCpu.cells += cpuOf(cellDaemons) - cellsCpu;
-    const directPagedCpu = cpuOf(directDaemons);
+    listCpu.cells += cpuMicros(...cellDaemons) - cellsCpu;
+    const directPagedCpu = cpuMicros(...directDaemons);
     const dp = await listPaged(direct);
-    pagedCpu.direct += cpuOf(directDaemons) - directPagedCpu;
-    const [routerPagedCpu, cellsPagedCpu] = [cpuMicros(pid), cpuOf(cellDaemons)];
+    pagedCpu.direct += cpuMicros(...directDaemons) - directPagedCpu;
+    const [routerPagedCpu, cellsPagedCpu] = [cpuMicros(pid), cpuMicros(...cellDaemons)];
     const rp = await peakRss(pid, () => listPaged(routed));
     pagedCpu.router += cpuMicros(pid) - routerPagedCpu;
-    pagedCpu.cells += cpuOf(cellDaemons) - cellsPagedCpu;
+    pagedCpu.cells += cpuMicros(...cellDaemons) - cellsPagedCpu;
     const dw = await watchListOnce(direct);
     const rw = await watchListOnce(routed);
     for (const [what, items] of [

@@ -10,7 +10,7 @@
 // Figures: fenceP50Ms / fenceP99Ms (migrated-at − fenced-at on each old copy; goals ≤ 100 / ≤ 200),
 // objectsPerSecond (≥ 300), vsProtocolLoopRatio (migration time / baseline time, ≤ 1.3), movedOverOptimal
 // (objects moved / the fewest any placement must move, ≤ 1.05). Beside them: the loop's own fence windows,
-// and each arm's CPU per move (every apiserver and etcd; the mover), which says what the time went on. A move
+// and each arm's CPU per move (every cell's apiserver and etcd; the mover), which says what the time went on. A move
 // by the controller is four writes to the loop's three (the commit: the copy's `copied-from` mark removed
 // and its field managers restored), so with the apiservers' CPU the limit the ratio cannot go below ~1.33.
 import { parseCellSetSpec, FENCED_AT_ANNOTATION, MIGRATED_AT_ANNOTATION } from '@cellfed/api';
@@ -142,10 +142,11 @@ try {
     twinVersions[k] = made.metadata.resourceVersion;
   });
   progress(`baseline: fence, copy, label migrated, ${WINDOW} at a time`);
-  // Where each arm's time goes: the CPU of every apiserver and etcd, and of the mover (this loop; the controller).
+  // Where each arm's time goes: the CPU of every cell's apiserver and etcd, and of the mover (this loop; the
+  // controller).
   const daemons = ids.flatMap((id) => env.daemonPids(id));
   const cpuOf = (mover: number) => ({
-    apiserversAndEtcds: daemons.reduce((sum, pid) => sum + cpuMicros(pid), 0),
+    apiserversAndEtcds: cpuMicros(...daemons),
     mover: cpuMicros(mover),
   });
   const cpuPerMoveMs = (from: ReturnType<typeof cpuOf>, to: ReturnType<typeof cpuOf>) => ({
@@ -271,7 +272,7 @@ try {
         protocolLoopObjectsPerSecond: round(moving.length / baselineSeconds, 1),
         protocolLoopFenceP50Ms: percentile(baselineFences, 50),
         protocolLoopFenceP99Ms: percentile(baselineFences, 99),
-        // CPU ms per moved object, over the arm's whole wall time: every apiserver and etcd, and the mover
+        // CPU ms per moved object, over the arm's whole wall time: every cell's apiserver and etcd, and the mover
         // (the controller; the plain loop, which is this process).
         cpuPerMoveMs: { cellfed: cellfedCpu, protocolLoop: baselineCpu },
       },
