@@ -5,12 +5,12 @@ import type { KubeList, KubeObject, ObjectMeta } from '../kube/kube-object.ts';
 type Hook = (method: string, path: string, body: unknown) => void;
 
 /**
- * An in-memory apiserver for the requests controllers make (unit tests only; e2e uses real cells): GET
- * (a collection lists what is under it, narrowed by a `labelSelector` of `key=value`, `key` and `!key` terms), POST (every field to
- * the creating manager), PUT (also `/status`), JSON merge PATCH with the resourceVersion precondition, server-side apply (the
- * applied object replaces the stored one, or creates it: one field manager), DELETE with a uid
- * precondition, and discovery of `deployments/status`. `before` runs ahead of every write and may throw (a
- * crash at that step) or change the store (another writer).
+ * An in-memory apiserver for the requests controllers make (unit tests only; e2e uses real cells): GET (a
+ * collection lists what is under it, narrowed by a `labelSelector` of `key=value`, `key` and `!key`
+ * terms), POST (every field to the creating manager), PUT (also `/status`), JSON merge PATCH with the
+ * resourceVersion precondition, server-side apply (the applied object replaces the stored one, or creates
+ * it: one field manager), DELETE with a uid precondition, and discovery of `deployments/status`. `before`
+ * runs ahead of every write and may throw (a crash at that step) or change the store (another writer).
  */
 export class FakeCell {
   readonly objects = new Map<string, KubeObject>();
