@@ -105,6 +105,16 @@ describeE2e(
         );
         const initialBackupSeconds = (Date.now() - backedUpAt) / 1000;
 
+        // The uid each object has for clients: a promoted object keeps it, as a moved one does.
+        const uidsBefore = new Map(
+          (
+            await routed.request<KubeList>('GET', `${DEPLOYMENTS}/namespaces/${namespace}/deployments`, {
+              accept: METADATA_LIST,
+            })
+          ).items.map((item) => [item.metadata.name, item.metadata.uid]),
+        );
+        expect(uidsBefore.size).toBe(OBJECTS);
+
         // The writer runs across the failure; then the cell's apiserver and etcd die.
         writer = startWriter(routed, namespace, names, 4, { skipRefused: true });
         await sleep(3000);
@@ -206,6 +216,11 @@ describeE2e(
             (item) => item.metadata.annotations?.[SOURCE_RESOURCE_VERSION_ANNOTATION] === undefined,
           ),
         ).toBe(true);
+        expect(
+          listed.items
+            .filter((item) => item.metadata.uid !== uidsBefore.get(item.metadata.name))
+            .map((item) => item.metadata.name),
+        ).toEqual([]);
 
         // Lost writes: acknowledged, yet not in the object served now. Only the dead cell's objects lose any,
         // and only writes acknowledged shortly before it died (inside the replication lag: the RPO).

@@ -112,6 +112,13 @@ export const PRIMARY_CELL_LABEL = 'cellfed.io/primary-cell-id';
 export const BACKUP_SOURCE_ANNOTATION = 'cellfed.io/source';
 /** On a backup: the resourceVersion of the primary it copies, in the primary's cell. */
 export const SOURCE_RESOURCE_VERSION_ANNOTATION = 'cellfed.io/source-resource-version';
+/**
+ * On an object the backup controller created from its backup, until the promotion is committed (its field
+ * managers written back, this mark removed in the same write): the Down cell it was lost with. The router
+ * refuses writes to an object that carries it, as it does while only the backup exists: a client's write
+ * that landed before the field managers would be undone by them, or would leave its fields to the controller.
+ */
+export const PROMOTED_FROM_ANNOTATION = 'cellfed.io/promoted-from';
 
 // ---- Router presence ----
 

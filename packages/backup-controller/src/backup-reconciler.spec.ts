@@ -1,8 +1,14 @@
 import {
   BACKUP_CELL_LABEL,
   CELL_BACKUPS,
+  COPIED_FROM_ANNOTATION,
+  FENCED_AT_ANNOTATION,
   FOLLOWER_LABEL,
+  HELD_OWNERS_ANNOTATION,
+  ORIGIN_CREATED_ANNOTATION,
+  ORIGIN_UID_ANNOTATION,
   PRIMARY_CELL_LABEL,
+  PROMOTED_FROM_ANNOTATION,
   SOURCE_RESOURCE_VERSION_ANNOTATION,
   parseCellSetSpec,
 } from '@cellfed/api';
@@ -209,7 +215,7 @@ describe('BackupReconciler', () => {
     expect(t.backupsOf('web').map((cell) => cell.id)).toEqual([next]);
   });
 
-  it('gives a promoted object back the field managers it had, which its create gave to the controller', async () => {
+  it('creates the object marked, then commits it: its field managers back and the mark gone, in one write', async () => {
     const t = setUp(ALL_NORMAL);
     const { primary, backup } = t.placement('web');
     const managers = [{ manager: 'helm', operation: 'Apply', apiVersion: 'apps/v1' }];
@@ -222,30 +228,82 @@ describe('BackupReconciler', () => {
     t.setStates({ ...ALL_NORMAL, [primary]: 'Down' });
     const cell = t.cells.get(backup)!;
     const writesBefore = cell.writes.length;
+    const created: KubeObject[] = [];
+    cell.before = (method, path, body) => {
+      if (method === 'POST' && path.endsWith('/deployments'))
+        created.push(structuredClone(body as KubeObject));
+    };
 
     await t.reconcile('web');
 
-    expect(cell.get(objectPath('web'))!.metadata.managedFields).toEqual(managers);
+    // Created marked (the router refuses writes to it meanwhile), then committed.
+    expect(created[0]?.metadata.annotations?.[PROMOTED_FROM_ANNOTATION]).toBe(primary);
+    const promoted = cell.get(objectPath('web'))!;
+    expect(promoted.metadata.managedFields).toEqual(managers);
+    expect(promoted.metadata.annotations?.[PROMOTED_FROM_ANNOTATION]).toBeUndefined();
     expect(cell.writes.slice(writesBefore)).toEqual([
       { method: 'POST', path: '/apis/apps/v1/namespaces/shop/deployments' },
       { method: 'PATCH', path: objectPath('web') },
     ]);
-    // Restored once: the object's next look writes its new backup and removes the old one, nothing more to it.
+    // Committed once: the object's next look writes its new backup and removes the old one, nothing more to it.
     await t.reconcile('web');
     expect(cell.writes.filter((write) => write.path === objectPath('web'))).toHaveLength(1);
   });
 
-  it('finishes a promotion that stopped after creating the object', async () => {
+  it('keeps what the object is through a promotion (its first uid, held owners), not the marks of a move', async () => {
     const t = setUp(ALL_NORMAL);
     const { primary, backup } = t.placement('web');
-    t.cells.get(primary)!.put(objectPath('web'), deployment('web'));
+    const moving = deployment('web', 3);
+    moving.metadata.uid = 'uid-in-a';
+    moving.metadata.creationTimestamp = '2026-11-01T00:00:00Z';
+    moving.metadata.labels = { app: 'web', [REBALANCE_STATUS_LABEL]: 'migrating' };
+    moving.metadata.annotations = {
+      [HELD_OWNERS_ANNOTATION]: '[{"kind":"Shop","name":"main","uid":"u0"}]',
+      [COPIED_FROM_ANNOTATION]: 'c/uid-in-c',
+      [FENCED_AT_ANNOTATION]: '2026-11-26T00:00:00Z',
+      note: 'kept',
+    };
+    t.cells.get(primary)!.put(objectPath('web'), moving);
     await t.reconcile('web');
     t.cells.get(primary)!.objects.clear();
     t.setStates({ ...ALL_NORMAL, [primary]: 'Down' });
-    t.cells.get(backup)!.put(objectPath('web'), deployment('web'));
 
     await t.reconcile('web');
 
+    const promoted = t.cells.get(backup)!.get(objectPath('web'))!;
+    expect(promoted.metadata.labels).toEqual({ app: 'web' });
+    expect(promoted.metadata.annotations).toEqual({
+      [HELD_OWNERS_ANNOTATION]: '[{"kind":"Shop","name":"main","uid":"u0"}]',
+      [ORIGIN_UID_ANNOTATION]: 'uid-in-a',
+      [ORIGIN_CREATED_ANNOTATION]: '2026-11-01T00:00:00Z',
+      note: 'kept',
+    });
+  });
+
+  it('commits a promotion that stopped after creating the object, before its backup there goes', async () => {
+    const t = setUp(ALL_NORMAL);
+    const { primary, backup } = t.placement('web');
+    const managers = [{ manager: 'helm', operation: 'Apply', apiVersion: 'apps/v1' }];
+    t.cells.get(primary)!.put(objectPath('web'), {
+      ...deployment('web'),
+      metadata: { name: 'web', namespace: 'shop', managedFields: managers },
+    });
+    await t.reconcile('web');
+    t.cells.get(primary)!.objects.clear();
+    t.setStates({ ...ALL_NORMAL, [primary]: 'Down' });
+    const created = deployment('web');
+    created.metadata.annotations = { [PROMOTED_FROM_ANNOTATION]: primary };
+    t.cells.get(backup)!.put(objectPath('web'), created);
+
+    await t.reconcile('web');
+
+    const committed = t.cells.get(backup)!.get(objectPath('web'))!;
+    expect(committed.metadata.annotations?.[PROMOTED_FROM_ANNOTATION]).toBeUndefined();
+    expect(committed.metadata.managedFields).toEqual(managers);
+    expect(t.cells.get(backup)!.get(backupPath('web'))).toBeDefined();
+
+    // Its next look backs it up anew and removes the backup it was promoted from.
+    await t.reconcile('web');
     expect(t.cells.get(backup)!.get(backupPath('web'))).toBeUndefined();
     expect(t.backupsOf('web').map((cell) => cell.id)).toEqual([t.placement('web').backup]);
   });

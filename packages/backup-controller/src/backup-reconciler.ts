@@ -2,8 +2,12 @@ import {
   BACKUP_CELL_LABEL,
   CELL_BACKUPS,
   CELL_BACKUP_NAMESPACE,
+  COPIED_FROM_ANNOTATION,
+  FENCED_AT_ANNOTATION,
   FOLLOWER_LABEL,
+  MIGRATED_AT_ANNOTATION,
   PRIMARY_CELL_LABEL,
+  PROMOTED_FROM_ANNOTATION,
   SOURCE_RESOURCE_VERSION_ANNOTATION,
   type CellBackup,
 } from '@cellfed/api';
@@ -118,6 +122,13 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
       [...this.options.backups.copiesOf(backupRef)].filter(([cell]) => federation.liveCells.has(cell)),
     );
     if (primary) {
+      const served = copies.get(primary);
+      if (served?.annotations?.[PROMOTED_FROM_ANNOTATION] !== undefined) {
+        // Created from its backup by an attempt that stopped before committing it: commit it first, with
+        // the field managers its backup here holds. Its commit is a change, which brings it back here.
+        await this.commitPromotion(ref, primary, backupRef, holders.get(primary), served, log, signal);
+        return {};
+      }
       if (backupCell)
         await this.keepBackup(ref, key, primary, backupCell, holders.get(backupCell), log, signal);
       else this.options.lag.forget(key);
@@ -199,9 +210,11 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
   }
 
   /**
-   * Creates the real object in `target` from its backup there. The backup is read at the version the cache
-   * holds, or newer: the apiserver answers that from its watch cache, where a read of the latest goes to etcd
-   * and costs it about three times the CPU (a lost cell's keys are promoted by the thousand).
+   * Creates the real object in `target` from its backup there, marked `promoted-from` (the router refuses
+   * writes to it), then commits it: its field managers written back and the mark removed, in one write. The
+   * backup is read at the version the cache holds, or newer: the apiserver answers that from its watch cache,
+   * where a read of the latest goes to etcd and costs it about three times the CPU (a lost cell's keys are
+   * promoted by the thousand).
    */
   private async promote(
     ref: ObjectRef,
@@ -213,18 +226,10 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
     signal: AbortSignal,
   ): Promise<void> {
     const client = this.client(target);
-    let backup: CellBackup & { metadata: ObjectMeta };
-    try {
-      backup = await client.request('GET', backupPath(backupRef.name), {
-        ...(cachedVersion ? { query: { resourceVersion: cachedVersion } } : {}),
-        signal,
-      });
-    } catch (error) {
-      if (isNotFound(error)) return; // the cache was behind: the next event says what happened
-      throw error;
-    }
+    const backup = await readBackup(client, backupRef, cachedVersion, signal);
+    if (!backup) return; // the cache was behind: the next event says what happened
     const { object } = portableObject(backup.spec.object as KubeObject, ref);
-    const promoted = withoutRebalanceMarks(object);
+    const promoted = markedPromoted(withoutMoveMarks(object), down);
     const collection = resourcePath({ ...ref.resource, namespaced: ref.namespace !== '' }, ref.namespace);
     const create = () =>
       client.request<KubeObject>('POST', collection, {
@@ -242,12 +247,12 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
         return create();
       });
     } catch (error) {
-      // Created by an earlier attempt that stopped before removing the backup; or a follower copy (a pod
-      // template in this cell names the object), which the object now replaces.
+      // Created by an earlier attempt that stopped before committing it; or a follower copy (a pod template
+      // in this cell names the object), which the object now replaces.
       if (!isAlreadyExists(error)) throw error;
       written = await replaceFollower(client, path, promoted, signal);
     }
-    await restoreFieldManagers(client, path, promoted.metadata.managedFields, written, signal);
+    await commit(client, path, object.metadata.managedFields, written?.metadata, signal);
     // The backup in `target` is left for the object's next reconcile, which writes the new backup and deletes
     // this one: while a cell's keys are promoted, promotions go first and each costs three requests.
     this.options.onPromoted?.(formatObjectKey(ref));
@@ -256,6 +261,27 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
       { cell: target, down, version: backup.metadata.annotations?.[SOURCE_RESOURCE_VERSION_ANNOTATION] },
       'backup promoted',
     );
+  }
+
+  /**
+   * Commits a promotion found uncommitted in `cell` (the object carries `promoted-from`): the field managers
+   * come from its backup there, if it is still there; the mark goes either way.
+   */
+  private async commitPromotion(
+    ref: ObjectRef,
+    cell: string,
+    backupRef: ObjectRef,
+    backup: Readonly<ObjectMeta> | undefined,
+    cached: Readonly<ObjectMeta>,
+    log: Logger,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const client = this.client(cell);
+    const held = backup && (await readBackup(client, backupRef, backup.resourceVersion, signal));
+    const managedFields = (held?.spec.object as KubeObject | undefined)?.metadata.managedFields;
+    const path = resourcePath({ ...ref.resource, namespaced: ref.namespace !== '' }, ref.namespace, ref.name);
+    await commit(client, path, managedFields, cached, signal);
+    log.info({ cell, down: cached.annotations?.[PROMOTED_FROM_ANNOTATION] }, 'promotion committed');
   }
 
   private client(cell: string): Pick<KubeClient, 'request'> {
@@ -298,13 +324,15 @@ function backupPath(name: string): string {
   return resourcePath({ ...CELL_BACKUPS, namespaced: true }, CELL_BACKUP_NAMESPACE, name);
 }
 
-/** A promoted object starts clean: no migration label or `cellfed.io/` bookkeeping of its old cell. */
-function withoutRebalanceMarks(object: KubeObject): KubeObject {
+/**
+ * A promoted object keeps what it is (its identity across copies, its held owner references) but none of the
+ * marks of a move it was in when it was backed up: the label (`migrating`, `migrated`), `copied-from` (an
+ * uncommitted copy goes when its source does), and the fence's times.
+ */
+function withoutMoveMarks(object: KubeObject): KubeObject {
   const { labels, annotations, ...metadata } = object.metadata;
   const kept = without(labels, [REBALANCE_STATUS_LABEL]);
-  const notes = Object.fromEntries(
-    Object.entries(annotations ?? {}).filter(([name]) => !name.startsWith('cellfed.io/')),
-  );
+  const notes = without(annotations, [COPIED_FROM_ANNOTATION, FENCED_AT_ANNOTATION, MIGRATED_AT_ANNOTATION]);
   return {
     ...object,
     metadata: {
@@ -313,6 +341,35 @@ function withoutRebalanceMarks(object: KubeObject): KubeObject {
       ...(Object.keys(notes).length > 0 ? { annotations: notes } : {}),
     },
   };
+}
+
+/** `object` as created from its backup: marked until its promotion is committed. */
+function markedPromoted(object: KubeObject, down: string): KubeObject {
+  return {
+    ...object,
+    metadata: {
+      ...object.metadata,
+      annotations: { ...object.metadata.annotations, [PROMOTED_FROM_ANNOTATION]: down },
+    },
+  };
+}
+
+/** The CellBackup `backupRef` in a cell, at `version` or newer; undefined when it is not there. */
+async function readBackup(
+  client: Pick<KubeClient, 'request'>,
+  backupRef: ObjectRef,
+  version: string | undefined,
+  signal: AbortSignal,
+): Promise<(CellBackup & { metadata: ObjectMeta }) | undefined> {
+  try {
+    return await client.request('GET', backupPath(backupRef.name), {
+      ...(version ? { query: { resourceVersion: version } } : {}),
+      signal,
+    });
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
 }
 
 /**
@@ -334,50 +391,49 @@ async function replaceFollower(
   });
 }
 
-/** How many times the field managers are written again after a conflict (the cell's controllers write status). */
-const RESTORE_ATTEMPTS = 5;
+/** How many times a commit is tried again after a conflict (the cell's controllers write the object meanwhile). */
+const COMMIT_ATTEMPTS = 5;
 
 /**
- * Gives a promoted object back the field managers it had in its lost cell: a create gives every field to
- * the creating manager (this controller), and a client's next server-side apply of a field it owned (helm
- * upgrading its release) would then conflict with it. `written` is the object as created, if known. Nothing
- * is done once a manager other than this one owns fields of the object itself (restored already, by an
- * earlier attempt, or written since by a client, whose write stands).
+ * Commits a promoted object at `path`: gives it back the field managers it had in its lost cell and removes
+ * `promoted-from`, in one write on a known version. A create gives every field to the creating manager (this
+ * controller): a client's next server-side apply of a field it owned (helm upgrading its release) would
+ * conflict with it. `known` is the object's metadata as last seen, if any; it is read again on a conflict.
+ * Nothing is written to an object without the mark: committed already, or not a promotion.
  */
-async function restoreFieldManagers(
+async function commit(
   client: Pick<KubeClient, 'request'>,
   path: string,
   managedFields: ObjectMeta['managedFields'],
-  written: KubeObject | undefined,
+  known: Readonly<ObjectMeta> | undefined,
   signal: AbortSignal,
 ): Promise<void> {
-  if (!managedFields?.length) return;
-  let current = written;
+  let current = known;
   for (let attempt = 1; ; attempt++) {
-    current ??= await client.request<KubeObject>('GET', path, { signal }).catch((error: unknown) => {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    });
-    if (!current || ownedByOthers(current)) return;
+    current ??= (
+      await client.request<KubeObject>('GET', path, { signal }).catch((error: unknown) => {
+        if (isNotFound(error)) return undefined;
+        throw error;
+      })
+    )?.metadata;
+    if (current?.annotations?.[PROMOTED_FROM_ANNOTATION] === undefined) return;
     try {
       await client.request('PATCH', path, {
-        body: { metadata: { resourceVersion: current.metadata.resourceVersion, managedFields } },
+        body: {
+          metadata: {
+            resourceVersion: current.resourceVersion,
+            annotations: { [PROMOTED_FROM_ANNOTATION]: null },
+            ...(managedFields?.length ? { managedFields } : {}),
+          },
+        },
         contentType: MERGE_PATCH,
         query: { fieldManager: FIELD_MANAGER },
         signal,
       });
       return;
     } catch (error) {
-      if (!isConflict(error) || attempt >= RESTORE_ATTEMPTS) throw error;
+      if (!isConflict(error) || attempt >= COMMIT_ATTEMPTS) throw error;
       current = undefined;
     }
   }
-}
-
-/** Whether a manager other than this controller owns fields of the object itself (not of its status). */
-function ownedByOthers(object: KubeObject): boolean {
-  return (object.metadata.managedFields ?? []).some((entry) => {
-    const { manager, subresource } = entry as { manager?: unknown; subresource?: unknown };
-    return manager !== FIELD_MANAGER && !subresource;
-  });
 }

@@ -108,7 +108,7 @@ export class ObjectDestinations {
     return now !== undefined && !now.liveCells.includes(cell);
   }
 
-  /** A key of a Down cell: the cell that took it over, or the backup it holds until promotion. */
+  /** A key of a Down cell: the cell that took it over, or the backup it holds until the promotion is committed. */
   private async failover(
     plan: ObjectPlan,
     down: string,
@@ -130,6 +130,8 @@ export class ObjectDestinations {
     }
     if (state.kind === 'refused')
       return { ...refusal(cellFailure(cell, state.code, state.body), 'backup-refused', cell), routeCase };
+    // Created but not committed: reads go to the real object; writes wait for its field managers.
+    if (state.kind === 'promoting' && access !== 'read') return restoringRefusal(plan, { cell, routeCase });
     if (state.kind !== 'backup') return { kind: 'cell', client, cell, route: 'failed-over', routeCase };
     const readable = access === 'read' && (info.subresource === '' || info.subresource === 'status');
     const fromBackup: FromBackup = {

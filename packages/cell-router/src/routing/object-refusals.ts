@@ -62,9 +62,12 @@ export function fenceRefusal(
 
 /**
  * A write (or anything but a plain read) of an object whose backup is not promoted yet: retried by the client
- * as a fenced write is, until the backup controller has created the real object.
+ * as a fenced write is, until the backup controller has created the real object and committed it.
  */
-export function restoringRefusal(plan: ObjectPlan, destination: FromBackup): Refusal {
+export function restoringRefusal(
+  plan: ObjectPlan,
+  destination: Pick<FromBackup, 'cell' | 'routeCase'>,
+): Refusal {
   const status = tooManyRequests(
     `${plan.info.resource} "${plan.info.name}" is being restored in cell ${destination.cell} from its backup (cell ${plan.failedOverFrom ?? ''} is down); retry shortly`,
     RESTORE_RETRY_AFTER_SECONDS,

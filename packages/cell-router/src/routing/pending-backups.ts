@@ -1,4 +1,10 @@
-import { BACKUP_CELL_LABEL, CELL_BACKUPS, CELL_BACKUP_NAMESPACE, PRIMARY_CELL_LABEL } from '@cellfed/api';
+import {
+  BACKUP_CELL_LABEL,
+  CELL_BACKUPS,
+  CELL_BACKUP_NAMESPACE,
+  PRIMARY_CELL_LABEL,
+  PROMOTED_FROM_ANNOTATION,
+} from '@cellfed/api';
 import {
   cellBackupName,
   isNotFound,
@@ -16,6 +22,11 @@ const METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
 export type FailoverState =
   /** The real object is there (promoted, or created since): the request goes to the cell as usual. */
   | { readonly kind: 'object' }
+  /**
+   * The real object is there, but its promotion is not committed (PROMOTED_FROM_ANNOTATION): reads go to the
+   * cell, writes wait, as they do for a backup.
+   */
+  | { readonly kind: 'promoting' }
   /** Only the object's backup, not promoted yet: reads are served from it, writes wait. */
   | { readonly kind: 'backup'; readonly object: KubeObject }
   /** Neither: the object does not exist (or was never backed up); the cell answers as usual. */
@@ -42,7 +53,7 @@ export async function failoverState(
     ...(signal ? { signal } : {}),
   });
   const text = await answer.body.text();
-  if (answer.statusCode === 200) return { kind: 'object' };
+  if (answer.statusCode === 200) return promoting(text) ? { kind: 'promoting' } : { kind: 'object' };
   if (answer.statusCode !== 404) return { kind: 'refused', code: answer.statusCode, body: text };
   const name = cellBackupName({
     resource: { group: info.apiGroup, version: info.apiVersion, resource: info.resource },
@@ -63,4 +74,15 @@ export async function failoverState(
   if (!backup?.spec?.object || labels?.[PRIMARY_CELL_LABEL] !== down || labels[BACKUP_CELL_LABEL] !== cell)
     return { kind: 'none' };
   return { kind: 'backup', object: backup.spec.object };
+}
+
+/** Whether an object's metadata (as JSON) carries the mark of a promotion not committed yet. */
+function promoting(text: string): boolean {
+  if (!text.includes(PROMOTED_FROM_ANNOTATION)) return false;
+  try {
+    const object = JSON.parse(text) as { metadata?: { annotations?: Record<string, unknown> } };
+    return typeof object.metadata?.annotations?.[PROMOTED_FROM_ANNOTATION] === 'string';
+  } catch {
+    return false; // not metadata the cell would send: nothing to tell by it
+  }
 }

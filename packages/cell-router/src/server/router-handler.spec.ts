@@ -1,4 +1,9 @@
-import { BACKUP_CELL_LABEL, PRIMARY_CELL_LABEL, parseCellSetSpec } from '@cellfed/api';
+import {
+  BACKUP_CELL_LABEL,
+  PRIMARY_CELL_LABEL,
+  PROMOTED_FROM_ANNOTATION,
+  parseCellSetSpec,
+} from '@cellfed/api';
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import { connect as http2Connect, createServer as createHttp2Server } from 'node:http2';
 import type { AddressInfo } from 'node:net';
@@ -629,26 +634,38 @@ describe('RouterHandler', () => {
       expect(logLines.some((line) => line.route === 'failover-backup' && line.cell === target)).toBe(true);
     });
 
-    it('answers writes 429 until the backup is promoted, then sends them to the cell', async () => {
+    it('answers writes 429 until the promotion is committed, then sends them to the cell', async () => {
       const { name, target } = failedOver();
-      let promoted = false;
+      let stage: 'backup' | 'created' | 'committed' = 'backup';
       script = (_cell, seen) => {
         if (isBackupRead(seen))
-          return promoted ? { code: 404, body: {} } : { code: 200, body: backupOf(target, 'c') };
-        if (seen.method === 'GET')
-          return promoted ? { code: 200, body: { metadata: { name } } } : { code: 404, body: {} };
-        return { code: 200, body: { metadata: { name } } };
+          return stage === 'backup' ? { code: 200, body: backupOf(target, 'c') } : { code: 404, body: {} };
+        if (seen.method !== 'GET') return { code: 200, body: { metadata: { name } } };
+        if (stage === 'backup') return { code: 404, body: {} };
+        // Created from the backup, its field managers not written back yet: marked until then.
+        const annotations = stage === 'created' ? { [PROMOTED_FROM_ANNOTATION]: 'c' } : {};
+        return { code: 200, body: { kind: 'ConfigMap', metadata: { name, annotations }, data: { k: 'v' } } };
       };
-      const fenced = await send('PUT', `/api/v1/namespaces/team/configmaps/${name}`, { metadata: { name } });
+      const put = () => send('PUT', `/api/v1/namespaces/team/configmaps/${name}`, { metadata: { name } });
+      const puts = () => cells[target]!.seen.filter((seen) => seen.method === 'PUT');
+
+      const fenced = await put();
       expect(fenced).toMatchObject({ code: 429, body: { reason: 'TooManyRequests' } });
       expect(fenced.headers['retry-after']).toBe('1');
       expect(fenced.body.message).toContain('restored');
-      expect(cells[target]!.seen.filter((seen) => seen.method === 'PUT')).toEqual([]);
+      expect(puts()).toEqual([]);
 
-      promoted = true;
-      const written = await send('PUT', `/api/v1/namespaces/team/configmaps/${name}`, { metadata: { name } });
-      expect(written).toMatchObject({ code: 200 });
-      expect(cells[target]!.seen.filter((seen) => seen.method === 'PUT')).toHaveLength(1);
+      stage = 'created';
+      expect(await put()).toMatchObject({ code: 429, body: { reason: 'TooManyRequests' } });
+      expect(puts()).toEqual([]);
+      // Reads go to the real object meanwhile, and never show the mark.
+      const read = await send('GET', `/api/v1/namespaces/team/configmaps/${name}`);
+      expect(read).toMatchObject({ code: 200, body: { data: { k: 'v' } } });
+      expect(JSON.stringify(read.body)).not.toContain(PROMOTED_FROM_ANNOTATION);
+
+      stage = 'committed';
+      expect(await put()).toMatchObject({ code: 200 });
+      expect(puts()).toHaveLength(1);
     });
 
     it('relays the cell’s refusal to a caller who may not read the object, and never reads the backup', async () => {

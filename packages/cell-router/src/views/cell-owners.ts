@@ -4,6 +4,7 @@ import {
   MIGRATED_AT_ANNOTATION,
   ORIGIN_CREATED_ANNOTATION,
   ORIGIN_UID_ANNOTATION,
+  PROMOTED_FROM_ANNOTATION,
 } from '@cellfed/api';
 import type { OwnerReference } from '@cellfed/controller-kit';
 
@@ -27,7 +28,8 @@ export interface CellOwners {
 
 /**
  * The annotations cellfed keeps on an object: a copy's identity (`cellfed.io/uid`, `cellfed.io/created`) and
- * the marks of a move (`copied-from` on an uncommitted copy, `fenced-at`, `migrated-at` on an old one).
+ * the marks of a move (`copied-from` on an uncommitted copy, `fenced-at`, `migrated-at` on an old one) and of
+ * a promotion not committed yet (`promoted-from`).
  * Clients never see them, and no client write sets or removes them: an update gets the object's own back.
  * (A client that wrote back a `copied-from` it read before the commit would make the object look like an
  * uncommitted copy, which goes when its source does.)
@@ -38,6 +40,7 @@ export const KEPT_ANNOTATIONS = [
   COPIED_FROM_ANNOTATION,
   FENCED_AT_ANNOTATION,
   MIGRATED_AT_ANNOTATION,
+  PROMOTED_FROM_ANNOTATION,
 ] as const;
 
 /** The kept annotations among `annotations`. */
