@@ -14,10 +14,10 @@ import {
 import {
   cellBackupName,
   cellBackupOf,
+  commitCopy,
   formatObjectKey,
   isAlreadyExists,
   isCellOwnObject,
-  isConflict,
   madeByItsCell,
   isNotFound,
   OBJECT_KEYS,
@@ -48,7 +48,6 @@ import type { Federation } from './federation.ts';
 /** The field manager of every write the controller makes. */
 export const FIELD_MANAGER = 'cellfed-backup-controller';
 const APPLY = 'application/apply-patch+yaml';
-const MERGE_PATCH = 'application/merge-patch+json';
 /** While a cell the decision needs is not listed yet, look again this much later. */
 const NOT_SYNCED_RETRY_MS = 2000;
 
@@ -252,7 +251,15 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
       if (!isAlreadyExists(error)) throw error;
       written = await replaceFollower(client, path, promoted, signal);
     }
-    await commit(client, path, object.metadata.managedFields, written?.metadata, signal);
+    await commitCopy({
+      client,
+      path,
+      mark: PROMOTED_FROM_ANNOTATION,
+      managedFields: object.metadata.managedFields,
+      ...(written ? { known: written.metadata } : {}),
+      fieldManager: FIELD_MANAGER,
+      signal,
+    });
     // The backup in `target` is left for the object's next reconcile, which writes the new backup and deletes
     // this one: while a cell's keys are promoted, promotions go first and each costs three requests.
     this.options.onPromoted?.(formatObjectKey(ref));
@@ -280,7 +287,15 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
     const held = backup && (await readBackup(client, backupRef, backup.resourceVersion, signal));
     const managedFields = (held?.spec.object as KubeObject | undefined)?.metadata.managedFields;
     const path = resourcePath({ ...ref.resource, namespaced: ref.namespace !== '' }, ref.namespace, ref.name);
-    await commit(client, path, managedFields, cached, signal);
+    await commitCopy({
+      client,
+      path,
+      mark: PROMOTED_FROM_ANNOTATION,
+      managedFields,
+      known: cached,
+      fieldManager: FIELD_MANAGER,
+      signal,
+    });
     log.info({ cell, down: cached.annotations?.[PROMOTED_FROM_ANNOTATION] }, 'promotion committed');
   }
 
@@ -389,51 +404,4 @@ async function replaceFollower(
     query: { fieldManager: FIELD_MANAGER },
     signal,
   });
-}
-
-/** How many times a commit is tried again after a conflict (the cell's controllers write the object meanwhile). */
-const COMMIT_ATTEMPTS = 5;
-
-/**
- * Commits a promoted object at `path`: gives it back the field managers it had in its lost cell and removes
- * `promoted-from`, in one write on a known version. A create gives every field to the creating manager (this
- * controller): a client's next server-side apply of a field it owned (helm upgrading its release) would
- * conflict with it. `known` is the object's metadata as last seen, if any; it is read again on a conflict.
- * Nothing is written to an object without the mark: committed already, or not a promotion.
- */
-async function commit(
-  client: Pick<KubeClient, 'request'>,
-  path: string,
-  managedFields: ObjectMeta['managedFields'],
-  known: Readonly<ObjectMeta> | undefined,
-  signal: AbortSignal,
-): Promise<void> {
-  let current = known;
-  for (let attempt = 1; ; attempt++) {
-    current ??= (
-      await client.request<KubeObject>('GET', path, { signal }).catch((error: unknown) => {
-        if (isNotFound(error)) return undefined;
-        throw error;
-      })
-    )?.metadata;
-    if (current?.annotations?.[PROMOTED_FROM_ANNOTATION] === undefined) return;
-    try {
-      await client.request('PATCH', path, {
-        body: {
-          metadata: {
-            resourceVersion: current.resourceVersion,
-            annotations: { [PROMOTED_FROM_ANNOTATION]: null },
-            ...(managedFields?.length ? { managedFields } : {}),
-          },
-        },
-        contentType: MERGE_PATCH,
-        query: { fieldManager: FIELD_MANAGER },
-        signal,
-      });
-      return;
-    } catch (error) {
-      if (!isConflict(error) || attempt >= COMMIT_ATTEMPTS) throw error;
-      current = undefined;
-    }
-  }
 }

@@ -1,6 +1,7 @@
 import { COPIED_FROM_ANNOTATION, FENCED_AT_ANNOTATION, MIGRATED_AT_ANNOTATION } from '@cellfed/api';
 import {
   ApiError,
+  commitCopy,
   isAlreadyExists,
   isConflict,
   isNotFound,
@@ -73,9 +74,6 @@ class AlreadyMigrated {
   }
 }
 
-/** How many times a commit is tried against a copy whose status the new cell's controllers are writing. */
-const COMMIT_ATTEMPTS = 5;
-
 /**
  * The migration of one object (docs/migration.md), every step idempotent and recorded on the objects, so a crash or a
  * lost leader anywhere resumes correctly from what the cells say:
@@ -137,7 +135,7 @@ export class ObjectMover {
         copy = (await this.copyStatus(move, old)) ?? copy;
       }
     }
-    await this.commitWritten(move.to, ref, copy, signal, old.metadata.managedFields);
+    await commitNewCopy(move.to, ref, signal, old.metadata.managedFields, copy.metadata);
     const now = this.clock.now();
     return { result: 'moved', fenceMs: Number.isNaN(fencedAt) ? 0 : Math.max(0, now - fencedAt) };
   }
@@ -237,8 +235,7 @@ export class ObjectMover {
   /**
    * Removes the `copied-from` mark from a new copy: from now on it is the object. It takes the old copy's
    * field managers (given, or read from `source`, the old copy's cell), so that whoever applied a field
-   * still owns it: a create gives every field to the creator. Tried again on a conflict, a few times: the
-   * new cell's controllers write the copy's status meanwhile.
+   * still owns it: a create gives every field to the creator (see `commitCopy`).
    */
   async commit(
     cell: CellEnd,
@@ -250,32 +247,7 @@ export class ObjectMover {
     const fields =
       managedFields ??
       (source ? (await read(source.client, ref, signal))?.metadata.managedFields : undefined);
-    for (let attempt = 1; ; attempt++) {
-      const copy = await read(cell.client, ref, signal);
-      if (copiedFromCell(copy?.metadata) === undefined) return;
-      try {
-        await removeCopiedFrom(cell, ref, copy!, signal, fields);
-        return;
-      } catch (error) {
-        if (!isConflict(error) || attempt >= COMMIT_ATTEMPTS) throw error;
-      }
-    }
-  }
-
-  /** Commits the copy just written, on its known version; reads it afresh only if it changed since. */
-  private async commitWritten(
-    cell: CellEnd,
-    ref: ObjectRef,
-    written: KubeObject,
-    signal: AbortSignal,
-    managedFields: ObjectMeta['managedFields'],
-  ): Promise<void> {
-    try {
-      await removeCopiedFrom(cell, ref, written, signal, managedFields);
-    } catch (error) {
-      if (!isConflict(error)) throw error;
-      await this.commit(cell, ref, signal, managedFields);
-    }
+    await commitNewCopy(cell, ref, signal, fields);
   }
 
   /** Deletes the copy in `to` made from `from`'s copy, if it was never committed. */
@@ -476,25 +448,22 @@ function createIfAbsent(
   });
 }
 
-/**
- * The commit itself: the `copied-from` mark removed, on the version given. With the old copy's managed
- * fields, which the commit sets as they were: an apiserver gives a create's every field to the creating
- * manager (the controller), and a client's later server-side apply of a field it owned before the move
- * (helm changing `spec.replicas`) would conflict with it.
- */
-function removeCopiedFrom(
+/** The commit itself (see `commitCopy`): `copied-from` removed, the old copy's field managers set. */
+async function commitNewCopy(
   cell: CellEnd,
   ref: ObjectRef,
-  copy: KubeObject,
   signal: AbortSignal,
-  managedFields?: ObjectMeta['managedFields'],
-): Promise<KubeObject> {
-  return patch(cell.client, ref, signal, {
-    metadata: {
-      resourceVersion: copy.metadata.resourceVersion,
-      annotations: { [COPIED_FROM_ANNOTATION]: null },
-      ...(managedFields?.length ? { managedFields } : {}),
-    },
+  managedFields: ObjectMeta['managedFields'],
+  known?: ObjectMeta,
+): Promise<void> {
+  await commitCopy({
+    client: cell.client,
+    path: objectPath(ref),
+    mark: COPIED_FROM_ANNOTATION,
+    ...(managedFields ? { managedFields } : {}),
+    ...(known ? { known } : {}),
+    fieldManager: FIELD_MANAGER,
+    signal,
   });
 }
 

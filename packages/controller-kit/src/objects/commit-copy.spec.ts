@@ -1,0 +1,80 @@
+import { ApiError } from '../kube/api-error.ts';
+import type { KubeObject } from '../kube/kube-object.ts';
+import { FakeCell } from '../testing/fake-cell.ts';
+import { commitCopy } from './commit-copy.ts';
+
+const PATH = '/apis/apps/v1/namespaces/shop/deployments/web';
+const MARK = 'example.io/copied';
+const MANAGERS = [{ manager: 'helm', operation: 'Apply', apiVersion: 'apps/v1' }];
+const signal = new AbortController().signal;
+
+function setUp() {
+  const cell = new FakeCell('a');
+  const copy = cell.put(PATH, {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: {
+      name: 'web',
+      namespace: 'shop',
+      annotations: { [MARK]: 'b', kept: 'yes' },
+      managedFields: [{ manager: 'creator', operation: 'Update' }],
+    },
+  });
+  /** Commits on the version last seen, or reads the copy first (`'read'`). */
+  const commit = (seen: 'created' | 'read' = 'created') =>
+    commitCopy({
+      client: cell,
+      path: PATH,
+      mark: MARK,
+      managedFields: MANAGERS,
+      ...(seen === 'created' ? { known: copy.metadata } : {}),
+      fieldManager: 'committer',
+      signal,
+    });
+  return { cell, commit };
+}
+
+describe('commitCopy', () => {
+  it('removes the mark and sets the field managers in one write on the version known', async () => {
+    const { cell, commit } = setUp();
+
+    expect(await commit()).toBe(true);
+
+    const committed = cell.get(PATH)!;
+    expect(committed.metadata.annotations).toEqual({ kept: 'yes' });
+    expect(committed.metadata.managedFields).toEqual(MANAGERS);
+    expect(cell.writes).toEqual([{ method: 'PATCH', path: PATH }]);
+    expect(cell.reads).toEqual([]);
+  });
+
+  it('reads the copy again when it changed since, and commits that version', async () => {
+    const { cell, commit } = setUp();
+    // The cell's controllers wrote the copy after it was seen.
+    cell.put(PATH, { ...cell.get(PATH)!, status: { replicas: 1 } } as KubeObject);
+
+    expect(await commit()).toBe(true);
+
+    expect(cell.get(PATH)!.metadata.annotations).toEqual({ kept: 'yes' });
+    expect(cell.get(PATH)).toMatchObject({ status: { replicas: 1 } });
+    expect(cell.reads).toEqual([PATH]);
+  });
+
+  it('writes nothing to a copy committed already, or gone', async () => {
+    const { cell, commit } = setUp();
+    expect(await commit()).toBe(true);
+    expect(await commit('read')).toBe(false);
+    cell.objects.delete(PATH);
+    expect(await commit('read')).toBe(false);
+    expect(cell.writes).toHaveLength(1);
+  });
+
+  it('gives up after a few conflicts in a row, with the conflict', async () => {
+    const { cell, commit } = setUp();
+    // Another writer changes the copy before each write.
+    cell.before = () => void cell.put(PATH, cell.get(PATH)!);
+
+    await expect(commit()).rejects.toBeInstanceOf(ApiError);
+    expect(cell.writes).toHaveLength(5);
+    expect(cell.get(PATH)!.metadata.annotations?.[MARK]).toBe('b');
+  });
+});

@@ -1,0 +1,68 @@
+import { isConflict, isNotFound } from '../kube/api-error.ts';
+import type { KubeClient } from '../kube/kube-client.ts';
+import type { KubeObject, ObjectMeta } from '../kube/kube-object.ts';
+
+/** How many times a commit is tried against a copy the cell's controllers are writing meanwhile. */
+const COMMIT_ATTEMPTS = 5;
+
+export interface CommitCopyOptions {
+  client: Pick<KubeClient, 'request'>;
+  /** The copy's path in its cell. */
+  path: string;
+  /** The annotation the copy carries until it is committed. */
+  mark: string;
+  /** The field managers the object had where it was copied from; none known, none written. */
+  managedFields?: ObjectMeta['managedFields'];
+  /** The copy's metadata as last seen (as written, or cached); read afresh when absent or stale. */
+  known?: Readonly<ObjectMeta>;
+  fieldManager: string;
+  signal: AbortSignal;
+}
+
+/**
+ * Commits a copy made by a create (a moved object's new copy, a promoted backup): removes its mark and gives
+ * it back the field managers the object had, in one write on a known version. A create gives every field to
+ * the creating manager, and a client's next server-side apply of a field it owned (helm upgrading its
+ * release) would conflict with it. Read again on a conflict, a few times: the cell's controllers write the
+ * copy (its status, a Deployment's revision) meanwhile. Answers whether it wrote: nothing is written to a
+ * copy without the mark (committed already) or gone.
+ */
+export async function commitCopy(options: CommitCopyOptions): Promise<boolean> {
+  const { client, path, mark, managedFields, fieldManager, signal } = options;
+  let current = options.known;
+  for (let attempt = 1; ; attempt++) {
+    current ??= (await readObject(client, path, signal))?.metadata;
+    if (current?.annotations?.[mark] === undefined) return false;
+    try {
+      await client.request('PATCH', path, {
+        body: {
+          metadata: {
+            resourceVersion: current.resourceVersion,
+            annotations: { [mark]: null },
+            ...(managedFields?.length ? { managedFields } : {}),
+          },
+        },
+        contentType: 'application/merge-patch+json',
+        query: { fieldManager },
+        signal,
+      });
+      return true;
+    } catch (error) {
+      if (!isConflict(error) || attempt >= COMMIT_ATTEMPTS) throw error;
+      current = undefined;
+    }
+  }
+}
+
+async function readObject(
+  client: Pick<KubeClient, 'request'>,
+  path: string,
+  signal: AbortSignal,
+): Promise<KubeObject | undefined> {
+  try {
+    return await client.request<KubeObject>('GET', path, { signal });
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
