@@ -14,7 +14,12 @@
 // Figures and goals: lagP50Ms ≤ 50, lagP99Ms ≤ 500, lagVsRawLoopRatio (p99 / the raw loop's p99) ≤ 2,
 // failoverReadsS ≤ 2, failoverWritesS ≤ 5. The CPU the controller and the live apiservers used during the
 // failover is recorded beside it, to tell which side it waited on.
-import { CELL_BACKUP_NAMESPACE, SOURCE_RESOURCE_VERSION_ANNOTATION, parseCellSetSpec } from '@cellfed/api';
+import {
+  CELL_BACKUP_NAMESPACE,
+  PROMOTED_FROM_ANNOTATION,
+  SOURCE_RESOURCE_VERSION_ANNOTATION,
+  parseCellSetSpec,
+} from '@cellfed/api';
 import { cpus } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -178,8 +183,11 @@ async function measureLag(
   return { lags, missing };
 }
 
-/** Resolves once each of `names` has been seen created in `namespace` by one of the clients' watches. */
-async function allCreated(
+/**
+ * Resolves once each of `names` has been seen in `namespace` by one of the clients' watches without the mark
+ * of a promotion not committed yet: from then on the router lets writes to it through.
+ */
+async function allCommitted(
   clients: readonly KubeClient[],
   namespace: string,
   names: readonly string[],
@@ -202,8 +210,10 @@ async function allCreated(
         signal: watchSignal,
       });
       for await (const event of events) {
-        if (event.type === 'ADDED' && waiting.delete((event.object as KubeObject).metadata.name!))
-          if (waiting.size === 0) done();
+        const { metadata } = event.object as KubeObject;
+        if (event.type === 'DELETED' || metadata.annotations?.[PROMOTED_FROM_ANNOTATION] !== undefined)
+          continue;
+        if (waiting.delete(metadata.name!) && waiting.size === 0) done();
       }
     })().catch(() => undefined);
   }
@@ -343,9 +353,10 @@ try {
   const createLoopS = (performance.now() - createLoopStarted) / 1000;
   progress(`the plain loop created ${lost.length} objects in ${round(createLoopS, 2)} s`);
   await sleep(2000);
-  // Every lost object promoted is when the live cells' watches have shown each one created. Watching costs
-  // the apiservers one event per object; listing them again and again would cost far more than the failover.
-  const promotedSeen = allCreated(
+  // Every lost object promoted is when the live cells' watches have shown each one committed (created, then
+  // its field managers written back). Watching costs the apiservers one event per write; listing them again
+  // and again would cost far more than the failover.
+  const promotedSeen = allCommitted(
     [one, two].map((id) => clients.get(id)!),
     NAMESPACE,
     lost,
