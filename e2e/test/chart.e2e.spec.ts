@@ -156,10 +156,14 @@ describeE2e('the cellfed-cell chart in a real cell', () => {
     expect(await may('e2e-rebalance', 'create', '', 'secrets', 'shop')).toBe(true);
     expect(await may('e2e-rebalance', 'watch', '', 'secrets', 'shop')).toBe(false);
     expect(await may('e2e-rebalance', 'patch', '', 'secrets', 'shop')).toBe(false);
-    // The backup controller: backups, promotion (create), purge (delete); it never changes a workload.
+    // The backup controller: backups, promotion (create, or replace a follower copy; then the commit, a
+    // patch), purge (delete); nothing beyond the cellular resources, and never anyone's identity.
     expect(await may('e2e-backup', 'patch', 'cells.cellfed.io', 'cellbackups', 'cellfed-backups')).toBe(true);
     expect(await may('e2e-backup', 'create', '', 'configmaps', 'shop')).toBe(true);
-    expect(await may('e2e-backup', 'update', '', 'configmaps', 'shop')).toBe(false);
+    expect(await may('e2e-backup', 'update', '', 'configmaps', 'shop')).toBe(true);
+    expect(await may('e2e-backup', 'patch', 'apps', 'deployments', 'shop')).toBe(true);
+    expect(await may('e2e-backup', 'patch', '', 'secrets', 'shop')).toBe(false);
+    expect(await may('e2e-backup', 'update', 'apps', 'deployments/status', 'shop')).toBe(false);
     expect(await may('e2e-backup', 'impersonate', '', 'users')).toBe(false);
   });
 });

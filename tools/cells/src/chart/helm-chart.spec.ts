@@ -401,7 +401,7 @@ describe('the cellfed-cell chart', () => {
     expect(backup[0]).toEqual({
       apiGroups: ['example.com'],
       resources: ['widgets'],
-      verbs: ['get', 'list', 'watch', 'create', 'delete'],
+      verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
     });
     expect(backup.some((rule) => rule.resources.includes('deployments'))).toBe(false);
   });
