@@ -287,7 +287,7 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
     const held = backup && (await readBackup(client, backupRef, backup.resourceVersion, signal));
     const managedFields = (held?.spec.object as KubeObject | undefined)?.metadata.managedFields;
     const path = resourcePath({ ...ref.resource, namespaced: ref.namespace !== '' }, ref.namespace, ref.name);
-    await commitCopy({
+    const committed = await commitCopy({
       client,
       path,
       mark: PROMOTED_FROM_ANNOTATION,
@@ -296,7 +296,9 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
       fieldManager: FIELD_MANAGER,
       signal,
     });
-    log.info({ cell, down: cached.annotations?.[PROMOTED_FROM_ANNOTATION] }, 'promotion committed');
+    // Not written: committed already, and the cache has not seen it yet.
+    if (committed)
+      log.info({ cell, down: cached.annotations?.[PROMOTED_FROM_ANNOTATION] }, 'promotion committed');
   }
 
   private client(cell: string): Pick<KubeClient, 'request'> {
