@@ -14,6 +14,7 @@ import {
 import {
   cellBackupName,
   cellBackupOf,
+  collectionPath,
   commitCopy,
   formatObjectKey,
   isAlreadyExists,
@@ -21,9 +22,11 @@ import {
   madeByItsCell,
   isNotFound,
   OBJECT_KEYS,
+  objectPath,
   objectRefOf,
   type ObjectKey,
   portableObject,
+  readIfExists,
   realClock,
   resourcePath,
   without,
@@ -229,14 +232,13 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
     if (!backup) return; // the cache was behind: the next event says what happened
     const { object } = portableObject(backup.spec.object as KubeObject, ref);
     const promoted = markedPromoted(withoutMoveMarks(object), down);
-    const collection = resourcePath({ ...ref.resource, namespaced: ref.namespace !== '' }, ref.namespace);
     const create = () =>
-      client.request<KubeObject>('POST', collection, {
+      client.request<KubeObject>('POST', collectionPath(ref), {
         body: promoted,
         query: { fieldManager: FIELD_MANAGER },
         signal,
       });
-    const path = `${collection}/${ref.name}`;
+    const path = objectPath(ref);
     let written: KubeObject | undefined;
     try {
       written = await create().catch(async (error: unknown) => {
@@ -286,10 +288,9 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
     const client = this.client(cell);
     const held = backup && (await readBackup(client, backupRef, backup.resourceVersion, signal));
     const managedFields = (held?.spec.object as KubeObject | undefined)?.metadata.managedFields;
-    const path = resourcePath({ ...ref.resource, namespaced: ref.namespace !== '' }, ref.namespace, ref.name);
     const committed = await commitCopy({
       client,
-      path,
+      path: objectPath(ref),
       mark: PROMOTED_FROM_ANNOTATION,
       managedFields,
       known: cached,
@@ -372,21 +373,16 @@ function markedPromoted(object: KubeObject, down: string): KubeObject {
 }
 
 /** The CellBackup `backupRef` in a cell, at `version` or newer; undefined when it is not there. */
-async function readBackup(
+function readBackup(
   client: Pick<KubeClient, 'request'>,
   backupRef: ObjectRef,
   version: string | undefined,
   signal: AbortSignal,
 ): Promise<(CellBackup & { metadata: ObjectMeta }) | undefined> {
-  try {
-    return await client.request('GET', backupPath(backupRef.name), {
-      ...(version ? { query: { resourceVersion: version } } : {}),
-      signal,
-    });
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
+  return readIfExists(client, backupPath(backupRef.name), {
+    ...(version ? { query: { resourceVersion: version } } : {}),
+    signal,
+  });
 }
 
 /**

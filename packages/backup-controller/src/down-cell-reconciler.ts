@@ -1,7 +1,7 @@
 import {
   isCellOwnObject,
   isNotFound,
-  resourcePath,
+  objectPath,
   type KubeClient,
   type ObjectMeta,
   type ObjectRef,
@@ -52,7 +52,7 @@ export class DownCellReconciler implements Reconciler<CellKey> {
       try {
         await engaged.client.request(
           'DELETE',
-          resourcePath({ ...ref.resource, namespaced: ref.namespace !== '' }, ref.namespace, ref.name),
+          objectPath(ref),
           // Only the copy the cache saw: an object created since (by a rejoin) is not this one.
           { body: { preconditions: { uid: metadata.uid } }, signal },
         );

@@ -37,6 +37,7 @@ export { ApiError, isAlreadyExists, isConflict, isGone, isNotFound } from './kub
 export type { KubeStatus } from './kube/api-error.ts';
 export type { KubeList, KubeObject, ObjectMeta } from './kube/kube-object.ts';
 export { resourceId, resourcePath } from './kube/resource-path.ts';
+export { readIfExists } from './kube/read-if-exists.ts';
 export type { ResourceRef } from './kube/resource-path.ts';
 export { watchEvents } from './kube/watch-lines.ts';
 export type { WatchEvent } from './kube/watch-lines.ts';
@@ -60,8 +61,10 @@ export type { CellObjectsOptions, CopiesView } from './objects/cell-objects.ts';
 export {
   CELL_SYSTEM_NAMESPACES,
   OBJECT_KEYS,
+  collectionPath,
   formatObjectKey,
   objectKeyOf,
+  objectPath,
   objectRefOf,
   isCellOwnObject,
   parseObjectKey,

@@ -8,6 +8,8 @@ import {
   isAlreadyExists,
   isCellOwnObject,
   isNotFound,
+  objectPath,
+  readIfExists,
   podReferences,
   resourcePath,
   ApiError,
@@ -338,15 +340,6 @@ function fresh(current: KubeObject, source: Source): boolean {
   );
 }
 
-async function read(client: Client, ref: ObjectRef, signal: AbortSignal): Promise<KubeObject | undefined> {
-  try {
-    return await client.request<KubeObject>(
-      'GET',
-      `${resourcePath({ ...ref.resource, namespaced: true }, ref.namespace)}/${ref.name}`,
-      { signal },
-    );
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
+function read(client: Client, ref: ObjectRef, signal: AbortSignal): Promise<KubeObject | undefined> {
+  return readIfExists(client, objectPath(ref), { signal });
 }

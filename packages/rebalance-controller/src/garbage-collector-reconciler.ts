@@ -22,12 +22,13 @@ import {
   type OwnerReference,
   type ReconcileRequest,
   type ReconcileResult,
+  objectPath,
   type Reconciler,
 } from '@cellfed/controller-kit';
 import { MIGRATING, REBALANCE_STATUS_LABEL, needsOldCopy, resolveTarget } from '@cellfed/hashing';
 
 import { groupOf, ownerName } from './dependents-index.ts';
-import { objectPath, type CellEnd } from './object-mover.ts';
+import type { CellEnd } from './object-mover.ts';
 import type { OwnerKinds } from './owner-kinds.ts';
 import type { RebalancePlan, PlanHolder } from './rebalance-plan.ts';
 import type { RebalanceMetrics } from './rebalance-metrics.ts';

@@ -1,10 +1,13 @@
 import { COPIED_FROM_ANNOTATION, FENCED_AT_ANNOTATION, MIGRATED_AT_ANNOTATION } from '@cellfed/api';
 import {
   ApiError,
+  collectionPath,
   commitCopy,
   isAlreadyExists,
   isConflict,
   isNotFound,
+  objectPath,
+  readIfExists,
   resourcePath,
   type Clock,
   type KubeClient,
@@ -401,25 +404,8 @@ function stableJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-export function objectPath(ref: ObjectRef): string {
-  return resourcePath({ ...ref.resource, namespaced: ref.namespace !== '' }, ref.namespace, ref.name);
-}
-
-function collectionPath(ref: ObjectRef): string {
-  return resourcePath({ ...ref.resource, namespaced: ref.namespace !== '' }, ref.namespace);
-}
-
-async function read(
-  client: CellClient,
-  ref: ObjectRef,
-  signal: AbortSignal,
-): Promise<KubeObject | undefined> {
-  try {
-    return await client.request<KubeObject>('GET', objectPath(ref), { signal });
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
+function read(client: CellClient, ref: ObjectRef, signal: AbortSignal): Promise<KubeObject | undefined> {
+  return readIfExists(client, objectPath(ref), { signal });
 }
 
 function create(

@@ -1,6 +1,7 @@
-import { isConflict, isNotFound } from '../kube/api-error.ts';
+import { isConflict } from '../kube/api-error.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
 import type { KubeObject, ObjectMeta } from '../kube/kube-object.ts';
+import { readIfExists } from '../kube/read-if-exists.ts';
 
 /** How many times a commit is tried against a copy the cell's controllers are writing meanwhile. */
 const COMMIT_ATTEMPTS = 5;
@@ -31,7 +32,7 @@ export async function commitCopy(options: CommitCopyOptions): Promise<boolean> {
   const { client, path, mark, managedFields, fieldManager, signal } = options;
   let current = options.known;
   for (let attempt = 1; ; attempt++) {
-    current ??= (await readObject(client, path, signal))?.metadata;
+    current ??= (await readIfExists<KubeObject>(client, path, { signal }))?.metadata;
     if (current?.annotations?.[mark] === undefined) return false;
     try {
       await client.request('PATCH', path, {
@@ -51,18 +52,5 @@ export async function commitCopy(options: CommitCopyOptions): Promise<boolean> {
       if (!isConflict(error) || attempt >= COMMIT_ATTEMPTS) throw error;
       current = undefined;
     }
-  }
-}
-
-async function readObject(
-  client: Pick<KubeClient, 'request'>,
-  path: string,
-  signal: AbortSignal,
-): Promise<KubeObject | undefined> {
-  try {
-    return await client.request<KubeObject>('GET', path, { signal });
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
   }
 }

@@ -1,5 +1,12 @@
 import { ControllerKitErrorCode } from '../errors.ts';
-import { formatObjectKey, isCellOwnObject, parseObjectKey, type ObjectRef } from './object-ref.ts';
+import {
+  collectionPath,
+  formatObjectKey,
+  isCellOwnObject,
+  objectPath,
+  parseObjectKey,
+  type ObjectRef,
+} from './object-ref.ts';
 
 const configMap = (namespace: string, name: string): ObjectRef => ({
   resource: { group: '', version: 'v1', resource: 'configmaps' },
@@ -46,5 +53,19 @@ describe('object keys', () => {
     expect(() => parseObjectKey('deployments.apps/web', resources)).toThrow(
       expect.objectContaining({ code: ControllerKitErrorCode.InvalidKey }),
     );
+  });
+});
+
+describe('objectPath and collectionPath', () => {
+  it('name the object and where it is created, in its namespace or the cluster', () => {
+    expect(objectPath(configMap('shop', 'web'))).toBe('/api/v1/namespaces/shop/configmaps/web');
+    expect(collectionPath(configMap('shop', 'web'))).toBe('/api/v1/namespaces/shop/configmaps');
+    const node: ObjectRef = {
+      resource: { group: '', version: 'v1', resource: 'nodes' },
+      namespace: '',
+      name: 'n1',
+    };
+    expect(objectPath(node)).toBe('/api/v1/nodes/n1');
+    expect(collectionPath(node)).toBe('/api/v1/nodes');
   });
 });

@@ -2,12 +2,23 @@ import type { GroupVersionResource } from '@cellfed/api';
 import type { RouteDecision, RoutingTable } from '@cellfed/hashing';
 
 import { keyCodec, type Key } from '../keys/key-codec.ts';
+import { resourcePath } from '../kube/resource-path.ts';
 
 /** One cellular object, wherever its copies are: the unit a migration or a backup works on. */
 export interface ObjectRef {
   readonly resource: GroupVersionResource;
   readonly namespace: string;
   readonly name: string;
+}
+
+/** The REST path of the object in a cell. */
+export function objectPath(ref: ObjectRef): string {
+  return resourcePath({ ...ref.resource, namespaced: ref.namespace !== '' }, ref.namespace, ref.name);
+}
+
+/** The REST path of the collection the object is created in (its namespace's, or the cluster's). */
+export function collectionPath(ref: ObjectRef): string {
+  return resourcePath({ ...ref.resource, namespaced: ref.namespace !== '' }, ref.namespace);
 }
 
 /** `deployments.apps` or `configmaps`, as kubectl names a resource. */
