@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 
-import { readAnswerHead, readAnswerText } from './answer-head.ts';
+import { dechunk, readAnswerBody, readAnswerHead } from './answer-head.ts';
 
 describe('readAnswerHead', () => {
   it('reads the status and headers, split over several reads, and keeps what came after them', async () => {
@@ -34,14 +34,14 @@ describe('readAnswerHead', () => {
   });
 });
 
-describe('readAnswerText', () => {
+describe('readAnswerBody', () => {
   it('reads as much as content-length says, over several reads', async () => {
     const upstream = new PassThrough();
     const head = readAnswerHead(upstream);
     upstream.write(
       'HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: 15\r\n\r\n400 Bad',
     );
-    const text = readAnswerText(upstream, await head);
+    const text = readAnswerBody(upstream, await head).then(String);
     upstream.write(' Request');
     await expect(text).resolves.toBe('400 Bad Request');
   });
@@ -50,8 +50,27 @@ describe('readAnswerText', () => {
     const upstream = new PassThrough();
     const head = readAnswerHead(upstream);
     upstream.write('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\nbad');
-    const text = readAnswerText(upstream, await head);
+    const text = readAnswerBody(upstream, await head).then(String);
     upstream.end(' path');
     await expect(text).resolves.toBe('bad path');
+  });
+
+  it('reads a chunked answer up to its last chunk, decoded, on a connection that stays open', async () => {
+    const upstream = new PassThrough();
+    const head = readAnswerHead(upstream);
+    upstream.write('HTTP/1.1 403 Forbidden\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n');
+    const text = readAnswerBody(upstream, await head).then(String);
+    upstream.write('6\r\n world\r\n0\r\n\r\n');
+    await expect(text).resolves.toBe('hello world');
+  });
+});
+
+describe('dechunk', () => {
+  it('decodes what has come and says whether the last chunk did', () => {
+    expect(dechunk(Buffer.from('3;x=y\r\nabc\r\n2\r\nde'))).toEqual({
+      body: Buffer.from('abcde'),
+      complete: false,
+    });
+    expect(dechunk(Buffer.from('1\r\na\r\n0\r\n\r\n')).complete).toBe(true);
   });
 });

@@ -13,7 +13,7 @@ export interface AnswerHead {
 
 /** Go's net/http accepts response heads up to about this size; anything larger is not an apiserver. */
 const MAX_HEAD_BYTES = 64 * 1024;
-/** An error body the router turns into a Status: Go's plain-text errors are one line. */
+/** The body of an answer that refuses an upgrade: a Status, or one of Go's plain-text lines. */
 const MAX_ERROR_TEXT_BYTES = 64 * 1024;
 
 /**
@@ -65,32 +65,42 @@ export function readAnswerHead(upstream: Duplex): Promise<AnswerHead> {
   });
 }
 
-/** How long the rest of an error body may take: a connection kept open without a length is not waited on. */
-const ERROR_TEXT_WITHIN_MS = 10_000;
+/** How long the rest of an answer may take: a connection kept open without a length is not waited on. */
+const BODY_WITHIN_MS = 10_000;
 
 /**
- * The body after `head`: as long as its content-length says, or up to the end of the connection (10 s at
- * most), and at most 64 KiB (an error message, not a payload).
+ * The body after `head`, whole: as long as its content-length says, its chunks up to the last one (decoded),
+ * or up to the end of the connection (10 s at most); at most 64 KiB (an apiserver's answer to an upgrade it
+ * refused is a Status, not a payload), cut there.
  */
-export function readAnswerText(upstream: Duplex, head: AnswerHead): Promise<string> {
+export function readAnswerBody(upstream: Duplex, head: AnswerHead): Promise<Buffer> {
   const declared = Number(head.headers['content-length'] ?? Number.NaN);
-  const wanted = Math.min(Number.isNaN(declared) ? MAX_ERROR_TEXT_BYTES : declared, MAX_ERROR_TEXT_BYTES);
+  const chunked = /chunked/i.test(head.headers['transfer-encoding'] ?? '');
+  const wanted = Math.min(
+    Number.isNaN(declared) || chunked ? MAX_ERROR_TEXT_BYTES : declared,
+    MAX_ERROR_TEXT_BYTES,
+  );
   return new Promise((resolve) => {
-    let body = head.rest;
-    const timer = setTimeout(() => done(), ERROR_TEXT_WITHIN_MS);
+    let received = head.rest;
+    const body = () => (chunked ? dechunk(received).body : received).subarray(0, wanted);
+    const complete = () =>
+      chunked
+        ? dechunk(received).complete || received.length >= MAX_ERROR_TEXT_BYTES * 2
+        : received.length >= wanted;
+    const timer = setTimeout(() => done(), BODY_WITHIN_MS);
     const done = () => {
       clearTimeout(timer);
       upstream.off('data', onData);
       upstream.off('end', done);
       upstream.off('close', done);
       upstream.off('error', done);
-      resolve(body.subarray(0, wanted).toString('utf8'));
+      resolve(body());
     };
     const onData = (chunk: Buffer) => {
-      body = Buffer.concat([body, chunk]);
-      if (body.length >= wanted) done();
+      received = Buffer.concat([received, chunk]);
+      if (complete()) done();
     };
-    if (body.length >= wanted) {
+    if (complete()) {
       done();
       return;
     }
@@ -100,4 +110,22 @@ export function readAnswerText(upstream: Duplex, head: AnswerHead): Promise<stri
     upstream.once('error', done);
     upstream.resume();
   });
+}
+
+/** A chunked body decoded as far as it has come, and whether its last (empty) chunk came. */
+export function dechunk(bytes: Buffer): { body: Buffer; complete: boolean } {
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (;;) {
+    const lineEnd = bytes.indexOf('\r\n', at);
+    if (lineEnd < 0) break;
+    const size = Number.parseInt(bytes.subarray(at, lineEnd).toString('latin1').split(';')[0]!.trim(), 16);
+    if (Number.isNaN(size)) break;
+    if (size === 0) return { body: Buffer.concat(parts), complete: true };
+    const start = lineEnd + 2;
+    parts.push(bytes.subarray(start, Math.min(start + size, bytes.length)));
+    if (start + size + 2 > bytes.length) break;
+    at = start + size + 2;
+  }
+  return { body: Buffer.concat(parts), complete: false };
 }

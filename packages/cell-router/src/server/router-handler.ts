@@ -41,6 +41,7 @@ import type { OldCopies } from '../routing/old-copies.ts';
 import { toControlPlane } from '../proxy/to-control-plane.ts';
 import { readyControlPlaneDelete, type OrphaningRecorder } from '../proxy/control-plane-deletes.ts';
 import { relayUpgrade, writeStatusToSocket } from '../proxy/upgrade-relay.ts';
+import { isUpgradable } from '../routing/upgrades.ts';
 
 export interface RouterHandlerOptions {
   authenticator: Pick<Authenticator, 'authenticate'>;
@@ -149,7 +150,10 @@ export class RouterHandler {
       (info, impersonation) => this.serve(info, request, response, impersonation),
     );
 
-  /** exec, attach and port-forward: routed like any request to their object, then relayed as an upgrade. */
+  /**
+   * exec, attach, port-forward and proxy: routed like any request to their object, then relayed as an
+   * upgrade (proxy/upgrade-relay.ts). Any other request that asks for an upgrade is refused (400).
+   */
   readonly handleUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
     const refuse = (destination: Refusal): RequestOutcome => {
       writeStatusToSocket(socket, destination.status, destination.headers);
@@ -160,6 +164,15 @@ export class RouterHandler {
       request,
       { refuse, callerGone: () => socket.destroyed, fail: refuse },
       async (info, impersonation, progress) => {
+        if (!isUpgradable(info))
+          return refuse(
+            refusal(
+              badRequest(
+                'the cell router relays upgrades only for pods/exec, pods/attach, pods/portforward and the proxy subresources: send this request without the Upgrade header',
+              ),
+              'not-upgradable',
+            ),
+          );
         const destination = await this.upgradeDestination(info, impersonation);
         if (destination.kind === 'refuse') return refuse(destination);
         // Logged when the tunnel ends, with the apiserver's code (101 for an upgrade that took place).
