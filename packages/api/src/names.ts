@@ -82,6 +82,12 @@ export const FOREGROUND_FINALIZER = 'cellfed.io/foreground-held-dependents';
  */
 export const ORPHANED_DEPENDENTS_REASON = 'OrphanHeldDependents';
 
+/**
+ * The reporting controller of the router's Events: the collector trusts an orphaning record only from it
+ * (an Event any other controller wrote with the same reason is not the router's word).
+ */
+export const CELL_ROUTER_CONTROLLER = 'cellfed.io/cell-router';
+
 // ---- Copies a cell keeps of what lives elsewhere ----
 
 /**

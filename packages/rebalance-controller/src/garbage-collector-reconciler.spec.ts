@@ -58,16 +58,31 @@ function setup(
   } as Record<string, unknown>;
   /** The uids of control-plane owners the router recorded an orphaning delete of (their Events). */
   const orphanings = new Set<string>();
+  /** Events of the same reason about other uids, by other controllers than the router. */
+  const forgedOrphanings = new Set<string>();
   const askControlPlane = <T>(method: string, requested: string): Promise<T> => {
     if (requested in discovery) return Promise.resolve(discovery[requested] as T);
     const events = /\/events\?fieldSelector=([^&]*)/.exec(requested);
     if (events && !options.forbidden) {
-      const uid = /involvedObject\.uid=([^,]*),reason=OrphanHeldDependents/.exec(
-        decodeURIComponent(events[1]!),
+      // The field selector as the apiserver reads it: every term must hold.
+      const terms = Object.fromEntries(
+        decodeURIComponent(events[1]!)
+          .split(',')
+          .map((term) => term.split('=') as [string, string]),
       );
-      return Promise.resolve({
-        items: uid && orphanings.has(uid[1]!) ? [{ reason: 'OrphanHeldDependents' }] : [],
-      } as T);
+      const recorded = [
+        ...[...orphanings].map((uid) => ({ uid, reportingComponent: 'cellfed.io/cell-router' })),
+        ...[...forgedOrphanings].map((uid) => ({ uid, reportingComponent: 'someone-else' })),
+      ];
+      const items = recorded
+        .filter(
+          (event) =>
+            terms['involvedObject.uid'] === event.uid &&
+            terms['reason'] === 'OrphanHeldDependents' &&
+            (terms['reportingComponent'] ?? event.reportingComponent) === event.reportingComponent,
+        )
+        .map(() => ({ reason: 'OrphanHeldDependents' }));
+      return Promise.resolve({ items } as T);
     }
     if (requested.startsWith('/apis/'))
       return Promise.reject(new ApiError(404, { code: 404, message: 'no group' }, `GET ${requested}`));
@@ -115,7 +130,18 @@ function setup(
       kind: 'ServiceAccount',
       metadata: { name, namespace: 'shop' },
     });
-  return { cells, reconcile, put, dependent, stored, serviceAccount, orphanings, metrics, index };
+  return {
+    cells,
+    reconcile,
+    put,
+    dependent,
+    stored,
+    serviceAccount,
+    orphanings,
+    forgedOrphanings,
+    metrics,
+    index,
+  };
 }
 
 const uidOf = (object: KubeObject) => object.metadata.uid!;
@@ -243,6 +269,14 @@ describe('GarbageCollectorReconciler', () => {
     orphanings.add('sa-2');
     dependent(ownerRef('ServiceAccount', 'orphaning', 'sa-2'), ownerRef('ConfigMap', 'owner', 'earlier-uid'));
     expect(uidOf(owner)).not.toBe('earlier-uid');
+    expect(await reconcile()).toEqual({});
+    expect(stored()).toBeUndefined();
+  });
+
+  it("takes an orphaning record only from the router: another controller's Event of the same reason is not one", async () => {
+    const { dependent, reconcile, stored, forgedOrphanings } = setup();
+    forgedOrphanings.add('sa-1');
+    dependent(ownerRef('ServiceAccount', 'gone', 'sa-1'));
     expect(await reconcile()).toEqual({});
     expect(stored()).toBeUndefined();
   });

@@ -1,4 +1,4 @@
-import { DEFAULT_CELLSET_NAME, DEFAULT_SECRET_NAMESPACE } from '@cellfed/api';
+import { CELL_ROUTER_CONTROLLER, DEFAULT_CELLSET_NAME, DEFAULT_SECRET_NAMESPACE } from '@cellfed/api';
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -133,7 +133,7 @@ export class Router {
       cellNamespaces,
       orphanings: new EventRecorder({
         client: options.controlPlane,
-        controller: 'cellfed.io/cell-router',
+        controller: CELL_ROUTER_CONTROLLER,
         instance: options.identity,
         logger: log,
       }),
