@@ -1,35 +1,55 @@
-import { traceHeadersOf, type KubeClient } from '@cellfed/controller-kit';
+import { traceHeadersOf } from '@cellfed/controller-kit';
 import type { Span } from '@opentelemetry/api';
 
 import { refusal, type Impersonation, type Refusal } from '../routing/destination.ts';
-import { forbidden, unauthorized } from '../status/kube-status.ts';
+import { badRequest, forbidden, unauthorized } from '../status/kube-status.ts';
 import type { ClientRequest } from '../proxy/client-exchange.ts';
+import type { AccessReviewer } from './access-reviewer.ts';
 import type { Authenticator } from './authenticator.ts';
 import { authorizeImpersonation, impersonationHeaders, requestedImpersonation } from './impersonation.ts';
-import type { UserInfo } from './user-info.ts';
+import { unsafeIdentityField, type UserInfo } from './user-info.ts';
 
 /**
- * Who a request acts as: the authenticated caller, and the headers every request sent on for it carries
- * (whom it impersonates, checked as kube-apiserver checks it, and the trace context); or why it may not.
+ * Who a request acts as: the authenticated caller, whom it acts as (itself, or whom it may impersonate), and
+ * the headers every request sent on for it carries (that impersonation, checked as kube-apiserver checks it,
+ * and the trace context); or why it may not.
  */
-export type Admission = { user: UserInfo; impersonation: Impersonation } | { refusal: Refusal };
+export type Admission =
+  { user: UserInfo; effective: UserInfo; impersonation: Impersonation } | { refusal: Refusal };
 
-/** Authenticates the caller and checks what it asks to impersonate (401 and 403 Statuses otherwise). */
+/** Authenticates the caller and checks what it asks to impersonate (401, 400 and 403 Statuses otherwise). */
 export async function admit(
   authenticator: Pick<Authenticator, 'authenticate'>,
-  controlPlane: KubeClient,
+  reviewer: Pick<AccessReviewer, 'allowed'>,
   request: ClientRequest,
   span: Span,
 ): Promise<Admission> {
   const authentication = await authenticator.authenticate(request);
   if ('failure' in authentication) return { refusal: refusal(unauthorized(), 'unauthenticated') };
   const caller = authentication.user;
-  const asked = requestedImpersonation(request.headers);
+  // A name the router could not write into a header as it is (a certificate's CN, a token reviewer's
+  // answer) is never acted on: it could smuggle headers into what the router sends as itself.
+  if (unsafeIdentityField(caller)) return { refusal: refusal(unauthorized(), 'unsafe-identity') };
+  const asked = requestedImpersonation(request.rawHeaders);
   let effective = caller;
   if (asked) {
-    const decided = await authorizeImpersonation(controlPlane, caller, asked);
+    const decided = await authorizeImpersonation(reviewer, caller, asked);
+    if ('invalid' in decided)
+      return { refusal: refusal(badRequest(decided.invalid), 'impersonation-invalid') };
     if ('denied' in decided) return { refusal: refusal(forbidden(decided.denied), 'impersonation-denied') };
     effective = decided.user;
+    const unsafe = unsafeIdentityField(effective);
+    if (unsafe)
+      return {
+        refusal: refusal(
+          badRequest(`the impersonated ${unsafe} holds a control character`),
+          'impersonation-invalid',
+        ),
+      };
   }
-  return { user: caller, impersonation: { ...impersonationHeaders(effective), ...traceHeadersOf(span) } };
+  return {
+    user: caller,
+    effective,
+    impersonation: { ...impersonationHeaders(effective), ...traceHeadersOf(span) },
+  };
 }

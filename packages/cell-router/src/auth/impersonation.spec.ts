@@ -1,90 +1,154 @@
+import type { AccessAttributes } from './access-reviewer.ts';
 import {
+  MAX_IMPERSONATION_VALUES,
   authorizeImpersonation,
   impersonationChecks,
   impersonationHeaders,
   requestedImpersonation,
+  serviceAccountOf,
   type ImpersonationCheck,
 } from './impersonation.ts';
 import type { UserInfo } from './user-info.ts';
 
 const alice: UserInfo = { username: 'alice', uid: 'alice-uid', groups: ['dev'], extra: {} };
 
-/** A control plane whose SubjectAccessReviews allow exactly `allowed` (`resource[/subresource]:[ns/]name`). */
-function controlPlane(allowed: string[]) {
-  const reviews: Record<string, unknown>[] = [];
+/** A reviewer that allows exactly `allowed` (`resource[/subresource]:[ns/]name`), recording what it was asked. */
+function reviewer(allowed: string[]) {
+  const reviews: { user: UserInfo; attributes: AccessAttributes }[] = [];
   return {
     reviews,
-    request: async <T>(_method: string, _path: string, options: { body?: unknown } = {}): Promise<T> => {
-      const spec = (options.body as { spec: Record<string, unknown> }).spec;
-      reviews.push(spec);
-      const a = spec['resourceAttributes'] as Record<string, string>;
-      const key = `${a['resource']}${a['subresource'] ? `/${a['subresource']}` : ''}:${a['namespace'] ? `${a['namespace']}/` : ''}${a['name']}`;
-      return { status: { allowed: allowed.includes(key) } } as T;
+    allowed: async (user: UserInfo, attributes: AccessAttributes): Promise<boolean> => {
+      reviews.push({ user, attributes });
+      if ('path' in attributes) return false;
+      const { resource, subresource, namespace, name } = attributes;
+      return allowed.includes(
+        `${resource}${subresource ? `/${subresource}` : ''}:${namespace ? `${namespace}/` : ''}${name}`,
+      );
     },
   };
 }
 
+/** Header lines as Node's rawHeaders gives them (name, value, …), in order. */
+const raw = (...lines: [string, string][]) => lines.flat();
+
 describe('requestedImpersonation', () => {
   it('is nothing without Impersonate-* headers, or with an empty user alone (kube-apiserver reads it so)', () => {
-    expect(requestedImpersonation({ accept: 'application/json' })).toBeUndefined();
-    expect(requestedImpersonation({ 'impersonate-user': '' })).toBeUndefined();
-    expect(requestedImpersonation({ 'impersonate-user': '', 'impersonate-group': 'x' })).toMatchObject({
-      kind: 'incomplete',
+    expect(requestedImpersonation(raw(['Accept', 'application/json']))).toBeUndefined();
+    expect(requestedImpersonation(raw(['Impersonate-User', '']))).toBeUndefined();
+    expect(requestedImpersonation(raw(['Impersonate-User', ''], ['Impersonate-Group', 'x']))).toMatchObject({
+      kind: 'invalid',
     });
   });
 
-  it('keeps a user name and uid whole, and an extra key that is not percent-encoding as it is', () => {
+  it('takes the first user and uid, keeps them whole, and an extra key that is not percent-encoding as it is', () => {
     expect(
-      requestedImpersonation({
-        'impersonate-user': 'a,b',
-        'impersonate-uid': 'x,y',
-        'impersonate-extra-%zz': 'v',
-      }),
+      requestedImpersonation(
+        raw(
+          ['Impersonate-User', 'a,b'],
+          ['Impersonate-User', 'mallory'],
+          ['Impersonate-Uid', 'x,y'],
+          ['Impersonate-Uid', 'other'],
+          ['Impersonate-Extra-%zz', 'v'],
+        ),
+      ),
     ).toEqual({
       kind: 'user',
-      user: { username: 'a,b', uid: 'x,y', groups: [], extra: { '%zz': ['v'] } },
+      user: { username: 'a,b', uid: 'x,y', groups: ['system:authenticated'], extra: { '%zz': ['v'] } },
       askedGroups: [],
     });
   });
 
-  it.each([
-    [{ 'impersonate-group': 'admins' }, 'Impersonate-Group without Impersonate-User'],
-    [{ 'impersonate-uid': '42' }, 'Impersonate-Uid without Impersonate-User'],
-    [{ 'impersonate-extra-scopes': 'view' }, 'Impersonate-Extra-* without Impersonate-User'],
-  ])('refuses %j without a user, as kube-apiserver does', (headers, reason) => {
-    expect(requestedImpersonation(headers)).toEqual({ kind: 'incomplete', reason });
+  it.each<[[string, string][], string]>([
+    [[['Impersonate-Group', 'admins']], 'requested groups ["admins"] without impersonating a user'],
+    [[['Impersonate-Uid', '42']], 'requested uid "42" without impersonating a user'],
+    [
+      [['Impersonate-Extra-Scopes', 'view']],
+      'requested extra {"scopes":["view"]} without impersonating a user',
+    ],
+  ])('refuses %j without a user, as kube-apiserver does (400)', (lines, reason) => {
+    expect(requestedImpersonation(raw(...lines))).toEqual({ kind: 'invalid', reason });
   });
 
-  it('reads the user, its uid, groups (repeated or comma-separated) and percent-encoded extra keys', () => {
+  it('reads each group line as one group (no comma splitting), each extra line as one value, keys decoded', () => {
     expect(
-      requestedImpersonation({
-        'impersonate-user': 'bob',
-        'impersonate-uid': 'bob-uid',
-        'impersonate-group': ['a', 'b, c'],
-        'impersonate-extra-example.com%2fteam': 'x, y',
-      }),
+      requestedImpersonation(
+        raw(
+          ['Impersonate-User', 'bob'],
+          ['Impersonate-Uid', 'bob-uid'],
+          ['Impersonate-Group', 'a'],
+          ['impersonate-group', 'b, c'],
+          ['Impersonate-Extra-Example.com%2fTeam', 'x, y'],
+          ['Impersonate-Extra-example.com%2fteam', 'z'],
+        ),
+      ),
     ).toEqual({
       kind: 'user',
       user: {
         username: 'bob',
         uid: 'bob-uid',
-        groups: ['a', 'b', 'c'],
-        extra: { 'example.com/team': ['x', 'y'] },
+        groups: ['a', 'b, c', 'system:authenticated'],
+        extra: { 'example.com/team': ['x, y', 'z'] },
       },
-      askedGroups: ['a', 'b', 'c'],
+      askedGroups: ['a', 'b, c'],
     });
   });
 
   it("gives a service account asked for without groups its own groups, which are not the client's to check", () => {
-    expect(requestedImpersonation({ 'impersonate-user': 'system:serviceaccount:shop:builder' })).toEqual({
+    expect(requestedImpersonation(raw(['Impersonate-User', 'system:serviceaccount:shop:builder']))).toEqual({
       kind: 'user',
       user: {
         username: 'system:serviceaccount:shop:builder',
-        groups: ['system:serviceaccounts', 'system:serviceaccounts:shop'],
+        groups: ['system:serviceaccounts', 'system:serviceaccounts:shop', 'system:authenticated'],
         extra: {},
       },
       askedGroups: [],
     });
+  });
+
+  it('gives the anonymous user system:unauthenticated, and adds nothing to a group list that has either', () => {
+    expect(requestedImpersonation(raw(['Impersonate-User', 'system:anonymous']))).toMatchObject({
+      user: { groups: ['system:unauthenticated'] },
+    });
+    expect(
+      requestedImpersonation(
+        raw(['Impersonate-User', 'bob'], ['Impersonate-Group', 'system:unauthenticated']),
+      ),
+    ).toMatchObject({ user: { groups: ['system:unauthenticated'] } });
+  });
+
+  it('reads header bytes as UTF-8 (Node hands them over as latin1)', () => {
+    const latin1 = Buffer.from('José', 'utf8').toString('latin1');
+    expect(requestedImpersonation(raw(['Impersonate-User', latin1]))).toMatchObject({
+      user: { username: 'José' },
+    });
+  });
+
+  it(`refuses more than ${MAX_IMPERSONATION_VALUES} groups and extra values, before any check`, () => {
+    const groups = Array.from(
+      { length: MAX_IMPERSONATION_VALUES + 1 },
+      (_, i) => ['Impersonate-Group', `g${i}`] as [string, string],
+    );
+    expect(requestedImpersonation(raw(['Impersonate-User', 'bob'], ...groups))).toMatchObject({
+      kind: 'invalid',
+    });
+    expect(requestedImpersonation(raw(['Impersonate-User', 'bob'], ...groups.slice(1)))).toMatchObject({
+      kind: 'user',
+    });
+  });
+});
+
+describe('serviceAccountOf', () => {
+  it.each([
+    ['system:serviceaccount:shop:builder', { namespace: 'shop', name: 'builder' }],
+    ['system:serviceaccount:shop:a.b-c', { namespace: 'shop', name: 'a.b-c' }],
+    ['system:serviceaccount:shop', undefined],
+    ['system:serviceaccount:shop:a:b', undefined],
+    ['system:serviceaccount:Shop:builder', undefined],
+    ['system:serviceaccount:shop:Builder', undefined],
+    ['system:serviceaccount:sh_op:builder', undefined],
+    ['bob', undefined],
+  ])('reads %s as %j (kube-apiserver validates both names)', (username, expected) => {
+    expect(serviceAccountOf(username)).toEqual(expected);
   });
 });
 
@@ -100,14 +164,14 @@ describe('impersonationChecks (what kube-apiserver’s impersonation filter auth
     ],
     [
       'a name that only looks like a service account, as a user',
-      user({ username: 'system:serviceaccount:shop' }),
+      user({ username: 'system:serviceaccount:Shop:builder' }),
       [],
-      [{ group: '', resource: 'users', name: 'system:serviceaccount:shop' }],
+      [{ group: '', resource: 'users', name: 'system:serviceaccount:Shop:builder' }],
     ],
     [
-      'each group asked for',
+      'each group asked for, once',
       user({ groups: ['a', 'b'] }),
-      ['a', 'b'],
+      ['a', 'b', 'a'],
       [
         { group: '', resource: 'users', name: 'bob' },
         { group: '', resource: 'groups', name: 'a' },
@@ -140,80 +204,114 @@ describe('impersonationChecks (what kube-apiserver’s impersonation filter auth
 });
 
 describe('authorizeImpersonation', () => {
-  const ask = (headers: Record<string, string>) => requestedImpersonation(headers)!;
+  const ask = (...lines: [string, string][]) => requestedImpersonation(raw(...lines))!;
 
-  it('acts as the user when every check is allowed, asking as the caller', async () => {
-    const plane = controlPlane(['users:bob', 'groups:ops', 'userextras/scopes:view', 'uids:7']);
-    const asked = ask({
-      'impersonate-user': 'bob',
-      'impersonate-group': 'ops',
-      'impersonate-extra-scopes': 'view',
-      'impersonate-uid': '7',
+  it('acts as the user when every check is allowed, asking as the caller, one check at a time', async () => {
+    const decider = reviewer(['users:bob', 'groups:ops', 'userextras/scopes:view', 'uids:7']);
+    const asked = ask(
+      ['Impersonate-User', 'bob'],
+      ['Impersonate-Group', 'ops'],
+      ['Impersonate-Extra-Scopes', 'view'],
+      ['Impersonate-Uid', '7'],
+    );
+    expect(await authorizeImpersonation(decider, alice, asked)).toEqual({
+      user: {
+        username: 'bob',
+        uid: '7',
+        groups: ['ops', 'system:authenticated'],
+        extra: { scopes: ['view'] },
+      },
     });
-    expect(await authorizeImpersonation(plane, alice, asked)).toEqual({
-      user: { username: 'bob', uid: '7', groups: ['ops'], extra: { scopes: ['view'] } },
-    });
-    expect(plane.reviews).toHaveLength(4);
-    expect(plane.reviews[0]).toMatchObject({ user: 'alice', uid: 'alice-uid', groups: ['dev'] });
+    expect(decider.reviews.map((review) => review.attributes)).toEqual([
+      { verb: 'impersonate', group: '', resource: 'users', name: 'bob' },
+      { verb: 'impersonate', group: '', resource: 'groups', name: 'ops' },
+      {
+        verb: 'impersonate',
+        group: 'authentication.k8s.io',
+        resource: 'userextras',
+        subresource: 'scopes',
+        name: 'view',
+      },
+      { verb: 'impersonate', group: 'authentication.k8s.io', resource: 'uids', name: '7' },
+    ]);
+    expect(decider.reviews[0]!.user).toBe(alice);
   });
 
-  it.each([
+  it('stops at the first refusal: nothing after it is asked', async () => {
+    const decider = reviewer([]);
+    const asked = ask(['Impersonate-User', 'bob'], ['Impersonate-Group', 'a'], ['Impersonate-Group', 'b']);
+    expect(await authorizeImpersonation(decider, alice, asked)).toMatchObject({ denied: expect.any(String) });
+    expect(decider.reviews).toHaveLength(1);
+  });
+
+  it.each<[string, string[], [string, string][], string]>([
     [
       'an extra it may not add',
       ['users:bob'],
-      { 'impersonate-user': 'bob', 'impersonate-extra-scopes': 'admin' },
+      [
+        ['Impersonate-User', 'bob'],
+        ['Impersonate-Extra-Scopes', 'admin'],
+      ],
       'userextras.authentication.k8s.io "admin" is forbidden: User "alice" cannot impersonate resource "userextras/scopes" in API group "authentication.k8s.io" at the cluster scope',
     ],
     [
       'a uid it may not use',
       ['users:bob'],
-      { 'impersonate-user': 'bob', 'impersonate-uid': '0' },
+      [
+        ['Impersonate-User', 'bob'],
+        ['Impersonate-Uid', '0'],
+      ],
       'uids.authentication.k8s.io "0" is forbidden: User "alice" cannot impersonate resource "uids" in API group "authentication.k8s.io" at the cluster scope',
     ],
     [
       'a group it may not join',
       ['users:bob'],
-      { 'impersonate-user': 'bob', 'impersonate-group': 'system:masters' },
+      [
+        ['Impersonate-User', 'bob'],
+        ['Impersonate-Group', 'system:masters'],
+      ],
       'groups "system:masters" is forbidden: User "alice" cannot impersonate resource "groups" in API group "" at the cluster scope',
     ],
     [
       'a service account allowed only as a user name',
       ['users:system:serviceaccount:shop:builder'],
-      { 'impersonate-user': 'system:serviceaccount:shop:builder' },
+      [['Impersonate-User', 'system:serviceaccount:shop:builder']],
       'serviceaccounts "builder" is forbidden: User "alice" cannot impersonate resource "serviceaccounts" in API group "" in the namespace "shop"',
     ],
-    [
-      'groups without a user',
-      [],
-      { 'impersonate-group': 'dev' },
-      'Impersonate-Group without Impersonate-User',
-    ],
-  ])('refuses %s', async (_what, allowed, headers, message) => {
-    expect(await authorizeImpersonation(controlPlane(allowed), alice, ask(headers))).toEqual({
+  ])('refuses %s (403)', async (_what, allowed, lines, message) => {
+    expect(await authorizeImpersonation(reviewer(allowed), alice, ask(...lines))).toEqual({
       denied: message,
     });
   });
 
+  it('refuses groups without a user before any review (400)', async () => {
+    const decider = reviewer(['groups:dev']);
+    expect(await authorizeImpersonation(decider, alice, ask(['Impersonate-Group', 'dev']))).toEqual({
+      invalid: 'requested groups ["dev"] without impersonating a user',
+    });
+    expect(decider.reviews).toEqual([]);
+  });
+
   it('honours a service account the caller may impersonate as one (RBAC on serviceaccounts)', async () => {
-    const plane = controlPlane(['serviceaccounts:shop/builder']);
+    const decider = reviewer(['serviceaccounts:shop/builder']);
     const decided = await authorizeImpersonation(
-      plane,
+      decider,
       alice,
-      ask({ 'impersonate-user': 'system:serviceaccount:shop:builder' }),
+      ask(['Impersonate-User', 'system:serviceaccount:shop:builder']),
     );
     expect(decided).toEqual({
       user: {
         username: 'system:serviceaccount:shop:builder',
-        groups: ['system:serviceaccounts', 'system:serviceaccounts:shop'],
+        groups: ['system:serviceaccounts', 'system:serviceaccounts:shop', 'system:authenticated'],
         extra: {},
       },
     });
-    expect(plane.reviews).toHaveLength(1);
+    expect(decider.reviews).toHaveLength(1);
   });
 });
 
 describe('impersonationHeaders', () => {
-  it('carries the user, its uid, groups but system:authenticated, and extras with encoded keys', () => {
+  it('carries the user, its uid, every group and extras with encoded keys', () => {
     expect(
       impersonationHeaders({
         username: 'bob',
@@ -224,8 +322,28 @@ describe('impersonationHeaders', () => {
     ).toEqual({
       'Impersonate-User': 'bob',
       'Impersonate-Uid': '7',
-      'Impersonate-Group': ['ops'],
+      'Impersonate-Group': ['system:authenticated', 'ops'],
       'Impersonate-Extra-example.com%2Fteam': ['x'],
     });
+  });
+
+  it("sends a service account's name with exactly the groups it has, so the apiserver adds none", () => {
+    // A certificate whose CN is a service account's name, without its groups: sent without a group list,
+    // the cell's impersonation filter would give it system:serviceaccounts and its namespace's group.
+    expect(
+      impersonationHeaders({
+        username: 'system:serviceaccount:shop:builder',
+        groups: ['system:authenticated'],
+        extra: {},
+      })['Impersonate-Group'],
+    ).toEqual(['system:authenticated']);
+  });
+
+  it('writes text as its UTF-8 bytes', () => {
+    const headers = impersonationHeaders({ username: 'José', groups: ['équipe'], extra: {} });
+    expect(Buffer.from(headers['Impersonate-User'] as string, 'latin1').toString('utf8')).toBe('José');
+    expect(Buffer.from((headers['Impersonate-Group'] as string[])[0]!, 'latin1').toString('utf8')).toBe(
+      'équipe',
+    );
   });
 });

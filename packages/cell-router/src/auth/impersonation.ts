@@ -1,5 +1,5 @@
-import type { KubeClient } from '@cellfed/controller-kit';
-
+import type { AccessReviewer } from './access-reviewer.ts';
+import { forbiddenMessage } from './request-authorization.ts';
 import type { UserInfo } from './user-info.ts';
 
 const IMPERSONATE_USER = 'impersonate-user';
@@ -9,15 +9,28 @@ const IMPERSONATE_EXTRA = 'impersonate-extra-';
 
 const SERVICE_ACCOUNT_PREFIX = 'system:serviceaccount:';
 const AUTHENTICATION_GROUP = 'authentication.k8s.io';
+const ANONYMOUS = 'system:anonymous';
+const AUTHENTICATED = 'system:authenticated';
+const UNAUTHENTICATED = 'system:unauthenticated';
 
-/** The headers that make an apiserver act as `user` (the router's own identity must be allowed to). */
+/**
+ * At most this many groups and extra values in one impersonation: each costs a SubjectAccessReview as the
+ * router. kube-apiserver has no such limit but its header size (a documented difference, docs/security.md).
+ */
+export const MAX_IMPERSONATION_VALUES = 64;
+
+/**
+ * The headers that make an apiserver act as `user` (the router's own identity must be allowed to). Every
+ * group is sent, `system:authenticated` included, so the apiserver adds none of its own: a service account's
+ * name without its groups stays without them. Values go as UTF-8 bytes (the client writes headers as latin1).
+ */
 export function impersonationHeaders(user: UserInfo): Record<string, string | string[]> {
-  const headers: Record<string, string | string[]> = { 'Impersonate-User': user.username };
-  if (user.uid) headers['Impersonate-Uid'] = user.uid;
-  const groups = user.groups.filter((group) => group !== 'system:authenticated');
+  const headers: Record<string, string | string[]> = { 'Impersonate-User': wireValue(user.username) };
+  if (user.uid) headers['Impersonate-Uid'] = wireValue(user.uid);
+  const groups = user.groups.filter((group) => group !== '').map(wireValue);
   if (groups.length > 0) headers['Impersonate-Group'] = groups;
   for (const [key, values] of Object.entries(user.extra)) {
-    headers[`Impersonate-Extra-${encodeURIComponent(key)}`] = values;
+    headers[`Impersonate-Extra-${encodeURIComponent(key)}`] = values.map(wireValue);
   }
   return headers;
 }
@@ -26,48 +39,66 @@ export function impersonationHeaders(user: UserInfo): Record<string, string | st
 export type ImpersonationRequest =
   /** `user` as the apiserver acts as them; `askedGroups` as the client named them (checked). */
   | { readonly kind: 'user'; readonly user: UserInfo; readonly askedGroups: readonly string[] }
-  /** Groups, extras or a uid without a user: kube-apiserver refuses them too. */
-  | { readonly kind: 'incomplete'; readonly reason: string };
+  /** Refused before any check (400): groups, extras or a uid without a user; too many values. */
+  | { readonly kind: 'invalid'; readonly reason: string };
 
-/** Whether the client asked to impersonate someone itself; undefined if it did not. */
-export function requestedImpersonation(
-  headers: Readonly<Record<string, string | string[] | undefined>>,
-): ImpersonationRequest | undefined {
-  // Node joins a repeated header's values with ", ": one list either way (no empty values).
-  const list = (value: string | string[] | undefined) =>
-    (value === undefined ? [] : Array.isArray(value) ? value : [value])
-      .flatMap((one) => one.split(',').map((v) => v.trim()))
-      .filter(Boolean);
-  // One value, whole (kube-apiserver takes the first); an empty one is none, as kube-apiserver reads it.
-  const single = (value: string | string[] | undefined) =>
-    (Array.isArray(value) ? value[0] : value) || undefined;
-  const groups = list(headers[IMPERSONATE_GROUP]);
-  const uid = single(headers[IMPERSONATE_UID]);
+/**
+ * Whether the client asked to impersonate someone itself; undefined if it did not. Read from the raw header
+ * lines (Node's `rawHeaders`: name, value, name, value, …) as kube-apiserver's impersonation filter reads
+ * them: the first user and the first uid (an empty one is none), every group line as one group (no comma
+ * splitting), every extra line as one value, extra keys lowercased and percent-decoded.
+ */
+export function requestedImpersonation(rawHeaders: readonly string[]): ImpersonationRequest | undefined {
+  let user: string | undefined;
+  let uid: string | undefined;
+  let groupsSpecified = false;
+  const groups: string[] = [];
   const extra: Record<string, string[]> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (name.startsWith(IMPERSONATE_EXTRA))
-      extra[unescapedKey(name.slice(IMPERSONATE_EXTRA.length))] = list(value);
+  let values = 0;
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!.toLowerCase();
+    if (!name.startsWith('impersonate-')) continue;
+    const value = utf8Value(rawHeaders[i + 1]!);
+    if (name === IMPERSONATE_USER) user ??= value;
+    else if (name === IMPERSONATE_UID) uid ??= value;
+    else if (name === IMPERSONATE_GROUP) {
+      groupsSpecified = true;
+      groups.push(value);
+      values++;
+    } else if (name.startsWith(IMPERSONATE_EXTRA)) {
+      (extra[unescapedKey(name.slice(IMPERSONATE_EXTRA.length))] ??= []).push(value);
+      values++;
+    }
   }
-  const user = single(headers[IMPERSONATE_USER]);
-  if (user === undefined) {
+  if (!user) {
     const asked = [
-      ...(groups.length > 0 ? ['Impersonate-Group'] : []),
-      ...(Object.keys(extra).length > 0 ? ['Impersonate-Extra-*'] : []),
-      ...(uid !== undefined ? ['Impersonate-Uid'] : []),
+      ...(groupsSpecified ? [`groups ${JSON.stringify(groups)}`] : []),
+      ...(Object.keys(extra).length > 0 ? [`extra ${JSON.stringify(extra)}`] : []),
+      ...(uid ? [`uid ${JSON.stringify(uid)}`] : []),
     ];
     return asked.length > 0
-      ? { kind: 'incomplete', reason: `${asked.join(' and ')} without Impersonate-User` }
+      ? { kind: 'invalid', reason: `requested ${asked.join(', ')} without impersonating a user` }
       : undefined;
   }
+  if (values > MAX_IMPERSONATION_VALUES)
+    return {
+      kind: 'invalid',
+      reason: `requested ${values} impersonated groups and extra values; the cell router checks at most ${MAX_IMPERSONATION_VALUES}`,
+    };
   const serviceAccount = serviceAccountOf(user);
-  // A service account impersonated without groups has its own, as kube-apiserver gives them.
-  const impliedGroups =
-    serviceAccount && groups.length === 0
+  // As kube-apiserver: a service account asked for without groups has its own; then every user but the
+  // anonymous one is authenticated.
+  const given = groupsSpecified
+    ? [...groups]
+    : serviceAccount
       ? ['system:serviceaccounts', `system:serviceaccounts:${serviceAccount.namespace}`]
-      : groups;
+      : [];
+  if (user === ANONYMOUS) {
+    if (!given.includes(UNAUTHENTICATED)) given.push(UNAUTHENTICATED);
+  } else if (!given.includes(AUTHENTICATED) && !given.includes(UNAUTHENTICATED)) given.push(AUTHENTICATED);
   return {
     kind: 'user',
-    user: { username: user, ...(uid !== undefined ? { uid } : {}), groups: impliedGroups, extra },
+    user: { username: user, ...(uid ? { uid } : {}), groups: given, extra },
     askedGroups: groups,
   };
 }
@@ -82,14 +113,14 @@ export interface ImpersonationCheck {
 }
 
 /**
- * What kube-apiserver's impersonation filter checks before it acts as `target`: the user (a service
- * account's `system:serviceaccount:<namespace>:<name>` as that service account, and only that), each group
- * asked for, each value of each extra, and the uid. Groups a service account is given, not asked for, are not
- * checked.
+ * What kube-apiserver's impersonation filter checks before it acts as `target`, in its order: the user (a
+ * service account's `system:serviceaccount:<namespace>:<name>` as that service account, and only that),
+ * each group asked for, each value of each extra, and the uid. Groups a service account is given, not asked
+ * for, are not checked. A permission asked twice is checked once.
  */
 export function impersonationChecks(target: UserInfo, askedGroups: readonly string[]): ImpersonationCheck[] {
   const serviceAccount = serviceAccountOf(target.username);
-  return [
+  const checks: ImpersonationCheck[] = [
     serviceAccount
       ? { group: '', resource: 'serviceaccounts', ...serviceAccount }
       : { group: '', resource: 'users', name: target.username },
@@ -106,63 +137,32 @@ export function impersonationChecks(target: UserInfo, askedGroups: readonly stri
       ? [{ group: AUTHENTICATION_GROUP, resource: 'uids', name: target.uid }]
       : []),
   ];
-}
-
-interface SubjectAccessReview {
-  status?: { allowed?: boolean; reason?: string };
+  const seen = new Set<string>();
+  return checks.filter((check) => {
+    const key = JSON.stringify(check);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 /**
- * Honours a client's own Impersonate-* headers only if the control plane allows the caller every
- * permission kube-apiserver would check ({@link impersonationChecks}, SubjectAccessReviews of verb
- * `impersonate`): answers who to act as, or why not, worded as kube-apiserver words it.
+ * Honours a client's own Impersonate-* headers only if the caller has every permission kube-apiserver would
+ * check ({@link impersonationChecks}, SubjectAccessReviews of verb `impersonate` against the control plane),
+ * checked one at a time in its order and stopping at the first refusal: answers who to act as, or why not,
+ * worded as kube-apiserver words it (a 400 for a request it refuses before any check, else a 403).
  */
 export async function authorizeImpersonation(
-  controlPlane: Pick<KubeClient, 'request'>,
+  reviewer: Pick<AccessReviewer, 'allowed'>,
   caller: UserInfo,
   asked: ImpersonationRequest,
-): Promise<{ user: UserInfo } | { denied: string }> {
-  if (asked.kind === 'incomplete') return { denied: asked.reason };
-  const checks = impersonationChecks(asked.user, asked.askedGroups);
-  const allowed = await Promise.all(
-    checks.map(async (check) => {
-      const review = await controlPlane.request<SubjectAccessReview>(
-        'POST',
-        '/apis/authorization.k8s.io/v1/subjectaccessreviews',
-        {
-          body: {
-            apiVersion: 'authorization.k8s.io/v1',
-            kind: 'SubjectAccessReview',
-            spec: {
-              user: caller.username,
-              ...(caller.uid ? { uid: caller.uid } : {}),
-              groups: caller.groups,
-              extra: caller.extra,
-              resourceAttributes: {
-                verb: 'impersonate',
-                group: check.group,
-                resource: check.resource,
-                ...(check.subresource ? { subresource: check.subresource } : {}),
-                ...(check.namespace ? { namespace: check.namespace } : {}),
-                name: check.name,
-              },
-            },
-          },
-        },
-      );
-      return review.status?.allowed === true;
-    }),
-  );
-  const denied = checks.find((_, index) => !allowed[index]);
-  return denied ? { denied: forbiddenMessage(caller, denied) } : { user: asked.user };
-}
-
-/** kube-apiserver's words for a refused impersonation (its Forbidden for the check that failed). */
-function forbiddenMessage(caller: UserInfo, check: ImpersonationCheck): string {
-  const qualified = check.group ? `${check.resource}.${check.group}` : check.resource;
-  const resource = check.subresource ? `${check.resource}/${check.subresource}` : check.resource;
-  const scope = check.namespace ? `in the namespace "${check.namespace}"` : 'at the cluster scope';
-  return `${qualified} "${check.name}" is forbidden: User "${caller.username}" cannot impersonate resource "${resource}" in API group "${check.group}" ${scope}`;
+): Promise<{ user: UserInfo } | { invalid: string } | { denied: string }> {
+  if (asked.kind === 'invalid') return { invalid: asked.reason };
+  for (const check of impersonationChecks(asked.user, asked.askedGroups)) {
+    if (!(await reviewer.allowed(caller, { verb: 'impersonate', ...check })))
+      return { denied: forbiddenMessage(caller.username, { verb: 'impersonate', ...check }) };
+  }
+  return { user: asked.user };
 }
 
 /** An extra's key from its header name: percent-decoded, or as it is when that fails (as kube-apiserver). */
@@ -174,9 +174,34 @@ function unescapedKey(key: string): string {
   }
 }
 
-/** The namespace and name of a service account's username; undefined for any other user. */
-function serviceAccountOf(username: string): { namespace: string; name: string } | undefined {
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/**
+ * The namespace and name of a service account's username, validated as kube-apiserver's SplitUsername does
+ * (a DNS label and a DNS subdomain); undefined for any other user, which is then checked as a user.
+ */
+export function serviceAccountOf(username: string): { namespace: string; name: string } | undefined {
   if (!username.startsWith(SERVICE_ACCOUNT_PREFIX)) return undefined;
   const [namespace, name, ...rest] = username.slice(SERVICE_ACCOUNT_PREFIX.length).split(':');
-  return namespace && name && rest.length === 0 ? { namespace, name } : undefined;
+  if (rest.length > 0 || !namespace || !name) return undefined;
+  const subdomain = name.length <= 253 && name.split('.').every((label) => DNS_LABEL.test(label));
+  return DNS_LABEL.test(namespace) && subdomain ? { namespace, name } : undefined;
+}
+
+/**
+ * A header value as the text it carries: Node reads header bytes as latin1, and Kubernetes' are UTF-8. A
+ * value that is not UTF-8 is kept as it came (its bytes then go on unchanged).
+ */
+function utf8Value(value: string): string {
+  // eslint-disable-next-line no-control-regex
+  if (!/[^\x00-\x7f]/.test(value)) return value;
+  const bytes = Buffer.from(value, 'latin1');
+  const text = bytes.toString('utf8');
+  return Buffer.from(text, 'utf8').equals(bytes) ? text : value;
+}
+
+/** The inverse of {@link utf8Value}: text as the latin1 string whose bytes are its UTF-8. */
+export function wireValue(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return /[^\x00-\x7f]/.test(text) ? Buffer.from(text, 'utf8').toString('latin1') : text;
 }

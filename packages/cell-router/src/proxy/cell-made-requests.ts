@@ -1,3 +1,4 @@
+import type { Authorize } from '../auth/request-authorization.ts';
 import type { CellMadePlan } from '../routing/cell-made-destinations.ts';
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { requestEntityTooLarge } from '../status/kube-status.ts';
@@ -44,14 +45,17 @@ export class CellMadeRequests {
     request: ClientRequest,
     response: ClientResponse,
     impersonation: Impersonation,
+    authorize: Authorize,
     read?: BufferedBody,
   ): Promise<RequestOutcome> {
     const signal = abortOnClose(response);
     if (destination.kind !== 'cell') return sendRefusal(response, destination as Refusal);
     const source = destination.cell === 'control-plane' ? CONTROL_PLANE_SOURCE : destination.cell;
     const { verb, subresource, namespace } = plan.info;
-    if (verb !== 'get' && verb !== 'delete' && source !== CONTROL_PLANE_SOURCE)
-      await this.options.cellNamespaces?.ensure(destination.cell, namespace);
+    if (verb !== 'get' && verb !== 'delete' && source !== CONTROL_PLANE_SOURCE) {
+      const refused = await this.options.cellNamespaces?.ensure(destination.cell, namespace, authorize);
+      if (refused) return sendRefusal(response, refused);
+    }
     let body = read;
     if (!body && verb !== 'get' && hasRequestBody(request)) {
       const bytes = await readBody(request, this.options.maxBodyBytes);

@@ -9,6 +9,9 @@ import {
   type ObjectMeta,
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
+
+import type { Authorize } from '../auth/request-authorization.ts';
+import type { Refusal } from '../routing/destination.ts';
 import type { Registry } from 'prom-client';
 
 export const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces', namespaced: false };
@@ -52,17 +55,21 @@ export class CellNamespaces implements CellAware {
   }
 
   /**
-   * Makes sure `namespace` exists in `cell` when the control plane has it. Never throws: if the namespace
-   * cannot be created the write goes on and the cell answers for itself (404 NotFound).
+   * Makes sure `namespace` exists in `cell` when the control plane has it, for a write that `authorize`
+   * says the caller may make: the router creates it as itself, so never for a caller who may not (it gets
+   * the refusal instead). Never throws: if the namespace cannot be created the write goes on and the cell
+   * answers for itself (404 NotFound).
    */
-  async ensure(cell: string, namespace: string): Promise<void> {
-    if (namespace === '') return;
+  async ensure(cell: string, namespace: string, authorize: Authorize): Promise<Refusal | undefined> {
+    if (namespace === '') return undefined;
     const entry = this.informers.get(cell);
-    if (!entry) return;
+    if (!entry) return undefined;
     const { informer, client } = entry;
-    if (informer.hasSynced() && informer.has(`${cell}//${namespace}`)) return;
+    if (informer.hasSynced() && informer.has(`${cell}//${namespace}`)) return undefined;
     const source = this.controlPlaneNamespace(namespace);
-    if (!source) return;
+    if (!source) return undefined;
+    const refused = await authorize();
+    if (refused) return refused;
     // A burst of writes into a new namespace shares one create.
     const key = `${cell}/${namespace}`;
     let pending = this.pending.get(key);
@@ -71,6 +78,7 @@ export class CellNamespaces implements CellAware {
       this.pending.set(key, pending);
     }
     await pending;
+    return undefined;
   }
 
   private async create(

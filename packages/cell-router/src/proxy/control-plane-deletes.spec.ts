@@ -5,11 +5,13 @@ import { type EventSubject, type KubeClient } from '@cellfed/controller-kit';
 
 import { parseRequestInfo, type ResourceRequestInfo } from '../request/request-info.ts';
 import type { ClientRequest } from './client-exchange.ts';
+import { refusal } from '../routing/destination.ts';
+import { forbidden } from '../status/kube-status.ts';
 import { readyControlPlaneDelete } from './control-plane-deletes.ts';
 
 const ACCOUNT = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'builder', uid: 'sa-1' } };
 
-function setup(options: { readable?: boolean; recordFails?: boolean } = {}) {
+function setup(options: { readable?: boolean; recordFails?: boolean; mayDelete?: boolean } = {}) {
   const recorded: { subject: EventSubject; reason: string }[] = [];
   const reads: string[] = [];
   const controlPlane = {
@@ -40,6 +42,12 @@ function setup(options: { readable?: boolean; recordFails?: boolean } = {}) {
       parseRequestInfo('DELETE', target) as ResourceRequestInfo,
       request,
       { 'Impersonate-User': 'alice' },
+      () =>
+        Promise.resolve(
+          options.mayDelete === false
+            ? refusal(forbidden('serviceaccounts "builder" is forbidden'), 'forbidden')
+            : undefined,
+        ),
       new AbortController().signal,
     );
   };
@@ -81,6 +89,12 @@ describe('readyControlPlaneDelete', () => {
 
   it('lets the delete answer for itself when the caller may not read the object', async () => {
     const { ready, recorded } = setup({ readable: false });
+    expect(await ready(`${PATH}?propagationPolicy=Orphan`)).toEqual({ body: undefined });
+    expect(recorded).toEqual([]);
+  });
+
+  it('records nothing for a caller who may read the object but not delete it: the control plane refuses it', async () => {
+    const { ready, recorded } = setup({ mayDelete: false });
     expect(await ready(`${PATH}?propagationPolicy=Orphan`)).toEqual({ body: undefined });
     expect(recorded).toEqual([]);
   });

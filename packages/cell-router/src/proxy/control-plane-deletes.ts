@@ -1,4 +1,5 @@
 import { ORPHAN_FINALIZER, ORPHANED_DEPENDENTS_REASON } from '@cellfed/api';
+import type { Authorize } from '../auth/request-authorization.ts';
 import { errorMessage, type EventRecorder, type KubeClient } from '@cellfed/controller-kit';
 
 import type { ResourceRequestInfo } from '../request/request-info.ts';
@@ -22,14 +23,16 @@ const NOTE =
  * deleting them once it finds the object gone. Answers the body read (to forward as it was), or a refusal
  * when the record could not be written: the delete is not sent, and the caller retries.
  *
- * The object is read as the caller, for its kind and uid. A caller who may delete but not read it gets its
- * delete without the record; a delete of an object that is not there answers for itself.
+ * The object is read as the caller, for its kind and uid, and the record written only once the caller is
+ * known to be allowed the delete. A caller who may delete but not read it gets its delete without the
+ * record; a delete of an object that is not there answers for itself.
  */
 export async function readyControlPlaneDelete(
   options: { controlPlane: KubeClient; recorder: OrphaningRecorder; maxBodyBytes: number },
   info: ResourceRequestInfo,
   request: ClientRequest,
   impersonation: Impersonation,
+  authorize: Authorize,
   signal: AbortSignal,
 ): Promise<{ body: BufferedBody | undefined } | Refusal> {
   const bytes = hasRequestBody(request) ? await readBody(request, options.maxBodyBytes) : undefined;
@@ -51,6 +54,9 @@ export async function readyControlPlaneDelete(
   };
   const uid = object.metadata?.uid;
   if (!uid || !object.kind || !object.apiVersion) return { body };
+  // The record is the router's word: written only for a caller the control plane lets delete the object.
+  // Any other delete is sent on without it, and the control plane refuses it.
+  if (await authorize()) return { body };
   try {
     await options.recorder.write(
       {

@@ -1,3 +1,4 @@
+import type { Authorize } from '../auth/request-authorization.ts';
 import type { KubeClient } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 
@@ -53,6 +54,7 @@ export class NamedCreates {
     request: ClientRequest,
     response: ClientResponse,
     impersonation: Impersonation,
+    authorize: Authorize,
   ): Promise<RequestOutcome> {
     const {
       controlPlane,
@@ -116,19 +118,22 @@ export class NamedCreates {
         return {
           ...(await cellMade.serve(
             plan,
-            await cellMadeDestinations.of(plan, impersonation, signal),
+            await cellMadeDestinations.of(plan, impersonation, authorize, signal),
             request,
             response,
             impersonation,
+            authorize,
             payload,
           )),
           name,
         };
       if (plan.kind !== 'object') throw new Error(`a named create planned as ${plan.kind}`);
-      const destination = await destinations.of(plan, impersonation);
-      if (destination.kind === 'backup') return sendRefusal(response, restoringRefusal(plan, destination));
+      const destination = await destinations.of(plan, impersonation, authorize);
+      if (destination.kind === 'backup')
+        return sendRefusal(response, (await authorize()) ?? restoringRefusal(plan, destination));
       if (destination.kind === 'refuse') return sendRefusal(response, destination);
-      await cellNamespaces?.ensure(destination.cell, info.namespace);
+      const refused = await cellNamespaces?.ensure(destination.cell, info.namespace, authorize);
+      if (refused) return sendRefusal(response, refused);
       const written = await cellWriteBody(
         plan.info,
         request.method,

@@ -1,5 +1,7 @@
 import type { Dispatcher } from 'undici';
 
+import type { Authorize } from '../auth/request-authorization.ts';
+
 import { objectPath } from '../request/object-path.ts';
 import { requestEntityTooLarge } from '../status/kube-status.ts';
 import type { RequestOutcome } from '../tracing/request-span.ts';
@@ -55,6 +57,7 @@ export class ObjectRequests {
     request: ClientRequest,
     response: ClientResponse,
     impersonation: Impersonation,
+    authorize: Authorize,
   ): Promise<RequestOutcome> {
     const { destinations, maxBodyBytes } = this.options;
     if (destination.kind === 'refuse') return sendRefusal(response, destination);
@@ -73,7 +76,7 @@ export class ObjectRequests {
         return sendRefusal(response, refusal(requestEntityTooLarge(maxBodyBytes), 'too-large'));
       bytes = read;
     }
-    const sent = await this.send(plan, destination, request, response, impersonation, bytes);
+    const sent = await this.send(plan, destination, request, response, impersonation, authorize, bytes);
     if ('outcome' in sent) return sent.outcome;
     // Not in its ring cell: a CronJob's Job is where the CronJob's cell made it. Nothing was written there
     // (a 404), so the same request goes on to the cell holding it.
@@ -82,7 +85,7 @@ export class ObjectRequests {
     if (made) {
       await sent.notFound.body.dump();
       // Not looking elsewhere again: this answer, a 404 too, is relayed.
-      const again = await this.send(plan, made, request, response, impersonation, bytes, false);
+      const again = await this.send(plan, made, request, response, impersonation, authorize, bytes, false);
       if ('outcome' in again) return again.outcome;
     }
     await relay(sent.notFound, response);
@@ -100,13 +103,16 @@ export class ObjectRequests {
     request: ClientRequest,
     response: ClientResponse,
     impersonation: Impersonation,
+    authorize: Authorize,
     bytes: Buffer | undefined,
     lookElsewhere = plan.alsoMadeByCells,
   ): Promise<{ outcome: RequestOutcome } | { notFound: Dispatcher.ResponseData }> {
     const { destinations, cellNamespaces } = this.options;
     // Updates and patches (server-side apply creates) need the namespace too; deletes and reads do not.
-    if (plan.access === 'write' && plan.info.verb !== 'delete')
-      await cellNamespaces?.ensure(destination.cell, plan.info.namespace);
+    if (plan.access === 'write' && plan.info.verb !== 'delete') {
+      const refusedHere = await cellNamespaces?.ensure(destination.cell, plan.info.namespace, authorize);
+      if (refusedHere) return refused(response, refusedHere);
+    }
     let body: BufferedBody | undefined;
     if (bytes) {
       const translated = cellVersionBody(request.headers['content-type'], bytes, destination.cell);

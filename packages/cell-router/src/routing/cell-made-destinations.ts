@@ -3,6 +3,7 @@ import type { KubeClient } from '@cellfed/controller-kit';
 import { serviceUnavailable } from '../status/kube-status.ts';
 import { cellMadeTarget } from './cell-made.ts';
 import { CONTROL_PLANE_SOURCE } from './cell-made-resources.ts';
+import type { Authorize } from '../auth/request-authorization.ts';
 import { RETRY_SOON, refusal, type Destination, type Impersonation } from './destination.ts';
 import { collectionSources, type RoutePlan, type RoutingState } from './route-plan.ts';
 
@@ -26,7 +27,22 @@ export class CellMadeDestinations {
     this.options = options;
   }
 
-  async of(plan: CellMadePlan, impersonation: Impersonation, signal?: AbortSignal): Promise<Destination> {
+  /** Where the request goes; a refusal only to a caller allowed the request (see ObjectDestinations.of). */
+  async of(
+    plan: CellMadePlan,
+    impersonation: Impersonation,
+    authorize: Authorize,
+    signal?: AbortSignal,
+  ): Promise<Destination> {
+    const destination = await this.route(plan, impersonation, signal);
+    return destination.kind === 'refuse' ? ((await authorize()) ?? destination) : destination;
+  }
+
+  private async route(
+    plan: CellMadePlan,
+    impersonation: Impersonation,
+    signal?: AbortSignal,
+  ): Promise<Destination> {
     const state = this.options.state();
     const sources = state ? collectionSources(state, 'anywhere') : [CONTROL_PLANE_SOURCE];
     const target = await cellMadeTarget(

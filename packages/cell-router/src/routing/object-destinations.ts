@@ -4,6 +4,7 @@ import { errorMessage, madeByItsCell, type KubeClient } from '@cellfed/controlle
 import { findCellMade } from './cell-made.ts';
 import type { RoutingState } from './route-plan.ts';
 import { cellFailure, serviceUnavailable } from '../status/kube-status.ts';
+import type { Authorize } from '../auth/request-authorization.ts';
 import { RETRY_SOON, refusal, type Destination, type FromBackup, type Impersonation } from './destination.ts';
 
 type CellDestination = Extract<Destination, { kind: 'cell' }>;
@@ -29,7 +30,18 @@ export class ObjectDestinations {
     this.options = options;
   }
 
-  async of(plan: ObjectPlan, impersonation: Impersonation): Promise<Destination> {
+  /**
+   * Where the request goes, or its refusal. A refusal the router makes itself tells what the cells hold (a
+   * move, a restore, a cell's state) and is given only to a caller allowed the request (`authorize`); any
+   * other caller gets the 403 one apiserver would give. A refusal a cell gave the caller is its own.
+   */
+  async of(plan: ObjectPlan, impersonation: Impersonation, authorize: Authorize): Promise<Destination> {
+    const destination = await this.route(plan, impersonation);
+    if (destination.kind !== 'refuse' || destination.route === 'backup-refused') return destination;
+    return (await authorize()) ?? destination;
+  }
+
+  private async route(plan: ObjectPlan, impersonation: Impersonation): Promise<Destination> {
     const { decision, access, info } = plan;
     const routeCase = decision.case;
     let oldCopy: OldCopy | undefined;

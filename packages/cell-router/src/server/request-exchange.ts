@@ -1,9 +1,11 @@
-import { errorMessage, type KubeClient } from '@cellfed/controller-kit';
+import { errorMessage } from '@cellfed/controller-kit';
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 
 import { admit } from '../auth/admission.ts';
+import type { AccessReviewer } from '../auth/access-reviewer.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
+import { requestAuthorization, type Authorize } from '../auth/request-authorization.ts';
 import type { RouterMetrics } from '../metrics/router-metrics.ts';
 import type { ClientRequest } from '../proxy/client-exchange.ts';
 import type { RequestInfo } from '../request/request-info.ts';
@@ -26,7 +28,8 @@ export interface Answerer {
 
 export interface ExchangeOptions {
   readonly authenticator: Pick<Authenticator, 'authenticate'>;
-  readonly controlPlane: KubeClient;
+  /** Decides the impersonations callers ask for (SubjectAccessReviews against the control plane). */
+  readonly reviewer: Pick<AccessReviewer, 'allowed'>;
   readonly tracer: Tracer;
   readonly logger: Logger;
   readonly metrics?: RouterMetrics | undefined;
@@ -47,7 +50,12 @@ export async function exchange(
   options: ExchangeOptions,
   request: ClientRequest,
   answerer: Answerer,
-  serve: (info: RequestInfo, impersonation: Impersonation, progress: Progress) => Promise<RequestOutcome>,
+  serve: (
+    info: RequestInfo,
+    impersonation: Impersonation,
+    progress: Progress,
+    authorize: Authorize,
+  ) => Promise<RequestOutcome>,
 ): Promise<void> {
   const started = performance.now();
   const info = requestInfo(request);
@@ -59,13 +67,18 @@ export async function exchange(
       progress.outcome = answerer.refuse(refusal(badRequest(info), 'bad-path'));
       return;
     }
-    const admission = await admit(options.authenticator, options.controlPlane, request, span);
+    const admission = await admit(options.authenticator, options.reviewer, request, span);
     if ('refusal' in admission) {
       progress.outcome = answerer.refuse(admission.refusal);
       return;
     }
     user = admission.user.username;
-    progress.outcome = await serve(info, admission.impersonation, progress);
+    progress.outcome = await serve(
+      info,
+      admission.impersonation,
+      progress,
+      requestAuthorization(options.reviewer, admission.effective, info),
+    );
   } catch (error) {
     if (answerer.callerGone()) {
       // Logged as nginx does, 499, and not as the router's own failure.

@@ -98,6 +98,9 @@ describe('RouterHandler', () => {
   let registry: Registry;
   let logLines: Record<string, unknown>[];
   let ensured: string[];
+  /** What the caller may not do, as `verb resource/name`; the reviews the router asked for. */
+  let denied: Set<string>;
+  let reviews: string[];
   let script: (cell: string, seen: Seen) => Answer;
   let cellSet = spec;
   let options: RouterHandlerOptions;
@@ -110,6 +113,8 @@ describe('RouterHandler', () => {
     for (const id of ['a', 'b', 'control-plane']) cells[id] = await fakeApiserver((seen) => script(id, seen));
     registry = new Registry();
     ensured = [];
+    denied = new Set();
+    reviews = [];
     const { logger, lines } = memoryLogger();
     logLines = lines;
     tracing = recordingTracer();
@@ -124,7 +129,24 @@ describe('RouterHandler', () => {
       cell: (id) => cells[id]?.client,
       state: () => routingState(cellSet, 7),
       oldCopies: new OldCopies({ client: (id) => cells[id]?.client }),
-      cellNamespaces: { ensure: async (cell, namespace) => void ensured.push(`${cell}/${namespace}`) },
+      reviewer: {
+        allowed: async (user, attributes) => {
+          const asked =
+            'path' in attributes
+              ? `${attributes.verb} ${attributes.path}`
+              : `${attributes.verb} ${attributes.resource}/${attributes.name ?? ''}`;
+          reviews.push(`${user.username}: ${asked}`);
+          return !denied.has(asked);
+        },
+      },
+      cellNamespaces: {
+        // As CellNamespaces does: a namespace is made for a caller only once it may write.
+        ensure: async (cell, namespace, authorize) => {
+          const refused = await authorize();
+          if (!refused) ensured.push(`${cell}/${namespace}`);
+          return refused;
+        },
+      },
       metrics: new RouterMetrics(registry),
       tracer: tracing.tracer,
       logger,
@@ -322,6 +344,38 @@ describe('RouterHandler', () => {
           !seen.headers.accept?.includes('PartialObjectMetadata'),
       ),
     ).toBe(true);
+  });
+
+  it('tells a caller who may not write an object nothing of its move, and makes nothing for it: the 403 one apiserver gives', async () => {
+    script = (_cell, seen) =>
+      seen.method === 'GET'
+        ? { code: 200, body: { metadata: { name: 'x', labels: { [REBALANCE_STATUS_LABEL]: MIGRATING } } } }
+        : { code: 200, body: {} };
+    const name = movingName();
+    denied.add(`update configmaps/${name}`);
+    const answer = await send('PUT', `/api/v1/namespaces/team/configmaps/${name}`, { metadata: { name } });
+    expect(answer).toMatchObject({ code: 403, body: { reason: 'Forbidden' } });
+    expect(answer.body.message).toBe(
+      `configmaps "${name}" is forbidden: User "alice" cannot update resource "configmaps" in API group "" in the namespace "team"`,
+    );
+    expect(answer.headers['retry-after']).toBeUndefined();
+    expect(reviews).toEqual([`alice: update configmaps/${name}`]);
+
+    // A key that does not move: the namespace the write needs is not made in the cell for this caller.
+    const staying = 'cfg-staying';
+    denied.add(`update configmaps/${staying}`);
+    script = () => ({ code: 200, body: { metadata: { name: staying } } });
+    const settled = cellSet;
+    cellSet = parseCellSetSpec({
+      cells: [{ id: 'a', state: 'Normal', kubeconfigSecretRef: { name: 'a-kubeconfig' } }],
+    });
+    const write = await send('PUT', `/api/v1/namespaces/team/configmaps/${staying}`, {
+      metadata: { name: staying },
+    });
+    cellSet = settled;
+    expect(write.code).toBe(403);
+    expect(ensured).toEqual([]);
+    expect(cells.a!.seen.filter((seen) => seen.method === 'PUT')).toEqual([]);
   });
 
   describe('a write the cell refuses', () => {

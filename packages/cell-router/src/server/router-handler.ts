@@ -5,7 +5,9 @@ import { NOOP_TRACER, type KubeClient } from '@cellfed/controller-kit';
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 
+import { AccessReviewer } from '../auth/access-reviewer.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
+import type { Authorize } from '../auth/request-authorization.ts';
 import type { RouterMetrics } from '../metrics/router-metrics.ts';
 import type { RequestInfo } from '../request/request-info.ts';
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
@@ -45,6 +47,12 @@ import { isUpgradable } from '../routing/upgrades.ts';
 
 export interface RouterHandlerOptions {
   authenticator: Pick<Authenticator, 'authenticate'>;
+  /**
+   * Decides what callers may do, by the control plane's RBAC (SubjectAccessReviews, cached): the
+   * impersonations they ask for, and their requests before the router acts for them as itself. Default:
+   * one of its own against `controlPlane`.
+   */
+  reviewer?: Pick<AccessReviewer, 'allowed'>;
   controlPlane: KubeClient;
   /** The client of an engaged cell. */
   cell: (id: string) => KubeClient | undefined;
@@ -93,7 +101,7 @@ export class RouterHandler {
     this.options = options;
     this.exchangeOptions = {
       authenticator: options.authenticator,
-      controlPlane: options.controlPlane,
+      reviewer: options.reviewer ?? new AccessReviewer({ apiserver: options.controlPlane }),
       tracer: options.tracer ?? NOOP_TRACER,
       logger: options.logger,
       metrics: options.metrics,
@@ -147,7 +155,8 @@ export class RouterHandler {
         },
         finish: () => releaseUnreadBody(request),
       },
-      (info, impersonation) => this.serve(info, request, response, impersonation),
+      (info, impersonation, _progress, authorize) =>
+        this.serve(info, request, response, impersonation, authorize),
     );
 
   /**
@@ -163,7 +172,7 @@ export class RouterHandler {
       this.exchangeOptions,
       request,
       { refuse, callerGone: () => socket.destroyed, fail: refuse },
-      async (info, impersonation, progress) => {
+      async (info, impersonation, progress, authorize) => {
         if (!isUpgradable(info))
           return refuse(
             refusal(
@@ -173,7 +182,7 @@ export class RouterHandler {
               'not-upgradable',
             ),
           );
-        const destination = await this.upgradeDestination(info, impersonation);
+        const destination = await this.upgradeDestination(info, impersonation, authorize);
         if (destination.kind === 'refuse') return refuse(destination);
         // Logged when the tunnel ends, with the apiserver's code (101 for an upgrade that took place).
         progress.outcome = { ...outcomeOf(destination, 101), route: `upgrade:${destination.route}` };
@@ -187,6 +196,7 @@ export class RouterHandler {
   private async upgradeDestination(
     info: RequestInfo,
     impersonation: Impersonation,
+    authorize: Authorize,
   ): Promise<Exclude<Destination, { kind: 'backup' }>> {
     const plan = planRoute(info, this.options.state(), this.options.namespaceLabels);
     let destination: Destination;
@@ -197,11 +207,14 @@ export class RouterHandler {
         cell: 'control-plane',
         route: plan.reason,
       };
-    else if (plan.kind === 'object') destination = await this.destinations.of(plan, impersonation);
-    else if (plan.kind === 'cell-made') destination = await this.cellMadeDestinations.of(plan, impersonation);
+    else if (plan.kind === 'object') destination = await this.destinations.of(plan, impersonation, authorize);
+    else if (plan.kind === 'cell-made')
+      destination = await this.cellMadeDestinations.of(plan, impersonation, authorize);
     else if (plan.kind === 'reject') destination = refusal(plan.status, 'rejected');
     else destination = refusal(badRequest('an upgrade request must name one object'), 'bad-upgrade');
-    return destination.kind === 'backup' ? restoringRefusal(plan as ObjectPlan, destination) : destination;
+    return destination.kind === 'backup'
+      ? ((await authorize()) ?? restoringRefusal(plan as ObjectPlan, destination))
+      : destination;
   }
 
   /** Forwards to the control plane; a delete of one object first as control-plane-deletes.ts says. */
@@ -211,6 +224,7 @@ export class RouterHandler {
     request: ClientRequest,
     response: ClientResponse,
     impersonation: Impersonation,
+    authorize: Authorize,
   ): Promise<RequestOutcome> {
     const { controlPlane, orphanings } = this.options;
     const signal = abortOnClose(response);
@@ -221,6 +235,7 @@ export class RouterHandler {
         info,
         request,
         impersonation,
+        authorize,
         signal,
       );
       if ('status' in ready) return sendRefusal(response, ready);
@@ -234,6 +249,7 @@ export class RouterHandler {
     request: ClientRequest,
     response: ClientResponse,
     impersonation: Impersonation,
+    authorize: Authorize,
   ): Promise<RequestOutcome> {
     // One state for the whole request, even if the CellSet changes meanwhile.
     const state = this.options.state();
@@ -242,7 +258,7 @@ export class RouterHandler {
       case 'reject':
         return sendRefusal(response, refusal(plan.status, 'rejected'));
       case 'control-plane':
-        return this.toControlPlane(info, plan.reason, request, response, impersonation);
+        return this.toControlPlane(info, plan.reason, request, response, impersonation, authorize);
       case 'all-cells':
         if (plan.info.verb === 'deletecollection')
           return this.collections.deleteCollection(state!, plan.placement, request, response, impersonation);
@@ -259,22 +275,24 @@ export class RouterHandler {
           ),
         );
       case 'name-in-body':
-        return this.creates.serve(plan.info, state!, request, response, impersonation);
+        return this.creates.serve(plan.info, state!, request, response, impersonation, authorize);
       case 'object':
         return this.objects.serve(
           plan,
-          await this.destinations.of(plan, impersonation),
+          await this.destinations.of(plan, impersonation, authorize),
           request,
           response,
           impersonation,
+          authorize,
         );
       case 'cell-made':
         return this.cellMade.serve(
           plan,
-          await this.cellMadeDestinations.of(plan, impersonation, abortOnClose(response)),
+          await this.cellMadeDestinations.of(plan, impersonation, authorize, abortOnClose(response)),
           request,
           response,
           impersonation,
+          authorize,
         );
     }
   }

@@ -1,0 +1,105 @@
+import { realClock, type Clock, type KubeClient } from '@cellfed/controller-kit';
+
+import { ExpiringCache } from './expiring-cache.ts';
+import type { UserInfo } from './user-info.ts';
+
+/** What a SubjectAccessReview asks: a verb on a resource (or a subresource) or on a non-resource path. */
+export type AccessAttributes =
+  | {
+      readonly verb: string;
+      readonly group: string;
+      readonly resource: string;
+      readonly subresource?: string;
+      readonly namespace?: string;
+      readonly name?: string;
+    }
+  | { readonly verb: string; readonly path: string };
+
+export interface AccessReviewerOptions {
+  /** Where the reviews go: the apiserver whose RBAC decides. */
+  readonly apiserver: Pick<KubeClient, 'request'>;
+  readonly clock?: Clock;
+  /** How long an allowed answer is reused (kube-apiserver's webhook authorizer: 5 min; here shorter). */
+  readonly allowedTtlMs?: number;
+  /** How long a denied answer is reused (the webhook authorizer's default, 30 s). */
+  readonly deniedTtlMs?: number;
+  readonly maxEntries?: number;
+}
+
+/** Above this many bytes of caller-chosen text a decision is not cached (as kube-apiserver's webhook cache). */
+const MAX_CACHED_KEY_BYTES = 10_000;
+
+interface SubjectAccessReview {
+  status?: { allowed?: boolean; denied?: boolean; reason?: string };
+}
+
+/**
+ * Asks an apiserver whether a user may do something (SubjectAccessReview), before the router does anything
+ * for that user: answers are cached briefly, in a bounded cache, as kube-apiserver's webhook authorizer
+ * caches them, so a burst of requests costs one review; a failed review is not cached, and throws.
+ */
+export class AccessReviewer {
+  private readonly options: AccessReviewerOptions;
+  private readonly decisions: ExpiringCache<boolean>;
+  private readonly pending = new Map<string, Promise<boolean>>();
+  /** Reviews sent (not answered from the cache): what the authorization proof reports per request. */
+  reviewsSent = 0;
+
+  constructor(options: AccessReviewerOptions) {
+    this.options = options;
+    this.decisions = new ExpiringCache({
+      clock: options.clock ?? realClock,
+      maxEntries: options.maxEntries ?? 8192,
+    });
+  }
+
+  /** Whether `user` may: true or false as the apiserver decided; throws if it could not be asked. */
+  async allowed(user: UserInfo, attributes: AccessAttributes): Promise<boolean> {
+    const spec = {
+      user: user.username,
+      ...(user.uid ? { uid: user.uid } : {}),
+      groups: user.groups,
+      extra: user.extra,
+      ...('path' in attributes
+        ? { nonResourceAttributes: { verb: attributes.verb, path: attributes.path } }
+        : {
+            resourceAttributes: {
+              verb: attributes.verb,
+              group: attributes.group,
+              resource: attributes.resource,
+              ...(attributes.subresource ? { subresource: attributes.subresource } : {}),
+              ...(attributes.namespace ? { namespace: attributes.namespace } : {}),
+              ...(attributes.name ? { name: attributes.name } : {}),
+            },
+          }),
+    };
+    const key = JSON.stringify(spec);
+    const cacheable = key.length < MAX_CACHED_KEY_BYTES;
+    const cached = cacheable ? this.decisions.get(key) : undefined;
+    if (cached !== undefined) return cached;
+    // Concurrent requests for the same decision share one review.
+    let review = this.pending.get(key);
+    if (!review) {
+      review = this.review(spec).finally(() => this.pending.delete(key));
+      this.pending.set(key, review);
+    }
+    const allowed = await review;
+    if (cacheable)
+      this.decisions.set(
+        key,
+        allowed,
+        allowed ? (this.options.allowedTtlMs ?? 30_000) : (this.options.deniedTtlMs ?? 30_000),
+      );
+    return allowed;
+  }
+
+  private async review(spec: Record<string, unknown>): Promise<boolean> {
+    this.reviewsSent++;
+    const review = await this.options.apiserver.request<SubjectAccessReview>(
+      'POST',
+      '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+      { body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec } },
+    );
+    return review.status?.allowed === true;
+  }
+}
