@@ -12,7 +12,7 @@ import { unsafeIdentityField, type UserInfo } from './user-info.ts';
 /**
  * Who a request acts as: the authenticated caller, whom it acts as (itself, or whom it may impersonate), and
  * the headers every request sent on for it carries (that impersonation, checked as kube-apiserver checks it,
- * and the trace context); or why it may not.
+ * the caller's address and the trace context); or why it may not.
  */
 export type Admission =
   { user: UserInfo; effective: UserInfo; impersonation: Impersonation } | { refusal: Refusal };
@@ -47,9 +47,16 @@ export async function admit(
         ),
       };
   }
+  // Where the request came from, as kube-apiserver's audit log reads it: the router's peer, never what the
+  // caller claims (proxy/headers.ts drops a caller's own X-Forwarded-For).
+  const peer = request.socket?.remoteAddress;
   return {
     user: caller,
     effective,
-    impersonation: { ...impersonationHeaders(effective), ...traceHeadersOf(span) },
+    impersonation: {
+      ...impersonationHeaders(effective),
+      ...(peer ? { 'x-forwarded-for': peer } : {}),
+      ...traceHeadersOf(span),
+    },
   };
 }

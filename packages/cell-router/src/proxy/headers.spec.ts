@@ -23,6 +23,27 @@ describe('proxy headers', () => {
     });
   });
 
+  it('never forwards where a caller says it comes from, front-proxy identities, Expect, or what Connection names', () => {
+    expect(
+      upstreamHeaders(
+        {
+          'x-forwarded-for': '10.0.0.1',
+          'x-real-ip': '10.0.0.1',
+          forwarded: 'for=10.0.0.1',
+          'x-forwarded-proto': 'https',
+          'x-remote-user': 'system:admin',
+          'x-remote-group': 'system:masters',
+          'x-remote-extra-scopes': 'all',
+          expect: '100-continue',
+          connection: 'keep-alive, X-Secret-Hop',
+          'x-secret-hop': 'token',
+          accept: 'application/json',
+        },
+        { 'x-forwarded-for': '192.0.2.7' },
+      ),
+    ).toEqual({ accept: 'application/json', 'x-forwarded-for': '192.0.2.7' });
+  });
+
   it('sets the length of a buffered body', () => {
     expect(upstreamHeaders({ 'content-length': '99' }, {}, 12)).toEqual({ 'content-length': '12' });
   });

@@ -1,6 +1,17 @@
 // Hop-by-hop headers belong to one connection (RFC 9110 §7.6.1); credentials and impersonation belong to the
-// caller's connection to the router, never to the router's connection to an apiserver.
+// caller's connection to the router, never to the router's connection to an apiserver. Where a request
+// comes from is the router's to say (the caller's own X-Forwarded-For would reach the cells' audit logs as
+// its source), and front-proxy identities (X-Remote-*) are never a caller's to send. `Expect` asks the
+// next hop for an interim answer the router does not relay.
 const NOT_FORWARDED = new Set([
+  'expect',
+  'forwarded',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-port',
+  'x-forwarded-prefix',
+  'x-forwarded-proto',
+  'x-real-ip',
   'connection',
   'keep-alive',
   'proxy-authenticate',
@@ -22,12 +33,15 @@ export function upstreamHeaders(
   bodyLength?: number,
 ): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = {};
+  const named = connectionOptions(incoming['connection']);
   for (const [name, value] of Object.entries(incoming)) {
     // HTTP/2 pseudo-headers (:method, :path, …) describe the client's stream, not the request sent on.
     if (
       value === undefined ||
       NOT_FORWARDED.has(name) ||
+      named.has(name) ||
       name.startsWith('impersonate-') ||
+      name.startsWith('x-remote-') ||
       name.startsWith(':')
     )
       continue;
@@ -47,4 +61,14 @@ export function downstreamHeaders(
     headers[name] = value;
   }
   return headers;
+}
+
+/** The headers a Connection header names: hop-by-hop too (RFC 9110 §7.6.1). */
+function connectionOptions(value: string | string[] | undefined): Set<string> {
+  if (value === undefined) return new Set();
+  return new Set(
+    (Array.isArray(value) ? value : [value]).flatMap((one) =>
+      one.split(',').map((option) => option.trim().toLowerCase()),
+    ),
+  );
 }

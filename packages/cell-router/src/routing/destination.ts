@@ -8,8 +8,9 @@ import type { RequestOutcome } from '../tracing/request-span.ts';
 export const RETRY_SOON = { 'retry-after': '1' };
 
 /**
- * The headers every request the router sends on for one caller carries: who to impersonate, and the
- * request's trace context (`traceparent`), so a cell's own spans join the router's.
+ * The headers every request the router sends on for one caller carries: who to impersonate, where the
+ * caller is (`X-Forwarded-For`, for the cells' audit logs), and the request's trace context
+ * (`traceparent`), so a cell's own spans join the router's.
  */
 export type Impersonation = Record<string, string | string[]>;
 

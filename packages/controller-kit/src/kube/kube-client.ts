@@ -160,6 +160,18 @@ export class KubeClient {
   ): Promise<Duplex> {
     const { tls, headers: own } = await this.credentials();
     const url = new URL(this.server);
+    // The head is checked whole before anything is sent: a header name or value that could end its line
+    // (CR, LF) or hold a NUL would let whoever chose it write headers into a request sent as this client.
+    const lines = [`${method} ${this.target(pathAndQuery).path} HTTP/1.1`, `host: ${url.host}`];
+    if (!REQUEST_LINE.test(lines[0]!))
+      throw new ControllerKitError(ControllerKitErrorCode.Transport, `${method}: not a valid request line`);
+    for (const [name, value] of Object.entries({
+      ...headers,
+      ...own,
+      'user-agent': headers['user-agent'] ?? this.userAgent,
+    })) {
+      for (const one of Array.isArray(value) ? value : [value]) lines.push(headerLine(name, one));
+    }
     const secure = url.protocol === 'https:';
     const port = Number(url.port || (secure ? 443 : 80));
     const host = url.hostname.replace(/^\[|\]$/g, '');
@@ -178,15 +190,8 @@ export class KubeClient {
         ),
       );
     });
-    const lines = [`${method} ${this.target(pathAndQuery).path} HTTP/1.1`, `host: ${url.host}`];
-    for (const [name, value] of Object.entries({
-      ...headers,
-      ...own,
-      'user-agent': headers['user-agent'] ?? this.userAgent,
-    })) {
-      for (const one of Array.isArray(value) ? value : [value]) lines.push(`${name}: ${one}`);
-    }
-    socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+    // Header values are byte strings, as undici writes them (a UTF-8 name travels as its bytes).
+    socket.write(`${lines.join('\r\n')}\r\n\r\n`, 'latin1');
     return socket;
   }
 
@@ -307,4 +312,21 @@ function apiError(statusCode: number, text: string, what: string): ApiError {
     // Not a Status (a proxy in between, say): keep the text as the message.
   }
   return new ApiError(statusCode, status, what);
+}
+
+/** A request line with nothing but a method, a target without spaces or controls, and the version. */
+// eslint-disable-next-line no-control-regex
+const REQUEST_LINE = /^[A-Z]+ [^\x00-\x20\x7f]+ HTTP\/1\.1$/;
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+// eslint-disable-next-line no-control-regex
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/** One header line of a raw request, or a throw for a name or value that is not one (see tunnel). */
+export function headerLine(name: string, value: string): string {
+  if (!HEADER_NAME.test(name) || !HEADER_VALUE.test(value))
+    throw new ControllerKitError(
+      ControllerKitErrorCode.Transport,
+      `the header ${JSON.stringify(name.slice(0, 64))} has a name or value that cannot be sent`,
+    );
+  return `${name}: ${value}`;
 }
