@@ -35,6 +35,17 @@ export const RouterConfigSchema = z
     clientCaFile: z.string().min(1).optional(),
     cellSetName: z.string().min(1).default(DEFAULT_CELLSET_NAME),
     secretNamespace: z.string().min(1).default(DEFAULT_SECRET_NAMESPACE),
+    /** What one caller may hold open at once; past it, 429 with Retry-After. */
+    maxRequestsInFlightPerCaller: z
+      .number({ error: 'must be a whole number of requests' })
+      .int()
+      .min(1)
+      .default(400),
+    maxLongRunningPerCaller: z
+      .number({ error: 'must be a whole number of requests' })
+      .int()
+      .min(1)
+      .default(1000),
     /** This replica's name in its Lease; the pod name in a cluster. */
     replicaId: z.string().min(1).default(`${hostname()}-${process.pid}`),
     /** /metrics, /healthz and /readyz (plain HTTP, for probes and Prometheus). */
@@ -87,6 +98,18 @@ export const ROUTER_FLAGS: readonly Flag[] = [
     help: 'this replica’s name in its Lease; the pod name in a cluster',
     default: 'host name and process id',
   },
+  {
+    name: 'max-requests-in-flight-per-caller',
+    value: 'N',
+    help: 'requests one caller (by user name) may have in flight at once, watches aside; past it a 429 with Retry-After',
+    default: '400',
+  },
+  {
+    name: 'max-long-running-per-caller',
+    value: 'N',
+    help: 'watches, followed logs, exec and port-forward sessions one caller may have open at once; past it a 429',
+    default: '1000',
+  },
   HTTP_PORT_FLAG,
   LOG_LEVEL_FLAG,
   {
@@ -121,6 +144,8 @@ export function parseRouterArgs(argv: string[]): RouterConfig {
     cellSetName: values.cellset,
     secretNamespace: values['secret-namespace'],
     replicaId: values['replica-id'],
+    maxRequestsInFlightPerCaller: number(values['max-requests-in-flight-per-caller']),
+    maxLongRunningPerCaller: number(values['max-long-running-per-caller']),
     manager: {
       httpPort: number(values['http-port']),
       logLevel: values['log-level'],

@@ -59,6 +59,10 @@ try {
     cellSetName: config.cellSetName,
     secretNamespace: config.secretNamespace,
     identity: config.replicaId,
+    limits: {
+      maxRequestsInFlight: config.maxRequestsInFlightPerCaller,
+      maxLongRunning: config.maxLongRunningPerCaller,
+    },
   });
   manager = new Manager({ name: 'cell-router', config: config.manager, logger, registry, controlPlane });
   manager.addReadyCheck('routing', () => router.readyCheck());

@@ -2,7 +2,7 @@ import { traceHeadersOf } from '@cellfed/controller-kit';
 import type { Span } from '@opentelemetry/api';
 
 import { refusal, type Impersonation, type Refusal } from '../routing/destination.ts';
-import { badRequest, forbidden, unauthorized } from '../status/kube-status.ts';
+import { badRequest, forbidden, tooManyRequests, unauthorized } from '../status/kube-status.ts';
 import type { ClientRequest } from '../proxy/client-exchange.ts';
 import type { AccessReviewer } from './access-reviewer.ts';
 import type { Authenticator } from './authenticator.ts';
@@ -17,6 +17,9 @@ import { unsafeIdentityField, type UserInfo } from './user-info.ts';
 export type Admission =
   { user: UserInfo; effective: UserInfo; impersonation: Impersonation } | { refusal: Refusal };
 
+/** kube-apiserver's words when its flow control turns a request away. */
+export const TOO_MANY_REQUESTS = 'Too many requests, please try again later.';
+
 /** Authenticates the caller and checks what it asks to impersonate (401, 400 and 403 Statuses otherwise). */
 export async function admit(
   authenticator: Pick<Authenticator, 'authenticate'>,
@@ -26,6 +29,13 @@ export async function admit(
 ): Promise<Admission> {
   const authentication = await authenticator.authenticate(request);
   if ('failure' in authentication) return { refusal: refusal(unauthorized(), 'unauthenticated') };
+  if ('busy' in authentication)
+    return {
+      refusal: {
+        ...refusal(tooManyRequests(TOO_MANY_REQUESTS, 1), 'authentication-busy'),
+        headers: { 'retry-after': '1' },
+      },
+    };
   const caller = authentication.user;
   // A name the router could not write into a header as it is (a certificate's CN, a token reviewer's
   // answer) is never acted on: it could smuggle headers into what the router sends as itself.

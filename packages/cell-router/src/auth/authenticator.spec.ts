@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 
-import { CREDENTIAL_ID_EXTRA, userOfCertificate } from './authenticator.ts';
+import { FakeClock } from '@cellfed/controller-kit/testing';
+
+import { Authenticator, CREDENTIAL_ID_EXTRA, userOfCertificate } from './authenticator.ts';
 
 describe('userOfCertificate', () => {
   const raw = Buffer.from('the DER bytes of a certificate');
@@ -20,5 +22,71 @@ describe('userOfCertificate', () => {
       'system:authenticated',
     ]);
     expect(userOfCertificate({ subject: { O: 'dev' } as never, raw })).toBeNull();
+  });
+});
+
+describe('Authenticator (bearer tokens)', () => {
+  /** A control plane that accepts tokens starting with good-, and holds reviews while `hold` is set. */
+  function setup(options: { maxReviewsInFlight?: number } = {}) {
+    const clock = new FakeClock();
+    const reviewed: string[] = [];
+    let release: () => void = () => undefined;
+    let held: Promise<void> | undefined;
+    const controlPlane = {
+      request: async <T>(_method: string, _path: string, request: { body?: unknown } = {}): Promise<T> => {
+        const token = (request.body as { spec: { token: string } }).spec.token;
+        reviewed.push(token);
+        if (held) await held;
+        return (
+          token.startsWith('good-')
+            ? { status: { authenticated: true, user: { username: token.slice(5), groups: ['g'] } } }
+            : { status: { authenticated: false, error: 'invalid bearer token' } }
+        ) as T;
+      },
+    };
+    const authenticator = new Authenticator({ controlPlane, clock, ...options });
+    const as = (token: string) =>
+      authenticator.authenticate({ headers: { authorization: `Bearer ${token}` }, socket: {} as never });
+    const hold = () => {
+      held = new Promise((resolve) => (release = resolve));
+    };
+    return { as, clock, reviewed, hold, release: () => release(), authenticator };
+  }
+
+  it('keeps a yes 10 s and a no 5 s, each in its own bounded cache: bad tokens cannot push a good one out', async () => {
+    const { as, clock, reviewed } = setup();
+    expect(await as('good-jane')).toEqual({ user: { username: 'jane', groups: ['g'], extra: {} } });
+    for (let i = 0; i < 2_000; i++) await as(`bad-${i}`);
+    expect(await as('bad-1999')).toEqual({ failure: 'token rejected: invalid bearer token' });
+    expect(await as('good-jane')).toMatchObject({ user: { username: 'jane' } });
+    expect(reviewed).toHaveLength(2_001);
+    await clock.advance(5_000);
+    await as('bad-1999');
+    await as('good-jane');
+    expect(reviewed).toHaveLength(2_002);
+    await clock.advance(5_000);
+    await as('good-jane');
+    expect(reviewed).toHaveLength(2_003);
+  });
+
+  it('sends one review per token at a time, and at most maxReviewsInFlight reviews: past that, busy', async () => {
+    const { as, reviewed, hold, release } = setup({ maxReviewsInFlight: 2 });
+    hold();
+    const first = [as('good-a'), as('good-a'), as('good-b')];
+    expect(await as('good-c')).toEqual({ busy: 'too many token reviews in flight' });
+    release();
+    expect((await Promise.all(first)).map((one) => ('user' in one ? one.user.username : one))).toEqual([
+      'a',
+      'a',
+      'b',
+    ]);
+    expect(reviewed).toEqual(['good-a', 'good-b']);
+    expect(await as('good-c')).toMatchObject({ user: { username: 'c' } });
+  });
+
+  it('sends no review for a token too long to be one', async () => {
+    const { as, reviewed } = setup();
+    expect(await as(`good-${'x'.repeat(20_000)}`)).toEqual({ failure: 'token rejected: too long' });
+    expect(reviewed).toEqual([]);
   });
 });

@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
 
-import type { KubeClient } from '@cellfed/controller-kit';
-import type { Clock } from '@cellfed/controller-kit';
-import { realClock } from '@cellfed/controller-kit';
+import { realClock, type Clock, type KubeClient } from '@cellfed/controller-kit';
+
+import { ExpiringCache } from './expiring-cache.ts';
 
 import type { UserInfo } from './user-info.ts';
 
@@ -12,11 +12,16 @@ export interface AuthenticatorOptions {
   /** TokenReviews go here: the router control plane. */
   controlPlane: Pick<KubeClient, 'request'>;
   clock?: Clock;
-  /** How long a TokenReview answer is reused. Default 10 s (kube-apiserver's webhook cache is 2 min). */
+  /** How long a TokenReview's yes is reused. Default 10 s (kube-apiserver's own token cache). */
   tokenCacheMs?: number;
+  /** How long a TokenReview's no is reused. Default 5 s. */
+  rejectedTokenCacheMs?: number;
+  /** At most this many TokenReviews at once; a token past it waits for a retry (429). Default 32. */
+  maxReviewsInFlight?: number;
 }
 
-export type Authentication = { user: UserInfo } | { failure: string };
+/** Who the caller is; why not; or that it cannot be told now (too many reviews in flight: a 429). */
+export type Authentication = { user: UserInfo } | { failure: string } | { busy: string };
 
 interface TokenReview {
   status?: {
@@ -26,20 +31,30 @@ interface TokenReview {
   };
 }
 
+/** A token longer than this is not sent for review (service-account JWTs are about 1 KiB). */
+const MAX_TOKEN_BYTES = 16 * 1024;
+
 /**
  * Who sent a request: a client certificate verified against the configured CA (CN is the user, O the
  * groups, as kube-apiserver reads them), or a bearer token the control plane vouches for (TokenReview).
- * Anonymous requests are refused.
+ * Anonymous requests are refused. Reviews are what an unauthenticated caller can make the router send as
+ * itself, so they are bounded: answers cached (yes and no apart, each cache bounded, so a spray of bad
+ * tokens cannot push the good ones out), one review per token at a time, a cap on reviews in flight.
  */
 export class Authenticator {
   private readonly options: AuthenticatorOptions;
-  private readonly clock: Clock;
-  private readonly tokens = new Map<string, { at: number; result: Authentication }>();
+  private readonly accepted: ExpiringCache<Authentication>;
+  private readonly rejected: ExpiringCache<Authentication>;
+  private readonly pending = new Map<string, Promise<Authentication>>();
   private readonly certificateUsers = new WeakMap<object, UserInfo | null>();
+  /** TokenReviews sent (not answered from a cache). */
+  reviewsSent = 0;
 
   constructor(options: AuthenticatorOptions) {
     this.options = options;
-    this.clock = options.clock ?? realClock;
+    const clock = options.clock ?? realClock;
+    this.accepted = new ExpiringCache({ clock, maxEntries: 10_000 });
+    this.rejected = new ExpiringCache({ clock, maxEntries: 1_000 });
   }
 
   async authenticate(request: Pick<IncomingMessage, 'headers' | 'socket'>): Promise<Authentication> {
@@ -60,11 +75,23 @@ export class Authenticator {
   }
 
   private async reviewToken(token: string): Promise<Authentication> {
-    // The cache is keyed by a hash: tokens never sit in memory longer than their request, nor in logs.
+    if (token.length > MAX_TOKEN_BYTES) return { failure: 'token rejected: too long' };
+    // Keyed by a hash: tokens never sit in memory longer than their request, nor in logs.
     const id = createHash('sha256').update(token).digest('hex');
-    const now = this.clock.now();
-    const cached = this.tokens.get(id);
-    if (cached && now - cached.at < (this.options.tokenCacheMs ?? 10_000)) return cached.result;
+    const cached = this.accepted.get(id) ?? this.rejected.get(id);
+    if (cached) return cached;
+    let review = this.pending.get(id);
+    if (!review) {
+      if (this.pending.size >= (this.options.maxReviewsInFlight ?? 32))
+        return { busy: 'too many token reviews in flight' };
+      review = this.review(id, token).finally(() => this.pending.delete(id));
+      this.pending.set(id, review);
+    }
+    return review;
+  }
+
+  private async review(id: string, token: string): Promise<Authentication> {
+    this.reviewsSent++;
     let result: Authentication;
     try {
       const review = await this.options.controlPlane.request<TokenReview>(
@@ -90,8 +117,8 @@ export class Authenticator {
       // Not cached: the next request asks again.
       return { failure: `could not review the token: ${(error as Error).message}` };
     }
-    this.tokens.set(id, { at: now, result });
-    if (this.tokens.size > 10_000) this.tokens.delete(this.tokens.keys().next().value!);
+    if ('user' in result) this.accepted.set(id, result, this.options.tokenCacheMs ?? 10_000);
+    else this.rejected.set(id, result, this.options.rejectedTokenCacheMs ?? 5_000);
     return result;
   }
 }

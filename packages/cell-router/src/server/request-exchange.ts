@@ -2,7 +2,7 @@ import { errorMessage } from '@cellfed/controller-kit';
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 
-import { admit } from '../auth/admission.ts';
+import { TOO_MANY_REQUESTS, admit } from '../auth/admission.ts';
 import type { AccessReviewer } from '../auth/access-reviewer.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { requestAuthorization, type Authorize } from '../auth/request-authorization.ts';
@@ -10,7 +10,8 @@ import type { RouterMetrics } from '../metrics/router-metrics.ts';
 import type { ClientRequest } from '../proxy/client-exchange.ts';
 import type { RequestInfo } from '../request/request-info.ts';
 import { refusal, type Impersonation, type Refusal } from '../routing/destination.ts';
-import { badRequest, internalError } from '../status/kube-status.ts';
+import { badRequest, internalError, tooManyRequests } from '../status/kube-status.ts';
+import type { CallerLimits } from './caller-limits.ts';
 import { startRequestSpan, type RequestOutcome } from '../tracing/request-span.ts';
 import { logFields, recordRequest, requestInfo } from './access-log.ts';
 
@@ -30,6 +31,8 @@ export interface ExchangeOptions {
   readonly authenticator: Pick<Authenticator, 'authenticate'>;
   /** Decides the impersonations callers ask for (SubjectAccessReviews against the control plane). */
   readonly reviewer: Pick<AccessReviewer, 'allowed'>;
+  /** What one caller may hold open at once; none: no limit. */
+  readonly limits?: CallerLimits | undefined;
   readonly tracer: Tracer;
   readonly logger: Logger;
   readonly metrics?: RouterMetrics | undefined;
@@ -42,7 +45,7 @@ export interface Progress {
 
 /**
  * One request, start to end, the same for HTTP requests and upgrades: its path parsed (a bad one: 400),
- * a server span, the caller admitted (401, 403), then `serve`; a failure answered with a 500 Status, or
+ * a server span, the caller admitted (401, 403) and held to its limits (429), then `serve`; a failure answered with a 500 Status, or
  * logged as the caller's leaving (499); then one access-log line with the cell and the object, and the
  * metrics (access-log.ts).
  */
@@ -62,6 +65,7 @@ export async function exchange(
   const span = startRequestSpan(options.tracer, request, info);
   const progress: Progress = { outcome: { code: 500, cell: '', route: 'unhandled' } };
   let user: string | undefined;
+  let release: (() => void) | undefined;
   try {
     if (typeof info === 'string') {
       progress.outcome = answerer.refuse(refusal(badRequest(info), 'bad-path'));
@@ -73,6 +77,14 @@ export async function exchange(
       return;
     }
     user = admission.user.username;
+    release = options.limits?.acquire(user, isLongRunning(request, info));
+    if (options.limits && !release) {
+      progress.outcome = answerer.refuse({
+        ...refusal(tooManyRequests(TOO_MANY_REQUESTS, 1), 'caller-limit'),
+        headers: { 'retry-after': '1' },
+      });
+      return;
+    }
     progress.outcome = await serve(
       info,
       admission.impersonation,
@@ -91,7 +103,18 @@ export async function exchange(
       );
     }
   } finally {
+    release?.();
     answerer.finish?.();
     recordRequest(options, request, info, user, progress.outcome, started, span);
   }
+}
+
+/** Whether a request stays open for as long as the caller wants: a watch, a followed log, an upgrade. */
+function isLongRunning(request: ClientRequest, info: RequestInfo): boolean {
+  if (request.headers.upgrade !== undefined) return true;
+  if (!info.isResourceRequest) return false;
+  return (
+    info.verb === 'watch' ||
+    (info.subresource === 'log' && /[?&]follow=(?:true|1)(?:&|$)/.test(request.url ?? ''))
+  );
 }

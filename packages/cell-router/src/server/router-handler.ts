@@ -15,6 +15,7 @@ import { planRoute, type NamespaceLabels, type RoutingState } from '../routing/r
 import { badRequest, methodNotAllowed } from '../status/kube-status.ts';
 import type { RequestOutcome } from '../tracing/request-span.ts';
 import type { OwnerUids } from '../views/owner-uids.ts';
+import type { CallerLimits } from './caller-limits.ts';
 import { exchange, type ExchangeOptions } from './request-exchange.ts';
 import { CellMadeRequests } from '../proxy/cell-made-requests.ts';
 import type { CellNamespaces } from '../proxy/cell-namespaces.ts';
@@ -53,6 +54,8 @@ export interface RouterHandlerOptions {
    * one of its own against `controlPlane`.
    */
   reviewer?: Pick<AccessReviewer, 'allowed'>;
+  /** What one caller may hold open at once (429 past it); none: no limit. */
+  limits?: CallerLimits;
   controlPlane: KubeClient;
   /** The client of an engaged cell. */
   cell: (id: string) => KubeClient | undefined;
@@ -102,6 +105,7 @@ export class RouterHandler {
     this.exchangeOptions = {
       authenticator: options.authenticator,
       reviewer: options.reviewer ?? new AccessReviewer({ apiserver: options.controlPlane }),
+      limits: options.limits,
       tracer: options.tracer ?? NOOP_TRACER,
       logger: options.logger,
       metrics: options.metrics,

@@ -23,6 +23,7 @@ import { RouterMetrics } from '../metrics/router-metrics.ts';
 
 import { CellNamespaces, NAMESPACES } from '../proxy/cell-namespaces.ts';
 import { answerClientError } from './client-errors.ts';
+import { CallerLimits, type CallerLimitsOptions } from './caller-limits.ts';
 import { OldCopies } from '../routing/old-copies.ts';
 import { RouterHandler } from './router-handler.ts';
 import { CellularKinds, type DiscoveredResource } from '../views/cellular-kinds.ts';
@@ -46,6 +47,8 @@ export interface RouterOptions {
   secretNamespace?: string;
   /** This replica's name in its Lease (the pod name in a cluster). */
   identity: string;
+  /** What one caller may hold open at once; none: no limit. */
+  limits?: CallerLimitsOptions;
 }
 
 /**
@@ -110,6 +113,7 @@ export class Router {
     this.pool.subscribe(cellNamespaces);
     this.handler = new RouterHandler({
       authenticator: new Authenticator({ controlPlane: options.controlPlane }),
+      ...(options.limits ? { limits: new CallerLimits(options.limits) } : {}),
       controlPlane: options.controlPlane,
       cell: (id) => this.pool.get(id)?.client,
       state: () => this.state.current(),
