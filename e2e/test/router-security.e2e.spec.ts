@@ -1,0 +1,206 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { connect } from 'node:tls';
+
+import { ORPHANED_DEPENDENTS_REASON, parseCellSet } from '@cellfed/api';
+import { RoutingTable } from '@cellfed/hashing';
+import { KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { Agent, request } from 'undici';
+
+import { clientsFor, readCellSet } from './clients.ts';
+import { describeE2e, e2eEnv } from './e2e-env.ts';
+import { controlPlanePki, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
+
+/**
+ * The router as a security boundary, tried as an attacker would: a caller with no rights at all (a fresh
+ * ServiceAccount's token) gets what one kube-apiserver would give it, and nothing is done or told on its
+ * behalf before it is known to be allowed. One router, one namespace, shared by every test.
+ */
+describeE2e('cell router: a caller gets nothing one apiserver would refuse it', () => {
+  const env = e2eEnv();
+  const pki = controlPlanePki(env);
+  const controlPlane = clientsFor(env.controlPlane.kubeconfig);
+  const rbac = (() => {
+    const config = new KubeConfig();
+    config.loadFromFile(env.controlPlane.kubeconfig);
+    return config.makeApiClient(RbacAuthorizationV1Api);
+  })();
+  const cells = Object.fromEntries(env.cells.map((cell) => [cell.id, clientsFor(cell.kubeconfig)]));
+  const namespace = `security-${Date.now()}`;
+  let router: RouterProcess;
+  let tls: Agent;
+  /** mallory: a ServiceAccount bound to nothing. */
+  let mallory = '';
+
+  /** A new ServiceAccount `name` in the test namespace, and a token for it (an hour). */
+  async function serviceAccountToken(name: string): Promise<string> {
+    await controlPlane.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
+    const created = await controlPlane.core.createNamespacedServiceAccountToken({
+      name,
+      namespace,
+      body: { spec: { audiences: [], expirationSeconds: 3600 } },
+    });
+    return created.status!.token!;
+  }
+
+  /** One request through the router with `token`; the code and the Status or object answered. */
+  async function as(token: string, method: string, path: string, body?: unknown) {
+    const response = await request(`${router.url}${path}`, {
+      method: method as 'GET',
+      dispatcher: tls,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.body.text();
+    return { code: response.statusCode, body: JSON.parse(text) as Record<string, unknown> };
+  }
+
+  /**
+   * Everything the router answers on one TLS connection to `bytes`, written at once, until it closes the
+   * connection (or 10 s pass): the raw bytes, read as latin1.
+   */
+  function exchangeOnOneConnection(bytes: string): Promise<{ answer: string; closed: boolean }> {
+    return new Promise((resolve, reject) => {
+      const socket = connect({
+        host: '127.0.0.1',
+        port: Number(new URL(router.url).port),
+        ca: readFileSync(join(pki, 'ca.crt')),
+        servername: 'localhost',
+        ALPNProtocols: ['http/1.1'],
+      });
+      let answer = '';
+      const timer = setTimeout(() => {
+        socket.destroy();
+        resolve({ answer, closed: false });
+      }, 10_000);
+      socket.once('secureConnect', () => socket.write(bytes));
+      socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+      socket.once('close', () => {
+        clearTimeout(timer);
+        resolve({ answer, closed: true });
+      });
+      socket.once('error', (error) => (answer ? undefined : reject(error)));
+    });
+  }
+
+  /** A request head as a client writes it, with mallory's token. */
+  const head = (requestLine: string, extra: string[] = []) =>
+    [requestLine, 'Host: router', `Authorization: Bearer ${mallory}`, ...extra, '', ''].join('\r\n');
+
+  beforeAll(async () => {
+    await controlPlane.core.createNamespace({ body: { metadata: { name: namespace } } });
+    mallory = await serviceAccountToken('mallory');
+    router = await startRouter(env);
+    tls = new Agent({ connect: { ca: readFileSync(join(pki, 'ca.crt')) } });
+  });
+
+  afterAll(async () => {
+    await stopRouter(router);
+    await tls?.close();
+    await controlPlane.core.deleteNamespace({ name: namespace }).catch(() => undefined);
+  });
+
+  it.each([
+    [
+      'a plain GET that asks for an upgrade',
+      () =>
+        head(`GET /api/v1/namespaces/${namespace}/configmaps/x HTTP/1.1`, [
+          'Connection: Upgrade',
+          'Upgrade: websocket',
+        ]),
+      400,
+    ],
+    [
+      'an exec it may not make',
+      () =>
+        head(`POST /api/v1/namespaces/${namespace}/pods/nothing/exec?command=sh&stdout=true HTTP/1.1`, [
+          'Connection: Upgrade',
+          'Upgrade: SPDY/3.1',
+          'X-Stream-Protocol-Version: v4.channel.k8s.io',
+        ]),
+      403,
+    ],
+  ])(
+    'never serves a request smuggled behind %s: one answer, its own, then the connection closes',
+    async (_what, upgrade, code) => {
+      // Without a credential the smuggled requests would be mallory's 401s; with one, its 403s. Served as the
+      // router, they were 200s with every Secret of kube-system.
+      const smuggled = [
+        head('GET /api/v1/namespaces/kube-system/secrets HTTP/1.1'),
+        'GET /api/v1/configmaps HTTP/1.1\r\nHost: router\r\n\r\n',
+      ].join('');
+      const { answer, closed } = await exchangeOnOneConnection(upgrade() + smuggled);
+      const statusLines = answer.match(/^HTTP\/1\.1 \d{3}[^\r]*/gm) ?? [];
+      expect(statusLines).toEqual([expect.stringMatching(new RegExp(`^HTTP/1\\.1 ${code} `))]);
+      expect(closed).toBe(true);
+      expect(answer).not.toContain('SecretList');
+      expect(answer).not.toContain('ConfigMapList');
+    },
+  );
+
+  it('writes no orphaning record for a caller who may read an owner but not delete it', async () => {
+    const reader = await serviceAccountToken('owner-reader');
+    const owner = await controlPlane.core.createNamespacedServiceAccount({
+      namespace,
+      body: { metadata: { name: 'orphan-owner' } },
+    });
+    await rbac.createNamespacedRole({
+      namespace,
+      body: {
+        metadata: { name: 'read-service-accounts' },
+        rules: [{ apiGroups: [''], resources: ['serviceaccounts'], verbs: ['get'] }],
+      },
+    });
+    await rbac.createNamespacedRoleBinding({
+      namespace,
+      body: {
+        metadata: { name: 'owner-reader' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'read-service-accounts' },
+        subjects: [{ kind: 'ServiceAccount', name: 'owner-reader', namespace }],
+      },
+    });
+    const path = `/api/v1/namespaces/${namespace}/serviceaccounts/orphan-owner`;
+    expect((await as(reader, 'GET', path)).code).toBe(200);
+    const deleted = await as(reader, 'DELETE', `${path}?propagationPolicy=Orphan`);
+    expect(deleted).toMatchObject({ code: 403, body: { reason: 'Forbidden' } });
+    const events = await controlPlane.core.listNamespacedEvent({
+      namespace,
+      fieldSelector: `involvedObject.uid=${owner.metadata!.uid!},reason=${ORPHANED_DEPENDENTS_REASON}`,
+    });
+    expect(events.items).toEqual([]);
+    // Still there: the refusal was the control plane's own.
+    expect((await as(reader, 'GET', path)).code).toBe(200);
+  });
+
+  it('creates no namespace in a cell for a write the caller may not make', async () => {
+    // A namespace only the control plane has: the router would create it in the ring's cell ahead of a
+    // write, as itself.
+    const fresh = `${namespace}-fresh`;
+    await controlPlane.core.createNamespace({ body: { metadata: { name: fresh } } });
+    try {
+      const name = 'never';
+      const cellSet = parseCellSet(await readCellSet(env.controlPlane.kubeconfig, env.cellSet));
+      const table = RoutingTable.fromCellSet(cellSet.spec);
+      const cell = table.route(table.keyOf({ namespace: fresh, name })).oldCell;
+      const written = await as(mallory, 'PUT', `/api/v1/namespaces/${fresh}/configmaps/${name}`, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name, namespace: fresh },
+      });
+      expect(written).toMatchObject({ code: 403, body: { reason: 'Forbidden' } });
+      expect(String(written.body['message'])).toBe(
+        `configmaps "${name}" is forbidden: User "system:serviceaccount:${namespace}:mallory" cannot update resource "configmaps" in API group "" in the namespace "${fresh}"`,
+      );
+      const inCell = await cells[cell]!.core.readNamespace({ name: fresh }).then(
+        () => true,
+        () => false,
+      );
+      expect(inCell).toBe(false);
+    } finally {
+      await controlPlane.core.deleteNamespace({ name: fresh });
+    }
+  });
+});
