@@ -1,3 +1,15 @@
+{{/*
+The prefix of every name: the release's name when it says cellfed, else "<release>-cellfed", so that two
+releases in one cell (another CellSet's components) never claim the same ClusterRole.
+*/}}
+{{- define "cellfed-cell.fullname" -}}
+{{- if contains "cellfed" .Release.Name -}}
+{{- .Release.Name | trunc 50 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-cellfed" .Release.Name | trunc 50 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
 {{/* Labels on everything the chart makes. */}}
 {{- define "cellfed-cell.labels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}

@@ -40,6 +40,13 @@ export const EnvFileSchema = z.object({
   cells: z.array(ApiserverEntrySchema).min(1),
   /** The router the chart runs in the control-plane cluster (kind with images), published on the host. */
   router: ApiserverEntrySchema.optional(),
+  /**
+   * kubeconfigs of cellfed's components in the control plane (local provider), bound only by the chart's
+   * RBAC: the router and the controllers the tests start run with these, never as admin.
+   */
+  components: z
+    .object({ router: z.string(), 'rebalance-controller': z.string(), 'backup-controller': z.string() })
+    .optional(),
   /** Name of the CellSet in the control plane that lists the cells. */
   cellSet: z.string(),
   /** Namespace of the cells' kubeconfig Secrets in the control plane. */
@@ -48,6 +55,23 @@ export const EnvFileSchema = z.object({
 
 export type ApiserverEntry = z.output<typeof ApiserverEntrySchema>;
 export type EnvFile = z.output<typeof EnvFileSchema>;
+
+/**
+ * The control-plane kubeconfig a component runs with: its own, bound only by the chart's RBAC. An
+ * environment without one (made before components had identities) is refused, never served as admin.
+ */
+export function componentKubeconfig(
+  env: EnvFile,
+  component: 'router' | 'rebalance-controller' | 'backup-controller',
+): string {
+  const file = env.components?.[component];
+  if (!file)
+    throw new E2eError(
+      E2eErrorCode.InvalidEnvironment,
+      `${env.dir} has no least-privilege identity for the ${component}: run \`npm run cells -- down\` and \`up\` again`,
+    );
+  return file;
+}
 
 export function envFilePath(dir: string): string {
   return join(dir, ENV_FILE);

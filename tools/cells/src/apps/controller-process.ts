@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-import type { EnvFile } from '../env-file.ts';
+import { componentKubeconfig, type EnvFile } from '../env-file.ts';
 import { spawnApp, stopApp, waitUntilReady } from './node-app.ts';
 
 /** cellfed's controllers, by the package they are built from. */
@@ -42,7 +42,7 @@ export async function startController(
   const app = spawnApp({
     name: name.replace('-', ' '),
     main: fileURLToPath(new URL(CONTROLLER_MAINS[name], import.meta.url)),
-    args: ['--kubeconfig', env.controlPlane.kubeconfig, '--http-port', '0', ...(options.args ?? [])],
+    args: ['--kubeconfig', componentKubeconfig(env, name), '--http-port', '0', ...(options.args ?? [])],
     ...(options.logFile ? { logFile: options.logFile } : {}),
     ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.keepLines !== undefined ? { keepLines: options.keepLines } : {}),

@@ -364,7 +364,7 @@ describe('the cellfed-cell chart', () => {
   const rebalanceRules = (args: string[]) =>
     rules(
       named(
-        renderChart(helm, args, 'cell', 'default', CELL_CHART_DIR),
+        renderChart(helm, args, 'cellfed', 'default', CELL_CHART_DIR),
         'ClusterRole',
         'cellfed-rebalance-controller',
       ),
@@ -376,14 +376,24 @@ describe('the cellfed-cell chart', () => {
   });
 
   it('makes one ClusterRole per component, bound only to the subjects given', () => {
-    const bare = renderChart(helm, [], 'cell', 'default', CELL_CHART_DIR);
+    const bare = renderChart(helm, [], 'cellfed', 'default', CELL_CHART_DIR);
     expect(
       only(bare, 'ClusterRole')
         .map((role) => role.metadata.name)
         .sort(),
     ).toEqual(['cellfed-backup-controller', 'cellfed-rebalance-controller', 'cellfed-router']);
     expect(only(bare, 'ClusterRoleBinding')).toEqual([]);
-    const bound = renderChart(helm, cellValues, 'cell', 'default', CELL_CHART_DIR);
+    // Another release in the same cell (another federation's components) claims names of its own.
+    expect(
+      only(renderChart(helm, [], 'staging', 'default', CELL_CHART_DIR), 'ClusterRole')
+        .map((role) => role.metadata.name)
+        .sort(),
+    ).toEqual([
+      'staging-cellfed-backup-controller',
+      'staging-cellfed-rebalance-controller',
+      'staging-cellfed-router',
+    ]);
+    const bound = renderChart(helm, cellValues, 'cellfed', 'default', CELL_CHART_DIR);
     expect(named(bound, 'ClusterRoleBinding', 'cellfed-backup-controller')['subjects']).toEqual([
       { kind: 'Group', name: 'cellfed:controllers' },
     ]);
@@ -393,7 +403,7 @@ describe('the cellfed-cell chart', () => {
     const objects = renderChart(
       helm,
       ['--set', 'cellularResources[0].group=example.com', '--set', 'cellularResources[0].resource=widgets'],
-      'cell',
+      'cellfed',
       'default',
       CELL_CHART_DIR,
     );

@@ -71,6 +71,21 @@ export async function deleteCellSecret(kubeconfigFile: string, cellId: string): 
   }
 }
 
+/**
+ * Applies `objects` (a chart's RBAC, rendered) in order with server-side apply; a namespaced object's
+ * namespace is created first if it is missing.
+ */
+export async function applyObjects(
+  kubeconfigFile: string,
+  objects: readonly KubernetesObject[],
+): Promise<void> {
+  const api = objectApi(kubeconfigFile);
+  const namespaces = new Set(objects.map((object) => object.metadata?.namespace).filter(Boolean));
+  for (const name of namespaces)
+    await serverSideApply(api, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  for (const object of objects) await serverSideApply(api, object);
+}
+
 /** Applies `object` as this tool's field manager, taking over fields others set (it owns what it writes). */
 function serverSideApply(api: KubernetesObjectApi, object: KubernetesObject) {
   return api.patch(object, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);

@@ -2,7 +2,14 @@ import { accessSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-import { applyCellSecret, bootstrapControlPlane, deleteCellSecret } from '../control-plane/bootstrap.ts';
+import { cellRbac, controlPlaneRbac, type ComponentName } from '../chart/component-rbac.ts';
+import { writeComponentKubeconfigs } from '../control-plane/component-tokens.ts';
+import {
+  applyCellSecret,
+  applyObjects,
+  bootstrapControlPlane,
+  deleteCellSecret,
+} from '../control-plane/bootstrap.ts';
 import {
   CONTROL_PLANE_ID,
   cellIds,
@@ -78,7 +85,12 @@ export class LocalProvider implements Provider {
       log.info({ cells: running.cells.length }, 'environment already up');
       return running;
     }
-    const tools = resolveTools(this.options.toolsDir, ['etcd', 'kube-apiserver', 'kube-controller-manager']);
+    const tools = resolveTools(this.options.toolsDir, [
+      'etcd',
+      'kube-apiserver',
+      'kube-controller-manager',
+      'helm',
+    ]);
     await this.down({ dir, log: options.log });
 
     const startedAt = Date.now();
@@ -132,6 +144,20 @@ export class LocalProvider implements Provider {
         log,
         signal,
       });
+      // Least privilege everywhere: the components are what the charts make them, in the control plane
+      // and in every cell, so a verb the charts forgot fails whatever needs it.
+      await applyObjects(env.controlPlane.kubeconfig, controlPlaneRbac(tools.helm));
+      for (const cell of env.cells) await applyObjects(cell.kubeconfig, cellRbac(tools.helm));
+      env.components = await writeComponentKubeconfigs({
+        adminKubeconfigFile: env.controlPlane.kubeconfig,
+        server: env.controlPlane.url,
+        caCertFile: join(state.apiservers[CONTROL_PLANE_ID]!.pkiDir, 'ca.crt'),
+        file: (component) => componentKubeconfigPath(dir, component),
+      });
+      log.info(
+        { cells: env.cells.map((cell) => cell.id) },
+        "the charts' RBAC applied to the control plane and every cell",
+      );
       writeEnvFile(env);
       log.info({ seconds: (Date.now() - startedAt) / 1000, env: envFilePath(dir) }, 'environment up');
       return env;
@@ -159,7 +185,12 @@ export class LocalProvider implements Provider {
     const state = readLocalState(dir);
     const id = nextCellId(Object.keys(state.apiservers));
     const log = options.log.child({ provider: 'local', dir, cell: id });
-    const tools = resolveTools(this.options.toolsDir, ['etcd', 'kube-apiserver', 'kube-controller-manager']);
+    const tools = resolveTools(this.options.toolsDir, [
+      'etcd',
+      'kube-apiserver',
+      'kube-controller-manager',
+      'helm',
+    ]);
     const save = () => writeLocalState(dir, state);
     const startedAt = Date.now();
     try {
@@ -170,6 +201,7 @@ export class LocalProvider implements Provider {
         signal: options.signal ?? new AbortController().signal,
       });
       const cell = entryOf(dir, state.apiservers[id]!);
+      await applyObjects(cell.kubeconfig, cellRbac(tools.helm));
       await applyCellSecret(env.controlPlane.kubeconfig, {
         id,
         kubeconfig: readFileSync(componentsKubeconfigPath(dir, id), 'utf8'),
@@ -372,6 +404,11 @@ function writeKubeconfigs(dir: string, apiserver: ApiserverState, layout: Apiser
   );
 }
 
+/** A component's kubeconfig in the control plane: its chart ServiceAccount's name, and nothing more. */
+export function componentKubeconfigPath(dir: string, component: ComponentName): string {
+  return join(dir, 'kubeconfig', `${CONTROL_PLANE_ID}.cellfed-${component}.kubeconfig`);
+}
+
 function adminKubeconfigPath(dir: string, id: string): string {
   return join(dir, 'kubeconfig', `${id}.kubeconfig`);
 }
@@ -404,7 +441,10 @@ function runningEnvironment(dir: string, cells: number): EnvFile | undefined {
     const env = readEnvFile(dir);
     const state = readLocalState(dir);
     const daemons = Object.values(state.apiservers).flatMap((apiserver) => Object.values(apiserver.daemons));
-    return env.cells.length === cells && daemons.every((record) => isRunning(record)) ? env : undefined;
+    // One made before its components had identities of their own is made again.
+    return env.components && env.cells.length === cells && daemons.every((record) => isRunning(record))
+      ? env
+      : undefined;
   } catch {
     return undefined;
   }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { spawnApp, stopApp, waitUntilReady } from '../apps/node-app.ts';
-import { CONTROL_PLANE_ID, type EnvFile } from '../env-file.ts';
+import { CONTROL_PLANE_ID, componentKubeconfig, type EnvFile } from '../env-file.ts';
 
 const ROUTER_MAIN = fileURLToPath(new URL('../../../../packages/cell-router/src/main.ts', import.meta.url));
 
@@ -47,7 +47,7 @@ export async function startRouter(env: EnvFile, options: StartRouterOptions = {}
     main: ROUTER_MAIN,
     args: [
       '--kubeconfig',
-      env.controlPlane.kubeconfig,
+      componentKubeconfig(env, 'router'),
       '--host',
       '127.0.0.1',
       '--port',

@@ -1,0 +1,46 @@
+import { CELL_CHART_DIR, CHART_DIR, renderChart, type Rendered } from './helm-chart.ts';
+
+/** cellfed's components, as the chart names them (`cellfed-<component>`). */
+export const COMPONENTS = ['router', 'rebalance-controller', 'backup-controller'] as const;
+export type ComponentName = (typeof COMPONENTS)[number];
+
+/** The namespace the chart runs them in, in the router control plane. */
+export const COMPONENTS_NAMESPACE = 'cellfed-system';
+
+/** A component's ServiceAccount in the control plane, as the chart (release `cellfed`) names it. */
+export const componentServiceAccount = (component: ComponentName) => `cellfed-${component}`;
+
+/** Who the components are in a cell: the one identity of the cell's kubeconfig Secret. */
+export const CELL_COMPONENTS_USER = 'cellfed-components';
+
+const RBAC_KINDS = new Set(['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
+
+/** The cellfed chart's RBAC (release `cellfed`), as it would install it: nothing else of the chart. */
+export function controlPlaneRbac(helm: string): Rendered[] {
+  return renderChart(helm, [], 'cellfed', COMPONENTS_NAMESPACE, CHART_DIR).filter((object) =>
+    RBAC_KINDS.has(object.kind),
+  );
+}
+
+/** What a cell's chart is installed with: the CellSet's resources (the chart's defaults when absent). */
+export interface CellRbacValues {
+  readonly cellularResources?: readonly { group: string; resource: string }[];
+  readonly sharedResources?: readonly { group: string; resource: string }[];
+}
+
+/** The cellfed-cell chart (release `cellfed`), every component bound to {@link CELL_COMPONENTS_USER}. */
+export function cellRbac(helm: string, values: CellRbacValues = {}): Rendered[] {
+  const subject = JSON.stringify([{ kind: 'User', name: CELL_COMPONENTS_USER }]);
+  const args = [
+    ...['--set-json', `router.subjects=${subject}`],
+    ...['--set-json', `rebalanceController.subjects=${subject}`],
+    ...['--set-json', `backupController.subjects=${subject}`],
+    ...(values.cellularResources
+      ? ['--set-json', `cellularResources=${JSON.stringify(values.cellularResources)}`]
+      : []),
+    ...(values.sharedResources
+      ? ['--set-json', `sharedResources=${JSON.stringify(values.sharedResources)}`]
+      : []),
+  ];
+  return renderChart(helm, args, 'cellfed', COMPONENTS_NAMESPACE, CELL_CHART_DIR);
+}
