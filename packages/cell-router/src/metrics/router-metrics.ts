@@ -19,15 +19,40 @@ export interface RequestRecord {
   seconds: number;
 }
 
+/** The verbs kube-apiserver labels its metrics with; any other (a caller's made-up method) is `other`. */
+const KNOWN_VERBS = new Set([
+  'get',
+  'list',
+  'watch',
+  'create',
+  'update',
+  'patch',
+  'delete',
+  'deletecollection',
+  'proxy',
+  'head',
+  'post',
+  'put',
+  'options',
+]);
+
+/**
+ * At most this many resource label values. A path names whatever resource its caller wants, and each value
+ * would be a series kept for good (the router fuzz proof's memory grew with them): a resource is named once
+ * an apiserver has served it (an answer under 400) or the router fenced a write to it, `other` until then.
+ */
+const MAX_RESOURCES = 512;
+
 /**
  * The router's metrics, named after kube-apiserver's (`apiserver_request_total`, …) with the cell added, on
- * the registry it is given.
+ * the registry it is given. Every label has a bounded set of values, whatever callers send.
  */
 export class RouterMetrics {
   private readonly requests: Counter<'verb' | 'resource' | 'cell' | 'code'>;
   private readonly duration: Histogram<'verb' | 'cell'>;
   private readonly cases: Counter<'case'>;
   private readonly fences: Counter<'resource'>;
+  private readonly resources = new Set<string>();
 
   constructor(registry: Registry) {
     this.requests = new Counter({
@@ -58,14 +83,20 @@ export class RouterMetrics {
   }
 
   record(request: RequestRecord): void {
-    this.requests.inc({
-      verb: request.verb,
-      resource: request.resource,
-      cell: request.cell,
-      code: String(request.code),
-    });
-    this.duration.observe({ verb: request.verb, cell: request.cell }, request.seconds);
+    const verb = KNOWN_VERBS.has(request.verb) ? request.verb : 'other';
+    // A fence is only ever for a resource of the CellSet: named too.
+    const resource = this.resourceLabel(request.resource, request.code < 400 || request.fenced);
+    this.requests.inc({ verb, resource, cell: request.cell, code: String(request.code) });
+    this.duration.observe({ verb, cell: request.cell }, request.seconds);
     if (request.routeCase) this.cases.inc({ case: request.routeCase });
-    if (request.fenced) this.fences.inc({ resource: request.resource });
+    if (request.fenced) this.fences.inc({ resource });
+  }
+
+  /** The resource as its label (see {@link MAX_RESOURCES}). */
+  private resourceLabel(resource: string, served: boolean): string {
+    if (resource === '' || this.resources.has(resource)) return resource;
+    if (!served || this.resources.size >= MAX_RESOURCES) return 'other';
+    this.resources.add(resource);
+    return resource;
   }
 }
