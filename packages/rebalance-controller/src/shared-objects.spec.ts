@@ -56,6 +56,9 @@ describe('mirrorSharedObjects', () => {
     const unchanged = clusterRole('same', ['get']);
     const bootstrapped = clusterRole('admin', ['*']);
     bootstrapped.metadata.labels = { 'kubernetes.io/bootstrapping': 'rbac-defaults' };
+    // cellfed's own, from its chart: each cell has the cellfed-cell chart's under the same name.
+    const cellfedOwn = clusterRole('cellfed-rebalance-controller', ['*']);
+    cellfedOwn.metadata.labels = { 'app.kubernetes.io/part-of': 'cellfed' };
     const controlPlane = fakeClient({
       '/apis/rbac.authorization.k8s.io/v1/clusterroles': {
         kind: 'ClusterRoleList',
@@ -66,6 +69,7 @@ describe('mirrorSharedObjects', () => {
           clusterRole('changed', ['list']),
           clusterRole('system:basic-user', ['create']),
           bootstrapped,
+          cellfedOwn,
         ],
       },
     });

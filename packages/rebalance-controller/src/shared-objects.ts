@@ -154,17 +154,24 @@ export function mirroredCopy(object: KubeObject): KubeObject {
 
 /**
  * Objects every apiserver makes for itself: the RBAC defaults (`kubernetes.io/bootstrapping`), anything
- * named `system:…`, and whatever is in a system namespace. Each cell has its own; mirroring the control
- * plane's over them (or deleting them with it) would break the cell.
+ * named `system:…`, and whatever is in a system namespace. And cellfed's own RBAC (its charts' objects,
+ * `app.kubernetes.io/part-of: cellfed`): the control plane's is the cellfed chart's, each cell's the
+ * cellfed-cell chart's, under the same names. Each cell has its own; mirroring the control plane's over
+ * them (or deleting them with it) would break the cell (the control plane's binding of the rebalance
+ * controller's ClusterRole, mirrored, took the cell's own identity off it).
  */
 function isCellOwn(object: KubeObject): boolean {
   const { namespace = '', name = '', labels } = object.metadata;
   return (
     CELL_SYSTEM_NAMESPACES.has(namespace) ||
     name.startsWith('system:') ||
-    labels?.['kubernetes.io/bootstrapping'] !== undefined
+    labels?.['kubernetes.io/bootstrapping'] !== undefined ||
+    labels?.[PART_OF_LABEL] === PART_OF_CELLFED
   );
 }
+
+const PART_OF_LABEL = 'app.kubernetes.io/part-of';
+const PART_OF_CELLFED = 'cellfed';
 
 /** Whether two resources are the same, whatever version each names. */
 export function sameResource(one: GroupVersionResource, other: GroupVersionResource): boolean {
