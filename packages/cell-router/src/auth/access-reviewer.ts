@@ -24,6 +24,8 @@ export interface AccessReviewerOptions {
   /** How long a denied answer is reused (the webhook authorizer's default, 30 s). */
   readonly deniedTtlMs?: number;
   readonly maxEntries?: number;
+  /** Told of each review sent (not answered from the cache). */
+  readonly onReview?: () => void;
 }
 
 /** Above this many bytes of caller-chosen text a decision is not cached (as kube-apiserver's webhook cache). */
@@ -42,8 +44,6 @@ export class AccessReviewer {
   private readonly options: AccessReviewerOptions;
   private readonly decisions: ExpiringCache<boolean>;
   private readonly pending = new Map<string, Promise<boolean>>();
-  /** Reviews sent (not answered from the cache): what the authorization proof reports per request. */
-  reviewsSent = 0;
 
   constructor(options: AccessReviewerOptions) {
     this.options = options;
@@ -94,7 +94,7 @@ export class AccessReviewer {
   }
 
   private async review(spec: Record<string, unknown>): Promise<boolean> {
-    this.reviewsSent++;
+    this.options.onReview?.();
     const review = await this.options.apiserver.request<SubjectAccessReview>(
       'POST',
       '/apis/authorization.k8s.io/v1/subjectaccessreviews',

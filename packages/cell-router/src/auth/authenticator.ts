@@ -18,6 +18,8 @@ export interface AuthenticatorOptions {
   rejectedTokenCacheMs?: number;
   /** At most this many TokenReviews at once; a token past it waits for a retry (429). Default 32. */
   maxReviewsInFlight?: number;
+  /** Told of each TokenReview sent (not answered from a cache). */
+  onReview?: () => void;
 }
 
 /** Who the caller is; why not; or that it cannot be told now (too many reviews in flight: a 429). */
@@ -47,8 +49,6 @@ export class Authenticator {
   private readonly rejected: ExpiringCache<Authentication>;
   private readonly pending = new Map<string, Promise<Authentication>>();
   private readonly certificateUsers = new WeakMap<object, UserInfo | null>();
-  /** TokenReviews sent (not answered from a cache). */
-  reviewsSent = 0;
 
   constructor(options: AuthenticatorOptions) {
     this.options = options;
@@ -91,7 +91,7 @@ export class Authenticator {
   }
 
   private async review(id: string, token: string): Promise<Authentication> {
-    this.reviewsSent++;
+    this.options.onReview?.();
     let result: Authentication;
     try {
       const review = await this.options.controlPlane.request<TokenReview>(

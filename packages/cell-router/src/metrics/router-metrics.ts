@@ -52,6 +52,8 @@ export class RouterMetrics {
   private readonly duration: Histogram<'verb' | 'cell'>;
   private readonly cases: Counter<'case'>;
   private readonly fences: Counter<'resource'>;
+  /** Reviews the router sent the control plane as itself (not answered from its caches), by kind. */
+  private readonly reviews: Counter<'kind'>;
   private readonly resources = new Set<string>();
 
   constructor(registry: Registry) {
@@ -80,6 +82,17 @@ export class RouterMetrics {
       labelNames: ['resource'],
       registers: [registry],
     });
+    this.reviews = new Counter({
+      name: 'cellfed_router_reviews_total',
+      help: 'SubjectAccessReviews and TokenReviews the router sent the control plane (its caches answer the rest).',
+      labelNames: ['kind'],
+      registers: [registry],
+    });
+  }
+
+  /** One review sent: a SubjectAccessReview or a TokenReview. */
+  reviewSent(kind: 'subjectaccessreview' | 'tokenreview'): void {
+    this.reviews.inc({ kind });
   }
 
   record(request: RequestRecord): void {

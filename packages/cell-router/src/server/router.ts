@@ -18,6 +18,7 @@ import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 
+import { AccessReviewer } from '../auth/access-reviewer.ts';
 import { Authenticator } from '../auth/authenticator.ts';
 import { RouterMetrics } from '../metrics/router-metrics.ts';
 
@@ -111,8 +112,16 @@ export class Router {
       controlPlaneNamespace: namespaceOf,
     });
     this.pool.subscribe(cellNamespaces);
+    const metrics = new RouterMetrics(options.registry);
     this.handler = new RouterHandler({
-      authenticator: new Authenticator({ controlPlane: options.controlPlane }),
+      authenticator: new Authenticator({
+        controlPlane: options.controlPlane,
+        onReview: () => metrics.reviewSent('tokenreview'),
+      }),
+      reviewer: new AccessReviewer({
+        apiserver: options.controlPlane,
+        onReview: () => metrics.reviewSent('subjectaccessreview'),
+      }),
       ...(options.limits ? { limits: new CallerLimits(options.limits) } : {}),
       controlPlane: options.controlPlane,
       cell: (id) => this.pool.get(id)?.client,
@@ -141,7 +150,7 @@ export class Router {
         instance: options.identity,
         logger: log,
       }),
-      metrics: new RouterMetrics(options.registry),
+      metrics,
       ...(options.tracer ? { tracer: options.tracer } : {}),
       logger: log.child({ component: 'access' }),
     });
