@@ -28,13 +28,27 @@ export interface CellRbacValues {
   readonly sharedResources?: readonly { group: string; resource: string }[];
 }
 
-/** The cellfed-cell chart (release `cellfed`), every component bound to {@link CELL_COMPONENTS_USER}. */
-export function cellRbac(helm: string, values: CellRbacValues = {}): Rendered[] {
-  const subject = JSON.stringify([{ kind: 'User', name: CELL_COMPONENTS_USER }]);
+/** An RBAC subject: who a chart's bindings name. */
+export interface Subject {
+  readonly kind: 'User' | 'Group' | 'ServiceAccount';
+  readonly name: string;
+  readonly namespace?: string;
+}
+
+/**
+ * The cellfed-cell chart (release `cellfed`), every component bound to `subject`: by default the user
+ * {@link CELL_COMPONENTS_USER} (a local cell's certificate).
+ */
+export function cellRbac(
+  helm: string,
+  values: CellRbacValues = {},
+  subject: Subject = { kind: 'User', name: CELL_COMPONENTS_USER },
+): Rendered[] {
+  const subjects = JSON.stringify([subject]);
   const args = [
-    ...['--set-json', `router.subjects=${subject}`],
-    ...['--set-json', `rebalanceController.subjects=${subject}`],
-    ...['--set-json', `backupController.subjects=${subject}`],
+    ...['--set-json', `router.subjects=${subjects}`],
+    ...['--set-json', `rebalanceController.subjects=${subjects}`],
+    ...['--set-json', `backupController.subjects=${subjects}`],
     ...(values.cellularResources
       ? ['--set-json', `cellularResources=${JSON.stringify(values.cellularResources)}`]
       : []),

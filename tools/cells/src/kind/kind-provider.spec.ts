@@ -7,7 +7,7 @@ import { jest } from '@jest/globals';
 import { E2eError, E2eErrorCode } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import type { CommandRunner } from './command-runner.ts';
-import type { Command } from './kind-plan.ts';
+import type { Command, KindClusterPlan } from './kind-plan.ts';
 import { KindProvider } from './kind-provider.ts';
 
 const log = createLogger({ level: 'silent' });
@@ -46,10 +46,18 @@ const scratch = () => {
 };
 afterAll(() => scratches.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
+/** A cell's internal kubeconfig as it is: the identity set-up needs real clusters (cell-identity.ts). */
+const cellIdentity = async (plan: KindClusterPlan) => readFileSync(plan.internalKubeconfig, 'utf8');
+
 describe('KindProvider', () => {
   it('says why it cannot run without a Docker engine, and starts nothing', async () => {
     const kind = fakeKind({ dockerFails: true });
-    const provider = new KindProvider({ crdDir: '/crds', kindBinary: 'kind', run: kind.run });
+    const provider = new KindProvider({
+      cellIdentity,
+      crdDir: '/crds',
+      kindBinary: 'kind',
+      run: kind.run,
+    });
     expect(await provider.unavailableReason()).toMatch(
       /kind needs a Docker engine and `docker info` failed: Cannot connect/,
     );
@@ -69,7 +77,13 @@ describe('KindProvider', () => {
     const dir = scratch();
     const kind = fakeKind();
     const bootstrap = jest.fn(async () => undefined);
-    const provider = new KindProvider({ crdDir: '/crds', kindBinary: 'kind', run: kind.run, bootstrap });
+    const provider = new KindProvider({
+      cellIdentity,
+      crdDir: '/crds',
+      kindBinary: 'kind',
+      run: kind.run,
+      bootstrap,
+    });
     const env = await provider.up({
       dir,
       cells: 2,
@@ -103,6 +117,7 @@ describe('KindProvider', () => {
     const dir = scratch();
     const kind = fakeKind({ failOn: 'create cluster --name cellfed-cell-2' });
     const provider = new KindProvider({
+      cellIdentity,
       crdDir: '/crds',
       kindBinary: 'kind',
       run: kind.run,
@@ -124,6 +139,7 @@ describe('KindProvider', () => {
     for (const tool of ['helm', 'kubectl']) writeFileSync(join(tools, tool), '', { mode: 0o755 });
     const kind = fakeKind();
     const provider = new KindProvider({
+      cellIdentity,
       crdDir: '/crds',
       kindBinary: 'kind',
       chartDir: '/repo/charts/cellfed',
@@ -168,6 +184,7 @@ describe('KindProvider', () => {
     const kind = fakeKind();
     const secrets: string[] = [];
     const provider = new KindProvider({
+      cellIdentity,
       crdDir: '/crds',
       nodeImage: 'cellfed-local/kind-node:v1.37.2',
       kindBinary: '/opt/kind/bin/kind',
@@ -183,6 +200,7 @@ describe('KindProvider', () => {
 
     // A later command (`cells add-cell`) is another process, given no node image: up's is kept for it.
     const later = new KindProvider({
+      cellIdentity,
       crdDir: '/crds',
       run: kind.run,
       cellSecrets: {

@@ -25,6 +25,7 @@ import { onPath, runCommand, type CommandRunner } from './command-runner.ts';
 import { createApiserverPki } from '../local/pki.ts';
 import { freePorts } from '../local/ports.ts';
 import { resolveTools } from '../tools.ts';
+import { leastPrivilegeCellKubeconfig } from './cell-identity.ts';
 import {
   DOCKER_INFO,
   kindClusterConfig,
@@ -52,6 +53,11 @@ export interface KindProviderOptions {
   bootstrap?: typeof bootstrapControlPlane;
   /** Writes and deletes a cell's kubeconfig Secret in the control plane; injected as `bootstrap` is. */
   cellSecrets?: { apply: typeof applyCellSecret; delete: typeof deleteCellSecret };
+  /**
+   * What a cell's Secret holds: its internal kubeconfig with an identity bound only by the cellfed-cell
+   * chart (cell-identity.ts); injected as `bootstrap` is.
+   */
+  cellIdentity?: (plan: KindClusterPlan) => Promise<string>;
 }
 
 /**
@@ -118,10 +124,11 @@ export class KindProvider implements Provider {
       };
       await (this.options.bootstrap ?? bootstrapControlPlane)({
         kubeconfigFile: env.controlPlane.kubeconfig,
-        // The controllers run inside the control-plane cluster and reach the cells over the kind network.
-        cells: plans
-          .slice(1)
-          .map((plan) => ({ id: plan.id, kubeconfig: readFileSync(plan.internalKubeconfig, 'utf8') })),
+        // The controllers run inside the control-plane cluster and reach the cells over the kind network,
+        // each cell's as the identity the cellfed-cell chart binds, never kind's admin.
+        cells: await Promise.all(
+          plans.slice(1).map(async (plan) => ({ id: plan.id, kubeconfig: await this.cellIdentity(plan) })),
+        ),
         crdDir: this.options.crdDir,
         log,
         ...(options.signal ? { signal: options.signal } : {}),
@@ -158,7 +165,7 @@ export class KindProvider implements Provider {
       await this.createCluster(dir, plan!, state, log, { signal: options.signal });
       await (this.options.cellSecrets?.apply ?? applyCellSecret)(env.controlPlane.kubeconfig, {
         id,
-        kubeconfig: readFileSync(plan!.internalKubeconfig, 'utf8'),
+        kubeconfig: await this.cellIdentity(plan!),
       });
     } catch (error) {
       log.error({ err: error, cell: id }, 'adding the cell failed; deleting its cluster');
@@ -198,6 +205,12 @@ export class KindProvider implements Provider {
     envWithCell(dir, options.id);
     await this.run(planKindKill(options.id));
     options.log.info({ provider: 'kind', dir, cell: options.id }, 'cell killed');
+  }
+
+  /** A cell's kubeconfig for its Secret (see KindProviderOptions.cellIdentity). */
+  private cellIdentity(plan: KindClusterPlan): Promise<string> {
+    if (this.options.cellIdentity) return this.options.cellIdentity(plan);
+    return leastPrivilegeCellKubeconfig(plan, resolveTools(this.options.toolsDir, ['helm']).helm);
   }
 
   /**

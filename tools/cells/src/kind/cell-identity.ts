@@ -1,0 +1,45 @@
+import { readFileSync } from 'node:fs';
+
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { dump, load } from 'js-yaml';
+
+import { CELL_COMPONENTS_USER, COMPONENTS_NAMESPACE, cellRbac } from '../chart/component-rbac.ts';
+import { applyObjects } from '../control-plane/bootstrap.ts';
+import type { KindClusterPlan } from './kind-plan.ts';
+
+/** How long the components' token in a kind cell lasts: longer than any run on it. */
+const TOKEN_SECONDS = 7 * 24 * 3600;
+
+/**
+ * What cellfed's components get in a kind cell, for its kubeconfig Secret: not kind's admin, but a
+ * ServiceAccount of their own (`cellfed-system/cellfed-components`) that only the cellfed-cell chart's
+ * bindings give any right. Applies the chart's RBAC and answers the cell's internal kubeconfig with that
+ * ServiceAccount's token as its user.
+ */
+export async function leastPrivilegeCellKubeconfig(plan: KindClusterPlan, helm: string): Promise<string> {
+  const account = {
+    kind: 'ServiceAccount' as const,
+    name: CELL_COMPONENTS_USER,
+    namespace: COMPONENTS_NAMESPACE,
+  };
+  await applyObjects(plan.kubeconfig, [
+    {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name: account.name, namespace: account.namespace },
+    },
+    ...cellRbac(helm, {}, account),
+  ]);
+  const config = new KubeConfig();
+  config.loadFromFile(plan.kubeconfig);
+  const issued = await config.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({
+    name: account.name,
+    namespace: account.namespace,
+    body: { spec: { audiences: [], expirationSeconds: TOKEN_SECONDS } },
+  });
+  const internal = load(readFileSync(plan.internalKubeconfig, 'utf8')) as {
+    users?: { name: string; user: Record<string, unknown> }[];
+  };
+  for (const user of internal.users ?? []) user.user = { token: issued.status!.token! };
+  return dump(internal);
+}
