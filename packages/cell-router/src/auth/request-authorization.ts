@@ -1,8 +1,7 @@
-import { errorMessage } from '@cellfed/controller-kit';
-
 import type { RequestInfo } from '../request/request-info.ts';
 import { RETRY_SOON, refusal, type Refusal } from '../routing/destination.ts';
 import { forbidden, serviceUnavailable } from '../status/kube-status.ts';
+import { publicErrorMessage } from '../status/public-error.ts';
 import type { AccessAttributes, AccessReviewer } from './access-reviewer.ts';
 import type { UserInfo } from './user-info.ts';
 
@@ -43,7 +42,7 @@ export function requestAuthorization(
       (error: unknown) => ({
         ...refusal(
           serviceUnavailable(
-            `the router could not check the request's authorization (${errorMessage(error)}); retry`,
+            `the router could not check the request's authorization (${publicErrorMessage(error)}); retry`,
             1,
           ),
           'authorization-unavailable',

@@ -69,6 +69,11 @@ export class CellMadeRequests {
       if (translated && 'status' in translated)
         return sendRefusal(response, refusal(translated.status, 'stale-version', destination.cell));
       if (translated) body = { ...body, bytes: translated.body };
+      // Its owners are read as the router: only for a caller allowed the write.
+      if (body.bytes.includes('"ownerReferences"')) {
+        const refused = await authorize();
+        if (refused) return sendRefusal(response, refused);
+      }
       body = await this.storeOwnerUids(destination.cell, namespace, contentType, body);
     }
     // A read at a listed item's composite version reads the cell at its own.

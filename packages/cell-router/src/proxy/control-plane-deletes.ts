@@ -1,6 +1,7 @@
 import { ORPHAN_FINALIZER, ORPHANED_DEPENDENTS_REASON } from '@cellfed/api';
 import type { Authorize } from '../auth/request-authorization.ts';
-import { errorMessage, type EventRecorder, type KubeClient } from '@cellfed/controller-kit';
+import { type EventRecorder, type KubeClient } from '@cellfed/controller-kit';
+import { publicErrorMessage } from '../status/public-error.ts';
 
 import type { ResourceRequestInfo } from '../request/request-info.ts';
 import { objectPath } from '../request/object-path.ts';
@@ -73,7 +74,7 @@ export async function readyControlPlaneDelete(
   } catch (error) {
     return refusal(
       serviceUnavailable(
-        `the orphaning of ${info.resource} ${info.name} could not be recorded for cellfed's collector (${errorMessage(error)}); retry`,
+        `the orphaning of ${info.resource} ${info.name} could not be recorded for cellfed's collector (${publicErrorMessage(error)}); retry`,
         1,
       ),
       'orphan-record',

@@ -1,4 +1,4 @@
-import { errorMessage } from '@cellfed/controller-kit';
+import { publicErrorMessage } from '../status/public-error.ts';
 
 import { newestCopy, type CellCopy } from '../collections/copy-choice.ts';
 import { objectPath } from '../request/object-path.ts';
@@ -62,7 +62,7 @@ export async function findCellMade(
           return undefined; // 404, or 403 for a caller who may not read it there
         } catch (error) {
           if (signal?.aborted) throw error;
-          return { source, failed: errorMessage(error) };
+          return { source, failed: publicErrorMessage(error) };
         }
       },
     ),

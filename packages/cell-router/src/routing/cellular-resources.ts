@@ -14,4 +14,10 @@ export class CellularResources {
   has(group: string, resource: string): boolean {
     return this.set.has(`${group}/${resource}`);
   }
+
+  /** Whether any resource of `group` is listed. */
+  hasGroup(group: string): boolean {
+    for (const listed of this.set) if (listed.slice(0, listed.lastIndexOf('/')) === group) return true;
+    return false;
+  }
 }

@@ -1,9 +1,10 @@
 import { needsOldCopy, resolveTarget, type OldCopy } from '@cellfed/hashing';
-import { errorMessage, madeByItsCell, type KubeClient } from '@cellfed/controller-kit';
+import { madeByItsCell, type KubeClient } from '@cellfed/controller-kit';
 
 import { findCellMade } from './cell-made.ts';
 import type { RoutingState } from './route-plan.ts';
 import { cellFailure, serviceUnavailable } from '../status/kube-status.ts';
+import { publicErrorMessage } from '../status/public-error.ts';
 import type { Authorize } from '../auth/request-authorization.ts';
 import { RETRY_SOON, refusal, type Destination, type FromBackup, type Impersonation } from './destination.ts';
 
@@ -51,7 +52,7 @@ export class ObjectDestinations {
       } catch (error) {
         if (this.hasLeft(decision.oldCell)) return cellLeftRefusal(plan, decision.oldCell);
         const status = serviceUnavailable(
-          `cannot tell whether ${info.resource} "${info.name}" has moved: cell ${decision.oldCell}: ${errorMessage(error)}`,
+          `cannot tell whether ${info.resource} "${info.name}" has moved: cell ${decision.oldCell}: ${publicErrorMessage(error)}`,
           1,
         );
         return {
@@ -135,7 +136,7 @@ export class ObjectDestinations {
       state = await failoverState(client, info, down, cell, impersonation);
     } catch (error) {
       const status = serviceUnavailable(
-        `cannot tell whether ${info.resource} "${info.name}" of down cell ${down} is restored in cell ${cell}: ${errorMessage(error)}`,
+        `cannot tell whether ${info.resource} "${info.name}" of down cell ${down} is restored in cell ${cell}: ${publicErrorMessage(error)}`,
         1,
       );
       return { ...refusal(status, 'backup-unreadable', cell), routeCase };

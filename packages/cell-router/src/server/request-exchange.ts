@@ -11,6 +11,7 @@ import type { ClientRequest } from '../proxy/client-exchange.ts';
 import type { RequestInfo } from '../request/request-info.ts';
 import { refusal, type Impersonation, type Refusal } from '../routing/destination.ts';
 import { badRequest, internalError, tooManyRequests } from '../status/kube-status.ts';
+import { publicErrorMessage } from '../status/public-error.ts';
 import type { CallerLimits } from './caller-limits.ts';
 import { startRequestSpan, type RequestOutcome } from '../tracing/request-span.ts';
 import { logFields, recordRequest, requestInfo } from './access-log.ts';
@@ -99,7 +100,7 @@ export async function exchange(
     } else {
       options.logger.error({ err: errorMessage(error), ...logFields(request, info) }, 'request failed');
       progress.outcome = answerer.fail(
-        refusal(internalError(errorMessage(error)), 'error', progress.outcome.cell),
+        refusal(internalError(publicErrorMessage(error)), 'error', progress.outcome.cell),
       );
     }
   } finally {

@@ -19,11 +19,7 @@ export interface KubeStatus {
   };
 }
 
-/**
- * A Status the router answers itself. Its message never names an address: an error from a request to a
- * cell or the control plane says where that went (a URL, an IP and port), which is the router's to know and
- * not its callers'.
- */
+/** A Status the router answers itself. */
 export function failure(
   code: number,
   reason: string,
@@ -35,27 +31,11 @@ export function failure(
     apiVersion: 'v1',
     metadata: {},
     status: 'Failure',
-    message: withoutAddresses(message),
+    message,
     reason,
     code,
     ...(details ? { details } : {}),
   };
-}
-
-const ADDRESSES: readonly RegExp[] = [
-  // URLs: scheme, host, port, path.
-  /\b[a-z][a-z0-9+.-]*:\/\/[^\s"',)]*[^\s"',):.;]/gi,
-  // IPv6 in brackets, IPv4, either with a port.
-  /\[[0-9a-f:.]+\](?::\d+)?/gi,
-  /\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b/g,
-  // A host name with a port, and the host a name lookup did not find.
-  /\b(?:localhost|[a-z0-9-]+(?:\.[a-z0-9-]+)+):\d{1,5}\b/gi,
-  /(?<=\b(?:ENOTFOUND|EAI_AGAIN) )\S+/g,
-];
-
-/** `text` with every address in it replaced by `<address>`. */
-export function withoutAddresses(text: string): string {
-  return ADDRESSES.reduce((redacted, pattern) => redacted.replace(pattern, '<address>'), text);
 }
 
 export const badRequest = (message: string) => failure(400, 'BadRequest', message);

@@ -12,6 +12,10 @@ export interface DiscoveredResource {
 /** Discovery of one group version (`v1`, `apps/v1`) in the control plane: its resources. */
 export type Discover = (groupVersion: string) => Promise<readonly DiscoveredResource[]>;
 
+/** `group/version` or `version`, as Kubernetes names them (`apps/v1`, `v1`, `example.com/v1beta2`). */
+const GROUP_VERSION =
+  /^(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*\/)?v[0-9]+(?:(?:alpha|beta)[0-9]+)?$/;
+
 /**
  * Which owner kinds are cellular: an owner reference names a kind (`apps/v1` `Deployment`), the CellSet
  * names resources (`apps` `deployments`). Discovery of the control plane tells the one from the other, once
@@ -32,6 +36,9 @@ export class CellularKinds {
     const slash = apiVersion.indexOf('/');
     const group = slash < 0 ? '' : apiVersion.slice(0, slash);
     const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
+    // An owner reference is a caller's text: only a group version of a group the CellSet lists is looked up
+    // (a path of the caller's choosing is never asked for as the router, and what is kept stays bounded).
+    if (!GROUP_VERSION.test(apiVersion) || !this.cellular()?.hasGroup(group)) return undefined;
     let resources = this.discovered.get(apiVersion);
     if (!resources) {
       resources = this.discover(apiVersion);

@@ -125,4 +125,26 @@ describe('OwnerUids', () => {
     // Discovery once per group version, not per object.
     expect(discovered).toEqual(['apps/v1']);
   });
+
+  it('asks nothing as the router for a reference a caller made up: a group the CellSet does not list, a path, too many', async () => {
+    const { uids, reads, discovered } = fixture();
+    const refs = [
+      { apiVersion: 'v1?x=1', kind: 'Pod', name: 'p', uid: 'u' },
+      { apiVersion: 'apps/../../api/v1/secrets', kind: 'Secret', name: 's', uid: 'u' },
+      { apiVersion: 'example.com/v1', kind: 'Widget', name: 'w', uid: 'u' },
+      ...Array.from({ length: 40 }, (_, i) => ({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        name: `d-${i}`,
+        uid: 'u',
+      })),
+    ];
+    await uids.store('a', 'shop', {
+      kind: 'Pod',
+      metadata: { namespace: 'shop', name: 'x', ownerReferences: refs },
+    });
+    expect(discovered).toEqual(['apps/v1']);
+    // Only the first 16 references are read, each once.
+    expect(reads).toHaveLength(13);
+  });
 });

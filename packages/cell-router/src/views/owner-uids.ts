@@ -73,7 +73,8 @@ export class OwnerUids {
   ): Promise<boolean> {
     let changed = false;
     for (const object of objectsIn(value))
-      for (const { ref, refNamespace } of refsOf(object)) {
+      // A written object's references are a caller's: each may cost a read as the router, so only so many.
+      for (const { ref, refNamespace } of refsOf(object).slice(0, MAX_OWNER_REFERENCES)) {
         const uid = await translate(refNamespace ?? object.metadata?.namespace ?? namespace, ref);
         if (uid !== undefined && uid !== ref.uid) {
           ref.uid = uid;
@@ -118,6 +119,9 @@ export class OwnerUids {
     return { cellUid, clientUid };
   }
 }
+
+/** Owner references of one object that are translated; Kubernetes objects have one or two. */
+const MAX_OWNER_REFERENCES = 16;
 
 function remember(map: Map<string, string>, key: string, value: string): void {
   map.set(key, value);
