@@ -1,18 +1,18 @@
 import { FakeClock } from '@cellfed/controller-kit/testing';
 
-import { AccessReviewer } from './access-reviewer.ts';
+import { AccessReviewer, AccessReviewsBusy } from './access-reviewer.ts';
 import { forbiddenMessage } from './request-authorization.ts';
 
 const alice = { username: 'alice', groups: ['dev', 'system:authenticated'], extra: {} };
 const GET_CM = { verb: 'get', group: '', resource: 'configmaps', namespace: 'shop', name: 'app' };
 
-function setup(answers: (boolean | Error)[]) {
+function setup(answers: (boolean | Error | Promise<boolean>)[]) {
   const clock = new FakeClock();
   const sent: unknown[] = [];
   const apiserver = {
     request: async <T>(_method: string, _path: string, options: { body?: unknown } = {}): Promise<T> => {
       sent.push(options.body);
-      const answer = answers.shift();
+      const answer = await answers.shift();
       if (answer instanceof Error) throw answer;
       return { status: { allowed: answer } } as T;
     },
@@ -23,6 +23,7 @@ function setup(answers: (boolean | Error)[]) {
     allowedTtlMs: 30_000,
     deniedTtlMs: 10_000,
     maxEntries: 2,
+    maxInFlight: 2,
   });
   return { reviewer, clock, sent };
 }
@@ -70,6 +71,19 @@ describe('AccessReviewer', () => {
     expect(sent).toHaveLength(1);
     expect(await reviewer.allowed(alice, GET_CM)).toBe(true);
     expect(sent).toHaveLength(2);
+  });
+
+  it('sends at most maxInFlight reviews at once: past it, busy (the caller retries)', async () => {
+    let release: (allowed: boolean) => void = () => undefined;
+    const held = new Promise<boolean>((resolve) => (release = resolve));
+    const { reviewer } = setup([held, held]);
+    const first = [
+      reviewer.allowed(alice, { ...GET_CM, name: 'a' }),
+      reviewer.allowed(alice, { ...GET_CM, name: 'b' }),
+    ];
+    await expect(reviewer.allowed(alice, { ...GET_CM, name: 'c' })).rejects.toBeInstanceOf(AccessReviewsBusy);
+    release(true);
+    expect(await Promise.all(first)).toEqual([true, true]);
   });
 
   it('keeps at most maxEntries answers: a stream of different asks cannot grow it', async () => {

@@ -24,12 +24,19 @@ export interface AccessReviewerOptions {
   /** How long a denied answer is reused (the webhook authorizer's default, 30 s). */
   readonly deniedTtlMs?: number;
   readonly maxEntries?: number;
+  /** Reviews sent at once at most; past it {@link AccessReviewsBusy} is thrown (a 429). Default 64. */
+  readonly maxInFlight?: number;
   /** Told of each review sent (not answered from the cache). */
   readonly onReview?: () => void;
 }
 
 /** Above this many bytes of caller-chosen text a decision is not cached (as kube-apiserver's webhook cache). */
 const MAX_CACHED_KEY_BYTES = 10_000;
+
+/** No review could be sent now: too many are in flight. The caller is told to retry (429). */
+export class AccessReviewsBusy extends Error {
+  override readonly name = 'AccessReviewsBusy';
+}
 
 interface SubjectAccessReview {
   status?: { allowed?: boolean; denied?: boolean; reason?: string };
@@ -38,7 +45,8 @@ interface SubjectAccessReview {
 /**
  * Asks an apiserver whether a user may do something (SubjectAccessReview), before the router does anything
  * for that user: answers are cached briefly, in a bounded cache, as kube-apiserver's webhook authorizer
- * caches them, so a burst of requests costs one review; a failed review is not cached, and throws.
+ * caches them, so a burst of requests costs one review; a failed review is not cached, and throws; so does
+ * one past the cap on reviews in flight ({@link AccessReviewsBusy}).
  */
 export class AccessReviewer {
   private readonly options: AccessReviewerOptions;
@@ -80,6 +88,8 @@ export class AccessReviewer {
     // Concurrent requests for the same decision share one review.
     let review = this.pending.get(key);
     if (!review) {
+      if (this.pending.size >= (this.options.maxInFlight ?? 64))
+        throw new AccessReviewsBusy('too many authorization reviews in flight');
       review = this.review(spec).finally(() => this.pending.delete(key));
       this.pending.set(key, review);
     }

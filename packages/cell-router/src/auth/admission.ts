@@ -1,16 +1,23 @@
 import { traceHeadersOf } from '@cellfed/controller-kit';
 import type { Span } from '@opentelemetry/api';
 
-import { refusal, type Impersonation, type Refusal } from '../routing/destination.ts';
-import { badRequest, forbidden, tooManyRequests, unauthorized } from '../status/kube-status.ts';
+import { RETRY_SOON, refusal, type Impersonation, type Refusal } from '../routing/destination.ts';
+import {
+  badRequest,
+  forbidden,
+  serviceUnavailable,
+  tooManyRequests,
+  unauthorized,
+} from '../status/kube-status.ts';
+import { publicErrorMessage } from '../status/public-error.ts';
 import type { ClientRequest } from '../proxy/client-exchange.ts';
-import type { AccessReviewer } from './access-reviewer.ts';
+import { AccessReviewsBusy, type AccessReviewer } from './access-reviewer.ts';
 import type { Authenticator } from './authenticator.ts';
 import { authorizeImpersonation, impersonationHeaders, requestedImpersonation } from './impersonation.ts';
 import { unsafeIdentityField, type UserInfo } from './user-info.ts';
 
 /**
- * Who a request acts as: the authenticated caller, whom it acts as (itself, or whom it may impersonate), and
+ * Whom a request acts as: the authenticated caller, whom it acts as (itself, or whom it may impersonate), and
  * the headers every request sent on for it carries (that impersonation, checked as kube-apiserver checks it,
  * the caller's address and the trace context); or why it may not.
  */
@@ -20,30 +27,63 @@ export type Admission =
 /** kube-apiserver's words when its flow control turns a request away. */
 export const TOO_MANY_REQUESTS = 'Too many requests, please try again later.';
 
-/** Authenticates the caller and checks what it asks to impersonate (401, 400 and 403 Statuses otherwise). */
-export async function admit(
+/** A refusal the caller retries by itself after a second: flow control's 429. */
+export const tooManyRefusal = (route: string): Refusal => ({
+  ...refusal(tooManyRequests(TOO_MANY_REQUESTS, 1), route),
+  headers: RETRY_SOON,
+});
+
+/**
+ * Who the caller is (401 if nobody; 429 or 503 with Retry-After when that cannot be told now). A name the
+ * router could not write into a header as it is (a certificate's CN, a token reviewer's answer holding a
+ * control character) is never acted on: it could smuggle headers into what the router sends as itself.
+ */
+export async function authenticateCaller(
   authenticator: Pick<Authenticator, 'authenticate'>,
+  request: ClientRequest,
+): Promise<{ user: UserInfo } | { refusal: Refusal }> {
+  const authentication = await authenticator.authenticate(request);
+  if ('busy' in authentication) return { refusal: tooManyRefusal('authentication-busy') };
+  if ('unavailable' in authentication)
+    return {
+      refusal: {
+        ...refusal(
+          serviceUnavailable('the router could not check the credential; retry', 1),
+          'authentication-unavailable',
+        ),
+        headers: RETRY_SOON,
+      },
+    };
+  if ('failure' in authentication || unsafeIdentityField(authentication.user))
+    return { refusal: refusal(unauthorized(), 'unauthenticated') };
+  return { user: authentication.user };
+}
+
+/**
+ * Whom an authenticated caller's request acts as: itself, or whom it asks to impersonate if the control
+ * plane allows it every permission kube-apiserver checks (400 and 403 Statuses otherwise; 429 or 503 when the
+ * control plane cannot be asked now).
+ */
+export async function admit(
   reviewer: Pick<AccessReviewer, 'allowed'>,
+  caller: UserInfo,
   request: ClientRequest,
   span: Span,
 ): Promise<Admission> {
-  const authentication = await authenticator.authenticate(request);
-  if ('failure' in authentication) return { refusal: refusal(unauthorized(), 'unauthenticated') };
-  if ('busy' in authentication)
-    return {
-      refusal: {
-        ...refusal(tooManyRequests(TOO_MANY_REQUESTS, 1), 'authentication-busy'),
-        headers: { 'retry-after': '1' },
-      },
-    };
-  const caller = authentication.user;
-  // A name the router could not write into a header as it is (a certificate's CN, a token reviewer's
-  // answer) is never acted on: it could smuggle headers into what the router sends as itself.
-  if (unsafeIdentityField(caller)) return { refusal: refusal(unauthorized(), 'unsafe-identity') };
   const asked = requestedImpersonation(request.rawHeaders);
   let effective = caller;
   if (asked) {
-    const decided = await authorizeImpersonation(reviewer, caller, asked);
+    let decided: Awaited<ReturnType<typeof authorizeImpersonation>>;
+    try {
+      decided = await authorizeImpersonation(reviewer, caller, asked);
+    } catch (error) {
+      if (error instanceof AccessReviewsBusy) return { refusal: tooManyRefusal('impersonation-busy') };
+      const status = serviceUnavailable(
+        `the router could not check the impersonation (${publicErrorMessage(error)}); retry`,
+        1,
+      );
+      return { refusal: { ...refusal(status, 'impersonation-unavailable'), headers: RETRY_SOON } };
+    }
     if ('invalid' in decided)
       return { refusal: refusal(badRequest(decided.invalid), 'impersonation-invalid') };
     if ('denied' in decided) return { refusal: refusal(forbidden(decided.denied), 'impersonation-denied') };

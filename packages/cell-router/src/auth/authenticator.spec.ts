@@ -27,7 +27,7 @@ describe('userOfCertificate', () => {
 
 describe('Authenticator (bearer tokens)', () => {
   /** A control plane that accepts tokens starting with good-, and holds reviews while `hold` is set. */
-  function setup(options: { maxReviewsInFlight?: number } = {}) {
+  function setup(options: { maxReviewsInFlight?: number; maxReviewsInFlightPerPeer?: number } = {}) {
     const clock = new FakeClock();
     const reviewed: string[] = [];
     let release: () => void = () => undefined;
@@ -37,6 +37,7 @@ describe('Authenticator (bearer tokens)', () => {
         const token = (request.body as { spec: { token: string } }).spec.token;
         reviewed.push(token);
         if (held) await held;
+        if (token === 'good-down') throw new Error('connect ECONNREFUSED');
         return (
           token.startsWith('good-')
             ? { status: { authenticated: true, user: { username: token.slice(5), groups: ['g'] } } }
@@ -45,8 +46,11 @@ describe('Authenticator (bearer tokens)', () => {
       },
     };
     const authenticator = new Authenticator({ controlPlane, clock, ...options });
-    const as = (token: string) =>
-      authenticator.authenticate({ headers: { authorization: `Bearer ${token}` }, socket: {} as never });
+    const as = (token: string, peer = '192.0.2.1') =>
+      authenticator.authenticate({
+        headers: { authorization: `Bearer ${token}` },
+        socket: { remoteAddress: peer } as never,
+      });
     const hold = () => {
       held = new Promise((resolve) => (release = resolve));
     };
@@ -70,7 +74,7 @@ describe('Authenticator (bearer tokens)', () => {
   });
 
   it('sends one review per token at a time, and at most maxReviewsInFlight reviews: past that, busy', async () => {
-    const { as, reviewed, hold, release } = setup({ maxReviewsInFlight: 2 });
+    const { as, reviewed, hold, release } = setup({ maxReviewsInFlight: 2, maxReviewsInFlightPerPeer: 2 });
     hold();
     const first = [as('good-a'), as('good-a'), as('good-b')];
     expect(await as('good-c')).toEqual({ busy: 'too many token reviews in flight' });
@@ -88,5 +92,36 @@ describe('Authenticator (bearer tokens)', () => {
     const { as, reviewed } = setup();
     expect(await as(`good-${'x'.repeat(20_000)}`)).toEqual({ failure: 'token rejected: too long' });
     expect(reviewed).toEqual([]);
+  });
+
+  it('holds one client address to its share of the reviews in flight: others are still reviewed', async () => {
+    const { as, hold, release } = setup({ maxReviewsInFlight: 8, maxReviewsInFlightPerPeer: 2 });
+    hold();
+    const flood = [as('bad-1', '203.0.113.9'), as('bad-2', '203.0.113.9')];
+    expect(await as('bad-3', '203.0.113.9')).toEqual({ busy: 'too many token reviews in flight' });
+    const other = as('good-jane', '192.0.2.1');
+    release();
+    expect(await other).toMatchObject({ user: { username: 'jane' } });
+    await Promise.all(flood);
+  });
+
+  it('keeps serving a known caller from its stale yes while no review can be sent', async () => {
+    const { as, clock, hold, release } = setup({ maxReviewsInFlight: 1 });
+    expect(await as('good-jane')).toMatchObject({ user: { username: 'jane' } });
+    await clock.advance(60_000);
+    hold();
+    const flood = as('bad-1', '203.0.113.9');
+    expect(await as('good-jane')).toMatchObject({ user: { username: 'jane' } });
+    release();
+    await flood;
+  });
+
+  it('says the control plane could not be asked (a retry), not that the token is bad, and keeps nothing', async () => {
+    const { as, reviewed } = setup();
+    expect(await as('good-down')).toEqual({
+      unavailable: 'could not review the token: connect ECONNREFUSED',
+    });
+    await as('good-down');
+    expect(reviewed).toEqual(['good-down', 'good-down']);
   });
 });

@@ -18,12 +18,23 @@ export interface AuthenticatorOptions {
   rejectedTokenCacheMs?: number;
   /** At most this many TokenReviews at once; a token past it waits for a retry (429). Default 32. */
   maxReviewsInFlight?: number;
+  /** Of them, at most this many for one client address, so nobody holds them all. Default 4. */
+  maxReviewsInFlightPerPeer?: number;
+  /**
+   * How long a yes is still used when no review can be sent now (the cap is reached): a known caller is not
+   * turned away by someone else's flood of made-up tokens. Default 5 min.
+   */
+  staleTokenMs?: number;
   /** Told of each TokenReview sent (not answered from a cache). */
   onReview?: () => void;
 }
 
-/** Who the caller is; why not; or that it cannot be told now (too many reviews in flight: a 429). */
-export type Authentication = { user: UserInfo } | { failure: string } | { busy: string };
+/**
+ * Who the caller is; why not (401); or that it cannot be told now: too many reviews in flight (a 429), or
+ * the control plane could not be asked (a 503). Both are worth a retry, which a 401 is not.
+ */
+export type Authentication =
+  { user: UserInfo } | { failure: string } | { busy: string } | { unavailable: string };
 
 interface TokenReview {
   status?: {
@@ -45,14 +56,17 @@ const MAX_TOKEN_BYTES = 16 * 1024;
  */
 export class Authenticator {
   private readonly options: AuthenticatorOptions;
-  private readonly accepted: ExpiringCache<Authentication>;
+  /** A yes, with when it stops being fresh: kept past that (stale) for when no review can be sent. */
+  private readonly accepted: ExpiringCache<{ result: Authentication; freshUntil: number }>;
+  private readonly clock: Clock;
+  private readonly pendingPerPeer = new Map<string, number>();
   private readonly rejected: ExpiringCache<Authentication>;
   private readonly pending = new Map<string, Promise<Authentication>>();
   private readonly certificateUsers = new WeakMap<object, UserInfo | null>();
 
   constructor(options: AuthenticatorOptions) {
     this.options = options;
-    const clock = options.clock ?? realClock;
+    const clock = (this.clock = options.clock ?? realClock);
     this.accepted = new ExpiringCache({ clock, maxEntries: 10_000 });
     this.rejected = new ExpiringCache({ clock, maxEntries: 1_000 });
   }
@@ -70,21 +84,33 @@ export class Authenticator {
     }
     const header = request.headers.authorization;
     const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    if (match) return this.reviewToken(match[1]!);
+    if (match) return this.reviewToken(match[1]!, request.socket?.remoteAddress ?? '');
     return { failure: 'no client certificate signed by a trusted CA and no bearer token' };
   }
 
-  private async reviewToken(token: string): Promise<Authentication> {
+  private async reviewToken(token: string, peer: string): Promise<Authentication> {
     if (token.length > MAX_TOKEN_BYTES) return { failure: 'token rejected: too long' };
     // Keyed by a hash: tokens never sit in memory longer than their request, nor in logs.
     const id = createHash('sha256').update(token).digest('hex');
-    const cached = this.accepted.get(id) ?? this.rejected.get(id);
-    if (cached) return cached;
+    const accepted = this.accepted.get(id);
+    if (accepted && accepted.freshUntil > this.clock.now()) return accepted.result;
+    const rejected = this.rejected.get(id);
+    if (rejected) return rejected;
     let review = this.pending.get(id);
     if (!review) {
-      if (this.pending.size >= (this.options.maxReviewsInFlight ?? 32))
-        return { busy: 'too many token reviews in flight' };
-      review = this.review(id, token).finally(() => this.pending.delete(id));
+      const fromPeer = this.pendingPerPeer.get(peer) ?? 0;
+      if (
+        this.pending.size >= (this.options.maxReviewsInFlight ?? 32) ||
+        fromPeer >= (this.options.maxReviewsInFlightPerPeer ?? 4)
+      )
+        return accepted?.result ?? { busy: 'too many token reviews in flight' };
+      this.pendingPerPeer.set(peer, fromPeer + 1);
+      review = this.review(id, token).finally(() => {
+        this.pending.delete(id);
+        const left = (this.pendingPerPeer.get(peer) ?? 1) - 1;
+        if (left > 0) this.pendingPerPeer.set(peer, left);
+        else this.pendingPerPeer.delete(peer);
+      });
       this.pending.set(id, review);
     }
     return review;
@@ -115,10 +141,16 @@ export class Authenticator {
           : { failure: review.status?.error ? `token rejected: ${review.status.error}` : 'token rejected' };
     } catch (error) {
       // Not cached: the next request asks again.
-      return { failure: `could not review the token: ${(error as Error).message}` };
+      return { unavailable: `could not review the token: ${(error as Error).message}` };
     }
-    if ('user' in result) this.accepted.set(id, result, this.options.tokenCacheMs ?? 10_000);
-    else this.rejected.set(id, result, this.options.rejectedTokenCacheMs ?? 5_000);
+    if ('user' in result) {
+      const freshMs = this.options.tokenCacheMs ?? 10_000;
+      this.accepted.set(
+        id,
+        { result, freshUntil: this.clock.now() + freshMs },
+        Math.max(freshMs, this.options.staleTokenMs ?? 300_000),
+      );
+    } else this.rejected.set(id, result, this.options.rejectedTokenCacheMs ?? 5_000);
     return result;
   }
 }

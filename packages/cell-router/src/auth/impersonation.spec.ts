@@ -141,6 +141,10 @@ describe('serviceAccountOf', () => {
   it.each([
     ['system:serviceaccount:shop:builder', { namespace: 'shop', name: 'builder' }],
     ['system:serviceaccount:shop:a.b-c', { namespace: 'shop', name: 'a.b-c' }],
+    // A subdomain's labels have no length of their own in kube-apiserver's check, only the whole name.
+    [`system:serviceaccount:shop:${'a'.repeat(100)}`, { namespace: 'shop', name: 'a'.repeat(100) }],
+    [`system:serviceaccount:shop:${'a'.repeat(254)}`, undefined],
+    [`system:serviceaccount:${'s'.repeat(64)}:builder`, undefined],
     ['system:serviceaccount:shop', undefined],
     ['system:serviceaccount:shop:a:b', undefined],
     ['system:serviceaccount:Shop:builder', undefined],
@@ -337,6 +341,28 @@ describe('impersonationHeaders', () => {
         extra: {},
       })['Impersonate-Group'],
     ).toEqual(['system:authenticated']);
+  });
+
+  it('writes an extra key so that kube-apiserver, which lowercases and then decodes it, reads the same key', () => {
+    const headers = impersonationHeaders({
+      username: 'bob',
+      groups: [],
+      extra: { Team: ['x'], 'a(b)': ['y'], 'example.com/scope': ['z'] },
+    });
+    const names = Object.keys(headers).filter((name) => name.startsWith('Impersonate-Extra-'));
+    expect(names).toEqual([
+      'Impersonate-Extra-%54eam',
+      'Impersonate-Extra-a%28b%29',
+      'Impersonate-Extra-example.com%2Fscope',
+    ]);
+    // Read back as requestedImpersonation (kube-apiserver's reading) reads it.
+    const lines = names.flatMap((name) => [name, 'v']);
+    const read = requestedImpersonation(['Impersonate-User', 'bob', ...lines]);
+    expect(Object.keys(read?.kind === 'user' ? read.user.extra : {})).toEqual([
+      'Team',
+      'a(b)',
+      'example.com/scope',
+    ]);
   });
 
   it('writes text as its UTF-8 bytes', () => {

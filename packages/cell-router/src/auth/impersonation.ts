@@ -30,7 +30,7 @@ export function impersonationHeaders(user: UserInfo): Record<string, string | st
   const groups = user.groups.filter((group) => group !== '').map(wireValue);
   if (groups.length > 0) headers['Impersonate-Group'] = groups;
   for (const [key, values] of Object.entries(user.extra)) {
-    headers[`Impersonate-Extra-${encodeURIComponent(key)}`] = values.map(wireValue);
+    headers[`Impersonate-Extra-${extraKeyHeader(key)}`] = values.map(wireValue);
   }
   return headers;
 }
@@ -165,6 +165,20 @@ export async function authorizeImpersonation(
   return { user: asked.user };
 }
 
+/**
+ * An extra's key as a header name kube-apiserver reads back as that key (it lowercases the name, then
+ * percent-decodes it): every byte but lowercase letters, digits and `-._~` escaped, so `A` goes as `%41`
+ * and comes back `A`, and nothing that is not a token character reaches the header's name.
+ */
+export function extraKeyHeader(key: string): string {
+  let name = '';
+  for (const byte of Buffer.from(key, 'utf8'))
+    name += /[a-z0-9\-._~]/.test(String.fromCharCode(byte))
+      ? String.fromCharCode(byte)
+      : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  return name;
+}
+
 /** An extra's key from its header name: percent-decoded, or as it is when that fails (as kube-apiserver). */
 function unescapedKey(key: string): string {
   try {
@@ -174,7 +188,9 @@ function unescapedKey(key: string): string {
   }
 }
 
+/** kube-apiserver's validation names: a namespace is a DNS-1123 label, a service account a subdomain. */
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /**
  * The namespace and name of a service account's username, validated as kube-apiserver's SplitUsername does
@@ -184,7 +200,7 @@ export function serviceAccountOf(username: string): { namespace: string; name: s
   if (!username.startsWith(SERVICE_ACCOUNT_PREFIX)) return undefined;
   const [namespace, name, ...rest] = username.slice(SERVICE_ACCOUNT_PREFIX.length).split(':');
   if (rest.length > 0 || !namespace || !name) return undefined;
-  const subdomain = name.length <= 253 && name.split('.').every((label) => DNS_LABEL.test(label));
+  const subdomain = name.length <= 253 && DNS_SUBDOMAIN.test(name);
   return DNS_LABEL.test(namespace) && subdomain ? { namespace, name } : undefined;
 }
 

@@ -26,6 +26,14 @@ describe('readAnswerHead', () => {
     await expect(head).rejects.toThrow('closed the connection without an answer');
   });
 
+  it('fails when the connection is destroyed before an answer (the caller left), or none comes in time', async () => {
+    const destroyed = new PassThrough();
+    const head = readAnswerHead(destroyed);
+    destroyed.destroy();
+    await expect(head).rejects.toThrow('closed the connection without an answer');
+    await expect(readAnswerHead(new PassThrough(), 20)).rejects.toThrow('no answer within 0.02 s');
+  });
+
   it('fails on an answer that is not HTTP/1.x', async () => {
     const upstream = new PassThrough();
     const head = readAnswerHead(upstream);

@@ -16,16 +16,26 @@ const MAX_HEAD_BYTES = 64 * 1024;
 /** The body of an answer that refuses an upgrade: a Status, or one of Go's plain-text lines. */
 const MAX_ERROR_TEXT_BYTES = 64 * 1024;
 
+/** How long an apiserver may take to answer an upgrade (kube-apiserver gives the kubelet as long). */
+const ANSWER_HEAD_WITHIN_MS = 60_000;
+
 /**
  * Reads an HTTP/1.1 answer's head off `upstream` and leaves the connection paused after it, so the caller
- * decides what to relay. Fails if the connection ends first or sends something that is not HTTP/1.x.
+ * decides what to relay. Fails if the connection ends or closes first (destroyed because the caller left,
+ * say), sends something that is not HTTP/1.x, or sends no head within a minute.
  */
-export function readAnswerHead(upstream: Duplex): Promise<AnswerHead> {
+export function readAnswerHead(upstream: Duplex, withinMs = ANSWER_HEAD_WITHIN_MS): Promise<AnswerHead> {
   return new Promise((resolve, reject) => {
     let buffered = Buffer.alloc(0);
+    const timer = setTimeout(
+      () => fail(`the apiserver sent no answer within ${withinMs / 1000} s`),
+      withinMs,
+    );
     const stop = () => {
+      clearTimeout(timer);
       upstream.off('data', onData);
       upstream.off('end', onEnd);
+      upstream.off('close', onEnd);
       upstream.off('error', onError);
       upstream.pause();
     };
@@ -61,6 +71,7 @@ export function readAnswerHead(upstream: Duplex): Promise<AnswerHead> {
     };
     upstream.on('data', onData);
     upstream.once('end', onEnd);
+    upstream.once('close', onEnd);
     upstream.once('error', onError);
   });
 }

@@ -33,10 +33,17 @@ export class ObjectDestinations {
 
   /**
    * Where the request goes, or its refusal. A refusal the router makes itself tells what the cells hold (a
-   * move, a restore, a cell's state) and is given only to a caller allowed the request (`authorize`); any
-   * other caller gets the 403 one apiserver would give. A refusal a cell gave the caller is its own.
+   * move, a restore, a cell's state) and is given only to a caller allowed the request (`authorize`), and so
+   * is the old copy's reading of a key that may be moving; any other caller gets the 403 one apiserver would
+   * give. A refusal a cell gave the caller is its own.
    */
   async of(plan: ObjectPlan, impersonation: Impersonation, authorize: Authorize): Promise<Destination> {
+    // The old copy is read as the router, and which cell then answers tells whether it exists and moves:
+    // only for a caller allowed the request.
+    if (needsOldCopy(plan.decision)) {
+      const refused = await authorize();
+      if (refused) return refused;
+    }
     const destination = await this.route(plan, impersonation);
     if (destination.kind !== 'refuse' || destination.route === 'backup-refused') return destination;
     return (await authorize()) ?? destination;

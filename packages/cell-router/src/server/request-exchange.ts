@@ -2,7 +2,7 @@ import { errorMessage } from '@cellfed/controller-kit';
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 
-import { TOO_MANY_REQUESTS, admit } from '../auth/admission.ts';
+import { admit, authenticateCaller, tooManyRefusal } from '../auth/admission.ts';
 import type { AccessReviewer } from '../auth/access-reviewer.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { requestAuthorization, type Authorize } from '../auth/request-authorization.ts';
@@ -10,7 +10,7 @@ import type { RouterMetrics } from '../metrics/router-metrics.ts';
 import type { ClientRequest } from '../proxy/client-exchange.ts';
 import type { RequestInfo } from '../request/request-info.ts';
 import { refusal, type Impersonation, type Refusal } from '../routing/destination.ts';
-import { badRequest, internalError, tooManyRequests } from '../status/kube-status.ts';
+import { badRequest, internalError } from '../status/kube-status.ts';
 import { publicErrorMessage } from '../status/public-error.ts';
 import type { CallerLimits } from './caller-limits.ts';
 import { startRequestSpan, type RequestOutcome } from '../tracing/request-span.ts';
@@ -72,18 +72,21 @@ export async function exchange(
       progress.outcome = answerer.refuse(refusal(badRequest(info), 'bad-path'));
       return;
     }
-    const admission = await admit(options.authenticator, options.reviewer, request, span);
-    if ('refusal' in admission) {
-      progress.outcome = answerer.refuse(admission.refusal);
+    const caller = await authenticateCaller(options.authenticator, request);
+    if ('refusal' in caller) {
+      progress.outcome = answerer.refuse(caller.refusal);
       return;
     }
-    user = admission.user.username;
+    user = caller.user.username;
+    // Held to its limits before anything is asked on its behalf (its impersonation's reviews too).
     release = options.limits?.acquire(user, isLongRunning(request, info));
     if (options.limits && !release) {
-      progress.outcome = answerer.refuse({
-        ...refusal(tooManyRequests(TOO_MANY_REQUESTS, 1), 'caller-limit'),
-        headers: { 'retry-after': '1' },
-      });
+      progress.outcome = answerer.refuse(tooManyRefusal('caller-limit'));
+      return;
+    }
+    const admission = await admit(options.reviewer, caller.user, request, span);
+    if ('refusal' in admission) {
+      progress.outcome = answerer.refuse(admission.refusal);
       return;
     }
     progress.outcome = await serve(
