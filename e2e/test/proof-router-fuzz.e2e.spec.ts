@@ -6,6 +6,7 @@ import { connect } from 'node:tls';
 
 import { Agent, request, type Dispatcher } from 'undici';
 
+import { clientsFor } from './clients.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 import { recordProof } from './proof-results.ts';
 import { controlPlanePki, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
@@ -15,6 +16,10 @@ import { RequestFuzzer, seededRandom, type FuzzRequest } from './router-fuzz.ts'
 const REQUESTS = Number(process.env['CELLFED_FUZZ_REQUESTS'] ?? 10_000);
 /** Of them, malformed at the HTTP level (sent as raw bytes): Node's parser refuses these before the router. */
 const RAW_REQUESTS = Math.round(REQUESTS / 100);
+/** The router's memory is measured once this share of the requests is answered (warm), and at the end. */
+const WARM_UP_SHARE = 0.2;
+/** Requests smuggled behind upgrades by a caller with no rights (each on a connection of its own). */
+const SMUGGLING_ATTEMPTS = Math.max(50, Math.round(REQUESTS / 200));
 /** A request without an answer this long is counted as unanswered and left. */
 const ANSWER_WITHIN_MS = 15_000;
 const CONCURRENCY = 32;
@@ -101,6 +106,33 @@ function rawMessages(count: number): string[] {
 }
 
 /**
+ * An upgrade request with requests pipelined behind it in the same write, as a caller with `token` sends
+ * it: one kube-apiserver answers the upgrade (or refuses it) and nothing else on that connection.
+ */
+function smugglingMessages(count: number, token: string): string[] {
+  const random = seededRandom(SEED + 2);
+  const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!;
+  const auth = `Authorization: Bearer ${token}`;
+  const upgrades = [
+    `POST /api/v1/namespaces/default/pods/nothing-here/exec?command=sh&stdout=true HTTP/1.1\r\nHost: x\r\n${auth}\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n`,
+    `GET /api/v1/namespaces/default/pods/nothing-here/attach?stdout=true HTTP/1.1\r\nHost: x\r\n${auth}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: AQIDBAUGBwgJCgsMDQ4PEA==\r\n\r\n`,
+    `POST /api/v1/namespaces/default/pods/nothing-here/portforward HTTP/1.1\r\nHost: x\r\n${auth}\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n`,
+    `GET /api/v1/namespaces/default/configmaps/x HTTP/1.1\r\nHost: x\r\n${auth}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`,
+    `GET /api/v1/namespaces/default/services/nothing-here/proxy/ HTTP/1.1\r\nHost: x\r\n${auth}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`,
+  ];
+  const smuggled = [
+    'GET /api/v1/namespaces/kube-system/secrets HTTP/1.1\r\nHost: x\r\n\r\n',
+    `GET /api/v1/configmaps HTTP/1.1\r\nHost: x\r\n${auth}\r\n\r\n`,
+    'DELETE /apis/cells.cellfed.io/v1alpha1/cellsets/default HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n',
+    `POST /api/v1/namespaces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 41\r\n\r\n{"metadata":{"name":"smuggled-by-fuzz"}}`,
+  ];
+  return Array.from({ length: count }, () => {
+    const behind = Array.from({ length: 1 + Math.floor(random() * 3) }, () => pick(smuggled));
+    return pick(upgrades) + behind.join('');
+  });
+}
+
+/**
  * HTTP/2 requests over a few sessions of Node's own client, opened again when one ends (undici's HTTP/2
  * client stalls a whole session on some hostile requests, so it cannot judge the router).
  */
@@ -120,7 +152,7 @@ function http2Sender(url: string, tls: object, sessions: number) {
     return current;
   };
   return {
-    send: (method: string, path: string, headers: Record<string, string>, body?: Buffer) =>
+    send: (method: string, path: string, headers: Record<string, string | string[]>, body?: Buffer) =>
       new Promise<Answer>((resolve, reject) => {
         // Node ends a DELETE's stream with its headers unless told otherwise: its body would be lost.
         const stream = session().request(
@@ -196,6 +228,7 @@ describeE2e('proof: 100k malformed and hostile requests at the router', () => {
     const h2 = http2Sender(router.url, adminTls, 4);
     closers.push(() => h2.close());
     const rssBefore = rssKiB(router.child.pid!);
+    let rssWarm = Number.NaN;
     const fuzzer = new RequestFuzzer(SEED);
     const problems = new Map<string, { count: number; example: string }>();
     const codes = new Map<number, number>();
@@ -276,6 +309,7 @@ describeE2e('proof: 100k malformed and hostile requests at the router', () => {
           unanswered++;
           note('unanswered', fuzz);
         }
+        if (sent === Math.round(REQUESTS * WARM_UP_SHARE)) rssWarm = rssKiB(router!.child.pid!);
         if (sent % 10_000 === 0)
           process.stdout.write(
             `router fuzz: ${sent} sent, ${Math.round(sent / ((Date.now() - started) / 1000))}/s\n`,
@@ -334,6 +368,66 @@ describeE2e('proof: 100k malformed and hostile requests at the router', () => {
     );
     const seconds = (Date.now() - started) / 1000;
 
+    // Requests smuggled behind upgrades by a caller with no rights at all: each connection gets exactly one
+    // answer, mallory's own (an error), and is closed; nothing behind the upgrade is served.
+    const namespace = `fuzz-${Date.now()}`;
+    const controlPlane = clientsFor(env.controlPlane.kubeconfig);
+    await controlPlane.core.createNamespace({ body: { metadata: { name: namespace } } });
+    await controlPlane.core.createNamespacedServiceAccount({
+      namespace,
+      body: { metadata: { name: 'mallory' } },
+    });
+    const mallory = (
+      await controlPlane.core.createNamespacedServiceAccountToken({
+        name: 'mallory',
+        namespace,
+        body: { spec: { audiences: [], expirationSeconds: 3600 } },
+      })
+    ).status!.token!;
+    const smuggledAnswers = new Map<string, number>();
+    let smugglingConnectionsLeftOpen = 0;
+    const smuggling = smugglingMessages(SMUGGLING_ATTEMPTS, mallory);
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        for (let message = smuggling.pop(); message !== undefined; message = smuggling.pop()) {
+          const { text, closed } = await new Promise<{ text: string; closed: boolean }>((resolve) => {
+            const socket = connect({
+              ...tls,
+              host: '127.0.0.1',
+              port: Number(port),
+              ALPNProtocols: ['http/1.1'],
+            });
+            let text = '';
+            const timer = setTimeout(() => {
+              socket.destroy();
+              resolve({ text, closed: false });
+            }, 10_000);
+            socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+            socket.on('error', () => undefined);
+            socket.on('close', () => {
+              clearTimeout(timer);
+              resolve({ text, closed: true });
+            });
+            socket.on('secureConnect', () => socket.write(message));
+          });
+          const lines = text.match(/^HTTP\/1\.1 \d{3}/gm) ?? [];
+          if (!closed) smugglingConnectionsLeftOpen++;
+          // The first answer is the upgrade's own; anything after it was served behind it.
+          for (const [index, line] of lines.entries()) {
+            const key = `${index === 0 ? 'upgrade' : 'smuggled'} ${line.slice(9)}`;
+            smuggledAnswers.set(key, (smuggledAnswers.get(key) ?? 0) + 1);
+          }
+        }
+      }),
+    );
+    await controlPlane.core.deleteNamespace({ name: namespace }).catch(() => undefined);
+    const answersBehindUpgrades = [...smuggledAnswers]
+      .filter(([key]) => key.startsWith('smuggled'))
+      .reduce((sum, [, count]) => sum + count, 0);
+    const upgradesServed = [...smuggledAnswers]
+      .filter(([key]) => /^upgrade [12]/.test(key))
+      .reduce((sum, [, count]) => sum + count, 0);
+
     // Still alive and serving.
     expect(router.child.exitCode).toBeNull();
     const ready = await request(`http://127.0.0.1:${router.httpPort}/readyz`);
@@ -368,6 +462,10 @@ describeE2e('proof: 100k malformed and hostile requests at the router', () => {
         routerErrorLogLines: '= 0',
         resetsWithoutAnAnswer: '= 0',
         unanswered: '= 0',
+        answersBehindUpgrades: '= 0',
+        smugglingUpgradesServed: '= 0',
+        smugglingConnectionsLeftOpen: '= 0',
+        rssGrowthAfterWarmUp: '<= 1.2',
       },
       figures: {
         crashes: router.child.exitCode === null ? 0 : 1,
@@ -378,6 +476,10 @@ describeE2e('proof: 100k malformed and hostile requests at the router', () => {
         unanswered,
         routerErrorLogLines: routerErrors.length,
         requestsPerSecond: Math.round(REQUESTS / seconds),
+        answersBehindUpgrades,
+        smugglingUpgradesServed: upgradesServed,
+        smugglingConnectionsLeftOpen,
+        rssGrowthAfterWarmUp: Math.round((rssAfter / rssWarm) * 100) / 100,
       },
       measured: {
         requests: sent,
@@ -386,11 +488,19 @@ describeE2e('proof: 100k malformed and hostile requests at the router', () => {
         notSentByTheClient: notSent,
         codes: Object.fromEntries([...codes].sort(([a], [b]) => a - b)),
         rssKiBBefore: rssBefore,
+        rssKiBWarm: rssWarm,
         rssKiBAfter: rssAfter,
+        smugglingAttempts: SMUGGLING_ATTEMPTS,
+        smuggledAnswers: Object.fromEntries(smuggledAnswers),
         problems: Object.fromEntries(problems),
       },
     });
     expect(sent).toBe(REQUESTS);
+    expect({ answersBehindUpgrades, upgradesServed, smugglingConnectionsLeftOpen }).toEqual({
+      answersBehindUpgrades: 0,
+      upgradesServed: 0,
+      smugglingConnectionsLeftOpen: 0,
+    });
     // Every sent request answered, every answer below 500 and a Status when it is an error: the problems
     // that are left are the requests the client libraries would not send.
     const wrong = [...problems].filter(([problem]) => !/not sent by the client/.test(problem));

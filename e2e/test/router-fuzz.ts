@@ -23,7 +23,8 @@ export interface FuzzRequest {
   as: 'admin' | 'anonymous' | 'bad-token';
   method: string;
   path: string;
-  headers: Record<string, string>;
+  /** A header given several values is sent as several lines. */
+  headers: Record<string, string | string[]>;
   body?: Buffer;
 }
 
@@ -153,7 +154,7 @@ export class RequestFuzzer {
     const roll = this.random();
     const as = roll < 0.03 ? 'anonymous' : roll < 0.06 ? 'bad-token' : 'admin';
     const method = this.pick(METHODS);
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string | string[]> = {};
     if (as === 'bad-token') headers['authorization'] = this.badCredentials();
     if (this.chance(0.5)) headers['accept'] = this.pick(ACCEPTS);
     if (this.chance(0.05))
@@ -169,6 +170,25 @@ export class RequestFuzzer {
         'x',
       ]);
     if (this.chance(0.02)) headers['x-junk'] = 'j'.repeat(Math.floor(this.random() * 8000));
+    // Identity headers a caller has no business sending, and impersonation in every shape kube-apiserver
+    // reads: repeated lines, commas, oversized lists, extras and uids.
+    if (this.chance(0.02)) {
+      headers['x-remote-user'] = 'system:admin';
+      headers['x-remote-group'] = 'system:masters';
+      headers['x-forwarded-for'] = `203.0.113.${Math.floor(this.random() * 256)}`;
+    }
+    if (this.chance(0.02)) {
+      const count = 1 + Math.floor(this.random() * 120);
+      const groups = Array.from({ length: count }, (_, i) => `fuzz-group-${i % 40}`);
+      headers['impersonate-group'] = this.chance(0.5) ? groups : groups.join(',');
+    }
+    if (this.chance(0.02))
+      headers[`impersonate-extra-${this.pick(['scopes', 'example.com%2Fteam', '%zz', 'A'])}`] = this.pick([
+        'view',
+        ['a', 'b', 'a'],
+        'x'.repeat(300),
+      ]);
+    if (this.chance(0.01)) headers['impersonate-uid'] = this.pick(['0', 'u'.repeat(200)]);
     if (this.chance(0.01)) headers['connection'] = 'upgrade';
     let body: Buffer | undefined;
     if (['POST', 'PUT', 'PATCH', 'DELETE', 'FOO'].includes(method) && this.chance(0.9)) {
