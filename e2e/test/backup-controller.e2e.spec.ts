@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
 import { RoutingTable } from '@cellfed/hashing';
 
+import { installCellRbac } from '@cellfed/cells/chart/component-rbac.ts';
 import { LocalCells } from '@cellfed/cells/local/local-cells.ts';
 import { createLogger } from '@cellfed/cells/log.ts';
 import type { CellEntry } from '@cellfed/cells/provider.ts';
@@ -347,6 +348,11 @@ describeE2e(
         const local = LocalCells.open(env.dir);
         await local.start(doomed, 'etcd');
         await local.start(doomed, 'kube-apiserver');
+        // As an operator would: the cellfed-cell chart into the rebuilt cell, before it rejoins.
+        await installCellRbac(
+          env.cells.find((cell) => cell.id === doomed)!.kubeconfig,
+          join(process.env['CELLFED_TOOLS_BIN']!, 'helm'),
+        );
         await eventually(
           'the cell that came back to be emptied of its stale copies',
           async () =>
@@ -414,6 +420,11 @@ describeE2e(
         // An empty apiserver comes back under the same id, address and certificates, and joins.
         await local.start(doomed, 'etcd');
         await local.start(doomed, 'kube-apiserver');
+        // As an operator would: the cellfed-cell chart into the rebuilt cell, before it rejoins.
+        await installCellRbac(
+          env.cells.find((cell) => cell.id === doomed)!.kubeconfig,
+          join(process.env['CELLFED_TOOLS_BIN']!, 'helm'),
+        );
         expect((await deploymentsIn(cells.get(doomed)!, namespace).catch(() => new Map())).size).toBe(0);
         const table = await rejoin(doomed);
         await expectPlaced([one, two, doomed], table, expected);

@@ -342,8 +342,11 @@ describeE2e('proof: the router authorizes as one kube-apiserver does', () => {
 
   afterAll(async () => {
     await stopRouter(router);
-    for (const name of [nsA, nsB])
-      await admin.request('DELETE', `/api/v1/namespaces/${name}`).catch(() => undefined);
+    // From the cells too: no controller runs here to carry the control plane's deletion over, and an object
+    // left in a namespace the control plane no longer has would hold a later rebalance.
+    for (const client of [admin, ...cells])
+      for (const name of [nsA, nsB])
+        await client.request('DELETE', `/api/v1/namespaces/${name}`).catch(() => undefined);
     for (const client of [admin, ...cells])
       for (const kind of ['imp-user', 'imp-group', 'imp-extra']) {
         const name = `authz-${kind}-${suffix}`;

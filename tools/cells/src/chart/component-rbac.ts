@@ -1,3 +1,4 @@
+import { applyObjects } from '../control-plane/bootstrap.ts';
 import { CELL_CHART_DIR, CHART_DIR, renderChart, type Rendered } from './helm-chart.ts';
 
 /** cellfed's components, as the chart names them (`cellfed-<component>`). */
@@ -57,4 +58,16 @@ export function cellRbac(
       : []),
   ];
   return renderChart(helm, args, 'cellfed', COMPONENTS_NAMESPACE, CELL_CHART_DIR);
+}
+
+/**
+ * Installs the cellfed-cell chart's RBAC into a cell, as an operator does into every cell (and again into a
+ * cell rebuilt empty): what the components may do there, bound to {@link CELL_COMPONENTS_USER}.
+ */
+export async function installCellRbac(
+  kubeconfigFile: string,
+  helm: string,
+  values: CellRbacValues = {},
+): Promise<void> {
+  await applyObjects(kubeconfigFile, cellRbac(helm, values));
 }

@@ -2,7 +2,7 @@ import { accessSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-import { cellRbac, controlPlaneRbac, type ComponentName } from '../chart/component-rbac.ts';
+import { controlPlaneRbac, installCellRbac, type ComponentName } from '../chart/component-rbac.ts';
 import { writeComponentKubeconfigs } from '../control-plane/component-tokens.ts';
 import {
   applyCellSecret,
@@ -147,7 +147,7 @@ export class LocalProvider implements Provider {
       // Least privilege everywhere: the components are what the charts make them, in the control plane
       // and in every cell, so a verb the charts forgot fails whatever needs it.
       await applyObjects(env.controlPlane.kubeconfig, controlPlaneRbac(tools.helm));
-      for (const cell of env.cells) await applyObjects(cell.kubeconfig, cellRbac(tools.helm));
+      for (const cell of env.cells) await installCellRbac(cell.kubeconfig, tools.helm);
       env.components = await writeComponentKubeconfigs({
         adminKubeconfigFile: env.controlPlane.kubeconfig,
         server: env.controlPlane.url,
@@ -201,7 +201,7 @@ export class LocalProvider implements Provider {
         signal: options.signal ?? new AbortController().signal,
       });
       const cell = entryOf(dir, state.apiservers[id]!);
-      await applyObjects(cell.kubeconfig, cellRbac(tools.helm));
+      await installCellRbac(cell.kubeconfig, tools.helm);
       await applyCellSecret(env.controlPlane.kubeconfig, {
         id,
         kubeconfig: readFileSync(componentsKubeconfigPath(dir, id), 'utf8'),
