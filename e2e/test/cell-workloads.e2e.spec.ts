@@ -1,4 +1,7 @@
 import { parseCellSetSpec } from '@cellfed/api';
+import { join } from 'node:path';
+
+import { installCellRbac } from '@cellfed/cells/chart/component-rbac.ts';
 import { KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
 import { RoutingTable } from '@cellfed/hashing';
 
@@ -28,6 +31,15 @@ describeE2e('workloads in cells: what their pods need from the control plane is 
   let started: RebalancedFederation | undefined;
 
   beforeAll(async () => {
+    // The cellfed-cell chart installed as for this CellSet too: the rebalance controller may mirror Secrets.
+    for (const cell of env.cells)
+      await installCellRbac(cell.kubeconfig, join(process.env['CELLFED_TOOLS_BIN']!, 'helm'), {
+        sharedResources: [
+          { group: 'rbac.authorization.k8s.io', resource: 'clusterroles' },
+          { group: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings' },
+          { group: '', resource: 'secrets' },
+        ],
+      });
     // The default resync (60 s): a ServiceAccount must reach the cells because it changed, not on a timer.
     started = await startRebalancedFederation(env, {
       cellSetName,

@@ -85,12 +85,7 @@ export class LocalProvider implements Provider {
       log.info({ cells: running.cells.length }, 'environment already up');
       return running;
     }
-    const tools = resolveTools(this.options.toolsDir, [
-      'etcd',
-      'kube-apiserver',
-      'kube-controller-manager',
-      'helm',
-    ]);
+    const tools = resolveTools(this.options.toolsDir, ['etcd', 'kube-apiserver', 'kube-controller-manager']);
     await this.down({ dir, log: options.log });
 
     const startedAt = Date.now();
@@ -146,8 +141,9 @@ export class LocalProvider implements Provider {
       });
       // Least privilege everywhere: the components are what the charts make them, in the control plane
       // and in every cell, so a verb the charts forgot fails whatever needs it.
-      await applyObjects(env.controlPlane.kubeconfig, controlPlaneRbac(tools.helm));
-      for (const cell of env.cells) await installCellRbac(cell.kubeconfig, tools.helm);
+      const { helm } = resolveTools(this.options.toolsDir, ['helm']);
+      await applyObjects(env.controlPlane.kubeconfig, controlPlaneRbac(helm));
+      for (const cell of env.cells) await installCellRbac(cell.kubeconfig, helm);
       env.components = await writeComponentKubeconfigs({
         adminKubeconfigFile: env.controlPlane.kubeconfig,
         server: env.controlPlane.url,
@@ -185,12 +181,7 @@ export class LocalProvider implements Provider {
     const state = readLocalState(dir);
     const id = nextCellId(Object.keys(state.apiservers));
     const log = options.log.child({ provider: 'local', dir, cell: id });
-    const tools = resolveTools(this.options.toolsDir, [
-      'etcd',
-      'kube-apiserver',
-      'kube-controller-manager',
-      'helm',
-    ]);
+    const tools = resolveTools(this.options.toolsDir, ['etcd', 'kube-apiserver', 'kube-controller-manager']);
     const save = () => writeLocalState(dir, state);
     const startedAt = Date.now();
     try {
@@ -201,7 +192,7 @@ export class LocalProvider implements Provider {
         signal: options.signal ?? new AbortController().signal,
       });
       const cell = entryOf(dir, state.apiservers[id]!);
-      await installCellRbac(cell.kubeconfig, tools.helm);
+      await installCellRbac(cell.kubeconfig, resolveTools(this.options.toolsDir, ['helm']).helm);
       await applyCellSecret(env.controlPlane.kubeconfig, {
         id,
         kubeconfig: readFileSync(componentsKubeconfigPath(dir, id), 'utf8'),

@@ -15,10 +15,11 @@ export interface ApiserverPki {
   adminCert: string;
   adminKey: string;
   /**
-   * CN cellfed-components, in no group: what cellfed's router and controllers use in the cell (their
-   * kubeconfig Secret), which only the cellfed-cell chart's bindings give any right. Not the admin's: the
-   * cell's write fence exempts the rebalance controller by name, and people reach the cell through the
-   * router as themselves, often as admin.
+   * CN cellfed-components, O system:monitoring: what cellfed's router and controllers use in the cell (their
+   * kubeconfig Secret), which only the cellfed-cell chart's bindings give any right to an object. Its one
+   * group lets kube-apiserver continue the router's traces (docs/running.md) and read /metrics and health.
+   * Not the admin's: the cell's write fence exempts the rebalance controller by name, and people reach the
+   * cell through the router as themselves, often as admin.
    */
   componentsCert: string;
   componentsKey: string;
@@ -87,7 +88,7 @@ export function createApiserverPki(dir: string, options: PkiOptions): ApiserverP
   issue(openssl, pki, pki.adminKey, pki.adminCert, '/O=system:masters/CN=admin', [
     'extendedKeyUsage=clientAuth',
   ]);
-  issue(openssl, pki, pki.componentsKey, pki.componentsCert, '/CN=cellfed-components', [
+  issue(openssl, pki, pki.componentsKey, pki.componentsCert, '/O=system:monitoring/CN=cellfed-components', [
     'extendedKeyUsage=clientAuth',
   ]);
   issue(
