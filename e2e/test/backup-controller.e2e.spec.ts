@@ -348,11 +348,6 @@ describeE2e(
         const local = LocalCells.open(env.dir);
         await local.start(doomed, 'etcd');
         await local.start(doomed, 'kube-apiserver');
-        // As an operator would: the cellfed-cell chart into the rebuilt cell, before it rejoins.
-        await installCellRbac(
-          env.cells.find((cell) => cell.id === doomed)!.kubeconfig,
-          join(process.env['CELLFED_TOOLS_BIN']!, 'helm'),
-        );
         await eventually(
           'the cell that came back to be emptied of its stale copies',
           async () =>
@@ -421,10 +416,7 @@ describeE2e(
         await local.start(doomed, 'etcd');
         await local.start(doomed, 'kube-apiserver');
         // As an operator would: the cellfed-cell chart into the rebuilt cell, before it rejoins.
-        await installCellRbac(
-          env.cells.find((cell) => cell.id === doomed)!.kubeconfig,
-          join(process.env['CELLFED_TOOLS_BIN']!, 'helm'),
-        );
+        await installCellRbac(added!.kubeconfig, join(process.env['CELLFED_TOOLS_BIN']!, 'helm'));
         expect((await deploymentsIn(cells.get(doomed)!, namespace).catch(() => new Map())).size).toBe(0);
         const table = await rejoin(doomed);
         await expectPlaced([one, two, doomed], table, expected);

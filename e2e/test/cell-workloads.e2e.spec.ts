@@ -1,7 +1,7 @@
 import { parseCellSetSpec } from '@cellfed/api';
 import { join } from 'node:path';
 
-import { installCellRbac } from '@cellfed/cells/chart/component-rbac.ts';
+import { installCellRbac, installControlPlaneRbac } from '@cellfed/cells/chart/component-rbac.ts';
 import { KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
 import { RoutingTable } from '@cellfed/hashing';
 
@@ -31,9 +31,21 @@ describeE2e('workloads in cells: what their pods need from the control plane is 
   let started: RebalancedFederation | undefined;
 
   beforeAll(async () => {
-    // The cellfed-cell chart installed as for this CellSet too: the rebalance controller may mirror Secrets.
+    // Both charts installed as for this CellSet too (their values say so): the rebalance controller may read
+    // the control plane's Secrets and mirror them into the cells.
+    const helm = join(process.env['CELLFED_TOOLS_BIN']!, 'helm');
+    await installControlPlaneRbac(env.controlPlane.kubeconfig, helm, {
+      sharedResourceRules: [
+        {
+          apiGroups: ['rbac.authorization.k8s.io'],
+          resources: ['clusterroles', 'clusterrolebindings', 'roles', 'rolebindings'],
+          verbs: ['get', 'list', 'watch'],
+        },
+        { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] },
+      ],
+    });
     for (const cell of env.cells)
-      await installCellRbac(cell.kubeconfig, join(process.env['CELLFED_TOOLS_BIN']!, 'helm'), {
+      await installCellRbac(cell.kubeconfig, helm, {
         sharedResources: [
           { group: 'rbac.authorization.k8s.io', resource: 'clusterroles' },
           { group: 'rbac.authorization.k8s.io', resource: 'clusterrolebindings' },

@@ -16,11 +16,29 @@ export const CELL_COMPONENTS_USER = 'cellfed-components';
 
 const RBAC_KINDS = new Set(['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
 
+/** What the cellfed chart is installed with, beyond its defaults. */
+export interface ControlPlaneRbacValues {
+  /** rebalanceController.sharedResourceRules: to read what a CellSet shares (Secrets, say). */
+  readonly sharedResourceRules?: readonly { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+}
+
 /** The cellfed chart's RBAC (release `cellfed`), as it would install it: nothing else of the chart. */
-export function controlPlaneRbac(helm: string): Rendered[] {
-  return renderChart(helm, [], 'cellfed', COMPONENTS_NAMESPACE, CHART_DIR).filter((object) =>
+export function controlPlaneRbac(helm: string, values: ControlPlaneRbacValues = {}): Rendered[] {
+  const args = values.sharedResourceRules
+    ? ['--set-json', `rebalanceController.sharedResourceRules=${JSON.stringify(values.sharedResourceRules)}`]
+    : [];
+  return renderChart(helm, args, 'cellfed', COMPONENTS_NAMESPACE, CHART_DIR).filter((object) =>
     RBAC_KINDS.has(object.kind),
   );
+}
+
+/** Installs the cellfed chart's RBAC into the control plane, as `helm upgrade` with `values` would. */
+export async function installControlPlaneRbac(
+  kubeconfigFile: string,
+  helm: string,
+  values: ControlPlaneRbacValues = {},
+): Promise<void> {
+  await applyObjects(kubeconfigFile, controlPlaneRbac(helm, values));
 }
 
 /** What a cell's chart is installed with: the CellSet's resources (the chart's defaults when absent). */
