@@ -8,6 +8,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 
 import { clientsFor } from './clients.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
+import { answersOnOneConnection } from './one-connection.ts';
 import { recordProof } from './proof-results.ts';
 import { controlPlanePki, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
 import { RequestFuzzer, seededRandom, type FuzzRequest } from './router-fuzz.ts';
@@ -390,26 +391,7 @@ describeE2e('proof: 100k malformed and hostile requests at the router', () => {
     await Promise.all(
       Array.from({ length: 8 }, async () => {
         for (let message = smuggling.pop(); message !== undefined; message = smuggling.pop()) {
-          const { text, closed } = await new Promise<{ text: string; closed: boolean }>((resolve) => {
-            const socket = connect({
-              ...tls,
-              host: '127.0.0.1',
-              port: Number(port),
-              ALPNProtocols: ['http/1.1'],
-            });
-            let text = '';
-            const timer = setTimeout(() => {
-              socket.destroy();
-              resolve({ text, closed: false });
-            }, 10_000);
-            socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
-            socket.on('error', () => undefined);
-            socket.on('close', () => {
-              clearTimeout(timer);
-              resolve({ text, closed: true });
-            });
-            socket.on('secureConnect', () => socket.write(message));
-          });
+          const { answer: text, closed } = await answersOnOneConnection(router!.url, tls, message);
           const lines = text.match(/^HTTP\/1\.1 \d{3}/gm) ?? [];
           if (!closed) smugglingConnectionsLeftOpen++;
           // The first answer is the upgrade's own; anything after it was served behind it.

@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { connect } from 'node:tls';
 
 import { ORPHANED_DEPENDENTS_REASON, parseCellSet } from '@cellfed/api';
 import { RoutingTable } from '@cellfed/hashing';
@@ -9,6 +8,7 @@ import { Agent, request } from 'undici';
 
 import { clientsFor, readCellSet } from './clients.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
+import { answersOnOneConnection } from './one-connection.ts';
 import { controlPlanePki, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
 
 /**
@@ -31,6 +31,7 @@ describeE2e('cell router: a caller gets nothing one apiserver would refuse it', 
   let tls: Agent;
   /** mallory: a ServiceAccount bound to nothing. */
   let mallory = '';
+  const ca = readFileSync(join(controlPlanePki(env), 'ca.crt'));
 
   /** A new ServiceAccount `name` in the test namespace, and a token for it (an hour). */
   async function serviceAccountToken(name: string): Promise<string> {
@@ -56,34 +57,6 @@ describeE2e('cell router: a caller gets nothing one apiserver would refuse it', 
     });
     const text = await response.body.text();
     return { code: response.statusCode, body: JSON.parse(text) as Record<string, unknown> };
-  }
-
-  /**
-   * Everything the router answers on one TLS connection to `bytes`, written at once, until it closes the
-   * connection (or 10 s pass): the raw bytes, read as latin1.
-   */
-  function exchangeOnOneConnection(bytes: string): Promise<{ answer: string; closed: boolean }> {
-    return new Promise((resolve, reject) => {
-      const socket = connect({
-        host: '127.0.0.1',
-        port: Number(new URL(router.url).port),
-        ca: readFileSync(join(pki, 'ca.crt')),
-        servername: 'localhost',
-        ALPNProtocols: ['http/1.1'],
-      });
-      let answer = '';
-      const timer = setTimeout(() => {
-        socket.destroy();
-        resolve({ answer, closed: false });
-      }, 10_000);
-      socket.once('secureConnect', () => socket.write(bytes));
-      socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
-      socket.once('close', () => {
-        clearTimeout(timer);
-        resolve({ answer, closed: true });
-      });
-      socket.once('error', (error) => (answer ? undefined : reject(error)));
-    });
   }
 
   /** A request head as a client writes it, with mallory's token. */
@@ -132,7 +105,7 @@ describeE2e('cell router: a caller gets nothing one apiserver would refuse it', 
         head('GET /api/v1/namespaces/kube-system/secrets HTTP/1.1'),
         'GET /api/v1/configmaps HTTP/1.1\r\nHost: router\r\n\r\n',
       ].join('');
-      const { answer, closed } = await exchangeOnOneConnection(upgrade() + smuggled);
+      const { answer, closed } = await answersOnOneConnection(router.url, { ca }, upgrade() + smuggled);
       const statusLines = answer.match(/^HTTP\/1\.1 \d{3}[^\r]*/gm) ?? [];
       expect(statusLines).toEqual([expect.stringMatching(new RegExp(`^HTTP/1\\.1 ${code} `))]);
       expect(closed).toBe(true);
