@@ -61,6 +61,11 @@ const BENCHMARKS = {
     anchor:
       'seeded hostile requests at the router in front of real cells (a zero is the only passing figure)',
   },
+  'proof-authz.json': {
+    command: 'npx nx run e2e:proof',
+    anchor:
+      'one plain kube-apiserver with the same RBAC and objects, asked the same requests by the same callers (a zero is the only passing figure)',
+  },
   'proof-leader-failover.json': {
     command: 'npx nx run e2e:proof',
     anchor:
