@@ -318,7 +318,7 @@ function apiError(statusCode: number, text: string, what: string): ApiError {
 // eslint-disable-next-line no-control-regex
 const REQUEST_LINE = /^[A-Z]+ [^\x00-\x20\x7f]+ HTTP\/1\.1$/;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
- 
+
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 /** One header line of a raw request, or a throw for a name or value that is not one (see tunnel). */
