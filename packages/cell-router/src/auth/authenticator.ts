@@ -18,7 +18,10 @@ export interface AuthenticatorOptions {
   rejectedTokenCacheMs?: number;
   /** At most this many TokenReviews at once; a token past it waits for a retry (429). Default 32. */
   maxReviewsInFlight?: number;
-  /** Of them, at most this many for one client address, so nobody holds them all. Default 4. */
+  /**
+   * Of them, at most this many for one client address, so nobody holds them all: half, by default (16), as
+   * many clients may share one address behind a NAT or a proxy.
+   */
   maxReviewsInFlightPerPeer?: number;
   /**
    * How long a yes is still used when no review can be sent now (the cap is reached): a known caller is not
@@ -101,7 +104,7 @@ export class Authenticator {
       const fromPeer = this.pendingPerPeer.get(peer) ?? 0;
       if (
         this.pending.size >= (this.options.maxReviewsInFlight ?? 32) ||
-        fromPeer >= (this.options.maxReviewsInFlightPerPeer ?? 4)
+        fromPeer >= (this.options.maxReviewsInFlightPerPeer ?? 16)
       )
         return accepted?.result ?? { busy: 'too many token reviews in flight' };
       this.pendingPerPeer.set(peer, fromPeer + 1);
