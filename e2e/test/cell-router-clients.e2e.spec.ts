@@ -9,7 +9,7 @@ import { KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { Agent, request } from 'undici';
 
 import { cellSecretName } from '@cellfed/cells/control-plane/cell-secrets.ts';
-import { clientsFor, createCellSet, deleteCellSet, eventually, readCellSet } from './clients.ts';
+import { clientsFor, createCellSet, deleteCellSet, eventually, grantRole, readCellSet } from './clients.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 import {
   adminSocket,
@@ -355,24 +355,12 @@ spec:
 
     // RBAC granted in the one cell that holds the object: now it reads.
     const cell = await cellOf(name);
-    const cellConfig = new KubeConfig();
-    cellConfig.loadFromFile(env.cells.find((c) => c.id === cell)!.kubeconfig);
-    const rbac = cellConfig.makeApiClient(RbacAuthorizationV1Api);
-    await rbac.createNamespacedRole({
+    await grantRole(
+      env.cells.find((c) => c.id === cell)!.kubeconfig,
       namespace,
-      body: {
-        metadata: { name: 'read-configmaps' },
-        rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }],
-      },
-    });
-    await rbac.createNamespacedRoleBinding({
-      namespace,
-      body: {
-        metadata: { name: 'reader' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'read-configmaps' },
-        subjects: [{ kind: 'ServiceAccount', name: sa, namespace }],
-      },
-    });
+      { name: 'read-configmaps', rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }] },
+      sa,
+    );
     const allowed = await eventually('the cell to honour the new RoleBinding', async () => {
       const answer = await raw('GET', path, { headers: asReader, agent: anonymousTls });
       return answer.code === 200 ? answer : undefined;

@@ -5,6 +5,7 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
+  RbacAuthorizationV1Api,
   PatchStrategy,
   setHeaderOptions,
 } from '@kubernetes/client-node';
@@ -20,6 +21,30 @@ export function clientsFor(kubeconfigFile: string) {
     apps: kubeConfig.makeApiClient(AppsV1Api),
     custom: kubeConfig.makeApiClient(CustomObjectsApi),
   };
+}
+
+/**
+ * A Role in `namespace` with `rules`, bound to a ServiceAccount of that namespace, in the apiserver of
+ * `kubeconfigFile`: what the RBAC tests grant a caller.
+ */
+export async function grantRole(
+  kubeconfigFile: string,
+  namespace: string,
+  role: { name: string; rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] },
+  serviceAccount: string,
+): Promise<void> {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(kubeconfigFile);
+  const rbac = kubeConfig.makeApiClient(RbacAuthorizationV1Api);
+  await rbac.createNamespacedRole({ namespace, body: { metadata: { name: role.name }, rules: role.rules } });
+  await rbac.createNamespacedRoleBinding({
+    namespace,
+    body: {
+      metadata: { name: serviceAccount },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: role.name },
+      subjects: [{ kind: 'ServiceAccount', name: serviceAccount, namespace }],
+    },
+  });
 }
 
 /** Polls `probe` until it returns a value; fails with `what` after `timeoutMs`. */

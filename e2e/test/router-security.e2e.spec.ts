@@ -3,10 +3,9 @@ import { join } from 'node:path';
 
 import { ORPHANED_DEPENDENTS_REASON, parseCellSet } from '@cellfed/api';
 import { RoutingTable } from '@cellfed/hashing';
-import { KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { Agent, request } from 'undici';
 
-import { clientsFor, readCellSet } from './clients.ts';
+import { clientsFor, grantRole, readCellSet } from './clients.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 import { answersOnOneConnection } from './one-connection.ts';
 import { controlPlanePki, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
@@ -20,11 +19,6 @@ describeE2e('cell router: a caller gets nothing one apiserver would refuse it', 
   const env = e2eEnv();
   const pki = controlPlanePki(env);
   const controlPlane = clientsFor(env.controlPlane.kubeconfig);
-  const rbac = (() => {
-    const config = new KubeConfig();
-    config.loadFromFile(env.controlPlane.kubeconfig);
-    return config.makeApiClient(RbacAuthorizationV1Api);
-  })();
   const cells = Object.fromEntries(env.cells.map((cell) => [cell.id, clientsFor(cell.kubeconfig)]));
   const namespace = `security-${Date.now()}`;
   let router: RouterProcess;
@@ -120,21 +114,15 @@ describeE2e('cell router: a caller gets nothing one apiserver would refuse it', 
       namespace,
       body: { metadata: { name: 'orphan-owner' } },
     });
-    await rbac.createNamespacedRole({
+    await grantRole(
+      env.controlPlane.kubeconfig,
       namespace,
-      body: {
-        metadata: { name: 'read-service-accounts' },
+      {
+        name: 'read-service-accounts',
         rules: [{ apiGroups: [''], resources: ['serviceaccounts'], verbs: ['get'] }],
       },
-    });
-    await rbac.createNamespacedRoleBinding({
-      namespace,
-      body: {
-        metadata: { name: 'owner-reader' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'read-service-accounts' },
-        subjects: [{ kind: 'ServiceAccount', name: 'owner-reader', namespace }],
-      },
-    });
+      'owner-reader',
+    );
     const path = `/api/v1/namespaces/${namespace}/serviceaccounts/orphan-owner`;
     expect((await as(reader, 'GET', path)).code).toBe(200);
     const deleted = await as(reader, 'DELETE', `${path}?propagationPolicy=Orphan`);
