@@ -39,7 +39,7 @@ export class AccessReviewsBusy extends Error {
 }
 
 interface SubjectAccessReview {
-  status?: { allowed?: boolean; denied?: boolean; reason?: string };
+  status?: { allowed?: boolean };
 }
 
 /**
@@ -68,18 +68,8 @@ export class AccessReviewer {
       ...(user.uid ? { uid: user.uid } : {}),
       groups: user.groups,
       extra: user.extra,
-      ...('path' in attributes
-        ? { nonResourceAttributes: { verb: attributes.verb, path: attributes.path } }
-        : {
-            resourceAttributes: {
-              verb: attributes.verb,
-              group: attributes.group,
-              resource: attributes.resource,
-              ...(attributes.subresource ? { subresource: attributes.subresource } : {}),
-              ...(attributes.namespace ? { namespace: attributes.namespace } : {}),
-              ...(attributes.name ? { name: attributes.name } : {}),
-            },
-          }),
+      // The attributes go as they are: accessAttributes and the impersonation checks leave out what is empty.
+      ...('path' in attributes ? { nonResourceAttributes: attributes } : { resourceAttributes: attributes }),
     };
     const key = JSON.stringify(spec);
     const cacheable = key.length < MAX_CACHED_KEY_BYTES;

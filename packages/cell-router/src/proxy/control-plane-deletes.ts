@@ -1,8 +1,8 @@
 import { ORPHAN_FINALIZER, ORPHANED_DEPENDENTS_REASON } from '@cellfed/api';
-import type { Authorize } from '../auth/request-authorization.ts';
-import { type EventRecorder, type KubeClient } from '@cellfed/controller-kit';
-import { publicErrorMessage } from '../status/public-error.ts';
+import type { EventRecorder, KubeClient } from '@cellfed/controller-kit';
 
+import type { Authorize } from '../auth/request-authorization.ts';
+import { publicErrorMessage } from '../status/public-error.ts';
 import type { ResourceRequestInfo } from '../request/request-info.ts';
 import { objectPath } from '../request/object-path.ts';
 import { requestEntityTooLarge, serviceUnavailable } from '../status/kube-status.ts';

@@ -1,7 +1,7 @@
-import type { Authorize } from '../auth/request-authorization.ts';
 import type { KubeClient } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 
+import type { Authorize } from '../auth/request-authorization.ts';
 import { generateName } from '../request/generate-name.ts';
 import { namesFromBody, withName } from '../request/object-name.ts';
 import type { ResourceRequestInfo } from '../request/request-info.ts';

@@ -73,7 +73,8 @@ export class OwnerUids {
   ): Promise<boolean> {
     let changed = false;
     for (const object of objectsIn(value))
-      // A written object's references are a caller's: each may cost a read as the router, so only so many.
+      // References are a caller's text (written, or stored by an earlier write): each may cost a read as the
+      // router, so only so many, in written objects and answers alike.
       for (const { ref, refNamespace } of refsOf(object).slice(0, MAX_OWNER_REFERENCES)) {
         const uid = await translate(refNamespace ?? object.metadata?.namespace ?? namespace, ref);
         if (uid !== undefined && uid !== ref.uid) {
@@ -120,7 +121,7 @@ export class OwnerUids {
   }
 }
 
-/** Owner references of one object that are translated; Kubernetes objects have one or two. */
+/** Owner references of one object that are translated, either way; Kubernetes objects have one or two. */
 const MAX_OWNER_REFERENCES = 16;
 
 function remember(map: Map<string, string>, key: string, value: string): void {
