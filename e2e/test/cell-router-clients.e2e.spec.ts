@@ -9,7 +9,15 @@ import { KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { Agent, request } from 'undici';
 
 import { cellSecretName } from '@cellfed/cells/control-plane/cell-secrets.ts';
-import { clientsFor, createCellSet, deleteCellSet, eventually, grantRole, readCellSet } from './clients.ts';
+import {
+  clientsFor,
+  createCellSet,
+  deleteCellSet,
+  eventually,
+  grantRole,
+  newServiceAccountToken,
+  readCellSet,
+} from './clients.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 import {
   adminSocket,
@@ -314,15 +322,8 @@ spec:
   });
 
   /** A new ServiceAccount `name` in the control plane, and a token for it (an hour). */
-  async function serviceAccountToken(name: string): Promise<string> {
-    await controlPlane.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
-    const created = await controlPlane.core.createNamespacedServiceAccountToken({
-      name,
-      namespace,
-      body: { spec: { audiences: [], expirationSeconds: 3600 } },
-    });
-    return created.status!.token!;
-  }
+  const serviceAccountToken = (name: string) =>
+    newServiceAccountToken(env.controlPlane.kubeconfig, namespace, name);
 
   it('lets each cell RBAC decide for a token user, and refuses a spoofed Impersonate-User with 403', async () => {
     const sa = 'reader';

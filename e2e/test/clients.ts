@@ -11,6 +11,7 @@ import {
 } from '@kubernetes/client-node';
 
 import { cellSecretName } from '@cellfed/cells/control-plane/cell-secrets.ts';
+import { serviceAccountToken } from '@cellfed/cells/control-plane/service-account-token.ts';
 
 /** client-node API clients for the apiserver a kubeconfig file names. */
 export function clientsFor(kubeconfigFile: string) {
@@ -21,6 +22,19 @@ export function clientsFor(kubeconfigFile: string) {
     apps: kubeConfig.makeApiClient(AppsV1Api),
     custom: kubeConfig.makeApiClient(CustomObjectsApi),
   };
+}
+
+/** A new ServiceAccount `namespace/name` in the apiserver of `kubeconfigFile`, and a token for it (an hour). */
+export async function newServiceAccountToken(
+  kubeconfigFile: string,
+  namespace: string,
+  name: string,
+): Promise<string> {
+  await clientsFor(kubeconfigFile).core.createNamespacedServiceAccount({
+    namespace,
+    body: { metadata: { name } },
+  });
+  return serviceAccountToken(kubeconfigFile, namespace, name, 3600);
 }
 
 /**

@@ -8,6 +8,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 
 import { KubeClient } from '@cellfed/controller-kit';
 
+import { newServiceAccountToken } from './clients.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 import { recordProof } from './proof-results.ts';
 import { controlPlanePki, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
@@ -105,21 +106,7 @@ describeE2e('proof: the router authorizes as one kube-apiserver does', () => {
   const serviceAccount = (name: string) => ({ kind: 'ServiceAccount', name, namespace: nsA });
 
   async function tokenCaller(name: string): Promise<Caller> {
-    await admin.request('POST', `/api/v1/namespaces/${nsA}/serviceaccounts`, {
-      body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name } },
-    });
-    const issued = await admin.request<{ status: { token: string } }>(
-      'POST',
-      `/api/v1/namespaces/${nsA}/serviceaccounts/${name}/token`,
-      {
-        body: {
-          apiVersion: 'authentication.k8s.io/v1',
-          kind: 'TokenRequest',
-          spec: { expirationSeconds: 3600 },
-        },
-      },
-    );
-    return { name, token: issued.status.token };
+    return { name, token: await newServiceAccountToken(env.controlPlane.kubeconfig, nsA, name) };
   }
 
   /** A client certificate of `subject`, signed by the control plane's CA with openssl. */

@@ -6,7 +6,7 @@ import { connect } from 'node:tls';
 
 import { Agent, request, type Dispatcher } from 'undici';
 
-import { clientsFor } from './clients.ts';
+import { clientsFor, newServiceAccountToken } from './clients.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 import { answersOnOneConnection } from './one-connection.ts';
 import { recordProof } from './proof-results.ts';
@@ -374,17 +374,7 @@ describeE2e('proof: 100k malformed and hostile requests at the router', () => {
     const namespace = `fuzz-${Date.now()}`;
     const controlPlane = clientsFor(env.controlPlane.kubeconfig);
     await controlPlane.core.createNamespace({ body: { metadata: { name: namespace } } });
-    await controlPlane.core.createNamespacedServiceAccount({
-      namespace,
-      body: { metadata: { name: 'mallory' } },
-    });
-    const mallory = (
-      await controlPlane.core.createNamespacedServiceAccountToken({
-        name: 'mallory',
-        namespace,
-        body: { spec: { audiences: [], expirationSeconds: 3600 } },
-      })
-    ).status!.token!;
+    const mallory = await newServiceAccountToken(env.controlPlane.kubeconfig, namespace, 'mallory');
     const smuggledAnswers = new Map<string, number>();
     let smugglingConnectionsLeftOpen = 0;
     const smuggling = smugglingMessages(SMUGGLING_ATTEMPTS, mallory);

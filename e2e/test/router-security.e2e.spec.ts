@@ -5,7 +5,7 @@ import { ORPHANED_DEPENDENTS_REASON, parseCellSet } from '@cellfed/api';
 import { RoutingTable } from '@cellfed/hashing';
 import { Agent, request } from 'undici';
 
-import { clientsFor, grantRole, readCellSet } from './clients.ts';
+import { clientsFor, grantRole, newServiceAccountToken, readCellSet } from './clients.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 import { answersOnOneConnection } from './one-connection.ts';
 import { controlPlanePki, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
@@ -28,15 +28,8 @@ describeE2e('cell router: a caller gets nothing one apiserver would refuse it', 
   const ca = readFileSync(join(controlPlanePki(env), 'ca.crt'));
 
   /** A new ServiceAccount `name` in the test namespace, and a token for it (an hour). */
-  async function serviceAccountToken(name: string): Promise<string> {
-    await controlPlane.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
-    const created = await controlPlane.core.createNamespacedServiceAccountToken({
-      name,
-      namespace,
-      body: { spec: { audiences: [], expirationSeconds: 3600 } },
-    });
-    return created.status!.token!;
-  }
+  const serviceAccountToken = (name: string) =>
+    newServiceAccountToken(env.controlPlane.kubeconfig, namespace, name);
 
   /** One request through the router with `token`; the code and the Status or object answered. */
   async function as(token: string, method: string, path: string, body?: unknown) {

@@ -5,7 +5,10 @@ export interface Kubeconfig {
   apiVersion: 'v1';
   kind: 'Config';
   clusters: { name: string; cluster: { server: string; 'certificate-authority-data': string } }[];
-  users: { name: string; user: { 'client-certificate-data': string; 'client-key-data': string } }[];
+  users: {
+    name: string;
+    user: { 'client-certificate-data': string; 'client-key-data': string } | { token: string };
+  }[];
   contexts: { name: string; context: { cluster: string; user: string } }[];
   'current-context': string;
 }
@@ -16,8 +19,8 @@ export interface KubeconfigParams {
   server: string;
   user: string;
   caCert: string;
-  clientCert: string;
-  clientKey: string;
+  /** A client certificate and its key (PEM), or a bearer token. */
+  credentials: { clientCert: string; clientKey: string } | { token: string };
 }
 
 const base64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
@@ -37,10 +40,13 @@ export function renderKubeconfig(params: KubeconfigParams): Kubeconfig {
     users: [
       {
         name: user,
-        user: {
-          'client-certificate-data': base64(params.clientCert),
-          'client-key-data': base64(params.clientKey),
-        },
+        user:
+          'token' in params.credentials
+            ? { token: params.credentials.token }
+            : {
+                'client-certificate-data': base64(params.credentials.clientCert),
+                'client-key-data': base64(params.credentials.clientKey),
+              },
       },
     ],
     contexts: [{ name: params.name, context: { cluster: params.name, user } }],
@@ -62,7 +68,9 @@ export function kubeconfigFromFiles(params: {
     server: params.server,
     user: params.user,
     caCert: readFileSync(params.caCertFile, 'utf8'),
-    clientCert: readFileSync(params.clientCertFile, 'utf8'),
-    clientKey: readFileSync(params.clientKeyFile, 'utf8'),
+    credentials: {
+      clientCert: readFileSync(params.clientCertFile, 'utf8'),
+      clientKey: readFileSync(params.clientKeyFile, 'utf8'),
+    },
   });
 }

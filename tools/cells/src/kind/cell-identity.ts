@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { dump, load } from 'js-yaml';
 
 import { CELL_COMPONENTS_USER, COMPONENTS_NAMESPACE, cellRbac } from '../chart/component-rbac.ts';
 import { applyObjects } from '../control-plane/bootstrap.ts';
+import { serviceAccountToken } from '../control-plane/service-account-token.ts';
 import type { KindClusterPlan } from './kind-plan.ts';
 
 /** How long the components' token in a kind cell lasts: longer than any run on it. */
@@ -30,16 +30,10 @@ export async function leastPrivilegeCellKubeconfig(plan: KindClusterPlan, helm: 
     },
     ...cellRbac(helm, {}, account),
   ]);
-  const config = new KubeConfig();
-  config.loadFromFile(plan.kubeconfig);
-  const issued = await config.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({
-    name: account.name,
-    namespace: account.namespace,
-    body: { spec: { audiences: [], expirationSeconds: TOKEN_SECONDS } },
-  });
+  const token = await serviceAccountToken(plan.kubeconfig, account.namespace, account.name, TOKEN_SECONDS);
   const internal = load(readFileSync(plan.internalKubeconfig, 'utf8')) as {
     users?: { name: string; user: Record<string, unknown> }[];
   };
-  for (const user of internal.users ?? []) user.user = { token: issued.status!.token! };
+  for (const user of internal.users ?? []) user.user = { token };
   return dump(internal);
 }
