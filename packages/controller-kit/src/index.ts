@@ -67,6 +67,7 @@ export {
   objectPath,
   objectRefOf,
   isCellOwnObject,
+  cellOwnObjectName,
   parseObjectKey,
   resourceName,
   routeOf,

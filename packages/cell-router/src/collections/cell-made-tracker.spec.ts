@@ -1,5 +1,6 @@
 import type { WatchEvent } from '@cellfed/controller-kit';
 
+import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { CellMadeTracker } from './cell-made-tracker.ts';
 
 const event = (type: WatchEvent['type'], name: string, namespace = 'shop'): WatchEvent => ({
@@ -30,8 +31,9 @@ describe('CellMadeTracker', () => {
     expect(tracker.decide('c', event('DELETED', 'web-1'))?.type).toBe('DELETED');
   });
 
-  it('never shows what each cell makes for itself', () => {
+  it('shows the control plane’s copy of what each apiserver makes for itself, never a cell’s', () => {
     const tracker = new CellMadeTracker({ group: '', resource: 'pods' });
     expect(tracker.decide('a', event('ADDED', 'etcd-0', 'kube-system'))).toBeUndefined();
+    expect(tracker.decide(CONTROL_PLANE_SOURCE, event('ADDED', 'etcd-0', 'kube-system'))?.type).toBe('ADDED');
   });
 });

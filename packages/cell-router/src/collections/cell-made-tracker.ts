@@ -1,6 +1,7 @@
-import { isCellOwnObject, type WatchEvent } from '@cellfed/controller-kit';
+import type { WatchEvent } from '@cellfed/controller-kit';
 
 import type { CellularResource } from '../routing/cellular-resources.ts';
+import { ownObjectView } from './own-objects.ts';
 import { watchedMeta, type WatchedObject } from './watched-object.ts';
 
 /**
@@ -8,7 +9,7 @@ import { watchedMeta, type WatchedObject } from './watched-object.ts';
  * object where it is, one name shown as one object. Two sources hold one name only for a while — the
  * ReplicaSet a moved Deployment's new cell made, until the old cell collects its own — so the client is told
  * of the second copy as a change (never an ADDED for a name it has) and of the first copy's deletion not at
- * all (the name still exists). Each cell's own objects (kube-system, kube-root-ca.crt) never show.
+ * all (the name still exists). Of what each apiserver makes for itself, the control plane's shows (own-objects.ts).
  */
 export class CellMadeTracker {
   /** The sources that hold each name, as far as this watch has seen. */
@@ -28,7 +29,8 @@ export class CellMadeTracker {
     const meta = watchedMeta(event.object as WatchedObject);
     const namespace = meta.namespace ?? '';
     const name = meta.name ?? '';
-    if (isCellOwnObject({ resource: { ...this.resource, version: '' }, namespace, name })) return undefined;
+    const own = ownObjectView(this.resource, 'anywhere', source, namespace, name);
+    if (own !== 'route') return own === 'show' ? event : undefined;
     const key = `${namespace}/${name}`;
     const holders = this.holders.get(key) ?? [];
     const others = holders.filter((holder) => holder !== source);

@@ -112,7 +112,8 @@ const home = (namespace: string, name: string) =>
 
 /** Objects placed where the ring puts them, plus the given extras. */
 function cellsWith(objects: Meta[], extras: Record<string, Meta[]> = {}) {
-  const byCell: Record<string, Meta[]> = { a: [], b: [], c: [] };
+  // The control plane answers too: what each apiserver makes for itself is read from it.
+  const byCell: Record<string, Meta[]> = { a: [], b: [], c: [], [CONTROL_PLANE_SOURCE]: [] };
   for (const meta of objects) byCell[home(meta.namespace, meta.name)]!.push(meta);
   for (const [cell, metas] of Object.entries(extras)) byCell[cell]!.push(...metas);
   return byCell;
@@ -192,22 +193,33 @@ describe('serveMergedList', () => {
   const all = objects.map((meta) => `${meta.namespace}/${meta.name}`).sort();
 
   it('merges every cell in the apiserver order, each object once, with a composite resourceVersion', async () => {
-    // Every cell has its own default/kube-root-ca.crt and kube-system objects: none of them is the federation's.
-    const perCell = [
+    // Every apiserver has its own default/kube-root-ca.crt and kube-system objects: the control plane's show.
+    const perApiserver = [
       { namespace: 'default', name: 'kube-root-ca.crt' },
       { namespace: 'kube-system', name: 'extension-apiserver-authentication' },
     ];
     const { body, clients } = await list(
-      cellsWith(objects, { a: perCell, b: perCell, c: perCell }),
+      cellsWith(objects, {
+        a: perApiserver,
+        b: perApiserver,
+        c: perApiserver,
+        [CONTROL_PLANE_SOURCE]: perApiserver,
+      }),
       '/api/v1/configmaps',
     );
-    expect(names(body)).toEqual(all);
-    // A whole JSON list: one unpaged request per cell, read as it streams in (in 37-byte chunks here).
+    expect(names(body)).toEqual(
+      [...all, 'default/kube-root-ca.crt', 'kube-system/extension-apiserver-authentication'].sort(),
+    );
+    // Each shown once, the control plane's copy (the fake writes its own resourceVersion in the data).
+    const own = body.items.filter((item: { metadata: Meta }) => item.metadata.name === 'kube-root-ca.crt');
+    expect(own.map((item: { data: unknown }) => item.data)).toEqual([{ from: '103' }]);
+    // A whole JSON list: one unpaged request per source, read as it streams in (in 37-byte chunks here).
     for (const cell of Object.values(clients)) expect(cell.requests).toEqual(['/api/v1/configmaps?']);
     expect(Object.fromEntries(decodeCellVersions(body.metadata.resourceVersion)!)).toEqual({
       a: '100',
       b: '101',
       c: '102',
+      [CONTROL_PLANE_SOURCE]: '103',
     });
     expect(body.kind).toBe('ConfigMapList');
   });
@@ -285,7 +297,8 @@ describe('serveMergedList', () => {
     // Each Job in a cell that is not its name's; one more a leftover there (no native controller): hidden.
     const elsewhere = (meta: Meta) =>
       ['a', 'b', 'c'].find((cell) => cell !== home(meta.namespace, meta.name))!;
-    const byCell: Record<string, Meta[]> = { a: [], b: [], c: [] };
+    // The control plane answers too: what each apiserver makes for itself is read from it.
+    const byCell: Record<string, Meta[]> = { a: [], b: [], c: [], [CONTROL_PLANE_SOURCE]: [] };
     for (const job of jobs) byCell[elsewhere(job)]!.push({ ...job, ownerReferences: [made] });
     const leftover = { namespace: 'shop', name: 'stray' };
     byCell[elsewhere(leftover)]!.push({ ...leftover, ownerReferences: [{ name: 'x', controller: false }] });
@@ -319,6 +332,7 @@ describe('serveMergedList', () => {
       b: [],
       c: [],
       d: [],
+      [CONTROL_PLANE_SOURCE]: [],
       [decision.oldCell]: [
         { namespace: 'ns', name, labels: { [REBALANCE_STATUS_LABEL]: status, copy: 'old' } },
       ],
@@ -408,7 +422,7 @@ describe('serveMergedList', () => {
     const whole = await listProtobuf(cellsWith(objects), '/api/v1/configmaps');
     expect(whole.kind).toBe('ConfigMapList');
     expect(whole.items.map(({ metadata }) => `${metadata.namespace}/${metadata.name}`)).toEqual(all);
-    expect(decodeCellVersions(whole.resourceVersion)?.size).toBe(3);
+    expect(decodeCellVersions(whole.resourceVersion)?.size).toBe(4); // three cells and the control plane
     const seen: string[] = [];
     let token: string | undefined;
     do {

@@ -20,7 +20,8 @@ import type { CollectionOutcome, StreamedAnswer } from './streamed-answer.ts';
 import type { OwnerUids } from '../views/owner-uids.ts';
 import { jsonListWriter, protobufListWriter } from './list-writer.ts';
 import { takeInvolvedUid } from '../views/involved-uid.ts';
-import { isCellOwnObject, madeByItsCell } from '@cellfed/controller-kit';
+import { madeByItsCell } from '@cellfed/controller-kit';
+import { ownObjectView } from './own-objects.ts';
 import type { CellularResource } from '../routing/cellular-resources.ts';
 import { CellTokenError, OneCellVersionError, CellListError } from '../errors.ts';
 
@@ -100,7 +101,7 @@ export async function serveMergedList(
   // A continued list stays on the cells it started with: it is one snapshot.
   const cells = cursors
     ? [...cursors.keys()].filter((cell) => !cursors.get(cell)!.done)
-    : [...collectionSources(request.state, request.placement ?? 'ring')];
+    : [...collectionSources(request.state, request.placement ?? 'ring', request.resource)];
   const missing = cells.filter((cell) => !request.client(cell));
   if (missing.length > 0)
     return refuse(serviceUnavailable(`cells ${missing.join(', ')} are not connected`, 1));
@@ -233,10 +234,16 @@ function takeVisible(
   }
   const { table: routing } = request.state;
   const key = { namespace: meta.namespace ?? '', name: meta.name ?? '' };
-  // Each cell's own kube-root-ca.crt, default/kubernetes, kube-system objects: never the federation's.
-  if (isCellOwnObject({ resource: { ...request.resource, version: '' }, ...key })) return undefined;
+  const placement = request.placement ?? 'ring';
+  const routed: CellCopy<Buffer | string>[] = [];
+  for (const copy of copies) {
+    const view = ownObjectView(request.resource, placement, copy.cell, key.namespace, key.name);
+    if (view === 'show') return copy;
+    if (view === 'route') routed.push(copy);
+  }
+  if (routed.length === 0) return undefined;
   if (key.namespace !== '' && request.namespaceDeleted?.(key.namespace)) return undefined;
-  return request.placement === 'anywhere'
-    ? newestCopy(copies)
-    : shownCopy(routing.route(routing.keyOf(key, request.namespaceLabels(key.namespace))), copies);
+  return placement === 'anywhere'
+    ? newestCopy(routed)
+    : shownCopy(routing.route(routing.keyOf(key, request.namespaceLabels(key.namespace))), routed);
 }

@@ -4,6 +4,7 @@ import { PassThrough } from 'node:stream';
 import { memoryLogger } from '@cellfed/controller-kit/testing';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
+import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { routingState } from '../routing/route-plan.ts';
 import { decodeCellVersions, encodeCellVersions } from './cell-versions.ts';
 import { serveMergedWatch, type CellWatcher } from './merged-watch.ts';
@@ -76,6 +77,11 @@ function watch(
   writeDelayMs = 0,
 ) {
   const state = routingState(spec, 1);
+  // The control plane is watched too, for what each apiserver makes for itself (its own kube-root-ca.crt).
+  const sources: Record<string, ReturnType<typeof fakeCell>> = {
+    [CONTROL_PLANE_SOURCE]: fakeCell(),
+    ...cells,
+  };
   const lines: { type: string; object: { metadata: Meta } }[] = [];
   const held: typeof lines = [];
   const abort = new AbortController();
@@ -85,7 +91,7 @@ function watch(
       state: () => state,
       resource: { group: '', resource: 'configmaps' },
       namespaceLabels: () => undefined,
-      client: (cell) => cells[cell]?.client,
+      client: (cell) => sources[cell]?.client,
       target,
       headers: {},
       signal: abort.signal,
@@ -109,7 +115,7 @@ function watch(
     },
   );
   const home = (name: string) => state.table.route(state.table.keyOf({ namespace: 'ns', name }));
-  return { lines, abort, done, home, isEnded: () => ended };
+  return { lines, abort, done, home, isEnded: () => ended, controlPlane: sources[CONTROL_PLANE_SOURCE]! };
 }
 
 const joiningSpec = parseCellSetSpec({
@@ -334,28 +340,39 @@ describe('serveMergedWatch', () => {
       const inA = names.filter((name) => w.home(name).oldCell === 'a');
       const inB = names.filter((name) => w.home(name).oldCell === 'b');
       expect(inA.length * inB.length).toBeGreaterThan(0);
+      // The control plane's own kube-root-ca.crt is one of the objects; the cells' copies never show.
+      cells.a.send('ADDED', { namespace: 'ns', name: 'kube-root-ca.crt', resourceVersion: '95' });
+      await until('the control plane’s watch', () => w.controlPlane.streams.length === 1);
+      w.controlPlane.send('ADDED', { namespace: 'ns', name: 'kube-root-ca.crt', resourceVersion: '7' });
+      w.controlPlane.bookmark('9', true);
       inA.forEach((name, i) =>
         cells.a.send('ADDED', { namespace: 'ns', name, resourceVersion: `${90 - i}` }),
       );
       cells.a.bookmark('100', true);
       // Cell b is not done: nothing closes the client's initial events yet, not even a plain bookmark.
       cells.b.bookmark('150');
-      await until('cell a’s objects', () => w.lines.length === inA.length);
+      await until('cell a’s objects', () => w.lines.length === inA.length + 1);
       inB.forEach((name) => cells.b.send('ADDED', { namespace: 'ns', name, resourceVersion: '180' }));
       cells.b.bookmark('200', true);
-      await until('the end of the initial events', () => w.lines.length === names.length + 1);
-      expect(w.lines.slice(0, -1).map((event) => event.type)).toEqual(names.map(() => 'ADDED'));
-      expect(w.lines.slice(0, -1).map((event) => event.object.metadata.name)).toEqual([...inA, ...inB]);
+      await until('the end of the initial events', () => w.lines.length === names.length + 2);
+      expect(w.lines.slice(0, -1).map((event) => event.type)).toEqual([...names, 'own'].map(() => 'ADDED'));
+      expect(w.lines.slice(0, -1).map((event) => event.object.metadata.name)).toEqual([
+        'kube-root-ca.crt',
+        ...inA,
+        ...inB,
+      ]);
+      expect(w.lines[0]!.object.metadata.resourceVersion).toMatch(/^cf1\./);
       const end = w.lines.at(-1)!;
       expect(end.type).toBe('BOOKMARK');
       expect(end.object.metadata.annotations).toEqual({ 'k8s.io/initial-events-end': 'true' });
       expect(Object.fromEntries(decodeCellVersions(end.object.metadata.resourceVersion)!)).toEqual({
         a: '100',
         b: '200',
+        [CONTROL_PLANE_SOURCE]: '9',
       });
       // Afterwards: a watch as any other (bookmarks pass, changes carry the composite version).
       cells.a.send('MODIFIED', { namespace: 'ns', name: inA[0]!, resourceVersion: '101' });
-      await until('the change', () => w.lines.length === names.length + 2);
+      await until('the change', () => w.lines.length === names.length + 3);
       expect(w.lines.at(-1)!.type).toBe('MODIFIED');
       w.abort.abort();
       await w.done;
@@ -378,6 +395,8 @@ describe('serveMergedWatch', () => {
       cells.a.bookmark('10', true);
       cells.b.send('ADDED', newCopy.metadata);
       cells.b.bookmark('60', true);
+      await until('the control plane’s watch', () => w.controlPlane.streams.length === 1);
+      w.controlPlane.bookmark('9', true);
       await until('the end of the initial events', () => w.lines.at(-1)?.type === 'BOOKMARK');
       expect(w.lines.map((event) => [event.type, event.object.metadata.labels])).toEqual([
         ['ADDED', { copied: 'yes' }],
@@ -392,6 +411,8 @@ describe('serveMergedWatch', () => {
       const w = watch(cells, STREAMING, normal, async () => undefined, 20);
       await until('both watches', () => cells.a.streams.length === 1 && cells.b.streams.length === 1);
       const name = ['x1', 'x2', 'x3', 'x4'].find((candidate) => w.home(candidate).oldCell === 'a')!;
+      await until('the control plane’s watch', () => w.controlPlane.streams.length === 1);
+      w.controlPlane.bookmark('9', true);
       cells.b.bookmark('200', true);
       cells.a.send('ADDED', { namespace: 'ns', name, resourceVersion: '90' });
       cells.a.bookmark('100', true);

@@ -201,7 +201,7 @@ export async function serveMergedWatch(
   if (!state) return { code: 503, status: failure(503, 'ServiceUnavailable', 'no CellSet loaded') };
   const startRv = rv === '0' ? '0' : undefined;
   const placement = request.placement ?? 'ring';
-  const cells = [...collectionSources(state, placement)];
+  const cells = [...collectionSources(state, placement, request.resource)];
   const from = cells.map((cell) => versions.get(cell) ?? startRv);
   const opened = await Promise.all(cells.map((cell, i) => open(cell, from[i], streamingList)));
   const refused = opened.findIndex((answer) => answer.code !== 200);
@@ -221,7 +221,7 @@ export async function serveMergedWatch(
   // Cells that join while the client watches get a watch of their own (from now: they start empty).
   const joinTimer = setInterval(() => {
     const now = request.state();
-    for (const cell of now ? collectionSources(now, placement) : []) {
+    for (const cell of now ? collectionSources(now, placement, request.resource) : []) {
       if (watching.has(cell)) continue;
       watching.add(cell);
       const from = versions.get(cell);

@@ -1,9 +1,10 @@
-import { isCellOwnObject, madeByItsCell, type WatchEvent } from '@cellfed/controller-kit';
+import { madeByItsCell, type WatchEvent } from '@cellfed/controller-kit';
 import { MIGRATED, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
 import type { CellularResource } from '../routing/cellular-resources.ts';
 import type { NamespaceLabels, RoutingState } from '../routing/route-plan.ts';
 import { CellMadeTracker } from './cell-made-tracker.ts';
+import { ownObjectView } from './own-objects.ts';
 import { visibleCopy } from './copy-choice.ts';
 import { watchedMeta, type WatchedObject } from './watched-object.ts';
 
@@ -72,9 +73,8 @@ export class MoveTracker implements WatchVisibility {
     const meta = watchedMeta(object);
     const namespace = meta.namespace ?? '';
     const name = meta.name ?? '';
-    // Each cell's own kube-root-ca.crt, default/kubernetes, kube-system objects: never the federation's.
-    if (isCellOwnObject({ resource: { ...this.request.resource, version: '' }, namespace, name }))
-      return { event: undefined };
+    const own = ownObjectView(this.request.resource, 'ring', cell, namespace, name);
+    if (own !== 'route') return { event: own === 'show' ? event : undefined };
     if (madeByItsCell(meta) || this.made.holds(namespace, name))
       return { key: `${namespace}/${name}`, event: this.made.decide(cell, event) };
     const decision = state.table.route(

@@ -4,6 +4,7 @@ import { PassThrough } from 'node:stream';
 import { memoryLogger } from '@cellfed/controller-kit/testing';
 
 import { lengthDelimited } from '../request/protobuf-wire.ts';
+import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { routingState } from '../routing/route-plan.ts';
 import { failure } from '../status/kube-status.ts';
 import { protobufEnveloped } from '../testing/protobuf-item.ts';
@@ -105,7 +106,8 @@ describe('a merged watch in protobuf', () => {
         end: () => undefined,
       },
     );
-    for (let i = 0; i < 100 && streams.size < 2; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    // Two cells and the control plane (for what each apiserver makes for itself, none here).
+    for (let i = 0; i < 100 && streams.size < 3; i++) await new Promise((resolve) => setTimeout(resolve, 5));
     const names = ['one', 'two', 'three', 'four'];
     for (const name of names)
       streams.get(home(name))!.write(
@@ -115,7 +117,7 @@ describe('a merged watch in protobuf', () => {
         }),
       );
     const end = { resourceVersion: '9', annotations: { 'k8s.io/initial-events-end': 'true' } };
-    for (const cell of ['a', 'b'])
+    for (const cell of ['a', 'b', CONTROL_PLANE_SOURCE])
       streams
         .get(cell)!
         .write(protobufFrame({ type: 'BOOKMARK', object: protobufObject(protobufEnveloped(end)) }));
@@ -136,6 +138,7 @@ describe('a merged watch in protobuf', () => {
     expect(last.metadata.annotations).toEqual({ 'k8s.io/initial-events-end': 'true' });
     expect(decodeCellVersions(last.metadata.resourceVersion!)).toEqual(
       new Map([
+        [CONTROL_PLANE_SOURCE, '9'],
         ['a', '9'],
         ['b', '9'],
       ]),

@@ -30,7 +30,9 @@ import { refusal, type Impersonation } from '../routing/destination.ts';
 import { sendRefusal } from './send-refusal.ts';
 import { abortOnClose, readBody, sendJson } from './forward.ts';
 import { upstreamHeaders } from './headers.ts';
-import { withoutFollowers } from './without-followers.ts';
+import { withSelector, withoutFollowers } from './without-followers.ts';
+import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
+import { cellOwnObjectName } from '@cellfed/controller-kit';
 
 export interface CollectionRequestsOptions {
   readonly state: () => RoutingState | undefined;
@@ -135,6 +137,7 @@ export class CollectionRequests {
   }
 
   async deleteCollection(
+    info: ResourceRequestInfo,
     state: RoutingState,
     placement: Placement,
     request: ClientRequest,
@@ -145,10 +148,25 @@ export class CollectionRequests {
     const body = hasRequestBody(request) ? await readBody(request, maxBodyBytes) : undefined;
     if (body === 'too-large')
       return sendRefusal(response, refusal(requestEntityTooLarge(maxBodyBytes), 'too-large'));
+    const resource = { group: info.apiGroup, resource: info.resource };
+    const path = withoutFollowers(request.url ?? '/');
+    // Of what each apiserver makes for itself (kube-root-ca.crt), the control plane's copy is the one clients
+    // see, and is deleted as one apiserver's `delete configmaps --all` deletes its own; the cells keep theirs.
+    // Of a ring-placed resource, nothing else in the control plane is the federation's.
+    const own = cellOwnObjectName(resource, info.namespace);
+    const sources = collectionSources(state, placement, resource).filter(
+      (source) => source !== CONTROL_PLANE_SOURCE || placement !== 'ring' || own !== undefined,
+    );
+    const sourcePath = (source: string) => {
+      if (own === undefined) return path;
+      if (source !== CONTROL_PLANE_SOURCE)
+        return withSelector(path, 'fieldSelector', `metadata.name!=${own}`);
+      return placement === 'ring' ? withSelector(path, 'fieldSelector', `metadata.name=${own}`) : path;
+    };
     const merged = await deleteCollection(
-      collectionSources(state, placement),
+      sources,
       this.options.source,
-      withoutFollowers(request.url ?? '/'),
+      sourcePath,
       mergeHeaders(request, impersonation),
       body,
       abortOnClose(response),

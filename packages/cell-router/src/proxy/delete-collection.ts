@@ -1,5 +1,6 @@
 import type { KubeClient } from '@cellfed/controller-kit';
 
+import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { cellFailure, parseJsonObject, serviceUnavailable } from '../status/kube-status.ts';
 
 export interface CellAnswer {
@@ -15,14 +16,14 @@ export interface MergedAnswer {
 }
 
 /**
- * deletecollection of a cellular resource: the same DELETE (query and DeleteOptions body) in every live cell
- * at once, as the caller. Refused up front with 503 when a live cell is not connected, so a partial delete
- * is never reported as done.
+ * deletecollection of a cellular resource: the same DELETE (DeleteOptions body; the query `pathAndQuery`
+ * gives for each source) in every source at once, as the caller. Refused up front with 503 when a source is
+ * not connected, so a partial delete is never reported as done.
  */
 export async function deleteCollection(
   cells: readonly string[],
   client: (cell: string) => KubeClient | undefined,
-  pathAndQuery: string,
+  pathAndQuery: (cell: string) => string,
   headers: Record<string, string | string[]>,
   body: Buffer | undefined,
   signal: AbortSignal,
@@ -37,7 +38,7 @@ export async function deleteCollection(
   }
   const answers = await Promise.all(
     clients.map(async ([cell, c]): Promise<CellAnswer> => {
-      const response = await c!.raw('DELETE', pathAndQuery, {
+      const response = await c!.raw('DELETE', pathAndQuery(cell), {
         headers: {
           ...headers,
           accept: 'application/json',
@@ -60,7 +61,9 @@ export async function deleteCollection(
 export function mergeDeleted(answers: readonly CellAnswer[]): MergedAnswer {
   const failed = answers.find((answer) => answer.code >= 300);
   if (failed) {
-    const done = answers.filter((answer) => answer.code < 300).map((answer) => answer.cell);
+    const done = answers
+      .filter((answer) => answer.code < 300)
+      .map((answer) => (answer.cell === CONTROL_PLANE_SOURCE ? 'the control plane' : answer.cell));
     const note = done.length > 0 ? ` (deleted in ${done.join(', ')})` : '';
     return { code: failed.code, body: cellFailure(failed.cell, failed.code, failed.text, note) };
   }

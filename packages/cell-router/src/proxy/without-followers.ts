@@ -7,11 +7,17 @@ import { NOT_FOLLOWER_SELECTOR } from '@cellfed/controller-kit';
  * itself once its object is gone.
  */
 export function withoutFollowers(pathAndQuery: string): string {
+  return withSelector(pathAndQuery, 'labelSelector', NOT_FOLLOWER_SELECTOR);
+}
+
+/** `pathAndQuery` with `requirement` added to its `labelSelector` or `fieldSelector` (both must hold). */
+export function withSelector(
+  pathAndQuery: string,
+  param: 'labelSelector' | 'fieldSelector',
+  requirement: string,
+): string {
   const url = new URL(pathAndQuery, 'http://router.invalid');
-  const selector = url.searchParams.get('labelSelector');
-  url.searchParams.set(
-    'labelSelector',
-    selector ? `${selector},${NOT_FOLLOWER_SELECTOR}` : NOT_FOLLOWER_SELECTOR,
-  );
+  const selector = url.searchParams.get(param);
+  url.searchParams.set(param, selector ? `${selector},${requirement}` : requirement);
   return `${url.pathname}${url.search}`;
 }

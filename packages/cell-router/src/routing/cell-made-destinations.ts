@@ -44,7 +44,9 @@ export class CellMadeDestinations {
     signal?: AbortSignal,
   ): Promise<Destination> {
     const state = this.options.state();
-    const sources = state ? collectionSources(state, 'anywhere') : [CONTROL_PLANE_SOURCE];
+    const sources = state
+      ? collectionSources(state, 'anywhere', { group: plan.info.apiGroup, resource: plan.info.resource })
+      : [CONTROL_PLANE_SOURCE];
     const target = await cellMadeTarget(
       plan.info,
       plan.ringCell,

@@ -40,3 +40,8 @@ export function alsoMadeByCells(group: string, resource: string): boolean {
  * the cells: not a DNS label, so no cell can have this id.
  */
 export const CONTROL_PLANE_SOURCE = ':control-plane';
+
+/** A collection source as messages name it: `cell ID`, or `the control plane`. */
+export function sourceName(source: string): string {
+  return source === CONTROL_PLANE_SOURCE ? 'the control plane' : `cell ${source}`;
+}

@@ -1,6 +1,7 @@
 import { parseCellSetSpec, type CellSetSpecInput } from '@cellfed/api';
 import { parseRequestInfo } from '../request/request-info.ts';
-import { planRoute, routingState, type RoutingState } from './route-plan.ts';
+import { CONTROL_PLANE_SOURCE } from './cell-made-resources.ts';
+import { collectionSources, planRoute, routingState, type RoutingState } from './route-plan.ts';
 
 function state(cells: CellSetSpecInput['cells'], shardBy: 'name' | 'namespace' = 'name'): RoutingState {
   const spec = parseCellSetSpec({ cells, shardBy });
@@ -149,6 +150,33 @@ describe('planRoute', () => {
       kind: 'control-plane',
       reason: 'cell-own',
     });
+  });
+
+  it('sends a collection in a system namespace to the control plane: it holds only what each apiserver makes', () => {
+    for (const [method, path] of [
+      ['GET', '/api/v1/namespaces/kube-system/configmaps'],
+      ['GET', '/api/v1/namespaces/kube-public/configmaps?watch=1'],
+      ['DELETE', '/api/v1/namespaces/kube-node-lease/configmaps'],
+      ['GET', '/api/v1/namespaces/kube-system/pods'],
+    ] as const) {
+      expect(plan(method, path)).toEqual({ kind: 'control-plane', reason: 'cell-own' });
+    }
+    expect(plan('GET', '/api/v1/namespaces/team/configmaps')).toMatchObject({ kind: 'all-cells' });
+  });
+
+  it('reads a collection from the control plane too where it may hold what each apiserver makes for itself', () => {
+    const state = stable;
+    expect(collectionSources(state, 'ring', { group: '', resource: 'configmaps' })).toEqual([
+      CONTROL_PLANE_SOURCE,
+      ...state.liveCells,
+    ]);
+    expect(collectionSources(state, 'ring', { group: 'apps', resource: 'deployments' })).toEqual(
+      state.liveCells,
+    );
+    expect(collectionSources(state, 'anywhere', { group: '', resource: 'pods' })).toEqual([
+      CONTROL_PLANE_SOURCE,
+      ...state.liveCells,
+    ]);
   });
 
   it('routes a cell-made resource as the CellSet says when it lists it as cellular or shared', () => {

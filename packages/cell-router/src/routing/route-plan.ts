@@ -1,11 +1,11 @@
 import type { CellSetSpec } from '@cellfed/api';
-import { isCellOwnObject } from '@cellfed/controller-kit';
+import { CELL_SYSTEM_NAMESPACES, cellOwnObjectName, isCellOwnObject } from '@cellfed/controller-kit';
 import { RoutingTable, type Access, type RouteDecision } from '@cellfed/hashing';
 
 import type { RequestInfo, ResourceRequestInfo } from '../request/request-info.ts';
 import { serviceUnavailable, type KubeStatus } from '../status/kube-status.ts';
 import { CELL_MADE_RESOURCES, CONTROL_PLANE_SOURCE, alsoMadeByCells } from './cell-made-resources.ts';
-import { CellularResources } from './cellular-resources.ts';
+import { CellularResources, type CellularResource } from './cellular-resources.ts';
 
 /** What the router knows of the federation when it plans a request; swapped as a whole on a CellSet change. */
 export interface RoutingState {
@@ -43,9 +43,20 @@ export function routingState(spec: CellSetSpec, generation: number): RoutingStat
  */
 export type Placement = 'ring' | 'anywhere';
 
-/** The sources a collection of `placement` is read from: ids of live cells and {@link CONTROL_PLANE_SOURCE}. */
-export function collectionSources(state: RoutingState, placement: Placement): readonly string[] {
-  return placement === 'ring' ? state.liveCells : [CONTROL_PLANE_SOURCE, ...state.liveCells];
+/**
+ * The sources a collection of `resource` placed by `placement` is read from: ids of live cells, and
+ * {@link CONTROL_PLANE_SOURCE} for what the control plane holds of it: its cell-made objects (Events its
+ * controllers write), and the objects each apiserver makes for itself (`kube-root-ca.crt`,
+ * `default/kubernetes`), of which clients see the control plane's (see collections/own-objects.ts).
+ */
+export function collectionSources(
+  state: RoutingState,
+  placement: Placement,
+  resource: CellularResource,
+): readonly string[] {
+  return placement === 'ring' && cellOwnObjectName(resource) === undefined
+    ? state.liveCells
+    : [CONTROL_PLANE_SOURCE, ...state.liveCells];
 }
 
 /**
@@ -114,6 +125,8 @@ export function planRoute(
   if (!placement) return { kind: 'control-plane', reason: 'not-cellular' };
   const objectName = name ?? info.name;
   if (info.verb === 'list' || info.verb === 'watch' || info.verb === 'deletecollection') {
+    // A system namespace holds only what each apiserver makes for itself: the control plane's is the one.
+    if (CELL_SYSTEM_NAMESPACES.has(info.namespace)) return { kind: 'control-plane', reason: 'cell-own' };
     // A list or watch narrowed to one name by field selector still fans out: the object may be in any cell
     // while it migrates, and the merge shows it once.
     return { kind: 'all-cells', info, placement };

@@ -440,13 +440,22 @@ describe('RouterHandler', () => {
       propagationPolicy: 'Background',
     });
     expect(answer).toMatchObject({ code: 200 });
-    expect(answer.body.items.map((item) => item.metadata.name).sort()).toEqual(['in-a', 'in-b']);
+    // The control plane deletes only what it made for itself (its kube-root-ca.crt), as one apiserver would.
+    expect(answer.body.items.map((item) => item.metadata.name).sort()).toEqual([
+      'in-a',
+      'in-b',
+      'in-control-plane',
+    ]);
+    expect(cells['control-plane']!.seen[0]).toMatchObject({
+      method: 'DELETE',
+      url: '/api/v1/namespaces/team/configmaps?labelSelector=app%3Dweb%2C%21cellfed.io%2Ffollowed-from&fieldSelector=metadata.name%3Dkube-root-ca.crt',
+    });
     expect(answer.body.metadata).toEqual({});
     for (const [, cell] of ownCells()) {
       expect(cell.seen[0]).toMatchObject({
         method: 'DELETE',
-        // Never a cell's follower copies (see without-followers.ts).
-        url: '/api/v1/namespaces/team/configmaps?labelSelector=app%3Dweb%2C%21cellfed.io%2Ffollowed-from',
+        // Never a cell's follower copies (see without-followers.ts), nor its own kube-root-ca.crt.
+        url: '/api/v1/namespaces/team/configmaps?labelSelector=app%3Dweb%2C%21cellfed.io%2Ffollowed-from&fieldSelector=metadata.name%21%3Dkube-root-ca.crt',
       });
       expect(cell.seen[0]!.headers['impersonate-user']).toBe('alice');
       expect(JSON.parse(cell.seen[0]!.body)).toEqual({ propagationPolicy: 'Background' });
@@ -463,7 +472,7 @@ describe('RouterHandler', () => {
         : { code: 200, body: { kind: 'ConfigMapList', items: [] } };
     const answer = await send('DELETE', '/api/v1/namespaces/team/configmaps');
     expect(answer).toMatchObject({ code: 403 });
-    expect(answer.body.message).toBe('cell b: alice cannot delete (deleted in a)');
+    expect(answer.body.message).toBe('cell b: alice cannot delete (deleted in the control plane, a)');
   });
 
   it('answers bad requests with a Status and logs one line per request with the cell and object', async () => {

@@ -265,7 +265,14 @@ export class RouterHandler {
         return this.toControlPlane(info, plan.reason, request, response, impersonation, authorize);
       case 'all-cells':
         if (plan.info.verb === 'deletecollection')
-          return this.collections.deleteCollection(state!, plan.placement, request, response, impersonation);
+          return this.collections.deleteCollection(
+            plan.info,
+            state!,
+            plan.placement,
+            request,
+            response,
+            impersonation,
+          );
         if (plan.info.verb === 'list')
           return this.collections.list(plan.info, plan.placement, state!, request, response, impersonation);
         if (plan.info.verb === 'watch')

@@ -2,6 +2,8 @@
  * Kubernetes `Status` objects: every error the router answers is one, with the code and reason
  * kube-apiserver would use, so kubectl and the client libraries show it (and retry 429s) as usual.
  */
+import { sourceName } from '../routing/cell-made-resources.ts';
+
 export interface KubeStatus {
   kind: 'Status';
   apiVersion: 'v1';
@@ -92,7 +94,7 @@ export function cellFailure(cell: string, code: number, text: string, note = '')
   return failure(
     code,
     status?.reason ?? 'InternalError',
-    `cell ${cell}: ${status?.message ?? text.slice(0, 300)}${note}`,
+    `${sourceName(cell)}: ${status?.message ?? text.slice(0, 300)}${note}`,
     status?.details,
   );
 }

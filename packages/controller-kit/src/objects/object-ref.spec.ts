@@ -1,5 +1,6 @@
 import { ControllerKitErrorCode } from '../errors.ts';
 import {
+  cellOwnObjectName,
   collectionPath,
   formatObjectKey,
   isCellOwnObject,
@@ -35,6 +36,31 @@ describe('isCellOwnObject', () => {
     expect(isCellOwnObject(service('shop', 'kubernetes'))).toBe(false);
     expect(isCellOwnObject(configMap('default', 'settings'))).toBe(false);
     expect(isCellOwnObject(configMap('shop', 'settings'))).toBe(false);
+  });
+
+  it('so are that Service’s Endpoints and EndpointSlice', () => {
+    const ref = (group: string, resource: string, namespace: string): ObjectRef => ({
+      resource: { group, version: 'v1', resource },
+      namespace,
+      name: 'kubernetes',
+    });
+    expect(isCellOwnObject(ref('', 'endpoints', 'default'))).toBe(true);
+    expect(isCellOwnObject(ref('discovery.k8s.io', 'endpointslices', 'default'))).toBe(true);
+    expect(isCellOwnObject(ref('discovery.k8s.io', 'endpointslices', 'shop'))).toBe(false);
+    expect(isCellOwnObject(ref('apps', 'deployments', 'default'))).toBe(false);
+  });
+});
+
+describe('cellOwnObjectName', () => {
+  it('names what each apiserver makes for itself outside its system namespaces, where it makes one', () => {
+    const configMaps = { group: '', resource: 'configmaps' };
+    const services = { group: '', resource: 'services' };
+    expect(cellOwnObjectName(configMaps, 'shop')).toBe('kube-root-ca.crt');
+    expect(cellOwnObjectName(configMaps)).toBe('kube-root-ca.crt');
+    expect(cellOwnObjectName(services, 'default')).toBe('kubernetes');
+    expect(cellOwnObjectName(services)).toBe('kubernetes');
+    expect(cellOwnObjectName(services, 'shop')).toBeUndefined();
+    expect(cellOwnObjectName({ group: 'apps', resource: 'deployments' })).toBeUndefined();
   });
 });
 

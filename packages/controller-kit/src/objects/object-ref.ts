@@ -70,16 +70,42 @@ export const CELL_SYSTEM_NAMESPACES: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * Outside the system namespaces, the objects every apiserver makes for itself, by resource (`group/resource`):
+ * the `kube-root-ca.crt` ConfigMap its controller manager puts in every namespace, and its own
+ * `default/kubernetes` Service with that Service's Endpoints and EndpointSlice.
+ */
+const APISERVER_OWN_OBJECTS: ReadonlyMap<string, { readonly namespace?: string; readonly name: string }> =
+  new Map([
+    ['/configmaps', { name: 'kube-root-ca.crt' }],
+    ['/services', { namespace: 'default', name: 'kubernetes' }],
+    ['/endpoints', { namespace: 'default', name: 'kubernetes' }],
+    ['discovery.k8s.io/endpointslices', { namespace: 'default', name: 'kubernetes' }],
+  ]);
+
+/**
  * Objects each cell makes for itself and that never move: everything in its system namespaces (the
- * apiserver's and controller manager's ConfigMaps and Leases), the apiserver's own `default/kubernetes`
- * Service and the `kube-root-ca.crt` ConfigMap the controller manager puts in every namespace.
+ * apiserver's and controller manager's ConfigMaps and Leases), and {@link APISERVER_OWN_OBJECTS}. Every
+ * apiserver, the control plane's too, has its own copy of each.
  */
 export function isCellOwnObject(ref: ObjectRef): boolean {
   if (CELL_SYSTEM_NAMESPACES.has(ref.namespace)) return true;
-  const { group, resource } = ref.resource;
-  if (group !== '') return false;
-  if (resource === 'configmaps') return ref.name === 'kube-root-ca.crt';
-  return resource === 'services' && ref.namespace === 'default' && ref.name === 'kubernetes';
+  const own = APISERVER_OWN_OBJECTS.get(`${ref.resource.group}/${ref.resource.resource}`);
+  return own !== undefined && own.name === ref.name && (own.namespace ?? ref.namespace) === ref.namespace;
+}
+
+/**
+ * The name of the object of `resource` each apiserver makes for itself in `namespace` outside the system
+ * namespaces (`kube-root-ca.crt` for ConfigMaps anywhere, `kubernetes` for Services in `default`), if any;
+ * with no namespace, whether the resource has such objects at all.
+ */
+export function cellOwnObjectName(
+  resource: Pick<GroupVersionResource, 'group' | 'resource'>,
+  namespace?: string,
+): string | undefined {
+  const own = APISERVER_OWN_OBJECTS.get(`${resource.group}/${resource.resource}`);
+  if (!own || (namespace !== undefined && own.namespace !== undefined && own.namespace !== namespace))
+    return undefined;
+  return own.name;
 }
 
 /** Where an object is and where it goes under `table`: its key, with its namespace's shard-by label, routed. */

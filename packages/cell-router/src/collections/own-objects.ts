@@ -1,0 +1,26 @@
+import { isCellOwnObject } from '@cellfed/controller-kit';
+
+import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
+import type { CellularResource } from '../routing/cellular-resources.ts';
+import type { Placement } from '../routing/route-plan.ts';
+
+/**
+ * What a collection shows of one source's copy of `namespace/name`, before the routing rule: each apiserver
+ * makes some objects for itself (`kube-root-ca.crt` in every namespace, `default/kubernetes`), and clients of
+ * the router see the control plane's, the apiserver they talk to through it — never a cell's, so nothing
+ * appears twice or changes when the CellSet does. `show` and `hide` decide; `route` leaves the copy to the
+ * routing rule (a ring-placed object's cell, a cell-made object's holder).
+ */
+export function ownObjectView(
+  resource: CellularResource,
+  placement: Placement,
+  source: string,
+  namespace: string,
+  name: string,
+): 'show' | 'hide' | 'route' {
+  if (isCellOwnObject({ resource: { ...resource, version: '' }, namespace, name }))
+    return source === CONTROL_PLANE_SOURCE ? 'show' : 'hide';
+  // The control plane holds no ring-placed object of the federation's: only its own ones are read from it.
+  if (placement === 'ring' && source === CONTROL_PLANE_SOURCE) return 'hide';
+  return 'route';
+}
