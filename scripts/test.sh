@@ -16,6 +16,9 @@ rm -rf tmp/test-results && mkdir -p tmp/test-results
 # the cache is cold, instant when warm. The e2e suite finds them through CELLFED_TOOLS_BIN.
 CELLFED_TOOLS_BIN="$(bash scripts/build-tools.sh)"
 export CELLFED_TOOLS_BIN
+# Kubernetes' own e2e specs of the API (e2e.test and ginkgo) for the conformance suite, cached the same way.
+CELLFED_CONFORMANCE_BIN="$(bash scripts/build-conformance.sh)"
+export CELLFED_CONFORMANCE_BIN
 # Whatever happens to the suites, no cell process or kind cluster outlives this script.
 export CELLFED_E2E_DIR="$PWD/tmp/e2e"
 trap 'for dir in "$CELLFED_E2E_DIR" "$PWD/tmp/e2e-kind"; do

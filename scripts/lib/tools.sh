@@ -45,3 +45,21 @@ cellfed_tools_dir() {
   key="$(cellfed_tools_key)" || return 1
   echo "$cellfed_cache/tools/$key"
 }
+
+# Kubernetes' own e2e specs for the conformance suite (scripts/build-conformance.sh): keyed by their module,
+# its Go sources, the Go version and the link flags, apart from the cells' tools so neither rebuilds the other.
+cellfed_conformance_key() {
+  [ -x "$cellfed_go" ] || { echo "cellfed: Go not found at $cellfed_go (set CELLFED_GO)" >&2; return 1; }
+  {
+    "$cellfed_go" env GOVERSION GOOS GOARCH
+    cat "$cellfed_root/e2e/tools/conformance/go.mod" "$cellfed_root/e2e/tools/conformance/go.sum" \
+      "$cellfed_root"/e2e/tools/conformance/*.go
+    cellfed_kube_ldflags
+  } | sha256sum | cut -c1-16
+}
+
+cellfed_conformance_dir() {
+  local key
+  key="$(cellfed_conformance_key)" || return 1
+  echo "$cellfed_cache/conformance/$key"
+}
