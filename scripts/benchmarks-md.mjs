@@ -71,6 +71,11 @@ const BENCHMARKS = {
     anchor:
       "the 15 s takeover the operator issue asks for; controller-runtime's defaults (15 s lease, 2 s retry) allow 17 s",
   },
+  'conformance.json': {
+    command: 'npx nx run e2e:conformance',
+    anchor:
+      'the same Kubernetes e2e specs (e2e/conformance/specs.txt) against one plain kube-apiserver; e2e/conformance/differences.json explains each spec that fails only through the router',
+  },
   'backup.json': {
     command: 'npx nx run backup-controller:bench',
     anchor: 'a raw watch → apply loop between the same two apiservers, under the same 100 writes/s',
