@@ -509,12 +509,21 @@ describeE2e(
         // Each move reached the handlers as an update (MODIFIED), not as a delete and an add.
         const updated = new Set(seen.filter((event) => event.type === 'update').map((event) => event.name));
         expect([...moving, ...intoFour].filter(({ name }) => !updated.has(name))).toEqual([]);
-        // Every cell has its own kube-root-ca.crt: none of them is the federation's, so none appears, and
-        // none switched or vanished on the way (no delete above, no event for it at all).
-        expect(informer.list(namespace).filter((item) => item.metadata!.name === 'kube-root-ca.crt')).toEqual(
-          [],
-        );
-        expect(seen.filter((event) => event.name === 'kube-root-ca.crt')).toEqual([]);
+        // Every cell has its own kube-root-ca.crt, and so has the control plane: the informer holds one, the
+        // control plane's, and it never switched or vanished on the way (one add, no delete above).
+        const own = await clientsFor(env.controlPlane.kubeconfig).core.readNamespacedConfigMap({
+          namespace,
+          name: 'kube-root-ca.crt',
+        });
+        expect(
+          informer
+            .list(namespace)
+            .filter((item) => item.metadata!.name === 'kube-root-ca.crt')
+            .map((item) => item.metadata!.uid),
+        ).toEqual([own.metadata!.uid]);
+        expect(seen.filter((event) => event.name === 'kube-root-ca.crt').map((event) => event.type)).toEqual([
+          'add',
+        ]);
       },
       600_000,
     );

@@ -209,23 +209,19 @@ async function rolloutObserved(kubeconfig: string, namespace: string, workload: 
 
 /** Masks what differs between any two apiservers (and between a namespace and its plain twin). */
 function normalized(text: string, namespace: string): string {
-  return (
-    text
-      .replaceAll(namespace, 'NS')
-      .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, 'UID')
-      .replace(/\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z\b/g, 'TIME')
-      .replace(/\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d \w{3} \d{4} \d\d:\d\d:\d\d [+-]\d{4}\b/g, 'TIME')
-      .replace(/\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b/g, 'IP')
-      .replace(/resourceVersion: "?[^"\s]+"?/g, 'resourceVersion: RV')
-      .replace(/\b(web-[0-9a-f]{6,10})-[a-z0-9]{5}\b/g, '$1-POD')
-      .replace(/\b(x\d+ over )?\d+(\.\d+)?(s|m|h|d)(\d+(s|m|h))?\b/g, 'AGE')
-      .split('\n')
-      // Each cell's own kube-root-ca.crt is never shown through the router (its CA is the cell's).
-      .filter((line) => !line.includes('kube-root-ca.crt'))
-      .map((line) => line.replace(/\s+$/, '').replace(/ {2,}/g, '  '))
-      .join('\n')
-      .trim()
-  );
+  return text
+    .replaceAll(namespace, 'NS')
+    .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, 'UID')
+    .replace(/\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z\b/g, 'TIME')
+    .replace(/\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d \w{3} \d{4} \d\d:\d\d:\d\d [+-]\d{4}\b/g, 'TIME')
+    .replace(/\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b/g, 'IP')
+    .replace(/resourceVersion: "?[^"\s]+"?/g, 'resourceVersion: RV')
+    .replace(/\b(web-[0-9a-f]{6,10})-[a-z0-9]{5}\b/g, '$1-POD')
+    .replace(/\b(x\d+ over )?\d+(\.\d+)?(s|m|h|d)(\d+(s|m|h))?\b/g, 'AGE')
+    .split('\n')
+    .map((line) => line.replace(/\s+$/, '').replace(/ {2,}/g, '  '))
+    .join('\n')
+    .trim();
 }
 
 describeE2e(
