@@ -94,12 +94,13 @@ interface GinkgoReport {
   }[];
 }
 
-/** Every spec's outcome in ginkgo's JSON report, by full name (suite set-up nodes left out). */
+/** The outcome of every spec that ran, from ginkgo's JSON report, by full name (set-up nodes left out). */
 export function outcomes(reports: readonly GinkgoReport[]): Map<string, SpecOutcome> {
   const byName = new Map<string, SpecOutcome>();
   for (const report of reports) {
     for (const spec of report.SpecReports ?? []) {
-      if (spec.LeafNodeType !== 'It') continue;
+      // Skipped: not focused, or not reached before the run's limit. Only what ran has an outcome.
+      if (spec.LeafNodeType !== 'It' || spec.State === 'skipped') continue;
       const name = [...(spec.ContainerHierarchyTexts ?? []), spec.LeafNodeText ?? '']
         .filter((text) => text !== '')
         .join(' ');
