@@ -78,7 +78,10 @@ describeE2e('conformance: Kubernetes’ e2e specs pass through the router as aga
       // namespaces deleted in the control plane out of the cells.
       const cells = env.cells.map((cell) => cell.id);
       router = await startRouter(env, { keepLines: 2000, cells });
-      rebalancer = await startRebalanceController(env, { args: ['--mirror-resync', '5s'], cells });
+      rebalancer = await startRebalanceController(env, {
+        args: ['--leader-elect', 'false', '--mirror-resync', '5s'],
+        cells,
+      });
       const kubeconfig = routerKubeconfig(env, router, join(outputDir, 'router.kubeconfig'));
       // One plain apiserver: etcd, kube-apiserver and kube-controller-manager, as every cell runs them.
       plain = await provider.addCell({ dir: env.dir, controllerManager: true, log });
