@@ -10,9 +10,7 @@ dir="$(cellfed_conformance_dir)"
 bin="$dir/bin"
 log() { echo "build-conformance: $*" >&2; }
 
-mkdir -p "$cellfed_cache/conformance"
-exec 9>"$cellfed_cache/conformance/.lock"
-flock 9 # one build at a time; a second caller waits and then finds the cache warm
+cellfed_cache_lock conformance
 
 if [ -x "$bin/e2e.test" ] && [ -x "$bin/ginkgo" ] && [ -f "$dir/build.json" ]; then
   log "cache warm: $bin"
@@ -37,8 +35,6 @@ cat >"$staging/build.json" <<JSON
   "totalSeconds": $((SECONDS - started))
 }
 JSON
-rm -rf "$dir"
-mv "$staging" "$dir"
-trap - EXIT
+cellfed_cache_install "$staging" "$dir"
 log "built in $((SECONDS - started)) s: $bin"
 echo "$bin"

@@ -49,9 +49,7 @@ build_module() {
   [ "$status" -eq 0 ] || { log "$label: go build failed (exit $status)"; exit "$status"; }
 }
 
-mkdir -p "$cellfed_cache/tools"
-exec 9>"$cellfed_cache/tools/.lock"
-flock 9 # one build at a time; a second caller waits and then finds the cache warm
+cellfed_cache_lock tools
 
 if all_present; then
   log "cache warm: $bin"
@@ -82,8 +80,6 @@ cat >"$staging/build.json" <<JSON
   "helm": { "seconds": $helm_s, "largestProcessPeakRssKiB": $helm_kb }
 }
 JSON
-rm -rf "$dir"
-mv "$staging" "$dir"
-trap - EXIT
+cellfed_cache_install "$staging" "$dir"
 log "built in $((SECONDS - started)) s: $bin"
 echo "$bin"

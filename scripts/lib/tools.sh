@@ -28,38 +28,48 @@ cellfed_kube_ldflags() {
   echo "-s -w -X $pkg.gitVersion=$version -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
 }
 
-cellfed_tools_key() {
+# A cache directory of KIND (`tools`, `conformance`) named by a hash of what decides its binaries: the Go
+# version and platform, what KEY_INPUTS prints, and the link flags.
+cellfed_keyed_dir() {
+  local kind="$1" key_inputs="$2" key
   [ -x "$cellfed_go" ] || { echo "cellfed: Go not found at $cellfed_go (set CELLFED_GO)" >&2; return 1; }
-  {
+  key="$({
     "$cellfed_go" env GOVERSION GOOS GOARCH
-    cat "$cellfed_root/e2e/tools/go.mod" "$cellfed_root/e2e/tools/go.sum" \
-      "$cellfed_root/e2e/tools/helm/go.mod" "$cellfed_root/e2e/tools/helm/go.sum" \
-      "$cellfed_root"/e2e/tools/informer/*.go
-    printf '%s\n' "${cellfed_kube_tools[@]}" "${cellfed_helm_tools[@]}"
+    "$key_inputs"
     cellfed_kube_ldflags
-  } | sha256sum | cut -c1-16
+  } | sha256sum | cut -c1-16)" || return 1
+  echo "$cellfed_cache/$kind/$key"
 }
 
-cellfed_tools_dir() {
-  local key
-  key="$(cellfed_tools_key)" || return 1
-  echo "$cellfed_cache/tools/$key"
+cellfed_tools_key_inputs() {
+  cat "$cellfed_root/e2e/tools/go.mod" "$cellfed_root/e2e/tools/go.sum" \
+    "$cellfed_root/e2e/tools/helm/go.mod" "$cellfed_root/e2e/tools/helm/go.sum" \
+    "$cellfed_root"/e2e/tools/informer/*.go
+  printf '%s\n' "${cellfed_kube_tools[@]}" "${cellfed_helm_tools[@]}"
 }
 
-# Kubernetes' own e2e specs for the conformance suite (scripts/build-conformance.sh): keyed by their module,
-# its Go sources, the Go version and the link flags, apart from the cells' tools so neither rebuilds the other.
-cellfed_conformance_key() {
-  [ -x "$cellfed_go" ] || { echo "cellfed: Go not found at $cellfed_go (set CELLFED_GO)" >&2; return 1; }
-  {
-    "$cellfed_go" env GOVERSION GOOS GOARCH
-    cat "$cellfed_root/e2e/tools/conformance/go.mod" "$cellfed_root/e2e/tools/conformance/go.sum" \
-      "$cellfed_root"/e2e/tools/conformance/*.go
-    cellfed_kube_ldflags
-  } | sha256sum | cut -c1-16
+cellfed_tools_dir() { cellfed_keyed_dir tools cellfed_tools_key_inputs; }
+
+# Kubernetes' own e2e specs for the conformance suite (scripts/build-conformance.sh): keyed by their module
+# and its Go sources, apart from the cells' tools so neither rebuilds the other.
+cellfed_conformance_key_inputs() {
+  cat "$cellfed_root/e2e/tools/conformance/go.mod" "$cellfed_root/e2e/tools/conformance/go.sum" \
+    "$cellfed_root"/e2e/tools/conformance/*.go
 }
 
-cellfed_conformance_dir() {
-  local key
-  key="$(cellfed_conformance_key)" || return 1
-  echo "$cellfed_cache/conformance/$key"
+cellfed_conformance_dir() { cellfed_keyed_dir conformance cellfed_conformance_key_inputs; }
+
+# Takes the lock of KIND's cache: one build at a time; a second caller waits, then finds the cache warm.
+cellfed_cache_lock() {
+  mkdir -p "$cellfed_cache/$1"
+  exec 9>"$cellfed_cache/$1/.lock"
+  flock 9
+}
+
+# Puts a finished build (STAGING, made under KIND's cache) in place as DIR, and drops the caller's EXIT trap
+# that would have removed it.
+cellfed_cache_install() {
+  rm -rf "$2"
+  mv "$1" "$2"
+  trap - EXIT
 }
