@@ -155,11 +155,13 @@ const SCRIPT: Step[] = [
   { name: 'diff', args: () => ['diff', '-f', '-'], input: MANIFEST },
   {
     name: 'events',
+    // The Deployment's: an apiserver's own IP repair loop may also warn about Service web
+    // (ClusterIPNotAllocated) when its Service informer runs ahead of its IPAddress informer, on any apiserver.
     args: () => [
       'get',
       'events',
       '--field-selector',
-      'involvedObject.name=web',
+      'involvedObject.kind=Deployment,involvedObject.name=web',
       '-o',
       'custom-columns=KIND:.involvedObject.kind,REASON:.reason,MESSAGE:.message',
       '--no-headers',
