@@ -211,6 +211,22 @@ describe('CellSet schema', () => {
     expect(problems(object(spec))).toEqual(expected);
   });
 
+  it('refuses cells whose ids give the same resourceVersion slot', () => {
+    // Found by search: the first clash among cell-0, cell-1, ... (object-versions.ts).
+    expect(
+      problems(
+        object(
+          specOf([
+            ['cell-589', 'Normal'],
+            ['cell-924', 'Joining'],
+          ]),
+        ),
+      ),
+    ).toEqual([
+      'spec.cells[1].id: no two cells\' ids may give the same resourceVersion slot: "cell-924" and "cell-589" (spec.cells[0]) share slot 895603; choose another id',
+    ]);
+  });
+
   it('reports every field problem at once', () => {
     expect(problems(object(withCell({ id: 'A', weight: 0, state: 'x' })))).toHaveLength(3);
   });

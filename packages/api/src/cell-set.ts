@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { CELL_STATES, MAX_WEIGHT } from '@cellfed/hashing';
 
 import { CellSetError, type ValidationIssue } from './errors.ts';
+import { versionSlot } from './object-versions.ts';
 
 /** API group and version of the CellSet kind. */
 export const CELLSET_API_VERSION = 'cells.cellfed.io/v1alpha1';
@@ -43,6 +44,8 @@ export const CELLSET_RULES = {
    * A weight changes as a rebalance does: the writer sets `previousWeight` to the weight routed by until
    * now, and the rebalance controller removes it once every object sits where the new weight puts it.
    */
+  /** Each cell's slot in the resourceVersions clients see (object-versions.ts) is its own. */
+  distinctVersionSlots: "no two cells' ids may give the same resourceVersion slot",
   weightChange:
     "a cell's weight changes only while it is Normal and no change of it is under way, with previousWeight set to the weight it had (kubectl cells weight does both)",
   atLeastOneNormal: 'at least one cell must be Normal (add a cell as Joining next to a Normal one)',
@@ -194,6 +197,7 @@ export const CellSetSpecSchema = z
   .check((ctx) => {
     const { cells, cellularResources, sharedResources } = ctx.value;
     const firstIndex = new Map<string, number>();
+    const slotIndex = new Map<number, number>();
     cells.forEach((cell, index) => {
       const first = firstIndex.get(cell.id);
       if (first === undefined) {
@@ -205,7 +209,18 @@ export const CellSetSpecSchema = z
           path: ['cells', index, 'id'],
           message: `duplicate cell id "${cell.id}" (already at spec.cells[${first}])`,
         });
+        return;
       }
+      const slot = versionSlot(cell.id);
+      const sharing = slotIndex.get(slot);
+      if (sharing === undefined) slotIndex.set(slot, index);
+      else
+        ctx.issues.push({
+          code: 'custom',
+          input: cell.id,
+          path: ['cells', index, 'id'],
+          message: `${CELLSET_RULES.distinctVersionSlots}: "${cell.id}" and "${cells[sharing]!.id}" (spec.cells[${sharing}]) share slot ${slot}; choose another id`,
+        });
     });
     if (cells.length > 0 && !cells.some((cell) => cell.state === 'Normal')) {
       ctx.issues.push({

@@ -47,5 +47,13 @@ export type { CustomResourceDefinition } from './crds/crd-types.ts';
 export { CELLSET_EXAMPLES, CELL_BACKUP_EXAMPLES } from './crds/crd-examples.ts';
 export type { CrdExample } from './crds/crd-examples.ts';
 export * from './names.ts';
+export {
+  CONTROL_PLANE_SLOT,
+  MAX_OWN_VERSION,
+  VERSION_SLOT_BITS,
+  objectVersion,
+  parseObjectVersion,
+  versionSlot,
+} from './object-versions.ts';
 export { ApiErrorCode, CellSetError } from './errors.ts';
 export type { ValidationIssue } from './errors.ts';
