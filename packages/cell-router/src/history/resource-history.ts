@@ -14,7 +14,7 @@ export interface HistoryEntry {
   /**
    * The object's labels in that source before this change: what a filtered watch compares too (a change
    * that makes an object stop matching reaches it as a DELETED). `null` for an object new to the source,
-   * undefined when the history does not know (it began after the object's last change).
+   * undefined when the history does not know (not listed when the source began).
    */
   readonly previousLabels: Readonly<Record<string, string>> | null | undefined;
 }
@@ -98,11 +98,16 @@ export class ResourceHistory {
   }
 
   /**
-   * A source's watch starts at its own version `from` (a list's): the history holds its changes after it.
+   * A source's watch starts at its own version `from` (a list's, with each listed object's labels by
+   * `namespace/name`): the history holds its changes after it.
    * A source beginning again (its watch broke and was listed anew) forgets what came before: a version
    * from before `from` is expired, as what happened in between was not seen.
    */
-  begin(source: string, from: number): void {
+  begin(
+    source: string,
+    from: number,
+    labels: Map<string, Readonly<Record<string, string>>> = new Map(),
+  ): void {
     const state = this.sources.get(source);
     const seq = this.nextSeq - 1;
     if (!state) {
@@ -116,7 +121,7 @@ export class ResourceHistory {
         versions: [],
         seqs: [],
         head: 0,
-        labels: new Map(),
+        labels,
       });
     } else {
       state.latest = Math.max(state.latest, from);
@@ -127,7 +132,7 @@ export class ResourceHistory {
       state.versions = [];
       state.seqs = [];
       state.head = 0;
-      state.labels.clear();
+      state.labels = labels;
     }
     this.notify();
   }
@@ -193,19 +198,20 @@ export class ResourceHistory {
     const state = this.sources.get(source);
     if (!state?.following || version < state.floor) return { kind: 'expired' };
     if (version > state.latest) return { kind: 'ahead' };
-    // The source's last change at or before `version`, by bisection (its versions only grow).
-    let low = state.head;
-    let high = state.versions.length;
-    while (low < high) {
-      const mid = (low + high) >>> 1;
-      if (state.versions[mid]! <= version) low = mid + 1;
-      else high = mid;
-    }
-    const seq = low > state.head ? state.seqs[low - 1]! : state.floorSeq;
+    const index = this.lastAtOrBefore(state, version);
+    const seq = index >= state.head ? state.seqs[index]! : state.floorSeq;
     const cut = this.cutAfter(seq);
     if (!cut) return { kind: 'expired' };
     cut.set(source, version);
     return { kind: 'at', seq, cut };
+  }
+
+  /** The seq of the source's change at exactly `version`, if the history holds one. */
+  seqOf(source: string, version: number): number | undefined {
+    const state = this.sources.get(source);
+    if (!state?.following) return undefined;
+    const index = this.lastAtOrBefore(state, version);
+    return index >= state.head && state.versions[index] === version ? state.seqs[index] : undefined;
   }
 
   /** Every source's latest version, and the seq of the last change. */
@@ -241,6 +247,18 @@ export class ResourceHistory {
   listen(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** The index of the source's last held change at or before `version` (below `head`: none), by bisection. */
+  private lastAtOrBefore(state: SourceState, version: number): number {
+    let low = state.head;
+    let high = state.versions.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (state.versions[mid]! <= version) low = mid + 1;
+      else high = mid;
+    }
+    return low - 1;
   }
 
   /** Every followed source's version just after the change at `seq`; undefined once that is evicted. */

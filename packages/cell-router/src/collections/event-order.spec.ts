@@ -1,0 +1,186 @@
+import fc from 'fast-check';
+import pino from 'pino';
+import { FakeClock } from '@cellfed/controller-kit/testing';
+
+import { ResourceHistory } from '../history/resource-history.ts';
+import { watchScope } from '../history/watch-scope.ts';
+import { EventOrder } from './event-order.ts';
+
+const logger = pino({ level: 'silent' });
+type Change = { cell: string; version: number; name: string; labels?: Record<string, string> };
+
+function setup(options: { query?: string; start?: Map<string, number | undefined>; stallMs?: number } = {}) {
+  const clock = new FakeClock();
+  const history = new ResourceHistory({ clock });
+  // Listed when the history began, with no labels.
+  const listed = () => new Map(['a', 'b', 'c'].map((name) => [`ns/${name}`, {}]));
+  history.begin('cell-1', 10, listed());
+  history.begin('cell-2', 20, listed());
+  const released: string[] = [];
+  const order = new EventOrder<string>({
+    history,
+    relevance: watchScope('ns', new URLSearchParams(options.query ?? '')),
+    start:
+      options.start ??
+      new Map([
+        ['cell-1', 10],
+        ['cell-2', 20],
+      ]),
+    release: (item) => released.push(item),
+    clock,
+    logger,
+    ...(options.stallMs ? { stallMs: options.stallMs } : {}),
+  });
+  const record = (change: Change) =>
+    history.record(change.cell, {
+      type: 'MODIFIED',
+      version: change.version,
+      namespace: 'ns',
+      name: change.name,
+      ...(change.labels ? { labels: change.labels } : {}),
+    });
+  const send = (change: Change) =>
+    order.change(change.cell, change.version, `${change.cell}@${change.version}`);
+  return { clock, history, order, released, record, send };
+}
+
+const a1 = { cell: 'cell-1', version: 11, name: 'a' };
+const b1 = { cell: 'cell-2', version: 21, name: 'b' };
+const a2 = { cell: 'cell-1', version: 12, name: 'a' };
+
+describe('EventOrder', () => {
+  it("releases the cells' changes in the history's order, not as they arrive", () => {
+    const { released, record, send } = setup();
+    record(a1);
+    record(b1);
+    send(b1);
+    expect(released).toEqual([]);
+    send(a1);
+    expect(released).toEqual(['cell-1@11', 'cell-2@21']);
+  });
+
+  it('holds a change the history has not recorded yet', () => {
+    const { released, record, send } = setup();
+    send(a1);
+    expect(released).toEqual([]);
+    record(a1);
+    expect(released).toEqual(['cell-1@11']);
+  });
+
+  it("does not wait for a change that is not the watch's: other labels, or a stream that went past it", () => {
+    const filtered = setup({ query: 'labelSelector=app%3Dweb' });
+    filtered.record({ ...a1, labels: { app: 'db' } });
+    filtered.record({ ...b1, labels: { app: 'web' } });
+    filtered.send(b1);
+    expect(filtered.released).toEqual(['cell-2@21']);
+
+    const passed = setup({ query: 'fieldSelector=spec.x%3Dy' });
+    passed.record(a1);
+    passed.record(b1);
+    passed.record(a2);
+    passed.send(b1);
+    expect(passed.released).toEqual([]);
+    passed.send(a2); // cell-1's stream skipped 11: the cell filtered it
+    expect(passed.released).toEqual(['cell-2@21', 'cell-1@12']);
+  });
+
+  it("lets a bookmark past a change release what came after it, and keeps each cell's items in order", () => {
+    const { order, released, record, send } = setup({ query: 'fieldSelector=spec.x%3Dy' });
+    record(a1);
+    record(b1);
+    send(b1);
+    order.other('cell-1', 'bookmark-1@11', 11);
+    expect(released).toEqual(['bookmark-1@11', 'cell-2@21']);
+  });
+
+  it('gives up on a change that never comes after stallMs, and releases it late if it does', async () => {
+    const { clock, released, record, send } = setup({ stallMs: 1_000 });
+    record(a1);
+    record(b1);
+    send(b1);
+    await clock.advance(999);
+    expect(released).toEqual([]);
+    await clock.advance(1);
+    expect(released).toEqual(['cell-2@21']);
+    send(a1);
+    expect(released).toEqual(['cell-2@21', 'cell-1@11']);
+  });
+
+  it("holds a streaming list's changes until every cell's start is known", () => {
+    const { order, released, record, send } = setup({
+      start: new Map<string, number | undefined>([
+        ['cell-1', 10],
+        ['cell-2', undefined],
+      ]),
+    });
+    record(b1);
+    record(a1);
+    send(a1);
+    expect(released).toEqual([]);
+    order.startAt('cell-2', 21); // its initial events ended at 21: b1 was among them
+    expect(released).toEqual(['cell-1@11']);
+  });
+
+  it('orders changes the history holds before the watch started only after its start', () => {
+    const { released, record, send } = setup({
+      start: new Map([
+        ['cell-1', 11],
+        ['cell-2', 20],
+      ]),
+    });
+    record(a1);
+    record(b1);
+    send(b1);
+    expect(released).toEqual(['cell-2@21']);
+  });
+
+  it('gives every watch the same order, however their cells’ streams and the history interleave', () => {
+    const change = fc.record({
+      cell: fc.constantFrom('cell-1', 'cell-2'),
+      name: fc.constantFrom('a', 'b', 'c'),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(change, { maxLength: 30 }),
+        fc.array(fc.nat(), { maxLength: 200 }),
+        (changes, seeds) => {
+          const versions = new Map([
+            ['cell-1', 10],
+            ['cell-2', 20],
+          ]);
+          const history = changes.map((c) => {
+            const version = versions.get(c.cell)! + 1;
+            versions.set(c.cell, version);
+            return { cell: c.cell, version, name: c.name };
+          });
+          // Two watchers; each interleaves the history's records with its own cells' deliveries differently
+          // (each cell's stream in the cell's order).
+          const outputs = [0, 1].map((watcher) => {
+            const { released, record, send } = setup();
+            let recorded = 0;
+            const pending = new Map(
+              ['cell-1', 'cell-2'].map((cell) => [cell, history.filter((c) => c.cell === cell)]),
+            );
+            let step = 0;
+            while (recorded < history.length || [...pending.values()].some((list) => list.length > 0)) {
+              const seed = seeds[(step++ * 2 + watcher) % Math.max(seeds.length, 1)] ?? step;
+              const choice = (seed + step * (watcher + 1)) % 3;
+              const cell = choice === 1 ? 'cell-1' : 'cell-2';
+              if (choice === 0 && recorded < history.length) record(history[recorded++]!);
+              else if (pending.get(cell)!.length > 0) send(pending.get(cell)!.shift()!);
+              else if (recorded < history.length) record(history[recorded++]!);
+              else {
+                const other = pending.get(cell === 'cell-1' ? 'cell-2' : 'cell-1')!;
+                send(other.shift()!);
+              }
+            }
+            return released;
+          });
+          const expected = history.map((c) => `${c.cell}@${c.version}`);
+          expect(outputs[0]).toEqual(expected);
+          expect(outputs[1]).toEqual(expected);
+        },
+      ),
+    );
+  });
+});

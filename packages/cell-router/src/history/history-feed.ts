@@ -1,0 +1,150 @@
+import {
+  ApiError,
+  errorMessage,
+  realClock,
+  resourceListWatch,
+  sleep,
+  type Clock,
+  type KubeClient,
+  type ListWatch,
+  type ResourceRef,
+} from '@cellfed/controller-kit';
+import type { Logger } from 'pino';
+
+import type { ResourceHistory } from './resource-history.ts';
+
+interface WatchedMeta {
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    resourceVersion?: string;
+    labels?: Record<string, string>;
+  };
+}
+
+/** How long one watch of the feed runs before it is opened again from where it was (no gap). */
+const WATCH_SECONDS = 300;
+
+/**
+ * Follows one source's changes of one resource into a history, as the router itself: a metadata list (each
+ * object's labels, which a filtered watch's next change is judged by, and the source's version), then a
+ * metadata watch from it with bookmarks, opened again from
+ * its last version whenever it ends. A watch that fails or expires leaves a gap: the history stops
+ * answering for the source and it begins anew from a fresh list, after a backoff.
+ *
+ * Only names, namespaces, labels and versions are read, to order changes: nothing read here is ever served.
+ * A source that refuses the router (403) is not followed: its changes are not ordered.
+ */
+export async function feedHistory(options: {
+  history: ResourceHistory;
+  source: string;
+  client: KubeClient;
+  resource: ResourceRef;
+  /** Only these objects (`metadata.name=…`), where the router may read no others of the source. */
+  fieldSelector?: string;
+  signal: AbortSignal;
+  logger: Logger;
+  clock?: Clock;
+  /** Called once the source has begun, or failed its first attempt. */
+  onFirstAttempt?: (ok: boolean) => void;
+}): Promise<void> {
+  const { history, source, signal, logger } = options;
+  const clock = options.clock ?? realClock;
+  const listWatch: ListWatch = resourceListWatch(options.client, options.resource, {
+    metadataOnly: true,
+    ...(options.fieldSelector ? { fieldSelector: options.fieldSelector } : {}),
+  });
+  let first = options.onFirstAttempt;
+  let delayMs = 500;
+  while (!signal.aborted) {
+    let version: string;
+    try {
+      const listed = await listLabels(listWatch, signal);
+      version = listed.version;
+      history.begin(source, Number(version), listed.labels);
+      first?.(true);
+      first = undefined;
+    } catch (error) {
+      if (signal.aborted) return;
+      first?.(false);
+      first = undefined;
+      // The router may not read this resource here (the chart grants what the router orders): its watches
+      // are merged in arrival order, as before there was a history.
+      if (error instanceof ApiError && error.statusCode === 403) {
+        logger.info(
+          { cell: source, err: errorMessage(error) },
+          'history not kept: the router may not watch here',
+        );
+        return;
+      }
+      logger.warn({ cell: source, err: errorMessage(error), retryInMs: delayMs }, 'history list failed');
+      await sleep(clock, delayMs, signal);
+      delayMs = Math.min(delayMs * 2, 30_000);
+      continue;
+    }
+    // Watches from the last version, for as long as each ends cleanly.
+    let broken: string | undefined;
+    while (!signal.aborted && broken === undefined) {
+      try {
+        const events = await listWatch.watch({
+          resourceVersion: version,
+          timeoutSeconds: WATCH_SECONDS,
+          signal,
+        });
+        for await (const event of events) {
+          const meta = (event.object as WatchedMeta).metadata ?? {};
+          if (event.type === 'ERROR') {
+            broken = `watch ended with ${JSON.stringify(event.object).slice(0, 200)}`;
+            break;
+          }
+          const own = meta.resourceVersion;
+          if (!own || !/^[0-9]+$/.test(own)) continue;
+          version = own;
+          if (event.type === 'BOOKMARK') history.progress(source, Number(own));
+          else
+            history.record(source, {
+              type: event.type,
+              version: Number(own),
+              namespace: meta.namespace ?? '',
+              name: meta.name ?? '',
+              ...(meta.labels ? { labels: meta.labels } : {}),
+            });
+          delayMs = 500;
+        }
+      } catch (error) {
+        if (signal.aborted) break;
+        broken = errorMessage(error);
+      }
+    }
+    history.stop(source);
+    if (signal.aborted) return;
+    logger.warn(
+      { cell: source, resource: options.resource.resource, why: broken, retryInMs: delayMs },
+      'history watch broke; listing again',
+    );
+    await sleep(clock, delayMs, signal);
+    delayMs = Math.min(delayMs * 2, 30_000);
+  }
+}
+
+/** Every object's labels and the list's version, page by page (only the labels are kept). */
+async function listLabels(
+  listWatch: ListWatch,
+  signal: AbortSignal,
+): Promise<{ version: string; labels: Map<string, Readonly<Record<string, string>>> }> {
+  const labels = new Map<string, Readonly<Record<string, string>>>();
+  let version: string | undefined;
+  let token: string | undefined;
+  do {
+    const page = await listWatch.list({ limit: 500, ...(token ? { continue: token } : {}), signal });
+    version ??= page.resourceVersion;
+    for (const item of page.items) {
+      const meta = (item as WatchedMeta).metadata ?? {};
+      labels.set(`${meta.namespace ?? ''}/${meta.name ?? ''}`, meta.labels ?? {});
+    }
+    token = page.continue;
+  } while (token);
+  if (!version || !/^[0-9]+$/.test(version))
+    throw new Error(`list resourceVersion "${version}" is not a number`);
+  return { version, labels };
+}

@@ -1,0 +1,124 @@
+import { cellOwnObjectName, type Clock, type KubeClient } from '@cellfed/controller-kit';
+import type { Logger } from 'pino';
+
+import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
+import type { CellularResource } from '../routing/cellular-resources.ts';
+import { collectionSources, type Placement, type RoutingState } from '../routing/route-plan.ts';
+import { feedHistory } from './history-feed.ts';
+import { ResourceHistory, type ResourceHistoryOptions } from './resource-history.ts';
+
+export interface ResourceHistoriesOptions {
+  readonly state: () => RoutingState | undefined;
+  /** The router's own client of a live cell, or of the control plane for CONTROL_PLANE_SOURCE. */
+  readonly client: (source: string) => KubeClient | undefined;
+  readonly logger: Logger;
+  readonly clock?: Clock;
+  readonly history?: ResourceHistoryOptions;
+  /** How long the first request of a resource waits for its sources' first lists. */
+  readonly firstWaitMs?: number;
+}
+
+/** A resource a history is kept of: its group, version and name, and where its objects are placed. */
+export interface HistoryResource extends CellularResource {
+  readonly version: string;
+  readonly placement: Placement;
+}
+
+interface Followed {
+  readonly history: ResourceHistory;
+  readonly resource: HistoryResource;
+  /** Each followed source's feed, stopped when the source leaves the collection's sources. */
+  readonly feeds: Map<string, { stop: AbortController; first: Promise<boolean> }>;
+}
+
+/**
+ * The router's histories, one per resource, begun the first time a request of the resource comes (before it
+ * is served, so that the version its answer carries is in the history) and kept for the router's life. Each
+ * follows the resource's collection sources as they are now: a cell that joins is followed from then on, one
+ * that leaves or goes Down is no longer.
+ */
+export class ResourceHistories {
+  private readonly options: ResourceHistoriesOptions;
+  private readonly followed = new Map<string, Followed>();
+  private readonly stopAll = new AbortController();
+
+  constructor(options: ResourceHistoriesOptions) {
+    this.options = options;
+  }
+
+  /**
+   * The history of `resource`, following its sources now. The first call for a resource (or a new source)
+   * waits, up to a few seconds, for each new source's first list.
+   */
+  async of(resource: HistoryResource): Promise<ResourceHistory> {
+    const key = `${resource.group}/${resource.resource}`;
+    let followed = this.followed.get(key);
+    if (!followed) {
+      followed = { history: new ResourceHistory(this.options.history), resource, feeds: new Map() };
+      this.followed.set(key, followed);
+    }
+    const started = this.follow(followed);
+    if (started.length > 0) {
+      const limit = this.options.firstWaitMs ?? 3_000;
+      await Promise.race([
+        Promise.all(started),
+        new Promise((resolve) => setTimeout(resolve, limit).unref()),
+      ]);
+    }
+    return followed.history;
+  }
+
+  /** Stops every feed. */
+  close(): void {
+    this.stopAll.abort();
+  }
+
+  /** Starts a feed for each source not followed yet, stops those of sources gone; the new feeds' first lists. */
+  private follow(followed: Followed): Promise<boolean>[] {
+    const state = this.options.state();
+    if (!state) return [];
+    const { resource, history, feeds } = followed;
+    const sources = collectionSources(state, resource.placement, resource);
+    for (const [source, feed] of feeds) {
+      if (sources.includes(source)) continue;
+      feed.stop.abort();
+      feeds.delete(source);
+      history.stop(source);
+    }
+    const started: Promise<boolean>[] = [];
+    for (const source of sources) {
+      if (feeds.has(source)) continue;
+      const client = this.options.client(source);
+      if (!client) continue;
+      const stop = new AbortController();
+      this.stopAll.signal.addEventListener('abort', () => stop.abort(), { once: true });
+      let firstAttempt!: (ok: boolean) => void;
+      const first = new Promise<boolean>((resolve) => (firstAttempt = resolve));
+      // The control plane holds none of a ring-placed resource's objects but what it makes for itself.
+      const own = cellOwnObjectName(resource);
+      const fieldSelector =
+        source === CONTROL_PLANE_SOURCE && resource.placement === 'ring' && own !== undefined
+          ? `metadata.name=${own}`
+          : undefined;
+      void feedHistory({
+        history,
+        source,
+        client,
+        resource: {
+          group: resource.group,
+          version: resource.version,
+          resource: resource.resource,
+          namespaced: true,
+        },
+        ...(fieldSelector ? { fieldSelector } : {}),
+        signal: stop.signal,
+        logger: this.options.logger.child({ resource: `${resource.group}/${resource.resource}` }),
+        ...(this.options.clock ? { clock: this.options.clock } : {}),
+        onFirstAttempt: firstAttempt,
+      });
+      feeds.set(source, { stop, first });
+      started.push(first);
+    }
+    return started;
+  }
+}
