@@ -154,8 +154,8 @@ export class EventOrder<T> {
     for (const [cell, queue] of this.queues) {
       for (let head = queue.peek(); head; head = queue.peek()) {
         if (head.change !== undefined) {
-          if (history.latest(cell) === undefined) {
-            // Not followed by the history (it stopped): in the order the cell sent it.
+          if (history.latest(cell) === undefined || !this.start.has(cell)) {
+            // Not followed by the history (it stopped), or not by this watch: in the order the cell sent it.
           } else if (head.change > history.latest(cell)!) {
             if (!this.stalled(`ahead:${cell}:${head.change}`)) break;
           } else {

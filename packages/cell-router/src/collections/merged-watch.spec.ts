@@ -8,6 +8,8 @@ import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { routingState } from '../routing/route-plan.ts';
 import { decodeCellVersions, encodeCellVersions } from './cell-versions.ts';
 import { serveMergedWatch, type CellWatcher } from './merged-watch.ts';
+import { ResourceHistory } from '../history/resource-history.ts';
+import { shownVersion } from './source-versions.ts';
 
 type Meta = {
   namespace?: string;
@@ -75,6 +77,7 @@ function watch(
     undefined,
   /** How long each write to the client takes (a slow client: the cells' events wait in the queue). */
   writeDelayMs = 0,
+  history?: ResourceHistory,
 ) {
   const state = routingState(spec, 1);
   // The control plane is watched too, for what each apiserver makes for itself (its own kube-root-ca.crt).
@@ -97,6 +100,7 @@ function watch(
       signal: abort.signal,
       readCopy,
       logger: memoryLogger().logger,
+      ...(history ? { history } : {}),
     },
     {
       start: () => undefined,
@@ -307,7 +311,7 @@ describe('serveMergedWatch', () => {
     expect((await watch(cells, '/api/v1/configmaps?watch=1&resourceVersion=x1').done).status).toMatchObject({
       code: 400,
     });
-    // An object's own version (from a GET) is one cell's: expired, so the client lists again.
+    // An object version no history places (none here) is expired, so the client lists again.
     expect((await watch(cells, '/api/v1/configmaps?watch=1&resourceVersion=123').done).status).toMatchObject({
       code: 410,
       reason: 'Expired',
@@ -439,6 +443,79 @@ describe('serveMergedWatch', () => {
       ]);
       // Nothing was resumed half-way.
       expect(cells.b.targets).toHaveLength(1);
+    });
+  });
+
+  describe("with the resource's history (one order, one version per object version)", () => {
+    /** A history of the control plane and cells a and b, begun at 1, 10 and 20. */
+    function historyOf() {
+      const history = new ResourceHistory();
+      history.begin(CONTROL_PLANE_SOURCE, 1);
+      history.begin('a', 10);
+      history.begin('b', 20);
+      return history;
+    }
+    const homedIn = (cell: string, w: ReturnType<typeof watch>) => {
+      for (let i = 0; i < 1000; i++) if (w.home(`o-${i}`).oldCell === cell) return `o-${i}`;
+      throw new Error(`no name homed in ${cell}`);
+    };
+
+    it("opens every cell where the history is, and sends their changes in the history's order with their own versions", async () => {
+      const history = historyOf();
+      const cells = { a: fakeCell(), b: fakeCell() };
+      const w = watch(cells, '/api/v1/namespaces/ns/configmaps?watch=1', normal, undefined, 0, history);
+      await until('both cells watched', () => cells.a.streams.length === 1 && cells.b.streams.length === 1);
+      expect(cells.a.targets[0]).toContain('resourceVersion=10');
+      expect(cells.b.targets[0]).toContain('resourceVersion=20');
+      const x = homedIn('a', w);
+      const y = homedIn('b', w);
+      history.record('a', { type: 'ADDED', version: 11, namespace: 'ns', name: x });
+      history.record('b', { type: 'ADDED', version: 21, namespace: 'ns', name: y });
+      cells.b.send('ADDED', { namespace: 'ns', name: y, resourceVersion: '21' });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(w.lines).toEqual([]);
+      cells.a.send('ADDED', { namespace: 'ns', name: x, resourceVersion: '11' });
+      await until('both sent', () => w.lines.length === 2);
+      expect(
+        w.lines.map((line) => [line.object.metadata.name, line.object.metadata.resourceVersion]),
+      ).toEqual([
+        [x, shownVersion('a', '11')],
+        [y, shownVersion('b', '21')],
+      ]);
+      w.abort.abort();
+      await w.done;
+    });
+
+    it('starts from an object version where the history places it: each cell at the cut just after it', async () => {
+      const history = historyOf();
+      history.record('b', { type: 'ADDED', version: 21, namespace: 'ns', name: 'p' });
+      history.record('a', { type: 'MODIFIED', version: 11, namespace: 'ns', name: 'q' });
+      history.record('b', { type: 'MODIFIED', version: 22, namespace: 'ns', name: 'p' });
+      const cells = { a: fakeCell(), b: fakeCell() };
+      const from = shownVersion('a', '11')!;
+      const w = watch(
+        cells,
+        `/api/v1/namespaces/ns/configmaps?watch=1&resourceVersion=${from}`,
+        normal,
+        undefined,
+        0,
+        history,
+      );
+      await until('both cells watched', () => cells.a.streams.length === 1 && cells.b.streams.length === 1);
+      expect(cells.a.targets[0]).toContain('resourceVersion=11');
+      expect(cells.b.targets[0]).toContain('resourceVersion=21');
+      w.abort.abort();
+      await w.done;
+      // Before what the history holds: expired, as one apiserver's too old version.
+      const old = watch(
+        cells,
+        `/api/v1/namespaces/ns/configmaps?watch=1&resourceVersion=${shownVersion('a', '9')}`,
+        normal,
+        undefined,
+        0,
+        history,
+      );
+      expect((await old.done).status).toMatchObject({ code: 410, reason: 'Expired' });
     });
   });
 });

@@ -7,8 +7,8 @@ import {
   type Placement,
   type RoutingState,
 } from '../routing/route-plan.ts';
-import { badRequest, cellFailure, failure, parseStatus, type KubeStatus } from '../status/kube-status.ts';
-import { encodeCellVersions, requestedCellVersions } from './cell-versions.ts';
+import { cellFailure, failure, parseStatus, type KubeStatus } from '../status/kube-status.ts';
+import { encodeCellVersions } from './cell-versions.ts';
 import type { CollectionOutcome, StreamedAnswer } from './streamed-answer.ts';
 import { creationColumns, type CreationColumns } from '../views/client-view.ts';
 import { isProtobufObject } from './protobuf-watch.ts';
@@ -19,7 +19,11 @@ import { MoveTracker, type WatchVisibility } from './move-tracker.ts';
 import type { OwnerUids } from '../views/owner-uids.ts';
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { watchedMeta, type WatchedObject } from './watched-object.ts';
-import { CellTokenError, OneCellVersionError } from '../errors.ts';
+import type { ResourceHistory } from '../history/resource-history.ts';
+import { isExactScope, watchScope } from '../history/watch-scope.ts';
+import { EventOrder } from './event-order.ts';
+import { shownVersion } from './source-versions.ts';
+import { resolveCollectionStart } from './watch-start.ts';
 
 /** What the merged watch needs of a cell's client (KubeClient.raw): a streaming GET. */
 export interface CellWatcher {
@@ -54,6 +58,14 @@ export interface MergedWatchRequest {
   readonly clock?: Clock;
   /** JSON lines (the default), or protobuf frames for a client that accepts nothing else. */
   readonly codec?: WatchCodec;
+  /**
+   * The resource's history in this router: with it, a watch whose every cell it follows (and whose selectors
+   * it can judge) gets the cells' changes in the history's order, each with its object version's one
+   * resourceVersion, and may start from such a version. Without it: arrival order, composite versions.
+   */
+  readonly history?: ResourceHistory;
+  /** Makes the history follow cells that joined (called before a joined cell's watch opens). */
+  readonly followSources?: () => Promise<unknown>;
 }
 
 /** A cell's event, with the cell's version it gives (none for a streaming list's initial objects). */
@@ -83,15 +95,6 @@ export async function serveMergedWatch(
   const query = new URLSearchParams(params);
   for (const name of CONTROL_PARAMS) query.delete(name);
   const rv = params.get('resourceVersion') ?? '';
-  let versions: Map<string, string>;
-  try {
-    versions = requestedCellVersions(rv) ?? new Map();
-  } catch (error) {
-    if (error instanceof OneCellVersionError)
-      return { code: 410, status: failure(410, 'Expired', error.message) };
-    if (error instanceof CellTokenError) return { code: 400, status: badRequest(error.message) };
-    throw error;
-  }
   const bookmarks = params.get('allowWatchBookmarks') === 'true';
   // A streaming list (client-go's default since 0.35): every cell sends its objects as ADDED, then a BOOKMARK
   // ending them; the client gets the merged objects and one such BOOKMARK, once every cell has ended its own.
@@ -160,7 +163,7 @@ export async function serveMergedWatch(
         if (!body) {
           const answer = await open(cell, lastRv);
           if (answer.code === 410) {
-            push({ cell, closed: gone(cell, parseStatus(answer.text)?.message) });
+            deliver({ cell, closed: gone(cell, parseStatus(answer.text)?.message) });
             return;
           }
           if (answer.code !== 200)
@@ -173,7 +176,7 @@ export async function serveMergedWatch(
           const resourceVersion = rv && (!midInitialEvents || event.type === 'BOOKMARK') ? rv : undefined;
           lastRv = resourceVersion ?? lastRv;
           if (event.type === 'BOOKMARK' && isInitialEventsEnd(event.object)) midInitialEvents = false;
-          push({ cell, event, resourceVersion });
+          deliver({ cell, event, resourceVersion });
           delayMs = 500;
         }
       } catch (error) {
@@ -183,7 +186,7 @@ export async function serveMergedWatch(
       body = undefined;
       // Resuming mid-way through its initial events would lose or repeat objects: the client starts again.
       if (midInitialEvents) {
-        push({ cell, closed: initialEventsCut(cell) });
+        deliver({ cell, closed: initialEventsCut(cell) });
         return;
       }
       if (failed === undefined) continue; // the cell ended its watch (its own timeout): resume
@@ -202,11 +205,50 @@ export async function serveMergedWatch(
   const startRv = rv === '0' ? '0' : undefined;
   const placement = request.placement ?? 'ring';
   const cells = [...collectionSources(state, placement, request.resource)];
+  const { history } = request;
+  const start = await resolveCollectionStart(rv, cells, history, clock, request.signal);
+  if (start.kind === 'refused') return { code: start.status.code, status: start.status };
+  const versions = start.kind === 'cut' ? start.versions : new Map<string, string>();
+  // In the history's order when it follows every cell and can tell which changes are the watch's.
+  const ordered =
+    history !== undefined &&
+    start.kind !== 'any' &&
+    isExactScope(params) &&
+    cells.every((cell) => history.latest(cell) !== undefined);
+  // "From now" is from where the history is, so that its changes after that are the watch's to wait for.
+  if (ordered && start.kind === 'latest' && !streamingList)
+    for (const cell of cells) versions.set(cell, String(history.latest(cell)));
+  const order = ordered
+    ? new EventOrder<CellEvent>({
+        history,
+        relevance: watchScope(namespaceOf(url.pathname), params),
+        start: new Map(
+          cells.map((cell) => {
+            const version = versions.get(cell);
+            return [cell, streamingList || version === undefined ? undefined : Number(version)] as const;
+          }),
+        ),
+        release: push,
+        clock,
+        logger: request.logger,
+      })
+    : undefined;
+  /** A cell's item, into the order (or straight to the client's queue without one). */
+  const deliver = (item: CellEvent) => {
+    if (!order) return push(item);
+    if ('closed' in item || item.event.type === 'ERROR') return order.other(item.cell, item);
+    const { cell, event, resourceVersion } = item;
+    if (resourceVersion === undefined) return order.other(cell, item);
+    if (event.type !== 'BOOKMARK') return order.change(cell, Number(resourceVersion), item);
+    if (isInitialEventsEnd(event.object)) order.startAt(cell, Number(resourceVersion));
+    order.other(cell, item, Number(resourceVersion));
+  };
   const from = cells.map((cell) => versions.get(cell) ?? startRv);
   const opened = await Promise.all(cells.map((cell, i) => open(cell, from[i], streamingList)));
   const refused = opened.findIndex((answer) => answer.code !== 200);
   if (refused >= 0) {
     stop.abort();
+    order?.close();
     const answer = opened[refused]!;
     return { code: answer.code, status: cellFailure(cells[refused]!, answer.code, answer.text ?? '') };
   }
@@ -224,11 +266,15 @@ export async function serveMergedWatch(
     for (const cell of now ? collectionSources(now, placement, request.resource) : []) {
       if (watching.has(cell)) continue;
       watching.add(cell);
-      const from = versions.get(cell);
-      void open(cell, from).then((answer) => {
+      void (async () => {
+        await request.followSources?.();
+        const latest = history?.latest(cell);
+        const from = versions.get(cell) ?? (order && latest !== undefined ? String(latest) : undefined);
+        if (order && from !== undefined) order.startAt(cell, Number(from));
+        const answer = await open(cell, from);
         if (answer.code === 200) void follow(cell, answer.body!, from, false);
-        else push({ cell, closed: cellFailure(cell, answer.code, answer.text ?? '') });
-      });
+        else deliver({ cell, closed: cellFailure(cell, answer.code, answer.text ?? '') });
+      })();
     }
   }, 1000);
   const timeout = timeoutSeconds > 0 ? setTimeout(() => stop.abort(), timeoutSeconds * 1000) : undefined;
@@ -298,7 +344,11 @@ export async function serveMergedWatch(
       // A Table watch defines its columns in a cell's first event only; the later ones need them too.
       columns =
         creationColumns((shown.object as { columnDefinitions?: unknown }).columnDefinitions) ?? columns;
-      const object = codec.shown(shown.object as WatchedObject, compositeVersion(), {
+      // In the history's order an event carries its object version's own resourceVersion, which a watch
+      // resumes from exactly (the history places it); otherwise the composite of every cell so far.
+      const own = ordered ? watchedMeta(event.object as WatchedObject).resourceVersion : undefined;
+      const version = (own !== undefined ? shownVersion(cell, own) : undefined) ?? compositeVersion();
+      const object = codec.shown(shown.object as WatchedObject, version, {
         copies: placement !== 'anywhere',
         ...(columns ? { columns } : {}),
       });
@@ -308,11 +358,18 @@ export async function serveMergedWatch(
     }
   } finally {
     stop.abort();
+    order?.close();
     clearInterval(joinTimer);
     if (timeout) clearTimeout(timeout);
     out.end();
   }
   return { code: 200 };
+}
+
+/** The namespace of a collection path (`…/namespaces/ns/configmaps`); undefined for all namespaces. */
+function namespaceOf(path: string): string | undefined {
+  const match = /\/namespaces\/([^/]+)\/[^/]+$/.exec(path);
+  return match ? decodeURIComponent(match[1]!) : undefined;
 }
 
 function isInitialEventsEnd(object: unknown): boolean {

@@ -1,5 +1,5 @@
 import type { HistoryEntry } from './resource-history.ts';
-import { watchScope } from './watch-scope.ts';
+import { isExactScope, watchScope } from './watch-scope.ts';
 
 const entry = (change: Partial<HistoryEntry>): HistoryEntry => ({
   seq: 0,
@@ -45,5 +45,15 @@ describe('watchScope', () => {
   it('decides nothing on a selector it cannot read', () => {
     expect(scope(undefined, 'labelSelector=app%3D(')(entry({}))).toBe('unknown');
     expect(scope(undefined, 'fieldSelector=%3D%3D')(entry({}))).toBe('unknown');
+  });
+
+  it('is exact only for selectors it can judge', () => {
+    const exact = (query: string) => isExactScope(new URLSearchParams(query));
+    expect(exact('')).toBe(true);
+    expect(exact('labelSelector=a%20in%20(b)&fieldSelector=metadata.name%3Dx,metadata.namespace!%3Dy')).toBe(
+      true,
+    );
+    expect(exact('fieldSelector=spec.nodeName%3Dn')).toBe(false);
+    expect(exact('labelSelector=a%3D(')).toBe(false);
   });
 });

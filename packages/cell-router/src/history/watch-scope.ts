@@ -57,3 +57,14 @@ function parseFieldSelector(selector: string): (entry: HistoryEntry) => Relevanc
     return other ? 'unknown' : 'yes';
   };
 }
+
+/**
+ * Whether {@link watchScope} tells every change of the watch `yes` or `no` from a history entry: its field
+ * selector names only `metadata.name` and `metadata.namespace`, and its label selector can be read.
+ */
+export function isExactScope(query: URLSearchParams): boolean {
+  if (parseLabelSelector(query.get('labelSelector') ?? '') === undefined) return false;
+  const fields = query.get('fieldSelector') ?? '';
+  if (fields.trim() === '') return true;
+  return fields.split(',').every((term) => /^\s*metadata\.(name|namespace)\s*(==|=|!=)/.test(term));
+}

@@ -33,6 +33,7 @@ import { upstreamHeaders } from './headers.ts';
 import { withSelector, withoutFollowers } from './without-followers.ts';
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { cellOwnObjectName } from '@cellfed/controller-kit';
+import type { HistoryResource, ResourceHistories } from '../history/resource-histories.ts';
 
 export interface CollectionRequestsOptions {
   readonly state: () => RoutingState | undefined;
@@ -45,6 +46,8 @@ export interface CollectionRequestsOptions {
   readonly ownerUids?: OwnerUids | undefined;
   readonly logger: Logger;
   readonly maxBodyBytes: number;
+  /** The router's histories of resources: watches in one order, object versions as starts. */
+  readonly histories?: ResourceHistories | undefined;
 }
 
 /**
@@ -102,6 +105,9 @@ export class CollectionRequests {
       'includeObject',
     );
     const copyQuery = includeObject ? `?includeObject=${encodeURIComponent(includeObject)}` : '';
+    const { histories } = this.options;
+    const resource = historyResource(info, placement);
+    const history = await histories?.of(resource);
     const readCopy = async (cell: string, namespace: string, name: string) => {
       const client = this.options.cell(cell);
       if (!client) return undefined;
@@ -126,6 +132,7 @@ export class CollectionRequests {
         readCopy,
         logger: this.options.logger,
         ...(protobuf ? { codec: PROTOBUF_WATCH } : {}),
+        ...(history ? { history, followSources: () => histories!.of(resource) } : {}),
       },
       streamedBody(response, {
         watch: true,
@@ -179,6 +186,11 @@ export class CollectionRequests {
   private ownerView(placement: Placement): { ownerUids?: OwnerUids } {
     return placement === 'anywhere' && this.options.ownerUids ? { ownerUids: this.options.ownerUids } : {};
   }
+}
+
+/** The resource a request is of, as the histories key it. */
+export function historyResource(info: ResourceRequestInfo, placement: Placement): HistoryResource {
+  return { group: info.apiGroup, version: info.apiVersion, resource: info.resource, placement };
 }
 
 /**

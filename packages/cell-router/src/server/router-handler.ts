@@ -26,6 +26,7 @@ import {
   type ClientResponse,
 } from '../proxy/client-exchange.ts';
 import { CollectionRequests } from '../proxy/collection-requests.ts';
+import type { ResourceHistories } from '../history/resource-histories.ts';
 import {
   outcomeOf,
   refusal,
@@ -81,6 +82,8 @@ export interface RouterHandlerOptions {
   tracer?: Tracer;
   logger: Logger;
   maxBodyBytes?: number;
+  /** The router's histories of resources (history/resource-histories.ts); none: watches in arrival order. */
+  histories?: ResourceHistories;
 }
 
 /**
@@ -126,6 +129,7 @@ export class RouterHandler {
       ownerUids,
       logger: options.logger,
       maxBodyBytes,
+      histories: options.histories,
     });
     this.cellMadeDestinations = new CellMadeDestinations({ state, source: this.source });
     this.cellMade = new CellMadeRequests({

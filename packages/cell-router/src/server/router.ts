@@ -30,6 +30,8 @@ import { RouterHandler } from './router-handler.ts';
 import { CellularKinds, type DiscoveredResource } from '../views/cellular-kinds.ts';
 import { OwnerUids } from '../views/owner-uids.ts';
 import { RoutingStateHolder } from '../routing/routing-state-holder.ts';
+import { ResourceHistories } from '../history/resource-histories.ts';
+import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 
 export interface RouterOptions {
   /** The router control plane, with the router's own identity (allowed to impersonate). */
@@ -62,6 +64,7 @@ export class Router {
   readonly handler: RouterHandler;
   private readonly namespaces: Informer;
   private readonly lease: RouterLeasePublisher;
+  private readonly histories: ResourceHistories;
   private readonly options: RouterOptions;
   private server: Http2SecureServer | undefined;
   private running: Promise<unknown> = Promise.resolve();
@@ -113,6 +116,12 @@ export class Router {
     });
     this.pool.subscribe(cellNamespaces);
     const metrics = new RouterMetrics(options.registry);
+    this.histories = new ResourceHistories({
+      state: () => this.state.current(),
+      client: (source) =>
+        source === CONTROL_PLANE_SOURCE ? options.controlPlane : this.pool.get(source)?.client,
+      logger: log.child({ component: 'history' }),
+    });
     this.handler = new RouterHandler({
       authenticator: new Authenticator({
         controlPlane: options.controlPlane,
@@ -151,6 +160,7 @@ export class Router {
         logger: log,
       }),
       metrics,
+      histories: this.histories,
       ...(options.tracer ? { tracer: options.tracer } : {}),
       logger: log.child({ component: 'access' }),
     });
@@ -209,6 +219,7 @@ export class Router {
       'abort',
       () => {
         server.close();
+        this.histories.close();
         for (const socket of connections) socket.destroy();
       },
       { once: true },
