@@ -19,8 +19,6 @@ export const RouterErrorCode = {
   CellView: 'CELLFED_ROUTER_CELL_VIEW',
   /** A composite resourceVersion or continue token this router did not issue (answered 400). */
   CellToken: 'CELLFED_ROUTER_CELL_TOKEN',
-  /** One cell's resourceVersion given as a list's or watch's start (answered 410, so clients list again). */
-  OneCellVersion: 'CELLFED_ROUTER_ONE_CELL_VERSION',
   /** A cell answered a page of a merged list with an error (its Status goes to the client). */
   CellList: 'CELLFED_ROUTER_CELL_LIST',
   /** A cell the request needs has no client (not engaged yet, or it left). */
@@ -66,20 +64,6 @@ export class CellTokenError extends RouterError {
 
   constructor(message: string, code: RouterErrorCode = RouterErrorCode.CellToken) {
     super(code, message);
-  }
-}
-
-/**
- * One apiserver's resourceVersion (a number: an object's, from a GET) given as a list's or watch's start: it
- * is a point in one cell's history, and the router cannot tell which cell's, nor where the others were.
- * Answered `410 Expired`, as for a version an apiserver no longer has, so clients list again (client-go's
- * reflector and kubectl do) instead of failing on a `400`.
- */
-export class OneCellVersionError extends CellTokenError {
-  override readonly name: string = 'OneCellVersionError';
-
-  constructor(message: string) {
-    super(message, RouterErrorCode.OneCellVersion);
   }
 }
 

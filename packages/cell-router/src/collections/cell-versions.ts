@@ -1,4 +1,4 @@
-import { CellTokenError, OneCellVersionError } from '../errors.ts';
+import { CellTokenError } from '../errors.ts';
 
 /**
  * The opaque composite resourceVersion and continue token of a list across cells: every cell's own value,
@@ -17,38 +17,6 @@ function sortedPairs(versions: ReadonlyMap<string, string>): [string, string][] 
 }
 
 /**
- * A listed item's composite resourceVersion: the list's versions with the item's own cell at the item's
- * own version (see item-version.ts); undefined when that is not one apiserver's number. `listVersions` is
- * the list's, fixed when it started: what is made of it is kept for the list's other items.
- */
-export function itemCellVersions(
-  listVersions: ReadonlyMap<string, string>,
-  cell: string,
-  own: string | undefined,
-): string | undefined {
-  if (!own || !/^[0-9]+$/.test(own)) return undefined;
-  let templates = ITEM_TEMPLATES.get(listVersions);
-  if (!templates) ITEM_TEMPLATES.set(listVersions, (templates = new Map()));
-  let template = templates.get(cell);
-  if (!template) templates.set(cell, (template = itemTemplate(listVersions, cell)));
-  return PREFIX + Buffer.from(template[0] + own + template[1]).toString('base64url');
-}
-
-/**
- * Per list (its versions map) and cell, the encoded JSON around an item's own number: a list writes one
- * version per item, and sorting and writing every cell's version for each was a tenth of a merge's time.
- */
-const ITEM_TEMPLATES = new WeakMap<ReadonlyMap<string, string>, Map<string, [string, string]>>();
-/** Stands for the item's own number while the template is written; no cell id or number holds it. */
-const OWN = '#';
-
-function itemTemplate(listVersions: ReadonlyMap<string, string>, cell: string): [string, string] {
-  const json = JSON.stringify(sortedPairs(new Map([...listVersions, [cell, OWN]])));
-  const at = json.indexOf(`"${OWN}"`) + 1;
-  return [json.slice(0, at), json.slice(at + OWN.length)];
-}
-
-/**
  * The cells' versions in a composite resourceVersion; undefined for a value the router did not issue
  * (`0`, empty, or a single apiserver's number).
  */
@@ -57,22 +25,6 @@ export function decodeCellVersions(value: string): Map<string, string> | undefin
   const pairs = decode(value);
   if (!Array.isArray(pairs) || !pairs.every(isPair)) throw new CellTokenError('malformed resourceVersion');
   return new Map(pairs);
-}
-
-/**
- * The cells' versions a client asks a list or watch for: none for `''` and `0` (kube's "latest" and
- * "any"); otherwise the router's own composite, or a {@link CellTokenError}.
- */
-export function requestedCellVersions(resourceVersion: string): Map<string, string> | undefined {
-  if (resourceVersion === '' || resourceVersion === '0') return undefined;
-  const versions = decodeCellVersions(resourceVersion);
-  if (!versions && /^[0-9]+$/.test(resourceVersion))
-    throw new OneCellVersionError(
-      `resourceVersion ${resourceVersion} is one cell's, not the federation's: list again, and start from the list's resourceVersion`,
-    );
-  if (!versions)
-    throw new CellTokenError(`resourceVersion "${resourceVersion}" was not issued by this router`);
-  return versions;
 }
 
 /** Where a paged list stopped in one cell: its pinned version, its own continue token, items already given. */

@@ -3,7 +3,7 @@ import { creationColumns, showJson } from '../views/client-view.ts';
 import type { InvolvedUidFilter } from '../views/involved-uid.ts';
 import { showOwnerUids, type OwnerUids } from '../views/owner-uids.ts';
 import { showProtobufMessage } from '../views/protobuf-view.ts';
-import { withItemVersion } from './item-version.ts';
+import { withShownVersion } from '../views/shown-version.ts';
 import { encodeProtobufList, withProtobufItemVersion } from './protobuf-list.ts';
 import type { StreamedAnswer } from './streamed-answer.ts';
 
@@ -18,8 +18,6 @@ export interface ListWriter {
 export interface ListShape {
   readonly kind: string;
   readonly apiVersion: string;
-  /** The cells' list versions: each item's composite version starts from them. */
-  readonly listVersions: ReadonlyMap<string, string>;
 }
 
 export interface JsonListOptions extends ListShape {
@@ -36,7 +34,7 @@ const ITEM_SEPARATOR = Buffer.from(',');
 
 /** Streams a JSON list (or Table): the cells' item bytes spliced in, re-encoded only where the view changes them. */
 export async function jsonListWriter(out: StreamedAnswer, options: JsonListOptions): Promise<ListWriter> {
-  const { kind, apiVersion, table, columns, listVersions } = options;
+  const { kind, apiVersion, table, columns } = options;
   await out.write(
     `{"kind":${JSON.stringify(kind)},"apiVersion":${JSON.stringify(apiVersion)},` +
       (table ? `"columnDefinitions":${JSON.stringify(columns ?? [])},"rows":[` : `"items":[`),
@@ -51,7 +49,7 @@ export async function jsonListWriter(out: StreamedAnswer, options: JsonListOptio
         item = await showOwnerUids(options.ownerUids, cell, item);
       if (options.involved && !options.involved.matches(item)) return false;
       if (given > 0) await out.write(ITEM_SEPARATOR);
-      await out.write(withItemVersion(item, cell, listVersions));
+      await out.write(withShownVersion(item, cell));
       given += 1;
       return true;
     },
@@ -75,7 +73,7 @@ export function protobufListWriter(out: StreamedAnswer, shape: ListShape): ListW
   return {
     async item(cell, stored) {
       const item = typeof stored === 'string' ? Buffer.from(stored) : stored;
-      items.push(withProtobufItemVersion(showProtobufMessage(item), cell, shape.listVersions));
+      items.push(withProtobufItemVersion(showProtobufMessage(item), cell));
       return Promise.resolve(true);
     },
     async finish(metadata) {

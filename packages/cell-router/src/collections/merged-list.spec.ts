@@ -1,3 +1,4 @@
+import { shownVersion } from './source-versions.ts';
 import { parseCellSetSpec } from '@cellfed/api';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
@@ -418,7 +419,7 @@ describe('serveMergedList', () => {
     expect(first.clients.a!.requests[0]).toContain('labelSelector=app%3Dweb');
   });
 
-  it('lists in protobuf for a client that accepts nothing else: merged, paged, with composite versions', async () => {
+  it('lists in protobuf for a client that accepts nothing else: merged, paged, each item at its own version', async () => {
     const whole = await listProtobuf(cellsWith(objects), '/api/v1/configmaps');
     expect(whole.kind).toBe('ConfigMapList');
     expect(whole.items.map(({ metadata }) => `${metadata.namespace}/${metadata.name}`)).toEqual(all);
@@ -434,9 +435,11 @@ describe('serveMergedList', () => {
       token = page.continue;
     } while (token);
     expect(seen).toEqual(all);
-    // Each item: the list's versions, its own cell's at its own.
+    // Each item: its version as clients see it (its cell's slot and own version; the fake's list version).
     const item = whole.raw[0]!.toString('latin1');
-    expect(item).toContain('cf1.');
+    const { namespace, name } = whole.items[0]!.metadata;
+    const cell = home(namespace!, name!);
+    expect(item).toContain(shownVersion(cell, String(100 + ['a', 'b', 'c'].indexOf(cell)))!);
   });
 
   it('merges Tables row by row under one set of columns', async () => {

@@ -8,22 +8,19 @@ import { badRequest, failure, serviceUnavailable, type KubeStatus } from '../sta
 import { CellPager, itemMeta, type CellLister, type ItemMeta } from './cell-pager.ts';
 import { CellStream } from './cell-stream.ts';
 import type { ItemSource } from './item-source.ts';
-import {
-  decodeContinue,
-  encodeCellVersions,
-  encodeContinue,
-  requestedCellVersions,
-  type CellCursor,
-} from './cell-versions.ts';
+import { decodeContinue, encodeCellVersions, encodeContinue, type CellCursor } from './cell-versions.ts';
 import { newestCopy, shownCopy, type CellCopy } from './copy-choice.ts';
 import type { CollectionOutcome, StreamedAnswer } from './streamed-answer.ts';
 import type { OwnerUids } from '../views/owner-uids.ts';
 import { jsonListWriter, protobufListWriter } from './list-writer.ts';
 import { takeInvolvedUid } from '../views/involved-uid.ts';
-import { madeByItsCell } from '@cellfed/controller-kit';
+import { madeByItsCell, realClock } from '@cellfed/controller-kit';
 import { ownObjectView } from './own-objects.ts';
 import type { CellularResource } from '../routing/cellular-resources.ts';
-import { CellTokenError, OneCellVersionError, CellListError } from '../errors.ts';
+import { CellTokenError, CellListError } from '../errors.ts';
+import type { ResourceHistory } from '../history/resource-history.ts';
+import { versionSource } from './source-versions.ts';
+import { resolveCollectionStart } from './watch-start.ts';
 
 /**
  * How many items the router asks each cell for at a time when the client set no limit: each page is a
@@ -58,6 +55,8 @@ export interface MergedListRequest {
   readonly pageSize?: number;
   /** Ask the cells for protobuf and answer protobuf (the client accepts nothing else); JSON otherwise. */
   readonly protobuf?: boolean;
+  /** The resource's history in this router: where an exact list at one object version starts. */
+  readonly history?: ResourceHistory;
 }
 
 const CONTROL_PARAMS = ['limit', 'continue', 'resourceVersion', 'resourceVersionMatch'];
@@ -88,20 +87,35 @@ export async function serveMergedList(
   let cursors: Map<string, CellCursor> | undefined;
   let versions: Map<string, string> | undefined;
   const rv = params.get('resourceVersion') ?? undefined;
+  const rvMatch = params.get('resourceVersionMatch') ?? undefined;
+  const sources = collectionSources(request.state, request.placement ?? 'ring', request.resource);
   try {
     const token = params.get('continue');
     if (token) cursors = decodeContinue(token);
-    else versions = requestedCellVersions(rv ?? '');
+    else if (rv && rvMatch !== 'Exact' && rv !== '0' && /^[0-9]+$/.test(rv)) {
+      // Not older than one object version: its cell at its own version, every other at its latest.
+      const named = versionSource(rv, sources);
+      if (!named) return refuse(failure(410, 'Expired', `resourceVersion ${rv}: too old resource version`));
+      versions = new Map([[named.source, named.own]]);
+    } else {
+      // Exactly at one: where the resource's history places it (every cell at the cut just after it).
+      const start = await resolveCollectionStart(
+        rv ?? '',
+        sources,
+        request.history,
+        realClock,
+        request.signal,
+      );
+      if (start.kind === 'refused') return refuse(start.status);
+      if (start.kind === 'cut') versions = start.versions;
+    }
   } catch (error) {
-    if (error instanceof OneCellVersionError) return refuse(failure(410, 'Expired', error.message));
     if (error instanceof CellTokenError) return refuse(badRequest(error.message));
     throw error;
   }
 
   // A continued list stays on the cells it started with: it is one snapshot.
-  const cells = cursors
-    ? [...cursors.keys()].filter((cell) => !cursors.get(cell)!.done)
-    : [...collectionSources(request.state, request.placement ?? 'ring', request.resource)];
+  const cells = cursors ? [...cursors.keys()].filter((cell) => !cursors.get(cell)!.done) : [...sources];
   const missing = cells.filter((cell) => !request.client(cell));
   if (missing.length > 0)
     return refuse(serviceUnavailable(`cells ${missing.join(', ')} are not connected`, 1));
@@ -112,7 +126,6 @@ export async function serveMergedList(
     limit > 0
       ? Math.min(limit, Math.ceil((limit * PAGE_MARGIN) / cells.length) + 2)
       : (request.pageSize ?? DEFAULT_PAGE_SIZE);
-  const rvMatch = params.get('resourceVersionMatch') ?? undefined;
   const start = (cell: string) =>
     rv === '0'
       ? { rv: '0', ...(rvMatch ? { rvMatch } : {}) }
@@ -155,7 +168,7 @@ export async function serveMergedList(
   const resourceVersion = encodeCellVersions(listVersions);
 
   out.start(200);
-  const shape = { kind: first?.kind ?? 'List', apiVersion: first?.apiVersion ?? 'v1', listVersions };
+  const shape = { kind: first?.kind ?? 'List', apiVersion: first?.apiVersion ?? 'v1' };
   const writer = request.protobuf
     ? protobufListWriter(out, shape)
     : await jsonListWriter(out, {

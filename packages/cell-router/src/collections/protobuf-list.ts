@@ -7,7 +7,7 @@ import {
   stringField,
   varintAt,
 } from '../request/protobuf-wire.ts';
-import { itemCellVersions } from './cell-versions.ts';
+import { shownVersion } from './source-versions.ts';
 import type { ItemMeta } from './cell-pager.ts';
 
 /**
@@ -77,17 +77,14 @@ export function encodeProtobufList(list: {
 }
 
 /**
- * A protobuf item with the composite resourceVersion of a merged list (see item-version.ts): ObjectMeta's
- * field 6 appended, which decoders take over the cell's (the last occurrence wins).
+ * A protobuf item with its resourceVersion as clients see it (views/shown-version.ts): ObjectMeta's field 6
+ * appended, which decoders take over the cell's (the last occurrence wins).
  */
-export function withProtobufItemVersion(
-  item: Buffer,
-  cell: string,
-  listVersions: ReadonlyMap<string, string>,
-): Buffer {
-  const composite = itemCellVersions(listVersions, cell, nestedField(item, [1, 6])?.toString('utf8'));
-  if (composite === undefined) return item;
-  return appendToNested(item, [1], lengthDelimited(6, Buffer.from(composite)));
+export function withProtobufItemVersion(item: Buffer, cell: string): Buffer {
+  const own = nestedField(item, [1, 6])?.toString('utf8');
+  const shown = own === undefined ? undefined : shownVersion(cell, own);
+  if (shown === undefined) return item;
+  return appendToNested(item, [1], lengthDelimited(6, Buffer.from(shown)));
 }
 
 /** A Status a cell answered in protobuf (metadata 1, status 2, message 3, reason 4, code 6), read. */

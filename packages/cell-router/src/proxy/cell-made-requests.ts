@@ -99,6 +99,7 @@ export class CellMadeRequests {
       shown && uids && source !== CONTROL_PLANE_SOURCE
         ? (json) => showOwnerUids(uids, destination.cell, json)
         : undefined,
+      shown && verb !== 'watch' ? source : undefined,
     );
     return outcomeOf(destination, upstream.statusCode);
   }

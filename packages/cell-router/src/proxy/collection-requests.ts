@@ -71,6 +71,8 @@ export class CollectionRequests {
   ): Promise<RequestOutcome> {
     const protobuf = acceptsOnlyProtobuf(request.headers.accept);
     const headers = mergeHeaders(request, impersonation, protobuf);
+    // Begun by the first list too, so that the versions it gives are placed when a watch starts from them.
+    const history = await this.options.histories?.of(historyResource(info, placement));
     const outcome = await serveMergedList(
       {
         state,
@@ -84,6 +86,7 @@ export class CollectionRequests {
         headers,
         signal: abortOnClose(response),
         ...(protobuf ? { protobuf } : {}),
+        ...(history ? { history } : {}),
       },
       streamedBody(response, protobuf ? { contentType: PROTOBUF_MEDIA_TYPE } : {}),
     );

@@ -8,6 +8,7 @@ import { mediaType } from '../request/object-name.ts';
 import { isErrorWithoutStatus, statusFromText, type KubeStatus } from '../status/kube-status.ts';
 import { showJson } from '../views/client-view.ts';
 import { showProtobuf } from '../views/protobuf-view.ts';
+import { showAnswerVersion, showProtobufAnswerVersion } from '../views/shown-version.ts';
 import { hasRequestBody, writeHead, type ClientRequest, type ClientResponse } from './client-exchange.ts';
 import { downstreamHeaders, upstreamHeaders } from './headers.ts';
 
@@ -59,7 +60,8 @@ function detachedBody(request: ClientRequest): Readable {
 /**
  * Streams an apiserver's answer to the caller: watches and logs flow until either side closes. An error
  * whose body is not a Status (plain text from a Go handler) is sent as one. With `showObjects`, a successful
- * JSON or protobuf answer is one object (or a list) and is read whole to be shown in its client view.
+ * JSON or protobuf answer is one object (or a list) and is read whole to be shown in its client view; with
+ * `versionSource`, one object whose version is shown as clients see it (never a stream: not for watches).
  */
 export async function relay(
   upstream: Dispatcher.ResponseData,
@@ -70,6 +72,11 @@ export async function relay(
    * a protobuf answer then passes as it is).
    */
   viewJson?: (json: Buffer) => Promise<Buffer | string>,
+  /**
+   * The source (a cell, or the control plane) whose object this answer is: its resourceVersion is shown as
+   * the one number of that object version (views/shown-version.ts).
+   */
+  versionSource?: string,
 ): Promise<void> {
   const type = String(upstream.headers['content-type'] ?? '');
   if (isErrorWithoutStatus(upstream.statusCode, type)) {
@@ -80,9 +87,17 @@ export async function relay(
   const readable = upstream.statusCode < 300 && !upstream.headers['content-encoding'];
   const protobuf = mediaType(type) === 'application/vnd.kubernetes.protobuf';
   const json = mediaType(type).includes('json');
-  if (readable && ((showObjects && protobuf) || ((showObjects || viewJson) && json))) {
+  const read = showObjects || versionSource !== undefined;
+  if (readable && ((read && protobuf) || ((read || viewJson) && json))) {
     const bytes = Buffer.from(await upstream.body.arrayBuffer());
-    const shown = protobuf ? showProtobuf(bytes) : viewJson ? await viewJson(bytes) : showJson(bytes);
+    let shown: Buffer | string = bytes;
+    if (protobuf) shown = showObjects ? showProtobuf(bytes) : bytes;
+    else if (viewJson) shown = await viewJson(bytes);
+    else if (showObjects) shown = showJson(bytes);
+    if (versionSource !== undefined)
+      shown = protobuf
+        ? showProtobufAnswerVersion(Buffer.from(shown), versionSource)
+        : showAnswerVersion(Buffer.from(shown), versionSource);
     const headers = downstreamHeaders(upstream.headers);
     headers['content-length'] = String(Buffer.byteLength(shown));
     writeHead(response, upstream.statusCode, headers, false);
@@ -109,10 +124,11 @@ export async function relayUnlessFenced(
   upstream: Dispatcher.ResponseData,
   response: ClientResponse,
   showObjects = false,
+  versionSource?: string,
 ): Promise<boolean> {
   const type = String(upstream.headers['content-type'] ?? '');
   if (upstream.statusCode !== 403 || isErrorWithoutStatus(upstream.statusCode, type)) {
-    await relay(upstream, response, showObjects);
+    await relay(upstream, response, showObjects, undefined, versionSource);
     return true;
   }
   // JSON or protobuf: the policy's name is plain bytes in either.

@@ -163,7 +163,7 @@ export class NamedCreates {
         sendJson(response, 409, text);
         return { ...outcomeOf(destination, 409), name };
       }
-      await relay(upstream, response, true);
+      await relay(upstream, response, true, undefined, destination.cell);
       return { ...outcomeOf(destination, upstream.statusCode), name };
     }
   }

@@ -168,8 +168,13 @@ export class ObjectRequests {
       throw error;
     }
     if (lookElsewhere && upstream.statusCode === 404) return { notFound: upstream };
-    if (plan.access !== 'write') await relay(upstream, response, shown);
-    else if (!(await relayUnlessFenced(upstream, response, shown)))
+    // One object (or a Scale of it) carries its version as clients see it; a stream (a watch) does not.
+    const versioned =
+      plan.info.verb !== 'watch' && (shown || plan.info.subresource === 'scale')
+        ? destination.cell
+        : undefined;
+    if (plan.access !== 'write') await relay(upstream, response, shown, undefined, versioned);
+    else if (!(await relayUnlessFenced(upstream, response, shown, versioned)))
       return refused(response, fenceRefusal(plan, destination.cell, 'cell-fence', destination.routeCase));
     return { outcome: outcomeOf(destination, upstream.statusCode) };
   }

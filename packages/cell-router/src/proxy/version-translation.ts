@@ -1,24 +1,30 @@
+import { parseObjectVersion } from '@cellfed/api';
+
 import { decodeCellVersions } from '../collections/cell-versions.ts';
+import { sourceSlot } from '../collections/source-versions.ts';
 import { mediaType } from '../request/object-name.ts';
+import { withVersionIn } from '../views/shown-version.ts';
 import { appendToNested, lengthDelimited, nestedField } from '../request/protobuf-wire.ts';
 import { badRequest, failure, type KubeStatus } from '../status/kube-status.ts';
 import { CellTokenError } from '../errors.ts';
 
-const COMPOSITE_MARK = Buffer.from('cf1.');
+const VERSION_KEY = Buffer.from('"resourceVersion"');
+const METADATA = Buffer.from('"metadata":{');
+const PRECONDITIONS = Buffer.from('"preconditions":{');
 /** ObjectMeta.resourceVersion in the protobuf envelope: Unknown.raw (2) → object.metadata (1) → 6. */
 const PROTOBUF_VERSION_PATH = [2, 1, 6] as const;
 
 /**
- * A write whose body carries a composite resourceVersion (an object from a list or watch through the
- * router, sent back for an optimistic update): the same body with the target cell's own version, which is
- * what that cell compares. Undefined when the body has no composite version (nothing to change).
+ * A write whose body carries a resourceVersion clients were given (an object version's one number, or a
+ * list's composite), for an optimistic update or a delete's precondition: the same body with the target
+ * cell's own version, which is what that cell compares; a version of another cell (the object moved since)
+ * is a conflict, as a changed object is. Undefined when the body has no version (nothing to change).
  */
 export function cellVersionBody(
   contentType: string | undefined,
   body: Buffer,
   cell: string,
 ): { body: Buffer } | { status: KubeStatus } | undefined {
-  if (!body.includes(COMPOSITE_MARK)) return undefined;
   const type = mediaType(contentType);
   try {
     if (type === 'application/vnd.kubernetes.protobuf') {
@@ -35,6 +41,23 @@ export function cellVersionBody(
       return { body: Buffer.concat([body.subarray(0, 4), rewritten]) };
     }
     if (!type.includes('json') && !type.includes('yaml')) return undefined;
+    if (!body.includes(VERSION_KEY)) return undefined;
+    // In the bytes where the body is compact JSON (client-go's), so nothing else in it is re-encoded (a
+    // custom resource's integers past 2^53 would not survive JSON.parse).
+    const root = body.indexOf(0x7b);
+    let refused: KubeStatus | undefined;
+    let edited: Buffer | undefined;
+    for (const holder of [METADATA, PRECONDITIONS]) {
+      edited =
+        withVersionIn(edited ?? body, root + 1, holder, (version) => {
+          const own = cellVersion(version, cell);
+          if (own !== undefined && typeof own !== 'string') refused = own.status;
+          return typeof own === 'string' ? own : undefined;
+        }) ?? edited;
+    }
+    if (refused) return { status: refused };
+    if (edited) return { body: edited };
+    if (root >= 0 && !/\s/.test(body.toString('latin1', root, root + 64))) return undefined;
     const object = JSON.parse(body.toString('utf8')) as {
       metadata?: { resourceVersion?: unknown };
       preconditions?: { resourceVersion?: unknown };
@@ -56,10 +79,11 @@ export function cellVersionBody(
 }
 
 /**
- * A read of one object at a list's composite resourceVersion (a listed item's, or a watch event's): the
+ * A read of one object at a version clients were given (an object version's, or a list's composite): the
  * request target with the cell's own version in the query, which is what "not older than" means in that
- * cell. A cell the composite does not name (it joined after the list) is read at its latest, which is newer
- * than anything the list saw. Undefined when the query holds no composite (nothing to change).
+ * cell. A version of another cell (the object moved since), or a cell the composite does not name (it joined
+ * after the list), is read at its latest, which is newer than anything the version saw. Undefined when the
+ * query holds no such version (nothing to change).
  */
 export function cellVersionTarget(
   target: string,
@@ -77,8 +101,8 @@ export function cellVersionTarget(
     if (error instanceof CellTokenError) return { status: badRequest(`resourceVersion: ${error.message}`) };
     throw error;
   }
-  if (!versions) return undefined;
-  const own = versions.get(cell);
+  const own = versions ? versions.get(cell) : ownVersionIn(version, cell);
+  if (own === null) return undefined;
   if (own === undefined) params.delete('resourceVersion');
   else params.set('resourceVersion', own);
   const rest = params.toString();
@@ -93,8 +117,20 @@ function cellVersion(version: string, cell: string): string | { status: KubeStat
     if (error instanceof CellTokenError) return { status: conflict() };
     throw error;
   }
-  if (!versions) return undefined;
-  return versions.get(cell) ?? { status: conflict() };
+  const own = versions ? versions.get(cell) : ownVersionIn(version, cell);
+  if (own === null) return undefined;
+  return own ?? { status: conflict() };
+}
+
+/**
+ * The cell's own version in one object version's number; undefined when it is another apiserver's; null
+ * when `version` is no such number (`0`, or not decimal), which is passed on as it is.
+ */
+function ownVersionIn(version: string, cell: string): string | undefined | null {
+  if (version === '0') return null;
+  const parsed = parseObjectVersion(version);
+  if (!parsed) return null;
+  return parsed.slot === sourceSlot(cell) ? parsed.ownVersion : undefined;
 }
 
 /** What kube-apiserver says when the version does not match: the client re-reads and retries. */
