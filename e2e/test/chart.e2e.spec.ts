@@ -146,6 +146,9 @@ describeE2e('the cellfed-cell chart in a real cell', () => {
     expect(await may('e2e-router', 'create', '', 'namespaces')).toBe(true);
     expect(await may('e2e-router', 'get', 'cells.cellfed.io', 'cellbackups', 'cellfed-backups')).toBe(true);
     expect(await may('e2e-router', 'create', 'apps', 'deployments', 'shop')).toBe(false);
+    // It follows the metadata of what the cells' controllers make, for one watch order (docs/routing.md).
+    expect(await may('e2e-router', 'watch', '', 'pods', 'shop')).toBe(true);
+    expect(await may('e2e-router', 'get', '', 'pods', 'shop')).toBe(false);
     // The rebalance controller: moves workloads and their status, mirrors CRDs, keeps the follower copies of
     // the ConfigMaps and Secrets pod templates name (never watches Secrets, never patches them).
     expect(await may('e2e-rebalance', 'delete', 'apps', 'deployments', 'shop')).toBe(true);

@@ -9,6 +9,7 @@ interface Meta {
   readonly namespace?: string;
   readonly name: string;
   readonly uid: string;
+  readonly resourceVersion: string;
 }
 interface Listed {
   readonly items: { readonly metadata: Meta }[];
@@ -89,6 +90,13 @@ describeE2e('cell router: the objects each apiserver makes for itself', () => {
     const event = await firstEvent(routed, selector);
     expect(event.type).toBe('ADDED');
     expect((event.object as { metadata: Meta }).metadata.uid).toBe(got.plain.metadata.uid);
+    // One object version, one resourceVersion: the GET's, the list items' and the watch event's.
+    const version = got.routed.metadata.resourceVersion;
+    expect([
+      listed.routed.items[0]!.metadata.resourceVersion,
+      copies[0]!.metadata.resourceVersion,
+      (event.object as { metadata: Meta }).metadata.resourceVersion,
+    ]).toEqual([version, version, version]);
   });
 
   it('default/kubernetes, its Endpoints and EndpointSlice: the control plane’s, once, in GET and LIST', async () => {

@@ -460,15 +460,20 @@ describe('serveMergedWatch', () => {
       throw new Error(`no name homed in ${cell}`);
     };
 
-    it("opens every cell where the history is, and sends their changes in the history's order with their own versions", async () => {
+    it("sends the cells' changes after where the history is in its order, each at its own version", async () => {
       const history = historyOf();
       const cells = { a: fakeCell(), b: fakeCell() };
       const w = watch(cells, '/api/v1/namespaces/ns/configmaps?watch=1', normal, undefined, 0, history);
       await until('both cells watched', () => cells.a.streams.length === 1 && cells.b.streams.length === 1);
-      expect(cells.a.targets[0]).toContain('resourceVersion=10');
-      expect(cells.b.targets[0]).toContain('resourceVersion=20');
+      // From their own now: each sends what it holds first, as one apiserver does.
+      expect(cells.a.targets[0]).not.toContain('resourceVersion=');
       const x = homedIn('a', w);
       const y = homedIn('b', w);
+      const held = w.home('held').oldCell === 'a' ? 'held' : homedIn('a', w);
+      cells.a.send('ADDED', { namespace: 'ns', name: held, resourceVersion: '9' });
+      await until('what cell a holds', () => w.lines.length === 1);
+      expect(w.lines[0]!.object.metadata.resourceVersion).toBe(shownVersion('a', '9'));
+      w.lines.splice(0);
       history.record('a', { type: 'ADDED', version: 11, namespace: 'ns', name: x });
       history.record('b', { type: 'ADDED', version: 21, namespace: 'ns', name: y });
       cells.b.send('ADDED', { namespace: 'ns', name: y, resourceVersion: '21' });

@@ -215,19 +215,18 @@ export async function serveMergedWatch(
     start.kind !== 'any' &&
     isExactScope(params) &&
     cells.every((cell) => history.latest(cell) !== undefined);
-  // "From now" is from where the history is, so that its changes after that are the watch's to wait for.
-  if (ordered && start.kind === 'latest' && !streamingList)
-    for (const cell of cells) versions.set(cell, String(history.latest(cell)));
+  // "From now" is where the history is: the cells start at their own now (sending what they hold as ADDED
+  // first, as one apiserver does), at or after it, and the history's changes after it are ordered.
+  const orderStart = (cell: string): number | undefined => {
+    if (streamingList) return undefined; // from where each cell's initial events end
+    const version = versions.get(cell);
+    return version !== undefined ? Number(version) : history?.latest(cell);
+  };
   const order = ordered
     ? new EventOrder<CellEvent>({
         history,
         relevance: watchScope(namespaceOf(url.pathname), params),
-        start: new Map(
-          cells.map((cell) => {
-            const version = versions.get(cell);
-            return [cell, streamingList || version === undefined ? undefined : Number(version)] as const;
-          }),
-        ),
+        start: new Map(cells.map((cell) => [cell, orderStart(cell)] as const)),
         release: push,
         clock,
         logger: request.logger,
@@ -268,9 +267,11 @@ export async function serveMergedWatch(
       watching.add(cell);
       void (async () => {
         await request.followSources?.();
-        const latest = history?.latest(cell);
-        const from = versions.get(cell) ?? (order && latest !== undefined ? String(latest) : undefined);
-        if (order && from !== undefined) order.startAt(cell, Number(from));
+        // From its own now (what it holds comes as ADDED first); its changes after where the history is
+        // are ordered.
+        const from = versions.get(cell);
+        const orderFrom = from !== undefined ? Number(from) : history?.latest(cell);
+        if (order && orderFrom !== undefined) order.startAt(cell, orderFrom);
         const answer = await open(cell, from);
         if (answer.code === 200) void follow(cell, answer.body!, from, false);
         else deliver({ cell, closed: cellFailure(cell, answer.code, answer.text ?? '') });

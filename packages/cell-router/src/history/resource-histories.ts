@@ -27,6 +27,8 @@ export interface HistoryResource extends CellularResource {
 interface Followed {
   readonly history: ResourceHistory;
   readonly resource: HistoryResource;
+  /** The routing state its sources were last followed for: only a new one can change them. */
+  state?: RoutingState;
   /** Each followed source's feed, stopped when the source leaves the collection's sources. */
   readonly feeds: Map<string, { stop: AbortController; first: Promise<boolean> }>;
 }
@@ -53,6 +55,8 @@ export class ResourceHistories {
   async of(resource: HistoryResource): Promise<ResourceHistory> {
     const key = `${resource.group}/${resource.resource}`;
     let followed = this.followed.get(key);
+    // The hot path (every request of the resource): nothing changed since.
+    if (followed && followed.state === this.options.state()) return followed.history;
     if (!followed) {
       followed = { history: new ResourceHistory(this.options.history), resource, feeds: new Map() };
       this.followed.set(key, followed);
@@ -66,6 +70,11 @@ export class ResourceHistories {
       ]);
     }
     return followed.history;
+  }
+
+  /** Whether a history of `resource` is kept already (then {@link of} costs nothing). */
+  isBegun(resource: HistoryResource): boolean {
+    return this.followed.has(`${resource.group}/${resource.resource}`);
   }
 
   /** Stops every feed. */
@@ -119,6 +128,8 @@ export class ResourceHistories {
       feeds.set(source, { stop, first });
       started.push(first);
     }
+    // Followed for this state once every source is (one not connected yet is tried again next time).
+    if (sources.every((source) => feeds.has(source))) followed.state = state;
     return started;
   }
 }

@@ -34,6 +34,7 @@ import { withSelector, withoutFollowers } from './without-followers.ts';
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { cellOwnObjectName } from '@cellfed/controller-kit';
 import type { HistoryResource, ResourceHistories } from '../history/resource-histories.ts';
+import type { ResourceHistory } from '../history/resource-history.ts';
 
 export interface CollectionRequestsOptions {
   readonly state: () => RoutingState | undefined;
@@ -46,7 +47,7 @@ export interface CollectionRequestsOptions {
   readonly ownerUids?: OwnerUids | undefined;
   readonly logger: Logger;
   readonly maxBodyBytes: number;
-  /** The router's histories of resources: watches in one order, object versions as starts. */
+  /** The router's histories of resources: a watch's joined cells are followed. */
   readonly histories?: ResourceHistories | undefined;
 }
 
@@ -68,11 +69,10 @@ export class CollectionRequests {
     request: ClientRequest,
     response: ClientResponse,
     impersonation: Impersonation,
+    history?: ResourceHistory,
   ): Promise<RequestOutcome> {
     const protobuf = acceptsOnlyProtobuf(request.headers.accept);
     const headers = mergeHeaders(request, impersonation, protobuf);
-    // Begun by the first list too, so that the versions it gives are placed when a watch starts from them.
-    const history = await this.options.histories?.of(historyResource(info, placement));
     const outcome = await serveMergedList(
       {
         state,
@@ -100,6 +100,7 @@ export class CollectionRequests {
     request: ClientRequest,
     response: ClientResponse,
     impersonation: Impersonation,
+    history?: ResourceHistory,
   ): Promise<RequestOutcome> {
     const protobuf = acceptsOnlyProtobuf(request.headers.accept);
     const headers = mergeHeaders(request, impersonation, protobuf);
@@ -110,7 +111,6 @@ export class CollectionRequests {
     const copyQuery = includeObject ? `?includeObject=${encodeURIComponent(includeObject)}` : '';
     const { histories } = this.options;
     const resource = historyResource(info, placement);
-    const history = await histories?.of(resource);
     const readCopy = async (cell: string, namespace: string, name: string) => {
       const client = this.options.cell(cell);
       if (!client) return undefined;

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 
-import { NOOP_TRACER, type KubeClient } from '@cellfed/controller-kit';
+import { CELL_SYSTEM_NAMESPACES, NOOP_TRACER, type KubeClient } from '@cellfed/controller-kit';
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 
@@ -9,9 +9,9 @@ import { AccessReviewer } from '../auth/access-reviewer.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import type { Authorize } from '../auth/request-authorization.ts';
 import type { RouterMetrics } from '../metrics/router-metrics.ts';
-import type { RequestInfo } from '../request/request-info.ts';
+import type { RequestInfo, ResourceRequestInfo } from '../request/request-info.ts';
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
-import { planRoute, type NamespaceLabels, type RoutingState } from '../routing/route-plan.ts';
+import { planRoute, type NamespaceLabels, type Placement, type RoutingState } from '../routing/route-plan.ts';
 import { badRequest, methodNotAllowed } from '../status/kube-status.ts';
 import type { RequestOutcome } from '../tracing/request-span.ts';
 import type { OwnerUids } from '../views/owner-uids.ts';
@@ -25,7 +25,8 @@ import {
   type ClientRequest,
   type ClientResponse,
 } from '../proxy/client-exchange.ts';
-import { CollectionRequests } from '../proxy/collection-requests.ts';
+import { CollectionRequests, historyResource } from '../proxy/collection-requests.ts';
+import type { ResourceHistory } from '../history/resource-history.ts';
 import type { ResourceHistories } from '../history/resource-histories.ts';
 import {
   outcomeOf,
@@ -249,7 +250,22 @@ export class RouterHandler {
       if ('status' in ready) return sendRefusal(response, ready);
       body = ready.body;
     }
-    return toControlPlane(controlPlane, reason, request, response, impersonation, signal, body);
+    const ownObjectRead =
+      reason === 'cell-own' &&
+      info.isResourceRequest &&
+      info.verb === 'get' &&
+      info.subresource === '' &&
+      !CELL_SYSTEM_NAMESPACES.has(info.namespace);
+    return toControlPlane(
+      controlPlane,
+      reason,
+      request,
+      response,
+      impersonation,
+      signal,
+      body,
+      ownObjectRead,
+    );
   }
 
   private async serve(
@@ -262,6 +278,18 @@ export class RouterHandler {
     // One state for the whole request, even if the CellSet changes meanwhile.
     const state = this.options.state();
     const plan = planRoute(info, state, this.options.namespaceLabels);
+    // The resource's history is kept before its first object version is given out, so a watch can start there.
+    const history =
+      plan.kind === 'all-cells' ||
+      plan.kind === 'object' ||
+      plan.kind === 'name-in-body' ||
+      plan.kind === 'cell-made'
+        ? await this.historyOf(
+            plan.info,
+            plan.kind === 'all-cells' ? plan.placement : plan.kind === 'cell-made' ? 'anywhere' : 'ring',
+            authorize,
+          )
+        : undefined;
     switch (plan.kind) {
       case 'reject':
         return sendRefusal(response, refusal(plan.status, 'rejected'));
@@ -278,9 +306,17 @@ export class RouterHandler {
             impersonation,
           );
         if (plan.info.verb === 'list')
-          return this.collections.list(plan.info, plan.placement, state!, request, response, impersonation);
+          return this.collections.list(
+            plan.info,
+            plan.placement,
+            state!,
+            request,
+            response,
+            impersonation,
+            history,
+          );
         if (plan.info.verb === 'watch')
-          return this.collections.watch(plan.info, plan.placement, request, response, impersonation);
+          return this.collections.watch(plan.info, plan.placement, request, response, impersonation, history);
         // A PUT or PATCH of a whole collection: kube-apiserver has no such route either.
         return sendRefusal(
           response,
@@ -310,6 +346,22 @@ export class RouterHandler {
           authorize,
         );
     }
+  }
+
+  /**
+   * The history of the request's resource, begun as the router only for a caller allowed the request (nothing
+   * is done as the router for anyone else); undefined without histories, or for a caller refused.
+   */
+  private async historyOf(
+    info: ResourceRequestInfo,
+    placement: Placement,
+    authorize: Authorize,
+  ): Promise<ResourceHistory | undefined> {
+    const { histories } = this.options;
+    if (!histories) return undefined;
+    const resource = historyResource(info, placement);
+    if (!histories.isBegun(resource) && (await authorize())) return undefined;
+    return histories.of(resource);
   }
 
   /** A collection source's client: a live cell's, or the control plane's (see CONTROL_PLANE_SOURCE). */
