@@ -2,12 +2,9 @@ import {
   ApiError,
   errorMessage,
   realClock,
-  resourceListWatch,
   sleep,
   type Clock,
-  type KubeClient,
   type ListWatch,
-  type ResourceRef,
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 
@@ -38,10 +35,8 @@ const WATCH_SECONDS = 300;
 export async function feedHistory(options: {
   history: ResourceHistory;
   source: string;
-  client: KubeClient;
-  resource: ResourceRef;
-  /** Only these objects (`metadata.name=…`), where the router may read no others of the source. */
-  fieldSelector?: string;
+  /** The source's metadata of the resource (controller-kit's resourceListWatch, metadataOnly). */
+  listWatch: ListWatch;
   signal: AbortSignal;
   logger: Logger;
   clock?: Clock;
@@ -50,10 +45,7 @@ export async function feedHistory(options: {
 }): Promise<void> {
   const { history, source, signal, logger } = options;
   const clock = options.clock ?? realClock;
-  const listWatch: ListWatch = resourceListWatch(options.client, options.resource, {
-    metadataOnly: true,
-    ...(options.fieldSelector ? { fieldSelector: options.fieldSelector } : {}),
-  });
+  const { listWatch } = options;
   let first = options.onFirstAttempt;
   let delayMs = 500;
   while (!signal.aborted) {
@@ -118,10 +110,7 @@ export async function feedHistory(options: {
     }
     history.stop(source);
     if (signal.aborted) return;
-    logger.warn(
-      { cell: source, resource: options.resource.resource, why: broken, retryInMs: delayMs },
-      'history watch broke; listing again',
-    );
+    logger.warn({ cell: source, why: broken, retryInMs: delayMs }, 'history watch broke; listing again');
     await sleep(clock, delayMs, signal);
     delayMs = Math.min(delayMs * 2, 30_000);
   }

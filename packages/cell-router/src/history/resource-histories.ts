@@ -1,4 +1,4 @@
-import { cellOwnObjectName, type Clock, type KubeClient } from '@cellfed/controller-kit';
+import { cellOwnObjectName, resourceListWatch, type Clock, type KubeClient } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
@@ -112,14 +112,11 @@ export class ResourceHistories {
       void feedHistory({
         history,
         source,
-        client,
-        resource: {
-          group: resource.group,
-          version: resource.version,
-          resource: resource.resource,
-          namespaced: true,
-        },
-        ...(fieldSelector ? { fieldSelector } : {}),
+        listWatch: resourceListWatch(
+          client,
+          { group: resource.group, version: resource.version, resource: resource.resource, namespaced: true },
+          { metadataOnly: true, ...(fieldSelector ? { fieldSelector } : {}) },
+        ),
         signal: stop.signal,
         logger: this.options.logger.child({ resource: `${resource.group}/${resource.resource}` }),
         ...(this.options.clock ? { clock: this.options.clock } : {}),

@@ -1,17 +1,25 @@
 import type { KubeClient } from '@cellfed/controller-kit';
 
 import type { RequestOutcome } from '../tracing/request-span.ts';
-import type { ClientRequest, ClientResponse } from './client-exchange.ts';
+import { hasRequestBody, type ClientRequest, type ClientResponse } from './client-exchange.ts';
 import type { Impersonation } from '../routing/destination.ts';
-import { relay, sendStatus, sendUpstream, type BufferedBody } from './forward.ts';
-import { cellVersionTarget } from './version-translation.ts';
+import { readBody, relay, sendStatus, sendUpstream, type BufferedBody } from './forward.ts';
+import { cellVersionBody, cellVersionTarget } from './version-translation.ts';
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
+import { requestEntityTooLarge, type KubeStatus } from '../status/kube-status.ts';
 
 /**
- * Sends the request on to the control plane as the caller (its body as read, when it was) and relays it.
- * `ownObjectRead`: a GET of what the control plane makes for itself outside its system namespaces
- * (`kube-root-ca.crt`, `default/kubernetes`), which lists and watches of the cells' resources show beside the
- * cells' objects: its version is shown, and read, as theirs are (views/shown-version.ts).
+ * What the control plane makes for itself of a resource that lives in cells (`kube-root-ca.crt`,
+ * `default/kubernetes`, a system namespace's objects): lists and watches show it beside the cells' objects,
+ * so one object of it, read or written, carries and takes its version as theirs do (views/shown-version.ts).
+ */
+export interface OwnObjectRequest {
+  readonly maxBodyBytes: number;
+}
+
+/**
+ * Sends the request on to the control plane as the caller (its body as read, when it was) and relays it;
+ * `ownObject`: one object the control plane makes for itself (see {@link OwnObjectRequest}).
  */
 export async function toControlPlane(
   controlPlane: KubeClient,
@@ -21,14 +29,29 @@ export async function toControlPlane(
   impersonation: Impersonation,
   signal: AbortSignal,
   body?: BufferedBody,
-  ownObjectRead = false,
+  ownObject?: OwnObjectRequest,
 ): Promise<RequestOutcome> {
-  const target = ownObjectRead ? cellVersionTarget(request.url ?? '/', CONTROL_PLANE_SOURCE) : undefined;
-  if (target && 'status' in target) {
-    sendStatus(response, target.status);
-    return { code: target.status.code, cell: 'control-plane', route: reason };
+  const refuse = (status: KubeStatus): RequestOutcome => {
+    sendStatus(response, status);
+    return { code: status.code, cell: 'control-plane', route: reason };
+  };
+  let target: string | undefined;
+  if (ownObject) {
+    const translated = cellVersionTarget(request.url ?? '/', CONTROL_PLANE_SOURCE);
+    if (translated && 'status' in translated) return refuse(translated.status);
+    target = translated?.target;
+    if (!body && request.method !== 'GET' && hasRequestBody(request)) {
+      const bytes = await readBody(request, ownObject.maxBodyBytes);
+      if (bytes === 'too-large') return refuse(requestEntityTooLarge(ownObject.maxBodyBytes));
+      body = { bytes };
+    }
+    if (body) {
+      const own = cellVersionBody(request.headers['content-type'], body.bytes, CONTROL_PLANE_SOURCE);
+      if (own && 'status' in own) return refuse(own.status);
+      if (own) body = { ...body, bytes: own.body };
+    }
   }
-  const upstream = await sendUpstream(controlPlane, request, impersonation, signal, body, target?.target);
-  await relay(upstream, response, false, undefined, ownObjectRead ? CONTROL_PLANE_SOURCE : undefined);
+  const upstream = await sendUpstream(controlPlane, request, impersonation, signal, body, target);
+  await relay(upstream, response, false, undefined, ownObject ? CONTROL_PLANE_SOURCE : undefined);
   return { code: upstream.statusCode, cell: 'control-plane', route: reason };
 }

@@ -152,15 +152,21 @@ describe('planRoute', () => {
     });
   });
 
-  it('sends a collection in a system namespace to the control plane: it holds only what each apiserver makes', () => {
-    for (const [method, path] of [
-      ['GET', '/api/v1/namespaces/kube-system/configmaps'],
-      ['GET', '/api/v1/namespaces/kube-public/configmaps?watch=1'],
-      ['DELETE', '/api/v1/namespaces/kube-node-lease/configmaps'],
-      ['GET', '/api/v1/namespaces/kube-system/pods'],
-    ] as const) {
-      expect(plan(method, path)).toEqual({ kind: 'control-plane', reason: 'cell-own' });
+  it('reads a collection in a system namespace from the control plane alone: it holds only what each apiserver makes', () => {
+    for (const path of [
+      '/api/v1/namespaces/kube-system/configmaps',
+      '/api/v1/namespaces/kube-public/configmaps?watch=1',
+      '/api/v1/namespaces/kube-system/pods',
+    ]) {
+      expect(plan('GET', path)).toMatchObject({ kind: 'all-cells', placement: 'control-plane' });
     }
+    expect(plan('DELETE', '/api/v1/namespaces/kube-node-lease/configmaps')).toEqual({
+      kind: 'control-plane',
+      reason: 'cell-own',
+    });
+    expect(collectionSources(stable, 'control-plane', { group: '', resource: 'configmaps' })).toEqual([
+      CONTROL_PLANE_SOURCE,
+    ]);
     expect(plan('GET', '/api/v1/namespaces/team/configmaps')).toMatchObject({ kind: 'all-cells' });
   });
 

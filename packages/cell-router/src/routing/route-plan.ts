@@ -39,9 +39,10 @@ export function routingState(spec: CellSetSpec, generation: number): RoutingStat
 
 /**
  * How a resource's objects are placed: by the ring (cellular), or wherever a cell's controllers made them
- * (cell-made: looked for in every live cell and the control plane).
+ * (cell-made: looked for in every live cell and the control plane); in a system namespace, only what each
+ * apiserver makes for itself, of which clients see the control plane's (`control-plane`: read from it alone).
  */
-export type Placement = 'ring' | 'anywhere';
+export type Placement = 'ring' | 'anywhere' | 'control-plane';
 
 /**
  * The sources a collection of `resource` placed by `placement` is read from: ids of live cells, and
@@ -54,10 +55,13 @@ export function collectionSources(
   placement: Placement,
   resource: CellularResource,
 ): readonly string[] {
+  if (placement === 'control-plane') return CONTROL_PLANE_ONLY;
   return placement === 'ring' && cellOwnObjectName(resource) === undefined
     ? state.liveCells
     : [CONTROL_PLANE_SOURCE, ...state.liveCells];
 }
+
+const CONTROL_PLANE_ONLY: readonly string[] = [CONTROL_PLANE_SOURCE];
 
 /**
  * The decision for one request, before any I/O (kcp's front-proxy: resolve first, then let the proxy
@@ -126,7 +130,12 @@ export function planRoute(
   const objectName = name ?? info.name;
   if (info.verb === 'list' || info.verb === 'watch' || info.verb === 'deletecollection') {
     // A system namespace holds only what each apiserver makes for itself: the control plane's is the one.
-    if (CELL_SYSTEM_NAMESPACES.has(info.namespace)) return { kind: 'control-plane', reason: 'cell-own' };
+    // Its lists and watches are the control plane's alone, merged as the cells' are so that its objects
+    // carry their versions as in every other list (a deletecollection goes to it as it is).
+    if (CELL_SYSTEM_NAMESPACES.has(info.namespace))
+      return info.verb === 'deletecollection'
+        ? { kind: 'control-plane', reason: 'cell-own' }
+        : { kind: 'all-cells', info, placement: 'control-plane' };
     // A list or watch narrowed to one name by field selector still fans out: the object may be in any cell
     // while it migrates, and the merge shows it once.
     return { kind: 'all-cells', info, placement };

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 
-import { CELL_SYSTEM_NAMESPACES, NOOP_TRACER, type KubeClient } from '@cellfed/controller-kit';
+import { NOOP_TRACER, type KubeClient } from '@cellfed/controller-kit';
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 
@@ -250,12 +250,13 @@ export class RouterHandler {
       if ('status' in ready) return sendRefusal(response, ready);
       body = ready.body;
     }
-    const ownObjectRead =
+    // One object the control plane makes for itself (or its status): not a watch or a whole collection.
+    const ownObject =
       reason === 'cell-own' &&
       info.isResourceRequest &&
-      info.verb === 'get' &&
-      info.subresource === '' &&
-      !CELL_SYSTEM_NAMESPACES.has(info.namespace);
+      info.name !== '' &&
+      info.verb !== 'watch' &&
+      (info.subresource === '' || info.subresource === 'status');
     return toControlPlane(
       controlPlane,
       reason,
@@ -264,7 +265,7 @@ export class RouterHandler {
       impersonation,
       signal,
       body,
-      ownObjectRead,
+      ownObject ? { maxBodyBytes: this.options.maxBodyBytes ?? MAX_BODY_BYTES } : undefined,
     );
   }
 
@@ -359,7 +360,14 @@ export class RouterHandler {
   ): Promise<ResourceHistory | undefined> {
     const { histories } = this.options;
     if (!histories) return undefined;
-    const resource = historyResource(info, placement);
+    // A system namespace's collection is the control plane's part of the resource's one history.
+    const kept =
+      placement !== 'control-plane'
+        ? placement
+        : this.options.state()?.cellMade.has(info.apiGroup, info.resource)
+          ? 'anywhere'
+          : 'ring';
+    const resource = historyResource(info, kept);
     if (!histories.isBegun(resource) && (await authorize())) return undefined;
     return histories.of(resource);
   }
