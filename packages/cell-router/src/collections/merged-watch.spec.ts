@@ -467,6 +467,8 @@ describe('serveMergedWatch', () => {
       await until('both cells watched', () => cells.a.streams.length === 1 && cells.b.streams.length === 1);
       // From their own now: each sends what it holds first, as one apiserver does.
       expect(cells.a.targets[0]).not.toContain('resourceVersion=');
+      // Of the control plane, only what it makes for itself.
+      expect(w.controlPlane.targets[0]).toContain('fieldSelector=metadata.name%3Dkube-root-ca.crt');
       const x = homedIn('a', w);
       const y = homedIn('b', w);
       const held = w.home('held').oldCell === 'a' ? 'held' : homedIn('a', w);

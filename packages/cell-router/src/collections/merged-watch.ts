@@ -1,4 +1,12 @@
-import { Fifo, errorMessage, realClock, sleep, type Clock, type WatchEvent } from '@cellfed/controller-kit';
+import {
+  Fifo,
+  cellOwnObjectName,
+  errorMessage,
+  realClock,
+  sleep,
+  type Clock,
+  type WatchEvent,
+} from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 
 import {
@@ -124,6 +132,14 @@ export async function serveMergedWatch(
     if (!client) return { code: 503, text: `cell ${cell} is not connected` };
     const q = new URLSearchParams(query);
     q.set('watch', '1');
+    // Of a ring-placed resource the control plane holds nothing clients see but what it makes for itself:
+    // only that is asked for (its other objects would hold the watch's order back for nothing).
+    const own =
+      cell === CONTROL_PLANE_SOURCE && placement === 'ring' ? cellOwnObjectName(request.resource) : undefined;
+    if (own !== undefined) {
+      const fields = q.get('fieldSelector');
+      q.set('fieldSelector', fields ? `${fields},metadata.name=${own}` : `metadata.name=${own}`);
+    }
     if (from !== undefined) q.set('resourceVersion', from);
     if (initialEvents) {
       q.set('sendInitialEvents', 'true');
