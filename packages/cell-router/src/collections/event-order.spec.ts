@@ -48,6 +48,37 @@ const a1 = { cell: 'cell-1', version: 11, name: 'a' };
 const b1 = { cell: 'cell-2', version: 21, name: 'b' };
 const a2 = { cell: 'cell-1', version: 12, name: 'a' };
 
+/**
+ * Plays `history` (every cell's changes in the history's order) into a fresh order for one watcher whose
+ * cells deliver `delivered` (each cell's in its order), interleaving history records and deliveries as the
+ * seeds say: what the watcher is released.
+ */
+function playWatcher(
+  history: Change[],
+  delivered: Change[],
+  seeds: number[],
+  watcher: number,
+  query?: string,
+): string[] {
+  const { released, record, send } = setup(query === undefined ? {} : { query });
+  let recorded = 0;
+  const pending = new Map(
+    ['cell-1', 'cell-2'].map((cell) => [cell, delivered.filter((c) => c.cell === cell)]),
+  );
+  const left = () => recorded < history.length || [...pending.values()].some((list) => list.length > 0);
+  for (let step = 0; left(); step++) {
+    const seed = seeds[(step * 2 + watcher) % Math.max(seeds.length, 1)] ?? step;
+    const choice = (seed + step * (watcher + 1)) % 3;
+    const cell = choice === 1 ? 'cell-1' : 'cell-2';
+    const other = cell === 'cell-1' ? 'cell-2' : 'cell-1';
+    if (choice === 0 && recorded < history.length) record(history[recorded++]!);
+    else if (pending.get(cell)!.length > 0) send(pending.get(cell)!.shift()!);
+    else if (recorded < history.length) record(history[recorded++]!);
+    else send(pending.get(other)!.shift()!);
+  }
+  return released;
+}
+
 describe('EventOrder', () => {
   it("releases the cells' changes in the history's order, not as they arrive", () => {
     const { released, record, send } = setup();
@@ -134,6 +165,50 @@ describe('EventOrder', () => {
     expect(released).toEqual(['cell-2@21']);
   });
 
+  it("gives every filtered watch its cells' changes in the history's order, objects changing labels and cells alike", () => {
+    // The same names in both cells (an object and its copy while it moves), labels changing at random.
+    const change = fc.record({
+      cell: fc.constantFrom('cell-1', 'cell-2'),
+      name: fc.constantFrom('a', 'b', 'c'),
+      web: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(change, { maxLength: 30 }),
+        fc.array(fc.nat(), { maxLength: 200 }),
+        (changes, seeds) => {
+          const versions = new Map([
+            ['cell-1', 10],
+            ['cell-2', 20],
+          ]);
+          const before = new Map<string, boolean>();
+          const history: Change[] = [];
+          const delivered: Change[] = [];
+          for (const c of changes) {
+            const version = versions.get(c.cell)! + 1;
+            versions.set(c.cell, version);
+            const entry = {
+              cell: c.cell,
+              version,
+              name: c.name,
+              labels: c.web ? { app: 'web' } : { app: 'db' },
+            };
+            history.push(entry);
+            // As the cell's filtered watch sends it: matching after the change, or before it.
+            const key = `${c.cell}/${c.name}`;
+            if (c.web || before.get(key)) delivered.push(entry);
+            before.set(key, c.web);
+          }
+          const expected = delivered.map((c) => `${c.cell}@${c.version}`);
+          for (const watcher of [0, 1])
+            expect(playWatcher(history, delivered, seeds, watcher, 'labelSelector=app%3Dweb')).toEqual(
+              expected,
+            );
+        },
+      ),
+    );
+  });
+
   it('gives every watch the same order, however their cells’ streams and the history interleave', () => {
     const change = fc.record({
       cell: fc.constantFrom('cell-1', 'cell-2'),
@@ -153,29 +228,7 @@ describe('EventOrder', () => {
             versions.set(c.cell, version);
             return { cell: c.cell, version, name: c.name };
           });
-          // Two watchers; each interleaves the history's records with its own cells' deliveries differently
-          // (each cell's stream in the cell's order).
-          const outputs = [0, 1].map((watcher) => {
-            const { released, record, send } = setup();
-            let recorded = 0;
-            const pending = new Map(
-              ['cell-1', 'cell-2'].map((cell) => [cell, history.filter((c) => c.cell === cell)]),
-            );
-            let step = 0;
-            while (recorded < history.length || [...pending.values()].some((list) => list.length > 0)) {
-              const seed = seeds[(step++ * 2 + watcher) % Math.max(seeds.length, 1)] ?? step;
-              const choice = (seed + step * (watcher + 1)) % 3;
-              const cell = choice === 1 ? 'cell-1' : 'cell-2';
-              if (choice === 0 && recorded < history.length) record(history[recorded++]!);
-              else if (pending.get(cell)!.length > 0) send(pending.get(cell)!.shift()!);
-              else if (recorded < history.length) record(history[recorded++]!);
-              else {
-                const other = pending.get(cell === 'cell-1' ? 'cell-2' : 'cell-1')!;
-                send(other.shift()!);
-              }
-            }
-            return released;
-          });
+          const outputs = [0, 1].map((watcher) => playWatcher(history, history, seeds, watcher));
           const expected = history.map((c) => `${c.cell}@${c.version}`);
           expect(outputs[0]).toEqual(expected);
           expect(outputs[1]).toEqual(expected);
