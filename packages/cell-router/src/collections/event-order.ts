@@ -65,6 +65,16 @@ export class EventOrder<T> {
     this.drain();
   }
 
+  /** A cell the watch reads whose start is not known yet (its initial events are coming): held until it is. */
+  awaitStart(cell: string): void {
+    this.start.set(cell, undefined);
+  }
+
+  /** Whether `cell`'s changes are released in the history's order (else as they come). */
+  orders(cell: string): boolean {
+    return this.start.has(cell) && this.options.history.latest(cell) !== undefined;
+  }
+
   /** A change of `cell` at its own `version`. */
   change(cell: string, version: number, item: T): void {
     this.enqueue(cell, { change: version, item });
@@ -104,7 +114,8 @@ export class EventOrder<T> {
         if (!moved) break;
         continue;
       }
-      if (!this.start.has(entry.source)) {
+      // Not read by this watch, or no longer followed (its changes come as they come).
+      if (!this.start.has(entry.source) || history.latest(entry.source) === undefined) {
         this.next += 1;
         continue;
       }

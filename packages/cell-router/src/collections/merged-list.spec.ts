@@ -454,7 +454,7 @@ describe('serveMergedList', () => {
     expect(body.rows[0].cells).toHaveLength(2);
   });
 
-  it('refuses tokens and versions it did not issue with 400, and one cell’s version with 410 (list again)', async () => {
+  it('refuses tokens and versions it did not issue with 400; lists from an object version not older than it', async () => {
     const byCell = cellsWith(objects);
     expect((await list(byCell, '/api/v1/configmaps?continue=abc')).outcome.status).toMatchObject({
       code: 400,
@@ -463,10 +463,23 @@ describe('serveMergedList', () => {
       code: 400,
       message: 'resourceVersion "v1-abc" was not issued by this router',
     });
-    expect((await list(byCell, '/api/v1/configmaps?resourceVersion=12345')).outcome.status).toMatchObject({
-      code: 410,
-      reason: 'Expired',
-    });
+    // Not older than an object version: its cell at its own version, the others (and a number no live
+    // cell's slot matches: all of them) at their latest.
+    const version = shownVersion('b', '77')!;
+    const notOlder = await list(byCell, `/api/v1/configmaps?resourceVersion=${version}`);
+    expect(notOlder.code).toBe(200);
+    expect(notOlder.clients['b']!.requests[0]).toContain('resourceVersion=77');
+    expect(notOlder.clients['a']!.requests[0]).not.toContain('resourceVersion=');
+    const none = await list(byCell, '/api/v1/configmaps?resourceVersion=12345');
+    expect(none.code).toBe(200);
+    expect(
+      Object.values(none.clients).every((client) => !client.requests[0]!.includes('resourceVersion=')),
+    ).toBe(true);
+    // Exactly at one: where the history places it, and without one, too old.
+    expect(
+      (await list(byCell, `/api/v1/configmaps?resourceVersion=${version}&resourceVersionMatch=Exact`)).outcome
+        .status,
+    ).toMatchObject({ code: 410, reason: 'Expired' });
     expect((await list(byCell, '/api/v1/configmaps?limit=-1')).outcome.status).toMatchObject({ code: 400 });
   });
 });

@@ -4,7 +4,7 @@ import {
   type Placement,
   type RoutingState,
 } from '../routing/route-plan.ts';
-import { badRequest, failure, serviceUnavailable, type KubeStatus } from '../status/kube-status.ts';
+import { badRequest, serviceUnavailable, type KubeStatus } from '../status/kube-status.ts';
 import { CellPager, itemMeta, type CellLister, type ItemMeta } from './cell-pager.ts';
 import { CellStream } from './cell-stream.ts';
 import type { ItemSource } from './item-source.ts';
@@ -94,9 +94,9 @@ export async function serveMergedList(
     if (token) cursors = decodeContinue(token);
     else if (rv && rvMatch !== 'Exact' && rv !== '0' && /^[0-9]+$/.test(rv)) {
       // Not older than one object version: its cell at its own version, every other at its latest.
+      // One of no live source (a cell that left): every source's latest is not older than it.
       const named = versionSource(rv, sources);
-      if (!named) return refuse(failure(410, 'Expired', `resourceVersion ${rv}: too old resource version`));
-      versions = new Map([[named.source, named.own]]);
+      versions = new Map(named ? [[named.source, named.own]] : []);
     } else {
       // Exactly at one: where the resource's history places it (every cell at the cut just after it).
       const start = await resolveCollectionStart(

@@ -465,7 +465,9 @@ describe('serveMergedWatch', () => {
       const cells = { a: fakeCell(), b: fakeCell() };
       const w = watch(cells, '/api/v1/namespaces/ns/configmaps?watch=1', normal, undefined, 0, history);
       await until('both cells watched', () => cells.a.streams.length === 1 && cells.b.streams.length === 1);
-      // From their own now: each sends what it holds first, as one apiserver does.
+      // From their own now: each sends what it holds first, as one apiserver does (asked as a streaming
+      // list, whose closing BOOKMARK, not passed on, says where its changes start).
+      expect(cells.a.targets[0]).toContain('sendInitialEvents=true');
       expect(cells.a.targets[0]).not.toContain('resourceVersion=');
       // Of the control plane, only what it makes for itself.
       expect(w.controlPlane.targets[0]).toContain('fieldSelector=metadata.name%3Dkube-root-ca.crt');
@@ -476,6 +478,9 @@ describe('serveMergedWatch', () => {
       await until('what cell a holds', () => w.lines.length === 1);
       expect(w.lines[0]!.object.metadata.resourceVersion).toBe(shownVersion('a', '9'));
       w.lines.splice(0);
+      cells.a.bookmark('10', true);
+      cells.b.bookmark('20', true);
+      w.controlPlane.bookmark('1', true);
       history.record('a', { type: 'ADDED', version: 11, namespace: 'ns', name: x });
       history.record('b', { type: 'ADDED', version: 21, namespace: 'ns', name: y });
       cells.b.send('ADDED', { namespace: 'ns', name: y, resourceVersion: '21' });
@@ -489,6 +494,8 @@ describe('serveMergedWatch', () => {
         [x, shownVersion('a', '11')],
         [y, shownVersion('b', '21')],
       ]);
+      // No BOOKMARK reached the client: it did not ask for a streaming list.
+      expect(w.lines.map((line) => line.type)).not.toContain('BOOKMARK');
       w.abort.abort();
       await w.done;
     });

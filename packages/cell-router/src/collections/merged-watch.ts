@@ -32,6 +32,7 @@ import { isExactScope, watchScope } from '../history/watch-scope.ts';
 import { EventOrder } from './event-order.ts';
 import { shownVersion } from './source-versions.ts';
 import { resolveCollectionStart } from './watch-start.ts';
+import { withRequirement } from '../request/selector-terms.ts';
 
 /** What the merged watch needs of a cell's client (KubeClient.raw): a streaming GET. */
 export interface CellWatcher {
@@ -136,14 +137,15 @@ export async function serveMergedWatch(
     // only that is asked for (its other objects would hold the watch's order back for nothing).
     const own =
       cell === CONTROL_PLANE_SOURCE && placement === 'ring' ? cellOwnObjectName(request.resource) : undefined;
-    if (own !== undefined) {
-      const fields = q.get('fieldSelector');
-      q.set('fieldSelector', fields ? `${fields},metadata.name=${own}` : `metadata.name=${own}`);
-    }
+    if (own !== undefined)
+      q.set('fieldSelector', withRequirement(q.get('fieldSelector'), `metadata.name=${own}`));
     if (from !== undefined) q.set('resourceVersion', from);
     if (initialEvents) {
       q.set('sendInitialEvents', 'true');
-      if (rvMatch !== null) q.set('resourceVersionMatch', rvMatch);
+      // A watch from now gets what the cell holds first as a streaming list's initial events, which end
+      // with a BOOKMARK saying where (kube-apiserver requires bookmarks for it).
+      q.set('resourceVersionMatch', rvMatch ?? 'NotOlderThan');
+      q.set('allowWatchBookmarks', 'true');
     }
     const response = await client.raw('GET', `${url.pathname}?${q}`, {
       headers: request.headers,
@@ -190,7 +192,11 @@ export async function serveMergedWatch(
           // Initial events carry each object's own version, in no order: the closing BOOKMARK's counts.
           const rv = watchedMeta(event.object as WatchedObject).resourceVersion;
           const resourceVersion = rv && (!midInitialEvents || event.type === 'BOOKMARK') ? rv : undefined;
-          lastRv = resourceVersion ?? lastRv;
+          if (
+            resourceVersion !== undefined &&
+            (lastRv === undefined || Number(resourceVersion) > Number(lastRv))
+          )
+            lastRv = resourceVersion;
           if (event.type === 'BOOKMARK' && isInitialEventsEnd(event.object)) midInitialEvents = false;
           deliver({ cell, event, resourceVersion });
           delayMs = 500;
@@ -225,19 +231,21 @@ export async function serveMergedWatch(
   const start = await resolveCollectionStart(rv, cells, history, clock, request.signal);
   if (start.kind === 'refused') return { code: start.status.code, status: start.status };
   const versions = start.kind === 'cut' ? start.versions : new Map<string, string>();
-  // In the history's order when it follows every cell and can tell which changes are the watch's.
+  // One source's own order is the order: its events carry their object versions, a start from one is exact.
+  const single = cells.length === 1;
+  // Several: in the history's order when it follows every cell and can tell which changes are the watch's.
   const ordered =
+    !single &&
     history !== undefined &&
     start.kind !== 'any' &&
     isExactScope(params) &&
     cells.every((cell) => history.latest(cell) !== undefined);
-  // "From now" is where the history is: the cells start at their own now (sending what they hold as ADDED
-  // first, as one apiserver does), at or after it, and the history's changes after it are ordered.
-  const orderStart = (cell: string): number | undefined => {
-    if (streamingList) return undefined; // from where each cell's initial events end
-    const version = versions.get(cell);
-    return version !== undefined ? Number(version) : history?.latest(cell);
-  };
+  // A watch from now (of a cell the start does not name) gets what the cell holds as ADDED first, as from one
+  // apiserver; in the history's order, asked of the cell as a streaming list, whose closing BOOKMARK says
+  // where in the cell's history its changes start.
+  const initialEvents = (cell: string) => streamingList || (ordered && !versions.has(cell));
+  const orderStart = (cell: string): number | undefined =>
+    initialEvents(cell) ? undefined : Number(versions.get(cell));
   const order = ordered
     ? new EventOrder<CellEvent>({
         history,
@@ -259,7 +267,7 @@ export async function serveMergedWatch(
     order.other(cell, item, Number(resourceVersion));
   };
   const from = cells.map((cell) => versions.get(cell) ?? startRv);
-  const opened = await Promise.all(cells.map((cell, i) => open(cell, from[i], streamingList)));
+  const opened = await Promise.all(cells.map((cell, i) => open(cell, from[i], initialEvents(cell))));
   const refused = opened.findIndex((answer) => answer.code !== 200);
   if (refused >= 0) {
     stop.abort();
@@ -268,11 +276,11 @@ export async function serveMergedWatch(
     return { code: answer.code, status: cellFailure(cells[refused]!, answer.code, answer.text ?? '') };
   }
   out.start(200);
-  if (streamingList) for (const cell of cells) initialPending.add(cell);
-  let initialEventsEnded = !streamingList;
+  for (const cell of cells) if (initialEvents(cell)) initialPending.add(cell);
+  let initialEventsEnded = initialPending.size === 0;
   cells.forEach((cell, i) => {
     watching.add(cell);
-    void follow(cell, opened[i]!.body!, from[i], streamingList);
+    void follow(cell, opened[i]!.body!, from[i], initialEvents(cell));
   });
 
   // Cells that join while the client watches get a watch of their own (from now: they start empty).
@@ -282,14 +290,16 @@ export async function serveMergedWatch(
       if (watching.has(cell)) continue;
       watching.add(cell);
       void (async () => {
+        // What it holds comes as ADDED first (a streaming list's initial events); in the history's order,
+        // its changes after them, once the history follows it (the watch's cells let its caller watch).
         await request.followSources?.();
-        // From its own now (what it holds comes as ADDED first); its changes after where the history is
-        // are ordered.
         const from = versions.get(cell);
-        const orderFrom = from !== undefined ? Number(from) : history?.latest(cell);
-        if (order && orderFrom !== undefined) order.startAt(cell, orderFrom);
-        const answer = await open(cell, from);
-        if (answer.code === 200) void follow(cell, answer.body!, from, false);
+        const joinedInitial =
+          order !== undefined && from === undefined && history?.latest(cell) !== undefined;
+        if (order && from !== undefined) order.startAt(cell, Number(from));
+        else if (joinedInitial) order!.awaitStart(cell);
+        const answer = await open(cell, from, joinedInitial);
+        if (answer.code === 200) void follow(cell, answer.body!, from, joinedInitial);
         else deliver({ cell, closed: cellFailure(cell, answer.code, answer.text ?? '') });
       })();
     }
@@ -338,6 +348,8 @@ export async function serveMergedWatch(
         if (isInitialEventsEnd(event.object)) initialPending.delete(cell);
         if (initialPending.size > 0) continue;
         initialEventsEnded = true;
+        // A watch from now asked the cells for their initial events itself: its client gets none such.
+        if (!streamingList) continue;
         await out.write(
           codec.frame({
             type: 'BOOKMARK',
@@ -363,7 +375,10 @@ export async function serveMergedWatch(
         creationColumns((shown.object as { columnDefinitions?: unknown }).columnDefinitions) ?? columns;
       // In the history's order an event carries its object version's own resourceVersion, which a watch
       // resumes from exactly (the history places it); otherwise the composite of every cell so far.
-      const own = ordered ? watchedMeta(event.object as WatchedObject).resourceVersion : undefined;
+      const own =
+        single || order?.orders(cell)
+          ? watchedMeta(event.object as WatchedObject).resourceVersion
+          : undefined;
       const version = (own !== undefined ? shownVersion(cell, own) : undefined) ?? compositeVersion();
       const object = codec.shown(shown.object as WatchedObject, version, {
         copies: placement !== 'anywhere',

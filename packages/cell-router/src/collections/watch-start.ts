@@ -49,20 +49,23 @@ export async function resolveCollectionStart(
       status: badRequest(`resourceVersion "${resourceVersion}" was not issued by this router`),
     };
   const named = versionSource(resourceVersion, sources);
-  if (!named || !history)
-    return {
-      kind: 'refused',
-      status: expired(`resourceVersion ${resourceVersion}: too old resource version`),
-    };
+  const tooOld: CollectionStart = {
+    kind: 'refused',
+    status: expired(`resourceVersion ${resourceVersion}: too old resource version`),
+  };
+  if (!named) return tooOld;
+  // One source's own version is a point in all there is.
+  if (sources.length === 1) return { kind: 'cut', versions: new Map([[named.source, named.own]]) };
+  if (!history) return tooOld;
   const own = Number(named.own);
   let place = history.place(named.source, own);
   if (place.kind === 'ahead') place = await placeWhenReached(history, named.source, own, clock, signal);
-  if (place.kind === 'at') return { kind: 'cut', versions: asStrings(place.cut, sources) };
-  if (place.kind === 'expired')
-    return {
-      kind: 'refused',
-      status: expired(`resourceVersion ${resourceVersion}: too old resource version`),
-    };
+  if (place.kind === 'at') {
+    const versions = asStrings(place.cut, sources);
+    // A source the history did not follow then has no place in it: the start cannot be told for it.
+    return versions.size === sources.length ? { kind: 'cut', versions } : tooOld;
+  }
+  if (place.kind === 'expired') return tooOld;
   return {
     kind: 'refused',
     status: failure(504, 'Timeout', `Too large resource version: ${resourceVersion}`, {

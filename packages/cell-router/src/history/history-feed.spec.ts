@@ -66,6 +66,22 @@ describe('feedHistory', () => {
     await f.done;
   });
 
+  it('resumes from where it was when its connection breaks: the history keeps following the source', async () => {
+    const source = new FakeListWatch();
+    const f = feed(source);
+    await until('watching', () => source.openWatches === 1);
+    source.put('ns', 'a');
+    await until('one change', () => f.history.endSeq() === 1);
+    source.breakWatches();
+    expect(f.history.latest('cell-1')).toBeDefined();
+    await f.clock.advance(500);
+    await until('watching again', () => source.watchCalls.length === 2);
+    expect(source.watchCalls[1]!.resourceVersion).toBe(String(f.history.entry(0)!.version));
+    expect(source.listCalls).toHaveLength(1);
+    f.stop.abort();
+    await f.done;
+  });
+
   it('stops answering for the source when its watch expires, and begins again from a new list', async () => {
     const source = new FakeListWatch();
     const f = feed(source);

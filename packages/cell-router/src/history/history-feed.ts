@@ -1,6 +1,7 @@
 import {
   ApiError,
   errorMessage,
+  isGone,
   realClock,
   sleep,
   type Clock,
@@ -26,8 +27,8 @@ const WATCH_SECONDS = 300;
  * Follows one source's changes of one resource into a history, as the router itself: a metadata list (each
  * object's labels, which a filtered watch's next change is judged by, and the source's version), then a
  * metadata watch from it with bookmarks, opened again from
- * its last version whenever it ends. A watch that fails or expires leaves a gap: the history stops
- * answering for the source and it begins anew from a fresh list, after a backoff.
+ * its last version whenever it ends or its connection breaks. A watch whose version expired (410) leaves a
+ * gap: the history stops answering for the source and it begins anew from a fresh list, after a backoff.
  *
  * Only names, namespaces, labels and versions are read, to order changes: nothing read here is ever served.
  * A source that refuses the router (403) is not followed: its changes are not ordered.
@@ -105,7 +106,17 @@ export async function feedHistory(options: {
         }
       } catch (error) {
         if (signal.aborted) break;
-        broken = errorMessage(error);
+        // Only an expired version leaves a gap; a connection that broke resumes where it was (the history
+        // still follows the source: its next changes are recorded when they come).
+        if (isGone(error)) broken = errorMessage(error);
+        else {
+          logger.warn(
+            { cell: source, err: errorMessage(error), retryInMs: delayMs },
+            'history watch failed; resuming',
+          );
+          await sleep(clock, delayMs, signal);
+          delayMs = Math.min(delayMs * 2, 30_000);
+        }
       }
     }
     history.stop(source);

@@ -43,6 +43,7 @@ export class ResourceHistories {
   private readonly options: ResourceHistoriesOptions;
   private readonly followed = new Map<string, Followed>();
   private readonly stopAll = new AbortController();
+  private refresh: ReturnType<typeof setInterval> | undefined;
 
   constructor(options: ResourceHistoriesOptions) {
     this.options = options;
@@ -60,6 +61,10 @@ export class ResourceHistories {
     if (!followed) {
       followed = { history: new ResourceHistory(this.options.history), resource, feeds: new Map() };
       this.followed.set(key, followed);
+      // Cells that join or leave are followed or not within a second.
+      this.refresh ??= setInterval(() => {
+        for (const each of this.followed.values()) if (each.state !== this.options.state()) this.follow(each);
+      }, 1_000).unref();
     }
     const started = this.follow(followed);
     if (started.length > 0) {
@@ -72,14 +77,18 @@ export class ResourceHistories {
     return followed.history;
   }
 
-  /** Whether a history of `resource` is kept already (then {@link of} costs nothing). */
-  isBegun(resource: HistoryResource): boolean {
-    return this.followed.has(`${resource.group}/${resource.resource}`);
+  /**
+   * The history of `resource` if one is kept, as it is: what it follows changes with the CellSet by itself
+   * (each second), never because of a request.
+   */
+  current(resource: HistoryResource): ResourceHistory | undefined {
+    return this.followed.get(`${resource.group}/${resource.resource}`)?.history;
   }
 
   /** Stops every feed. */
   close(): void {
     this.stopAll.abort();
+    if (this.refresh) clearInterval(this.refresh);
   }
 
   /** Starts a feed for each source not followed yet, stops those of sources gone; the new feeds' first lists. */

@@ -151,12 +151,17 @@ export class ObjectRequests {
     // The object itself and its status are shown in their client view; other subresources (scale, a
     // Service's proxy) are not objects of the resource and stream through.
     const shown = plan.info.subresource === '' || plan.info.subresource === 'status';
+    // One object (or a Scale of it) carries its version as clients see it; a stream (a watch) does not.
+    const versioned =
+      plan.info.verb !== 'watch' && (shown || plan.info.subresource === 'scale')
+        ? destination.cell
+        : undefined;
     let upstream;
     try {
       upstream = await sendUpstream(
         destination.client,
         request,
-        shown ? { ...impersonation, ...SHOWN_ANSWER } : impersonation,
+        shown || versioned ? { ...impersonation, ...SHOWN_ANSWER } : impersonation,
         abortOnClose(response),
         body,
         target?.target,
@@ -168,11 +173,6 @@ export class ObjectRequests {
       throw error;
     }
     if (lookElsewhere && upstream.statusCode === 404) return { notFound: upstream };
-    // One object (or a Scale of it) carries its version as clients see it; a stream (a watch) does not.
-    const versioned =
-      plan.info.verb !== 'watch' && (shown || plan.info.subresource === 'scale')
-        ? destination.cell
-        : undefined;
     if (plan.access !== 'write') await relay(upstream, response, shown, undefined, versioned);
     else if (!(await relayUnlessFenced(upstream, response, shown, versioned)))
       return refused(response, fenceRefusal(plan, destination.cell, 'cell-fence', destination.routeCase));

@@ -6,6 +6,7 @@ import type { Impersonation } from '../routing/destination.ts';
 import { readBody, relay, sendStatus, sendUpstream, type BufferedBody } from './forward.ts';
 import { cellVersionBody, cellVersionTarget } from './version-translation.ts';
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
+import { SHOWN_ANSWER } from './send-refusal.ts';
 import { requestEntityTooLarge, type KubeStatus } from '../status/kube-status.ts';
 
 /**
@@ -51,7 +52,9 @@ export async function toControlPlane(
       if (own) body = { ...body, bytes: own.body };
     }
   }
-  const upstream = await sendUpstream(controlPlane, request, impersonation, signal, body, target);
+  // An answer the router edits comes uncompressed.
+  const headers = ownObject ? { ...impersonation, ...SHOWN_ANSWER } : impersonation;
+  const upstream = await sendUpstream(controlPlane, request, headers, signal, body, target);
   await relay(upstream, response, false, undefined, ownObject ? CONTROL_PLANE_SOURCE : undefined);
   return { code: upstream.statusCode, cell: 'control-plane', route: reason };
 }

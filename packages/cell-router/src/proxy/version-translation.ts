@@ -9,8 +9,6 @@ import { badRequest, failure, type KubeStatus } from '../status/kube-status.ts';
 import { CellTokenError } from '../errors.ts';
 
 const VERSION_KEY = Buffer.from('"resourceVersion"');
-const METADATA = Buffer.from('"metadata":{');
-const PRECONDITIONS = Buffer.from('"preconditions":{');
 /** ObjectMeta.resourceVersion in the protobuf envelope: Unknown.raw (2) → object.metadata (1) → 6. */
 const PROTOBUF_VERSION_PATH = [2, 1, 6] as const;
 
@@ -40,14 +38,17 @@ export function cellVersionBody(
       );
       return { body: Buffer.concat([body.subarray(0, 4), rewritten]) };
     }
-    if (!type.includes('json') && !type.includes('yaml')) return undefined;
+    // A YAML body (kubectl apply --server-side sends one) is the cell's to read: a version in it is not
+    // translated, and the cell compares it as its own.
+    if (!type.includes('json')) return undefined;
     if (!body.includes(VERSION_KEY)) return undefined;
-    // In the bytes where the body is compact JSON (client-go's), so nothing else in it is re-encoded (a
-    // custom resource's integers past 2^53 would not survive JSON.parse).
+    // In the bytes, so nothing else in the body is re-encoded (a custom resource's integers past 2^53
+    // would not survive JSON.parse).
     const root = body.indexOf(0x7b);
+    if (root < 0) return undefined;
     let refused: KubeStatus | undefined;
     let edited: Buffer | undefined;
-    for (const holder of [METADATA, PRECONDITIONS]) {
+    for (const holder of ['metadata', 'preconditions']) {
       edited =
         withVersionIn(edited ?? body, root + 1, holder, (version) => {
           const own = cellVersion(version, cell);
@@ -56,22 +57,7 @@ export function cellVersionBody(
         }) ?? edited;
     }
     if (refused) return { status: refused };
-    if (edited) return { body: edited };
-    if (root >= 0 && !/\s/.test(body.toString('latin1', root, root + 64))) return undefined;
-    const object = JSON.parse(body.toString('utf8')) as {
-      metadata?: { resourceVersion?: unknown };
-      preconditions?: { resourceVersion?: unknown };
-    };
-    let changed = false;
-    for (const holder of [object.metadata, object.preconditions]) {
-      if (typeof holder?.resourceVersion !== 'string') continue;
-      const own = cellVersion(holder.resourceVersion, cell);
-      if (own === undefined) continue;
-      if (typeof own !== 'string') return own;
-      holder.resourceVersion = own;
-      changed = true;
-    }
-    return changed ? { body: Buffer.from(JSON.stringify(object)) } : undefined;
+    return edited ? { body: edited } : undefined;
   } catch {
     // Not JSON after all (a YAML apply body): the cell answers for itself.
     return undefined;

@@ -1,5 +1,7 @@
 import { NOT_FOLLOWER_SELECTOR } from '@cellfed/controller-kit';
 
+import { withRequirement } from '../request/selector-terms.ts';
+
 /**
  * `pathAndQuery` with its label selector narrowed to leave follower copies out (see controller-kit's
  * pod-references.ts). A deletecollection that reaches every cell would otherwise delete the copies a cell
@@ -17,7 +19,6 @@ export function withSelector(
   requirement: string,
 ): string {
   const url = new URL(pathAndQuery, 'http://router.invalid');
-  const selector = url.searchParams.get(param);
-  url.searchParams.set(param, selector ? `${selector},${requirement}` : requirement);
+  url.searchParams.set(param, withRequirement(url.searchParams.get(param), requirement));
   return `${url.pathname}${url.search}`;
 }

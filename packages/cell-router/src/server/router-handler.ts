@@ -361,14 +361,17 @@ export class RouterHandler {
     const { histories } = this.options;
     if (!histories) return undefined;
     // A system namespace's collection is the control plane's part of the resource's one history.
-    const kept =
+    const historyPlacement =
       placement !== 'control-plane'
         ? placement
         : this.options.state()?.cellMade.has(info.apiGroup, info.resource)
           ? 'anywhere'
           : 'ring';
-    const resource = historyResource(info, kept);
-    if (!histories.isBegun(resource) && (await authorize())) return undefined;
+    const resource = historyResource(info, historyPlacement);
+    // Kept already: nothing is done for this request. Begun only for a caller allowed the request.
+    const kept = histories.current(resource);
+    if (kept) return kept;
+    if (await authorize()) return undefined;
     return histories.of(resource);
   }
 

@@ -41,6 +41,16 @@ describe('withShownVersion', () => {
     expect(out.object.metadata.resourceVersion).toBe(shown('5'));
   });
 
+  it('reads JSON pretty-printed as kube-apiserver writes it for ?pretty and for curl', () => {
+    const pretty = JSON.stringify(
+      { metadata: { annotations: { resourceVersion: '1' }, resourceVersion: '4' } },
+      null,
+      2,
+    );
+    const out = JSON.parse(withShownVersion(pretty, 'cell-1').toString());
+    expect(out.metadata).toEqual({ annotations: { resourceVersion: '1' }, resourceVersion: shown('4') });
+  });
+
   it('leaves an object without one apiserver’s version as it is', () => {
     for (const item of [
       JSON.stringify({ metadata: { name: 'web' } }),
@@ -64,6 +74,14 @@ describe('single answers', () => {
     const out = JSON.parse(showAnswerVersion(table, 'cell-1').toString());
     expect(out.metadata.resourceVersion).toBe(shown('7'));
     expect(out.rows[0].object.metadata.resourceVersion).toBe(shown('7'));
+  });
+
+  it('edits a Table in its bytes: nothing else in it changes, integers past 2^53 included', () => {
+    const row = (name: string) =>
+      `{"cells":["${name}",9007199254740993],"object":{"kind":"PartialObjectMetadata","metadata":{"name":"${name}","resourceVersion":"8"}}}`;
+    const table = `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"8"},"columnDefinitions":[],"rows":[${row('a')}, ${row('b')}]}`;
+    const out = showAnswerVersion(Buffer.from(table), 'cell-1').toString();
+    expect(out).toBe(table.replaceAll('"resourceVersion":"8"', `"resourceVersion":"${shown('8')}"`));
   });
 
   it('shows a protobuf object at its version', () => {

@@ -1,9 +1,7 @@
 import { shownVersion } from '../collections/source-versions.ts';
 import { appendToNested, lengthDelimited, nestedField } from '../request/protobuf-wire.ts';
 
-const VERSION = Buffer.from('"resourceVersion":"');
-const METADATA = Buffer.from('"metadata":{');
-const ROW_OBJECT = Buffer.from('"object":{');
+const CELLS = Buffer.from('"cells"');
 
 /**
  * One object's JSON (or a Table row holding one) with its metadata's resourceVersion as clients see it: the
@@ -15,32 +13,31 @@ export function withShownVersion(json: Buffer | string, source: string): Buffer 
   const bytes = typeof json === 'string' ? Buffer.from(json) : json;
   const root = bytes.indexOf(0x7b);
   if (root < 0) return json;
-  // A Table row's object (what `kubectl get -o wide` lists) is under `object`.
-  const row = bytes.subarray(root, root + 9).toString('latin1') === '{"cells":';
-  const object = row ? keyAt(bytes, root + 1, ROW_OBJECT) : root;
+  // A Table row (its first field is `cells`, as kube-apiserver writes rows) has its object under `object`.
+  const first = skipSpace(bytes, root + 1);
+  const object = bytes.subarray(first, first + 7).equals(CELLS)
+    ? valueAt(bytes, root + 1, 'object', 0x7b)
+    : root;
   if (object < 0) return json;
-  const edited = withVersionIn(bytes, row ? object + ROW_OBJECT.length : object + 1, METADATA, (own) =>
-    shownVersion(source, own),
-  );
-  return edited ?? json;
+  return withVersionIn(bytes, object + 1, 'metadata', (own) => shownVersion(source, own)) ?? json;
 }
 
 /**
- * The bytes with the `resourceVersion` of the object under `holder` (`"metadata":{`, `"preconditions":{`)
+ * The bytes with the `resourceVersion` of the object under the key `holder` (`metadata`, `preconditions`)
  * among the fields of the object opened before `from` replaced by what `map` makes of it; undefined when
  * there is none or `map` gives nothing.
  */
 export function withVersionIn(
   bytes: Buffer,
   from: number,
-  holder: Buffer,
+  holder: string,
   map: (version: string) => string | undefined,
 ): Buffer | undefined {
-  const at = keyAt(bytes, from, holder);
-  const start = at < 0 ? -1 : keyAt(bytes, at + holder.length, VERSION);
-  if (start < 0) return undefined;
-  const valueStart = start + VERSION.length;
-  const valueEnd = bytes.indexOf('"', valueStart);
+  const object = valueAt(bytes, from, holder, 0x7b);
+  const value = object < 0 ? -1 : valueAt(bytes, object + 1, 'resourceVersion', 0x22);
+  if (value < 0) return undefined;
+  const valueStart = value + 1;
+  const valueEnd = bytes.indexOf(0x22, valueStart);
   if (valueEnd < 0) return undefined;
   const mapped = map(bytes.toString('latin1', valueStart, valueEnd));
   if (mapped === undefined) return undefined;
@@ -48,17 +45,25 @@ export function withVersionIn(
 }
 
 /**
- * Where `key` (a quoted key and what follows it) starts among the fields of the object opened just before
- * `from`, not inside a nested value (an annotation keyed `resourceVersion`, a custom resource's `data`
- * holding a `metadata`); -1 when the object has none. Strings are skipped with their escapes, so no value is
- * mistaken for a key.
+ * Where the value of `key` starts (its first byte, which must be `opener`: `{`, `[` or `"`) among the fields
+ * of the object opened just before `from`, not inside a nested value (an annotation keyed `resourceVersion`,
+ * a custom resource's `data` holding a `metadata`); -1 when the object has no such field. Strings are
+ * skipped with their escapes, so no value is mistaken for a key, and whitespace is allowed where JSON allows
+ * it (kube-apiserver pretty-prints for `?pretty` and for curl).
  */
-function keyAt(bytes: Buffer, from: number, key: Buffer): number {
+export function valueAt(bytes: Buffer, from: number, key: string, opener: number): number {
+  const quoted = Buffer.from(`"${key}"`);
   let depth = 0;
   for (let at = from; at < bytes.length; at++) {
     const byte = bytes[at]!;
     if (byte === 0x22) {
-      if (depth === 0 && bytes.subarray(at, at + key.length).equals(key)) return at;
+      if (depth === 0 && bytes.subarray(at, at + quoted.length).equals(quoted)) {
+        let next = skipSpace(bytes, at + quoted.length);
+        if (bytes[next] === 0x3a) {
+          next = skipSpace(bytes, next + 1);
+          return bytes[next] === opener ? next : -1;
+        }
+      }
       // Skip the string, escapes and all.
       for (at += 1; at < bytes.length && bytes[at] !== 0x22; at++) if (bytes[at] === 0x5c) at += 1;
     } else if (byte === 0x7b || byte === 0x5b) depth += 1;
@@ -70,23 +75,59 @@ function keyAt(bytes: Buffer, from: number, key: Buffer): number {
   return -1;
 }
 
+function skipSpace(bytes: Buffer, at: number): number {
+  while (
+    at < bytes.length &&
+    (bytes[at] === 0x20 || bytes[at] === 0x0a || bytes[at] === 0x0d || bytes[at] === 0x09)
+  )
+    at += 1;
+  return at;
+}
+
 /**
  * A single answer's JSON with its version as clients see it: an object, or a Table of one (`kubectl get
- * cm x`), whose own version and each row's object's are its source's.
+ * cm x`), whose own version and each row's object's are its source's. In the bytes: nothing else in the
+ * answer is re-encoded (a custom resource's integers past 2^53 would not survive JSON.parse).
  */
 export function showAnswerVersion(json: Buffer, source: string): Buffer | string {
-  const head = json.subarray(0, 64).toString('latin1');
-  if (!head.includes('"kind":"Table"')) return withShownVersion(json, source);
-  const table = JSON.parse(json.toString('utf8')) as {
-    metadata?: { resourceVersion?: string };
-    rows?: { object?: { metadata?: { resourceVersion?: string } } }[];
-  };
-  for (const meta of [table.metadata, ...(table.rows ?? []).map((row) => row.object?.metadata)]) {
-    const own = meta?.resourceVersion;
-    const shown = own === undefined ? undefined : shownVersion(source, own);
-    if (shown !== undefined) meta!.resourceVersion = shown;
+  const root = json.indexOf(0x7b);
+  const kind = root < 0 ? -1 : valueAt(json, root + 1, 'kind', 0x22);
+  const table = kind >= 0 && json.subarray(kind, kind + 7).toString('latin1') === '"Table"';
+  if (!table || valueAt(json, root + 1, 'rows', 0x5b) < 0) return withShownVersion(json, source);
+  // A Table: its own metadata's version, then each row's object's.
+  const bytes = withVersionIn(json, root + 1, 'metadata', (own) => shownVersion(source, own)) ?? json;
+  const out: Buffer[] = [];
+  let copied = 0;
+  let at = valueAt(bytes, root + 1, 'rows', 0x5b) + 1;
+  for (;;) {
+    at = skipSpace(bytes, at);
+    if (bytes[at] === 0x2c) {
+      at += 1;
+      continue;
+    }
+    if (bytes[at] !== 0x7b) break;
+    const end = valueEnd(bytes, at);
+    out.push(bytes.subarray(copied, at), Buffer.from(withShownVersion(bytes.subarray(at, end), source)));
+    copied = at = end;
   }
-  return JSON.stringify(table);
+  out.push(bytes.subarray(copied));
+  return Buffer.concat(out);
+}
+
+/** Where the JSON value starting at `at` (an object or array) ends: just after its closing bracket. */
+function valueEnd(bytes: Buffer, at: number): number {
+  let depth = 0;
+  for (; at < bytes.length; at++) {
+    const byte = bytes[at]!;
+    if (byte === 0x22) {
+      for (at += 1; at < bytes.length && bytes[at] !== 0x22; at++) if (bytes[at] === 0x5c) at += 1;
+    } else if (byte === 0x7b || byte === 0x5b) depth += 1;
+    else if (byte === 0x7d || byte === 0x5d) {
+      depth -= 1;
+      if (depth === 0) return at + 1;
+    }
+  }
+  return bytes.length;
 }
 
 /** ObjectMeta.resourceVersion in a protobuf answer's envelope: Unknown.raw (2) → object.metadata (1) → 6. */
