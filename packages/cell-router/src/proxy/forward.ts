@@ -94,10 +94,13 @@ export async function relay(
     if (protobuf) shown = showObjects ? showProtobuf(bytes) : bytes;
     else if (viewJson) shown = await viewJson(bytes);
     else if (showObjects) shown = showJson(bytes);
-    if (versionSource !== undefined)
+    if (versionSource !== undefined) {
+      // Buffer.from would copy a Buffer: only a string (a view's output) is turned into one.
+      const held = typeof shown === 'string' ? Buffer.from(shown) : shown;
       shown = protobuf
-        ? showProtobufAnswerVersion(Buffer.from(shown), versionSource)
-        : showAnswerVersion(Buffer.from(shown), versionSource);
+        ? showProtobufAnswerVersion(held, versionSource)
+        : showAnswerVersion(held, versionSource);
+    }
     const headers = downstreamHeaders(upstream.headers);
     headers['content-length'] = String(Buffer.byteLength(shown));
     writeHead(response, upstream.statusCode, headers, false);

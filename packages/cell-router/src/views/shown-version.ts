@@ -52,7 +52,7 @@ export function withVersionIn(
  * it (kube-apiserver pretty-prints for `?pretty` and for curl).
  */
 export function valueAt(bytes: Buffer, from: number, key: string, opener: number): number {
-  const quoted = Buffer.from(`"${key}"`);
+  const quoted = quotedKey(key);
   let depth = 0;
   for (let at = from; at < bytes.length; at++) {
     const byte = bytes[at]!;
@@ -73,6 +73,14 @@ export function valueAt(bytes: Buffer, from: number, key: string, opener: number
     }
   }
   return -1;
+}
+
+/** The few keys looked for, quoted, made once (every answer is searched for them). */
+const QUOTED_KEYS = new Map<string, Buffer>();
+function quotedKey(key: string): Buffer {
+  let quoted = QUOTED_KEYS.get(key);
+  if (!quoted) QUOTED_KEYS.set(key, (quoted = Buffer.from(`"${key}"`)));
+  return quoted;
 }
 
 function skipSpace(bytes: Buffer, at: number): number {
