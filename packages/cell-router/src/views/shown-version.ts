@@ -51,7 +51,7 @@ export function withVersionIn(
  * skipped with their escapes, so no value is mistaken for a key, and whitespace is allowed where JSON allows
  * it (kube-apiserver pretty-prints for `?pretty` and for curl).
  */
-export function valueAt(bytes: Buffer, from: number, key: string, opener: number): number {
+function valueAt(bytes: Buffer, from: number, key: string, opener: number): number {
   const quoted = quotedKey(key);
   let depth = 0;
   for (let at = from; at < bytes.length; at++) {
