@@ -48,6 +48,19 @@ const a1 = { cell: 'cell-1', version: 11, name: 'a' };
 const b1 = { cell: 'cell-2', version: 21, name: 'b' };
 const a2 = { cell: 'cell-1', version: 12, name: 'a' };
 
+/** Changes in the history's order, each at its cell's next version (the cells begin at 10 and 20). */
+function numbered(changes: Omit<Change, 'version'>[]): Change[] {
+  const versions = new Map([
+    ['cell-1', 10],
+    ['cell-2', 20],
+  ]);
+  return changes.map((change) => {
+    const version = versions.get(change.cell)! + 1;
+    versions.set(change.cell, version);
+    return { ...change, version };
+  });
+}
+
 /**
  * Plays `history` (every cell's changes in the history's order) into a fresh order for one watcher whose
  * cells deliver `delivered` (each cell's in its order), interleaving history records and deliveries as the
@@ -177,28 +190,18 @@ describe('EventOrder', () => {
         fc.array(change, { maxLength: 30 }),
         fc.array(fc.nat(), { maxLength: 200 }),
         (changes, seeds) => {
-          const versions = new Map([
-            ['cell-1', 10],
-            ['cell-2', 20],
-          ]);
+          const history = numbered(
+            changes.map((c) => ({ cell: c.cell, name: c.name, labels: { app: c.web ? 'web' : 'db' } })),
+          );
+          // As each cell's filtered watch sends them: matching after the change, or before it.
           const before = new Map<string, boolean>();
-          const history: Change[] = [];
-          const delivered: Change[] = [];
-          for (const c of changes) {
-            const version = versions.get(c.cell)! + 1;
-            versions.set(c.cell, version);
-            const entry = {
-              cell: c.cell,
-              version,
-              name: c.name,
-              labels: c.web ? { app: 'web' } : { app: 'db' },
-            };
-            history.push(entry);
-            // As the cell's filtered watch sends it: matching after the change, or before it.
-            const key = `${c.cell}/${c.name}`;
-            if (c.web || before.get(key)) delivered.push(entry);
-            before.set(key, c.web);
-          }
+          const delivered = history.filter((entry) => {
+            const key = `${entry.cell}/${entry.name}`;
+            const web = entry.labels!['app'] === 'web';
+            const sent = web || before.get(key) === true;
+            before.set(key, web);
+            return sent;
+          });
           const expected = delivered.map((c) => `${c.cell}@${c.version}`);
           for (const watcher of [0, 1])
             expect(playWatcher(history, delivered, seeds, watcher, 'labelSelector=app%3Dweb')).toEqual(
@@ -219,15 +222,7 @@ describe('EventOrder', () => {
         fc.array(change, { maxLength: 30 }),
         fc.array(fc.nat(), { maxLength: 200 }),
         (changes, seeds) => {
-          const versions = new Map([
-            ['cell-1', 10],
-            ['cell-2', 20],
-          ]);
-          const history = changes.map((c) => {
-            const version = versions.get(c.cell)! + 1;
-            versions.set(c.cell, version);
-            return { cell: c.cell, version, name: c.name };
-          });
+          const history = numbered(changes);
           const outputs = [0, 1].map((watcher) => playWatcher(history, history, seeds, watcher));
           const expected = history.map((c) => `${c.cell}@${c.version}`);
           expect(outputs[0]).toEqual(expected);

@@ -115,7 +115,7 @@ export class EventOrder<T> {
         continue;
       }
       // Not read by this watch, or no longer followed (its changes come as they come).
-      if (!this.start.has(entry.source) || history.latest(entry.source) === undefined) {
+      if (!this.orders(entry.source)) {
         this.next += 1;
         continue;
       }
@@ -165,7 +165,7 @@ export class EventOrder<T> {
     for (const [cell, queue] of this.queues) {
       for (let head = queue.peek(); head; head = queue.peek()) {
         if (head.change !== undefined) {
-          if (history.latest(cell) === undefined || !this.start.has(cell)) {
+          if (!this.orders(cell)) {
             // Not followed by the history (it stopped), or not by this watch: in the order the cell sent it.
           } else if (head.change > history.latest(cell)!) {
             if (!this.stalled(`ahead:${cell}:${head.change}`)) break;

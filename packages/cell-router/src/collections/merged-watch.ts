@@ -1,12 +1,4 @@
-import {
-  Fifo,
-  cellOwnObjectName,
-  errorMessage,
-  realClock,
-  sleep,
-  type Clock,
-  type WatchEvent,
-} from '@cellfed/controller-kit';
+import { Fifo, errorMessage, realClock, sleep, type Clock, type WatchEvent } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 
 import {
@@ -33,6 +25,8 @@ import { EventOrder } from './event-order.ts';
 import { shownVersion } from './source-versions.ts';
 import { resolveCollectionStart } from './watch-start.ts';
 import { withRequirement } from '../request/selector-terms.ts';
+import { parseRequestInfo } from '../request/request-info.ts';
+import { ownObjectsOnly } from './own-objects.ts';
 
 /** What the merged watch needs of a cell's client (KubeClient.raw): a streaming GET. */
 export interface CellWatcher {
@@ -135,10 +129,8 @@ export async function serveMergedWatch(
     q.set('watch', '1');
     // Of a ring-placed resource the control plane holds nothing clients see but what it makes for itself:
     // only that is asked for (its other objects would hold the watch's order back for nothing).
-    const own =
-      cell === CONTROL_PLANE_SOURCE && placement === 'ring' ? cellOwnObjectName(request.resource) : undefined;
-    if (own !== undefined)
-      q.set('fieldSelector', withRequirement(q.get('fieldSelector'), `metadata.name=${own}`));
+    const own = ownObjectsOnly(request.resource, placement, cell);
+    if (own !== undefined) q.set('fieldSelector', withRequirement(q.get('fieldSelector'), own));
     if (from !== undefined) q.set('resourceVersion', from);
     if (initialEvents) {
       q.set('sendInitialEvents', 'true');
@@ -249,7 +241,7 @@ export async function serveMergedWatch(
   const order = ordered
     ? new EventOrder<CellEvent>({
         history,
-        relevance: watchScope(namespaceOf(url.pathname), params),
+        relevance: watchScope(watchedNamespace(request.target), params),
         start: new Map(cells.map((cell) => [cell, orderStart(cell)] as const)),
         release: push,
         clock,
@@ -398,10 +390,10 @@ export async function serveMergedWatch(
   return { code: 200 };
 }
 
-/** The namespace of a collection path (`…/namespaces/ns/configmaps`); undefined for all namespaces. */
-function namespaceOf(path: string): string | undefined {
-  const match = /\/namespaces\/([^/]+)\/[^/]+$/.exec(path);
-  return match ? decodeURIComponent(match[1]!) : undefined;
+/** The namespace a collection's target names, as kube-apiserver reads its path; '' for all namespaces. */
+function watchedNamespace(target: string): string {
+  const info = parseRequestInfo('GET', target);
+  return info.isResourceRequest ? info.namespace : '';
 }
 
 function isInitialEventsEnd(object: unknown): boolean {

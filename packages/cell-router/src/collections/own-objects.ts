@@ -1,4 +1,4 @@
-import { isCellOwnObject } from '@cellfed/controller-kit';
+import { cellOwnObjectName, isCellOwnObject } from '@cellfed/controller-kit';
 
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import type { CellularResource } from '../routing/cellular-resources.ts';
@@ -23,4 +23,19 @@ export function ownObjectView(
   // The control plane holds no ring-placed object of the federation's: only its own ones are read from it.
   if (placement === 'ring' && source === CONTROL_PLANE_SOURCE) return 'hide';
   return 'route';
+}
+
+/**
+ * The field-selector term a read of `source` needs for `resource` placed by `placement`: of a ring-placed
+ * resource, the control plane holds nothing clients see but what it makes for itself, so only that is read
+ * (`metadata.name=kube-root-ca.crt`); undefined for every other source and placement.
+ */
+export function ownObjectsOnly(
+  resource: CellularResource,
+  placement: Placement,
+  source: string,
+): string | undefined {
+  if (source !== CONTROL_PLANE_SOURCE || placement !== 'ring') return undefined;
+  const own = cellOwnObjectName(resource);
+  return own === undefined ? undefined : `metadata.name=${own}`;
 }

@@ -26,6 +26,16 @@ function feed(listWatch: FakeListWatch, clock = new FakeClock()) {
   return { history, stop, done, first, lines, clock };
 }
 
+/** A feed watching its source, which has made one change since (recorded). */
+async function feedWithOneChange() {
+  const source = new FakeListWatch();
+  const f = feed(source);
+  await until('watching', () => source.openWatches === 1);
+  source.put('ns', 'a');
+  await until('one change', () => f.history.endSeq() === 1);
+  return { source, f };
+}
+
 describe('feedHistory', () => {
   it("begins where the list is, with every object's labels, then records each change in order", async () => {
     const source = new FakeListWatch();
@@ -53,11 +63,7 @@ describe('feedHistory', () => {
   });
 
   it('opens its watch again from where it was when it ends cleanly: no gap', async () => {
-    const source = new FakeListWatch();
-    const f = feed(source);
-    await until('watching', () => source.openWatches === 1);
-    source.put('ns', 'a');
-    await until('one change', () => f.history.endSeq() === 1);
+    const { source, f } = await feedWithOneChange();
     source.endWatches();
     await until('watching again', () => source.watchCalls.length === 2);
     expect(source.watchCalls[1]!.resourceVersion).toBe(String(f.history.entry(0)!.version));
@@ -67,11 +73,7 @@ describe('feedHistory', () => {
   });
 
   it('resumes from where it was when its connection breaks: the history keeps following the source', async () => {
-    const source = new FakeListWatch();
-    const f = feed(source);
-    await until('watching', () => source.openWatches === 1);
-    source.put('ns', 'a');
-    await until('one change', () => f.history.endSeq() === 1);
+    const { source, f } = await feedWithOneChange();
     source.breakWatches();
     expect(f.history.latest('cell-1')).toBeDefined();
     await f.clock.advance(500);
@@ -83,11 +85,7 @@ describe('feedHistory', () => {
   });
 
   it('stops answering for the source when its watch expires, and begins again from a new list', async () => {
-    const source = new FakeListWatch();
-    const f = feed(source);
-    await until('watching', () => source.openWatches === 1);
-    source.put('ns', 'a');
-    await until('one change', () => f.history.endSeq() === 1);
+    const { source, f } = await feedWithOneChange();
     const version = f.history.entry(0)!.version;
     source.sendStatus({ code: 410, reason: 'Expired', message: 'too old resource version' });
     await until('stopped', () => f.history.latest('cell-1') === undefined);

@@ -1,7 +1,7 @@
-import { cellOwnObjectName, resourceListWatch, type Clock, type KubeClient } from '@cellfed/controller-kit';
+import { resourceListWatch, type Clock, type KubeClient } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 
-import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
+import { ownObjectsOnly } from '../collections/own-objects.ts';
 import type { CellularResource } from '../routing/cellular-resources.ts';
 import { collectionSources, type Placement, type RoutingState } from '../routing/route-plan.ts';
 import { feedHistory } from './history-feed.ts';
@@ -30,7 +30,7 @@ interface Followed {
   /** The routing state its sources were last followed for: only a new one can change them. */
   state?: RoutingState;
   /** Each followed source's feed, stopped when the source leaves the collection's sources. */
-  readonly feeds: Map<string, { stop: AbortController; first: Promise<boolean> }>;
+  readonly feeds: Map<string, AbortController>;
 }
 
 /**
@@ -97,9 +97,9 @@ export class ResourceHistories {
     if (!state) return [];
     const { resource, history, feeds } = followed;
     const sources = collectionSources(state, resource.placement, resource);
-    for (const [source, feed] of feeds) {
+    for (const [source, stop] of feeds) {
       if (sources.includes(source)) continue;
-      feed.stop.abort();
+      stop.abort();
       feeds.delete(source);
       history.stop(source);
     }
@@ -112,12 +112,7 @@ export class ResourceHistories {
       this.stopAll.signal.addEventListener('abort', () => stop.abort(), { once: true });
       let firstAttempt!: (ok: boolean) => void;
       const first = new Promise<boolean>((resolve) => (firstAttempt = resolve));
-      // The control plane holds none of a ring-placed resource's objects but what it makes for itself.
-      const own = cellOwnObjectName(resource);
-      const fieldSelector =
-        source === CONTROL_PLANE_SOURCE && resource.placement === 'ring' && own !== undefined
-          ? `metadata.name=${own}`
-          : undefined;
+      const fieldSelector = ownObjectsOnly(resource, resource.placement, source);
       void feedHistory({
         history,
         source,
@@ -131,7 +126,7 @@ export class ResourceHistories {
         ...(this.options.clock ? { clock: this.options.clock } : {}),
         onFirstAttempt: firstAttempt,
       });
-      feeds.set(source, { stop, first });
+      feeds.set(source, stop);
       started.push(first);
     }
     // Followed for this state once every source is (one not connected yet is tried again next time).

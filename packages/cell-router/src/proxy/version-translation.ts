@@ -59,7 +59,7 @@ export function cellVersionBody(
     if (refused) return { status: refused };
     return edited ? { body: edited } : undefined;
   } catch {
-    // Not JSON after all (a YAML apply body): the cell answers for itself.
+    // A protobuf body that does not parse: the cell answers for itself.
     return undefined;
   }
 }
@@ -80,14 +80,13 @@ export function cellVersionTarget(
   const params = new URLSearchParams(target.slice(query + 1));
   const version = params.get('resourceVersion');
   if (!version) return undefined;
-  let versions: Map<string, string> | undefined;
+  let own: string | undefined | null;
   try {
-    versions = decodeCellVersions(version);
+    own = ownVersionOf(version, cell);
   } catch (error) {
     if (error instanceof CellTokenError) return { status: badRequest(`resourceVersion: ${error.message}`) };
     throw error;
   }
-  const own = versions ? versions.get(cell) : ownVersionIn(version, cell);
   if (own === null) return undefined;
   if (own === undefined) params.delete('resourceVersion');
   else params.set('resourceVersion', own);
@@ -96,23 +95,25 @@ export function cellVersionTarget(
 }
 
 function cellVersion(version: string, cell: string): string | { status: KubeStatus } | undefined {
-  let versions: Map<string, string> | undefined;
+  let own: string | undefined | null;
   try {
-    versions = decodeCellVersions(version);
+    own = ownVersionOf(version, cell);
   } catch (error) {
     if (error instanceof CellTokenError) return { status: conflict() };
     throw error;
   }
-  const own = versions ? versions.get(cell) : ownVersionIn(version, cell);
   if (own === null) return undefined;
   return own ?? { status: conflict() };
 }
 
 /**
- * The cell's own version in one object version's number; undefined when it is another apiserver's; null
- * when `version` is no such number (`0`, or not decimal), which is passed on as it is.
+ * The cell's own version in a version clients were given: a list's composite (a {@link CellTokenError} when
+ * it does not decode) or one object version's number. Undefined when it names another apiserver (or, a
+ * composite, not this cell); null when `version` is neither (`0`, or not decimal), which is passed on as it is.
  */
-function ownVersionIn(version: string, cell: string): string | undefined | null {
+function ownVersionOf(version: string, cell: string): string | undefined | null {
+  const versions = decodeCellVersions(version);
+  if (versions) return versions.get(cell);
   if (version === '0') return null;
   const parsed = parseObjectVersion(version);
   if (!parsed) return null;
