@@ -3,6 +3,7 @@ import type { CellState } from '@cellfed/hashing';
 import {
   CELLSET_API_VERSION,
   DEFAULT_CELLULAR_RESOURCES,
+  DEFAULT_SHARED_RESOURCES,
   parseCellSet,
   parseCellSetSpec,
   safeParseCellSet,
@@ -60,7 +61,7 @@ describe('CellSet schema', () => {
     expect(cellSet.spec).toEqual({
       shardBy: 'name',
       cellularResources: DEFAULT_CELLULAR_RESOURCES,
-      sharedResources: [],
+      sharedResources: DEFAULT_SHARED_RESOURCES,
       cells: [
         {
           id: 'a',
@@ -74,6 +75,15 @@ describe('CellSet schema', () => {
       ['cell-a', 'Normal', 1],
       ['cell-b', 'Joining', 2],
     ]);
+  });
+
+  it('shares the default resources less those made cellular, and keeps a list given, even an empty one', () => {
+    const networkPolicies = { group: 'networking.k8s.io', version: 'v1', resource: 'networkpolicies' };
+    const shared = parseCellSetSpec({ ...valid, cellularResources: [networkPolicies] }).sharedResources;
+    expect(shared).toHaveLength(DEFAULT_SHARED_RESOURCES.length - 1);
+    expect(shared).not.toContainEqual(networkPolicies);
+    expect(shared).toContainEqual({ group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'roles' });
+    expect(parseCellSetSpec({ ...valid, sharedResources: [] }).sharedResources).toEqual([]);
   });
 
   it('keeps unknown metadata and the status as they are', () => {

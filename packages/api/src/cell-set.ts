@@ -28,6 +28,32 @@ export const DEFAULT_CELLULAR_RESOURCES = [
 ] as const;
 
 /**
+ * The resources mirrored from the router control plane into every cell unless the CellSet lists others
+ * (docs/governance.md has the rule for each kind). Each governs or serves the workloads of the cell it is
+ * in, and a cell's apiserver and controllers read only their own store: RBAC for pods' ServiceAccounts and
+ * for callers the router impersonates, the classes pods name, the limits and policies a cell's admission
+ * and network plugin apply, and the budgets its eviction API checks. A resource the CellSet lists as
+ * cellular is left out.
+ */
+export const DEFAULT_SHARED_RESOURCES = [
+  { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles' },
+  { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterrolebindings' },
+  { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'roles' },
+  { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings' },
+  { group: 'scheduling.k8s.io', version: 'v1', resource: 'priorityclasses' },
+  { group: 'node.k8s.io', version: 'v1', resource: 'runtimeclasses' },
+  { group: '', version: 'v1', resource: 'limitranges' },
+  { group: 'networking.k8s.io', version: 'v1', resource: 'networkpolicies' },
+  { group: 'policy', version: 'v1', resource: 'poddisruptionbudgets' },
+  { group: 'admissionregistration.k8s.io', version: 'v1', resource: 'validatingadmissionpolicies' },
+  { group: 'admissionregistration.k8s.io', version: 'v1', resource: 'validatingadmissionpolicybindings' },
+  { group: 'admissionregistration.k8s.io', version: 'v1', resource: 'mutatingadmissionpolicies' },
+  { group: 'admissionregistration.k8s.io', version: 'v1', resource: 'mutatingadmissionpolicybindings' },
+  { group: 'admissionregistration.k8s.io', version: 'v1', resource: 'validatingwebhookconfigurations' },
+  { group: 'admissionregistration.k8s.io', version: 'v1', resource: 'mutatingwebhookconfigurations' },
+] as const;
+
+/**
  * The rules the zod schemas below enforce, as data: the CellSet CRD's OpenAPI schema is generated from
  * these same values (crds/cellset-crd.ts), so the apiserver and the controllers agree.
  */
@@ -187,7 +213,8 @@ export const CellSetSpecSchema = z
       cellularResources: z
         .array(GroupVersionResourceSchema, { error: expected('a list') })
         .default(() => DEFAULT_CELLULAR_RESOURCES.map((gvr) => ({ ...gvr }))),
-      sharedResources: z.array(GroupVersionResourceSchema, { error: expected('a list') }).default(() => []),
+      // Absent, not empty: the defaults, less what the CellSet makes cellular (see below).
+      sharedResources: z.array(GroupVersionResourceSchema, { error: expected('a list') }).optional(),
       cells: z
         .array(CellSchema, { error: expected('a list') })
         .min(1, { error: 'must list at least one cell' }),
@@ -247,8 +274,19 @@ export const CellSetSpecSchema = z
         }
       });
     listed('cellularResources', cellularResources);
-    listed('sharedResources', sharedResources);
-  });
+    listed('sharedResources', sharedResources ?? []);
+  })
+  .transform(({ sharedResources, ...spec }) => ({
+    ...spec,
+    sharedResources:
+      sharedResources ??
+      DEFAULT_SHARED_RESOURCES.filter(
+        (shared) =>
+          !spec.cellularResources.some(
+            (cellular) => cellular.group === shared.group && cellular.resource === shared.resource,
+          ),
+      ).map((gvr) => ({ ...gvr })),
+  }));
 
 /** Zod schema of a whole CellSet object as stored in the router control plane. */
 export const CellSetSchema = z.object(

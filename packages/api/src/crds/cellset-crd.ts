@@ -71,9 +71,10 @@ export function cellSetCrd(): CustomResourceDefinition {
         sharedResources: {
           type: 'array',
           description:
-            'Resources of the router control plane copied into every cell (RBAC, PriorityClasses, quotas, ' +
-            '…) so cellular objects find them there; none may also be cellular.',
-          default: [],
+            'Resources of the router control plane mirrored into every cell (RBAC, PriorityClasses, ' +
+            'LimitRanges, NetworkPolicies, PodDisruptionBudgets, admission policies and webhooks, …) so the ' +
+            'cells apply them to the objects they hold; none may also be cellular. Absent: the defaults ' +
+            '(docs/governance.md), less any resource listed in cellularResources.',
           'x-kubernetes-list-type': 'map',
           'x-kubernetes-list-map-keys': ['group', 'resource'],
           items: groupVersionResourceSchema,
