@@ -14,6 +14,8 @@ export const RebalanceErrorCode = {
   StaleCopyInTheWay: 'CELLFED_REBALANCE_STALE_COPY_IN_THE_WAY',
   /** A cell does not enforce the write fence policy (yet): nothing moves out of it until it does. */
   FenceNotInForce: 'CELLFED_REBALANCE_FENCE_NOT_IN_FORCE',
+  /** The control plane has objects of a shared resource a cell does not serve: that cell is not mirrored. */
+  SharedResourceNotServed: 'CELLFED_REBALANCE_SHARED_RESOURCE_NOT_SERVED',
 } as const;
 
 export type RebalanceErrorCode = (typeof RebalanceErrorCode)[keyof typeof RebalanceErrorCode];

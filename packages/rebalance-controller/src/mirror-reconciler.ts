@@ -70,7 +70,7 @@ export interface MirrorReconcilerOptions {
 
 /**
  * Keeps each cell's shared objects as the router control plane has them (keyed by cell id): every
- * namespace with its labels, the CRDs of cellular resources, every object of the CellSet's
+ * namespace with its labels, the CRDs of cellular and shared resources, every object of the CellSet's
  * `sharedResources` and every ServiceAccount (see {@link mirroredResources}), and the write fence policy (see {@link ensureCellFence}). What the mirror made is
  * deleted from the cell when the control plane's is deleted; nothing else in a cell is touched. Each pass compares the cell as it is now with the control plane, so a
  * cell that missed changes catches up; namespace and CRD changes start a pass at once, other shared objects
@@ -99,7 +99,8 @@ export class MirrorReconciler implements Reconciler<CellKey> {
     let namespaceWrites: number, crdWrites: number, sharedWrites: number, fenceWrites: number;
     try {
       namespaceWrites = await this.mirrorNamespaces(cell, signal);
-      crdWrites = await this.mirrorCrds(cell, spec.cellularResources, signal);
+      // A shared custom resource needs its CRD in the cells as much as a cellular one does.
+      crdWrites = await this.mirrorCrds(cell, [...spec.cellularResources, ...spec.sharedResources], signal);
       sharedWrites = await mirrorSharedObjects(
         this.options.controlPlane,
         cell.client,

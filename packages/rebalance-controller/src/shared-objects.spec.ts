@@ -1,5 +1,5 @@
 import { MIRROR_HASH_ANNOTATION, MIRRORED_LABEL } from '@cellfed/api';
-import { SECRETS, type KubeObject } from '@cellfed/controller-kit';
+import { ApiError, SECRETS, type KubeObject } from '@cellfed/controller-kit';
 
 import { MIRRORED_VALUE } from './mirror-marks.ts';
 import { SERVICE_ACCOUNTS, mirrorSharedObjects, mirroredCopy, mirroredResources } from './shared-objects.ts';
@@ -12,13 +12,22 @@ const clusterRole = (name: string, verbs: string[]): KubeObject => ({
   rules: [{ apiGroups: [''], resources: ['pods'], verbs }],
 });
 
-/** A client answering lists from `lists` by path and recording every other request. */
-function fakeClient(lists: Record<string, { kind?: string; items: KubeObject[] }>) {
+/**
+ * A client answering lists from `lists` by path (a 404 for the `unserved` ones) and recording every other
+ * request.
+ */
+function fakeClient(lists: Record<string, { kind?: string; items: KubeObject[] }>, unserved: string[] = []) {
   const requests: { method: string; path: string; body?: unknown }[] = [];
   return {
     requests,
     request: async <T>(method: string, path: string, options: { body?: unknown } = {}): Promise<T> => {
       await Promise.resolve();
+      if (unserved.includes(path))
+        throw new ApiError(
+          404,
+          { reason: 'NotFound', message: 'the server could not find the requested resource' },
+          `${method} ${path}`,
+        );
       if (method === 'GET') return { metadata: {}, ...(lists[path] ?? { items: [] }) } as T;
       requests.push({ method, path, body: options.body });
       return {} as T;
@@ -138,6 +147,42 @@ describe('mirrorSharedObjects', () => {
     expect(cell.requests.map(({ method, path }) => `${method} ${path}`)).toEqual([
       'PATCH /apis/rbac.authorization.k8s.io/v1/namespaces/shop/rolebindings/readers',
     ]);
+  });
+});
+
+describe('mirrorSharedObjects with a resource an apiserver does not serve', () => {
+  const POLICIES = {
+    group: 'admissionregistration.k8s.io',
+    version: 'v1',
+    resource: 'mutatingadmissionpolicies',
+  };
+  const path = '/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicies';
+  const mirror = (controlPlane: ReturnType<typeof fakeClient>, cell: ReturnType<typeof fakeClient>) =>
+    mirrorSharedObjects(controlPlane, cell, [POLICIES, CLUSTER_ROLES], new AbortController().signal, 4);
+  const roles = {
+    '/apis/rbac.authorization.k8s.io/v1/clusterroles': { items: [clusterRole('new', ['get'])] },
+  };
+
+  it('skips it where the control plane does not serve it, and mirrors the rest', async () => {
+    const cell = fakeClient({});
+    await expect(mirror(fakeClient(roles, [path]), cell)).resolves.toBe(1);
+    expect(cell.requests.map(({ path: written }) => written)).toEqual([
+      '/apis/rbac.authorization.k8s.io/v1/clusterroles/new',
+    ]);
+  });
+
+  it('skips it where the control plane has none of it', async () => {
+    await expect(mirror(fakeClient(roles), fakeClient({}, [path]))).resolves.toBe(1);
+  });
+
+  it('fails the pass, naming the resource, where the control plane has objects of it', async () => {
+    const controlPlane = fakeClient({ ...roles, [path]: { items: [clusterRole('policy', [])] } });
+    await expect(mirror(controlPlane, fakeClient({}, [path]))).rejects.toMatchObject({
+      code: 'CELLFED_REBALANCE_SHARED_RESOURCE_NOT_SERVED',
+      message: expect.stringContaining(
+        'does not serve mutatingadmissionpolicies.admissionregistration.k8s.io v1',
+      ),
+    });
   });
 });
 

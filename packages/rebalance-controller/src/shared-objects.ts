@@ -14,6 +14,7 @@ import {
   SECRETS,
 } from '@cellfed/controller-kit';
 
+import { RebalanceError, RebalanceErrorCode } from './errors.ts';
 import { inParallel } from './in-parallel.ts';
 import { contentHash, MIRROR_FIELD_MANAGER, MIRRORED_VALUE } from './mirror-marks.ts';
 
@@ -78,15 +79,26 @@ export async function mirrorSharedObjects(
     // Listed cluster-wide, which for a namespaced resource is every namespace.
     const collection = resourcePath({ ...resource, namespaced: false });
     const fieldSelector = mirrorSelector(resource);
-    const source = await controlPlane.request<KubeList & { kind?: string }>('GET', collection, {
-      ...(fieldSelector ? { query: { fieldSelector } } : {}),
-      signal,
-    });
-    const inCell = await cell.request<KubeList>('GET', collection, {
-      accept: METADATA_LIST,
-      query: { labelSelector: `${MIRRORED_LABEL}=${MIRRORED_VALUE}` },
-      signal,
-    });
+    // A default shared resource an older control plane does not serve has nothing to mirror.
+    const source = await ifServed(
+      controlPlane.request<KubeList & { kind?: string }>('GET', collection, {
+        ...(fieldSelector ? { query: { fieldSelector } } : {}),
+        signal,
+      }),
+    );
+    if (!source) continue;
+    const inCell = await ifServed(
+      cell.request<KubeList>('GET', collection, {
+        accept: METADATA_LIST,
+        query: { labelSelector: `${MIRRORED_LABEL}=${MIRRORED_VALUE}` },
+        signal,
+      }),
+    );
+    if (!inCell) {
+      // A policy the cell cannot hold would not be applied there: refuse to call the cell mirrored.
+      if ((source.items ?? []).some((object) => !isCellOwn(object))) throw notServed(resource);
+      continue;
+    }
     // An empty metadata list comes back with `items: null`.
     const have = new Map((inCell.items ?? []).map((item) => [placeOf(item), item.metadata]));
     const kind = source.kind?.replace(/List$/, '') ?? '';
@@ -130,6 +142,25 @@ export async function mirrorSharedObjects(
     writes += tasks.length;
   }
   return writes;
+}
+
+/** The list, or undefined where the apiserver does not serve the resource (a 404 for its collection). */
+async function ifServed<T>(list: Promise<T>): Promise<T | undefined> {
+  try {
+    return await list;
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
+
+function notServed(resource: GroupVersionResource): RebalanceError {
+  const name = [resource.resource, resource.group].filter(Boolean).join('.');
+  return new RebalanceError(
+    RebalanceErrorCode.SharedResourceNotServed,
+    `the cell does not serve ${name} ${resource.version}, of which the control plane has objects to mirror: ` +
+      "upgrade the cell, or leave the resource out of the CellSet's sharedResources",
+  );
 }
 
 /**
