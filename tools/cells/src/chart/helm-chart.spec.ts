@@ -1,6 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { DEFAULT_SHARED_RESOURCES } from '@cellfed/api';
 import { LEADER_ELECTION_DEFAULTS, formatDuration } from '@cellfed/controller-kit';
 
 import { resolveTools } from '../tools.ts';
@@ -356,6 +357,37 @@ describe('the cellfed chart', () => {
     expect(() => renderChart(helm, args)).toThrow(HelmRefused);
     expect(() => renderChart(helm, args)).toThrow(message);
   });
+});
+
+describe('both charts with their defaults', () => {
+  const allows = (
+    roleRules: Rule[],
+    { group, resource }: { group: string; resource: string },
+    verbs: string[],
+  ) =>
+    verbs.every((verb) =>
+      roleRules.some(
+        (rule) =>
+          rule.apiGroups.includes(group) && rule.resources.includes(resource) && rule.verbs.includes(verb),
+      ),
+    );
+
+  it.each(DEFAULT_SHARED_RESOURCES.map((gvr) => [`${gvr.resource}.${gvr.group}`, gvr] as const))(
+    'let the rebalance controller mirror the CellSet’s default shared resource %s: read it in the control plane, write it in the cells',
+    (_name, gvr) => {
+      const controlPlane = rules(named(renderChart(helm), 'ClusterRole', 'cellfed-rebalance-controller'));
+      const cell = rules(
+        named(
+          renderChart(helm, [], 'cellfed', 'default', CELL_CHART_DIR),
+          'ClusterRole',
+          'cellfed-rebalance-controller',
+        ),
+      );
+      expect(allows(controlPlane, gvr, ['get', 'list', 'watch'])).toBe(true);
+      expect(allows(controlPlane, gvr, ['create'])).toBe(false);
+      expect(allows(cell, gvr, ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'])).toBe(true);
+    },
+  );
 });
 
 describe('the cellfed-cell chart', () => {
