@@ -1,0 +1,420 @@
+import { readFileSync } from 'node:fs';
+
+import { MIRRORED_LABEL, parseCellSetSpec } from '@cellfed/api';
+import { ApiError, KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
+import { RoutingTable } from '@cellfed/hashing';
+
+import { cellSetSpec, eventually, newServiceAccountToken } from './clients.ts';
+import { DEPLOYMENTS, deployment } from './deployments.ts';
+import { describeE2e, e2eEnv } from './e2e-env.ts';
+import { pickName } from './join-fixture.ts';
+import {
+  startRebalancedFederation,
+  stopRebalancedFederation,
+  type RebalancedFederation,
+} from './scratch-federation.ts';
+
+const RBAC = '/apis/rbac.authorization.k8s.io/v1';
+const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
+
+interface Pod extends KubeObject {
+  spec: {
+    priority?: number;
+    priorityClassName?: string;
+    runtimeClassName?: string;
+    containers: { resources?: { limits?: Record<string, string> } }[];
+  };
+}
+
+/**
+ * What governs a workload is stored in the router control plane, while the workload lives in a cell whose
+ * apiserver, controllers and admission read only their own store. A CellSet with the default
+ * `sharedResources` mirrors those objects into every cell (docs/governance.md). These tests write them
+ * through the router, as a user does, and show each one in force in the cell that holds the workload:
+ * RBAC for a ServiceAccount's token, the PriorityClass, RuntimeClass and LimitRange its pods need, a
+ * PodDisruptionBudget the eviction API honours, admission policies that refuse or mutate a Deployment, and
+ * NetworkPolicies and webhook configurations present in every cell. Each of these failed on a CellSet that
+ * shared RBAC only.
+ */
+describeE2e('what governs a workload is in force in its cell', () => {
+  const env = e2eEnv();
+  const suffix = Date.now().toString(36);
+  const cellSetName = `governance-${suffix}`;
+  const namespace = `governance-${suffix}`;
+  const ids = env.cells.slice(0, 2).map((cell) => cell.id);
+  const cells = new Map(env.cells.map((cell) => [cell.id, KubeClient.fromFile(cell.kubeconfig)]));
+  const inCells = ids.map((id) => cells.get(id)!);
+  // No sharedResources: the defaults.
+  const spec = cellSetSpec(Object.fromEntries(ids.map((id) => [id, 'Normal' as const])));
+  let started: RebalancedFederation | undefined;
+  let routed: KubeClient;
+  /** Cluster-scoped objects the tests made through the router, deleted after. */
+  const clusterScoped: string[] = [];
+
+  const inNamespace = (resource: string, name = '') =>
+    `/api/v1/namespaces/${namespace}/${resource}${name ? `/${name}` : ''}`;
+  const deploymentsPath = (name = '') =>
+    `${DEPLOYMENTS}/namespaces/${namespace}/deployments${name ? `/${name}` : ''}`;
+  const found = (client: KubeClient, path: string) =>
+    client.request<KubeObject>('GET', path).catch((error: unknown) => {
+      if (error instanceof ApiError && error.statusCode === 404) return undefined;
+      throw error;
+    });
+  /** Waits until every cell of the federation holds the mirrored copy of `path`. */
+  const mirroredEverywhere = (path: string) =>
+    eventually(`${path} mirrored into ${ids.join(', ')}`, async () => {
+      const copies = await Promise.all(inCells.map((cell) => found(cell, path)));
+      return copies.every((copy) => copy?.metadata.labels?.[MIRRORED_LABEL]) ? copies : undefined;
+    });
+  const createClusterScoped = async (collection: string, object: KubeObject) => {
+    await routed.request('POST', collection, { body: object });
+    clusterScoped.push(`${collection}/${object.metadata.name}`);
+  };
+  const podsOf = async (app: string) =>
+    (
+      await routed.request<KubeList<Pod>>('GET', inNamespace('pods'), {
+        query: { labelSelector: `app=${app}` },
+      })
+    ).items;
+  const table = RoutingTable.fromCellSet(parseCellSetSpec(spec));
+  /** The cell the routing rule puts a namespaced object of this suite in. */
+  const cellOf = (name: string) => table.route(table.keyOf({ namespace, name })).oldCell!;
+  const refusal = async (request: Promise<unknown>) => {
+    const error = await request.then(
+      () => undefined,
+      (failure: unknown) => failure,
+    );
+    if (!(error instanceof ApiError))
+      throw new Error(`expected the request to be refused; got ${String(error)}`);
+    return error;
+  };
+
+  beforeAll(async () => {
+    started = await startRebalancedFederation(
+      env,
+      {
+        cellSetName,
+        spec,
+        namespace,
+        deployments: [],
+        cells: ids,
+      },
+      ['--mirror-resync', '2s'],
+    );
+    routed = started.federation.routed;
+  });
+
+  afterAll(async () => {
+    for (const path of clusterScoped) await routed?.request('DELETE', path).catch(() => undefined);
+    // The mirror takes its copies out of the cells before it stops.
+    if (started)
+      await eventually('the cluster-scoped copies gone from the cells', async () => {
+        const left = await Promise.all(
+          clusterScoped.flatMap((path) => inCells.map((cell) => found(cell, path))),
+        );
+        return left.every((copy) => copy === undefined) ? true : undefined;
+      }).catch(() => undefined);
+    await stopRebalancedFederation(env, started, { cellSetName, namespace });
+    for (const client of cells.values()) await client.close();
+  });
+
+  it('lets a ServiceAccount do through the router, in every cell, what its Role allows and nothing more', async () => {
+    const token = await newServiceAccountToken(env.controlPlane.kubeconfig, namespace, 'builder');
+    await routed.request('POST', `${RBAC}/namespaces/${namespace}/roles`, {
+      body: {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'Role',
+        metadata: { name: 'deployer' },
+        rules: [{ apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'list', 'create'] }],
+      },
+    });
+    await routed.request('POST', `${RBAC}/namespaces/${namespace}/rolebindings`, {
+      body: {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name: 'builder-deploys' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'deployer' },
+        subjects: [{ kind: 'ServiceAccount', name: 'builder', namespace }],
+      },
+    });
+    // The control plane's admin kubeconfig, pointed at the router, with the ServiceAccount's token instead.
+    const config = JSON.parse(readFileSync(env.controlPlane.kubeconfig, 'utf8')) as {
+      clusters: { cluster: { server: string } }[];
+      users: { user: Record<string, unknown> }[];
+    };
+    config.clusters.forEach((cluster) => (cluster.cluster.server = started!.federation.router.url));
+    config.users.forEach((user) => (user.user = { token }));
+    const builder = KubeClient.fromKubeconfig(JSON.stringify(config));
+    try {
+      // A list asks every cell as the ServiceAccount: each must hold the binding.
+      const listed = await eventually('the builder to list Deployments in every cell', () =>
+        builder.request<KubeList>('GET', deploymentsPath()).catch((error: unknown) => {
+          if (error instanceof ApiError && error.statusCode === 403) return undefined;
+          throw error;
+        }),
+      );
+      expect(listed.items).toEqual([]);
+      for (const name of ['built-a', 'built-b', 'built-c'])
+        await builder.request('POST', deploymentsPath(), { body: deployment(name) });
+      // Each in the cell the ring names, created there as the ServiceAccount.
+      for (const name of ['built-a', 'built-b', 'built-c'])
+        expect(await found(cells.get(cellOf(name))!, deploymentsPath(name))).toBeDefined();
+      // What the Role does not grant stays refused, in a cell (delete) and in the control plane (Secrets).
+      expect((await refusal(builder.request('DELETE', deploymentsPath('built-a')))).statusCode).toBe(403);
+      expect((await refusal(builder.request('GET', inNamespace('secrets')))).statusCode).toBe(403);
+    } finally {
+      await builder.close();
+    }
+  });
+
+  it('gives a workload’s pods in its cell the PriorityClass, RuntimeClass and LimitRange defaults they name', async () => {
+    const priorityClass = `gold-${suffix}`;
+    const runtimeClass = `sandboxed-${suffix}`;
+    await createClusterScoped('/apis/scheduling.k8s.io/v1/priorityclasses', {
+      apiVersion: 'scheduling.k8s.io/v1',
+      kind: 'PriorityClass',
+      metadata: { name: priorityClass },
+      value: 4242,
+    } as KubeObject);
+    await createClusterScoped('/apis/node.k8s.io/v1/runtimeclasses', {
+      apiVersion: 'node.k8s.io/v1',
+      kind: 'RuntimeClass',
+      metadata: { name: runtimeClass },
+      handler: 'runc',
+    } as KubeObject);
+    await routed.request('POST', inNamespace('limitranges'), {
+      body: {
+        apiVersion: 'v1',
+        kind: 'LimitRange',
+        metadata: { name: 'defaults' },
+        spec: { limits: [{ type: 'Container', default: { cpu: '300m', memory: '64Mi' } }] },
+      },
+    });
+    await mirroredEverywhere(`/apis/scheduling.k8s.io/v1/priorityclasses/${priorityClass}`);
+    await mirroredEverywhere(`/apis/node.k8s.io/v1/runtimeclasses/${runtimeClass}`);
+    await mirroredEverywhere(inNamespace('limitranges', 'defaults'));
+
+    const base = deployment('classy');
+    await routed.request('POST', deploymentsPath(), {
+      body: {
+        ...base,
+        spec: {
+          ...base.spec,
+          replicas: 2,
+          template: {
+            ...base.spec.template,
+            spec: {
+              ...base.spec.template.spec,
+              priorityClassName: priorityClass,
+              runtimeClassName: runtimeClass,
+            },
+          },
+        },
+      },
+    });
+    // The cell's ReplicaSet controller makes the pods; its admission refuses any naming a class it lacks.
+    const pods = await eventually('the classy pods', async () => {
+      const listed = await podsOf('classy');
+      return listed.length === 2 ? listed : undefined;
+    });
+    for (const pod of pods) {
+      expect(pod.spec.priority).toBe(4242);
+      expect(pod.spec.runtimeClassName).toBe(runtimeClass);
+      expect(pod.spec.containers[0]!.resources?.limits).toEqual({ cpu: '300m', memory: '64Mi' });
+    }
+  });
+
+  it('honours a PodDisruptionBudget made through the router when a pod in a cell is evicted', async () => {
+    const base = deployment('guarded');
+    await routed.request('POST', deploymentsPath(), {
+      body: { ...base, spec: { ...base.spec, replicas: 2 } },
+    });
+    await routed.request('POST', `/apis/policy/v1/namespaces/${namespace}/poddisruptionbudgets`, {
+      body: {
+        apiVersion: 'policy/v1',
+        kind: 'PodDisruptionBudget',
+        metadata: { name: 'guarded' },
+        spec: { minAvailable: 2, selector: { matchLabels: { app: 'guarded' } } },
+      },
+    });
+    const pdbPath = `/apis/policy/v1/namespaces/${namespace}/poddisruptionbudgets/guarded`;
+    const pods = await eventually('the guarded pods', async () => {
+      const listed = await podsOf('guarded');
+      return listed.length === 2 ? listed : undefined;
+    });
+    // Evicting a Pending pod disrupts nothing, so no budget guards it: report both running and ready in
+    // their cell, as its kubelet would.
+    const home = cells.get(cellOf('guarded'))!;
+    for (const { metadata } of pods)
+      await home.request('PATCH', `${inNamespace('pods', metadata.name)}/status`, {
+        contentType: 'application/merge-patch+json',
+        body: {
+          status: {
+            phase: 'Running',
+            conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date().toISOString() }],
+          },
+        },
+      });
+    // The pods' cell computes the budget over the pods it holds: both healthy, so none may go.
+    await eventually('the budget computed in the pods’ cell', async () => {
+      const copy = (await found(home, pdbPath)) as
+        (KubeObject & { status?: { currentHealthy?: number; disruptionsAllowed?: number } }) | undefined;
+      return copy?.metadata.labels?.[MIRRORED_LABEL] && copy.status?.currentHealthy === 2 ? true : undefined;
+    });
+    const pod = pods[0]!.metadata.name!;
+    const refused = await refusal(
+      routed.request('POST', inNamespace('pods', `${pod}/eviction`), {
+        body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod, namespace } },
+      }),
+    );
+    expect(refused.statusCode).toBe(429);
+    expect(refused.message).toContain('disruption budget');
+    expect(await found(routed, inNamespace('pods', pod))).toBeDefined();
+  });
+
+  it('applies validating and mutating admission policies made through the router to Deployments in cells', async () => {
+    const matchThisNamespace = {
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } },
+    };
+    const deploymentRules = {
+      resourceRules: [
+        {
+          apiGroups: ['apps'],
+          apiVersions: ['v1'],
+          resources: ['deployments'],
+          operations: ['CREATE', 'UPDATE'],
+        },
+      ],
+    };
+    await createClusterScoped(`${ADMISSION}/validatingadmissionpolicies`, {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: `small-${suffix}` },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: deploymentRules,
+        validations: [{ expression: 'object.spec.replicas <= 3', message: 'at most 3 replicas here' }],
+      },
+    } as KubeObject);
+    await createClusterScoped(`${ADMISSION}/validatingadmissionpolicybindings`, {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name: `small-${suffix}` },
+      spec: {
+        policyName: `small-${suffix}`,
+        validationActions: ['Deny'],
+        matchResources: matchThisNamespace,
+      },
+    } as KubeObject);
+    await createClusterScoped(`${ADMISSION}/mutatingadmissionpolicies`, {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingAdmissionPolicy',
+      metadata: { name: `labelled-${suffix}` },
+      spec: {
+        failurePolicy: 'Fail',
+        reinvocationPolicy: 'Never',
+        matchConstraints: deploymentRules,
+        mutations: [
+          {
+            patchType: 'ApplyConfiguration',
+            applyConfiguration: {
+              expression: 'Object{metadata: Object.metadata{labels: {"governed": "yes"}}}',
+            },
+          },
+        ],
+      },
+    } as KubeObject);
+    await createClusterScoped(`${ADMISSION}/mutatingadmissionpolicybindings`, {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingAdmissionPolicyBinding',
+      metadata: { name: `labelled-${suffix}` },
+      spec: { policyName: `labelled-${suffix}`, matchResources: matchThisNamespace },
+    } as KubeObject);
+    for (const path of clusterScoped.filter((one) => one.startsWith(ADMISSION)))
+      await mirroredEverywhere(path);
+
+    // Names in each cell, so that each cell's copy of the policies is the one that answers.
+    const names = ids.flatMap((id) =>
+      [0, 1].map((i) => pickName(`policed-${i}`, (name) => cellOf(name) === id)),
+    );
+    const dryRun = (name: string, replicas: number) => {
+      const base = deployment(name);
+      return routed
+        .request<KubeObject>('POST', deploymentsPath(), {
+          body: { ...base, spec: { ...base.spec, replicas } },
+          query: { dryRun: 'All' },
+        })
+        .catch((error: unknown) => error);
+    };
+    // A cell's apiserver loads a new policy a moment after the mirror writes it.
+    const refusals = await eventually('both policies in force in every cell', async () => {
+      const tooMany = await Promise.all(names.map((name) => dryRun(name, 5)));
+      const fine = await Promise.all(names.map((name) => dryRun(name, 1)));
+      const mutated = fine.every(
+        (answer) =>
+          !(answer instanceof Error) && (answer as KubeObject).metadata.labels?.['governed'] === 'yes',
+      );
+      return mutated && tooMany.every((answer) => answer instanceof ApiError)
+        ? (tooMany as ApiError[])
+        : undefined;
+    });
+    for (const refused of refusals) {
+      expect(refused.statusCode).toBe(422);
+      expect(refused.message).toContain('at most 3 replicas here');
+    }
+    for (const name of names) {
+      const created = await routed.request<KubeObject>('POST', deploymentsPath(), { body: deployment(name) });
+      expect(created.metadata.labels).toEqual({ app: name, governed: 'yes' });
+      const stored = await found(cells.get(cellOf(name))!, deploymentsPath(name));
+      expect(stored?.metadata.labels).toEqual({ app: name, governed: 'yes' });
+    }
+  });
+
+  it('puts NetworkPolicies and webhook configurations in every cell and takes them out when deleted', async () => {
+    const policies = `/apis/networking.k8s.io/v1/namespaces/${namespace}/networkpolicies`;
+    const policy = `${policies}/deny-ingress`;
+    await routed.request('POST', policies, {
+      body: {
+        apiVersion: 'networking.k8s.io/v1',
+        kind: 'NetworkPolicy',
+        metadata: { name: 'deny-ingress' },
+        spec: { podSelector: {}, policyTypes: ['Ingress'] },
+      },
+    });
+    const webhook = `webhook-${suffix}`;
+    await createClusterScoped(`${ADMISSION}/validatingwebhookconfigurations`, {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: webhook },
+      webhooks: [
+        {
+          name: 'check.governance.e2e.cellfed.io',
+          clientConfig: { url: 'https://policy.invalid/check' },
+          rules: [
+            {
+              apiGroups: ['e2e.cellfed.io'],
+              apiVersions: ['v1'],
+              resources: ['nothings'],
+              operations: ['CREATE'],
+            },
+          ],
+          failurePolicy: 'Ignore',
+          sideEffects: 'None',
+          admissionReviewVersions: ['v1'],
+        },
+      ],
+    } as KubeObject);
+    const copies = await mirroredEverywhere(policy);
+    expect(copies.map((copy) => (copy as KubeObject & { spec?: unknown }).spec)).toEqual(
+      ids.map(() => ({ podSelector: {}, policyTypes: ['Ingress'] })),
+    );
+    await mirroredEverywhere(`${ADMISSION}/validatingwebhookconfigurations/${webhook}`);
+
+    await routed.request('DELETE', policy);
+    await eventually('the NetworkPolicy gone from every cell', async () =>
+      (await Promise.all(inCells.map((cell) => found(cell, policy)))).every((copy) => copy === undefined)
+        ? true
+        : undefined,
+    );
+  });
+});
