@@ -303,6 +303,31 @@ describeE2e('what a cell makes for a workload is visible through the router', ()
         },
       },
     });
+    const report = pickName(
+      'report',
+      (name) => after.route(after.keyOf({ namespace, name })).newCell === three,
+    );
+    await routed.request('POST', `/apis/batch/v1/namespaces/${namespace}/jobs`, {
+      body: {
+        apiVersion: 'batch/v1',
+        kind: 'Job',
+        metadata: { name: report },
+        spec: {
+          parallelism: 1,
+          completions: 1,
+          template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } },
+        },
+      },
+    });
+    const jobPodsIn = async (client: KubeClient) =>
+      (
+        await client.request<KubeList>('GET', `/api/v1/namespaces/${namespace}/pods`, {
+          query: { labelSelector: `batch.kubernetes.io/job-name=${report}` },
+        })
+      ).items;
+    await eventually(`the pod of Job ${report}`, async () =>
+      (await jobPodsIn(routed)).length === 1 ? true : undefined,
+    );
     await podsOf(moving, 2);
     const [replicaSet] = await names(['get', 'rs', '-l', `app=${moving}`]);
 
@@ -311,6 +336,7 @@ describeE2e('what a cell makes for a workload is visible through the router', ()
     // node) until they are deleted.
     const seen = new Set<number>();
     const quiesced = { deployment: false, cronJob: false, daemonSet: false };
+    let jobMigratedAt: string | undefined;
     const oldCopy = (path: string) =>
       cells
         .get(cellOf(moving))!
@@ -334,6 +360,11 @@ describeE2e('what a cell makes for a workload is visible through the router', ()
         .get(before.route(before.keyOf({ namespace, name: agent })).oldCell)!
         .request<KubeObject & { spec: PodTemplateOwner }>('GET', `${daemonSets}/${agent}`)
         .catch(() => undefined);
+      const oldJob = await cells
+        .get(cellOf(report))!
+        .request<KubeObject>('GET', `/apis/batch/v1/namespaces/${namespace}/jobs/${report}`)
+        .catch(() => undefined);
+      jobMigratedAt ??= oldJob?.metadata.annotations?.['cellfed.io/migrated-at'];
       if (daemonSetCopy?.metadata.annotations?.[QUIESCED_ANNOTATION] === '{"nodeSelector":{"disk":"ssd"}}')
         quiesced.daemonSet ||=
           daemonSetCopy.spec.template.spec.nodeSelector?.['cellfed.io/quiesced'] === 'true';
@@ -352,6 +383,30 @@ describeE2e('what a cell makes for a workload is visible through the router', ()
         `/apis/batch/v1/namespaces/${namespace}/cronjobs/${cron}`,
       );
     expect(moved.spec.suspend).toBe(false);
+    // The Job ran in its new cell only once its move was committed (its copy was created suspended), and
+    // no pod of it runs on anywhere without an owner: one pod, in its new cell, owned by the Job.
+    expect(jobMigratedAt).toBeDefined();
+    const jobPods = await eventually(`the one pod of ${report}, in ${three}`, async () => {
+      const [inOld, inNew, shown] = await Promise.all([
+        jobPodsIn(cells.get(cellOf(report))!),
+        jobPodsIn(cells.get(three)!),
+        jobPodsIn(routed),
+      ]);
+      return inOld.length === 0 && inNew.length === 1 && shown.length === 1 ? inNew : undefined;
+    });
+    const created = Date.parse(jobPods[0]!.metadata.creationTimestamp!);
+    expect(created).toBeGreaterThanOrEqual(Math.floor(Date.parse(jobMigratedAt!) / 1000) * 1000);
+    expect(jobPods[0]!.metadata.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'Job', name: report, controller: true }),
+    ]);
+    const movedJob = await cells
+      .get(three)!
+      .request<KubeObject & { spec: { suspend?: boolean } }>(
+        'GET',
+        `/apis/batch/v1/namespaces/${namespace}/jobs/${report}`,
+      );
+    expect(movedJob.spec.suspend).toBe(false);
+    expect(movedJob.metadata.annotations?.[QUIESCED_ANNOTATION]).toBeUndefined();
     await eventually(
       `${cellOf(moving)}'s copy of ${replicaSet} to be collected after the move`,
       async () => ((await replicaSetsIn(cells.get(cellOf(moving))!, moving)).length === 0 ? true : undefined),

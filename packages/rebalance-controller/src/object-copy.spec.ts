@@ -1,4 +1,5 @@
 import {
+  QUIESCED_ANNOTATION,
   ORIGIN_CREATED_ANNOTATION,
   ORIGIN_UID_ANNOTATION,
   COPIED_FROM_ANNOTATION,
@@ -81,8 +82,32 @@ describe('copyForNewCell', () => {
     expect(copyForNewCell(job(false), jobs, 'c').object.spec).toEqual({
       manualSelector: false,
       template: { metadata: { labels: { app: 'x' } } },
+      suspend: true,
     });
-    expect(copyForNewCell(job(true), jobs, 'c').object.spec).toEqual(job(true).spec);
+    expect(copyForNewCell(job(true), jobs, 'c').object.spec).toEqual({ ...job(true).spec, suspend: true });
+  });
+
+  it('creates a Job or CronJob suspended, recording what the commit sets back; a suspended one as it is', () => {
+    const cronJobs = {
+      resource: { group: 'batch', version: 'v1', resource: 'cronjobs' },
+      namespace: 'ns',
+      name: 'x',
+    };
+    const cronJob = (suspend?: boolean) => ({
+      metadata: { ...meta, annotations: { [QUIESCED_ANNOTATION]: '{"suspend":false}', note: 'n' } },
+      spec: { schedule: '0 3 * * *', ...(suspend === undefined ? {} : { suspend }) },
+    });
+    const running = copyForNewCell(cronJob(), cronJobs, 'c').object;
+    expect(running.spec).toEqual({ schedule: '0 3 * * *', suspend: true });
+    // An old copy's own record of a quiesce is not carried over: only what this copy holds back.
+    expect(running.metadata.annotations?.[QUIESCED_ANNOTATION]).toBe('{"suspend":null}');
+    expect(running.metadata.annotations?.['note']).toBe('n');
+    expect(
+      copyForNewCell(cronJob(false), cronJobs, 'c').object.metadata.annotations?.[QUIESCED_ANNOTATION],
+    ).toBe('{"suspend":false}');
+    const paused = copyForNewCell(cronJob(true), cronJobs, 'c').object;
+    expect(paused.spec).toEqual({ schedule: '0 3 * * *', suspend: true });
+    expect(paused.metadata.annotations?.[QUIESCED_ANNOTATION]).toBeUndefined();
   });
 });
 

@@ -1,4 +1,9 @@
-import { COPIED_FROM_ANNOTATION, FENCED_AT_ANNOTATION, MIGRATED_AT_ANNOTATION } from '@cellfed/api';
+import {
+  COPIED_FROM_ANNOTATION,
+  FENCED_AT_ANNOTATION,
+  MIGRATED_AT_ANNOTATION,
+  QUIESCED_ANNOTATION,
+} from '@cellfed/api';
 import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import {
   portableObject,
@@ -9,25 +14,35 @@ import {
   type PortableObject,
 } from '@cellfed/controller-kit';
 
+import { heldUntilCommit } from './quiesce.ts';
+
 /** What goes to the new cell: the object to create, then its status through the status subresource. */
 export type CellCopy = PortableObject;
 
 /**
  * The new copy of `object`, read in cell `source`: the object as another cell can take it (see
  * `portableObject`), the migration marks of the old copy dropped and the copy marked as not yet committed.
+ * A Job or CronJob is created suspended, what the commit sets back recorded in `quiesced-from`
+ * (see `heldUntilCommit`).
  */
 export function copyForNewCell(object: KubeObject, ref: ObjectRef, source: string): CellCopy {
   const portable = portableObject(object, ref);
   const { labels: oldLabels, annotations: oldAnnotations, ...metadata } = portable.object.metadata;
   const labels = without(oldLabels, [REBALANCE_STATUS_LABEL]);
+  const held = heldUntilCommit(ref.resource, portable.object);
   const annotations = {
-    ...without(oldAnnotations, [FENCED_AT_ANNOTATION, MIGRATED_AT_ANNOTATION]),
+    ...without(oldAnnotations, [FENCED_AT_ANNOTATION, MIGRATED_AT_ANNOTATION, QUIESCED_ANNOTATION]),
     [COPIED_FROM_ANNOTATION]: `${source}/${object.metadata.uid ?? ''}`,
+    ...(held ? { [QUIESCED_ANNOTATION]: JSON.stringify(held.held) } : {}),
   };
   const copied: ObjectMeta = {
     ...metadata,
     ...(Object.keys(labels).length > 0 ? { labels } : {}),
     annotations,
   };
-  return { object: { ...portable.object, metadata: copied }, status: portable.status };
+  const spec = (portable.object as { spec?: Record<string, unknown> }).spec;
+  return {
+    object: { ...portable.object, metadata: copied, ...(held ? { spec: { ...spec, ...held.spec } } : {}) },
+    status: portable.status,
+  };
 }

@@ -238,8 +238,14 @@ describe('ObjectMover', () => {
     expect(await mover.deleteCopy(move.from, ref, 'another-uid', move.signal)).toBe(false);
     expect(from.get(PATH)).toBeDefined();
     const uid = from.get(PATH)!.metadata.uid!;
+    const deletes: unknown[] = [];
+    from.before = (method, _path, body) => void (method === 'DELETE' && deletes.push(body));
     expect(await mover.deleteCopy(move.from, ref, uid, move.signal)).toBe(true);
     expect(from.get(PATH)).toBeUndefined();
+    // Dependents go with it in the background, whatever the resource's default (a Job's orphans its pods).
+    expect(deletes).toEqual([
+      expect.objectContaining({ preconditions: { uid }, propagationPolicy: 'Background' }),
+    ]);
   });
 
   it('commits a copy found later with the old copy’s field managers, read from its cell', async () => {

@@ -1,4 +1,9 @@
-import { COPIED_FROM_ANNOTATION, FENCED_AT_ANNOTATION, MIGRATED_AT_ANNOTATION } from '@cellfed/api';
+import {
+  COPIED_FROM_ANNOTATION,
+  FENCED_AT_ANNOTATION,
+  MIGRATED_AT_ANNOTATION,
+  QUIESCED_ANNOTATION,
+} from '@cellfed/api';
 import {
   ApiError,
   collectionPath,
@@ -196,7 +201,13 @@ export class ObjectMover {
   async deleteCopy(cell: CellEnd, ref: ObjectRef, uid: string, signal: AbortSignal): Promise<boolean> {
     try {
       await cell.client.request('DELETE', objectPath(ref), {
-        body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid } },
+        // Its dependents go with it: a Job's default is to orphan its pods, which would run on with no owner.
+        body: {
+          kind: 'DeleteOptions',
+          apiVersion: 'v1',
+          preconditions: { uid },
+          propagationPolicy: 'Background',
+        },
         signal,
       });
       return true;
@@ -434,7 +445,10 @@ function createIfAbsent(
   });
 }
 
-/** The commit itself (see `commitCopy`): `copied-from` removed, the old copy's field managers set. */
+/**
+ * The commit itself (see `commitCopy`): `copied-from` removed, the old copy's field managers set, and what the
+ * copy was created without (a Job's `suspend`, see `heldUntilCommit`) set back.
+ */
 async function commitNewCopy(
   cell: CellEnd,
   ref: ObjectRef,
@@ -446,6 +460,7 @@ async function commitNewCopy(
     client: cell.client,
     path: objectPath(ref),
     mark: COPIED_FROM_ANNOTATION,
+    heldSpec: QUIESCED_ANNOTATION,
     ...(managedFields ? { managedFields } : {}),
     ...(known ? { known } : {}),
     fieldManager: FIELD_MANAGER,

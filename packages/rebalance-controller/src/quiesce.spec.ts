@@ -1,7 +1,7 @@
 import { QUIESCED_ANNOTATION, QUIESCED_NODE_LABEL } from '@cellfed/api';
 import type { KubeObject } from '@cellfed/controller-kit';
 
-import { quiescePatch, quiesces } from './quiesce.ts';
+import { heldUntilCommit, quiescePatch, quiesces } from './quiesce.ts';
 
 const object = (spec: Record<string, unknown>, annotations: Record<string, string> = {}): KubeObject =>
   ({ metadata: { name: 'web', resourceVersion: '42', annotations }, spec }) as KubeObject;
@@ -47,5 +47,26 @@ describe('quiescePatch', () => {
     const done = object({ replicas: 0 }, { [QUIESCED_ANNOTATION]: '{"replicas":3}' });
     expect(quiescePatch({ group: 'apps', resource: 'deployments' }, done)).toBeUndefined();
     expect(quiescePatch({ group: 'batch', resource: 'cronjobs' }, object({ suspend: true }))).toBeUndefined();
+  });
+});
+
+describe('heldUntilCommit', () => {
+  it('holds a running Job or CronJob suspended until the commit, recording the field to set back', () => {
+    expect(heldUntilCommit({ group: 'batch', resource: 'jobs' }, object({ parallelism: 2 }))).toEqual({
+      spec: { suspend: true },
+      held: { suspend: null },
+    });
+    expect(heldUntilCommit({ group: 'batch', resource: 'cronjobs' }, object({ suspend: false }))).toEqual({
+      spec: { suspend: true },
+      held: { suspend: false },
+    });
+  });
+
+  it('holds nothing back of a suspended Job, or of workloads that scale (their new pods come up beside the old)', () => {
+    expect(heldUntilCommit({ group: 'batch', resource: 'jobs' }, object({ suspend: true }))).toBeUndefined();
+    expect(
+      heldUntilCommit({ group: 'apps', resource: 'deployments' }, object({ replicas: 3 })),
+    ).toBeUndefined();
+    expect(heldUntilCommit({ group: '', resource: 'configmaps' }, object({}))).toBeUndefined();
   });
 });

@@ -50,6 +50,23 @@ function changeFor(
   }
 }
 
+/**
+ * What a new copy of `object` is created without, so that its cell runs nothing of it before the move is
+ * committed; undefined when nothing is held back. Jobs and CronJobs are created suspended: a Job's pods would
+ * otherwise run in both cells at once, and a finished Job, created before its status is copied, would run
+ * again. The commit sets the field back (`held` is the merge patch that does). Workloads that scale are not
+ * held: their new pods come up beside the old ones, as in a rolling update, and the old go once committed.
+ */
+export function heldUntilCommit(
+  resource: Pick<GroupVersionResource, 'group' | 'resource'>,
+  object: KubeObject,
+): { readonly spec: Spec; readonly held: Spec } | undefined {
+  const runsToCompletion = `${resource.group}/${resource.resource}`;
+  if (runsToCompletion !== 'batch/jobs' && runsToCompletion !== 'batch/cronjobs') return undefined;
+  const change = suspended((object as { spec?: Spec }).spec ?? {});
+  return change ? { spec: change.spec, held: change.was } : undefined;
+}
+
 /** Whether old copies of `resource` run anything to stop (without reading one). */
 export function quiesces(resource: Pick<GroupVersionResource, 'group' | 'resource'>): boolean {
   return changeFor(resource) !== undefined;

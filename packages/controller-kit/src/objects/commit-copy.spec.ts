@@ -5,6 +5,7 @@ import { commitCopy } from './commit-copy.ts';
 
 const PATH = '/apis/apps/v1/namespaces/shop/deployments/web';
 const MARK = 'example.io/copied';
+const HELD = 'example.io/held-spec';
 const MANAGERS = [{ manager: 'helm', operation: 'Apply', apiVersion: 'apps/v1' }];
 const signal = new AbortController().signal;
 
@@ -66,6 +67,29 @@ describe('commitCopy', () => {
     cell.objects.delete(PATH);
     expect(await commit('read')).toBe(false);
     expect(cell.writes).toHaveLength(1);
+  });
+
+  it('sets back the spec fields the copy was created without, and removes their record, in the same write', async () => {
+    const cell = new FakeCell('a');
+    const jobPath = '/apis/batch/v1/namespaces/shop/jobs/report';
+    const created = cell.put(jobPath, {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: {
+        name: 'report',
+        namespace: 'shop',
+        annotations: { [MARK]: 'b', [HELD]: '{"suspend":null}' },
+      },
+      spec: { suspend: true, parallelism: 2 },
+    } as KubeObject);
+
+    const commit = { client: cell, path: jobPath, mark: MARK, fieldManager: 'committer', signal };
+    expect(await commitCopy({ ...commit, heldSpec: HELD, known: created.metadata })).toBe(true);
+
+    const committed = cell.get(jobPath)! as KubeObject & { spec: unknown };
+    expect(committed.spec).toEqual({ parallelism: 2 });
+    expect(committed.metadata.annotations).toEqual({});
+    expect(cell.writes).toEqual([{ method: 'PATCH', path: jobPath }]);
   });
 
   it('gives up after a few conflicts in a row, with the conflict', async () => {

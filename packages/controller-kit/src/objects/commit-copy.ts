@@ -12,6 +12,11 @@ export interface CommitCopyOptions {
   path: string;
   /** The annotation the copy carries until it is committed. */
   mark: string;
+  /**
+   * An annotation holding spec fields (a JSON merge patch) the copy was created without, so that its cell ran
+   * nothing before the commit: the commit sets them and removes the annotation in the same write.
+   */
+  heldSpec?: string;
   /** The field managers the object had where it was copied from; none known, none written. */
   managedFields?: ObjectMeta['managedFields'];
   /** The copy's metadata as last seen (as written, or cached); read afresh when absent or stale. */
@@ -21,27 +26,30 @@ export interface CommitCopyOptions {
 }
 
 /**
- * Commits a copy made by a create (a moved object's new copy, a promoted backup): removes its mark and gives
- * it back the field managers the object had, in one write on a known version. A create gives every field to
+ * Commits a copy made by a create (a moved object's new copy, a promoted backup): removes its mark, gives
+ * it back the field managers the object had and the spec fields it was created without (`heldSpec`), in one
+ * write on a known version. A create gives every field to
  * the creating manager, and a client's next server-side apply of a field it owned (helm upgrading its
  * release) would conflict with it. Read again on a conflict, a few times: the cell's controllers write the
  * copy (its status, a Deployment's revision) meanwhile. Answers whether it wrote: nothing is written to a
  * copy without the mark (committed already) or gone.
  */
 export async function commitCopy(options: CommitCopyOptions): Promise<boolean> {
-  const { client, path, mark, managedFields, fieldManager, signal } = options;
+  const { client, path, mark, heldSpec, managedFields, fieldManager, signal } = options;
   let current = options.known;
   for (let attempt = 1; ; attempt++) {
     current ??= (await readIfExists<KubeObject>(client, path, { signal }))?.metadata;
     if (current?.annotations?.[mark] === undefined) return false;
+    const held = heldSpec === undefined ? undefined : current.annotations[heldSpec];
     try {
       await client.request('PATCH', path, {
         body: {
           metadata: {
             resourceVersion: current.resourceVersion,
-            annotations: { [mark]: null },
+            annotations: { [mark]: null, ...(held === undefined ? {} : { [heldSpec!]: null }) },
             ...(managedFields?.length ? { managedFields } : {}),
           },
+          ...(held === undefined ? {} : { spec: JSON.parse(held) as unknown }),
         },
         contentType: 'application/merge-patch+json',
         query: { fieldManager },
