@@ -54,6 +54,8 @@ describeE2e(
     const fixture = joinFixture(env);
     const { plain } = fixture;
     const names = Array.from({ length: 150 }, (_, i) => `app-${i}`);
+    /** Services of some of them: their cells' EndpointSlice controllers make a slice for each. */
+    const services = names.slice(0, 30);
     let started: RebalancedFederation | undefined;
     let routed: KubeClient;
     const informers: InformerProcess[] = [];
@@ -116,6 +118,16 @@ describeE2e(
           body: deployment(name),
         }),
       );
+      await forEachInParallel(services, 16, (name) =>
+        routed.request('POST', `/api/v1/namespaces/${namespace}/services`, {
+          body: {
+            apiVersion: 'v1',
+            kind: 'Service',
+            metadata: { name },
+            spec: { selector: { app: name }, ports: [{ port: 80 }] },
+          },
+        }),
+      );
     });
 
     afterAll(async () => {
@@ -135,7 +147,14 @@ describeE2e(
             ...options,
           }),
       );
-      informers.push(throughRouter, onePlain, ...protobuf);
+      // What the cells' controllers make (ReplicaSets, EndpointSlices), through a join and a drain: each
+      // informer must end with what a list through the router shows, nothing of a moved copy or a drained
+      // cell left behind.
+      const cellMade = ['apps/v1/replicasets', 'discovery.k8s.io/v1/endpointslices'].map((resource) => ({
+        resource,
+        informer: new InformerProcess(join(env.dir, `${cellSetName}.kubeconfig`), namespace, { resource }),
+      }));
+      informers.push(throughRouter, onePlain, ...protobuf, ...cellMade.map(({ informer }) => informer));
       const before = cached(await synced(throughRouter));
       await synced(onePlain);
       for (const informer of protobuf) await synced(informer);
@@ -186,6 +205,31 @@ describeE2e(
         ).toEqual([]);
       }
       expect([...routedEnd.expected.keys()].sort()).toEqual([...plainEnd.expected.keys()].sort());
+
+      for (const { resource, informer } of cellMade) {
+        const [group, version, plural] = resource.split('/') as [string, string, string];
+        const path = `/apis/${group}/${version}/namespaces/${namespace}/${plural}`;
+        let last: { cached: string[]; listed: string[] } | undefined;
+        await eventually(
+          `the ${plural} informer to hold what a list through the router shows`,
+          async () => {
+            const listed = (await routed.request<KubeList>('GET', path)).items
+              .map((item) => `${item.metadata.name} ${item.metadata.uid}`)
+              .sort();
+            const cached = (await informer.report()).objects.map(({ name, uid }) => `${name} ${uid}`).sort();
+            last = { cached, listed };
+            return listed.length > 0 && JSON.stringify(cached) === JSON.stringify(listed) ? true : undefined;
+          },
+          60_000,
+        ).catch((error: unknown) => {
+          const extra = last?.cached.filter((one) => !last!.listed.includes(one)) ?? [];
+          const missing = last?.listed.filter((one) => !last!.cached.includes(one)) ?? [];
+          throw new Error(
+            `${(error as Error).message}: cached but not listed ${JSON.stringify(extra.slice(0, 5))}, listed but not cached ${JSON.stringify(missing.slice(0, 5))}`,
+            { cause: error },
+          );
+        });
+      }
     });
   },
 );

@@ -80,6 +80,7 @@ function watch(
   history?: ResourceHistory,
 ) {
   const state = routingState(spec, 1);
+  let current = state;
   // The control plane is watched too, for what each apiserver makes for itself (its own kube-root-ca.crt).
   const sources: Record<string, ReturnType<typeof fakeCell>> = {
     [CONTROL_PLANE_SOURCE]: fakeCell(),
@@ -91,7 +92,7 @@ function watch(
   let ended = false;
   const done = serveMergedWatch(
     {
-      state: () => state,
+      state: () => current,
       resource: { group: '', resource: 'configmaps' },
       namespaceLabels: () => undefined,
       client: (cell) => sources[cell]?.client,
@@ -119,7 +120,17 @@ function watch(
     },
   );
   const home = (name: string) => state.table.route(state.table.keyOf({ namespace: 'ns', name }));
-  return { lines, abort, done, home, isEnded: () => ended, controlPlane: sources[CONTROL_PLANE_SOURCE]! };
+  /** The CellSet changes while the client watches. */
+  const load = (next: typeof spec) => void (current = routingState(next, 2));
+  return {
+    lines,
+    abort,
+    done,
+    home,
+    load,
+    isEnded: () => ended,
+    controlPlane: sources[CONTROL_PLANE_SOURCE]!,
+  };
 }
 
 const joiningSpec = parseCellSetSpec({
@@ -224,6 +235,42 @@ describe('serveMergedWatch', () => {
       { type: 'ERROR', object: expect.objectContaining({ code: 410, reason: 'Expired' }) },
     ]);
     expect(w.isEnded()).toBe(true);
+  });
+
+  it('ends the watch with a 410 when a cell leaves the sources, and refuses a resume from a version naming it', async () => {
+    const cells = { a: fakeCell(), b: fakeCell() };
+    const w = watch(cells, '/api/v1/configmaps?watch=1');
+    await until('both watches', () => cells.a.streams.length === 1 && cells.b.streams.length === 1);
+    // Cell b drained away: what the client holds from it, no source will ever delete.
+    w.load(parseCellSetSpec({ cells: [{ id: 'a', state: 'Normal', kubeconfigSecretRef: { name: 'a' } }] }));
+    await w.done;
+    expect(w.lines).toEqual([
+      {
+        type: 'ERROR',
+        object: expect.objectContaining({
+          code: 410,
+          reason: 'Expired',
+          message: expect.stringContaining('cell b'),
+        }),
+      },
+    ]);
+    expect(w.isEnded()).toBe(true);
+
+    const onlyA = parseCellSetSpec({
+      cells: [{ id: 'a', state: 'Normal', kubeconfigSecretRef: { name: 'a' } }],
+    });
+    const rv = encodeCellVersions(
+      new Map([
+        ['a', '100'],
+        ['b', '200'],
+      ]),
+    );
+    const resumed = watch(
+      { a: fakeCell() },
+      `/api/v1/configmaps?watch=1&resourceVersion=${encodeURIComponent(rv)}`,
+      onlyA,
+    );
+    expect(await resumed.done).toMatchObject({ code: 410, status: { reason: 'Expired' } });
   });
 
   it('never shows a DELETED for an object that only moved: one MODIFIED with the new copy instead', async () => {

@@ -223,6 +223,13 @@ export async function serveMergedWatch(
   const start = await resolveCollectionStart(rv, cells, history, clock, request.signal);
   if (start.kind === 'refused') return { code: start.status.code, status: start.status };
   const versions = start.kind === 'cut' ? start.versions : new Map<string, string>();
+  // Resumed from a version that names a cell no longer among the sources (drained, or Down): what the client
+  // holds from it would never be deleted, as a watch open when it left is ended for.
+  const left = [...versions.keys()].find((cell) => !cells.includes(cell));
+  if (left !== undefined) {
+    const status = leftTheSources(left);
+    return { code: status.code, status };
+  }
   // One source's own order is the order: its events carry their object versions, a start from one is exact.
   const single = cells.length === 1;
   // Several: in the history's order when it follows every cell and can tell which changes are the watch's.
@@ -275,10 +282,19 @@ export async function serveMergedWatch(
     void follow(cell, opened[i]!.body!, from[i], initialEvents(cell));
   });
 
-  // Cells that join while the client watches get a watch of their own (from now: they start empty).
+  // Cells that join while the client watches get a watch of their own (from now: they start empty). A cell
+  // that leaves (drained, or Down) ends the watch: what the client holds from it would never be deleted,
+  // since its deletions are seen nowhere else, and a new list shows the sources as they are now.
   const joinTimer = setInterval(() => {
     const now = request.state();
-    for (const cell of now ? collectionSources(now, placement, request.resource) : []) {
+    const sources = now ? collectionSources(now, placement, request.resource) : [];
+    const left = now ? [...watching].find((cell) => !sources.includes(cell)) : undefined;
+    if (left !== undefined) {
+      // Ahead of any event the order still holds: the client lists again anyway.
+      push({ cell: left, closed: leftTheSources(left) });
+      return;
+    }
+    for (const cell of sources) {
       if (watching.has(cell)) continue;
       watching.add(cell);
       void (async () => {
@@ -301,7 +317,7 @@ export async function serveMergedWatch(
 
   const tracker: WatchVisibility =
     placement === 'anywhere'
-      ? new CellMadeTracker(request.resource)
+      ? new CellMadeTracker(request.resource, request.readCopy)
       : new MoveTracker(request, streamingList);
   let columns: CreationColumns | undefined;
   // The composite of every cell's version so far, encoded again only when one changes (a streaming list's
@@ -376,8 +392,10 @@ export async function serveMergedWatch(
         copies: placement !== 'anywhere',
         ...(columns ? { columns } : {}),
       });
-      if (request.ownerUids && cell !== CONTROL_PLANE_SOURCE && !isProtobufObject(object))
-        await request.ownerUids.show(cell, object);
+      // A copy shown for another source's event (a move completing, a cell-made copy gone) is that source's.
+      const holder = shown.source ?? cell;
+      if (request.ownerUids && holder !== CONTROL_PLANE_SOURCE && !isProtobufObject(object))
+        await request.ownerUids.show(holder, object);
       await out.write(codec.frame({ type: shown.type, object }));
     }
   } finally {
@@ -408,6 +426,10 @@ function initialEventsCut(cell: string): KubeStatus {
     'Expired',
     `cell ${cell}: its watch ended before its initial events did; list and watch again`,
   );
+}
+
+function leftTheSources(cell: string): KubeStatus {
+  return failure(410, 'Expired', `cell ${cell} has left the federation's sources; list and watch again`);
 }
 
 function gone(cell: string, message: string | undefined): KubeStatus {

@@ -17,13 +17,19 @@ export interface MoveTrackerRequest {
   readonly readCopy: (cell: string, namespace: string, name: string) => Promise<WatchedObject | undefined>;
 }
 
+/**
+ * An event as the client is shown it. `source`: the source whose copy `object` is, when that is not the cell
+ * whose event it answers (the new copy shown when a move completes): its version is not that cell's.
+ */
+export type ShownEvent = WatchEvent & { readonly source?: string };
+
 /** Which cells' events a client sees, and as what. */
 export interface WatchVisibility {
   decide(
     cell: string,
     event: WatchEvent,
     state: RoutingState,
-  ): Promise<WatchEvent | undefined> | WatchEvent | undefined;
+  ): Promise<ShownEvent | undefined> | ShownEvent | undefined;
 }
 
 /**
@@ -54,10 +60,10 @@ export class MoveTracker implements WatchVisibility {
   constructor(request: MoveTrackerRequest, clientStartsEmpty: boolean) {
     this.request = request;
     this.clientHasUntold = !clientStartsEmpty;
-    this.made = new CellMadeTracker(request.resource);
+    this.made = new CellMadeTracker(request.resource, request.readCopy);
   }
 
-  async decide(cell: string, event: WatchEvent, state: RoutingState): Promise<WatchEvent | undefined> {
+  async decide(cell: string, event: WatchEvent, state: RoutingState): Promise<ShownEvent | undefined> {
     const decided = await this.decideMoving(cell, event, state);
     if (decided.key !== undefined && decided.event)
       this.shown.set(decided.key, decided.event.type !== 'DELETED');
@@ -68,7 +74,7 @@ export class MoveTracker implements WatchVisibility {
     cell: string,
     event: WatchEvent,
     state: RoutingState,
-  ): Promise<{ key?: string; event: WatchEvent | undefined }> {
+  ): Promise<{ key?: string; event: ShownEvent | undefined }> {
     const object = event.object as WatchedObject;
     const meta = watchedMeta(object);
     const namespace = meta.namespace ?? '';
@@ -76,7 +82,7 @@ export class MoveTracker implements WatchVisibility {
     const own = ownObjectView(this.request.resource, 'ring', cell, namespace, name);
     if (own !== 'route') return { event: own === 'show' ? event : undefined };
     if (madeByItsCell(meta) || this.made.holds(namespace, name))
-      return { key: `${namespace}/${name}`, event: this.made.decide(cell, event) };
+      return { key: `${namespace}/${name}`, event: await this.made.decide(cell, event) };
     const decision = state.table.route(
       state.table.keyOf({ namespace, name }, this.request.namespaceLabels(namespace)),
     );
@@ -84,7 +90,7 @@ export class MoveTracker implements WatchVisibility {
       return { event: cell === decision.oldCell ? event : undefined };
     }
     const key = `${namespace}/${name}`;
-    const answer = (shown: WatchEvent | undefined) => ({ key, event: shown });
+    const answer = (shown: ShownEvent | undefined) => ({ key, event: shown });
     if (cell === decision.oldCell) {
       const before = this.oldCopies.get(key);
       const wasMigrated = before?.[REBALANCE_STATUS_LABEL] === MIGRATED;
@@ -105,7 +111,7 @@ export class MoveTracker implements WatchVisibility {
         (await this.request.readCopy(decision.newCell, namespace, name).catch(() => undefined));
       if (!fresh) return answer(has ? { type: 'DELETED', object } : undefined);
       this.announced.set(key, watchedMeta(fresh).resourceVersion);
-      return answer({ type: has ? 'MODIFIED' : 'ADDED', object: fresh });
+      return answer({ type: has ? 'MODIFIED' : 'ADDED', object: fresh, source: decision.newCell });
     }
     if (cell !== decision.newCell) return answer(undefined);
     if (event.type === 'DELETED') this.newCopies.delete(key);

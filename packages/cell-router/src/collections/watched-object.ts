@@ -5,6 +5,8 @@ export interface WatchedObject {
     namespace?: string;
     name?: string;
     resourceVersion?: string;
+    /** Which of two copies of a cell-made object is shown (absent from protobuf objects: a tie). */
+    creationTimestamp?: string;
     labels?: Record<string, string>;
     /** Read only for their `controller` flags (see madeByItsCell). */
     ownerReferences?: readonly unknown[];
