@@ -370,6 +370,26 @@ describeE2e('what governs a workload is in force in its cell', () => {
     }
   });
 
+  it('takes a namespace that lived a moment out of the cells it was written into', async () => {
+    const brief = `${namespace}-brief`;
+    await routed.request('POST', '/api/v1/namespaces', {
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: brief } },
+    });
+    // The write goes before the mirror has seen the namespace: the router makes it in the cell first.
+    await routed.request('POST', `/api/v1/namespaces/${brief}/configmaps`, {
+      body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings' } },
+    });
+    const home = cells.get(table.route(table.keyOf({ namespace: brief, name: 'settings' })).oldCell!)!;
+    const made = await found(home, `/api/v1/namespaces/${brief}`);
+    expect(made?.metadata.labels?.[MIRRORED_LABEL]).toBe('control-plane');
+    await routed.request('DELETE', `/api/v1/namespaces/${brief}`);
+    await eventually(
+      `${brief} gone from its cell`,
+      async () => ((await found(home, `/api/v1/namespaces/${brief}`)) ? undefined : true),
+      60_000,
+    );
+  });
+
   it('puts NetworkPolicies and webhook configurations in every cell and takes them out when deleted', async () => {
     const policies = `/apis/networking.k8s.io/v1/namespaces/${namespace}/networkpolicies`;
     const policy = `${policies}/deny-ingress`;

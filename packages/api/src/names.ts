@@ -103,8 +103,13 @@ export const FOLLOWER_LABEL = 'cellfed.io/followed-from';
  */
 export const FOLLOWED_VERSION_ANNOTATION = 'cellfed.io/followed-version';
 
-/** On every object the mirror put in a cell: it may update it, and delete it when the control plane's goes. */
+/**
+ * On every object the mirror put in a cell, and on a namespace the router made in a cell ahead of a write:
+ * the mirror may update it, and deletes it when the control plane's goes.
+ */
 export const MIRRORED_LABEL = 'cellfed.io/mirrored-from';
+/** The value of MIRRORED_LABEL: where a mirrored object comes from. */
+export const MIRRORED_FROM_CONTROL_PLANE = 'control-plane';
 /** On mirrored CRDs and shared objects: a hash of the content applied, so an unchanged one is not applied again. */
 export const MIRROR_HASH_ANNOTATION = 'cellfed.io/mirror-hash';
 

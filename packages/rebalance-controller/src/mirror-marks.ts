@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 
+import { MIRRORED_FROM_CONTROL_PLANE } from '@cellfed/api';
+
 /** The value of the mirror's label (@cellfed/api's MIRRORED_LABEL): where a mirrored object comes from. */
-export const MIRRORED_VALUE = 'control-plane';
+export const MIRRORED_VALUE = MIRRORED_FROM_CONTROL_PLANE;
 export const MIRROR_FIELD_MANAGER = 'cellfed-mirror';
 
 /** The `cellfed.io/mirror-hash` value for what the mirror applies (@cellfed/api's MIRROR_HASH_ANNOTATION). */

@@ -1,3 +1,4 @@
+import { MIRRORED_FROM_CONTROL_PLANE, MIRRORED_LABEL } from '@cellfed/api';
 import {
   Informer,
   errorMessage,
@@ -92,7 +93,12 @@ export class CellNamespaces implements CellAware {
         body: {
           apiVersion: 'v1',
           kind: 'Namespace',
-          metadata: { name: namespace, ...(source.labels ? { labels: source.labels } : {}) },
+          // Marked as the mirror marks its own, so the mirror deletes it when the control plane's goes: a
+          // namespace that lived a moment there may be gone before the mirror ever saw it.
+          metadata: {
+            name: namespace,
+            labels: { ...source.labels, [MIRRORED_LABEL]: MIRRORED_FROM_CONTROL_PLANE },
+          },
         },
       });
       this.log.info({ cell, namespace }, 'namespace created in the cell ahead of a write');
