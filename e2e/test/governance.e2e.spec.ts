@@ -332,6 +332,11 @@ describeE2e('what governs a workload is in force in its cell', () => {
     } as KubeObject);
     for (const path of clusterScoped.filter((one) => one.startsWith(ADMISSION)))
       await mirroredEverywhere(path);
+    // In the cells each policy leaves the rebalance controller's own writes (moves) alone, and nothing else.
+    const [inCell] = await mirroredEverywhere(`${ADMISSION}/validatingadmissionpolicies/small-${suffix}`);
+    expect(
+      (inCell as KubeObject & { spec: { matchConditions?: { name: string }[] } }).spec.matchConditions,
+    ).toEqual([expect.objectContaining({ name: 'cellfed.io/not-the-rebalance-controller' })]);
 
     // Names in each cell, so that each cell's copy of the policies is the one that answers.
     const names = ids.flatMap((id) =>

@@ -1,6 +1,6 @@
 import { ApiError, FENCE_POLICY_NAME, type KubeObject } from '@cellfed/controller-kit';
 
-import { ensureCellFence } from './cell-fence.ts';
+import { ensureCellFence, ownUserName } from './cell-fence.ts';
 import { RebalanceErrorCode } from './errors.ts';
 
 const FENCE_REFUSAL = new ApiError(
@@ -33,11 +33,14 @@ function fakeCell(probe: () => unknown) {
 }
 
 const signal = new AbortController().signal;
+/** The fence, for the user the cell says the controller is. */
+const fence = async (cell: ReturnType<typeof fakeCell>) =>
+  ensureCellFence(cell.client, await ownUserName(cell.client, signal), signal);
 
 describe('ensureCellFence', () => {
   it('applies the policy and binding exempting the controller’s own user, then proves the cell enforces them', async () => {
     const cell = fakeCell(() => Promise.reject(FENCE_REFUSAL));
-    await expect(ensureCellFence(cell.client, signal)).resolves.toBe(2);
+    await expect(fence(cell)).resolves.toBe(2);
     const policy = [...cell.stored.values()].find((object) => object.kind === 'ValidatingAdmissionPolicy');
     expect(JSON.stringify(policy)).toContain('request.userInfo.username == \\"cellfed-components\\"');
     expect(cell.calls.at(-1)).toMatchObject({ method: 'POST', query: { dryRun: 'All' } });
@@ -45,18 +48,18 @@ describe('ensureCellFence', () => {
 
   it('writes nothing when the cell already holds the same policy, and still probes', async () => {
     const cell = fakeCell(() => Promise.reject(FENCE_REFUSAL));
-    await ensureCellFence(cell.client, signal);
+    await fence(cell);
     const writes = () => cell.calls.filter((call) => call.method === 'PATCH').length;
-    await expect(ensureCellFence(cell.client, signal)).resolves.toBe(0);
+    await expect(fence(cell)).resolves.toBe(0);
     expect(writes()).toBe(2);
     // Another user name (new credentials for the controller) changes the policy: it is applied again.
     cell.user = 'cellfed-rotated';
-    await expect(ensureCellFence(cell.client, signal)).resolves.toBe(1);
+    await expect(fence(cell)).resolves.toBe(1);
   });
 
   it('fails while the cell accepts the probe (the policy is not loaded yet), so nothing moves out of it', async () => {
     const cell = fakeCell(() => Promise.resolve({}));
-    await expect(ensureCellFence(cell.client, signal)).rejects.toMatchObject({
+    await expect(fence(cell)).rejects.toMatchObject({
       code: RebalanceErrorCode.FenceNotInForce,
       message: expect.stringContaining('does not enforce it yet'),
     });
@@ -66,7 +69,7 @@ describe('ensureCellFence', () => {
     const cell = fakeCell(() =>
       Promise.reject(new ApiError(403, { reason: 'Forbidden', message: 'cannot create namespaces' }, 'POST')),
     );
-    await expect(ensureCellFence(cell.client, signal)).rejects.toMatchObject({
+    await expect(fence(cell)).rejects.toMatchObject({
       code: RebalanceErrorCode.FenceNotInForce,
       message: expect.stringContaining('cannot create namespaces'),
     });

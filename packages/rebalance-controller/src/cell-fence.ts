@@ -15,13 +15,12 @@ type Client = Pick<KubeClient, 'request'>;
 const POLICIES = '/apis/admissionregistration.k8s.io/v1';
 
 /**
- * Puts the write fence policy in a cell (see `FENCE_POLICY_NAME`), exempting the controller's own user
- * name there, and proves the cell enforces it: a dry-run create of the probe must be refused by it. Until
+ * Puts the write fence policy in a cell (see `FENCE_POLICY_NAME`), exempting `user`, the controller's own
+ * user name there (see {@link ownUserName}), and proves the cell enforces it: a dry-run create of the probe must be refused by it. Until
  * then no object may leave the cell, so this is part of the mirror pass the gate waits for. Answers the
  * number of writes.
  */
-export async function ensureCellFence(cell: Client, signal: AbortSignal): Promise<number> {
-  const user = await ownUserName(cell, signal);
+export async function ensureCellFence(cell: Client, user: string, signal: AbortSignal): Promise<number> {
   const [policy, binding] = fencePolicyObjects(user);
   let writes = 0;
   for (const [object, resource] of [
@@ -36,7 +35,7 @@ export async function ensureCellFence(cell: Client, signal: AbortSignal): Promis
 }
 
 /** The user name the cell knows the controller by (a SelfSubjectReview: any authenticated user may ask). */
-async function ownUserName(cell: Client, signal: AbortSignal): Promise<string> {
+export async function ownUserName(cell: Client, signal: AbortSignal): Promise<string> {
   const review = await cell.request<{ status?: { userInfo?: { username?: string } } }>(
     'POST',
     '/apis/authentication.k8s.io/v1/selfsubjectreviews',

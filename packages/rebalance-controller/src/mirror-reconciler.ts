@@ -14,7 +14,7 @@ import {
 } from '@cellfed/controller-kit';
 
 import { applyIfChanged } from './apply-if-changed.ts';
-import { ensureCellFence } from './cell-fence.ts';
+import { ensureCellFence, ownUserName } from './cell-fence.ts';
 import { inParallel } from './in-parallel.ts';
 import { MIRROR_FIELD_MANAGER as FIELD_MANAGER, MIRRORED_VALUE } from './mirror-marks.ts';
 import type { PlanHolder } from './rebalance-plan.ts';
@@ -98,6 +98,8 @@ export class MirrorReconciler implements Reconciler<CellKey> {
     }
     let namespaceWrites: number, crdWrites: number, sharedWrites: number, fenceWrites: number;
     try {
+      // Who the controller is in this cell: the write fence and the mirrored admission objects exempt it.
+      const user = await ownUserName(cell.client, signal);
       namespaceWrites = await this.mirrorNamespaces(cell, signal);
       // A shared custom resource needs its CRD in the cells as much as a cellular one does.
       crdWrites = await this.mirrorCrds(cell, [...spec.cellularResources, ...spec.sharedResources], signal);
@@ -107,8 +109,9 @@ export class MirrorReconciler implements Reconciler<CellKey> {
         mirroredResources(spec),
         signal,
         this.options.parallelism ?? 8,
+        user,
       );
-      fenceWrites = await ensureCellFence(cell.client, signal);
+      fenceWrites = await ensureCellFence(cell.client, user, signal);
     } catch (error) {
       state.failed(cellId, errorMessage(error));
       throw error;
@@ -154,14 +157,36 @@ export class MirrorReconciler implements Reconciler<CellKey> {
     for (const [name, metadata] of have) {
       if (wanted.has(name) || metadata.deletionTimestamp) continue;
       if (metadata.labels?.[MIRRORED_LABEL] !== MIRRORED_VALUE) continue;
-      writes.push(() =>
-        cell.client.request('DELETE', `/api/v1/namespaces/${name}`, { signal }).catch((error: unknown) => {
-          if (!isNotFound(error)) throw error;
-        }),
-      );
+      writes.push(async () => {
+        // The cache may not have a namespace made a moment ago, which the router may already have made in
+        // the cell for a write into it: only the control plane's own answer says it is gone.
+        if (await this.inControlPlane(name, signal)) return;
+        await cell.client
+          .request('DELETE', `/api/v1/namespaces/${name}`, { signal })
+          .catch((error: unknown) => {
+            if (!isNotFound(error)) throw error;
+          });
+      });
     }
     await inParallel(writes, this.options.parallelism ?? 8);
     return writes.length;
+  }
+
+  /** Whether the control plane has namespace `name` (and is not deleting it), asked, not cached. */
+  private async inControlPlane(name: string, signal: AbortSignal): Promise<boolean> {
+    try {
+      const namespace = await this.options.controlPlane.request<KubeObject>(
+        'GET',
+        `/api/v1/namespaces/${name}`,
+        {
+          signal,
+        },
+      );
+      return !namespace.metadata.deletionTimestamp;
+    } catch (error) {
+      if (isNotFound(error)) return false;
+      throw error;
+    }
   }
 
   private async mirrorCrds(

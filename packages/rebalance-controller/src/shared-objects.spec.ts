@@ -60,6 +60,46 @@ describe('mirroredCopy', () => {
   });
 });
 
+describe('mirroredCopy of admission objects', () => {
+  const condition = {
+    name: 'cellfed.io/not-the-rebalance-controller',
+    expression: 'request.userInfo.username != "system:serviceaccount:cellfed-system:cellfed"',
+  };
+  const controller = 'system:serviceaccount:cellfed-system:cellfed';
+
+  it('exempts the controller’s own writes in each policy and each webhook, beside their own conditions', () => {
+    const own = { name: 'only-prod', expression: 'true' };
+    const policy = mirroredCopy(
+      {
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'ValidatingAdmissionPolicy',
+        metadata: { name: 'small' },
+        spec: { matchConditions: [own], validations: [{ expression: 'true' }] },
+      } as KubeObject,
+      controller,
+    ) as KubeObject & { spec: { matchConditions: unknown[] } };
+    expect(policy.spec.matchConditions).toEqual([own, condition]);
+    const webhooks = mirroredCopy(
+      {
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'MutatingWebhookConfiguration',
+        metadata: { name: 'hooks' },
+        webhooks: [{ name: 'a.example.com' }, { name: 'b.example.com', matchConditions: [own] }],
+      } as KubeObject,
+      controller,
+    ) as KubeObject & { webhooks: { matchConditions: unknown[] }[] };
+    expect(webhooks.webhooks.map((hook) => hook.matchConditions)).toEqual([[condition], [own, condition]]);
+  });
+
+  it('leaves other kinds as they are', () => {
+    const role = mirroredCopy(
+      { ...clusterRole('reader', ['get']), apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole' },
+      controller,
+    );
+    expect(JSON.stringify(role)).not.toContain('not-the-rebalance-controller');
+  });
+});
+
 describe('mirrorSharedObjects', () => {
   it('applies what the cell lacks or holds changed, deletes what the control plane lost, skips the rest', async () => {
     const unchanged = clusterRole('same', ['get']);
@@ -146,6 +186,33 @@ describe('mirrorSharedObjects', () => {
     await mirrorSharedObjects(controlPlane, cell, [ROLE_BINDINGS], new AbortController().signal, 4);
     expect(cell.requests.map(({ method, path }) => `${method} ${path}`)).toEqual([
       'PATCH /apis/rbac.authorization.k8s.io/v1/namespaces/shop/rolebindings/readers',
+    ]);
+  });
+});
+
+describe('mirrorSharedObjects and what each apiserver has of its own', () => {
+  it('leaves the built-in PriorityClasses and the write fence alone, and mirrors the rest', async () => {
+    const priorityClasses = { group: 'scheduling.k8s.io', version: 'v1', resource: 'priorityclasses' };
+    const named = (name: string): KubeObject => ({ metadata: { name }, value: 1 }) as KubeObject;
+    const controlPlane = fakeClient({
+      '/apis/scheduling.k8s.io/v1/priorityclasses': {
+        items: [named('system-node-critical'), named('system-cluster-critical'), named('gold')],
+      },
+      '/apis/rbac.authorization.k8s.io/v1/clusterroles': {
+        items: [clusterRole('system-admin', ['get']), clusterRole('cellfed-rebalance-fence', ['get'])],
+      },
+    });
+    const cell = fakeClient({});
+    await mirrorSharedObjects(
+      controlPlane,
+      cell,
+      [priorityClasses, CLUSTER_ROLES],
+      new AbortController().signal,
+      4,
+    );
+    expect(cell.requests.map(({ path }) => path)).toEqual([
+      '/apis/scheduling.k8s.io/v1/priorityclasses/gold',
+      '/apis/rbac.authorization.k8s.io/v1/clusterroles/system-admin',
     ]);
   });
 });

@@ -11,6 +11,7 @@ import {
   type KubeList,
   type KubeObject,
   CELL_SYSTEM_NAMESPACES,
+  FENCE_POLICY_NAME,
   SECRETS,
 } from '@cellfed/controller-kit';
 
@@ -73,6 +74,8 @@ export async function mirrorSharedObjects(
   resources: readonly GroupVersionResource[],
   signal: AbortSignal,
   parallelism: number,
+  /** The controller's own user name in the cell, which mirrored admission objects exempt. */
+  controller?: string,
 ): Promise<number> {
   let writes = 0;
   for (const resource of resources) {
@@ -96,7 +99,7 @@ export async function mirrorSharedObjects(
     );
     if (!inCell) {
       // A policy the cell cannot hold would not be applied there: refuse to call the cell mirrored.
-      if ((source.items ?? []).some((object) => !isCellOwn(object))) throw notServed(resource);
+      if ((source.items ?? []).some((object) => !isCellOwn(object, resource))) throw notServed(resource);
       continue;
     }
     // An empty metadata list comes back with `items: null`.
@@ -107,9 +110,9 @@ export async function mirrorSharedObjects(
     const wanted = new Set<string>();
     for (const object of source.items ?? []) {
       const { namespace = '', name = '' } = object.metadata;
-      if (isCellOwn(object) || object.metadata.deletionTimestamp) continue;
+      if (isCellOwn(object, resource) || object.metadata.deletionTimestamp) continue;
       wanted.add(placeOf(object));
-      const copy = mirroredCopy({ ...object, apiVersion, kind });
+      const copy = mirroredCopy({ ...object, apiVersion, kind }, controller);
       const current = have.get(placeOf(object));
       if (
         current?.annotations?.[MIRROR_HASH_ANNOTATION] === copy.metadata.annotations?.[MIRROR_HASH_ANNOTATION]
@@ -154,6 +157,36 @@ async function ifServed<T>(list: Promise<T>): Promise<T | undefined> {
   }
 }
 
+/** The match condition each mirrored admission policy and webhook gets in a cell. */
+export const EXEMPT_CONTROLLER_CONDITION = 'cellfed.io/not-the-rebalance-controller';
+
+/**
+ * An admission policy or webhook configuration that leaves the rebalance controller's own writes alone:
+ * moving an object creates it anew in its new cell, which a policy made after the object would refuse (or a
+ * mutating one change) although no client wrote anything; and the fence, commit and quiesce patches and the
+ * fence probe must not depend on what users put in the cells. Other objects are as they are.
+ */
+function exemptingController<T extends Omit<KubeObject, 'metadata'>>(object: T, controller: string): T {
+  const condition = {
+    name: EXEMPT_CONTROLLER_CONDITION,
+    expression: `request.userInfo.username != ${JSON.stringify(controller)}`,
+  };
+  const withCondition = <M extends { matchConditions?: unknown[] }>(matching: M): M => ({
+    ...matching,
+    matchConditions: [...(matching.matchConditions ?? []), condition],
+  });
+  const kind = (object as { kind?: string }).kind;
+  if (kind === 'ValidatingAdmissionPolicy' || kind === 'MutatingAdmissionPolicy') {
+    const spec = (object as { spec?: { matchConditions?: unknown[] } }).spec ?? {};
+    return { ...object, spec: withCondition(spec) };
+  }
+  if (kind === 'ValidatingWebhookConfiguration' || kind === 'MutatingWebhookConfiguration') {
+    const webhooks = (object as { webhooks?: { matchConditions?: unknown[] }[] }).webhooks;
+    return webhooks ? { ...object, webhooks: webhooks.map(withCondition) } : object;
+  }
+  return object;
+}
+
 function notServed(resource: GroupVersionResource): RebalanceError {
   const name = [resource.resource, resource.group].filter(Boolean).join('.');
   return new RebalanceError(
@@ -165,10 +198,13 @@ function notServed(resource: GroupVersionResource): RebalanceError {
 
 /**
  * What the mirror applies for a control-plane object: its content without what the apiserver keeps (uid,
- * versions, owners, status), labelled as mirrored and annotated with a hash of that content.
+ * versions, owners, status), labelled as mirrored and annotated with a hash of that content. An admission
+ * policy or webhook configuration exempts `controller`, the controller's own user in the cell (see
+ * {@link exemptingController}).
  */
-export function mirroredCopy(object: KubeObject): KubeObject {
-  const { metadata, status: _status, ...rest } = object as KubeObject & { status?: unknown };
+export function mirroredCopy(object: KubeObject, controller?: string): KubeObject {
+  const { metadata, status: _status, ...exempted } = object as KubeObject & { status?: unknown };
+  const rest = controller === undefined ? exempted : exemptingController(exempted, controller);
   const { name, namespace, labels, annotations } = metadata;
   const content = { ...rest, metadata: { name, namespace, labels, annotations } };
   const hash = contentHash(content);
@@ -185,17 +221,20 @@ export function mirroredCopy(object: KubeObject): KubeObject {
 
 /**
  * Objects every apiserver makes for itself: the RBAC defaults (`kubernetes.io/bootstrapping`), anything
- * named `system:…`, and whatever is in a system namespace. And cellfed's own RBAC (its charts' objects,
- * `app.kubernetes.io/part-of: cellfed`): the control plane's is the cellfed chart's, each cell's the
- * cellfed-cell chart's, under the same names. Each cell has its own; mirroring the control plane's over
- * them (or deleting them with it) would break the cell (the control plane's binding of the rebalance
- * controller's ClusterRole, mirrored, took the cell's own identity off it).
+ * named `system:…`, the built-in PriorityClasses (`system-node-critical`, `system-cluster-critical`), and
+ * whatever is in a system namespace. And cellfed's own: its charts' objects (`app.kubernetes.io/part-of:
+ * cellfed`; the control plane's are the cellfed chart's, each cell's the cellfed-cell chart's, under the same
+ * names) and the write fence each cell has. Each cell has its own; mirroring the control plane's over them
+ * (or deleting them with it) would break the cell (the control plane's binding of the rebalance controller's
+ * ClusterRole, mirrored, took the cell's own identity off it).
  */
-function isCellOwn(object: KubeObject): boolean {
+function isCellOwn(object: KubeObject, resource: GroupVersionResource): boolean {
   const { namespace = '', name = '', labels } = object.metadata;
   return (
     CELL_SYSTEM_NAMESPACES.has(namespace) ||
     name.startsWith('system:') ||
+    (resource.resource === 'priorityclasses' && name.startsWith('system-')) ||
+    name === FENCE_POLICY_NAME ||
     labels?.['kubernetes.io/bootstrapping'] !== undefined ||
     labels?.[PART_OF_LABEL] === PART_OF_CELLFED
   );
