@@ -406,7 +406,7 @@ describeE2e('what a cell makes for a workload is visible through the router', ()
         `/apis/batch/v1/namespaces/${namespace}/jobs/${report}`,
       );
     expect(movedJob.spec.suspend).toBe(false);
-    expect(movedJob.metadata.annotations?.[QUIESCED_ANNOTATION]).toBeUndefined();
+    expect(movedJob.metadata.annotations?.['cellfed.io/held-spec']).toBeUndefined();
     await eventually(
       `${cellOf(moving)}'s copy of ${replicaSet} to be collected after the move`,
       async () => ((await replicaSetsIn(cells.get(cellOf(moving))!, moving)).length === 0 ? true : undefined),

@@ -39,6 +39,12 @@ export const FENCE_PROBE_LABEL = 'cellfed.io/fence-probe';
  */
 export const QUIESCED_ANNOTATION = 'cellfed.io/quiesced-from';
 /**
+ * On a new copy created held (a moved Job or CronJob, created suspended so that its new cell runs nothing of
+ * it before the move is committed): the spec fields to set back (a JSON merge patch), which the commit does
+ * and removes this in the same write. It travels with an uncommitted copy that moves on or is backed up.
+ */
+export const HELD_SPEC_ANNOTATION = 'cellfed.io/held-spec';
+/**
  * A node label no node carries: an old DaemonSet copy selects it, so its cell's DaemonSet controller deletes
  * the copy's pods from every node (whatever its update strategy), as it does for any node a DaemonSet no
  * longer selects.

@@ -5,6 +5,7 @@ import {
   COPIED_FROM_ANNOTATION,
   FENCED_AT_ANNOTATION,
   FOLLOWER_LABEL,
+  HELD_SPEC_ANNOTATION,
   MIGRATED_AT_ANNOTATION,
   PRIMARY_CELL_LABEL,
   PROMOTED_FROM_ANNOTATION,
@@ -257,6 +258,8 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
       client,
       path,
       mark: PROMOTED_FROM_ANNOTATION,
+      // A backup of a moved Job not yet committed is suspended: the promotion's commit sets it back.
+      heldSpec: HELD_SPEC_ANNOTATION,
       managedFields: object.metadata.managedFields,
       ...(written ? { known: written.metadata } : {}),
       fieldManager: FIELD_MANAGER,
@@ -292,6 +295,7 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
       client,
       path: objectPath(ref),
       mark: PROMOTED_FROM_ANNOTATION,
+      heldSpec: HELD_SPEC_ANNOTATION,
       managedFields,
       known: cached,
       fieldManager: FIELD_MANAGER,
@@ -345,7 +349,8 @@ function backupPath(name: string): string {
 /**
  * A promoted object keeps what it is (its identity across copies, its held owner references) but none of the
  * marks of a move it was in when it was backed up: the label (`migrating`, `migrated`), `copied-from` (an
- * uncommitted copy goes when its source does), and the fence's times.
+ * uncommitted copy goes when its source does), and the fence's times. `held-spec` stays: an uncommitted Job
+ * copy was backed up suspended, and the promotion's commit sets back what it holds.
  */
 function withoutMoveMarks(object: KubeObject): KubeObject {
   const { labels, annotations, ...metadata } = object.metadata;

@@ -1,4 +1,5 @@
 import {
+  HELD_SPEC_ANNOTATION,
   QUIESCED_ANNOTATION,
   ORIGIN_CREATED_ANNOTATION,
   ORIGIN_UID_ANNOTATION,
@@ -100,14 +101,23 @@ describe('copyForNewCell', () => {
     const running = copyForNewCell(cronJob(), cronJobs, 'c').object;
     expect(running.spec).toEqual({ schedule: '0 3 * * *', suspend: true });
     // An old copy's own record of a quiesce is not carried over: only what this copy holds back.
-    expect(running.metadata.annotations?.[QUIESCED_ANNOTATION]).toBe('{"suspend":null}');
+    expect(running.metadata.annotations?.[HELD_SPEC_ANNOTATION]).toBe('{"suspend":null}');
+    expect(running.metadata.annotations?.[QUIESCED_ANNOTATION]).toBeUndefined();
     expect(running.metadata.annotations?.['note']).toBe('n');
     expect(
-      copyForNewCell(cronJob(false), cronJobs, 'c').object.metadata.annotations?.[QUIESCED_ANNOTATION],
+      copyForNewCell(cronJob(false), cronJobs, 'c').object.metadata.annotations?.[HELD_SPEC_ANNOTATION],
     ).toBe('{"suspend":false}');
     const paused = copyForNewCell(cronJob(true), cronJobs, 'c').object;
     expect(paused.spec).toEqual({ schedule: '0 3 * * *', suspend: true });
-    expect(paused.metadata.annotations?.[QUIESCED_ANNOTATION]).toBeUndefined();
+    expect(paused.metadata.annotations?.[HELD_SPEC_ANNOTATION]).toBeUndefined();
+    // An uncommitted copy held already moves on with its record, so the last commit still restores it.
+    const held = {
+      ...cronJob(true),
+      metadata: { ...meta, annotations: { [HELD_SPEC_ANNOTATION]: '{"suspend":null}' } },
+    };
+    expect(copyForNewCell(held, cronJobs, 'c').object.metadata.annotations?.[HELD_SPEC_ANNOTATION]).toBe(
+      '{"suspend":null}',
+    );
   });
 });
 

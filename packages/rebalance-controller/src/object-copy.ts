@@ -1,6 +1,7 @@
 import {
   COPIED_FROM_ANNOTATION,
   FENCED_AT_ANNOTATION,
+  HELD_SPEC_ANNOTATION,
   MIGRATED_AT_ANNOTATION,
   QUIESCED_ANNOTATION,
 } from '@cellfed/api';
@@ -22,8 +23,8 @@ export type CellCopy = PortableObject;
 /**
  * The new copy of `object`, read in cell `source`: the object as another cell can take it (see
  * `portableObject`), the migration marks of the old copy dropped and the copy marked as not yet committed.
- * A Job or CronJob is created suspended, what the commit sets back recorded in `quiesced-from`
- * (see `heldUntilCommit`).
+ * A Job or CronJob is created suspended, what the commit sets back recorded in `held-spec` (see
+ * `heldUntilCommit`); an old copy's record of its own quiesce (`quiesced-from`) is not carried over.
  */
 export function copyForNewCell(object: KubeObject, ref: ObjectRef, source: string): CellCopy {
   const portable = portableObject(object, ref);
@@ -33,7 +34,8 @@ export function copyForNewCell(object: KubeObject, ref: ObjectRef, source: strin
   const annotations = {
     ...without(oldAnnotations, [FENCED_AT_ANNOTATION, MIGRATED_AT_ANNOTATION, QUIESCED_ANNOTATION]),
     [COPIED_FROM_ANNOTATION]: `${source}/${object.metadata.uid ?? ''}`,
-    ...(held ? { [QUIESCED_ANNOTATION]: JSON.stringify(held.held) } : {}),
+    // An uncommitted source held already (suspend true) keeps its record: the commit restores from it.
+    ...(held ? { [HELD_SPEC_ANNOTATION]: JSON.stringify(held.held) } : {}),
   };
   const copied: ObjectMeta = {
     ...metadata,

@@ -1,8 +1,8 @@
 import {
   COPIED_FROM_ANNOTATION,
   FENCED_AT_ANNOTATION,
+  HELD_SPEC_ANNOTATION,
   MIGRATED_AT_ANNOTATION,
-  QUIESCED_ANNOTATION,
 } from '@cellfed/api';
 import {
   ApiError,
@@ -460,7 +460,7 @@ async function commitNewCopy(
     client: cell.client,
     path: objectPath(ref),
     mark: COPIED_FROM_ANNOTATION,
-    heldSpec: QUIESCED_ANNOTATION,
+    heldSpec: HELD_SPEC_ANNOTATION,
     ...(managedFields ? { managedFields } : {}),
     ...(known ? { known } : {}),
     fieldManager: FIELD_MANAGER,

@@ -4,8 +4,8 @@ import {
   MIGRATED_AT_ANNOTATION,
   ORIGIN_CREATED_ANNOTATION,
   ORIGIN_UID_ANNOTATION,
+  HELD_SPEC_ANNOTATION,
   PROMOTED_FROM_ANNOTATION,
-  QUIESCED_ANNOTATION,
 } from '@cellfed/api';
 import type { OwnerReference } from '@cellfed/controller-kit';
 
@@ -29,7 +29,7 @@ export interface CellOwners {
 
 /**
  * The annotations cellfed keeps on an object: a copy's identity (`cellfed.io/uid`, `cellfed.io/created`) and
- * the marks of a move (`copied-from` and, on a Job or CronJob, `quiesced-from` on an uncommitted copy;
+ * the marks of a move (`copied-from` and, on a Job or CronJob, `held-spec` on an uncommitted copy;
  * `fenced-at`, `migrated-at` on an old one) and of a promotion not committed yet (`promoted-from`).
  * Clients never see them, and no client write sets or removes them: an update gets the object's own back.
  * (A client that wrote back a `copied-from` it read before the commit would make the object look like an
@@ -42,7 +42,7 @@ export const KEPT_ANNOTATIONS = [
   FENCED_AT_ANNOTATION,
   MIGRATED_AT_ANNOTATION,
   PROMOTED_FROM_ANNOTATION,
-  QUIESCED_ANNOTATION,
+  HELD_SPEC_ANNOTATION,
 ] as const;
 
 /** The kept annotations among `annotations`. */
