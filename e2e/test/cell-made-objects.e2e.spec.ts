@@ -371,17 +371,15 @@ describeE2e('what a cell makes for a workload is visible through the router', ()
     });
     expect(quiesced).toEqual({ deployment: true, cronJob: true, daemonSet: true });
     // The DaemonSet runs from its new cell where it ran (selecting the nodes it selected).
-    const movedAgent = await cells
-      .get(three)!
-      .request<KubeObject & { spec: PodTemplateOwner }>('GET', `${daemonSets}/${agent}`);
+    /** The new copy of what moved, read in its new cell. */
+    const newCopy = <Spec>(path: string) =>
+      cells.get(three)!.request<KubeObject & { spec: Spec }>('GET', path);
+    const movedAgent = await newCopy<PodTemplateOwner>(`${daemonSets}/${agent}`);
     expect(movedAgent.spec.template.spec.nodeSelector).toEqual({ disk: 'ssd' });
     // The CronJob runs from its new cell, as it was.
-    const moved = await cells
-      .get(three)!
-      .request<KubeObject & { spec: { suspend?: boolean } }>(
-        'GET',
-        `/apis/batch/v1/namespaces/${namespace}/cronjobs/${cron}`,
-      );
+    const moved = await newCopy<{ suspend?: boolean }>(
+      `/apis/batch/v1/namespaces/${namespace}/cronjobs/${cron}`,
+    );
     expect(moved.spec.suspend).toBe(false);
     // The Job ran in its new cell only once its move was committed (its copy was created suspended), and
     // no pod of it runs on anywhere without an owner: one pod, in its new cell, owned by the Job.
@@ -399,12 +397,9 @@ describeE2e('what a cell makes for a workload is visible through the router', ()
     expect(jobPods[0]!.metadata.ownerReferences).toEqual([
       expect.objectContaining({ kind: 'Job', name: report, controller: true }),
     ]);
-    const movedJob = await cells
-      .get(three)!
-      .request<KubeObject & { spec: { suspend?: boolean } }>(
-        'GET',
-        `/apis/batch/v1/namespaces/${namespace}/jobs/${report}`,
-      );
+    const movedJob = await newCopy<{ suspend?: boolean }>(
+      `/apis/batch/v1/namespaces/${namespace}/jobs/${report}`,
+    );
     expect(movedJob.spec.suspend).toBe(false);
     expect(movedJob.metadata.annotations?.['cellfed.io/held-spec']).toBeUndefined();
     await eventually(

@@ -2,6 +2,7 @@ import { type GroupVersionResource, MIRRORED_LABEL } from '@cellfed/api';
 import {
   errorMessage,
   isNotFound,
+  readIfExists,
   type EngagedCell,
   type KubeClient,
   type KubeList,
@@ -174,19 +175,14 @@ export class MirrorReconciler implements Reconciler<CellKey> {
 
   /** Whether the control plane has namespace `name` (and is not deleting it), asked, not cached. */
   private async inControlPlane(name: string, signal: AbortSignal): Promise<boolean> {
-    try {
-      const namespace = await this.options.controlPlane.request<KubeObject>(
-        'GET',
-        `/api/v1/namespaces/${name}`,
-        {
-          signal,
-        },
-      );
-      return !namespace.metadata.deletionTimestamp;
-    } catch (error) {
-      if (isNotFound(error)) return false;
-      throw error;
-    }
+    const namespace = await readIfExists<KubeObject>(
+      this.options.controlPlane,
+      `/api/v1/namespaces/${name}`,
+      {
+        signal,
+      },
+    );
+    return namespace !== undefined && !namespace.metadata.deletionTimestamp;
   }
 
   private async mirrorCrds(

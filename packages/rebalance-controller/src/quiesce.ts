@@ -61,8 +61,8 @@ export function heldUntilCommit(
   resource: Pick<GroupVersionResource, 'group' | 'resource'>,
   object: KubeObject,
 ): { readonly spec: Spec; readonly held: Spec } | undefined {
-  const runsToCompletion = `${resource.group}/${resource.resource}`;
-  if (runsToCompletion !== 'batch/jobs' && runsToCompletion !== 'batch/cronjobs') return undefined;
+  // The resources quiesced by suspending them: Jobs and CronJobs.
+  if (changeFor(resource) !== suspended) return undefined;
   const change = suspended((object as { spec?: Spec }).spec ?? {});
   return change ? { spec: change.spec, held: change.was } : undefined;
 }

@@ -6,6 +6,7 @@ import {
 } from '@cellfed/api';
 import {
   isNotFound,
+  readIfExists,
   resourcePath,
   type KubeClient,
   type KubeList,
@@ -83,20 +84,17 @@ export async function mirrorSharedObjects(
     const collection = resourcePath({ ...resource, namespaced: false });
     const fieldSelector = mirrorSelector(resource);
     // A default shared resource an older control plane does not serve has nothing to mirror.
-    const source = await ifServed(
-      controlPlane.request<KubeList & { kind?: string }>('GET', collection, {
-        ...(fieldSelector ? { query: { fieldSelector } } : {}),
-        signal,
-      }),
-    );
+    // (A 404 for a collection: the apiserver does not serve the resource.)
+    const source = await readIfExists<KubeList & { kind?: string }>(controlPlane, collection, {
+      ...(fieldSelector ? { query: { fieldSelector } } : {}),
+      signal,
+    });
     if (!source) continue;
-    const inCell = await ifServed(
-      cell.request<KubeList>('GET', collection, {
-        accept: METADATA_LIST,
-        query: { labelSelector: `${MIRRORED_LABEL}=${MIRRORED_VALUE}` },
-        signal,
-      }),
-    );
+    const inCell = await readIfExists<KubeList>(cell, collection, {
+      accept: METADATA_LIST,
+      query: { labelSelector: `${MIRRORED_LABEL}=${MIRRORED_VALUE}` },
+      signal,
+    });
     if (!inCell) {
       // A policy the cell cannot hold would not be applied there: refuse to call the cell mirrored.
       if ((source.items ?? []).some((object) => !isCellOwn(object, resource))) throw notServed(resource);
@@ -145,16 +143,6 @@ export async function mirrorSharedObjects(
     writes += tasks.length;
   }
   return writes;
-}
-
-/** The list, or undefined where the apiserver does not serve the resource (a 404 for its collection). */
-async function ifServed<T>(list: Promise<T>): Promise<T | undefined> {
-  try {
-    return await list;
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
 }
 
 /** The match condition each mirrored admission policy and webhook gets in a cell. */

@@ -19,7 +19,8 @@ export interface MoveTrackerRequest {
 
 /**
  * An event as the client is shown it. `source`: the source whose copy `object` is, when that is not the cell
- * whose event it answers (the new copy shown when a move completes): its version is not that cell's.
+ * whose event it answers (the new copy shown when a move completes, the copy that remains when a cell-made
+ * one goes): owner uids in it are that source's.
  */
 export type ShownEvent = WatchEvent & { readonly source?: string };
 
