@@ -47,6 +47,7 @@ export { crdManifests, renderCrd } from './crds/crd-manifests.ts';
 export type { CustomResourceDefinition } from './crds/crd-types.ts';
 export { CELLSET_EXAMPLES, CELL_BACKUP_EXAMPLES } from './crds/crd-examples.ts';
 export type { CrdExample } from './crds/crd-examples.ts';
+export { CELL_MADE_RESOURCES } from './cell-made-resources.ts';
 export * from './names.ts';
 export {
   CONTROL_PLANE_SLOT,

@@ -119,6 +119,24 @@ export const MIRRORED_FROM_CONTROL_PLANE = 'control-plane';
 /** On mirrored CRDs and shared objects: a hash of the content applied, so an unchanged one is not applied again. */
 export const MIRROR_HASH_ANNOTATION = 'cellfed.io/mirror-hash';
 
+// ---- ResourceQuota shares ----
+
+/**
+ * On the copy of a control-plane ResourceQuota the rebalance controller keeps in each cell: the cell's share
+ * of the quota. Its `spec.hard` is the share plus what the cell holds that is not the federation's (its own
+ * `kube-root-ca.crt`, follower copies), so the cell's own quota admission refuses what would exceed the
+ * share (docs/governance.md).
+ */
+export const QUOTA_SHARE_LABEL = 'cellfed.io/quota-share';
+/** On a cell's quota copy: its share of each hard limit, as JSON (`{"pods":"3","requests.cpu":"500m"}`). */
+export const QUOTA_SHARE_ANNOTATION = 'cellfed.io/quota-share';
+/**
+ * On a cell's quota copy: when (RFC 3339) a share was last drawn from it for another cell. The amount drawn
+ * is on its way to that cell; the controller does not hand out a shortfall while a draw this recent may
+ * still be giving it.
+ */
+export const QUOTA_DRAWN_AT_ANNOTATION = 'cellfed.io/quota-drawn-at';
+
 // ---- Backups (CellBackup objects) ----
 
 /** On a backup: the cell that holds it. */

@@ -1,10 +1,10 @@
-import type { CellSetSpec } from '@cellfed/api';
+import { CELL_MADE_RESOURCES, type CellSetSpec } from '@cellfed/api';
 import { CELL_SYSTEM_NAMESPACES, cellOwnObjectName, isCellOwnObject } from '@cellfed/controller-kit';
 import { RoutingTable, type Access, type RouteDecision } from '@cellfed/hashing';
 
 import type { RequestInfo, ResourceRequestInfo } from '../request/request-info.ts';
 import { serviceUnavailable, type KubeStatus } from '../status/kube-status.ts';
-import { CELL_MADE_RESOURCES, CONTROL_PLANE_SOURCE, alsoMadeByCells } from './cell-made-resources.ts';
+import { CONTROL_PLANE_SOURCE, alsoMadeByCells } from './cell-made-resources.ts';
 import { CellularResources, type CellularResource } from './cellular-resources.ts';
 
 /** What the router knows of the federation when it plans a request; swapped as a whole on a CellSet change. */
