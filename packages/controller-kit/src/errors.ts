@@ -14,6 +14,8 @@ export const ControllerKitErrorCode = {
   ReconcileTimeout: 'CELLFED_KIT_RECONCILE_TIMEOUT',
   /** A work-queue key is not `cell/namespace/name`. */
   InvalidKey: 'CELLFED_KIT_INVALID_KEY',
+  /** A ResourceQuota holds a quantity that does not parse (`spec.hard`, `status.used`). */
+  BadQuantity: 'CELLFED_KIT_BAD_QUANTITY',
 } as const;
 
 export type ControllerKitErrorCode = (typeof ControllerKitErrorCode)[keyof typeof ControllerKitErrorCode];

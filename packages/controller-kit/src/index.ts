@@ -158,3 +158,31 @@ export {
   fenceProbe,
   isFenceRefusal,
 } from './fence/fence-policy.ts';
+export {
+  MILLI,
+  UNIT,
+  formatQuantity,
+  formatResourceList,
+  parseQuantity,
+  parseResourceList,
+  sameResourceList,
+} from './quota/quantity.ts';
+export type { ResourceList } from './quota/quantity.ts';
+export { countedResource, countsObjects, shareStep } from './quota/quota-names.ts';
+export type { CountedResource } from './quota/quota-names.ts';
+export { drawFrom, settleShares } from './quota/quota-shares.ts';
+export type { Amounts, DrawHolder, Settled, ShareHolder } from './quota/quota-shares.ts';
+export {
+  QUOTA_COPY_SELECTOR,
+  RESOURCE_QUOTAS,
+  drawnAtOf,
+  enforce,
+  listQuotaCopies,
+  putShare,
+  shareOf,
+  withShare,
+  writeShare,
+} from './quota/quota-copies.ts';
+export type { ResourceQuota, ShareChange } from './quota/quota-copies.ts';
+export { QuotaDraw } from './quota/quota-draw.ts';
+export type { DrawCell, QuotaDrawOptions } from './quota/quota-draw.ts';

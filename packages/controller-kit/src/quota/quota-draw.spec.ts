@@ -1,0 +1,106 @@
+import { QUOTA_DRAWN_AT_ANNOTATION, QUOTA_SHARE_ANNOTATION, QUOTA_SHARE_LABEL } from '@cellfed/api';
+
+import type { KubeObject } from '../kube/kube-object.ts';
+import { FakeCell } from '../testing/fake-cell.ts';
+import { memoryLogger } from '../testing/memory-logger.ts';
+import type { ResourceQuota } from './quota-copies.ts';
+import { QuotaDraw } from './quota-draw.ts';
+
+const PATH = '/api/v1/namespaces/shop/resourcequotas/team';
+
+function copy(cell: FakeCell, share: Record<string, string>, used: Record<string, string>) {
+  cell.put(PATH, {
+    apiVersion: 'v1',
+    kind: 'ResourceQuota',
+    metadata: {
+      name: 'team',
+      namespace: 'shop',
+      labels: { [QUOTA_SHARE_LABEL]: 'true' },
+      annotations: { [QUOTA_SHARE_ANNOTATION]: JSON.stringify(share) },
+    },
+    spec: { hard: share },
+    status: { hard: share, used },
+  } as KubeObject);
+}
+
+function setup(now = () => Date.parse('2026-11-27T12:00:00Z')) {
+  const a = new FakeCell('a');
+  const b = new FakeCell('b');
+  const c = new FakeCell('c');
+  const draw = new QuotaDraw({
+    cells: () => [a, b, c].map((client) => ({ id: client.id, client })),
+    logger: memoryLogger().logger,
+    now,
+  });
+  const read = (cell: FakeCell) => cell.get(PATH) as ResourceQuota;
+  return { a, b, c, draw, read };
+}
+
+describe('QuotaDraw', () => {
+  it('moves the other cells’ unused share into the cell, lowering them first, every limit in force at once', async () => {
+    const { a, b, c, draw, read } = setup();
+    copy(a, { pods: '1', 'requests.cpu': '500m' }, { pods: '1', 'requests.cpu': '400m' });
+    copy(b, { pods: '1', 'requests.cpu': '500m' }, { pods: '0', 'requests.cpu': '0' });
+    copy(c, { pods: '1', 'requests.cpu': '0' }, { pods: '1', 'requests.cpu': '0' });
+    const order: string[] = [];
+    for (const cell of [a, b, c])
+      cell.before = (method, path) =>
+        order.push(`${cell.id} ${method} ${path.endsWith('/status') ? 'status' : 'spec'}`);
+
+    expect(await draw.drawTo('a', 'shop')).toBe(true);
+    expect(read(a).spec?.hard).toEqual({ pods: '2', 'requests.cpu': '1' });
+    expect(read(a).status?.hard).toEqual({ pods: '2', 'requests.cpu': '1' });
+    expect(JSON.parse(read(a).metadata.annotations![QUOTA_SHARE_ANNOTATION]!)).toEqual({
+      pods: '2',
+      'requests.cpu': '1',
+    });
+    expect(read(b).spec?.hard).toEqual({ pods: '0', 'requests.cpu': '0' });
+    expect(read(b).status?.hard).toEqual({ pods: '0', 'requests.cpu': '0' });
+    expect(read(b).metadata.annotations?.[QUOTA_DRAWN_AT_ANNOTATION]).toBe('2026-11-27T12:00:00.000Z');
+    // c had nothing free and is not written.
+    expect(c.writes).toEqual([]);
+    // Taken (and in force) before given.
+    expect(order).toEqual(['b PUT spec', 'b PUT status', 'a PUT spec', 'a PUT status']);
+  });
+
+  it('gives nothing when nothing is free', async () => {
+    const { a, b, c, draw } = setup();
+    copy(a, { pods: '1' }, { pods: '1' });
+    copy(b, { pods: '1' }, { pods: '1' });
+    expect(await draw.drawTo('a', 'shop')).toBe(false);
+    expect([a, b, c].map((cell) => cell.writes.length)).toEqual([0, 0, 0]);
+  });
+
+  it('takes nothing from a copy that changed meanwhile, and so gives nothing', async () => {
+    const { a, b, draw, read } = setup();
+    copy(a, { pods: '1' }, { pods: '1' });
+    copy(b, { pods: '1' }, { pods: '0' });
+    // b's own quota admission admits a pod between the list and the take: its version moved on.
+    b.before = () => {
+      b.before = undefined;
+      copy(b, { pods: '1' }, { pods: '1' });
+    };
+    expect(await draw.drawTo('a', 'shop')).toBe(false);
+    expect(read(a).spec?.hard).toEqual({ pods: '1' });
+    expect(read(b).spec?.hard).toEqual({ pods: '1' });
+  });
+
+  it('leaves a slow draw’s takings to the controller rather than give them late', async () => {
+    let now = 0;
+    const { a, b, draw, read } = setup(() => now);
+    copy(a, { pods: '1' }, { pods: '1' });
+    copy(b, { pods: '1' }, { pods: '0' });
+    b.before = () => (now += 6_000);
+    expect(await draw.drawTo('a', 'shop')).toBe(false);
+    expect(read(b).spec?.hard).toEqual({ pods: '0' });
+    expect(read(a).spec?.hard).toEqual({ pods: '1' });
+  });
+
+  it('draws nothing for a cell that holds no copy or is not live', async () => {
+    const { a, b, draw } = setup();
+    copy(b, { pods: '1' }, { pods: '0' });
+    expect(await draw.drawTo('a', 'shop')).toBe(false);
+    expect(await draw.drawTo('z', 'shop')).toBe(false);
+    expect([a, b].map((cell) => cell.writes.length)).toEqual([0, 0]);
+  });
+});

@@ -1,0 +1,160 @@
+import type { Logger } from 'pino';
+
+import { errorMessage } from '../errors.ts';
+import { isConflict } from '../kube/api-error.ts';
+import type { KubeClient } from '../kube/kube-client.ts';
+import { resourcePath } from '../kube/resource-path.ts';
+import { parseResourceList } from './quantity.ts';
+import {
+  RESOURCE_QUOTAS,
+  enforce,
+  listQuotaCopies,
+  putShare,
+  shareOf,
+  writeShare,
+  type ResourceQuota,
+} from './quota-copies.ts';
+import { drawFrom, type Amounts } from './quota-shares.ts';
+
+type Client = Pick<KubeClient, 'request'>;
+
+export interface DrawCell {
+  readonly id: string;
+  readonly client: Client;
+}
+
+export interface QuotaDrawOptions {
+  /** The cells that hold shares now: every live, engaged cell. */
+  cells: () => readonly DrawCell[];
+  logger: Logger;
+  /**
+   * A draw whose takes took longer than this gives nothing: the controller that divides the quota holds a
+   * shortfall back for its settle time (10 s) after a draw and then hands it out itself, and a late give
+   * would hand it out twice. Default 5 s.
+   */
+  giveWithinMs?: number;
+  now?: () => number;
+}
+
+/**
+ * Moves the unused share of every quota of a namespace from the other cells to one cell, whose own quota
+ * admission refused a write that the federation's limits still allow: the write is then tried again. Each
+ * copy is lowered first (its `resourceVersion` the precondition, its new limits in force before the next
+ * step), and the cell is given only what was taken, so the shares never add up to more than a limit even
+ * while two draws race. Used by the router for clients' writes and by the rebalance controller for moves.
+ */
+export class QuotaDraw {
+  private readonly options: QuotaDrawOptions;
+
+  constructor(options: QuotaDrawOptions) {
+    this.options = options;
+  }
+
+  /** Whether `cell` was given any share. */
+  async drawTo(cell: string, namespace: string): Promise<boolean> {
+    const now = this.options.now ?? Date.now;
+    const started = now();
+    const cells = this.options.cells();
+    const to = cells.find((candidate) => candidate.id === cell);
+    if (!to) return false;
+    const log = this.options.logger.child({ cell, namespace });
+    const copies = await Promise.all(
+      cells.map(async (each) => ({
+        cell: each,
+        copies: await listQuotaCopies(each.client, namespace).catch((error: unknown) => {
+          log.warn(
+            { from: each.id, err: errorMessage(error) },
+            'quota copies not listed; not drawing from that cell',
+          );
+          return [] as ResourceQuota[];
+        }),
+      })),
+    );
+    let given = false;
+    const names =
+      copies.find((entry) => entry.cell.id === cell)?.copies.map((copy) => copy.metadata.name ?? '') ?? [];
+    for (const name of names) {
+      const holders = copies.flatMap(({ cell: each, copies: list }) => {
+        const copy = list.find((candidate) => candidate.metadata.name === name);
+        return copy?.status?.used ? [{ cell: each, copy }] : [];
+      });
+      const takes = drawFrom(
+        holders.map(({ cell: each, copy }) => ({
+          cell: each.id,
+          hard: parseResourceList(copy.spec?.hard),
+          used: parseResourceList(copy.status?.used),
+        })),
+        cell,
+      );
+      const taken = new Map<string, bigint>();
+      await Promise.all(
+        holders.map(async ({ cell: from, copy }) => {
+          const take = takes.get(from.id);
+          if (!take) return;
+          try {
+            await writeShare(from.client, copy, {
+              share: minus(shareOf(copy) ?? new Map(), take),
+              hard: minus(parseResourceList(copy.spec?.hard), take),
+              drawnAt: new Date(now()),
+            });
+            for (const [resource, amount] of take) taken.set(resource, (taken.get(resource) ?? 0n) + amount);
+          } catch (error) {
+            // Its use or share changed meanwhile: nothing taken from it this time.
+            log.info(
+              { from: from.id, quota: name, err: errorMessage(error) },
+              'quota share not drawn from a cell',
+            );
+          }
+        }),
+      );
+      if (taken.size === 0) continue;
+      if (now() - started > (this.options.giveWithinMs ?? 5000)) {
+        log.warn({ quota: name }, 'quota draw too slow to give; the controller hands the share out');
+        return given;
+      }
+      if (await this.give(to, namespace, name, taken, log)) given = true;
+    }
+    return given;
+  }
+
+  private async give(
+    to: DrawCell,
+    namespace: string,
+    name: string,
+    taken: Amounts,
+    log: Logger,
+  ): Promise<boolean> {
+    const path = resourcePath(RESOURCE_QUOTAS, namespace, name);
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const copy = await to.client.request<ResourceQuota>('GET', path);
+      let written: ResourceQuota;
+      try {
+        written = await putShare(to.client, copy, {
+          share: plus(shareOf(copy) ?? new Map(), taken),
+          hard: plus(parseResourceList(copy.spec?.hard), taken),
+        });
+      } catch (error) {
+        if (!isConflict(error)) throw error;
+        continue;
+      }
+      // Given: a failure from here on only delays it (the cell's quota controller puts it in force too).
+      await enforce(to.client, written);
+      log.info({ quota: name }, 'quota share drawn to the cell');
+      return true;
+    }
+    log.warn({ quota: name }, 'quota share not given after conflicts; the controller hands it out');
+    return false;
+  }
+}
+
+function minus(from: Amounts, amounts: Amounts): Map<string, bigint> {
+  const result = new Map(from);
+  for (const [name, amount] of amounts) result.set(name, (result.get(name) ?? 0n) - amount);
+  return result;
+}
+
+function plus(to: Amounts, amounts: Amounts): Map<string, bigint> {
+  const result = new Map(to);
+  for (const [name, amount] of amounts) result.set(name, (result.get(name) ?? 0n) + amount);
+  return result;
+}
