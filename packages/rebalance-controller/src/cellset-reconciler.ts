@@ -29,7 +29,7 @@ import {
 } from './cellset-status.ts';
 import type { MirrorState } from './mirror-reconciler.ts';
 import { countProgress, MoveRate, type Progress } from './progress.ts';
-import type { PlanHolder, RebalancePlan } from './rebalance-plan.ts';
+import { liveCells, type PlanHolder, type RebalancePlan } from './rebalance-plan.ts';
 import type { RebalanceMetrics } from './rebalance-metrics.ts';
 
 export interface CellSetReconcilerOptions {
@@ -450,11 +450,6 @@ export class CellSetReconciler implements Reconciler<CellSetKey> {
       throw new Error(`CellSet status not written: ${errorMessage(error)}`, { cause: error });
     }
   }
-}
-
-/** The cells of a plan that are not Down: those the gate and the finish wait for. */
-function liveCells(plan: RebalancePlan): string[] {
-  return plan.spec.cells.filter((cell) => cell.state !== 'Down').map((cell) => cell.id);
 }
 
 /** A status without its counts (and the condition messages that quote them): what must be written at once. */

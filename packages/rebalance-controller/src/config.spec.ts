@@ -16,6 +16,7 @@ describe('parseRebalanceArgs', () => {
       collectorResyncMs: 60_000,
       scanQps: 1000,
       followPodReferences: true,
+      divideQuotas: true,
     });
     expect(config.ratePerSecond).toBeUndefined();
     expect(config.manager.leaderElection).toMatchObject({
@@ -27,7 +28,7 @@ describe('parseRebalanceArgs', () => {
 
   it('reads every flag', () => {
     const config = parseRebalanceArgs(
-      '--cellset x --window 8 --rate 50 --delete-after 90s --mirror-resync 5s --collector-resync 7s --follow-pod-references false --leader-elect false --leader-elect-lease-duration 4s --leader-elect-renew-deadline 3s --leader-elect-retry-period 500ms --http-port 0'.split(
+      '--cellset x --window 8 --rate 50 --delete-after 90s --mirror-resync 5s --collector-resync 7s --follow-pod-references false --divide-quotas false --leader-elect false --leader-elect-lease-duration 4s --leader-elect-renew-deadline 3s --leader-elect-retry-period 500ms --http-port 0'.split(
         ' ',
       ),
     );
@@ -39,6 +40,7 @@ describe('parseRebalanceArgs', () => {
       mirrorResyncMs: 5000,
       collectorResyncMs: 7000,
       followPodReferences: false,
+      divideQuotas: false,
     });
     expect(config.manager.leaderElection).toMatchObject({
       enabled: false,
@@ -57,6 +59,7 @@ describe('parseRebalanceArgs', () => {
     [['--rate=-1'], /--rate must be above 0/],
     [['--leader-elect', 'yes'], /--leader-elect must be true or false/],
     [['--follow-pod-references', 'no'], /--follow-pod-references must be true or false/],
+    [['--divide-quotas', 'yes'], /--divide-quotas must be true or false/],
     [['--nope'], /Unknown option '--nope'/],
   ])('refuses %j with one readable line', (argv, message) => {
     expect(() => parseRebalanceArgs(argv)).toThrow(message);

@@ -23,6 +23,7 @@ export const RebalanceConfigSchema = ControllerConfigSchema.extend({
   mirrorResyncMs: durationFlag('mirror-resync', 60_000),
   collectorResyncMs: durationFlag('collector-resync', 60_000),
   followPodReferences: z.boolean().default(true),
+  divideQuotas: z.boolean().default(true),
 }).strict();
 
 export type RebalanceConfig = z.output<typeof RebalanceConfigSchema>;
@@ -61,6 +62,12 @@ export const REBALANCE_FLAGS: readonly Flag[] = [
     help: 'keep in each cell the ConfigMaps and Secrets its workloads’ pod templates name where they live elsewhere; needs get on them in the control plane',
     default: 'true',
   },
+  {
+    name: 'divide-quotas',
+    value: 'BOOL',
+    help: "divide each control-plane ResourceQuota's limits among the cells and write its status from their use; the control plane's own quota controller must then be off",
+    default: 'true',
+  },
 ];
 
 export const USAGE = controllerUsage('rebalance-controller', REBALANCE_FLAGS);
@@ -74,12 +81,16 @@ export function parseRebalanceArgs(argv: string[]): RebalanceConfig {
     throw new RebalanceError(RebalanceErrorCode.InvalidConfig, (error as Error).message);
   }
   const { values, common } = flags;
-  const follow = values['follow-pod-references'];
-  if (follow !== undefined && follow !== 'true' && follow !== 'false')
-    throw new RebalanceError(
-      RebalanceErrorCode.InvalidConfig,
-      `--follow-pod-references must be true or false; got "${follow}"`,
-    );
+  const bool = (name: string): boolean | undefined => {
+    const value = values[name];
+    if (value === undefined) return undefined;
+    if (value !== 'true' && value !== 'false')
+      throw new RebalanceError(
+        RebalanceErrorCode.InvalidConfig,
+        `--${name} must be true or false; got "${value}"`,
+      );
+    return value === 'true';
+  };
   const number = (value: string | undefined) => (value === undefined ? undefined : Number(value));
   const result = RebalanceConfigSchema.safeParse({
     ...common,
@@ -89,7 +100,8 @@ export function parseRebalanceArgs(argv: string[]): RebalanceConfig {
     scanQps: number(values['scan-qps']),
     mirrorResyncMs: values['mirror-resync'],
     collectorResyncMs: values['collector-resync'],
-    followPodReferences: follow === undefined ? undefined : follow === 'true',
+    followPodReferences: bool('follow-pod-references'),
+    divideQuotas: bool('divide-quotas'),
   });
   if (result.success) return result.data;
   throw new RebalanceError(RebalanceErrorCode.InvalidConfig, issuesLine(result.error));

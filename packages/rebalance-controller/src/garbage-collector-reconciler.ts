@@ -30,7 +30,7 @@ import { MIGRATING, REBALANCE_STATUS_LABEL, needsOldCopy, resolveTarget } from '
 import { groupOf, ownerName } from './dependents-index.ts';
 import type { CellEnd } from './object-mover.ts';
 import type { OwnerKinds } from './owner-kinds.ts';
-import type { RebalancePlan, PlanHolder } from './rebalance-plan.ts';
+import { liveCells, type RebalancePlan, type PlanHolder } from './rebalance-plan.ts';
 import type { RebalanceMetrics } from './rebalance-metrics.ts';
 
 export interface GarbageCollectorReconcilerOptions {
@@ -393,8 +393,7 @@ export class GarbageCollectorReconciler implements Reconciler<ObjectKey> {
 
   /** The copy the routing rule reads (see the router's copy-choice), from the caches. */
   private liveCopy(plan: RebalancePlan, ref: ObjectRef): LiveCopy {
-    const liveCells = plan.spec.cells.filter((cell) => cell.state !== 'Down').map((cell) => cell.id);
-    if (!this.options.copies.synced(liveCells)) return { kind: 'wait' };
+    if (!this.options.copies.synced(liveCells(plan))) return { kind: 'wait' };
     const key = plan.table.keyOf(ref, this.options.namespaceLabels(ref.namespace));
     const decision = plan.table.route(key);
     const copies = this.options.copies.copiesOf(ref);

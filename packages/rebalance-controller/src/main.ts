@@ -26,6 +26,7 @@ await runControllerProcess({
         mirrorResyncMs: config.mirrorResyncMs,
         collectorResyncMs: config.collectorResyncMs,
         followPodReferences: config.followPodReferences,
+        divideQuotas: config.divideQuotas,
         ...(config.ratePerSecond === undefined ? {} : { ratePerSecond: config.ratePerSecond }),
       },
     }),

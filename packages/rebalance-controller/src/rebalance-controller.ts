@@ -27,7 +27,11 @@ import {
   SECRETS,
   hasPodTemplate,
   resourceName,
+  RESOURCE_QUOTAS,
+  formatKey,
+  parseKey,
   type Lane,
+  type ResourceQuota,
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -42,6 +46,9 @@ import { MirrorReconciler, MirrorState } from './mirror-reconciler.ts';
 import { ObjectMover } from './object-mover.ts';
 import { needsWork } from './needs-work.ts';
 import { PlanHolder } from './rebalance-plan.ts';
+import { ControlPlaneUsage } from './control-plane-usage.ts';
+import { QuotaCopyWatch } from './quota-copy-watch.ts';
+import { QUOTA_KEYS, QuotaReconciler, type QuotaKey } from './quota-reconciler.ts';
 import { RebalanceMetrics } from './rebalance-metrics.ts';
 import { StatusSubresources } from './status-subresources.ts';
 import { SharedChanges } from './shared-changes.ts';
@@ -68,6 +75,11 @@ export interface RebalanceSettings {
    * elsewhere (follower copies). Default true.
    */
   followPodReferences?: boolean;
+  /**
+   * Divide each control-plane ResourceQuota among the cells and write its status from their use (the
+   * control plane's own quota controller must be off). Default true.
+   */
+  divideQuotas?: boolean;
 }
 
 export interface RebalanceControllerOptions {
@@ -106,6 +118,9 @@ export class RebalanceController {
   readonly collector: Controller<ObjectKey>;
   /** Follower copies, per cell and namespace; absent when turned off. */
   readonly followers: Controller<FollowerKey> | undefined;
+  /** The control plane's ResourceQuotas divided among the cells; absent when turned off. */
+  readonly quotas: Controller<QuotaKey> | undefined;
+  private readonly quotaObjects: Informer<ResourceQuota> | undefined;
   private readonly followerReconciler: FollowerReconciler | undefined;
   /** The generation of each workload copy (`cell/key`) last seen, so only spec changes queue followers. */
   private readonly templateGenerations = new Map<string, number>();
@@ -235,6 +250,38 @@ export class RebalanceController {
         reconciler: this.followerReconciler,
         keys: FOLLOWER_KEYS,
       });
+    if (settings.divideQuotas !== false) {
+      const quotaObjects = new Informer<ResourceQuota>({
+        ...common,
+        resource: 'v1/resourcequotas',
+        listWatch: resourceListWatch(controlPlane, RESOURCE_QUOTAS) as ListWatch<ResourceQuota>,
+      });
+      const quotaCopies = new QuotaCopyWatch({
+        logger,
+        registry,
+        onChange: (namespace, name) => this.quotas?.enqueue({ namespace, name }),
+      });
+      pool.subscribe(quotaCopies);
+      this.quotaObjects = quotaObjects;
+      this.quotas = new Controller({
+        ...background,
+        name: 'quotas',
+        reconciler: new QuotaReconciler({
+          plans: this.plans,
+          controlPlane,
+          quota: (namespace, name) => quotaObjects.get(formatKey({ cell: CONTROL_PLANE, namespace, name })),
+          cell: cellEnd,
+          usage: new ControlPlaneUsage(controlPlane),
+          followers: settings.followPodReferences !== false,
+          clock,
+        }),
+        keys: QUOTA_KEYS,
+      });
+      quotaObjects.addHandler((event) => {
+        const { namespace, name } = parseKey(event.key);
+        this.quotas?.enqueue({ namespace, name }, event.lane);
+      });
+    }
     this.cellSets = new Controller({
       name: 'cellset',
       reconciler: new CellSetReconciler({
@@ -290,6 +337,7 @@ export class RebalanceController {
       const spec = this.plans.current()?.spec;
       if (spec) this.sharedChanges.watch(mirroredResources(spec));
       mirrorAll();
+      this.enqueueAllQuotas();
     });
     // The controller's own status writes come back as events: only a new generation (a spec change) or the
     // CellSet coming or going needs a reconcile; progress is recounted on the reconciler's own interval.
@@ -316,6 +364,7 @@ export class RebalanceController {
         statusSubresources.forget(cell.id);
         mirrorState.set(cell.id, false);
         this.mirror.enqueue({ cell: cell.id });
+        this.enqueueAllQuotas();
         cellSetChanged();
       },
     });
@@ -328,12 +377,14 @@ export class RebalanceController {
       this.crds.run(signal),
       this.leases.run(signal),
       this.sharedChanges.run(signal),
+      this.quotaObjects?.run(signal),
     ]);
   }
 
   /** The controllers: while leading. */
   async runControllers(signal: AbortSignal): Promise<void> {
-    for (const informer of [this.namespaces, this.crds, this.leases]) await informer.waitForSync(signal);
+    for (const informer of [this.namespaces, this.crds, this.leases, this.quotaObjects])
+      await informer?.waitForSync(signal);
     this.cellSets.enqueue({ name: this.pool.cellSetName });
     for (const cell of this.pool.cells()) this.mirror.enqueue({ cell: cell.id });
     this.enqueueAllObjects();
@@ -343,11 +394,14 @@ export class RebalanceController {
     this.migrations.start();
     this.collector.start();
     this.followers?.start();
+    this.enqueueAllQuotas();
+    this.quotas?.start();
     await untilAborted(signal);
     await Promise.all([
       this.migrations.stop(10_000),
       this.collector.stop(5000),
       this.followers?.stop(5000),
+      this.quotas?.stop(5000),
       this.mirror.stop(5000),
       this.cellSets.stop(5000),
     ]);
@@ -374,6 +428,14 @@ export class RebalanceController {
       if (needsWork(plan, cell, ref, metadata, this.namespaceLabels)) keys.add(formatObjectKey(ref));
     });
     for (const key of keys) this.migrations.queue.add(key, 'low');
+  }
+
+  /** Every quota of the control plane: the cells that hold shares changed, or the cellular resources. */
+  private enqueueAllQuotas(): void {
+    for (const key of this.quotaObjects?.keys() ?? []) {
+      const { namespace, name } = parseKey(key);
+      this.quotas?.enqueue({ namespace, name }, 'low');
+    }
   }
 
   private keyNeedsWork(key: string): boolean {

@@ -1,0 +1,197 @@
+import {
+  FOLLOWER_LABEL,
+  QUOTA_DRAWN_AT_ANNOTATION,
+  QUOTA_SHARE_ANNOTATION,
+  parseCellSetSpec,
+} from '@cellfed/api';
+import { parseQuantity, type KubeObject, type ResourceQuota } from '@cellfed/controller-kit';
+import { FakeCell, FakeClock, memoryLogger } from '@cellfed/controller-kit/testing';
+
+import { QuotaReconciler, countedInCells } from './quota-reconciler.ts';
+import { PlanHolder } from './rebalance-plan.ts';
+
+const NS = '/api/v1/namespaces/shop';
+const QUOTA = `${NS}/resourcequotas/team`;
+const DEPLOYMENTS = { group: 'apps', version: 'v1', resource: 'deployments' };
+const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
+
+function setup(options: { down?: string } = {}) {
+  const plans = new PlanHolder();
+  plans.load(
+    parseCellSetSpec({
+      cellularResources: [DEPLOYMENTS, CONFIGMAPS],
+      cells: ['a', 'b', 'c'].map((id) => ({
+        id,
+        state: id === options.down ? ('Down' as const) : ('Normal' as const),
+        kubeconfigSecretRef: { name: id },
+      })),
+    }),
+    1,
+  );
+  const cells = new Map(['a', 'b', 'c'].map((id) => [id, new FakeCell(id)]));
+  const controlPlane = new FakeCell('control-plane');
+  const clock = new FakeClock(Date.parse('2026-11-27T12:00:00Z'));
+  const controlPlaneUse = new Map<string, bigint>();
+  const reconciler = new QuotaReconciler({
+    plans,
+    controlPlane,
+    quota: () => controlPlane.get(QUOTA) as ResourceQuota | undefined,
+    cell: (id) => {
+      const client = cells.get(id);
+      return client ? { id, client } : undefined;
+    },
+    usage: { usage: () => Promise.resolve({ usage: new Map(controlPlaneUse), uncounted: [] }) },
+    followers: true,
+    clock,
+  });
+  const { logger } = memoryLogger();
+  const reconcile = () =>
+    reconciler.reconcile({
+      key: { namespace: 'shop', name: 'team' },
+      lane: 'high',
+      signal: new AbortController().signal,
+      log: logger,
+    });
+  const makeQuota = (hard: Record<string, string>) =>
+    controlPlane.put(QUOTA, {
+      apiVersion: 'v1',
+      kind: 'ResourceQuota',
+      metadata: { name: 'team', namespace: 'shop' },
+      spec: { hard },
+    } as KubeObject);
+  /** What a cell's own quota controller does: status.hard from spec.hard, and the use it counts. */
+  const count = (cell: string, used: Record<string, string>) => {
+    const copy = cells.get(cell)!.get(QUOTA) as ResourceQuota;
+    cells.get(cell)!.put(QUOTA, { ...copy, status: { hard: copy.spec?.hard, used } } as KubeObject);
+  };
+  const copy = (cell: string) => cells.get(cell)!.get(QUOTA) as ResourceQuota | undefined;
+  const share = (cell: string) =>
+    JSON.parse(copy(cell)?.metadata.annotations?.[QUOTA_SHARE_ANNOTATION] ?? '{}') as Record<string, string>;
+  const status = () => (controlPlane.get(QUOTA) as ResourceQuota).status;
+  return { cells, controlPlane, clock, controlPlaneUse, reconcile, makeQuota, count, copy, share, status };
+}
+
+describe('QuotaReconciler', () => {
+  it('divides a new quota among the live cells in whole pods and milli-CPUs, and waits for them to count', async () => {
+    const { reconcile, makeQuota, copy, share, status } = setup();
+    makeQuota({ pods: '5', 'requests.cpu': '1', 'count/deployments.apps': '2' });
+    expect(await reconcile()).toEqual({ requeueAfterMs: 1000 });
+    expect(['a', 'b', 'c'].map(share)).toEqual([
+      { 'count/deployments.apps': '1', pods: '2', 'requests.cpu': '334m' },
+      { 'count/deployments.apps': '1', pods: '2', 'requests.cpu': '333m' },
+      { 'count/deployments.apps': '0', pods: '1', 'requests.cpu': '333m' },
+    ]);
+    // No overhead of these names: each copy's limits are its share.
+    expect(copy('a')?.spec?.hard).toEqual(share('a'));
+    // Nothing counted yet: no status is shown rather than a wrong one.
+    expect(status()).toBeUndefined();
+  });
+
+  it('shows the use the cells count, summed, with what the control plane counts, and writes nothing more when nothing changed', async () => {
+    const { cells, controlPlane, controlPlaneUse, reconcile, makeQuota, count, status } = setup();
+    makeQuota({ pods: '5', 'requests.cpu': '1', resourcequotas: '2' });
+    controlPlaneUse.set('resourcequotas', parseQuantity('1'));
+    await reconcile();
+    count('a', { pods: '1', 'requests.cpu': '250m' });
+    count('b', { pods: '2', 'requests.cpu': '300m' });
+    count('c', { pods: '0', 'requests.cpu': '0' });
+    expect(await reconcile()).toEqual({ requeueAfterMs: 10_000 });
+    expect(status()).toEqual({
+      hard: { pods: '5', 'requests.cpu': '1', resourcequotas: '2' },
+      used: { pods: '3', 'requests.cpu': '550m', resourcequotas: '1' },
+    });
+    // Quotas live in the control plane: no cell limits them.
+    expect(cells.get('a')!.get(QUOTA)).not.toHaveProperty(['spec', 'hard', 'resourcequotas']);
+    const writes = [...cells.values(), controlPlane].map((cell) => cell.writes.length);
+    await reconcile();
+    expect([...cells.values(), controlPlane].map((cell) => cell.writes.length)).toEqual(writes);
+  });
+
+  it('leaves what a cell holds that is not the federation’s (its kube-root-ca.crt, follower copies) out of its share and of the use shown', async () => {
+    const { cells, controlPlane, reconcile, makeQuota, count, copy, status } = setup();
+    const configMap = (cell: FakeCell, name: string, labels: Record<string, string> = {}) =>
+      cell.put(`${NS}/configmaps/${name}`, {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name, namespace: 'shop', labels },
+      });
+    for (const cell of [...cells.values(), controlPlane]) configMap(cell, 'kube-root-ca.crt');
+    configMap(cells.get('b')!, 'settings', { [FOLLOWER_LABEL]: 'a' });
+    makeQuota({ configmaps: '7' });
+    await reconcile();
+    // Six for the federation's own (seven less the control plane's kube-root-ca.crt), two each.
+    expect(['a', 'b', 'c'].map((cell) => copy(cell)?.spec?.hard?.configmaps)).toEqual(['3', '4', '3']);
+    count('a', { configmaps: '2' }); // kube-root-ca.crt and one of the federation's
+    count('b', { configmaps: '2' }); // kube-root-ca.crt and a follower
+    count('c', { configmaps: '1' });
+    await reconcile();
+    expect(status()?.used).toEqual({ configmaps: '2' });
+  });
+
+  it('cuts a lowered limit from the unused shares first, and holds back a raised one while a draw may still be giving it', async () => {
+    const { cells, clock, reconcile, makeQuota, count, share } = setup();
+    makeQuota({ pods: '6' });
+    await reconcile();
+    count('a', { pods: '2' });
+    count('b', { pods: '0' });
+    count('c', { pods: '1' });
+    makeQuota({ pods: '4' });
+    await reconcile();
+    expect(['a', 'b', 'c'].map((cell) => share(cell).pods)).toEqual(['2', '0', '2']);
+
+    // A draw just took b's share for another cell and has not given it yet: the shortfall waits.
+    const b = cells.get('b')!;
+    const drawn = b.get(QUOTA)!;
+    b.put(QUOTA, {
+      ...drawn,
+      metadata: {
+        ...drawn.metadata,
+        annotations: {
+          ...drawn.metadata.annotations,
+          [QUOTA_DRAWN_AT_ANNOTATION]: new Date(clock.now()).toISOString(),
+        },
+      },
+    });
+    makeQuota({ pods: '7' });
+    expect(await reconcile()).toEqual({ requeueAfterMs: 10_000 });
+    expect(['a', 'b', 'c'].map((cell) => share(cell).pods)).toEqual(['2', '0', '2']);
+    await clock.advance(4000);
+    expect(await reconcile()).toEqual({ requeueAfterMs: 6000 });
+    await clock.advance(6000);
+    await reconcile();
+    expect(['a', 'b', 'c'].map((cell) => share(cell).pods)).toEqual(['3', '1', '3']);
+  });
+
+  it('keeps no share in a Down cell, and takes the copies away with the quota', async () => {
+    const { cells, controlPlane, reconcile, makeQuota, copy } = setup({ down: 'c' });
+    makeQuota({ pods: '4' });
+    await reconcile();
+    expect(['a', 'b', 'c'].map((cell) => copy(cell)?.spec?.hard?.pods)).toEqual(['2', '2', undefined]);
+    controlPlane.objects.delete(QUOTA);
+    await reconcile();
+    expect([...cells.values()].map((cell) => cell.get(QUOTA))).toEqual([undefined, undefined, undefined]);
+  });
+});
+
+describe('countedInCells', () => {
+  const plan = {
+    spec: parseCellSetSpec({
+      cellularResources: [DEPLOYMENTS, CONFIGMAPS],
+      cells: [{ id: 'a', state: 'Normal', kubeconfigSecretRef: { name: 'a' } }],
+    }),
+  };
+  it.each([
+    ['pods', 'shop', true],
+    ['requests.cpu', 'shop', true],
+    ['count/replicasets.apps', 'shop', true],
+    ['count/deployments.apps', 'shop', true],
+    ['configmaps', 'shop', true],
+    ['secrets', 'shop', false],
+    ['resourcequotas', 'shop', false],
+    ['count/roles.rbac.authorization.k8s.io', 'shop', false],
+    ['pods', 'kube-system', false],
+    ['no-such-name', 'shop', false],
+  ])('%s in %s: %s', (name, namespace, expected) => {
+    expect(countedInCells(plan, namespace, name)).toBe(expected);
+  });
+});

@@ -1,0 +1,341 @@
+import { CELL_MADE_RESOURCES, FOLLOWER_LABEL, QUOTA_SHARE_LABEL } from '@cellfed/api';
+import {
+  CELL_SYSTEM_NAMESPACES,
+  RESOURCE_QUOTAS,
+  UNIT,
+  cellOwnObjectName,
+  countedResource,
+  countsObjects,
+  drawnAtOf,
+  formatResourceList,
+  isNotFound,
+  keyCodec,
+  parseResourceList,
+  readIfExists,
+  resourcePath,
+  sameResourceList,
+  settleShares,
+  shareOf,
+  withShare,
+  writeShare,
+  type Amounts,
+  type Clock,
+  type CountedResource,
+  type Key,
+  type KubeClient,
+  type KubeList,
+  type ReconcileRequest,
+  type ReconcileResult,
+  type Reconciler,
+  type ResourceQuota,
+  type ShareHolder,
+} from '@cellfed/controller-kit';
+import type { Logger } from 'pino';
+
+import type { ControlPlaneUsage } from './control-plane-usage.ts';
+import { liveCells, type PlanHolder, type RebalancePlan } from './rebalance-plan.ts';
+
+type Client = Pick<KubeClient, 'request'>;
+
+/** A quota key: a ResourceQuota of the control plane, by namespace and name. */
+export const QUOTA_KEYS = keyCodec(['namespace', 'name']);
+export type QuotaKey = Key<'namespace' | 'name'>;
+
+/** The kinds cellfed keeps follower copies of in cells: a cell counts them, the federation does not. */
+const FOLLOWED = new Set(['configmaps', 'secrets']);
+const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+
+export interface QuotaReconcilerOptions {
+  plans: PlanHolder;
+  controlPlane: Client;
+  /** The control plane's quota, from its cache. */
+  quota: (namespace: string, name: string) => ResourceQuota | undefined;
+  /** An engaged cell. */
+  cell: (id: string) => { readonly id: string; readonly client: Client } | undefined;
+  usage: Pick<ControlPlaneUsage, 'usage'>;
+  /** Whether cells hold follower copies (the rebalance controller keeps them), which they count and the federation does not. */
+  followers: boolean;
+  clock: Clock;
+  /** How long a shortfall is held back after a draw (see settleShares). Default 10 s. */
+  settleMs?: number;
+  /** How often a quota is counted again although nothing changed (the control plane's objects are not watched). Default 10 s. */
+  resyncMs?: number;
+}
+
+/**
+ * Makes a control-plane ResourceQuota hold for the whole federation (docs/governance.md):
+ * - keeps a copy in every live cell whose `spec.hard` is that cell's share of each limit whose objects live
+ *   in cells (settleShares), plus what the cell holds that is not the federation's (its own
+ *   `kube-root-ca.crt`, follower copies), so the cell's own quota admission refuses what would exceed it;
+ *   the router draws unused share into a cell whose admission refused a write the federation allows;
+ * - writes the quota's status as one apiserver would: `hard` from its spec, `used` summed from the cells'
+ *   copies (each cell's quota controller counts with kube-apiserver's own evaluators) and counted in the
+ *   control plane for the resources that live there (ControlPlaneUsage).
+ * The control plane's own quota controller must not run: it would write its count of the control plane's
+ * objects over the federation's.
+ */
+export class QuotaReconciler implements Reconciler<QuotaKey> {
+  private readonly options: QuotaReconcilerOptions;
+
+  constructor(options: QuotaReconcilerOptions) {
+    this.options = options;
+  }
+
+  async reconcile({ key, signal, log }: ReconcileRequest<QuotaKey>): Promise<ReconcileResult> {
+    const { namespace, name } = key;
+    const plan = this.options.plans.current();
+    if (!plan) return {};
+    const quota = this.options.quota(namespace, name);
+    const cells = liveCells(plan).flatMap((id) => this.options.cell(id) ?? []);
+    if (!quota || quota.metadata.deletionTimestamp) {
+      await this.deleteCopies(cells, namespace, name, log);
+      return {};
+    }
+    // Read, not cached: shares are divided from what each cell holds now. A cache that has not yet seen a
+    // copy this controller just wrote, or a draw, would hand a share out twice.
+    const path = resourcePath(RESOURCE_QUOTAS, namespace, name);
+    const copies = new Map(
+      await Promise.all(
+        cells.map(
+          async (cell) =>
+            [cell.id, await readIfExists<ResourceQuota>(cell.client, path, { signal })] as const,
+        ),
+      ),
+    );
+    const hard = parseResourceList(quota.spec?.hard);
+    const inCells = [...hard.keys()].filter((resource) => countedInCells(plan, namespace, resource));
+    const inControlPlane = [...hard.keys()].filter((resource) => !inCells.includes(resource));
+
+    let pending = false;
+    let retryAfterMs: number | undefined;
+    const used = new Map<string, bigint>();
+    if (inCells.length > 0) {
+      const own = await this.controlPlaneOwn(namespace, inCells, signal);
+      const limits = new Map(
+        inCells.map((resource) => [resource, max(0n, hard.get(resource)! - (own.get(resource) ?? 0n))]),
+      );
+      const overheads = new Map(
+        await Promise.all(
+          cells.map(
+            async (cell) =>
+              [
+                cell.id,
+                await overhead(cell.client, namespace, inCells, this.options.followers, signal),
+              ] as const,
+          ),
+        ),
+      );
+      const holders: ShareHolder[] = cells.map((cell) => {
+        const copy = copies.get(cell.id);
+        return {
+          cell: cell.id,
+          share: shareOf(copy),
+          used: copy?.status?.used ? federationUse(copy, inCells, overheads.get(cell.id)!) : undefined,
+          drawnAt: drawnAtOf(copy),
+        };
+      });
+      const settled = settleShares(
+        limits,
+        holders,
+        this.options.clock.now(),
+        this.options.settleMs ?? 10_000,
+      );
+      retryAfterMs = settled.retryAfterMs;
+      for (const cell of cells) {
+        const share = settled.shares.get(cell.id)!;
+        const cellHard = plus(share, overheads.get(cell.id)!);
+        const copy = copies.get(cell.id);
+        await this.writeCopy(cell, quota, copy, share, cellHard, log.child({ cell: cell.id }));
+      }
+      for (const holder of holders) {
+        const counted = copies.get(holder.cell);
+        // Not counted yet (a new copy), or counted against limits not yet in force: not shown until it is.
+        if (!holder.used || !sameResourceList(counted?.status?.hard, counted?.spec?.hard)) pending = true;
+        for (const resource of inCells)
+          used.set(resource, (used.get(resource) ?? 0n) + (holder.used?.get(resource) ?? 0n));
+      }
+      for (const [resource, amount] of own) used.set(resource, (used.get(resource) ?? 0n) + amount);
+    }
+    const counted = await this.options.usage.usage(namespace, inControlPlane, signal);
+    for (const [resource, amount] of counted.usage) used.set(resource, amount);
+    if (counted.uncounted.length > 0)
+      log.warn(
+        { namespace, quota: name, uncounted: counted.uncounted },
+        'quota names not counted: the control plane does not serve their resource or the controller may not list it (quotaCountRules)',
+      );
+    if (pending) log.debug({ namespace, quota: name }, 'quota use not counted in every cell yet');
+    else await this.writeStatus(quota, used, log);
+    const resyncMs = this.options.resyncMs ?? 10_000;
+    return { requeueAfterMs: pending ? 1000 : Math.min(resyncMs, retryAfterMs ?? resyncMs) };
+  }
+
+  /** Creates or updates a cell's copy to hold `share` with `hard` limits; unchanged copies are not written. */
+  private async writeCopy(
+    cell: { id: string; client: Client },
+    quota: ResourceQuota,
+    copy: ResourceQuota | undefined,
+    share: Amounts,
+    hard: Amounts,
+    log: Logger,
+  ): Promise<void> {
+    const { namespace = '', name = '' } = quota.metadata;
+    const scopes = { scopes: quota.spec?.scopes, scopeSelector: quota.spec?.scopeSelector };
+    if (!copy) {
+      const fresh = withShare(
+        {
+          apiVersion: 'v1',
+          kind: 'ResourceQuota',
+          metadata: { name, namespace, labels: { [QUOTA_SHARE_LABEL]: 'true' } },
+          spec: { ...scopes },
+        },
+        { share, hard },
+      );
+      // Left to the cell's quota controller to count: until it has, the cell refuses what the quota covers,
+      // as one apiserver does for a new quota.
+      await cell.client.request('POST', resourcePath(RESOURCE_QUOTAS, namespace), { body: fresh });
+      log.info({ namespace, quota: name }, 'quota copy created in the cell');
+      return;
+    }
+    const sameScopes =
+      JSON.stringify(scopes) ===
+      JSON.stringify({ scopes: copy.spec?.scopes, scopeSelector: copy.spec?.scopeSelector });
+    const recorded = shareOf(copy);
+    const sameShare = recorded !== undefined && sameAmounts(recorded, share);
+    if (sameScopes && sameShare && sameAmounts(parseResourceList(copy.spec?.hard), hard)) return;
+    await writeShare(cell.client, { ...copy, spec: { ...copy.spec, ...scopes } }, { share, hard });
+    log.info(
+      { namespace, quota: name, hard: formatResourceList(hard, quota.spec?.hard) },
+      'quota share updated in the cell',
+    );
+  }
+
+  private async writeStatus(quota: ResourceQuota, used: Amounts, log: Logger): Promise<void> {
+    const { namespace = '', name = '' } = quota.metadata;
+    const like = quota.spec?.hard ?? {};
+    const status = { hard: like, used: formatResourceList(used, like) };
+    if (
+      sameResourceList(quota.status?.hard, status.hard) &&
+      sameResourceList(quota.status?.used, status.used)
+    )
+      return;
+    await this.options.controlPlane.request(
+      'PUT',
+      `${resourcePath(RESOURCE_QUOTAS, namespace, name)}/status`,
+      {
+        body: { ...quota, status },
+      },
+    );
+    log.debug({ namespace, quota: name, used: status.used }, 'quota status written');
+  }
+
+  /** What the control plane has of its own (`kube-root-ca.crt`) of each object-count name, counted once. */
+  private async controlPlaneOwn(
+    namespace: string,
+    names: readonly string[],
+    signal: AbortSignal,
+  ): Promise<Map<string, bigint>> {
+    const own = new Map<string, bigint>();
+    for (const name of names) {
+      const resource = countedResource(name)!;
+      const ownName = countsObjects(name) ? cellOwnObjectName(resource, namespace) : undefined;
+      if (!ownName) continue;
+      const found = await readIfExists(
+        this.options.controlPlane,
+        resourcePath({ ...resource, version: 'v1', namespaced: true }, namespace, ownName),
+        { signal },
+      );
+      if (found) own.set(name, UNIT);
+    }
+    return own;
+  }
+
+  private async deleteCopies(
+    cells: readonly { id: string; client: Client }[],
+    namespace: string,
+    name: string,
+    log: Logger,
+  ): Promise<void> {
+    for (const cell of cells) {
+      try {
+        await cell.client.request('DELETE', resourcePath(RESOURCE_QUOTAS, namespace, name));
+        log.info({ cell: cell.id, namespace, quota: name }, 'quota copy deleted from the cell');
+      } catch (error) {
+        // Never made, or gone already.
+        if (!isNotFound(error)) throw error;
+      }
+    }
+  }
+}
+
+/**
+ * Whether a quota name's objects live in cells (a cellular resource, or one the cells' controllers make),
+ * so each cell counts and limits its own. Quotas themselves, everything in a system namespace and every
+ * other resource live in the control plane.
+ */
+export function countedInCells(plan: Pick<RebalancePlan, 'spec'>, namespace: string, name: string): boolean {
+  const resource = countedResource(name);
+  if (!resource || CELL_SYSTEM_NAMESPACES.has(namespace)) return false;
+  const same = (candidate: CountedResource) =>
+    candidate.group === resource.group && candidate.resource === resource.resource;
+  return plan.spec.cellularResources.some(same) || CELL_MADE_RESOURCES.some(same);
+}
+
+/**
+ * How many objects of each object-count name's resource a cell holds that are not the federation's: follower
+ * copies, and what its apiserver made for itself (`kube-root-ca.crt`). Other names count nothing of them.
+ */
+async function overhead(
+  client: Client,
+  namespace: string,
+  names: readonly string[],
+  followers: boolean,
+  signal: AbortSignal,
+): Promise<Map<string, bigint>> {
+  const counts = new Map<string, bigint>();
+  const byResource = new Map<string, bigint>();
+  for (const name of names) {
+    const resource = countedResource(name)!;
+    if (!countsObjects(name) || resource.group !== '') continue;
+    const id = resource.resource;
+    if (!byResource.has(id)) {
+      let count = 0n;
+      const path = resourcePath({ ...resource, version: 'v1', namespaced: true }, namespace);
+      if (followers && FOLLOWED.has(id)) {
+        const followers = await client.request<KubeList>('GET', path, {
+          query: { labelSelector: FOLLOWER_LABEL },
+          accept: METADATA_LIST,
+          signal,
+        });
+        count += BigInt(followers.items?.length ?? 0);
+      }
+      const ownName = cellOwnObjectName(resource, namespace);
+      if (ownName && (await readIfExists(client, `${path}/${encodeURIComponent(ownName)}`, { signal })))
+        count++;
+      byResource.set(id, count * UNIT);
+    }
+    counts.set(name, byResource.get(id)!);
+  }
+  return counts;
+}
+
+/** What a copy's cell uses of the federation's: its counted use less its overhead, by name. */
+function federationUse(
+  copy: ResourceQuota,
+  names: readonly string[],
+  overheadOf: Amounts,
+): Map<string, bigint> {
+  const used = parseResourceList(copy.status?.used);
+  return new Map(names.map((name) => [name, max(0n, (used.get(name) ?? 0n) - (overheadOf.get(name) ?? 0n))]));
+}
+
+function plus(a: Amounts, b: Amounts): Map<string, bigint> {
+  const result = new Map(a);
+  for (const [name, amount] of b) if (result.has(name)) result.set(name, result.get(name)! + amount);
+  return result;
+}
+
+function sameAmounts(a: Amounts, b: Amounts): boolean {
+  return a.size === b.size && [...a].every(([name, amount]) => b.get(name) === amount);
+}
+
+const max = (a: bigint, b: bigint): bigint => (a > b ? a : b);
