@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { Authorize } from '../auth/request-authorization.ts';
 import type { CellMadePlan } from '../routing/cell-made-destinations.ts';
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
@@ -16,11 +17,15 @@ import {
 import { SHOWN_ANSWER, sendRefusal } from './send-refusal.ts';
 import { abortOnClose, readBody, relay, sendUpstream, type BufferedBody } from './forward.ts';
 import { cellVersionBody, cellVersionTarget } from './version-translation.ts';
+import { sendDrawingQuota, type QuotaDrawing } from './quota-draws.ts';
 
 export interface CellMadeRequestsOptions {
   readonly ownerUids?: OwnerUids | undefined;
   readonly cellNamespaces?: Pick<CellNamespaces, 'ensure'> | undefined;
   readonly maxBodyBytes: number;
+  /** Moves unused quota share into a cell whose quota admission refused a write (quota-draws.ts). */
+  readonly quota?: QuotaDrawing | undefined;
+  readonly logger?: Logger | undefined;
 }
 
 /**
@@ -81,14 +86,20 @@ export class CellMadeRequests {
     if (target && 'status' in target)
       return sendRefusal(response, refusal(target.status, 'bad-version', destination.cell));
     const shown = subresource === '' || subresource === 'status';
-    const upstream = await sendUpstream(
-      destination.client,
-      request,
-      shown ? { ...impersonation, ...SHOWN_ANSWER } : impersonation,
-      signal,
-      body,
-      target?.target,
-    );
+    const send = () =>
+      sendUpstream(
+        destination.client,
+        request,
+        shown ? { ...impersonation, ...SHOWN_ANSWER } : impersonation,
+        signal,
+        body,
+        target?.target,
+      );
+    // A Pod a client creates counts against its namespace's quotas in its cell.
+    const upstream =
+      body && verb !== 'get' && source !== CONTROL_PLANE_SOURCE
+        ? await sendDrawingQuota(send, this.options.quota, destination.cell, namespace, this.options.logger)
+        : await send();
     const uids = this.options.ownerUids;
     // Never a copy, and no owner reference of it is held (it was written as it is): only the owner uids of
     // moved owners are shown as clients know them.

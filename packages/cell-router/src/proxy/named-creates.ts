@@ -19,6 +19,7 @@ import type { CellMadeDestinations } from '../routing/cell-made-destinations.ts'
 import type { ObjectDestinations } from '../routing/object-destinations.ts';
 import { restoringRefusal } from '../routing/object-refusals.ts';
 import { toControlPlane } from './to-control-plane.ts';
+import { sendDrawingQuota, type QuotaDrawing } from './quota-draws.ts';
 import { BodyNameError } from '../errors.ts';
 
 /** kube-apiserver tries 8 names for a generateName create before it gives up; so does the router. */
@@ -34,6 +35,8 @@ export interface NamedCreatesOptions {
   readonly cellNamespaces?: Pick<CellNamespaces, 'ensure'> | undefined;
   readonly logger: Logger;
   readonly maxBodyBytes: number;
+  /** Moves unused quota share into a cell whose quota admission refused a write (quota-draws.ts). */
+  readonly quota?: QuotaDrawing | undefined;
 }
 
 /**
@@ -144,12 +147,16 @@ export class NamedCreates {
       );
       if ('status' in written)
         return sendRefusal(response, refusal(written.status, 'bad-body', destination.cell));
-      const upstream = await sendUpstream(
-        destination.client,
-        request,
-        { ...impersonation, ...SHOWN_ANSWER },
-        signal,
-        { ...payload, bytes: written.bytes },
+      const upstream = await sendDrawingQuota(
+        () =>
+          sendUpstream(destination.client, request, { ...impersonation, ...SHOWN_ANSWER }, signal, {
+            ...payload,
+            bytes: written.bytes,
+          }),
+        this.options.quota,
+        destination.cell,
+        info.namespace,
+        logger,
       );
       if (generated && upstream.statusCode === 409) {
         const text = await upstream.body.text();

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 
 import type { Authorize } from '../auth/request-authorization.ts';
@@ -30,12 +31,16 @@ import { heldDependentsFinalizer, holdForCollector } from './held-dependents-del
 import type { ObjectDestinations } from '../routing/object-destinations.ts';
 import { cellLeftRefusal, fenceRefusal, type ObjectPlan } from '../routing/object-refusals.ts';
 import { cellVersionBody, cellVersionTarget } from './version-translation.ts';
+import { sendDrawingQuota, type QuotaDrawing } from './quota-draws.ts';
 
 export interface ObjectRequestsOptions {
   readonly destinations: ObjectDestinations;
   /** Creates a control-plane namespace in a cell that does not have it yet, before a write into it. */
   readonly cellNamespaces?: Pick<CellNamespaces, 'ensure'> | undefined;
   readonly maxBodyBytes: number;
+  /** Moves unused quota share into a cell whose quota admission refused a write (quota-draws.ts). */
+  readonly quota?: QuotaDrawing | undefined;
+  readonly logger?: Logger | undefined;
 }
 
 /**
@@ -158,14 +163,26 @@ export class ObjectRequests {
         : undefined;
     let upstream;
     try {
-      upstream = await sendUpstream(
-        destination.client,
-        request,
-        shown || versioned ? { ...impersonation, ...SHOWN_ANSWER } : impersonation,
-        abortOnClose(response),
-        body,
-        target?.target,
-      );
+      const send = () =>
+        sendUpstream(
+          destination.client,
+          request,
+          shown || versioned ? { ...impersonation, ...SHOWN_ANSWER } : impersonation,
+          abortOnClose(response),
+          body,
+          target?.target,
+        );
+      // A write whose body is held may be retried after a quota draw (a Service made a NodePort, a claim grown).
+      upstream =
+        body && plan.access === 'write'
+          ? await sendDrawingQuota(
+              send,
+              this.options.quota,
+              destination.cell,
+              plan.info.namespace,
+              this.options.logger,
+            )
+          : await send();
     } catch (error) {
       // Its connection closed as it left: every object it held had moved (and its copies refuse writes).
       if (!response.headersSent && destinations.hasLeft(destination.cell))

@@ -46,6 +46,7 @@ import type { OldCopies } from '../routing/old-copies.ts';
 import { toControlPlane } from '../proxy/to-control-plane.ts';
 import { readyControlPlaneDelete, type OrphaningRecorder } from '../proxy/control-plane-deletes.ts';
 import { relayUpgrade, writeStatusToSocket } from '../proxy/upgrade-relay.ts';
+import type { QuotaDrawing } from '../proxy/quota-draws.ts';
 import { isUpgradable } from '../routing/upgrades.ts';
 
 export interface RouterHandlerOptions {
@@ -85,6 +86,8 @@ export interface RouterHandlerOptions {
   maxBodyBytes?: number;
   /** The router's histories of resources (history/resource-histories.ts); none: watches in arrival order. */
   histories?: ResourceHistories;
+  /** Moves unused quota share into a cell whose quota admission refused a write (proxy/quota-draws.ts). */
+  quota?: QuotaDrawing;
 }
 
 /**
@@ -117,10 +120,16 @@ export class RouterHandler {
     // Read through the options on each call, as the handler itself does.
     const state = () => this.options.state();
     const cell = (id: string) => this.options.cell(id);
-    const { ownerUids, cellNamespaces } = options;
+    const { ownerUids, cellNamespaces, quota, logger } = options;
     const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
     this.destinations = new ObjectDestinations({ state, cell, oldCopies: options.oldCopies });
-    this.objects = new ObjectRequests({ destinations: this.destinations, cellNamespaces, maxBodyBytes });
+    this.objects = new ObjectRequests({
+      destinations: this.destinations,
+      cellNamespaces,
+      maxBodyBytes,
+      quota,
+      logger,
+    });
     this.collections = new CollectionRequests({
       state,
       source: this.source,
@@ -137,6 +146,8 @@ export class RouterHandler {
       ownerUids,
       cellNamespaces,
       maxBodyBytes,
+      quota,
+      logger,
     });
     this.creates = new NamedCreates({
       controlPlane: options.controlPlane,
@@ -147,6 +158,7 @@ export class RouterHandler {
       cellNamespaces,
       logger: options.logger,
       maxBodyBytes,
+      quota,
     });
   }
 

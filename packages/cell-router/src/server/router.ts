@@ -9,6 +9,7 @@ import {
   CONTROL_PLANE,
   EventRecorder,
   Informer,
+  QuotaDraw,
   RouterLeasePublisher,
   resourceListWatch,
   type KubeClient,
@@ -153,6 +154,14 @@ export class Router {
         (cell, path) => readIfFound(this.pool.get(cell)?.client, path),
       ),
       cellNamespaces,
+      quota: new QuotaDraw({
+        cells: () =>
+          (this.state.current()?.liveCells ?? []).flatMap((id) => {
+            const client = this.pool.get(id)?.client;
+            return client ? [{ id, client }] : [];
+          }),
+        logger: log.child({ component: 'quota-draw' }),
+      }),
       orphanings: new EventRecorder({
         client: options.controlPlane,
         controller: CELL_ROUTER_CONTROLLER,
