@@ -147,7 +147,7 @@ describe('the cellfed chart', () => {
       }
     });
 
-    it('grants least privilege: no wildcard; Secrets cluster-wide only to follow pod templates, by name', () => {
+    it('grants least privilege: no wildcard; Secrets cluster-wide only to follow pod templates (by name) and count them for quotas', () => {
       for (const role of [...only(objects, 'ClusterRole'), ...only(objects, 'Role')])
         for (const rule of rules(role)) {
           expect(rule.verbs).not.toContain('*');
@@ -162,7 +162,12 @@ describe('the cellfed chart', () => {
           .filter((rule) => rule.resources.includes('secrets'))
           .map((rule) => ({ role: role.metadata.name, verbs: rule.verbs })),
       );
-      expect(secretRules).toEqual([{ role: 'cellfed-rebalance-controller', verbs: ['get'] }]);
+      expect(secretRules).toEqual([
+        { role: 'cellfed-rebalance-controller', verbs: ['get'] },
+        // Counting them is all a quota needs of them (quotaCountRules), as kube-controller-manager's quota
+        // controller does; RBAC cannot grant a list of metadata alone.
+        { role: 'cellfed-rebalance-controller', verbs: ['list'] },
+      ]);
       // Only the router impersonates (it calls apiservers as the caller).
       const impersonators = only(objects, 'ClusterRole').filter((role) =>
         rules(role).some((rule) => rule.verbs.includes('impersonate')),
@@ -325,7 +330,12 @@ describe('the cellfed chart', () => {
   });
 
   it('grants the rebalance controller list and watch of Secrets only when they are shared (opt-in), and nobody else', () => {
-    const noFollowers = ['--set', 'rebalanceController.followPodReferences=false'];
+    const noFollowers = [
+      '--set',
+      'rebalanceController.followPodReferences=false',
+      '--set',
+      'rebalanceController.divideQuotas=false',
+    ];
     const shareSecrets = [
       ...noFollowers,
       '--set-json',
@@ -482,7 +492,7 @@ describe('the cellfed-cell chart', () => {
         verbs: ['get', 'list', 'create', 'update', 'delete'],
       },
     ]);
-    const off = ['--set', 'followPodReferences=false'];
+    const off = ['--set', 'followPodReferences=false', '--set', 'divideQuotas=false'];
     expect(secretRules(off)).toEqual([]);
     expect(
       secretRules([...off, '--set-json', 'sharedResources=[{"group":"","resource":"secrets"}]']),

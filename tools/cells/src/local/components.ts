@@ -14,7 +14,18 @@ export interface ApiserverLayout {
   pki: ApiserverPki;
   /** kubeconfig of kube-controller-manager (its own identity, not admin). */
   controllerManagerKubeconfig: string;
+  /**
+   * Controllers kube-controller-manager leaves off. The router control plane's quota controller is: cellfed's
+   * rebalance controller writes its quotas' status from the cells' use (docs/governance.md).
+   */
+  disabledControllers?: readonly string[];
 }
+
+/**
+ * What the router control plane's kube-controller-manager leaves off: its quota controller would count the
+ * control plane's objects only and write that over the federation's count (docs/governance.md).
+ */
+export const CONTROL_PLANE_DISABLED_CONTROLLERS: readonly string[] = ['resourcequota'];
 
 export const DEFAULT_SERVICE_CIDR = '10.0.0.0/24';
 export const DEFAULT_SERVICE_IP = '10.0.0.1';
@@ -85,6 +96,9 @@ export function kubeControllerManagerArgs(layout: ApiserverLayout): string[] {
     `--root-ca-file=${pki.caCert}`,
     `--cluster-signing-cert-file=${pki.caCert}`,
     `--cluster-signing-key-file=${pki.caKey}`,
+    ...(layout.disabledControllers?.length
+      ? [`--controllers=*,${layout.disabledControllers.map((name) => `-${name}`).join(',')}`]
+      : []),
     '--profiling=false',
     '--v=1',
   ];

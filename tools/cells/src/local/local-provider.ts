@@ -32,6 +32,7 @@ import type {
 import { resolveTools, type Tools } from '../tools.ts';
 import { lostPortRace, startComponent, stopApiserver } from './apiserver-processes.ts';
 import {
+  CONTROL_PLANE_DISABLED_CONTROLLERS,
   DEFAULT_SERVICE_CIDR,
   DEFAULT_SERVICE_IP,
   apiserverUrl,
@@ -295,6 +296,7 @@ export class LocalProvider implements Provider {
       serviceCidr: DEFAULT_SERVICE_CIDR,
       pki,
       controllerManagerKubeconfig: join(pkiDir, 'kube-controller-manager.kubeconfig'),
+      ...(id === CONTROL_PLANE_ID ? { disabledControllers: CONTROL_PLANE_DISABLED_CONTROLLERS } : {}),
     });
     const start = async (
       component: Component,
