@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 
-import { MIRRORED_LABEL, parseCellSetSpec } from '@cellfed/api';
-import { ApiError, KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
+import { MIRRORED_LABEL, QUOTA_SHARE_ANNOTATION, parseCellSetSpec } from '@cellfed/api';
+import { ApiError, KubeClient, parseQuantity, type KubeList, type KubeObject } from '@cellfed/controller-kit';
 import { RoutingTable } from '@cellfed/hashing';
 
 import { cellSetSpec, eventually, newServiceAccountToken } from './clients.ts';
@@ -441,5 +441,122 @@ describeE2e('what governs a workload is in force in its cell', () => {
         ? true
         : undefined,
     );
+  });
+  it('holds a ResourceQuota to its limits across the cells: shares in each cell, use summed, unused share drawn where a write needs it', async () => {
+    const quotaNamespace = `quota-${suffix}`;
+    const nsPath = (resource: string, name = '') =>
+      `/api/v1/namespaces/${quotaNamespace}/${resource}${name ? `/${name}` : ''}`;
+    const deploymentsIn = (name = '') =>
+      `${DEPLOYMENTS}/namespaces/${quotaNamespace}/deployments${name ? `/${name}` : ''}`;
+    const cellIn = (name: string) => table.route(table.keyOf({ namespace: quotaNamespace, name })).oldCell!;
+    await routed.request('POST', '/api/v1/namespaces', {
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: quotaNamespace } },
+    });
+    try {
+      await routed.request('POST', nsPath('resourcequotas'), {
+        body: {
+          apiVersion: 'v1',
+          kind: 'ResourceQuota',
+          metadata: { name: 'team' },
+          spec: { hard: { 'count/deployments.apps': '2', pods: '3', 'requests.cpu': '1', resourcequotas: '1' } },
+        },
+      });
+      interface Quota extends KubeObject {
+        spec: { hard: Record<string, string> };
+        status?: { hard?: Record<string, string>; used?: Record<string, string> };
+      }
+      const usedReaches = (used: Record<string, string>) =>
+        eventually(`the quota's status to show ${JSON.stringify(used)}`, async () => {
+          const quota = await routed.request<Quota>('GET', nsPath('resourcequotas', 'team'));
+          return Object.entries(used).every(([name, value]) => quota.status?.used?.[name] === value)
+            ? quota
+            : undefined;
+        }).catch(async (error: unknown) => {
+          // What the router shows and what each cell holds, to tell which side did not count.
+          const seen = await Promise.all(
+            [routed, ...inCells].map((client) => found(client, nsPath('resourcequotas', 'team'))),
+          );
+          throw new Error(`${String(error)}; quota and cell copies: ${JSON.stringify(seen)}`);
+        });
+      // Counted in the cells and shown as one apiserver shows it: hard from the spec, nothing used yet.
+      const counted = await usedReaches({
+        'count/deployments.apps': '0',
+        pods: '0',
+        'requests.cpu': '0',
+        resourcequotas: '1',
+      });
+      expect(counted.status?.hard).toEqual(counted.spec.hard);
+      // Each cell holds a share, and the shares add up to the limits.
+      const shares = async () =>
+        Promise.all(
+          inCells.map(
+            async (cell) =>
+              JSON.parse(
+                (await cell.request<Quota>('GET', nsPath('resourcequotas', 'team'))).metadata.annotations?.[
+                  QUOTA_SHARE_ANNOTATION
+                ] ?? '{}',
+              ) as Record<string, string>,
+          ),
+        );
+      const total = (all: Record<string, string>[], name: string) =>
+        all.reduce((sum, share) => sum + parseQuantity(share[name] ?? '0'), 0n);
+      const first = await shares();
+      expect(first.every((share) => share['count/deployments.apps'] === '1')).toBe(true);
+      expect(total(first, 'requests.cpu')).toBe(parseQuantity('1'));
+
+      // Two Deployments in one cell: its share is one, so the second is refused there and the router draws
+      // the other cell's unused share into it, as one apiserver would admit it.
+      const inFirstCell = pickName('team-app', (name) => cellIn(name) === ids[0]);
+      const alsoThere = pickName('team-svc', (name) => cellIn(name) === ids[0]);
+      await routed.request('POST', deploymentsIn(), { body: deployment(inFirstCell) });
+      await routed.request('POST', deploymentsIn(), { body: deployment(alsoThere) });
+      expect((await shares()).map((share) => share['count/deployments.apps'])).toEqual(['2', '0']);
+      // The federation's limit holds in every cell: a third Deployment is refused wherever it goes.
+      for (const id of ids) {
+        const name = pickName(`extra-${id}`, (candidate) => cellIn(candidate) === id);
+        const refused = await refusal(routed.request('POST', deploymentsIn(), { body: deployment(name) }));
+        expect(refused.statusCode).toBe(403);
+        expect(refused.message).toContain('exceeded quota: team');
+      }
+      await usedReaches({ 'count/deployments.apps': '2' });
+
+      // Pods a client creates: 800m of the 1-CPU limit fits once the other cell's unused half is drawn in;
+      // 300m more does not fit anywhere.
+      const pod = (name: string, cpu: string) => ({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name },
+        spec: {
+          containers: [
+            { name: 'main', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu } } },
+          ],
+        },
+      });
+      await routed.request('POST', nsPath('pods'), { body: pod('big', '800m') });
+      const small = await refusal(routed.request('POST', nsPath('pods'), { body: pod('small', '300m') }));
+      expect(small.message).toContain('exceeded quota: team');
+      await routed.request('POST', nsPath('pods'), { body: pod('tiny', '200m') });
+      await usedReaches({ pods: '2', 'requests.cpu': '1' });
+      const after = await shares();
+      expect(total(after, 'requests.cpu')).toBe(parseQuantity('1'));
+      expect(total(after, 'pods')).toBe(parseQuantity('3'));
+
+      // Released when deleted, as one apiserver's quota controller releases it.
+      await routed.request('DELETE', deploymentsIn(inFirstCell));
+      await routed.request('DELETE', nsPath('pods', 'big'), { query: { gracePeriodSeconds: 0 } });
+      await usedReaches({ 'count/deployments.apps': '1', pods: '1', 'requests.cpu': '200m' });
+
+      // The copies go with the quota.
+      await routed.request('DELETE', nsPath('resourcequotas', 'team'));
+      await eventually('the quota copies gone from every cell', async () =>
+        (await Promise.all(inCells.map((cell) => found(cell, nsPath('resourcequotas', 'team'))))).every(
+          (copy) => copy === undefined,
+        )
+          ? true
+          : undefined,
+      );
+    } finally {
+      await routed.request('DELETE', `/api/v1/namespaces/${quotaNamespace}`).catch(() => undefined);
+    }
   });
 });
