@@ -458,7 +458,9 @@ describeE2e('what governs a workload is in force in its cell', () => {
           apiVersion: 'v1',
           kind: 'ResourceQuota',
           metadata: { name: 'team' },
-          spec: { hard: { 'count/deployments.apps': '2', pods: '3', 'requests.cpu': '1', resourcequotas: '1' } },
+          spec: {
+            hard: { 'count/deployments.apps': '2', pods: '3', 'requests.cpu': '1', resourcequotas: '1' },
+          },
         },
       });
       interface Quota extends KubeObject {
