@@ -184,5 +184,5 @@ export {
   writeShare,
 } from './quota/quota-copies.ts';
 export type { ResourceQuota, ShareChange } from './quota/quota-copies.ts';
-export { QuotaDraw } from './quota/quota-draw.ts';
+export { QUOTA_EXCEEDED, QuotaDraw, isQuotaExceeded, writeDrawingQuota } from './quota/quota-draw.ts';
 export type { DrawCell, QuotaDrawOptions } from './quota/quota-draw.ts';

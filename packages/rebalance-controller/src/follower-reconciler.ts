@@ -25,6 +25,8 @@ import {
   type ReconcileRequest,
   type ReconcileResult,
   type Reconciler,
+  writeDrawingQuota,
+  type QuotaDraw,
 } from '@cellfed/controller-kit';
 import { MIGRATED, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
@@ -59,6 +61,8 @@ export interface FollowerReconcilerOptions {
   metrics: RebalanceMetrics;
   /** How often a namespace of a cell is compared again although nothing changed. Default 60 s. */
   resyncMs?: number;
+  /** Draws quota share into a cell whose quota admission refuses a follower; none: refused as it comes. */
+  quota?: Pick<QuotaDraw, 'drawTo'>;
 }
 
 /** What one workload copy's pod template names, as of its uid and generation. */
@@ -284,7 +288,11 @@ export class FollowerReconciler implements Reconciler<FollowerKey> {
     const collection = resourcePath({ ...ref.resource, namespaced: true }, ref.namespace);
     const create = async () => {
       try {
-        await cell.client.request('POST', collection, { body: copy, signal });
+        // A follower is not the federation's and its cell's quota share makes room for it once it is there
+        // (the quota reconciler counts it apart); until then a full share draws from the other cells.
+        await writeDrawingQuota(this.options.quota, cell.id, ref.namespace, () =>
+          cell.client.request('POST', collection, { body: copy, signal }),
+        );
         this.options.metrics.followers.inc({ action: 'created' });
         return true;
       } catch (error) {

@@ -20,6 +20,8 @@ import {
   type KubeObject,
   type ObjectMeta,
   type ObjectRef,
+  writeDrawingQuota,
+  type QuotaDraw,
 } from '@cellfed/controller-kit';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
@@ -96,10 +98,17 @@ class AlreadyMigrated {
 export class ObjectMover {
   private readonly clock: Clock;
   private readonly statusSubresources: StatusSubresources;
+  private readonly quota: Pick<QuotaDraw, 'drawTo'> | undefined;
 
-  constructor(options: { clock: Clock; statusSubresources: StatusSubresources }) {
+  constructor(options: {
+    clock: Clock;
+    statusSubresources: StatusSubresources;
+    /** Draws quota share into a cell whose quota admission refuses a move's copy; none: refused as it comes. */
+    quota?: Pick<QuotaDraw, 'drawTo'>;
+  }) {
     this.clock = options.clock;
     this.statusSubresources = options.statusSubresources;
+    this.quota = options.quota;
   }
 
   async move(move: Move): Promise<MoveOutcome> {
@@ -297,8 +306,12 @@ export class ObjectMover {
   private async writeCopy(move: Move, old: KubeObject): Promise<KubeObject> {
     const { ref, from, to, signal } = move;
     const copy = copyForNewCell(old, ref, from.id);
-    // Usually nothing is there: create first, and read what is in the way only when something is.
-    let written = await createIfAbsent(to.client, ref, copy.object, signal);
+    // Usually nothing is there: create first, and read what is in the way only when something is. The copy
+    // counts in the new cell's quota share until the old one goes: a full share draws unused share from
+    // the other cells (the old cell's frees when its copy is deleted).
+    let written = await writeDrawingQuota(this.quota, to.id, ref.namespace, () =>
+      createIfAbsent(to.client, ref, copy.object, signal),
+    );
     if (!written) {
       const existing = await read(to.client, ref, signal);
       if (!existing)

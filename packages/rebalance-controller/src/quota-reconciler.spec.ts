@@ -6,6 +6,7 @@ import {
 } from '@cellfed/api';
 import { parseQuantity, type KubeObject, type ResourceQuota } from '@cellfed/controller-kit';
 import { FakeCell, FakeClock, memoryLogger } from '@cellfed/controller-kit/testing';
+import { MIGRATED, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
 import { QuotaReconciler, countedInCells } from './quota-reconciler.ts';
 import { PlanHolder } from './rebalance-plan.ts';
@@ -128,6 +129,30 @@ describe('QuotaReconciler', () => {
     expect(status()?.used).toEqual({ configmaps: '2' });
   });
 
+  it('leaves a moved object’s old copy out while it waits to be deleted', async () => {
+    const { cells, reconcile, makeQuota, count, copy, status } = setup();
+    const deployment = (cell: string, name: string, labels: Record<string, string> = {}) =>
+      cells.get(cell)!.put(`/apis/apps/v1/namespaces/shop/deployments/${name}`, {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name, namespace: 'shop', labels },
+      });
+    deployment('a', 'web', { [REBALANCE_STATUS_LABEL]: MIGRATED });
+    deployment('b', 'web');
+    makeQuota({ 'count/deployments.apps': '3' });
+    await reconcile();
+    expect(['a', 'b', 'c'].map((cell) => copy(cell)?.spec?.hard?.['count/deployments.apps'])).toEqual([
+      '2',
+      '1',
+      '1',
+    ]);
+    count('a', { 'count/deployments.apps': '1' });
+    count('b', { 'count/deployments.apps': '1' });
+    count('c', { 'count/deployments.apps': '0' });
+    await reconcile();
+    expect(status()?.used).toEqual({ 'count/deployments.apps': '1' });
+  });
+
   it('cuts a lowered limit from the unused shares first, and holds back a raised one while a draw may still be giving it', async () => {
     const { cells, clock, reconcile, makeQuota, count, share } = setup();
     makeQuota({ pods: '6' });
@@ -160,6 +185,22 @@ describe('QuotaReconciler', () => {
     await clock.advance(6000);
     await reconcile();
     expect(['a', 'b', 'c'].map((cell) => share(cell).pods)).toEqual(['3', '1', '3']);
+  });
+
+  it('divides the unused part again when a cell runs low, lowering shares before it raises any', async () => {
+    const { cells, reconcile, makeQuota, count, share } = setup();
+    makeQuota({ pods: '6' });
+    await reconcile();
+    // A ReplicaSet in c made its two pods; a and b use nothing.
+    count('a', { pods: '0' });
+    count('b', { pods: '0' });
+    count('c', { pods: '2' });
+    const order: string[] = [];
+    for (const [id, cell] of cells)
+      cell.before = (method, path) => order.push(`${id} ${path.endsWith('/status') ? 'status' : 'spec'}`);
+    await reconcile();
+    expect(['a', 'b', 'c'].map((cell) => share(cell).pods)).toEqual(['2', '1', '3']);
+    expect(order).toEqual(['b spec', 'b status', 'c spec', 'c status']);
   });
 
   it('keeps no share in a Down cell, and takes the copies away with the quota', async () => {

@@ -12,6 +12,7 @@ import {
   keyCodec,
   parseResourceList,
   readIfExists,
+  resourceName,
   resourcePath,
   sameResourceList,
   settleShares,
@@ -30,6 +31,7 @@ import {
   type ResourceQuota,
   type ShareHolder,
 } from '@cellfed/controller-kit';
+import { MIGRATED, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 
 import type { ControlPlaneUsage } from './control-plane-usage.ts';
@@ -120,7 +122,7 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
             async (cell) =>
               [
                 cell.id,
-                await overhead(cell.client, namespace, inCells, this.options.followers, signal),
+                await overhead(cell.client, plan, namespace, inCells, this.options.followers, signal),
               ] as const,
           ),
         ),
@@ -141,12 +143,27 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
         this.options.settleMs ?? 10_000,
       );
       retryAfterMs = settled.retryAfterMs;
-      for (const cell of cells) {
+      const targets = cells.map((cell) => {
         const share = settled.shares.get(cell.id)!;
-        const cellHard = plus(share, overheads.get(cell.id)!);
+        return { cell, share, hard: plus(share, overheads.get(cell.id)!), log: log.child({ cell: cell.id }) };
+      });
+      // Lowered limits first, raised ones after: no moment between the writes adds up to more than a limit.
+      // A conflict (a draw or the cell's quota controller wrote meanwhile) ends the pass, to be read again.
+      for (const { cell, share, hard, log: cellLog } of targets) {
         const copy = copies.get(cell.id);
-        await this.writeCopy(cell, quota, copy, share, cellHard, log.child({ cell: cell.id }));
+        if (!copy) continue;
+        const lowered = await this.writeCopy(
+          cell,
+          quota,
+          copy,
+          lower(shareOf(copy), share),
+          lower(parseResourceList(copy.spec?.hard), hard),
+          cellLog,
+        );
+        copies.set(cell.id, lowered);
       }
+      for (const { cell, share, hard, log: cellLog } of targets)
+        copies.set(cell.id, await this.writeCopy(cell, quota, copies.get(cell.id), share, hard, cellLog));
       for (const holder of holders) {
         const counted = copies.get(holder.cell);
         // Not counted yet (a new copy), or counted against limits not yet in force: not shown until it is.
@@ -177,7 +194,7 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
     share: Amounts,
     hard: Amounts,
     log: Logger,
-  ): Promise<void> {
+  ): Promise<ResourceQuota> {
     const { namespace = '', name = '' } = quota.metadata;
     const scopes = { scopes: quota.spec?.scopes, scopeSelector: quota.spec?.scopeSelector };
     if (!copy) {
@@ -192,21 +209,32 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
       );
       // Left to the cell's quota controller to count: until it has, the cell refuses what the quota covers,
       // as one apiserver does for a new quota.
-      await cell.client.request('POST', resourcePath(RESOURCE_QUOTAS, namespace), { body: fresh });
+      const created = await cell.client.request<ResourceQuota>(
+        'POST',
+        resourcePath(RESOURCE_QUOTAS, namespace),
+        {
+          body: fresh,
+        },
+      );
       log.info({ namespace, quota: name }, 'quota copy created in the cell');
-      return;
+      return created;
     }
     const sameScopes =
       JSON.stringify(scopes) ===
       JSON.stringify({ scopes: copy.spec?.scopes, scopeSelector: copy.spec?.scopeSelector });
     const recorded = shareOf(copy);
     const sameShare = recorded !== undefined && sameAmounts(recorded, share);
-    if (sameScopes && sameShare && sameAmounts(parseResourceList(copy.spec?.hard), hard)) return;
-    await writeShare(cell.client, { ...copy, spec: { ...copy.spec, ...scopes } }, { share, hard });
+    if (sameScopes && sameShare && sameAmounts(parseResourceList(copy.spec?.hard), hard)) return copy;
+    const written = await writeShare(
+      cell.client,
+      { ...copy, spec: { ...copy.spec, ...scopes } },
+      { share, hard },
+    );
     log.info(
       { namespace, quota: name, hard: formatResourceList(hard, quota.spec?.hard) },
       'quota share updated in the cell',
     );
+    return written;
   }
 
   private async writeStatus(quota: ResourceQuota, used: Amounts, log: Logger): Promise<void> {
@@ -282,10 +310,13 @@ export function countedInCells(plan: Pick<RebalancePlan, 'spec'>, namespace: str
 
 /**
  * How many objects of each object-count name's resource a cell holds that are not the federation's: follower
- * copies, and what its apiserver made for itself (`kube-root-ca.crt`). Other names count nothing of them.
+ * copies, old copies of moved objects (labelled `migrated`, kept until `--delete-after`), and what its
+ * apiserver made for itself (`kube-root-ca.crt`). Other names count nothing of them (an old copy's pods are
+ * gone with its quiesce).
  */
 async function overhead(
   client: Client,
+  plan: Pick<RebalancePlan, 'resources'>,
   namespace: string,
   names: readonly string[],
   followers: boolean,
@@ -293,25 +324,34 @@ async function overhead(
 ): Promise<Map<string, bigint>> {
   const counts = new Map<string, bigint>();
   const byResource = new Map<string, bigint>();
-  for (const name of names) {
-    const resource = countedResource(name)!;
-    if (!countsObjects(name) || resource.group !== '') continue;
-    const id = resource.resource;
-    if (!byResource.has(id)) {
-      let count = 0n;
-      const path = resourcePath({ ...resource, version: 'v1', namespaced: true }, namespace);
-      if (followers && FOLLOWED.has(id)) {
-        const followers = await client.request<KubeList>('GET', path, {
-          query: { labelSelector: FOLLOWER_LABEL },
+  const count = async (path: string, labelSelector: string) =>
+    BigInt(
+      (
+        await client.request<KubeList>('GET', path, {
+          query: { labelSelector },
           accept: METADATA_LIST,
           signal,
-        });
-        count += BigInt(followers.items?.length ?? 0);
+        })
+      ).items?.length ?? 0,
+    );
+  for (const name of names) {
+    if (!countsObjects(name)) continue;
+    const resource = countedResource(name)!;
+    const id = resourceName(resource);
+    if (!byResource.has(id)) {
+      const moved = plan.resources.get(id);
+      const version = moved?.version ?? (resource.group === '' ? 'v1' : undefined);
+      let found = 0n;
+      if (version) {
+        const path = resourcePath({ ...resource, version, namespaced: true }, namespace);
+        if (moved) found += await count(path, `${REBALANCE_STATUS_LABEL}=${MIGRATED}`);
+        if (followers && resource.group === '' && FOLLOWED.has(resource.resource))
+          found += await count(path, FOLLOWER_LABEL);
+        const ownName = cellOwnObjectName(resource, namespace);
+        if (ownName && (await readIfExists(client, `${path}/${encodeURIComponent(ownName)}`, { signal })))
+          found++;
       }
-      const ownName = cellOwnObjectName(resource, namespace);
-      if (ownName && (await readIfExists(client, `${path}/${encodeURIComponent(ownName)}`, { signal })))
-        count++;
-      byResource.set(id, count * UNIT);
+      byResource.set(id, found * UNIT);
     }
     counts.set(name, byResource.get(id)!);
   }
@@ -331,6 +371,19 @@ function federationUse(
 function plus(a: Amounts, b: Amounts): Map<string, bigint> {
   const result = new Map(a);
   for (const [name, amount] of b) if (result.has(name)) result.set(name, result.get(name)! + amount);
+  return result;
+}
+
+/**
+ * `target` where it is lower than `current`, `current` elsewhere: the first of two writes. A name `current`
+ * lacks is no limit at all, so its target is lower; a name `target` lacks stays until the second write.
+ */
+function lower(current: Amounts | undefined, target: Amounts): Map<string, bigint> {
+  const result = new Map(current ?? []);
+  for (const [name, amount] of target) {
+    const now = current?.get(name);
+    result.set(name, now === undefined || amount < now ? amount : now);
+  }
   return result;
 }
 

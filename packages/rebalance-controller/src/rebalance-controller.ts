@@ -28,6 +28,7 @@ import {
   hasPodTemplate,
   resourceName,
   RESOURCE_QUOTAS,
+  QuotaDraw,
   formatKey,
   parseKey,
   type Lane,
@@ -45,7 +46,7 @@ import { MigrationReconciler } from './migration-reconciler.ts';
 import { MirrorReconciler, MirrorState } from './mirror-reconciler.ts';
 import { ObjectMover } from './object-mover.ts';
 import { needsWork } from './needs-work.ts';
-import { PlanHolder } from './rebalance-plan.ts';
+import { PlanHolder, liveCells } from './rebalance-plan.ts';
 import { ControlPlaneUsage } from './control-plane-usage.ts';
 import { QuotaCopyWatch } from './quota-copy-watch.ts';
 import { QUOTA_KEYS, QuotaReconciler, type QuotaKey } from './quota-reconciler.ts';
@@ -166,6 +167,17 @@ export class RebalanceController {
     };
     const mirrorState = new MirrorState();
     const statusSubresources = new StatusSubresources();
+    // Moves and followers into a cell whose quota share is full draw unused share from the other cells.
+    const quotaDraw =
+      settings.divideQuotas === false
+        ? undefined
+        : new QuotaDraw({
+            cells: () => {
+              const spec = this.plans.current()?.spec;
+              return spec ? liveCells({ spec }).flatMap((id) => cellEnd(id) ?? []) : [];
+            },
+            logger: logger.child({ component: 'quota-draw' }),
+          });
 
     this.objects = new CellObjects({
       metadataOnly: true,
@@ -186,7 +198,7 @@ export class RebalanceController {
         copies: this.objects,
         cell: cellEnd,
         namespaceLabels,
-        mover: new ObjectMover({ clock, statusSubresources }),
+        mover: new ObjectMover({ clock, statusSubresources, ...(quotaDraw ? { quota: quotaDraw } : {}) }),
         metrics,
         clock,
         deleteAfterMs: settings.deleteAfterMs,
@@ -241,6 +253,7 @@ export class RebalanceController {
             controlPlane,
             metrics,
             ...(settings.mirrorResyncMs === undefined ? {} : { resyncMs: settings.mirrorResyncMs }),
+            ...(quotaDraw ? { quota: quotaDraw } : {}),
           });
     this.followers =
       this.followerReconciler &&

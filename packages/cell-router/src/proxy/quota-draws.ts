@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 
+import { QUOTA_EXCEEDED } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 
@@ -7,9 +8,6 @@ import type { Dispatcher } from 'undici';
 export interface QuotaDrawing {
   drawTo(cell: string, namespace: string): Promise<boolean>;
 }
-
-/** What kube-apiserver's quota admission says when a write would exceed a limit (JSON or protobuf alike). */
-const QUOTA_EXCEEDED = 'exceeded quota: ';
 
 /**
  * Sends a write to a cell; if the cell's own quota admission refuses it, draws the unused share of the

@@ -4,7 +4,8 @@ import type { KubeObject } from '../kube/kube-object.ts';
 import { FakeCell } from '../testing/fake-cell.ts';
 import { memoryLogger } from '../testing/memory-logger.ts';
 import type { ResourceQuota } from './quota-copies.ts';
-import { QuotaDraw } from './quota-draw.ts';
+import { ApiError } from '../kube/api-error.ts';
+import { QuotaDraw, isQuotaExceeded, writeDrawingQuota } from './quota-draw.ts';
 
 const PATH = '/api/v1/namespaces/shop/resourcequotas/team';
 
@@ -102,5 +103,48 @@ describe('QuotaDraw', () => {
     expect(await draw.drawTo('a', 'shop')).toBe(false);
     expect(await draw.drawTo('z', 'shop')).toBe(false);
     expect([a, b].map((cell) => cell.writes.length)).toEqual([0, 0]);
+  });
+});
+
+describe('writeDrawingQuota', () => {
+  const exceeded = new ApiError(
+    403,
+    {
+      code: 403,
+      reason: 'Forbidden',
+      message:
+        'deployments.apps "web" is forbidden: exceeded quota: team, requested: count/deployments.apps=1',
+    },
+    'POST',
+  );
+  const forbidden = new ApiError(403, { code: 403, reason: 'Forbidden', message: 'cannot create' }, 'POST');
+
+  it('tells a quota refusal from any other', () => {
+    expect(isQuotaExceeded(exceeded)).toBe(true);
+    expect(isQuotaExceeded(forbidden)).toBe(false);
+    expect(isQuotaExceeded(new Error('exceeded quota: team'))).toBe(false);
+  });
+
+  it('writes once more after a draw gave the cell share, and throws the refusal otherwise', async () => {
+    let calls = 0;
+    const write = () => (++calls === 1 ? Promise.reject(exceeded) : Promise.resolve('written'));
+    const drawn: string[] = [];
+    const quota = {
+      drawTo: (cell: string, namespace: string) => (
+        drawn.push(`${cell}/${namespace}`),
+        Promise.resolve(true)
+      ),
+    };
+    await expect(writeDrawingQuota(quota, 'a', 'shop', write)).resolves.toBe('written');
+    expect(drawn).toEqual(['a/shop']);
+    await expect(
+      writeDrawingQuota({ drawTo: () => Promise.resolve(false) }, 'a', 'shop', () =>
+        Promise.reject(exceeded),
+      ),
+    ).rejects.toBe(exceeded);
+    await expect(writeDrawingQuota(quota, 'a', 'shop', () => Promise.reject(forbidden))).rejects.toBe(
+      forbidden,
+    );
+    expect(drawn).toEqual(['a/shop']);
   });
 });

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 
 import { errorMessage } from '../errors.ts';
-import { isConflict } from '../kube/api-error.ts';
+import { ApiError, isConflict } from '../kube/api-error.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
 import { resourcePath } from '../kube/resource-path.ts';
 import { parseResourceList } from './quantity.ts';
@@ -17,6 +17,37 @@ import {
 import { drawFrom, type Amounts } from './quota-shares.ts';
 
 type Client = Pick<KubeClient, 'request'>;
+
+/** What kube-apiserver's quota admission says when a write would exceed a limit (in JSON and protobuf alike). */
+export const QUOTA_EXCEEDED = 'exceeded quota: ';
+
+/** Whether an apiserver refused a write because it would exceed one of its quotas. */
+export function isQuotaExceeded(error: unknown): boolean {
+  return (
+    error instanceof ApiError &&
+    error.statusCode === 403 &&
+    (error.status.message ?? '').includes(QUOTA_EXCEEDED)
+  );
+}
+
+/**
+ * Runs a write into a cell; if the cell's own quota admission refuses it, draws the namespace's unused share
+ * into the cell (QuotaDraw) and runs it once more. What still does not fit throws the cell's refusal.
+ */
+export async function writeDrawingQuota<T>(
+  quota: Pick<QuotaDraw, 'drawTo'> | undefined,
+  cell: string,
+  namespace: string,
+  write: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (!quota || !namespace || !isQuotaExceeded(error) || !(await quota.drawTo(cell, namespace)))
+      throw error;
+    return write();
+  }
+}
 
 export interface DrawCell {
   readonly id: string;

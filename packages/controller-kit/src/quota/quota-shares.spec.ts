@@ -50,6 +50,21 @@ describe('settleShares', () => {
     expect(shown(shares, 'pods')).toEqual([q('4'), q('0')]);
   });
 
+  it('divides the unused part again, evenly, once a cell has used more than half its even part of it', () => {
+    const limit = amounts({ pods: '6' });
+    // a has used all it holds, b none of its 4: the 4 unused are divided 2 and 2.
+    const exhausted = [holder('a', { pods: '2' }, { pods: '2' }), holder('b', { pods: '4' }, { pods: '0' })];
+    expect(shown(settleShares(limit, exhausted, 0, 1).shares, 'pods')).toEqual([q('4'), q('2')]);
+    // a still has half of its even part left: nothing is rewritten.
+    const within = [holder('a', { pods: '3' }, { pods: '2' }), holder('b', { pods: '3' }, { pods: '0' })];
+    expect(shown(settleShares(limit, within, 0, 1).shares, 'pods')).toEqual([q('3'), q('3')]);
+    // Not while a draw is recent (a cell keeps what it drew), nor before every cell's use is counted.
+    const drawn = [holder('a', { pods: '2' }, { pods: '2' }), holder('b', { pods: '4' }, { pods: '0' }, 0)];
+    expect(shown(settleShares(limit, drawn, 5, 10).shares, 'pods')).toEqual([q('2'), q('4')]);
+    const uncounted = [holder('a', { pods: '2' }, { pods: '2' }), holder('b', { pods: '4' })];
+    expect(shown(settleShares(limit, uncounted, 0, 1).shares, 'pods')).toEqual([q('2'), q('4')]);
+  });
+
   it('cuts a surplus from unused share first, then from the largest shares, never below zero', () => {
     const cells = [
       holder('a', { pods: '4' }, { pods: '4' }),

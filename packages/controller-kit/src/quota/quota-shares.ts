@@ -28,8 +28,13 @@ export interface Settled {
  *   unused share, then from the largest shares: a share below its use admits nothing more, as a limit below
  *   its use does on one apiserver;
  * - a shortfall (a cell left, a limit was raised, a draw did not finish) is handed out evenly — but not
- *   while a draw younger than `settleMs` may still be giving it to its cell, which would hand it out twice.
- * Shares already within the limit are left alone: a cell keeps what it was given or drew.
+ *   while a draw younger than `settleMs` may still be giving it to its cell, which would hand it out twice;
+ * - the unused part of a limit is divided again, evenly, once a cell has used more than half of its even
+ *   part of it (and every cell's use is counted): a cell whose own controllers make what the quota counts (a
+ *   ReplicaSet's pods after a move) gets share before it runs out, with no write to draw it. A cell keeps
+ *   what it drew until the draw's `settleMs` has passed.
+ * The result never adds up to more than a limit; written lowest first (see the quota reconciler), no
+ * moment between the writes does either.
  */
 export function settleShares(
   limits: Amounts,
@@ -50,7 +55,7 @@ export function settleShares(
       const unknownToAll = cells.every((holder) => holder.share?.get(name) === undefined);
       if (!drawPending || unknownToAll) spread(name, current, limit - allocated);
       else retryAfterMs = latestDraw + settleMs - now;
-    }
+    } else if (!drawPending) rebalance(name, current, cells, limit);
     for (const [cell, share] of current) shares.get(cell)!.set(name, share);
   }
   return { shares, retryAfterMs };
@@ -103,6 +108,30 @@ function cut(
     current.set(holder.cell, current.get(holder.cell)! - take);
     left -= take;
   }
+}
+
+/**
+ * Divides the unused part of the limit evenly again when some cell has less than half its even part of it
+ * left (a band, so that not every use rewrites every share).
+ */
+function rebalance(
+  name: string,
+  current: Map<string, bigint>,
+  cells: readonly ShareHolder[],
+  limit: bigint,
+): void {
+  if (cells.some((holder) => holder.used?.get(name) === undefined)) return;
+  const used = new Map(cells.map((holder) => [holder.cell, holder.used!.get(name)!]));
+  const unused = limit - sum(used.values());
+  if (unused <= 0n) return;
+  const target = new Map(used);
+  spread(name, target, unused);
+  const low = cells.some((holder) => {
+    const left = current.get(holder.cell)! - used.get(holder.cell)!;
+    const even = target.get(holder.cell)! - used.get(holder.cell)!;
+    return even > 0n && left * 2n < even;
+  });
+  if (low) for (const [cell, share] of target) current.set(cell, share);
 }
 
 /** Hands `amount` out evenly in steps of the name's {@link shareStep}, the odd steps to the first cells. */
