@@ -184,5 +184,12 @@ export {
   writeShare,
 } from './quota/quota-copies.ts';
 export type { ResourceQuota, ShareChange } from './quota/quota-copies.ts';
-export { QUOTA_EXCEEDED, QuotaDraw, isQuotaExceeded, writeDrawingQuota } from './quota/quota-draw.ts';
+export {
+  QUOTA_DRAW_ATTEMPTS,
+  QUOTA_DRAW_SETTLE_MS,
+  QUOTA_EXCEEDED,
+  QuotaDraw,
+  isQuotaExceeded,
+  writeDrawingQuota,
+} from './quota/quota-draw.ts';
 export type { DrawCell, QuotaDrawOptions } from './quota/quota-draw.ts';

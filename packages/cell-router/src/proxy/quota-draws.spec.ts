@@ -46,6 +46,17 @@ describe('sendDrawingQuota', () => {
     expect(send).toHaveBeenCalledTimes(2);
   });
 
+  it('draws again when a draw lost a race, at most twice', async () => {
+    const answers = [answer(403, exceeded), answer(403, exceeded), answer(201, { kind: 'Pod' })];
+    const send = jest.fn(() => Promise.resolve(answers.shift()!));
+    const drawTo = jest.fn((_cell: string, _namespace: string) => Promise.resolve(true));
+    expect((await sendDrawingQuota(send, { drawTo }, 'cell-1', 'shop')).statusCode).toBe(201);
+    expect(drawTo).toHaveBeenCalledTimes(2);
+    const refusing = jest.fn(() => Promise.resolve(answer(403, exceeded)));
+    expect((await sendDrawingQuota(refusing, { drawTo }, 'cell-1', 'shop')).statusCode).toBe(403);
+    expect(refusing).toHaveBeenCalledTimes(3);
+  });
+
   it('relays the refusal as it came when nothing could be drawn, the draw failed, or it was no quota refusal', async () => {
     for (const [body, drawTo] of [
       [exceeded, () => Promise.resolve(false)],

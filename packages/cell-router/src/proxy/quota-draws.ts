@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 
-import { QUOTA_EXCEEDED } from '@cellfed/controller-kit';
+import { QUOTA_DRAW_ATTEMPTS, QUOTA_DRAW_SETTLE_MS, QUOTA_EXCEEDED } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 
@@ -14,8 +15,10 @@ export interface QuotaDrawing {
  * namespace's quotas from the other cells into this one and sends it once more. The refusal was the cell's:
  * the caller was authenticated, authorized and admitted up to the quota (kube-apiserver checks quota last),
  * so the draw — the router's own bookkeeping, never the caller's request — follows a write the caller may
- * make. A write that still does not fit, or one the federation's limits do not allow, gets the cell's
- * refusal as it came. Only a write whose body the router holds (`send` sends it again) can be retried.
+ * make. A draw that lost a race may leave the write refused once more: it draws again, up to
+ * QUOTA_DRAW_ATTEMPTS times. A write that still does not fit, or one the federation's limits do not allow,
+ * gets the cell's refusal as it came. Only a write whose body the router holds (`send` sends it again) can
+ * be retried.
  */
 export async function sendDrawingQuota(
   send: () => Promise<Dispatcher.ResponseData>,
@@ -24,18 +27,22 @@ export async function sendDrawingQuota(
   namespace: string,
   log?: Logger,
 ): Promise<Dispatcher.ResponseData> {
-  const upstream = await send();
-  if (!quota || !namespace || upstream.statusCode !== 403) return upstream;
-  const bytes = Buffer.from(await upstream.body.arrayBuffer());
-  if (!bytes.toString('latin1').includes(QUOTA_EXCEEDED)) return replay(upstream, bytes);
-  const drawn = await quota.drawTo(cell, namespace).catch((error: unknown) => {
-    log?.warn(
-      { cell, namespace, err: error instanceof Error ? error.message : String(error) },
-      'quota draw failed',
-    );
-    return false;
-  });
-  return drawn ? send() : replay(upstream, bytes);
+  for (let draws = 0; ; draws++) {
+    const upstream = await send();
+    if (!quota || !namespace || upstream.statusCode !== 403) return upstream;
+    const bytes = Buffer.from(await upstream.body.arrayBuffer());
+    if (!bytes.toString('latin1').includes(QUOTA_EXCEEDED) || draws >= QUOTA_DRAW_ATTEMPTS)
+      return replay(upstream, bytes);
+    const drawn = await quota.drawTo(cell, namespace).catch((error: unknown) => {
+      log?.warn(
+        { cell, namespace, err: error instanceof Error ? error.message : String(error) },
+        'quota draw failed',
+      );
+      return false;
+    });
+    if (!drawn) return replay(upstream, bytes);
+    await sleep(QUOTA_DRAW_SETTLE_MS[draws] ?? 100);
+  }
 }
 
 /** The answer again, its body already read: relayed as if it had just arrived. */

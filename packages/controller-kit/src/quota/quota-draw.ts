@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
 import type { Logger } from 'pino';
 
 import { errorMessage } from '../errors.ts';
@@ -30,9 +32,19 @@ export function isQuotaExceeded(error: unknown): boolean {
   );
 }
 
+/** Draws before a write refused for quota is given up: a draw can lose a race with another, once or twice. */
+export const QUOTA_DRAW_ATTEMPTS = 2;
+
 /**
- * Runs a write into a cell; if the cell's own quota admission refuses it, draws the namespace's unused share
- * into the cell (QuotaDraw) and runs it once more. What still does not fit throws the cell's refusal.
+ * How long a write waits after a draw before it is sent again: the cell's quota admission reads limits from
+ * its own cache, which takes a moment to see the new one.
+ */
+export const QUOTA_DRAW_SETTLE_MS = [20, 100] as const;
+
+/**
+ * Runs a write into a cell; while the cell's own quota admission refuses it and a draw of the namespace's
+ * unused share into the cell (QuotaDraw) may have changed that, runs it again, at most
+ * {@link QUOTA_DRAW_ATTEMPTS} more times. What still does not fit throws the cell's refusal.
  */
 export async function writeDrawingQuota<T>(
   quota: Pick<QuotaDraw, 'drawTo'> | undefined,
@@ -40,12 +52,14 @@ export async function writeDrawingQuota<T>(
   namespace: string,
   write: () => Promise<T>,
 ): Promise<T> {
-  try {
-    return await write();
-  } catch (error) {
-    if (!quota || !namespace || !isQuotaExceeded(error) || !(await quota.drawTo(cell, namespace)))
-      throw error;
-    return write();
+  for (let draws = 0; ; draws++) {
+    try {
+      return await write();
+    } catch (error) {
+      if (!quota || !namespace || !isQuotaExceeded(error) || draws >= QUOTA_DRAW_ATTEMPTS) throw error;
+      if (!(await quota.drawTo(cell, namespace))) throw error;
+      await sleep(QUOTA_DRAW_SETTLE_MS[draws] ?? 100);
+    }
   }
 }
 
@@ -81,7 +95,12 @@ export class QuotaDraw {
     this.options = options;
   }
 
-  /** Whether `cell` was given any share. */
+  /**
+   * Whether the write is worth sending again: `cell` was given share; or a copy changed under the draw (the
+   * quota controller dividing unused share again, or another draw), which may have given it share itself;
+   * or its own copy has unused share already (given a moment ago: the cell's admission reads its quotas
+   * from a cache that may not have the new limit yet).
+   */
   async drawTo(cell: string, namespace: string): Promise<boolean> {
     const now = this.options.now ?? Date.now;
     const started = now();
@@ -102,8 +121,10 @@ export class QuotaDraw {
       })),
     );
     let given = false;
-    const names =
-      copies.find((entry) => entry.cell.id === cell)?.copies.map((copy) => copy.metadata.name ?? '') ?? [];
+    let contended = false;
+    const own = copies.find((entry) => entry.cell.id === cell)?.copies ?? [];
+    const roomAlready = own.some((copy) => hasRoom(copy));
+    const names = own.map((copy) => copy.metadata.name ?? '');
     for (const name of names) {
       const holders = copies.flatMap(({ cell: each, copies: list }) => {
         const copy = list.find((candidate) => candidate.metadata.name === name);
@@ -123,14 +144,23 @@ export class QuotaDraw {
           const take = takes.get(from.id);
           if (!take) return;
           try {
-            await writeShare(from.client, copy, {
+            const lowered = await writeShare(from.client, copy, {
               share: minus(shareOf(copy) ?? new Map(), take),
               hard: minus(parseResourceList(copy.spec?.hard), take),
               drawnAt: new Date(now()),
             });
-            for (const [resource, amount] of take) taken.set(resource, (taken.get(resource) ?? 0n) + amount);
+            // What the cell admitted between the lowered spec and its status (its admission still read the
+            // old limit) stays the cell's: only the rest was taken.
+            const used = parseResourceList(lowered.status?.used);
+            const hard = parseResourceList(lowered.status?.hard);
+            for (const [resource, amount] of take) {
+              const over = (used.get(resource) ?? 0n) - (hard.get(resource) ?? 0n);
+              const kept = amount - (over > 0n ? over : 0n);
+              if (kept > 0n) taken.set(resource, (taken.get(resource) ?? 0n) + kept);
+            }
           } catch (error) {
             // Its use or share changed meanwhile: nothing taken from it this time.
+            if (isConflict(error)) contended = true;
             log.info(
               { from: from.id, quota: name, err: errorMessage(error) },
               'quota share not drawn from a cell',
@@ -145,7 +175,7 @@ export class QuotaDraw {
       }
       if (await this.give(to, namespace, name, taken, log)) given = true;
     }
-    return given;
+    return given || contended || roomAlready;
   }
 
   private async give(
@@ -176,6 +206,12 @@ export class QuotaDraw {
     log.warn({ quota: name }, 'quota share not given after conflicts; the controller hands it out');
     return false;
   }
+}
+
+/** Whether a copy has unused share of any limit it holds. */
+function hasRoom(copy: ResourceQuota): boolean {
+  const used = parseResourceList(copy.status?.used);
+  return [...parseResourceList(copy.status?.hard)].some(([name, hard]) => hard > (used.get(name) ?? 0n));
 }
 
 function minus(from: Amounts, amounts: Amounts): Map<string, bigint> {
