@@ -203,6 +203,22 @@ describe('QuotaReconciler', () => {
     expect(order).toEqual(['b spec', 'b status', 'c spec', 'c status']);
   });
 
+  it('reads again soon, with no error, when a copy changed between its read and its write', async () => {
+    const { cells, reconcile, makeQuota, count } = setup();
+    makeQuota({ pods: '6' });
+    await reconcile();
+    count('a', { pods: '0' });
+    count('b', { pods: '0' });
+    count('c', { pods: '2' });
+    // b's own quota admission charges a pod just before the controller lowers b's share.
+    const b = cells.get('b')!;
+    b.before = () => {
+      b.before = undefined;
+      count('b', { pods: '1' });
+    };
+    expect(await reconcile()).toEqual({ requeueAfterMs: 100 });
+  });
+
   it('keeps no share in a Down cell, and takes the copies away with the quota', async () => {
     const { cells, controlPlane, reconcile, makeQuota, copy } = setup({ down: 'c' });
     makeQuota({ pods: '4' });

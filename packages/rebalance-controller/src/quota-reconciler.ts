@@ -8,6 +8,8 @@ import {
   countsObjects,
   drawnAtOf,
   formatResourceList,
+  errorMessage,
+  isConflict,
   isNotFound,
   keyCodec,
   parseResourceList,
@@ -83,7 +85,19 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
     this.options = options;
   }
 
-  async reconcile({ key, signal, log }: ReconcileRequest<QuotaKey>): Promise<ReconcileResult> {
+  async reconcile(request: ReconcileRequest<QuotaKey>): Promise<ReconcileResult> {
+    try {
+      return await this.divide(request);
+    } catch (error) {
+      // A draw, a cell's quota admission or its quota controller wrote a copy or the quota meanwhile: every
+      // write here is conditional on what was read, so read again, soon, without counting an error.
+      if (!isConflict(error)) throw error;
+      request.log.debug({ err: errorMessage(error) }, 'quota changed while divided; reading it again');
+      return { requeueAfterMs: 100 };
+    }
+  }
+
+  private async divide({ key, signal, log }: ReconcileRequest<QuotaKey>): Promise<ReconcileResult> {
     const { namespace, name } = key;
     const plan = this.options.plans.current();
     if (!plan) return {};
@@ -149,9 +163,11 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
       });
       // Lowered limits first, raised ones after: no moment between the writes adds up to more than a limit.
       // A conflict (a draw or the cell's quota controller wrote meanwhile) ends the pass, to be read again.
+      let admittedMeanwhile = false;
       for (const { cell, share, hard, log: cellLog } of targets) {
         const copy = copies.get(cell.id);
         if (!copy) continue;
+        const before = parseResourceList(copy.status?.used);
         const lowered = await this.writeCopy(
           cell,
           quota,
@@ -161,7 +177,13 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
           cellLog,
         );
         copies.set(cell.id, lowered);
+        // The cell admitted a write against its old limit while it was lowered: the shares were divided
+        // from a use that is no longer true. Nothing is raised on it; the next pass divides afresh.
+        const after = parseResourceList(lowered.status?.used);
+        if ([...after].some(([resource, amount]) => amount > (before.get(resource) ?? 0n)))
+          admittedMeanwhile = true;
       }
+      if (admittedMeanwhile) return { requeueAfterMs: 1000 };
       for (const { cell, share, hard, log: cellLog } of targets)
         copies.set(cell.id, await this.writeCopy(cell, quota, copies.get(cell.id), share, hard, cellLog));
       for (const holder of holders) {
