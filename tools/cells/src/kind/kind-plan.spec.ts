@@ -62,6 +62,26 @@ describe('kindClusterConfig', () => {
     });
   });
 
+  it('turns the control plane’s quota controller off through kubeadm’s config, keeping kubeadm’s own controllers', () => {
+    expect(kindClusterConfig('control-plane', { disabledControllers: ['resourcequota'] })).toMatchObject({
+      kubeadmConfigPatchesJSON6902: [
+        {
+          group: 'kubeadm.k8s.io',
+          version: 'v1beta4',
+          kind: 'ClusterConfiguration',
+          patch: JSON.stringify([
+            {
+              op: 'add',
+              path: '/controllerManager/extraArgs/-',
+              value: { name: 'controllers', value: '*,bootstrapsigner,tokencleaner,-resourcequota' },
+            },
+          ]),
+        },
+      ],
+    });
+    expect(kindClusterConfig('cell-1')).not.toHaveProperty('kubeadmConfigPatchesJSON6902');
+  });
+
   it('publishes the router’s node port on the loopback port it is given', () => {
     expect(kindClusterConfig('control-plane', { routerHostPort: 41234 }).nodes[0]).toEqual({
       role: 'control-plane',

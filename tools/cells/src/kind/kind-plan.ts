@@ -1,5 +1,7 @@
 import { join } from 'node:path';
 
+import { KUBEADM_EXTRA_CONTROLLERS, controllersFlagValue } from '../control-plane/controllers.ts';
+
 /** An external command, as data: planned by pure functions, run by the provider, asserted by unit tests. */
 export interface Command {
   command: string;
@@ -22,6 +24,8 @@ export interface KindClusterOptions {
   readonly nodeImage?: string | undefined;
   /** The loopback port the router's node port is published on (the control-plane cluster only). */
   readonly routerHostPort?: number | undefined;
+  /** Controllers kube-controller-manager leaves off (the control-plane cluster's quota controller). */
+  readonly disabledControllers?: readonly string[] | undefined;
 }
 
 /** A one-node kind cluster whose apiserver is published on a free loopback port. */
@@ -33,11 +37,34 @@ export function kindClusterConfig(id: string, options: KindClusterOptions = {}) 
         ],
       }
     : {};
+  const controllers = options.disabledControllers?.length
+    ? {
+        // kind's kubeadm config (v1beta4 from Kubernetes 1.36) lists extraArgs: one more is appended.
+        kubeadmConfigPatchesJSON6902: [
+          {
+            group: 'kubeadm.k8s.io',
+            version: 'v1beta4',
+            kind: 'ClusterConfiguration',
+            patch: JSON.stringify([
+              {
+                op: 'add',
+                path: '/controllerManager/extraArgs/-',
+                value: {
+                  name: 'controllers',
+                  value: controllersFlagValue(options.disabledControllers, KUBEADM_EXTRA_CONTROLLERS),
+                },
+              },
+            ]),
+          },
+        ],
+      }
+    : {};
   return {
     kind: 'Cluster',
     apiVersion: 'kind.x-k8s.io/v1alpha4',
     name: kindClusterName(id),
     networking: { apiServerAddress: '127.0.0.1', apiServerPort: 0 },
+    ...controllers,
     nodes: [{ role: 'control-plane', ...(options.nodeImage ? { image: options.nodeImage } : {}), ...ports }],
   };
 }

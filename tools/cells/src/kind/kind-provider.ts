@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 import { applyCellSecret, bootstrapControlPlane, deleteCellSecret } from '../control-plane/bootstrap.ts';
+import { CONTROL_PLANE_DISABLED_CONTROLLERS } from '../control-plane/controllers.ts';
 import {
   CONTROL_PLANE_ID,
   cellIds,
@@ -229,6 +230,7 @@ export class KindProvider implements Provider {
     const config = kindClusterConfig(plan.id, {
       nodeImage: state.nodeImage,
       routerHostPort: options.routerHostPort,
+      disabledControllers: plan.id === CONTROL_PLANE_ID ? CONTROL_PLANE_DISABLED_CONTROLLERS : undefined,
     });
     writeFileSync(plan.configFile, `${JSON.stringify(config, null, 2)}\n`);
     const began = Date.now();

@@ -75,5 +75,12 @@ describe('component command lines', () => {
         `--service-account-private-key-file=${pki.serviceAccountKey}`,
       ]),
     );
+    expect(kubeControllerManagerArgs(layout).some((arg) => arg.startsWith('--controllers'))).toBe(false);
+  });
+
+  it('leaves the router control plane’s quota controller off', () => {
+    expect(kubeControllerManagerArgs({ ...layout, disabledControllers: ['resourcequota'] })).toContain(
+      '--controllers=*,-resourcequota',
+    );
   });
 });

@@ -1,3 +1,4 @@
+import { controllersFlagValue } from '../control-plane/controllers.ts';
 import type { ApiserverPki } from './pki.ts';
 
 /** Where one apiserver's processes listen and keep their files. Everything on loopback. */
@@ -20,12 +21,6 @@ export interface ApiserverLayout {
    */
   disabledControllers?: readonly string[];
 }
-
-/**
- * What the router control plane's kube-controller-manager leaves off: its quota controller would count the
- * control plane's objects only and write that over the federation's count (docs/governance.md).
- */
-export const CONTROL_PLANE_DISABLED_CONTROLLERS: readonly string[] = ['resourcequota'];
 
 export const DEFAULT_SERVICE_CIDR = '10.0.0.0/24';
 export const DEFAULT_SERVICE_IP = '10.0.0.1';
@@ -97,7 +92,7 @@ export function kubeControllerManagerArgs(layout: ApiserverLayout): string[] {
     `--cluster-signing-cert-file=${pki.caCert}`,
     `--cluster-signing-key-file=${pki.caKey}`,
     ...(layout.disabledControllers?.length
-      ? [`--controllers=*,${layout.disabledControllers.map((name) => `-${name}`).join(',')}`]
+      ? [`--controllers=${controllersFlagValue(layout.disabledControllers)}`]
       : []),
     '--profiling=false',
     '--v=1',

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 
 import { controlPlaneRbac, installCellRbac, type ComponentName } from '../chart/component-rbac.ts';
 import { writeComponentKubeconfigs } from '../control-plane/component-tokens.ts';
+import { CONTROL_PLANE_DISABLED_CONTROLLERS } from '../control-plane/controllers.ts';
 import {
   applyCellSecret,
   applyObjects,
@@ -32,7 +33,6 @@ import type {
 import { resolveTools, type Tools } from '../tools.ts';
 import { lostPortRace, startComponent, stopApiserver } from './apiserver-processes.ts';
 import {
-  CONTROL_PLANE_DISABLED_CONTROLLERS,
   DEFAULT_SERVICE_CIDR,
   DEFAULT_SERVICE_IP,
   apiserverUrl,
