@@ -561,4 +561,60 @@ describeE2e('what governs a workload is in force in its cell', () => {
       await routed.request('DELETE', `/api/v1/namespaces/${quotaNamespace}`).catch(() => undefined);
     }
   });
+  it('never lets a burst of creates across the cells exceed a quota, and fills it to the limit after', async () => {
+    const burstNamespace = `burst-${suffix}`;
+    const configMaps = `/api/v1/namespaces/${burstNamespace}/configmaps`;
+    const quotaPath = `/api/v1/namespaces/${burstNamespace}/resourcequotas/burst`;
+    await routed.request('POST', '/api/v1/namespaces', {
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: burstNamespace } },
+    });
+    try {
+      // 8 ConfigMaps, one of them the namespace's kube-root-ca.crt (each cell has its own; counted once).
+      await routed.request('POST', `/api/v1/namespaces/${burstNamespace}/resourcequotas`, {
+        body: {
+          apiVersion: 'v1',
+          kind: 'ResourceQuota',
+          metadata: { name: 'burst' },
+          spec: { hard: { configmaps: '8' } },
+        },
+      });
+      const used = () =>
+        routed
+          .request<KubeObject & { status?: { used?: Record<string, string> } }>('GET', quotaPath)
+          .then((quota) => quota.status?.used?.configmaps);
+      await eventually('the burst quota counted', async () => ((await used()) === '1' ? true : undefined));
+      const create = (name: string) =>
+        routed
+          .request('POST', configMaps, { body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name } } })
+          .then(
+            () => 'created' as const,
+            (error: unknown) => {
+              if (
+                error instanceof ApiError &&
+                error.statusCode === 403 &&
+                error.message.includes('exceeded quota')
+              )
+                return 'refused' as const;
+              throw error;
+            },
+          );
+      // 24 at once, spread over both cells by the ring.
+      const burst = await Promise.all(Array.from({ length: 24 }, (_, i) => create(`burst-${i}`)));
+      const created = burst.filter((outcome) => outcome === 'created').length;
+      expect(created).toBeLessThanOrEqual(7);
+      // One at a time, until the quota refuses: the limit is reached exactly, in whichever cells.
+      let next = 100;
+      while ((await create(`fill-${next++}`)) === 'created')
+        if (next > 130) throw new Error('the quota never refused');
+      const listed = await routed.request<KubeList>('GET', configMaps);
+      expect(
+        listed.items.map((item) => item.metadata.name).filter((name) => name !== 'kube-root-ca.crt'),
+      ).toHaveLength(7);
+      await eventually('the quota to show the limit used', async () =>
+        (await used()) === '8' ? true : undefined,
+      );
+    } finally {
+      await routed.request('DELETE', `/api/v1/namespaces/${burstNamespace}`).catch(() => undefined);
+    }
+  });
 });
