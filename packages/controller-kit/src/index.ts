@@ -177,6 +177,7 @@ export {
   RESOURCE_QUOTAS,
   drawnAtOf,
   enforce,
+  enforcedLimits,
   listQuotaCopies,
   putShare,
   shareOf,
@@ -189,7 +190,9 @@ export {
   QUOTA_DRAW_SETTLE_MS,
   QUOTA_EXCEEDED,
   QuotaDraw,
-  isQuotaExceeded,
+  quotaRefusalIn,
+  quotaRefusalOf,
   writeDrawingQuota,
 } from './quota/quota-draw.ts';
+export type { QuotaRefusal } from './quota/quota-draw.ts';
 export type { DrawCell, QuotaDrawOptions } from './quota/quota-draw.ts';

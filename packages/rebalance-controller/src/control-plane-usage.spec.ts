@@ -85,6 +85,17 @@ describe('ControlPlaneUsage', () => {
     });
   });
 
+  it('leaves a scoped quota’s names and Pods’ compute resources uncounted rather than count them wrong', async () => {
+    const controlPlane = new FakeCell('control-plane');
+    const usage = new ControlPlaneUsage(controlPlane as never);
+    expect((await usage.usage('shop', ['persistentvolumeclaims'], signal, true)).uncounted).toEqual([
+      'persistentvolumeclaims',
+    ]);
+    const unscoped = await usage.usage('shop', ['requests.cpu', 'pods'], signal);
+    expect(unscoped.uncounted).toEqual(['requests.cpu']);
+    expect(Object.fromEntries(unscoped.usage)).toEqual({ pods: 0n });
+  });
+
   it('names what it may not list or the control plane does not serve, and counts the rest', async () => {
     const controlPlane = new FakeCell('control-plane');
     const client = {

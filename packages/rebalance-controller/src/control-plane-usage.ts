@@ -1,6 +1,7 @@
 import {
   ApiError,
   countedResource,
+  countsObjects,
   parseQuantity,
   resourceListWatch,
   type CountedResource,
@@ -22,7 +23,8 @@ interface Service extends KubeObject {
  * What a namespace uses of the resources a quota names whose objects live in the control plane (Secrets and
  * PersistentVolumeClaims by default, quotas themselves, any resource neither cellular nor made by cells),
  * counted as kube-apiserver's quota evaluators count it: objects, and for claims and Services the storage,
- * node ports and load balancers they hold. The control plane's own quota controller does not run (it would
+ * node ports and load balancers they hold (claims by `spec.resources.requests`). Scoped quotas and the
+ * compute resources of Pods are left uncounted rather than counted wrong. The control plane's own quota controller does not run (it would
  * write its count over the federation's), so this is what counts them.
  */
 export class ControlPlaneUsage {
@@ -42,18 +44,24 @@ export class ControlPlaneUsage {
     namespace: string,
     names: readonly string[],
     signal: AbortSignal,
+    /** The quota's scopes: a scoped quota's names are not counted here (kube's evaluators match scopes). */
+    scoped = false,
   ): Promise<{ usage: Map<string, bigint>; uncounted: string[] }> {
     const byResource = new Map<string, { resource: CountedResource; names: string[] }>();
+    const uncounted: string[] = [];
     for (const name of names) {
       const resource = countedResource(name);
       if (!resource) continue;
+      if (scoped || !evaluable(name, resource)) {
+        uncounted.push(name);
+        continue;
+      }
       const id = `${resource.group}/${resource.resource}`;
       const entry = byResource.get(id) ?? { resource, names: [] };
       entry.names.push(name);
       byResource.set(id, entry);
     }
     const usage = new Map<string, bigint>();
-    const uncounted: string[] = [];
     for (const { resource, names: counted } of byResource.values()) {
       const objects = await this.list(resource, namespace, needsObjects(resource), signal).catch(
         (error: unknown) => {
@@ -102,6 +110,17 @@ export class ControlPlaneUsage {
     if (version) this.versions.set(group, version);
     return version;
   }
+}
+
+/**
+ * Whether this counter evaluates the name as kube-apiserver would: object counts of any resource, and the
+ * storage, node ports and load balancers claims and Services hold. Not the compute resources of Pods.
+ */
+function evaluable(name: string, resource: CountedResource): boolean {
+  return (
+    countsObjects(name) ||
+    (resource.group === '' && ['persistentvolumeclaims', 'services'].includes(resource.resource))
+  );
 }
 
 function needsObjects(resource: CountedResource): boolean {

@@ -16,7 +16,7 @@ const QUOTA = `${NS}/resourcequotas/team`;
 const DEPLOYMENTS = { group: 'apps', version: 'v1', resource: 'deployments' };
 const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' };
 
-function setup(options: { down?: string } = {}) {
+function setup(options: { down?: string; unengaged?: string } = {}) {
   const plans = new PlanHolder();
   plans.load(
     parseCellSetSpec({
@@ -39,7 +39,7 @@ function setup(options: { down?: string } = {}) {
     quota: () => controlPlane.get(QUOTA) as ResourceQuota | undefined,
     cell: (id) => {
       const client = cells.get(id);
-      return client ? { id, client } : undefined;
+      return client && id !== options.unengaged ? { id, client } : undefined;
     },
     usage: { usage: () => Promise.resolve({ usage: new Map(controlPlaneUse), uncounted: [] }) },
     followers: true,
@@ -82,8 +82,9 @@ describe('QuotaReconciler', () => {
       { 'count/deployments.apps': '1', pods: '2', 'requests.cpu': '333m' },
       { 'count/deployments.apps': '0', pods: '1', 'requests.cpu': '333m' },
     ]);
-    // No overhead of these names: each copy's limits are its share.
+    // No overhead of these names: each copy's limits are its share, in force before the cell counted it.
     expect(copy('a')?.spec?.hard).toEqual(share('a'));
+    expect(copy('a')?.status?.hard).toEqual(share('a'));
     // Nothing counted yet: no status is shown rather than a wrong one.
     expect(status()).toBeUndefined();
   });
@@ -217,6 +218,35 @@ describe('QuotaReconciler', () => {
       count('b', { pods: '1' });
     };
     expect(await reconcile()).toEqual({ requeueAfterMs: 100 });
+  });
+
+  it('never takes over a quota of that name a cell has of its own, and holds no share there', async () => {
+    const { cells, controlPlane, reconcile, makeQuota, copy } = setup();
+    cells.get('b')!.put(QUOTA, {
+      apiVersion: 'v1',
+      kind: 'ResourceQuota',
+      metadata: { name: 'team', namespace: 'shop' },
+      spec: { hard: { pods: '100' } },
+    } as KubeObject);
+    makeQuota({ pods: '4' });
+    await reconcile();
+    expect(['a', 'b', 'c'].map((cell) => copy(cell)?.spec?.hard?.pods)).toEqual(['2', '100', '2']);
+    // Taken away with the control plane's quota: cellfed's copies only.
+    controlPlane.objects.delete(QUOTA);
+    await reconcile();
+    expect(['a', 'b', 'c'].map((cell) => copy(cell)?.spec?.hard?.pods)).toEqual([
+      undefined,
+      '100',
+      undefined,
+    ]);
+  });
+
+  it('divides nothing while a live cell is not engaged: it may still admit against its copy', async () => {
+    const { reconcile, makeQuota, copy, status } = setup({ unengaged: 'c' });
+    makeQuota({ pods: '4' });
+    expect(await reconcile()).toEqual({ requeueAfterMs: 5000 });
+    expect(['a', 'b'].map((cell) => copy(cell))).toEqual([undefined, undefined]);
+    expect(status()).toBeUndefined();
   });
 
   it('keeps no share in a Down cell, and takes the copies away with the quota', async () => {

@@ -7,6 +7,7 @@ import {
   countedResource,
   countsObjects,
   drawnAtOf,
+  enforce,
   formatResourceList,
   errorMessage,
   isConflict,
@@ -102,110 +103,152 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
     const plan = this.options.plans.current();
     if (!plan) return {};
     const quota = this.options.quota(namespace, name);
-    const cells = liveCells(plan).flatMap((id) => this.options.cell(id) ?? []);
-    if (!quota || quota.metadata.deletionTimestamp) {
-      await this.deleteCopies(cells, namespace, name, log);
-      return {};
-    }
-    // Read, not cached: shares are divided from what each cell holds now. A cache that has not yet seen a
-    // copy this controller just wrote, or a draw, would hand a share out twice.
-    const path = resourcePath(RESOURCE_QUOTAS, namespace, name);
-    const copies = new Map(
-      await Promise.all(
-        cells.map(
-          async (cell) =>
-            [cell.id, await readIfExists<ResourceQuota>(cell.client, path, { signal })] as const,
-        ),
-      ),
-    );
-    const hard = parseResourceList(quota.spec?.hard);
+    const live = liveCells(plan);
+    const cells = live.flatMap((id) => this.options.cell(id) ?? []);
+    const hard = parseResourceList(quota?.spec?.hard);
     const inCells = [...hard.keys()].filter((resource) => countedInCells(plan, namespace, resource));
+    if (!quota || quota.metadata.deletionTimestamp || inCells.length === 0) {
+      await this.deleteCopies(cells, namespace, name, log);
+      if (!quota || quota.metadata.deletionTimestamp) return {};
+    }
     const inControlPlane = [...hard.keys()].filter((resource) => !inCells.includes(resource));
-
-    let pending = false;
-    let retryAfterMs: number | undefined;
+    const resyncMs = this.options.resyncMs ?? 10_000;
+    let requeueAfterMs = resyncMs;
     const used = new Map<string, bigint>();
     if (inCells.length > 0) {
-      const own = await this.controlPlaneOwn(namespace, inCells, signal);
-      const limits = new Map(
-        inCells.map((resource) => [resource, max(0n, hard.get(resource)! - (own.get(resource) ?? 0n))]),
-      );
-      const overheads = new Map(
-        await Promise.all(
-          cells.map(
-            async (cell) =>
-              [
-                cell.id,
-                await overhead(cell.client, plan, namespace, inCells, this.options.followers, signal),
-              ] as const,
-          ),
-        ),
-      );
-      const holders: ShareHolder[] = cells.map((cell) => {
-        const copy = copies.get(cell.id);
-        return {
-          cell: cell.id,
-          share: shareOf(copy),
-          used: copy?.status?.used ? federationUse(copy, inCells, overheads.get(cell.id)!) : undefined,
-          drawnAt: drawnAtOf(copy),
-        };
-      });
-      const settled = settleShares(
-        limits,
-        holders,
-        this.options.clock.now(),
-        this.options.settleMs ?? 10_000,
-      );
-      retryAfterMs = settled.retryAfterMs;
-      const targets = cells.map((cell) => {
-        const share = settled.shares.get(cell.id)!;
-        return { cell, share, hard: plus(share, overheads.get(cell.id)!), log: log.child({ cell: cell.id }) };
-      });
-      // Lowered limits first, raised ones after: no moment between the writes adds up to more than a limit.
-      // A conflict (a draw or the cell's quota controller wrote meanwhile) ends the pass, to be read again.
-      let admittedMeanwhile = false;
-      for (const { cell, share, hard, log: cellLog } of targets) {
-        const copy = copies.get(cell.id);
-        if (!copy) continue;
-        const before = parseResourceList(copy.status?.used);
-        const lowered = await this.writeCopy(
-          cell,
-          quota,
-          copy,
-          lower(shareOf(copy), share),
-          lower(parseResourceList(copy.spec?.hard), hard),
-          cellLog,
+      const divided =
+        cells.length === live.length
+          ? await this.divideAmongCells(plan, quota, cells, inCells, signal, log)
+          : undefined;
+      if (!divided)
+        // A live cell not engaged (its Secret missing, the pool starting) still admits against its copy:
+        // its share is not handed to the others meanwhile, and its use is not known.
+        log.warn(
+          { namespace, quota: name, cells: live.filter((id) => !cells.some((cell) => cell.id === id)) },
+          'quota not divided: a live cell is not engaged',
         );
-        copies.set(cell.id, lowered);
-        // The cell admitted a write against its old limit while it was lowered: the shares were divided
-        // from a use that is no longer true. Nothing is raised on it; the next pass divides afresh.
-        const after = parseResourceList(lowered.status?.used);
-        if ([...after].some(([resource, amount]) => amount > (before.get(resource) ?? 0n)))
-          admittedMeanwhile = true;
+      const previous = parseResourceList(quota.status?.used);
+      for (const resource of inCells) {
+        // Until every cell has counted, the names the cells count keep the use last shown.
+        const amount = divided?.pending === false ? divided.used.get(resource) : previous.get(resource);
+        if (amount !== undefined) used.set(resource, amount);
       }
-      if (admittedMeanwhile) return { requeueAfterMs: 1000 };
-      for (const { cell, share, hard, log: cellLog } of targets)
-        copies.set(cell.id, await this.writeCopy(cell, quota, copies.get(cell.id), share, hard, cellLog));
-      for (const holder of holders) {
-        const counted = copies.get(holder.cell);
-        // Not counted yet (a new copy), or counted against limits not yet in force: not shown until it is.
-        if (!holder.used || !sameResourceList(counted?.status?.hard, counted?.spec?.hard)) pending = true;
-        for (const resource of inCells)
-          used.set(resource, (used.get(resource) ?? 0n) + (holder.used?.get(resource) ?? 0n));
-      }
-      for (const [resource, amount] of own) used.set(resource, (used.get(resource) ?? 0n) + amount);
+      if (!divided || divided.pending) requeueAfterMs = divided ? 1000 : 5000;
+      else if (divided.retryAfterMs !== undefined) requeueAfterMs = Math.min(resyncMs, divided.retryAfterMs);
     }
-    const counted = await this.options.usage.usage(namespace, inControlPlane, signal);
+    const scoped = (quota.spec?.scopes?.length ?? 0) > 0 || quota.spec?.scopeSelector !== undefined;
+    const counted = await this.options.usage.usage(namespace, inControlPlane, signal, scoped);
     for (const [resource, amount] of counted.usage) used.set(resource, amount);
     if (counted.uncounted.length > 0)
       log.warn(
         { namespace, quota: name, uncounted: counted.uncounted },
         'quota names not counted: the control plane does not serve their resource or the controller may not list it (quotaCountRules)',
       );
-    if (pending) log.debug({ namespace, quota: name }, 'quota use not counted in every cell yet');
-    else await this.writeStatus(quota, used, log);
-    const resyncMs = this.options.resyncMs ?? 10_000;
-    return { requeueAfterMs: pending ? 1000 : Math.min(resyncMs, retryAfterMs ?? resyncMs) };
+    // A status is shown whole or not at all: a new quota shows none until every cell has counted.
+    if (inCells.every((resource) => used.has(resource))) await this.writeStatus(quota, used, log);
+    else log.debug({ namespace, quota: name }, 'quota use not counted in every cell yet');
+    return { requeueAfterMs };
+  }
+
+  /**
+   * Divides the names the cells count among the live cells (all engaged), writes their copies, and sums
+   * their use; `pending` while a cell has not counted its copy against the limits in force.
+   */
+  private async divideAmongCells(
+    plan: RebalancePlan,
+    quota: ResourceQuota,
+    cells: readonly { id: string; client: Client }[],
+    inCells: readonly string[],
+    signal: AbortSignal,
+    log: Logger,
+  ): Promise<{ used: Map<string, bigint>; pending: boolean; retryAfterMs: number | undefined }> {
+    const { namespace = '', name = '' } = quota.metadata;
+    const hard = parseResourceList(quota.spec?.hard);
+    // Read, not cached: shares are divided from what each cell holds now. A cache that has not yet seen a
+    // copy this controller just wrote, or a draw, would hand a share out twice.
+    const path = resourcePath(RESOURCE_QUOTAS, namespace, name);
+    const read = await Promise.all(
+      cells.map(async (cell) => ({
+        cell,
+        copy: await readIfExists<ResourceQuota>(cell.client, path, { signal }),
+      })),
+    );
+    // A quota of that name the cell has of its own is never taken over: that cell holds no share.
+    const foreign = read.filter(({ copy }) => copy && copy.metadata.labels?.[QUOTA_SHARE_LABEL] !== 'true');
+    for (const { cell } of foreign)
+      log.warn(
+        { cell: cell.id, namespace, quota: name },
+        'the cell has a quota of that name of its own; it holds no share',
+      );
+    const holding = read.filter((entry) => !foreign.includes(entry));
+    const copies = new Map(holding.map(({ cell, copy }) => [cell.id, copy]));
+    // What the control plane holds of what the cells count (its kube-root-ca.crt, Pods its own controllers
+    // made): counted once, beside the cells' shares.
+    const scoped = (quota.spec?.scopes?.length ?? 0) > 0 || quota.spec?.scopeSelector !== undefined;
+    const inControlPlane = await this.controlPlanePart(namespace, inCells, scoped, signal);
+    const limits = new Map(
+      inCells.map((resource) => [
+        resource,
+        max(0n, hard.get(resource)! - (inControlPlane.get(resource) ?? 0n)),
+      ]),
+    );
+    const overheads = new Map(
+      await Promise.all(
+        holding.map(
+          async ({ cell }) =>
+            [
+              cell.id,
+              await overhead(cell.client, plan, namespace, inCells, this.options.followers, signal),
+            ] as const,
+        ),
+      ),
+    );
+    const holders: ShareHolder[] = holding.map(({ cell, copy }) => ({
+      cell: cell.id,
+      share: shareOf(copy),
+      used: copy?.status?.used ? federationUse(copy, inCells, overheads.get(cell.id)!) : undefined,
+      drawnAt: drawnAtOf(copy),
+    }));
+    const settled = settleShares(limits, holders, this.options.clock.now(), this.options.settleMs ?? 10_000);
+    const targets = holding.map(({ cell }) => {
+      const share = settled.shares.get(cell.id)!;
+      return { cell, share, hard: plus(share, overheads.get(cell.id)!), log: log.child({ cell: cell.id }) };
+    });
+    // Lowered limits first, in force, then raised ones: no moment between the writes adds up to more than a
+    // limit. A conflict (a draw, the cell's admission or quota controller wrote meanwhile) ends the pass.
+    let admittedMeanwhile = false;
+    for (const { cell, share, hard: cellHard, log: cellLog } of targets) {
+      const copy = copies.get(cell.id);
+      if (!copy) continue;
+      const before = parseResourceList(copy.status?.used);
+      const lowered = await this.writeCopy(
+        cell,
+        quota,
+        copy,
+        lower(shareOf(copy), share),
+        lower(parseResourceList(copy.spec?.hard), cellHard),
+        cellLog,
+      );
+      copies.set(cell.id, lowered);
+      // The cell admitted a write against its old limit while it was lowered: the shares were divided from
+      // a use that is no longer true. Nothing is raised on it; the next pass divides afresh.
+      const after = parseResourceList(lowered.status?.used);
+      if ([...after].some(([resource, amount]) => amount > (before.get(resource) ?? 0n)))
+        admittedMeanwhile = true;
+    }
+    if (admittedMeanwhile) return { used: new Map(), pending: true, retryAfterMs: undefined };
+    for (const { cell, share, hard: cellHard, log: cellLog } of targets)
+      copies.set(cell.id, await this.writeCopy(cell, quota, copies.get(cell.id), share, cellHard, cellLog));
+    let pending = false;
+    const used = new Map(inControlPlane);
+    for (const holder of holders) {
+      const copy = copies.get(holder.cell);
+      // Not counted yet (a new copy), or counted against limits not yet in force: not shown until it is.
+      if (!holder.used || !copy || !sameResourceList(copy.status?.hard, copy.spec?.hard)) pending = true;
+      for (const resource of inCells)
+        used.set(resource, (used.get(resource) ?? 0n) + (holder.used?.get(resource) ?? 0n));
+    }
+    return { used, pending, retryAfterMs: settled.retryAfterMs };
   }
 
   /** Creates or updates a cell's copy to hold `share` with `hard` limits; unchanged copies are not written. */
@@ -229,8 +272,8 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
         },
         { share, hard },
       );
-      // Left to the cell's quota controller to count: until it has, the cell refuses what the quota covers,
-      // as one apiserver does for a new quota.
+      // In force at once, uncounted: the cell refuses what the copy limits until its own quota controller has
+      // counted it ("status unknown"), so a cell that joins admits nothing its share was not counted for.
       const created = await cell.client.request<ResourceQuota>(
         'POST',
         resourcePath(RESOURCE_QUOTAS, namespace),
@@ -239,14 +282,16 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
         },
       );
       log.info({ namespace, quota: name }, 'quota copy created in the cell');
-      return created;
+      return enforce(cell.client, created);
     }
     const sameScopes =
       JSON.stringify(scopes) ===
       JSON.stringify({ scopes: copy.spec?.scopes, scopeSelector: copy.spec?.scopeSelector });
     const recorded = shareOf(copy);
     const sameShare = recorded !== undefined && sameAmounts(recorded, share);
-    if (sameScopes && sameShare && sameAmounts(parseResourceList(copy.spec?.hard), hard)) return copy;
+    if (sameScopes && sameShare && sameAmounts(parseResourceList(copy.spec?.hard), hard))
+      // Written before, but perhaps not in force (the status write failed): a lowered limit must be.
+      return enforce(cell.client, copy);
     const written = await writeShare(
       cell.client,
       { ...copy, spec: { ...copy.spec, ...scopes } },
@@ -278,25 +323,25 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
     log.debug({ namespace, quota: name, used: status.used }, 'quota status written');
   }
 
-  /** What the control plane has of its own (`kube-root-ca.crt`) of each object-count name, counted once. */
-  private async controlPlaneOwn(
+  /**
+   * What the control plane holds of each object-count name the cells count: Pods its own controllers made,
+   * say, counted where the controller may list them (`quotaCountRules`), and otherwise what every apiserver
+   * makes for itself in a namespace (`kube-root-ca.crt`), taken to be there.
+   */
+  private async controlPlanePart(
     namespace: string,
     names: readonly string[],
+    scoped: boolean,
     signal: AbortSignal,
   ): Promise<Map<string, bigint>> {
-    const own = new Map<string, bigint>();
-    for (const name of names) {
-      const resource = countedResource(name)!;
-      const ownName = countsObjects(name) ? cellOwnObjectName(resource, namespace) : undefined;
-      if (!ownName) continue;
-      const found = await readIfExists(
-        this.options.controlPlane,
-        resourcePath({ ...resource, version: 'v1', namespaced: true }, namespace, ownName),
-        { signal },
-      );
-      if (found) own.set(name, UNIT);
+    const counts = names.filter(countsObjects);
+    const { usage } = await this.options.usage.usage(namespace, counts, signal, scoped);
+    const part = new Map<string, bigint>();
+    for (const name of counts) {
+      const own = cellOwnObjectName(countedResource(name)!, namespace) ? UNIT : 0n;
+      part.set(name, usage.get(name) ?? own);
     }
-    return own;
+    return part;
   }
 
   private async deleteCopies(
@@ -305,12 +350,16 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
     name: string,
     log: Logger,
   ): Promise<void> {
+    const path = resourcePath(RESOURCE_QUOTAS, namespace, name);
     for (const cell of cells) {
+      const copy = await readIfExists<ResourceQuota>(cell.client, path);
+      // Only cellfed's copy: a quota of that name the cell has of its own stays.
+      if (copy?.metadata.labels?.[QUOTA_SHARE_LABEL] !== 'true') continue;
       try {
-        await cell.client.request('DELETE', resourcePath(RESOURCE_QUOTAS, namespace, name));
+        await cell.client.request('DELETE', path, { body: { preconditions: { uid: copy.metadata.uid } } });
         log.info({ cell: cell.id, namespace, quota: name }, 'quota copy deleted from the cell');
       } catch (error) {
-        // Never made, or gone already.
+        // Gone already.
         if (!isNotFound(error)) throw error;
       }
     }
@@ -369,9 +418,9 @@ async function overhead(
         if (moved) found += await count(path, `${REBALANCE_STATUS_LABEL}=${MIGRATED}`);
         if (followers && resource.group === '' && FOLLOWED.has(resource.resource))
           found += await count(path, FOLLOWER_LABEL);
-        const ownName = cellOwnObjectName(resource, namespace);
-        if (ownName && (await readIfExists(client, `${path}/${encodeURIComponent(ownName)}`, { signal })))
-          found++;
+        // What every apiserver makes for itself in a namespace is taken to be there (its controller manager
+        // makes it within moments of the namespace), not read: no right to read it is needed.
+        if (cellOwnObjectName(resource, namespace)) found++;
       }
       byResource.set(id, found * UNIT);
     }

@@ -98,7 +98,13 @@ export class CellMadeRequests {
     // A Pod a client creates counts against its namespace's quotas in its cell.
     const upstream =
       body && verb !== 'get' && source !== CONTROL_PLANE_SOURCE
-        ? await sendDrawingQuota(send, this.options.quota, destination.cell, namespace, this.options.logger)
+        ? await sendDrawingQuota(send, this.options.quota, {
+            cell: destination.cell,
+            namespace,
+            authorize,
+            url: request.url ?? '/',
+            log: this.options.logger,
+          })
         : await send();
     const uids = this.options.ownerUids;
     // Never a copy, and no owner reference of it is held (it was written as it is): only the owner uids of

@@ -154,9 +154,13 @@ export class NamedCreates {
             bytes: written.bytes,
           }),
         this.options.quota,
-        destination.cell,
-        info.namespace,
-        logger,
+        {
+          cell: destination.cell,
+          namespace: info.namespace,
+          authorize,
+          url: request.url ?? '/',
+          log: logger,
+        },
       );
       if (generated && upstream.statusCode === 409) {
         const text = await upstream.body.text();

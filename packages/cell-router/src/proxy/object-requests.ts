@@ -175,13 +175,13 @@ export class ObjectRequests {
       // A write whose body is held may be retried after a quota draw (a Service made a NodePort, a claim grown).
       upstream =
         body && plan.access === 'write'
-          ? await sendDrawingQuota(
-              send,
-              this.options.quota,
-              destination.cell,
-              plan.info.namespace,
-              this.options.logger,
-            )
+          ? await sendDrawingQuota(send, this.options.quota, {
+              cell: destination.cell,
+              namespace: plan.info.namespace,
+              authorize,
+              url: request.url ?? '/',
+              log: this.options.logger,
+            })
           : await send();
     } catch (error) {
       // Its connection closed as it left: every object it held had moved (and its copies refuse writes).

@@ -1,39 +1,58 @@
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { QUOTA_DRAW_ATTEMPTS, QUOTA_DRAW_SETTLE_MS, QUOTA_EXCEEDED } from '@cellfed/controller-kit';
+import {
+  QUOTA_DRAW_ATTEMPTS,
+  QUOTA_DRAW_SETTLE_MS,
+  quotaRefusalOf,
+  type QuotaRefusal,
+} from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 
+import type { Authorize } from '../auth/request-authorization.ts';
+
 /** Moves unused quota share into a cell (controller-kit's QuotaDraw). */
 export interface QuotaDrawing {
-  drawTo(cell: string, namespace: string): Promise<boolean>;
+  drawTo(cell: string, namespace: string, refusal: QuotaRefusal): Promise<boolean>;
+}
+
+/** The write a quota draw may follow, as the router knows it. */
+export interface DrawingWrite {
+  readonly cell: string;
+  readonly namespace: string;
+  /** Asks the control plane whether the caller may make this write (a SubjectAccessReview). */
+  readonly authorize: Authorize;
+  /** The caller's request path and query: a dry run draws nothing. */
+  readonly url: string;
+  readonly log?: Logger | undefined;
 }
 
 /**
  * Sends a write to a cell; if the cell's own quota admission refuses it, draws the unused share of the
- * namespace's quotas from the other cells into this one and sends it once more. The refusal was the cell's:
- * the caller was authenticated, authorized and admitted up to the quota (kube-apiserver checks quota last),
- * so the draw — the router's own bookkeeping, never the caller's request — follows a write the caller may
- * make. A draw that lost a race may leave the write refused once more: it draws again, up to
- * QUOTA_DRAW_ATTEMPTS times. A write that still does not fit, or one the federation's limits do not allow,
- * gets the cell's refusal as it came. Only a write whose body the router holds (`send` sends it again) can
- * be retried.
+ * quota that refused, for the names the write asked for, from the other cells into this one, and sends it
+ * once more. The draw is the router's own bookkeeping, never the caller's request, so it follows only a
+ * write the caller is allowed (asked of the control plane first: a refusal that merely reads like a quota's
+ * is not trusted) and not a dry run. A draw that lost a race may leave the write refused once more: it
+ * draws again, up to QUOTA_DRAW_ATTEMPTS times. A write that still does not fit, or one the federation's
+ * limits do not allow, gets the cell's refusal as it came. Only a write whose body the router holds (`send`
+ * sends it again) can be retried.
  */
 export async function sendDrawingQuota(
   send: () => Promise<Dispatcher.ResponseData>,
   quota: QuotaDrawing | undefined,
-  cell: string,
-  namespace: string,
-  log?: Logger,
+  write: DrawingWrite,
 ): Promise<Dispatcher.ResponseData> {
+  const { cell, namespace, log } = write;
+  const drawing = quota && namespace && !/[?&]dryRun=/.test(write.url);
   for (let draws = 0; ; draws++) {
     const upstream = await send();
-    if (!quota || !namespace || upstream.statusCode !== 403) return upstream;
+    if (!drawing || upstream.statusCode !== 403) return upstream;
     const bytes = Buffer.from(await upstream.body.arrayBuffer());
-    if (!bytes.toString('latin1').includes(QUOTA_EXCEEDED) || draws >= QUOTA_DRAW_ATTEMPTS)
-      return replay(upstream, bytes);
-    const drawn = await quota.drawTo(cell, namespace).catch((error: unknown) => {
+    const refusal = quotaRefusalOf(bytes.toString('latin1'));
+    if (!refusal || draws >= QUOTA_DRAW_ATTEMPTS) return replay(upstream, bytes);
+    if (draws === 0 && (await write.authorize())) return replay(upstream, bytes);
+    const drawn = await quota.drawTo(cell, namespace, refusal).catch((error: unknown) => {
       log?.warn(
         { cell, namespace, err: error instanceof Error ? error.message : String(error) },
         'quota draw failed',

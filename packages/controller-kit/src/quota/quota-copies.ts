@@ -91,17 +91,21 @@ export async function putShare(
 /**
  * Makes `status.hard` the copy's `spec.hard`, keeping `status.used` as its cell counted it: a cell's quota
  * admission checks `status.hard`, which the cell's own quota controller copies from `spec.hard` only some
- * time later.
+ * time later. A name the cell has not counted yet is left out, as one apiserver leaves a name just added to
+ * a quota unchecked until its quota controller counts it (a limit with no count refuses every write) —
+ * except on a copy counted not at all yet: it refuses what it limits until counted, so that a cell joining
+ * with a copy admits nothing its share has not been counted for.
  */
 export async function enforce(client: Client, copy: ResourceQuota): Promise<ResourceQuota> {
   const { namespace = '', name = '' } = copy.metadata;
   const path = resourcePath(RESOURCE_QUOTAS, namespace, name);
   let current = copy;
   for (let attempt = 0; ; attempt++) {
-    if (sameResourceList(current.status?.hard, current.spec?.hard)) return current;
+    const hard = enforcedLimits(current);
+    if (sameResourceList(current.status?.hard, hard)) return current;
     try {
       return await client.request<ResourceQuota>('PUT', `${path}/status`, {
-        body: { ...current, status: { ...current.status, hard: current.spec?.hard ?? {} } },
+        body: { ...current, status: { ...current.status, hard } },
       });
     } catch (error) {
       // The cell's quota controller or an admission wrote the status meanwhile: read it and look again.
@@ -109,6 +113,15 @@ export async function enforce(client: Client, copy: ResourceQuota): Promise<Reso
       current = await client.request<ResourceQuota>('GET', path);
     }
   }
+}
+
+/** The limits a copy's status should hold now (see {@link enforce}). */
+export function enforcedLimits(copy: ResourceQuota): ResourceList {
+  const spec = copy.spec?.hard ?? {};
+  const used = copy.status?.used;
+  if (!used) return spec;
+  const known = new Set([...Object.keys(used), ...Object.keys(copy.status?.hard ?? {})]);
+  return Object.fromEntries(Object.entries(spec).filter(([resource]) => known.has(resource)));
 }
 
 /** Every quota copy in a namespace of a cell. */

@@ -5,9 +5,10 @@ import { FakeCell } from '../testing/fake-cell.ts';
 import { memoryLogger } from '../testing/memory-logger.ts';
 import type { ResourceQuota } from './quota-copies.ts';
 import { ApiError } from '../kube/api-error.ts';
-import { QuotaDraw, isQuotaExceeded, writeDrawingQuota } from './quota-draw.ts';
+import { QuotaDraw, quotaRefusalIn, quotaRefusalOf, writeDrawingQuota } from './quota-draw.ts';
 
 const PATH = '/api/v1/namespaces/shop/resourcequotas/team';
+const REFUSAL = { quota: 'team', names: ['pods', 'requests.cpu'] };
 
 function copy(cell: FakeCell, share: Record<string, string>, used: Record<string, string>) {
   cell.put(PATH, {
@@ -48,7 +49,7 @@ describe('QuotaDraw', () => {
       cell.before = (method, path) =>
         order.push(`${cell.id} ${method} ${path.endsWith('/status') ? 'status' : 'spec'}`);
 
-    expect(await draw.drawTo('a', 'shop')).toBe(true);
+    expect(await draw.drawTo('a', 'shop', REFUSAL)).toBe(true);
     expect(read(a).spec?.hard).toEqual({ pods: '2', 'requests.cpu': '1' });
     expect(read(a).status?.hard).toEqual({ pods: '2', 'requests.cpu': '1' });
     expect(JSON.parse(read(a).metadata.annotations![QUOTA_SHARE_ANNOTATION]!)).toEqual({
@@ -68,7 +69,7 @@ describe('QuotaDraw', () => {
     const { a, b, c, draw } = setup();
     copy(a, { pods: '1' }, { pods: '1' });
     copy(b, { pods: '1' }, { pods: '1' });
-    expect(await draw.drawTo('a', 'shop')).toBe(false);
+    expect(await draw.drawTo('a', 'shop', REFUSAL)).toBe(false);
     expect([a, b, c].map((cell) => cell.writes.length)).toEqual([0, 0, 0]);
   });
 
@@ -81,7 +82,7 @@ describe('QuotaDraw', () => {
       b.before = undefined;
       copy(b, { pods: '1' }, { pods: '1' });
     };
-    expect(await draw.drawTo('a', 'shop')).toBe(true);
+    expect(await draw.drawTo('a', 'shop', REFUSAL)).toBe(true);
     expect(read(a).spec?.hard).toEqual({ pods: '1' });
     expect(read(b).spec?.hard).toEqual({ pods: '1' });
   });
@@ -92,7 +93,7 @@ describe('QuotaDraw', () => {
     copy(a, { pods: '1' }, { pods: '1' });
     copy(b, { pods: '1' }, { pods: '0' });
     b.before = () => (now += 6_000);
-    expect(await draw.drawTo('a', 'shop')).toBe(false);
+    expect(await draw.drawTo('a', 'shop', REFUSAL)).toBe(false);
     expect(read(b).spec?.hard).toEqual({ pods: '0' });
     expect(read(a).spec?.hard).toEqual({ pods: '1' });
   });
@@ -100,8 +101,8 @@ describe('QuotaDraw', () => {
   it('draws nothing for a cell that holds no copy or is not live', async () => {
     const { a, b, draw } = setup();
     copy(b, { pods: '1' }, { pods: '0' });
-    expect(await draw.drawTo('a', 'shop')).toBe(false);
-    expect(await draw.drawTo('z', 'shop')).toBe(false);
+    expect(await draw.drawTo('a', 'shop', REFUSAL)).toBe(false);
+    expect(await draw.drawTo('z', 'shop', REFUSAL)).toBe(false);
     expect([a, b].map((cell) => cell.writes.length)).toEqual([0, 0]);
   });
 });
@@ -113,16 +114,27 @@ describe('writeDrawingQuota', () => {
       code: 403,
       reason: 'Forbidden',
       message:
-        'deployments.apps "web" is forbidden: exceeded quota: team, requested: count/deployments.apps=1',
+        'deployments.apps "web" is forbidden: exceeded quota: team, requested: count/deployments.apps=1, used: count/deployments.apps=1, limited: count/deployments.apps=1',
     },
     'POST',
   );
   const forbidden = new ApiError(403, { code: 403, reason: 'Forbidden', message: 'cannot create' }, 'POST');
 
-  it('tells a quota refusal from any other', () => {
-    expect(isQuotaExceeded(exceeded)).toBe(true);
-    expect(isQuotaExceeded(forbidden)).toBe(false);
-    expect(isQuotaExceeded(new Error('exceeded quota: team'))).toBe(false);
+  it('tells a quota refusal from any other, and reads the quota and the names it names', () => {
+    expect(quotaRefusalIn(exceeded)).toEqual({ quota: 'team', names: ['count/deployments.apps'] });
+    expect(quotaRefusalIn(forbidden)).toBeUndefined();
+    expect(quotaRefusalIn(new Error('exceeded quota: team'))).toBeUndefined();
+    expect(
+      quotaRefusalOf(
+        'pods "big" is forbidden: exceeded quota: team, requested: pods=1,requests.cpu=800m, used: pods=0,requests.cpu=0, limited: pods=2,requests.cpu=500m',
+      ),
+    ).toEqual({ quota: 'team', names: ['pods', 'requests.cpu'] });
+    // A name in an authorization refusal is not a quota refusal, whatever it says.
+    expect(
+      quotaRefusalOf(
+        'configmaps "exceeded quota: team, requested: pods=1, used: " is forbidden: User "eve" cannot update resource "configmaps"',
+      ),
+    ).toBeUndefined();
   });
 
   it('writes once more after a draw gave the cell share, and throws the refusal otherwise', async () => {

@@ -23,13 +23,29 @@ type Client = Pick<KubeClient, 'request'>;
 /** What kube-apiserver's quota admission says when a write would exceed a limit (in JSON and protobuf alike). */
 export const QUOTA_EXCEEDED = 'exceeded quota: ';
 
-/** Whether an apiserver refused a write because it would exceed one of its quotas. */
-export function isQuotaExceeded(error: unknown): boolean {
-  return (
-    error instanceof ApiError &&
-    error.statusCode === 403 &&
-    (error.status.message ?? '').includes(QUOTA_EXCEEDED)
-  );
+/** What kube-apiserver's quota admission names when it refuses a write: the quota, and the names requested. */
+export interface QuotaRefusal {
+  readonly quota: string;
+  readonly names: readonly string[];
+}
+
+/**
+ * The quota refusal in a Status message (`pods "web" is forbidden: exceeded quota: team, requested:
+ * pods=1,requests.cpu=500m, used: …, limited: …`), if it is one: the words must follow `is forbidden: `
+ * directly, so a name in a refusal of another kind cannot pass for one.
+ */
+export function quotaRefusalOf(message: string): QuotaRefusal | undefined {
+  const match = / is forbidden: exceeded quota: ([a-z0-9.-]+), requested: (\S+), used: /.exec(message);
+  if (!match) return undefined;
+  const names = match[2]!.split(',').map((pair) => pair.slice(0, pair.indexOf('=')));
+  return names.every(Boolean) ? { quota: match[1]!, names } : undefined;
+}
+
+/** The quota refusal an apiserver answered a write with, if it was one. */
+export function quotaRefusalIn(error: unknown): QuotaRefusal | undefined {
+  return error instanceof ApiError && error.statusCode === 403
+    ? quotaRefusalOf(error.status.message ?? '')
+    : undefined;
 }
 
 /** Draws before a write refused for quota is given up: a draw can lose a race with another, once or twice. */
@@ -56,8 +72,12 @@ export async function writeDrawingQuota<T>(
     try {
       return await write();
     } catch (error) {
-      if (!quota || !namespace || !isQuotaExceeded(error) || draws >= QUOTA_DRAW_ATTEMPTS) throw error;
-      if (!(await quota.drawTo(cell, namespace))) throw error;
+      const refusal =
+        error instanceof ApiError && error.statusCode === 403
+          ? quotaRefusalOf(error.status.message ?? '')
+          : undefined;
+      if (!quota || !namespace || !refusal || draws >= QUOTA_DRAW_ATTEMPTS) throw error;
+      if (!(await quota.drawTo(cell, namespace, refusal))) throw error;
       await sleep(QUOTA_DRAW_SETTLE_MS[draws] ?? 100);
     }
   }
@@ -101,7 +121,7 @@ export class QuotaDraw {
    * or its own copy has unused share already (given a moment ago: the cell's admission reads its quotas
    * from a cache that may not have the new limit yet).
    */
-  async drawTo(cell: string, namespace: string): Promise<boolean> {
+  async drawTo(cell: string, namespace: string, refusal: QuotaRefusal): Promise<boolean> {
     const now = this.options.now ?? Date.now;
     const started = now();
     const cells = this.options.cells();
@@ -123,8 +143,10 @@ export class QuotaDraw {
     let given = false;
     let contended = false;
     const own = copies.find((entry) => entry.cell.id === cell)?.copies ?? [];
-    const roomAlready = own.some((copy) => hasRoom(copy));
-    const names = own.map((copy) => copy.metadata.name ?? '');
+    // Only the quota that refused, and only the names the write asked for: the rest stays where it is.
+    const refusing = own.filter((copy) => copy.metadata.name === refusal.quota);
+    const roomAlready = refusing.some((copy) => hasRoom(copy, refusal.names));
+    const names = refusing.map((copy) => copy.metadata.name ?? '');
     for (const name of names) {
       const holders = copies.flatMap(({ cell: each, copies: list }) => {
         const copy = list.find((candidate) => candidate.metadata.name === name);
@@ -137,6 +159,7 @@ export class QuotaDraw {
           used: parseResourceList(copy.status?.used),
         })),
         cell,
+        refusal.names,
       );
       const taken = new Map<string, bigint>();
       await Promise.all(
@@ -208,10 +231,11 @@ export class QuotaDraw {
   }
 }
 
-/** Whether a copy has unused share of any limit it holds. */
-function hasRoom(copy: ResourceQuota): boolean {
+/** Whether a copy has unused share of any of these names. */
+function hasRoom(copy: ResourceQuota, names: readonly string[]): boolean {
   const used = parseResourceList(copy.status?.used);
-  return [...parseResourceList(copy.status?.hard)].some(([name, hard]) => hard > (used.get(name) ?? 0n));
+  const hard = parseResourceList(copy.status?.hard);
+  return names.some((name) => (hard.get(name) ?? 0n) > (used.get(name) ?? 0n));
 }
 
 function minus(from: Amounts, amounts: Amounts): Map<string, bigint> {

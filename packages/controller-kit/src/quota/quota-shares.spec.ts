@@ -65,6 +65,23 @@ describe('settleShares', () => {
     expect(shown(settleShares(limit, uncounted, 0, 1).shares, 'pods')).toEqual([q('2'), q('4')]);
   });
 
+  it('counts a cell that admitted past its share as holding what it uses, so the excess is not handed out again', () => {
+    const cells = [holder('a', { pods: '5' }, { pods: '7' }), holder('b', { pods: '3' }, { pods: '0' })];
+    // Held back for a draw: nothing is handed out (it was, before: two pods too many).
+    expect(
+      shown(
+        settleShares(amounts({ pods: '10' }), [...cells.slice(0, 1), { ...cells[1]!, drawnAt: 0 }], 0, 10)
+          .shares,
+        'pods',
+      ),
+    ).toEqual([q('7'), q('3')]);
+    // Divided again: the 3 unused go where they are, a is given none of b's 3 twice.
+    expect(shown(settleShares(amounts({ pods: '10' }), cells, 0, 1).shares, 'pods')).toEqual([
+      q('9'),
+      q('1'),
+    ]);
+  });
+
   it('cuts a surplus from unused share first, then from the largest shares, never below zero', () => {
     const cells = [
       holder('a', { pods: '4' }, { pods: '4' }),

@@ -48,7 +48,15 @@ export function settleShares(
   const drawPending = now - latestDraw < settleMs;
   let retryAfterMs: number | undefined;
   for (const [name, limit] of limits) {
-    const current = new Map(cells.map((holder) => [holder.cell, holder.share?.get(name) ?? 0n]));
+    // A cell that admitted more than its share (while a draw lowered it, or a limit was lowered below use)
+    // holds what it uses: handing out the difference again would admit it twice.
+    const current = new Map(
+      cells.map((holder) => {
+        const share = holder.share?.get(name) ?? 0n;
+        const used = holder.used?.get(name);
+        return [holder.cell, used !== undefined && used > share ? used : share];
+      }),
+    );
     const allocated = sum(current.values());
     if (allocated > limit) cut(name, current, cells, allocated - limit);
     else if (allocated < limit) {
@@ -70,9 +78,14 @@ export interface DrawHolder {
   readonly used: Amounts;
 }
 
-/** For each cell other than `to`: what to take from it, by name; only positive amounts. */
-export function drawFrom(holders: readonly DrawHolder[], to: string): Map<string, Map<string, bigint>> {
-  const names = [...(holders.find((holder) => holder.cell === to)?.hard.keys() ?? [])];
+/** For each cell other than `to`: what to take from it of `wanted` (all names `to` limits by default). */
+export function drawFrom(
+  holders: readonly DrawHolder[],
+  to: string,
+  wanted?: readonly string[],
+): Map<string, Map<string, bigint>> {
+  const limited = [...(holders.find((holder) => holder.cell === to)?.hard.keys() ?? [])];
+  const names = wanted ? limited.filter((name) => wanted.includes(name)) : limited;
   const takes = new Map<string, Map<string, bigint>>();
   for (const holder of holders) {
     if (holder.cell === to) continue;
