@@ -136,6 +136,12 @@ export const QUOTA_SHARE_ANNOTATION = 'cellfed.io/quota-share';
  * still be giving it.
  */
 export const QUOTA_DRAWN_AT_ANNOTATION = 'cellfed.io/quota-drawn-at';
+/**
+ * On a cell's quota copy: when (RFC 3339) its share last changed. A draw that finds nothing to take while a
+ * copy changed a moment ago (the controller dividing unused share again, lowered here and not yet raised
+ * there) tries again rather than refuse.
+ */
+export const QUOTA_CHANGED_AT_ANNOTATION = 'cellfed.io/quota-changed-at';
 
 // ---- Backups (CellBackup objects) ----
 

@@ -175,6 +175,7 @@ export type { Amounts, DrawHolder, Settled, ShareHolder } from './quota/quota-sh
 export {
   QUOTA_COPY_SELECTOR,
   RESOURCE_QUOTAS,
+  changedAtOf,
   drawnAtOf,
   enforce,
   enforcedLimits,

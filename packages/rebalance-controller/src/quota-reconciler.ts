@@ -270,7 +270,7 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
           metadata: { name, namespace, labels: { [QUOTA_SHARE_LABEL]: 'true' } },
           spec: { ...scopes },
         },
-        { share, hard },
+        { share, hard, at: new Date(this.options.clock.now()) },
       );
       // In force at once, uncounted: the cell refuses what the copy limits until its own quota controller has
       // counted it ("status unknown"), so a cell that joins admits nothing its share was not counted for.
@@ -295,7 +295,7 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
     const written = await writeShare(
       cell.client,
       { ...copy, spec: { ...copy.spec, ...scopes } },
-      { share, hard },
+      { share, hard, at: new Date(this.options.clock.now()) },
     );
     log.info(
       { namespace, quota: name, hard: formatResourceList(hard, quota.spec?.hard) },

@@ -1,4 +1,9 @@
-import { QUOTA_DRAWN_AT_ANNOTATION, QUOTA_SHARE_ANNOTATION, QUOTA_SHARE_LABEL } from '@cellfed/api';
+import {
+  QUOTA_CHANGED_AT_ANNOTATION,
+  QUOTA_DRAWN_AT_ANNOTATION,
+  QUOTA_SHARE_ANNOTATION,
+  QUOTA_SHARE_LABEL,
+} from '@cellfed/api';
 
 import { isConflict } from '../kube/api-error.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
@@ -32,7 +37,16 @@ export function shareOf(copy: Readonly<ResourceQuota> | undefined): Amounts | un
 
 /** When a share was last drawn from the copy (ms), if ever. */
 export function drawnAtOf(copy: Readonly<ResourceQuota> | undefined): number | undefined {
-  const text = copy?.metadata.annotations?.[QUOTA_DRAWN_AT_ANNOTATION];
+  return timeOf(copy, QUOTA_DRAWN_AT_ANNOTATION);
+}
+
+/** When the copy's share last changed (ms), if ever. */
+export function changedAtOf(copy: Readonly<ResourceQuota> | undefined): number | undefined {
+  return timeOf(copy, QUOTA_CHANGED_AT_ANNOTATION);
+}
+
+function timeOf(copy: Readonly<ResourceQuota> | undefined, annotation: string): number | undefined {
+  const text = copy?.metadata.annotations?.[annotation];
   const at = text ? Date.parse(text) : NaN;
   return Number.isNaN(at) ? undefined : at;
 }
@@ -41,6 +55,8 @@ export function drawnAtOf(copy: Readonly<ResourceQuota> | undefined): number | u
 export interface ShareChange {
   readonly share: Amounts;
   readonly hard: Amounts;
+  /** When the change is made. */
+  readonly at: Date;
   /** Set when the change draws from this copy for another cell. */
   readonly drawnAt?: Date;
 }
@@ -56,6 +72,7 @@ export function withShare(copy: ResourceQuota, change: ShareChange): ResourceQuo
       annotations: {
         ...copy.metadata.annotations,
         [QUOTA_SHARE_ANNOTATION]: JSON.stringify(formatResourceList(change.share, like)),
+        [QUOTA_CHANGED_AT_ANNOTATION]: change.at.toISOString(),
         ...(change.drawnAt ? { [QUOTA_DRAWN_AT_ANNOTATION]: change.drawnAt.toISOString() } : {}),
       },
     },

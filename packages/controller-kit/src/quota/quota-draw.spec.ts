@@ -1,4 +1,9 @@
-import { QUOTA_DRAWN_AT_ANNOTATION, QUOTA_SHARE_ANNOTATION, QUOTA_SHARE_LABEL } from '@cellfed/api';
+import {
+  QUOTA_CHANGED_AT_ANNOTATION,
+  QUOTA_DRAWN_AT_ANNOTATION,
+  QUOTA_SHARE_ANNOTATION,
+  QUOTA_SHARE_LABEL,
+} from '@cellfed/api';
 
 import type { KubeObject } from '../kube/kube-object.ts';
 import { FakeCell } from '../testing/fake-cell.ts';
@@ -63,6 +68,27 @@ describe('QuotaDraw', () => {
     expect(c.writes).toEqual([]);
     // Taken (and in force) before given.
     expect(order).toEqual(['b PUT spec', 'b PUT status', 'a PUT spec', 'a PUT status']);
+  });
+
+  it('says a write is worth sending again when nothing is free but a share changed a moment ago', async () => {
+    let now = Date.parse('2026-11-27T12:00:00Z');
+    const { a, b, draw } = setup(() => now);
+    copy(a, { pods: '1' }, { pods: '1' });
+    copy(b, { pods: '0' }, { pods: '0' });
+    const lowered = b.get(PATH)!;
+    b.put(PATH, {
+      ...lowered,
+      metadata: {
+        ...lowered.metadata,
+        annotations: {
+          ...lowered.metadata.annotations,
+          [QUOTA_CHANGED_AT_ANNOTATION]: new Date(now - 200).toISOString(),
+        },
+      },
+    });
+    expect(await draw.drawTo('a', 'shop', REFUSAL)).toBe(true);
+    now += 5_000;
+    expect(await draw.drawTo('a', 'shop', REFUSAL)).toBe(false);
   });
 
   it('gives nothing when nothing is free', async () => {

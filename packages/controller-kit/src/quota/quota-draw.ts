@@ -9,6 +9,7 @@ import { resourcePath } from '../kube/resource-path.ts';
 import { parseResourceList } from './quantity.ts';
 import {
   RESOURCE_QUOTAS,
+  changedAtOf,
   enforce,
   listQuotaCopies,
   putShare,
@@ -47,6 +48,9 @@ export function quotaRefusalIn(error: unknown): QuotaRefusal | undefined {
     ? quotaRefusalOf(error.status.message ?? '')
     : undefined;
 }
+
+/** How long after a copy's share changed a draw that found nothing is worth trying again. */
+const QUOTA_SETTLING_MS = 1000;
 
 /** Draws before a write refused for quota is given up: a draw can lose a race with another, once or twice. */
 export const QUOTA_DRAW_ATTEMPTS = 2;
@@ -147,6 +151,15 @@ export class QuotaDraw {
     const refusing = own.filter((copy) => copy.metadata.name === refusal.quota);
     const roomAlready = refusing.some((copy) => hasRoom(copy, refusal.names));
     const names = refusing.map((copy) => copy.metadata.name ?? '');
+    // A share changed a moment ago in any cell: the controller may be dividing unused share again (lowered
+    // there, not yet raised here), so finding nothing to take now is no answer yet.
+    const settling = copies.some(({ copies: list }) =>
+      list.some(
+        (copy) =>
+          copy.metadata.name === refusal.quota &&
+          started - (changedAtOf(copy) ?? -Infinity) < QUOTA_SETTLING_MS,
+      ),
+    );
     for (const name of names) {
       const holders = copies.flatMap(({ cell: each, copies: list }) => {
         const copy = list.find((candidate) => candidate.metadata.name === name);
@@ -171,6 +184,7 @@ export class QuotaDraw {
               share: minus(shareOf(copy) ?? new Map(), take),
               hard: minus(parseResourceList(copy.spec?.hard), take),
               drawnAt: new Date(now()),
+              at: new Date(now()),
             });
             // What the cell admitted between the lowered spec and its status (its admission still read the
             // old limit) stays the cell's: only the rest was taken.
@@ -198,7 +212,7 @@ export class QuotaDraw {
       }
       if (await this.give(to, namespace, name, taken, log)) given = true;
     }
-    return given || contended || roomAlready;
+    return given || contended || roomAlready || settling;
   }
 
   private async give(
@@ -216,6 +230,7 @@ export class QuotaDraw {
         written = await putShare(to.client, copy, {
           share: plus(shareOf(copy) ?? new Map(), taken),
           hard: plus(parseResourceList(copy.spec?.hard), taken),
+          at: new Date((this.options.now ?? Date.now)()),
         });
       } catch (error) {
         if (!isConflict(error)) throw error;
