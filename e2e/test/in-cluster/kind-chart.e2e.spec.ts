@@ -126,6 +126,30 @@ describeInCluster(
       );
     });
 
+    it('runs the control plane’s kube-controller-manager without its quota controller, the cells’ with it', async () => {
+      // The rebalance controller writes the control plane's quotas' status from the cells' counts: the
+      // control plane's own quota controller would write over it (docs/governance.md).
+      const controllers = async (kubeconfig: string) =>
+        succeeded(
+          kubectlAt(
+            kubeconfig,
+            '-n',
+            'kube-system',
+            'get',
+            'pods',
+            '-l',
+            'component=kube-controller-manager',
+            '-o',
+            'jsonpath={.items[0].spec.containers[0].command}',
+          ),
+          'reading kube-controller-manager’s flags',
+        );
+      expect(await controllers(env.controlPlane.kubeconfig)).toContain(
+        '--controllers=*,bootstrapsigner,tokencleaner,-resourcequota',
+      );
+      expect(await controllers(e2eEnv().cells[0]!.kubeconfig)).not.toContain('-resourcequota');
+    });
+
     it('routes each object to the cell the ring names, and lists them all from every cell', async () => {
       await succeeded(kubectl('create', 'namespace', namespace), 'kubectl create namespace');
       const list = {
