@@ -606,6 +606,9 @@ describeE2e('what governs a workload is in force in its cell', () => {
       let next = 100;
       while ((await create(`fill-${next++}`)) === 'created')
         if (next > 130) throw new Error('the quota never refused');
+      process.stdout.write(
+        `quota burst: ${created} of 24 created at once (room for 7), ${next - 101} more one at a time\n`,
+      );
       const listed = await routed.request<KubeList>('GET', configMaps);
       expect(
         listed.items.map((item) => item.metadata.name).filter((name) => name !== 'kube-root-ca.crt'),

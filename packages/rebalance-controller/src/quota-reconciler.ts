@@ -185,11 +185,11 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
     // What the control plane holds of what the cells count (its kube-root-ca.crt, Pods its own controllers
     // made): counted once, beside the cells' shares.
     const scoped = (quota.spec?.scopes?.length ?? 0) > 0 || quota.spec?.scopeSelector !== undefined;
-    const inControlPlane = await this.controlPlanePart(namespace, inCells, scoped, signal);
+    const controlPlaneHolds = await this.controlPlanePart(namespace, inCells, scoped, signal);
     const limits = new Map(
       inCells.map((resource) => [
         resource,
-        max(0n, hard.get(resource)! - (inControlPlane.get(resource) ?? 0n)),
+        max(0n, hard.get(resource)! - (controlPlaneHolds.get(resource) ?? 0n)),
       ]),
     );
     const overheads = new Map(
@@ -240,7 +240,7 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
     for (const { cell, share, hard: cellHard, log: cellLog } of targets)
       copies.set(cell.id, await this.writeCopy(cell, quota, copies.get(cell.id), share, cellHard, cellLog));
     let pending = false;
-    const used = new Map(inControlPlane);
+    const used = new Map(controlPlaneHolds);
     for (const holder of holders) {
       const copy = copies.get(holder.cell);
       // Not counted yet (a new copy), or counted against limits not yet in force: not shown until it is.
