@@ -282,6 +282,54 @@ describe('ObjectMover', () => {
   });
 });
 
+describe('ObjectMover: quota', () => {
+  it('draws quota share into a new cell that refuses the copy, and asks the quota controller to look when that was not enough', async () => {
+    const { from, to, move } = setup();
+    const exceeded = new ApiError(
+      403,
+      {
+        code: 403,
+        reason: 'Forbidden',
+        message:
+          'deployments.apps "web" is forbidden: exceeded quota: team, requested: count/deployments.apps=1, used: count/deployments.apps=1, limited: count/deployments.apps=1',
+      },
+      'POST',
+    );
+    let refusals = 1;
+    to.before = (method) => {
+      if (method === 'POST' && refusals-- > 0) throw exceeded;
+    };
+    const drawn: string[] = [];
+    const refused: string[] = [];
+    const clock = new FakeClock();
+    const mover = new ObjectMover({
+      clock,
+      statusSubresources: new StatusSubresources(),
+      quota: { drawTo: (cell, namespace) => (drawn.push(`${cell}/${namespace}`), Promise.resolve(true)) },
+      onQuotaRefused: (namespace) => refused.push(namespace),
+    });
+    await mover.move(move);
+    expect(drawn).toEqual(['cell-2/shop']);
+    expect(refused).toEqual([]);
+    expect(to.get(PATH)).toBeDefined();
+
+    // Nothing to draw: the move fails (and is retried), and the quota controller is asked to count the
+    // fenced old copy apart, which frees its share.
+    from.objects.clear();
+    from.put(PATH, deployment());
+    to.objects.clear();
+    refusals = 1;
+    const stuck = new ObjectMover({
+      clock,
+      statusSubresources: new StatusSubresources(),
+      quota: { drawTo: () => Promise.resolve(false) },
+      onQuotaRefused: (namespace) => refused.push(namespace),
+    });
+    await expect(stuck.move(move)).rejects.toBe(exceeded);
+    expect(refused).toEqual(['shop']);
+  });
+});
+
 describe('ObjectMover: revision history', () => {
   /** A ReplicaSet of revision `revision`, controlled by the object with `ownerUid`. */
   const replicaSet = (

@@ -20,6 +20,7 @@ import {
   type KubeObject,
   type ObjectMeta,
   type ObjectRef,
+  quotaRefusalIn,
   writeDrawingQuota,
   type QuotaDraw,
 } from '@cellfed/controller-kit';
@@ -99,16 +100,20 @@ export class ObjectMover {
   private readonly clock: Clock;
   private readonly statusSubresources: StatusSubresources;
   private readonly quota: Pick<QuotaDraw, 'drawTo'> | undefined;
+  private readonly onQuotaRefused: ((namespace: string) => void) | undefined;
 
   constructor(options: {
     clock: Clock;
     statusSubresources: StatusSubresources;
     /** Draws quota share into a cell whose quota admission refuses a move's copy; none: refused as it comes. */
     quota?: Pick<QuotaDraw, 'drawTo'>;
+    /** Told the namespace of a move its new cell's quota refused even after a draw (it is retried). */
+    onQuotaRefused?: (namespace: string) => void;
   }) {
     this.clock = options.clock;
     this.statusSubresources = options.statusSubresources;
     this.quota = options.quota;
+    this.onQuotaRefused = options.onQuotaRefused;
   }
 
   async move(move: Move): Promise<MoveOutcome> {
@@ -311,7 +316,11 @@ export class ObjectMover {
     // the other cells (the old cell's frees when its copy is deleted).
     let written = await writeDrawingQuota(this.quota, to.id, ref.namespace, () =>
       createIfAbsent(to.client, ref, copy.object, signal),
-    );
+    ).catch((error: unknown) => {
+      // The old copy, now fenced, frees its share once the quota controller counts it apart: ask it to.
+      if (quotaRefusalIn(error)) this.onQuotaRefused?.(ref.namespace);
+      throw error;
+    });
     if (!written) {
       const existing = await read(to.client, ref, signal);
       if (!existing)

@@ -6,7 +6,7 @@ import {
 } from '@cellfed/api';
 import { parseQuantity, type KubeObject, type ResourceQuota } from '@cellfed/controller-kit';
 import { FakeCell, FakeClock, memoryLogger } from '@cellfed/controller-kit/testing';
-import { MIGRATED, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
+import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
 import { QuotaReconciler, countedInCells } from './quota-reconciler.ts';
 import { PlanHolder } from './rebalance-plan.ts';
@@ -140,16 +140,18 @@ describe('QuotaReconciler', () => {
       });
     deployment('a', 'web', { [REBALANCE_STATUS_LABEL]: MIGRATED });
     deployment('b', 'web');
+    // One being moved out of c right now: fenced, its new copy not made yet.
+    deployment('c', 'api', { [REBALANCE_STATUS_LABEL]: MIGRATING });
     makeQuota({ 'count/deployments.apps': '3' });
     await reconcile();
     expect(['a', 'b', 'c'].map((cell) => copy(cell)?.spec?.hard?.['count/deployments.apps'])).toEqual([
       '2',
       '1',
-      '1',
+      '2',
     ]);
     count('a', { 'count/deployments.apps': '1' });
     count('b', { 'count/deployments.apps': '1' });
-    count('c', { 'count/deployments.apps': '0' });
+    count('c', { 'count/deployments.apps': '1' });
     await reconcile();
     expect(status()?.used).toEqual({ 'count/deployments.apps': '1' });
   });

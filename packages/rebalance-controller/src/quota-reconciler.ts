@@ -34,7 +34,7 @@ import {
   type ResourceQuota,
   type ShareHolder,
 } from '@cellfed/controller-kit';
-import { MIGRATED, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
+import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 
 import type { ControlPlaneUsage } from './control-plane-usage.ts';
@@ -381,7 +381,8 @@ export function countedInCells(plan: Pick<RebalancePlan, 'spec'>, namespace: str
 
 /**
  * How many objects of each object-count name's resource a cell holds that are not the federation's: follower
- * copies, old copies of moved objects (labelled `migrated`, kept until `--delete-after`), and what its
+ * copies, old copies of moving and moved objects (labelled `migrating` or `migrated`, kept until
+ * `--delete-after`), and what its
  * apiserver made for itself (`kube-root-ca.crt`). Other names count nothing of them (an old copy's pods are
  * gone with its quiesce).
  */
@@ -415,7 +416,9 @@ async function overhead(
       let found = 0n;
       if (version) {
         const path = resourcePath({ ...resource, version, namespaced: true }, namespace);
-        if (moved) found += await count(path, `${REBALANCE_STATUS_LABEL}=${MIGRATED}`);
+        // A copy being moved out (fenced, then migrated) is the new copy's to count: the move's create in the
+        // new cell takes the share this one frees.
+        if (moved) found += await count(path, `${REBALANCE_STATUS_LABEL} in (${MIGRATING},${MIGRATED})`);
         if (followers && resource.group === '' && FOLLOWED.has(resource.resource))
           found += await count(path, FOLLOWER_LABEL);
         // What every apiserver makes for itself in a namespace is taken to be there (its controller manager

@@ -198,7 +198,13 @@ export class RebalanceController {
         copies: this.objects,
         cell: cellEnd,
         namespaceLabels,
-        mover: new ObjectMover({ clock, statusSubresources, ...(quotaDraw ? { quota: quotaDraw } : {}) }),
+        mover: new ObjectMover({
+          clock,
+          statusSubresources,
+          ...(quotaDraw
+            ? { quota: quotaDraw, onQuotaRefused: (namespace: string) => this.enqueueQuotasIn(namespace) }
+            : {}),
+        }),
         metrics,
         clock,
         deleteAfterMs: settings.deleteAfterMs,
@@ -441,6 +447,14 @@ export class RebalanceController {
       if (needsWork(plan, cell, ref, metadata, this.namespaceLabels)) keys.add(formatObjectKey(ref));
     });
     for (const key of keys) this.migrations.queue.add(key, 'low');
+  }
+
+  /** The quotas of one namespace: a move into it was refused for quota. */
+  private enqueueQuotasIn(namespace: string): void {
+    for (const key of this.quotaObjects?.keys() ?? []) {
+      const quota = parseKey(key);
+      if (quota.namespace === namespace) this.quotas?.enqueue({ namespace, name: quota.name }, 'high');
+    }
   }
 
   /** Every quota of the control plane: the cells that hold shares changed, or the cellular resources. */

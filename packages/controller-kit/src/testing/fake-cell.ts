@@ -6,7 +6,7 @@ type Hook = (method: string, path: string, body: unknown) => void;
 
 /**
  * An in-memory apiserver for the requests controllers make (unit tests only; e2e uses real cells): GET (a
- * collection lists what is under it, narrowed by a `labelSelector` of `key=value`, `key` and `!key`
+ * collection lists what is under it, narrowed by a `labelSelector` of `key=value`, `key in (…)`, `key` and `!key`
  * terms), POST (every field to the creating manager), PUT (also `/status`), JSON merge PATCH with the
  * resourceVersion precondition, server-side apply (the applied object replaces the stored one, or creates
  * it: one field manager), DELETE with a uid precondition, and discovery of `deployments/status`. `before`
@@ -81,7 +81,8 @@ export class FakeCell {
   }
 
   private list(collection: string, selector: unknown): KubeList {
-    const terms = typeof selector === 'string' && selector ? selector.split(',') : [];
+    // Commas inside `in (a,b)` do not end a term.
+    const terms = typeof selector === 'string' && selector ? selector.split(/,(?![^(]*\))/) : [];
     const items = [...this.objects.entries()]
       .filter(
         ([path]) => path.startsWith(`${collection}/`) && !path.slice(collection.length + 1).includes('/'),
@@ -189,9 +190,11 @@ function notFound(path: string): ApiError {
   return new ApiError(404, { reason: 'NotFound', code: 404 }, `GET ${path}`);
 }
 
-/** One term of a label selector: `key=value`, `key` (has it) or `!key` (has it not). */
+/** One term of a label selector: `key=value`, `key in (a,b)`, `key` (has it) or `!key` (has it not). */
 function matchesTerm(labels: Record<string, string>, term: string): boolean {
   if (term.startsWith('!')) return labels[term.slice(1)] === undefined;
+  const within = /^(\S+) in \(([^)]*)\)$/.exec(term);
+  if (within) return within[2]!.split(',').includes(labels[within[1]!] ?? '\0');
   const [key = '', value] = term.split('=');
   return value === undefined ? labels[key] !== undefined : labels[key] === value;
 }
