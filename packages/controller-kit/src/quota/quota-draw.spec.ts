@@ -91,6 +91,17 @@ describe('QuotaDraw', () => {
     expect(await draw.drawTo('a', 'shop', REFUSAL)).toBe(false);
   });
 
+  it('lets writes refused while a draw into the same cell runs wait for it instead of drawing against it', async () => {
+    const { a, b, draw, read } = setup();
+    copy(a, { pods: '1' }, { pods: '1' });
+    copy(b, { pods: '4' }, { pods: '0' });
+    const results = await Promise.all([1, 2, 3].map(() => draw.drawTo('a', 'shop', REFUSAL)));
+    expect(results).toEqual([true, true, true]);
+    // One draw: b was lowered once, a raised once.
+    expect(b.writes.filter((write) => !write.path.endsWith('/status'))).toHaveLength(1);
+    expect(read(a).spec?.hard).toEqual({ pods: '5' });
+  });
+
   it('gives nothing when nothing is free', async () => {
     const { a, b, c, draw } = setup();
     copy(a, { pods: '1' }, { pods: '1' });

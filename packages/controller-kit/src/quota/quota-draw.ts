@@ -114,6 +114,12 @@ export interface QuotaDrawOptions {
  */
 export class QuotaDraw {
   private readonly options: QuotaDrawOptions;
+  /**
+   * The draw in progress into each cell for each quota: writes refused meanwhile wait for it and are sent
+   * again, instead of drawing against it (many moves into one cell at once would otherwise race each
+   * other's preconditions).
+   */
+  private readonly inFlight = new Map<string, Promise<boolean>>();
 
   constructor(options: QuotaDrawOptions) {
     this.options = options;
@@ -126,6 +132,22 @@ export class QuotaDraw {
    * from a cache that may not have the new limit yet).
    */
   async drawTo(cell: string, namespace: string, refusal: QuotaRefusal): Promise<boolean> {
+    const key = `${cell}/${namespace}/${refusal.quota}`;
+    const running = this.inFlight.get(key);
+    if (running) {
+      await running.catch(() => false);
+      return true;
+    }
+    const draw = this.draw(cell, namespace, refusal);
+    this.inFlight.set(key, draw);
+    try {
+      return await draw;
+    } finally {
+      this.inFlight.delete(key);
+    }
+  }
+
+  private async draw(cell: string, namespace: string, refusal: QuotaRefusal): Promise<boolean> {
     const now = this.options.now ?? Date.now;
     const started = now();
     const cells = this.options.cells();
