@@ -50,7 +50,7 @@ export type {
   InformerHandler,
   InformerOptions,
 } from './informer/informer.ts';
-export { resourceListWatch } from './informer/list-watch.ts';
+export { METADATA_LIST, resourceListWatch } from './informer/list-watch.ts';
 export type { ListPage, ListWatch, ResourceListWatchOptions } from './informer/list-watch.ts';
 
 export { CellPool, CONTROL_PLANE } from './cells/cell-pool.ts';

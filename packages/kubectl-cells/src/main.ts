@@ -17,6 +17,7 @@ import {
   routersBehind,
   type KubeList,
   type RouterLease,
+  METADATA_LIST,
 } from '@cellfed/controller-kit';
 import { RoutingTable } from '@cellfed/hashing';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -29,7 +30,6 @@ import { table } from './table.ts';
 import { whereIs } from './where.ts';
 import { CellsCliError, CellsCliErrorCode } from './errors.ts';
 
-const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 /** kubectl's short names of the default cellular resources. */
 const SHORT_NAMES: Record<string, string> = {
   deploy: 'deployments',

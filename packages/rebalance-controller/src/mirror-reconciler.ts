@@ -12,6 +12,7 @@ import {
   type ReconcileResult,
   type Reconciler,
   CELL_SYSTEM_NAMESPACES,
+  METADATA_LIST,
 } from '@cellfed/controller-kit';
 
 import { applyIfChanged } from './apply-if-changed.ts';
@@ -23,7 +24,6 @@ import { mirrorSharedObjects, mirroredResources } from './shared-objects.ts';
 
 // Every apiserver has these of its own.
 const CELL_OWN_NAMESPACES = new Set(['default', ...CELL_SYSTEM_NAMESPACES]);
-const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 const APPLY = 'application/apply-patch+yaml';
 
 /** Which cells hold every shared object as the control plane has it, since they were last engaged. */

@@ -33,6 +33,7 @@ import {
   type Reconciler,
   type ResourceQuota,
   type ShareHolder,
+  METADATA_LIST,
 } from '@cellfed/controller-kit';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
@@ -48,7 +49,6 @@ export type QuotaKey = Key<'namespace' | 'name'>;
 
 /** The kinds cellfed keeps follower copies of in cells: a cell counts them, the federation does not. */
 const FOLLOWED = new Set(['configmaps', 'secrets']);
-const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 
 export interface QuotaReconcilerOptions {
   plans: PlanHolder;

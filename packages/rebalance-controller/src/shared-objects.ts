@@ -14,6 +14,7 @@ import {
   CELL_SYSTEM_NAMESPACES,
   FENCE_POLICY_NAME,
   SECRETS,
+  METADATA_LIST,
 } from '@cellfed/controller-kit';
 
 import { RebalanceError, RebalanceErrorCode } from './errors.ts';
@@ -22,7 +23,6 @@ import { contentHash, MIRROR_FIELD_MANAGER, MIRRORED_VALUE } from './mirror-mark
 
 type Client = Pick<KubeClient, 'request'>;
 
-const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 const APPLY = 'application/apply-patch+yaml';
 
 /** Every namespace's ServiceAccounts: a cell's controllers need them to create a workload's pods. */

@@ -31,7 +31,8 @@ export interface ResourceListWatchOptions {
 }
 
 // The content types client-go's metadata client negotiates.
-const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+/** The Accept header of a list of metadata only (PartialObjectMetadataList), as client-go's metadata client asks. */
+export const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 const METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
 
 /** Lists and watches one resource of one apiserver, with bookmarks. */
