@@ -159,41 +159,32 @@ export {
   isFenceRefusal,
 } from './fence/fence-policy.ts';
 export {
-  MILLI,
   UNIT,
-  formatQuantity,
   formatResourceList,
   parseQuantity,
   parseResourceList,
   sameResourceList,
 } from './quota/quantity.ts';
-export type { ResourceList } from './quota/quantity.ts';
-export { countedResource, countsObjects, shareStep } from './quota/quota-names.ts';
+export { countedResource, countsObjects } from './quota/quota-names.ts';
 export type { CountedResource } from './quota/quota-names.ts';
-export { drawFrom, settleShares } from './quota/quota-shares.ts';
-export type { Amounts, DrawHolder, Settled, ShareHolder } from './quota/quota-shares.ts';
+export { settleShares } from './quota/quota-shares.ts';
+export type { Amounts, ShareHolder } from './quota/quota-shares.ts';
 export {
   QUOTA_COPY_SELECTOR,
   RESOURCE_QUOTAS,
-  changedAtOf,
   drawnAtOf,
   enforce,
-  enforcedLimits,
-  listQuotaCopies,
-  putShare,
   shareOf,
   withShare,
   writeShare,
 } from './quota/quota-copies.ts';
-export type { ResourceQuota, ShareChange } from './quota/quota-copies.ts';
+export type { ResourceQuota } from './quota/quota-copies.ts';
 export {
   QUOTA_DRAW_ATTEMPTS,
   QUOTA_DRAW_SETTLE_MS,
-  QUOTA_EXCEEDED,
   QuotaDraw,
   quotaRefusalIn,
   quotaRefusalOf,
   writeDrawingQuota,
 } from './quota/quota-draw.ts';
 export type { QuotaRefusal } from './quota/quota-draw.ts';
-export type { DrawCell, QuotaDrawOptions } from './quota/quota-draw.ts';

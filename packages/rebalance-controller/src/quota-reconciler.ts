@@ -118,7 +118,7 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
     if (inCells.length > 0) {
       const divided =
         cells.length === live.length
-          ? await this.divideAmongCells(plan, quota, cells, inCells, signal, log)
+          ? await this.divideAmongCells(plan, quota, hard, cells, inCells, signal, log)
           : undefined;
       if (!divided)
         // A live cell not engaged (its Secret missing, the pool starting) still admits against its copy:
@@ -136,8 +136,7 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
       if (!divided || divided.pending) requeueAfterMs = divided ? 1000 : 5000;
       else if (divided.retryAfterMs !== undefined) requeueAfterMs = Math.min(resyncMs, divided.retryAfterMs);
     }
-    const scoped = (quota.spec?.scopes?.length ?? 0) > 0 || quota.spec?.scopeSelector !== undefined;
-    const counted = await this.options.usage.usage(namespace, inControlPlane, signal, scoped);
+    const counted = await this.options.usage.usage(namespace, inControlPlane, signal, isScoped(quota));
     for (const [resource, amount] of counted.usage) used.set(resource, amount);
     if (counted.uncounted.length > 0)
       log.warn(
@@ -157,13 +156,13 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
   private async divideAmongCells(
     plan: RebalancePlan,
     quota: ResourceQuota,
+    hard: Amounts,
     cells: readonly { id: string; client: Client }[],
     inCells: readonly string[],
     signal: AbortSignal,
     log: Logger,
   ): Promise<{ used: Map<string, bigint>; pending: boolean; retryAfterMs: number | undefined }> {
     const { namespace = '', name = '' } = quota.metadata;
-    const hard = parseResourceList(quota.spec?.hard);
     // Read, not cached: shares are divided from what each cell holds now. A cache that has not yet seen a
     // copy this controller just wrote, or a draw, would hand a share out twice.
     const path = resourcePath(RESOURCE_QUOTAS, namespace, name);
@@ -184,8 +183,7 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
     const copies = new Map(holding.map(({ cell, copy }) => [cell.id, copy]));
     // What the control plane holds of what the cells count (its kube-root-ca.crt, Pods its own controllers
     // made): counted once, beside the cells' shares.
-    const scoped = (quota.spec?.scopes?.length ?? 0) > 0 || quota.spec?.scopeSelector !== undefined;
-    const controlPlaneHolds = await this.controlPlanePart(namespace, inCells, scoped, signal);
+    const controlPlaneHolds = await this.controlPlanePart(namespace, inCells, isScoped(quota), signal);
     const limits = new Map(
       inCells.map((resource) => [
         resource,
@@ -251,7 +249,10 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
     return { used, pending, retryAfterMs: settled.retryAfterMs };
   }
 
-  /** Creates or updates a cell's copy to hold `share` with `hard` limits; unchanged copies are not written. */
+  /**
+   * Creates or updates a cell's copy to hold `share` with `hard` limits, in force; an unchanged copy is only
+   * put in force if it is not yet.
+   */
   private async writeCopy(
     cell: { id: string; client: Client },
     quota: ResourceQuota,
@@ -366,6 +367,11 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
   }
 }
 
+/** Whether a quota limits only objects in some scopes (kube's evaluators match them; this controller does not). */
+function isScoped(quota: ResourceQuota): boolean {
+  return (quota.spec?.scopes?.length ?? 0) > 0 || quota.spec?.scopeSelector !== undefined;
+}
+
 /**
  * Whether a quota name's objects live in cells (a cellular resource, or one the cells' controllers make),
  * so each cell counts and limits its own. Quotas themselves, everything in a system namespace and every
@@ -382,9 +388,8 @@ export function countedInCells(plan: Pick<RebalancePlan, 'spec'>, namespace: str
 /**
  * How many objects of each object-count name's resource a cell holds that are not the federation's: follower
  * copies, old copies of moving and moved objects (labelled `migrating` or `migrated`, kept until
- * `--delete-after`), and what its
- * apiserver made for itself (`kube-root-ca.crt`). Other names count nothing of them (an old copy's pods are
- * gone with its quiesce).
+ * `--delete-after`), and what its apiserver made for itself (`kube-root-ca.crt`). Other names count nothing
+ * of them (an old copy's pods are gone with its quiesce).
  */
 async function overhead(
   client: Client,

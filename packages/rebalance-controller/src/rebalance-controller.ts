@@ -202,7 +202,7 @@ export class RebalanceController {
           clock,
           statusSubresources,
           ...(quotaDraw
-            ? { quota: quotaDraw, onQuotaRefused: (namespace: string) => this.enqueueQuotasIn(namespace) }
+            ? { quota: quotaDraw, onQuotaRefused: (namespace: string) => this.enqueueQuotas(namespace) }
             : {}),
         }),
         metrics,
@@ -356,7 +356,7 @@ export class RebalanceController {
       const spec = this.plans.current()?.spec;
       if (spec) this.sharedChanges.watch(mirroredResources(spec));
       mirrorAll();
-      this.enqueueAllQuotas();
+      this.enqueueQuotas();
     });
     // The controller's own status writes come back as events: only a new generation (a spec change) or the
     // CellSet coming or going needs a reconcile; progress is recounted on the reconciler's own interval.
@@ -383,7 +383,7 @@ export class RebalanceController {
         statusSubresources.forget(cell.id);
         mirrorState.set(cell.id, false);
         this.mirror.enqueue({ cell: cell.id });
-        this.enqueueAllQuotas();
+        this.enqueueQuotas();
         cellSetChanged();
       },
     });
@@ -413,7 +413,7 @@ export class RebalanceController {
     this.migrations.start();
     this.collector.start();
     this.followers?.start();
-    this.enqueueAllQuotas();
+    this.enqueueQuotas();
     this.quotas?.start();
     await untilAborted(signal);
     await Promise.all([
@@ -449,19 +449,16 @@ export class RebalanceController {
     for (const key of keys) this.migrations.queue.add(key, 'low');
   }
 
-  /** The quotas of one namespace: a move into it was refused for quota. */
-  private enqueueQuotasIn(namespace: string): void {
+  /**
+   * The control plane's quotas: all of them (the cells that hold shares changed, or the cellular resources),
+   * or one namespace's at once (a move into it was refused for quota).
+   */
+  private enqueueQuotas(namespace?: string): void {
     for (const key of this.quotaObjects?.keys() ?? []) {
       const quota = parseKey(key);
-      if (quota.namespace === namespace) this.quotas?.enqueue({ namespace, name: quota.name }, 'high');
-    }
-  }
-
-  /** Every quota of the control plane: the cells that hold shares changed, or the cellular resources. */
-  private enqueueAllQuotas(): void {
-    for (const key of this.quotaObjects?.keys() ?? []) {
-      const { namespace, name } = parseKey(key);
-      this.quotas?.enqueue({ namespace, name }, 'low');
+      if (namespace === undefined)
+        this.quotas?.enqueue({ namespace: quota.namespace, name: quota.name }, 'low');
+      else if (quota.namespace === namespace) this.quotas?.enqueue({ namespace, name: quota.name }, 'high');
     }
   }
 

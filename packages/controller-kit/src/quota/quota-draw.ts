@@ -21,9 +21,6 @@ import { drawFrom, type Amounts } from './quota-shares.ts';
 
 type Client = Pick<KubeClient, 'request'>;
 
-/** What kube-apiserver's quota admission says when a write would exceed a limit (in JSON and protobuf alike). */
-export const QUOTA_EXCEEDED = 'exceeded quota: ';
-
 /** What kube-apiserver's quota admission names when it refuses a write: the quota, and the names requested. */
 export interface QuotaRefusal {
   readonly quota: string;
@@ -76,10 +73,7 @@ export async function writeDrawingQuota<T>(
     try {
       return await write();
     } catch (error) {
-      const refusal =
-        error instanceof ApiError && error.statusCode === 403
-          ? quotaRefusalOf(error.status.message ?? '')
-          : undefined;
+      const refusal = quotaRefusalIn(error);
       if (!quota || !namespace || !refusal || draws >= QUOTA_DRAW_ATTEMPTS) throw error;
       if (!(await quota.drawTo(cell, namespace, refusal))) throw error;
       await sleep(QUOTA_DRAW_SETTLE_MS[draws] ?? 100);
@@ -106,8 +100,9 @@ export interface QuotaDrawOptions {
 }
 
 /**
- * Moves the unused share of every quota of a namespace from the other cells to one cell, whose own quota
- * admission refused a write that the federation's limits still allow: the write is then tried again. Each
+ * Moves the unused share of the quota that refused a write, for the names the write asked for, from the
+ * other cells to the cell whose own quota admission refused it while the federation's limits still allow
+ * it: the write is then tried again. Each
  * copy is lowered first (its `resourceVersion` the precondition, its new limits in force before the next
  * step), and the cell is given only what was taken, so the shares never add up to more than a limit even
  * while two draws race. Used by the router for clients' writes and by the rebalance controller for moves.
@@ -166,13 +161,9 @@ export class QuotaDraw {
         }),
       })),
     );
-    let given = false;
     let contended = false;
-    const own = copies.find((entry) => entry.cell.id === cell)?.copies ?? [];
     // Only the quota that refused, and only the names the write asked for: the rest stays where it is.
-    const refusing = own.filter((copy) => copy.metadata.name === refusal.quota);
-    const roomAlready = refusing.some((copy) => hasRoom(copy, refusal.names));
-    const names = refusing.map((copy) => copy.metadata.name ?? '');
+    const own = copies.find((entry) => entry.cell.id === cell)?.copies ?? [];
     // A share changed a moment ago in any cell: the controller may be dividing unused share again (lowered
     // there, not yet raised here), so finding nothing to take now is no answer yet.
     const settling = copies.some(({ copies: list }) =>
@@ -182,57 +173,61 @@ export class QuotaDraw {
           started - (changedAtOf(copy) ?? -Infinity) < QUOTA_SETTLING_MS,
       ),
     );
-    for (const name of names) {
-      const holders = copies.flatMap(({ cell: each, copies: list }) => {
-        const copy = list.find((candidate) => candidate.metadata.name === name);
-        return copy?.status?.used ? [{ cell: each, copy }] : [];
-      });
-      const takes = drawFrom(
-        holders.map(({ cell: each, copy }) => ({
-          cell: each.id,
-          hard: parseResourceList(copy.spec?.hard),
-          used: parseResourceList(copy.status?.used),
-        })),
-        cell,
-        refusal.names,
-      );
-      const taken = new Map<string, bigint>();
-      await Promise.all(
-        holders.map(async ({ cell: from, copy }) => {
-          const take = takes.get(from.id);
-          if (!take) return;
-          try {
-            const lowered = await writeShare(from.client, copy, {
-              share: minus(shareOf(copy) ?? new Map(), take),
-              hard: minus(parseResourceList(copy.spec?.hard), take),
-              drawnAt: new Date(now()),
-              at: new Date(now()),
-            });
-            // What the cell admitted between the lowered spec and its status (its admission still read the
-            // old limit) stays the cell's: only the rest was taken.
-            const used = parseResourceList(lowered.status?.used);
-            const hard = parseResourceList(lowered.status?.hard);
-            for (const [resource, amount] of take) {
-              const over = (used.get(resource) ?? 0n) - (hard.get(resource) ?? 0n);
-              const kept = amount - (over > 0n ? over : 0n);
-              if (kept > 0n) taken.set(resource, (taken.get(resource) ?? 0n) + kept);
-            }
-          } catch (error) {
-            // Its use or share changed meanwhile: nothing taken from it this time.
-            if (isConflict(error)) contended = true;
-            log.info(
-              { from: from.id, quota: name, err: errorMessage(error) },
-              'quota share not drawn from a cell',
-            );
+    const refusing = own.find((copy) => copy.metadata.name === refusal.quota);
+    if (!refusing) return settling;
+    const roomAlready = hasRoom(refusing, refusal.names);
+    const holders = copies.flatMap(({ cell: each, copies: list }) => {
+      const copy = list.find((candidate) => candidate.metadata.name === refusal.quota);
+      return copy?.status?.used ? [{ cell: each, copy }] : [];
+    });
+    const takes = drawFrom(
+      holders.map(({ cell: each, copy }) => ({
+        cell: each.id,
+        hard: parseResourceList(copy.spec?.hard),
+        used: parseResourceList(copy.status?.used),
+      })),
+      cell,
+      refusal.names,
+    );
+    const taken = new Map<string, bigint>();
+    const at = new Date(now());
+    await Promise.all(
+      holders.map(async ({ cell: from, copy }) => {
+        const take = takes.get(from.id);
+        if (!take) return;
+        try {
+          const lowered = await writeShare(from.client, copy, {
+            share: minus(shareOf(copy) ?? new Map(), take),
+            hard: minus(parseResourceList(copy.spec?.hard), take),
+            drawnAt: at,
+            at,
+          });
+          // What the cell admitted between the lowered spec and its status (its admission still read the
+          // old limit) stays the cell's: only the rest was taken.
+          const used = parseResourceList(lowered.status?.used);
+          const hard = parseResourceList(lowered.status?.hard);
+          for (const [resource, amount] of take) {
+            const over = (used.get(resource) ?? 0n) - (hard.get(resource) ?? 0n);
+            const kept = amount - (over > 0n ? over : 0n);
+            if (kept > 0n) taken.set(resource, (taken.get(resource) ?? 0n) + kept);
           }
-        }),
-      );
-      if (taken.size === 0) continue;
+        } catch (error) {
+          // Its use or share changed meanwhile: nothing taken from it this time.
+          if (isConflict(error)) contended = true;
+          log.info(
+            { from: from.id, quota: refusal.quota, err: errorMessage(error) },
+            'quota share not drawn from a cell',
+          );
+        }
+      }),
+    );
+    let given = false;
+    if (taken.size > 0) {
       if (now() - started > (this.options.giveWithinMs ?? 5000)) {
-        log.warn({ quota: name }, 'quota draw too slow to give; the controller hands the share out');
-        return given;
+        log.warn({ quota: refusal.quota }, 'quota draw too slow to give; the controller hands the share out');
+        return false;
       }
-      if (await this.give(to, namespace, name, taken, log)) given = true;
+      given = await this.give(to, namespace, refusal.quota, taken, new Date(now()), log);
     }
     return given || contended || roomAlready || settling;
   }
@@ -242,6 +237,7 @@ export class QuotaDraw {
     namespace: string,
     name: string,
     taken: Amounts,
+    at: Date,
     log: Logger,
   ): Promise<boolean> {
     const path = resourcePath(RESOURCE_QUOTAS, namespace, name);
@@ -252,7 +248,7 @@ export class QuotaDraw {
         written = await putShare(to.client, copy, {
           share: plus(shareOf(copy) ?? new Map(), taken),
           hard: plus(parseResourceList(copy.spec?.hard), taken),
-          at: new Date((this.options.now ?? Date.now)()),
+          at,
         });
       } catch (error) {
         if (!isConflict(error)) throw error;
