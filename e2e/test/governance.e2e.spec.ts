@@ -17,6 +17,21 @@ import {
 const RBAC = '/apis/rbac.authorization.k8s.io/v1';
 const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
 
+/** Whether an IPv4 address is in an IPv4 CIDR (the service ranges here are IPv4). */
+function inCidr(address: string, cidr: string): boolean {
+  const [base, bits] = cidr.split('/');
+  const mask = Number(bits) === 0 ? 0 : (~0 << (32 - Number(bits))) >>> 0;
+  return (ipv4(address) & mask) >>> 0 === (ipv4(base!) & mask) >>> 0;
+}
+
+function overlaps(a: string, b: string): boolean {
+  return inCidr(a.split('/')[0]!, b) || inCidr(b.split('/')[0]!, a);
+}
+
+function ipv4(address: string): number {
+  return address.split('.').reduce((value, octet) => value * 256 + Number(octet), 0);
+}
+
 interface Pod extends KubeObject {
   spec: {
     priority?: number;
@@ -222,6 +237,66 @@ describeE2e('what governs a workload is in force in its cell', () => {
       expect(pod.spec.runtimeClassName).toBe(runtimeClass);
       expect(pod.spec.containers[0]!.resources?.limits).toEqual({ cpu: '300m', memory: '64Mi' });
     }
+  });
+
+  it('gives every Service a ClusterIP no other cell can give, and keeps node ports unique per cell', async () => {
+    // Each cell allocates from its own range (docs/governance.md#allocations): read it where kube keeps it.
+    const ranges = new Map<string, string[]>();
+    for (const id of ids) {
+      const cidr = await cells
+        .get(id)!
+        .request<KubeObject & { spec: { cidrs: string[] } }>(
+          'GET',
+          '/apis/networking.k8s.io/v1/servicecidrs/kubernetes',
+        );
+      ranges.set(id, cidr.spec.cidrs);
+    }
+    const [first, second] = ids.map((id) => ranges.get(id)!);
+    expect(first!.some((cidr) => second!.some((other) => overlaps(cidr, other)))).toBe(false);
+
+    const services = ids.flatMap((id) =>
+      [0, 1, 2].map((n) => ({ id, name: pickName(`addressed-${n}`, (name) => cellOf(name) === id) })),
+    );
+    const service = (name: string, nodePort?: number): KubeObject =>
+      ({
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name },
+        spec: {
+          ...(nodePort ? { type: 'NodePort' } : {}),
+          selector: { app: name },
+          ports: [{ port: 80, ...(nodePort ? { nodePort } : {}) }],
+        },
+      }) as KubeObject;
+    for (const { name } of services)
+      await routed.request('POST', inNamespace('services'), { body: service(name) });
+    const addresses = await Promise.all(
+      services.map(async ({ id, name }) => {
+        const made = await routed.request<KubeObject & { spec: { clusterIP: string } }>(
+          'GET',
+          inNamespace('services', name),
+        );
+        expect(ranges.get(id)!.some((cidr) => inCidr(made.spec.clusterIP, cidr))).toBe(true);
+        return made.spec.clusterIP;
+      }),
+    );
+    expect(new Set(addresses).size).toBe(services.length);
+
+    // A node port is a port of a cell's nodes: taken twice in one cell is refused as on one apiserver, and
+    // each cell may give it once (the documented difference).
+    const nodePort = 30000 + Math.floor(Math.random() * 2000);
+    const [inFirst, againInFirst, inSecond] = [
+      pickName('ported-a', (name) => cellOf(name) === ids[0]),
+      pickName('ported-b', (name) => cellOf(name) === ids[0]),
+      pickName('ported-c', (name) => cellOf(name) === ids[1]),
+    ];
+    await routed.request('POST', inNamespace('services'), { body: service(inFirst, nodePort) });
+    const collision = await refusal(
+      routed.request('POST', inNamespace('services'), { body: service(againInFirst, nodePort) }),
+    );
+    expect(collision.statusCode).toBe(422);
+    expect(collision.message).toContain('provided port is already allocated');
+    await routed.request('POST', inNamespace('services'), { body: service(inSecond, nodePort) });
   });
 
   it('honours a PodDisruptionBudget made through the router when a pod in a cell is evicted', async () => {

@@ -48,12 +48,12 @@ describe('planKindUp', () => {
 });
 
 describe('kindClusterConfig', () => {
-  it('publishes the apiserver on a free loopback port and pins the node image only when asked', () => {
+  it('publishes the apiserver on a free loopback port, allocates from the cell’s own service range and pins the node image only when asked', () => {
     expect(kindClusterConfig('cell-1')).toEqual({
       kind: 'Cluster',
       apiVersion: 'kind.x-k8s.io/v1alpha4',
       name: kindClusterName('cell-1'),
-      networking: { apiServerAddress: '127.0.0.1', apiServerPort: 0 },
+      networking: { apiServerAddress: '127.0.0.1', apiServerPort: 0, serviceSubnet: '10.97.0.0/16' },
       nodes: [{ role: 'control-plane' }],
     });
     expect(kindClusterConfig('cell-1', { nodeImage: 'kindest/node:v1.37.2' }).nodes[0]).toEqual({

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 
 import { KUBEADM_EXTRA_CONTROLLERS, controllersFlagValue } from '../control-plane/controllers.ts';
+import { serviceRangeOf } from '../control-plane/service-ranges.ts';
 
 /** An external command, as data: planned by pure functions, run by the provider, asserted by unit tests. */
 export interface Command {
@@ -28,7 +29,10 @@ export interface KindClusterOptions {
   readonly disabledControllers?: readonly string[] | undefined;
 }
 
-/** A one-node kind cluster whose apiserver is published on a free loopback port. */
+/**
+ * A one-node kind cluster whose apiserver is published on a free loopback port, allocating ClusterIPs from a
+ * range of its own (serviceRangeOf).
+ */
 export function kindClusterConfig(id: string, options: KindClusterOptions = {}) {
   const ports = options.routerHostPort
     ? {
@@ -63,7 +67,7 @@ export function kindClusterConfig(id: string, options: KindClusterOptions = {}) 
     kind: 'Cluster',
     apiVersion: 'kind.x-k8s.io/v1alpha4',
     name: kindClusterName(id),
-    networking: { apiServerAddress: '127.0.0.1', apiServerPort: 0 },
+    networking: { apiServerAddress: '127.0.0.1', apiServerPort: 0, serviceSubnet: serviceRangeOf(id).cidr },
     ...controllers,
     nodes: [{ role: 'control-plane', ...(options.nodeImage ? { image: options.nodeImage } : {}), ...ports }],
   };

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 
 import { applyCellSecret, bootstrapControlPlane, deleteCellSecret } from '../control-plane/bootstrap.ts';
 import { CONTROL_PLANE_DISABLED_CONTROLLERS } from '../control-plane/controllers.ts';
+import { serviceRangeOf } from '../control-plane/service-ranges.ts';
 import {
   CONTROL_PLANE_ID,
   cellIds,
@@ -262,7 +263,7 @@ export class KindProvider implements Provider {
     const tools = resolveTools(this.options.toolsDir, ['helm', 'kubectl']);
     const routerPki = createApiserverPki(join(dir, 'pki', 'router'), {
       name: 'cellfed-router',
-      serviceIp: '10.96.0.1',
+      serviceIp: serviceRangeOf(CONTROL_PLANE_ID).apiserverServiceIp,
       extraSans: [
         'DNS:cellfed-router',
         'DNS:cellfed-router.cellfed-system',

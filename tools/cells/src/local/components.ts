@@ -10,7 +10,7 @@ export interface ApiserverLayout {
   etcdPeerPort: number;
   /** etcd's data directory: on tmpfs, so a test run never waits for a disk. */
   etcdDataDir: string;
-  /** The service range's first address is the in-cluster `kubernetes` Service. */
+  /** ClusterIPs are allocated from it; its first address is the in-cluster `kubernetes` Service. */
   serviceCidr: string;
   pki: ApiserverPki;
   /** kubeconfig of kube-controller-manager (its own identity, not admin). */
@@ -21,9 +21,6 @@ export interface ApiserverLayout {
    */
   disabledControllers?: readonly string[];
 }
-
-export const DEFAULT_SERVICE_CIDR = '10.0.0.0/24';
-export const DEFAULT_SERVICE_IP = '10.0.0.1';
 
 export function apiserverUrl(layout: Pick<ApiserverLayout, 'port'>): string {
   return `https://127.0.0.1:${layout.port}`;

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { controlPlaneRbac, installCellRbac, type ComponentName } from '../chart/component-rbac.ts';
 import { writeComponentKubeconfigs } from '../control-plane/component-tokens.ts';
 import { CONTROL_PLANE_DISABLED_CONTROLLERS } from '../control-plane/controllers.ts';
+import { serviceRangeOf } from '../control-plane/service-ranges.ts';
 import {
   applyCellSecret,
   applyObjects,
@@ -33,8 +34,6 @@ import type {
 import { resolveTools, type Tools } from '../tools.ts';
 import { lostPortRace, startComponent, stopApiserver } from './apiserver-processes.ts';
 import {
-  DEFAULT_SERVICE_CIDR,
-  DEFAULT_SERVICE_IP,
   apiserverUrl,
   etcdArgs,
   kubeApiserverArgs,
@@ -273,7 +272,8 @@ export class LocalProvider implements Provider {
     const pkiDir = join(dir, 'pki', id);
     const logDir = join(dir, 'logs', id);
     mkdirSync(logDir, { recursive: true });
-    const pki = createApiserverPki(pkiDir, { name: id, serviceIp: DEFAULT_SERVICE_IP });
+    const serviceRange = serviceRangeOf(id);
+    const pki = createApiserverPki(pkiDir, { name: id, serviceIp: serviceRange.apiserverServiceIp });
     const [port, etcdClientPort, etcdPeerPort] = await freePorts(3);
     const apiserver: ApiserverState = {
       id,
@@ -293,7 +293,7 @@ export class LocalProvider implements Provider {
       etcdClientPort: apiserver.etcdClientPort,
       etcdPeerPort: peerPort,
       etcdDataDir: apiserver.etcdDataDir,
-      serviceCidr: DEFAULT_SERVICE_CIDR,
+      serviceCidr: serviceRange.cidr,
       pki,
       controllerManagerKubeconfig: join(pkiDir, 'kube-controller-manager.kubeconfig'),
       ...(id === CONTROL_PLANE_ID ? { disabledControllers: CONTROL_PLANE_DISABLED_CONTROLLERS } : {}),
