@@ -299,7 +299,7 @@ describeE2e('what governs a workload is in force in its cell', () => {
     await routed.request('POST', inNamespace('services'), { body: service(inSecond, nodePort) });
   });
 
-  it('honours a PodDisruptionBudget made through the router when a pod in a cell is evicted', async () => {
+  it('honours a PodDisruptionBudget made through the router when a pod in a cell is evicted, and shows its status as one apiserver would', async () => {
     const base = deployment('guarded');
     await routed.request('POST', deploymentsPath(), {
       body: { ...base, spec: { ...base.spec, replicas: 2 } },
@@ -335,6 +335,22 @@ describeE2e('what governs a workload is in force in its cell', () => {
       const copy = (await found(home, pdbPath)) as
         (KubeObject & { status?: { currentHealthy?: number; disruptionsAllowed?: number } }) | undefined;
       return copy?.metadata.labels?.[MIRRORED_LABEL] && copy.status?.currentHealthy === 2 ? true : undefined;
+    });
+    // Through the router the budget shows what one apiserver computes over the pods: the cells' counts, summed
+    // (docs/governance.md#poddisruptionbudgets).
+    const shown = await eventually('the budget’s status through the router', async () => {
+      const budget = (await routed.request('GET', pdbPath)) as KubeObject & {
+        status?: { expectedPods?: number; currentHealthy?: number; observedGeneration?: number };
+      };
+      return budget.status?.expectedPods === 2 && budget.status.currentHealthy === 2 ? budget : undefined;
+    });
+    expect(shown.status).toMatchObject({
+      observedGeneration: shown.metadata.generation,
+      desiredHealthy: 2,
+      disruptionsAllowed: 0,
+      conditions: [
+        expect.objectContaining({ type: 'DisruptionAllowed', status: 'False', reason: 'InsufficientPods' }),
+      ],
     });
     const pod = pods[0]!.metadata.name!;
     const refused = await refusal(

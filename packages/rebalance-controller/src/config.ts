@@ -24,6 +24,7 @@ export const RebalanceConfigSchema = ControllerConfigSchema.extend({
   collectorResyncMs: durationFlag('collector-resync', 60_000),
   followPodReferences: z.boolean().default(true),
   divideQuotas: z.boolean().default(true),
+  sumBudgets: z.boolean().default(true),
 }).strict();
 
 export type RebalanceConfig = z.output<typeof RebalanceConfigSchema>;
@@ -68,6 +69,12 @@ export const REBALANCE_FLAGS: readonly Flag[] = [
     help: "divide each control-plane ResourceQuota's limits among the cells and write its status from their use; the control plane's own quota controller must then be off",
     default: 'true',
   },
+  {
+    name: 'sum-budgets',
+    value: 'BOOL',
+    help: "write each control-plane PodDisruptionBudget's status from its copies in the cells; the control plane's own disruption controller must then be off",
+    default: 'true',
+  },
 ];
 
 export const USAGE = controllerUsage('rebalance-controller', REBALANCE_FLAGS);
@@ -102,6 +109,7 @@ export function parseRebalanceArgs(argv: string[]): RebalanceConfig {
     collectorResyncMs: values['collector-resync'],
     followPodReferences: bool('follow-pod-references'),
     divideQuotas: bool('divide-quotas'),
+    sumBudgets: bool('sum-budgets'),
   });
   if (result.success) return result.data;
   throw new RebalanceError(RebalanceErrorCode.InvalidConfig, issuesLine(result.error));

@@ -27,6 +27,7 @@ await runControllerProcess({
         collectorResyncMs: config.collectorResyncMs,
         followPodReferences: config.followPodReferences,
         divideQuotas: config.divideQuotas,
+        sumBudgets: config.sumBudgets,
         ...(config.ratePerSecond === undefined ? {} : { ratePerSecond: config.ratePerSecond }),
       },
     }),

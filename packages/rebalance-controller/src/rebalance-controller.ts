@@ -28,6 +28,7 @@ import {
   hasPodTemplate,
   resourceName,
   RESOURCE_QUOTAS,
+  QUOTA_COPY_SELECTOR,
   QuotaDraw,
   formatKey,
   parseKey,
@@ -48,7 +49,8 @@ import { ObjectMover } from './object-mover.ts';
 import { needsWork } from './needs-work.ts';
 import { PlanHolder, liveCells } from './rebalance-plan.ts';
 import { ControlPlaneUsage } from './control-plane-usage.ts';
-import { QuotaCopyWatch } from './quota-copy-watch.ts';
+import { BudgetStatusController } from './budget-status-controller.ts';
+import { CopyWatch } from './copy-watch.ts';
 import { QUOTA_KEYS, QuotaReconciler, type QuotaKey } from './quota-reconciler.ts';
 import { RebalanceMetrics } from './rebalance-metrics.ts';
 import { StatusSubresources } from './status-subresources.ts';
@@ -81,6 +83,11 @@ export interface RebalanceSettings {
    * control plane's own quota controller must be off). Default true.
    */
   divideQuotas?: boolean;
+  /**
+   * Write each control-plane PodDisruptionBudget's status from its copies in the cells (the control plane's
+   * own disruption controller must be off). Default true.
+   */
+  sumBudgets?: boolean;
 }
 
 export interface RebalanceControllerOptions {
@@ -105,10 +112,11 @@ const LEASES = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases'
 
 /**
  * The rebalance controller's parts, wired: caches of the control plane (namespaces, CRDs, router Leases)
- * and of every cell's cellular objects, always running so a new leader starts warm; and five controllers
+ * and of every cell's cellular objects, always running so a new leader starts warm; and the controllers
  * that run only while leading — the CellSet lifecycle, the shared-object mirror (per cell), the
  * migrations (per object, `window` workers), the garbage collector across cells (per object with held
- * owner references) and the follower copies of what pod templates name (per cell and namespace).
+ * owner references), the follower copies of what pod templates name (per cell and namespace), the quotas
+ * divided among the cells and the disruption budgets' status summed from them (per control-plane object).
  */
 export class RebalanceController {
   readonly plans = new PlanHolder();
@@ -122,6 +130,8 @@ export class RebalanceController {
   /** The control plane's ResourceQuotas divided among the cells; absent when turned off. */
   readonly quotas: Controller<QuotaKey> | undefined;
   private readonly quotaObjects: Informer<ResourceQuota> | undefined;
+  /** The control plane's PodDisruptionBudgets, their status summed from the cells; absent when turned off. */
+  private readonly budgets: BudgetStatusController | undefined;
   private readonly followerReconciler: FollowerReconciler | undefined;
   /** The generation of each workload copy (`cell/key`) last seen, so only spec changes queue followers. */
   private readonly templateGenerations = new Map<string, number>();
@@ -275,7 +285,9 @@ export class RebalanceController {
         resource: 'v1/resourcequotas',
         listWatch: resourceListWatch(controlPlane, RESOURCE_QUOTAS) as ListWatch<ResourceQuota>,
       });
-      const quotaCopies = new QuotaCopyWatch({
+      const quotaCopies = new CopyWatch({
+        resource: RESOURCE_QUOTAS,
+        labelSelector: QUOTA_COPY_SELECTOR,
         logger,
         registry,
         onChange: (namespace, name) => this.quotas?.enqueue({ namespace, name }),
@@ -301,6 +313,13 @@ export class RebalanceController {
         this.quotas?.enqueue({ namespace, name }, event.lane);
       });
     }
+    if (settings.sumBudgets !== false)
+      this.budgets = new BudgetStatusController({
+        controlPlane,
+        pool,
+        plans: this.plans,
+        runner: background,
+      });
     this.cellSets = new Controller({
       name: 'cellset',
       reconciler: new CellSetReconciler({
@@ -397,6 +416,7 @@ export class RebalanceController {
       this.leases.run(signal),
       this.sharedChanges.run(signal),
       this.quotaObjects?.run(signal),
+      this.budgets?.runCache(signal),
     ]);
   }
 
@@ -415,12 +435,14 @@ export class RebalanceController {
     this.followers?.start();
     this.enqueueQuotas();
     this.quotas?.start();
+    await this.budgets?.start(signal);
     await untilAborted(signal);
     await Promise.all([
       this.migrations.stop(10_000),
       this.collector.stop(5000),
       this.followers?.stop(5000),
       this.quotas?.stop(5000),
+      this.budgets?.stop(5000),
       this.mirror.stop(5000),
       this.cellSets.stop(5000),
     ]);

@@ -1,9 +1,9 @@
 /**
- * What the router control plane's kube-controller-manager leaves off: its quota controller would count the
- * control plane's objects only and write that over the federation's count, which cellfed's rebalance
- * controller writes (docs/governance.md).
+ * What the router control plane's kube-controller-manager leaves off: its quota and disruption controllers
+ * would count the control plane's objects only (no pods) and write that over the federation's count of
+ * ResourceQuotas and PodDisruptionBudgets, which cellfed's rebalance controller writes (docs/governance.md).
  */
-export const CONTROL_PLANE_DISABLED_CONTROLLERS: readonly string[] = ['resourcequota'];
+export const CONTROL_PLANE_DISABLED_CONTROLLERS: readonly string[] = ['resourcequota', 'disruption'];
 
 /** kube-controller-manager's `--controllers` value: the default ones and `enabled`, less `disabled`. */
 export function controllersFlagValue(disabled: readonly string[], enabled: readonly string[] = []): string {
