@@ -363,6 +363,54 @@ describeE2e('what governs a workload is in force in its cell', () => {
     expect(await found(routed, inNamespace('pods', pod))).toBeDefined();
   });
 
+  it('lets a HorizontalPodAutoscaler made through the router scale its Deployment in the Deployment’s cell, and shows its status', async () => {
+    const base = deployment('autoscaled');
+    await routed.request('POST', deploymentsPath(), {
+      body: { ...base, spec: { ...base.spec, replicas: 1 } },
+    });
+    const autoscalerPath = `/apis/autoscaling/v2/namespaces/${namespace}/horizontalpodautoscalers/autoscaled`;
+    await routed.request('POST', `/apis/autoscaling/v2/namespaces/${namespace}/horizontalpodautoscalers`, {
+      body: {
+        apiVersion: 'autoscaling/v2',
+        kind: 'HorizontalPodAutoscaler',
+        metadata: { name: 'autoscaled' },
+        spec: {
+          scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'autoscaled' },
+          minReplicas: 3,
+          maxReplicas: 5,
+        },
+      },
+    });
+    // Below its minimum the cell's autoscaler scales the target up without reading a metric (no kubelet or
+    // metrics server here): the Deployment's replicas through the router are what the autoscaler set.
+    await eventually('the Deployment scaled to the autoscaler’s minimum', async () => {
+      const scaled = (await routed.request('GET', deploymentsPath('autoscaled'))) as KubeObject & {
+        spec: { replicas: number };
+      };
+      return scaled.spec.replicas === 3 ? true : undefined;
+    });
+    const home = cellOf('autoscaled');
+    const copy = await found(cells.get(home)!, autoscalerPath);
+    expect(copy?.metadata.labels?.['cellfed.io/followed-from']).toBe('control-plane');
+    for (const id of ids.filter((id) => id !== home))
+      expect(await found(cells.get(id)!, autoscalerPath)).toBeUndefined();
+    const shown = await eventually('the autoscaler’s status through the router', async () => {
+      const autoscaler = (await routed.request('GET', autoscalerPath)) as KubeObject & {
+        status?: {
+          desiredReplicas?: number;
+          conditions?: { type: string; status: string; reason: string }[];
+        };
+      };
+      return autoscaler.status?.desiredReplicas === 3 ? autoscaler.status : undefined;
+    });
+    expect(shown.conditions).toContainEqual(expect.objectContaining({ type: 'AbleToScale', status: 'True' }));
+
+    await routed.request('DELETE', autoscalerPath);
+    await eventually('the autoscaler’s copy gone from its cell', async () =>
+      (await found(cells.get(home)!, autoscalerPath)) ? undefined : true,
+    );
+  });
+
   it('applies validating and mutating admission policies made through the router to Deployments in cells', async () => {
     const matchThisNamespace = {
       namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } },

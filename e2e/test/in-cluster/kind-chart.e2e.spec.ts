@@ -127,9 +127,8 @@ describeInCluster(
     });
 
     it('runs the control plane’s kube-controller-manager without its quota controller, the cells’ with it', async () => {
-      // The rebalance controller writes the control plane's quotas' and budgets' status from the cells'
-      // counts: the control plane's own quota and disruption controllers would write over it
-      // (docs/governance.md).
+      // The rebalance controller writes the control plane's quotas', budgets' and autoscalers' status from
+      // the cells: the control plane's own controllers of them would write over it (docs/governance.md).
       const controllers = async (kubeconfig: string) =>
         succeeded(
           kubectlAt(
@@ -146,7 +145,7 @@ describeInCluster(
           'reading kube-controller-manager’s flags',
         );
       expect(await controllers(env.controlPlane.kubeconfig)).toContain(
-        '--controllers=*,bootstrapsigner,tokencleaner,-resourcequota,-disruption',
+        '--controllers=*,bootstrapsigner,tokencleaner,-resourcequota,-disruption,-horizontalpodautoscaling',
       );
       expect(await controllers(e2eEnv().cells[0]!.kubeconfig)).not.toContain('-resourcequota');
     });

@@ -1,10 +1,9 @@
 import { MIRROR_HASH_ANNOTATION } from '@cellfed/api';
 import { isNotFound, type KubeClient, type KubeObject } from '@cellfed/controller-kit';
 
-import { contentHash, MIRROR_FIELD_MANAGER } from './mirror-marks.ts';
+import { APPLY, contentHash, MIRROR_FIELD_MANAGER } from './mirror-marks.ts';
 
 const METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
-const APPLY = 'application/apply-patch+yaml';
 
 /**
  * Server-side applies `object` at `path` in a cell with a hash of `content` as its

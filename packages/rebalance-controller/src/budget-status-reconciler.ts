@@ -2,11 +2,9 @@ import { MIRROR_HASH_ANNOTATION } from '@cellfed/api';
 import {
   errorMessage,
   isConflict,
-  keyCodec,
   readIfExists,
   resourcePath,
   type Clock,
-  type Key,
   type KubeClient,
   type ReconcileRequest,
   type ReconcileResult,
@@ -20,14 +18,11 @@ import {
   type BudgetStatus,
   type PodDisruptionBudget,
 } from './budget-status.ts';
+import type { NamespacedKey } from './copied-kind-controller.ts';
 import { liveCells, type PlanHolder } from './rebalance-plan.ts';
 import { mirroredCopy } from './shared-objects.ts';
 
 type Client = Pick<KubeClient, 'request'>;
-
-/** A budget key: a PodDisruptionBudget of the control plane, by namespace and name. */
-export const BUDGET_KEYS = keyCodec(['namespace', 'name']);
-export type BudgetKey = Key<'namespace' | 'name'>;
 
 export interface BudgetStatusReconcilerOptions {
   plans: PlanHolder;
@@ -47,14 +42,14 @@ export interface BudgetStatusReconcilerOptions {
  * all current: mirrored from this version of the budget and counted since. The control plane's own
  * disruption controller must not run: it would write its count of the control plane's pods (none).
  */
-export class BudgetStatusReconciler implements Reconciler<BudgetKey> {
+export class BudgetStatusReconciler implements Reconciler<NamespacedKey> {
   private readonly options: BudgetStatusReconcilerOptions;
 
   constructor(options: BudgetStatusReconcilerOptions) {
     this.options = options;
   }
 
-  async reconcile({ key, log }: ReconcileRequest<BudgetKey>): Promise<ReconcileResult> {
+  async reconcile({ key, log }: ReconcileRequest<NamespacedKey>): Promise<ReconcileResult> {
     const { namespace, name } = key;
     const plan = this.options.plans.current();
     const budget = this.options.budget(namespace, name);

@@ -25,6 +25,7 @@ export const RebalanceConfigSchema = ControllerConfigSchema.extend({
   followPodReferences: z.boolean().default(true),
   divideQuotas: z.boolean().default(true),
   sumBudgets: z.boolean().default(true),
+  followAutoscalers: z.boolean().default(true),
 }).strict();
 
 export type RebalanceConfig = z.output<typeof RebalanceConfigSchema>;
@@ -75,6 +76,12 @@ export const REBALANCE_FLAGS: readonly Flag[] = [
     help: "write each control-plane PodDisruptionBudget's status from its copies in the cells; the control plane's own disruption controller must then be off",
     default: 'true',
   },
+  {
+    name: 'follow-autoscalers',
+    value: 'BOOL',
+    help: "copy each control-plane HorizontalPodAutoscaler into its target's cell, where that cell's autoscaler scales the target, and show the copy's status; the control plane's own autoscaler must then be off",
+    default: 'true',
+  },
 ];
 
 export const USAGE = controllerUsage('rebalance-controller', REBALANCE_FLAGS);
@@ -110,6 +117,7 @@ export function parseRebalanceArgs(argv: string[]): RebalanceConfig {
     followPodReferences: bool('follow-pod-references'),
     divideQuotas: bool('divide-quotas'),
     sumBudgets: bool('sum-budgets'),
+    followAutoscalers: bool('follow-autoscalers'),
   });
   if (result.success) return result.data;
   throw new RebalanceError(RebalanceErrorCode.InvalidConfig, issuesLine(result.error));

@@ -43,7 +43,8 @@ export function sameFollower(current: KubeObject, wanted: KubeObject): boolean {
   return mark(current) === mark(wanted);
 }
 
-function userMarks(marks: Record<string, string> | undefined): Record<string, string> {
+/** Labels or annotations without cellfed's own (`cellfed.io/…`): a copy must not carry another object's marks. */
+export function userMarks(marks: Record<string, string> | undefined): Record<string, string> {
   return Object.fromEntries(Object.entries(marks ?? {}).filter(([key]) => !key.startsWith('cellfed.io/')));
 }
 

@@ -28,6 +28,7 @@ await runControllerProcess({
         followPodReferences: config.followPodReferences,
         divideQuotas: config.divideQuotas,
         sumBudgets: config.sumBudgets,
+        followAutoscalers: config.followAutoscalers,
         ...(config.ratePerSecond === undefined ? {} : { ratePerSecond: config.ratePerSecond }),
       },
     }),

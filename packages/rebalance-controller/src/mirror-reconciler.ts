@@ -18,13 +18,12 @@ import {
 import { applyIfChanged } from './apply-if-changed.ts';
 import { ensureCellFence, ownUserName } from './cell-fence.ts';
 import { inParallel } from './in-parallel.ts';
-import { MIRROR_FIELD_MANAGER as FIELD_MANAGER, MIRRORED_VALUE } from './mirror-marks.ts';
+import { APPLY, MIRROR_FIELD_MANAGER as FIELD_MANAGER, MIRRORED_VALUE } from './mirror-marks.ts';
 import type { PlanHolder } from './rebalance-plan.ts';
 import { mirrorSharedObjects, mirroredResources } from './shared-objects.ts';
 
 // Every apiserver has these of its own.
 const CELL_OWN_NAMESPACES = new Set(['default', ...CELL_SYSTEM_NAMESPACES]);
-const APPLY = 'application/apply-patch+yaml';
 
 /** Which cells hold every shared object as the control plane has it, since they were last engaged. */
 export class MirrorState {

@@ -1,4 +1,11 @@
-import { ROUTER_CELLSET_LABEL, FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from '@cellfed/api';
+import {
+  FOLLOWER_LABEL,
+  FOREGROUND_FINALIZER,
+  MIRRORED_FROM_CONTROL_PLANE,
+  MIRRORED_LABEL,
+  ORPHAN_FINALIZER,
+  ROUTER_CELLSET_LABEL,
+} from '@cellfed/api';
 import type { Tracer } from '@opentelemetry/api';
 import {
   CONTROL_PLANE,
@@ -49,7 +56,12 @@ import { ObjectMover } from './object-mover.ts';
 import { needsWork } from './needs-work.ts';
 import { PlanHolder, liveCells } from './rebalance-plan.ts';
 import { ControlPlaneUsage } from './control-plane-usage.ts';
-import { BudgetStatusController } from './budget-status-controller.ts';
+import { AUTOSCALERS, type HorizontalPodAutoscaler } from './autoscaler-copy.ts';
+import { AutoscalerReconciler } from './autoscaler-reconciler.ts';
+import { AutoscalerTargets } from './autoscaler-targets.ts';
+import { BudgetStatusReconciler } from './budget-status-reconciler.ts';
+import { PDBS, type PodDisruptionBudget } from './budget-status.ts';
+import { CopiedKindController } from './copied-kind-controller.ts';
 import { CopyWatch } from './copy-watch.ts';
 import { QUOTA_KEYS, QuotaReconciler, type QuotaKey } from './quota-reconciler.ts';
 import { RebalanceMetrics } from './rebalance-metrics.ts';
@@ -88,6 +100,11 @@ export interface RebalanceSettings {
    * own disruption controller must be off). Default true.
    */
   sumBudgets?: boolean;
+  /**
+   * Copy each control-plane HorizontalPodAutoscaler into its target's cell and show the copy's status (the
+   * control plane's own autoscaler must be off). Default true.
+   */
+  followAutoscalers?: boolean;
 }
 
 export interface RebalanceControllerOptions {
@@ -116,7 +133,8 @@ const LEASES = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases'
  * that run only while leading — the CellSet lifecycle, the shared-object mirror (per cell), the
  * migrations (per object, `window` workers), the garbage collector across cells (per object with held
  * owner references), the follower copies of what pod templates name (per cell and namespace), the quotas
- * divided among the cells and the disruption budgets' status summed from them (per control-plane object).
+ * divided among the cells, the disruption budgets' status summed from them and the autoscalers copied into
+ * their targets' cells (per control-plane object).
  */
 export class RebalanceController {
   readonly plans = new PlanHolder();
@@ -131,7 +149,10 @@ export class RebalanceController {
   readonly quotas: Controller<QuotaKey> | undefined;
   private readonly quotaObjects: Informer<ResourceQuota> | undefined;
   /** The control plane's PodDisruptionBudgets, their status summed from the cells; absent when turned off. */
-  private readonly budgets: BudgetStatusController | undefined;
+  private readonly budgets: CopiedKindController<PodDisruptionBudget> | undefined;
+  /** The control plane's HorizontalPodAutoscalers, each copied into its target's cell; absent when off. */
+  private readonly autoscalers: CopiedKindController<HorizontalPodAutoscaler> | undefined;
+  private readonly autoscalerTargets = new AutoscalerTargets();
   private readonly followerReconciler: FollowerReconciler | undefined;
   /** The generation of each workload copy (`cell/key`) last seen, so only spec changes queue followers. */
   private readonly templateGenerations = new Map<string, number>();
@@ -189,6 +210,7 @@ export class RebalanceController {
             logger: logger.child({ component: 'quota-draw' }),
           });
 
+    const kinds = new OwnerKinds(controlPlane, () => clock.now());
     this.objects = new CellObjects({
       metadataOnly: true,
       logger,
@@ -199,6 +221,7 @@ export class RebalanceController {
         if (lane === 'high' || this.keyNeedsWork(key)) this.migrations.queue.add(key, lane);
         this.ownersChanged(key, lane);
         this.followersChanged(key, lane, cell);
+        this.targetChanged(key, lane);
       },
     });
     this.migrations = new Controller({
@@ -251,7 +274,7 @@ export class RebalanceController {
         copies: this.objects,
         cell: cellEnd,
         controlPlane,
-        kinds: new OwnerKinds(controlPlane, () => clock.now()),
+        kinds,
         namespaceLabels,
         dependents: (owner) => this.dependents.dependents(owner),
         metrics,
@@ -314,12 +337,42 @@ export class RebalanceController {
       });
     }
     if (settings.sumBudgets !== false)
-      this.budgets = new BudgetStatusController({
+      this.budgets = new CopiedKindController<PodDisruptionBudget>({
+        name: 'budget-status',
+        resource: PDBS,
+        copySelector: `${MIRRORED_LABEL}=${MIRRORED_FROM_CONTROL_PLANE}`,
         controlPlane,
         pool,
         plans: this.plans,
+        reconciler: (budget) =>
+          new BudgetStatusReconciler({ plans: this.plans, controlPlane, budget, cell: cellEnd, clock }),
         runner: background,
       });
+    if (settings.followAutoscalers !== false) {
+      const autoscalers = new CopiedKindController<HorizontalPodAutoscaler>({
+        name: 'autoscalers',
+        resource: AUTOSCALERS,
+        copySelector: `${FOLLOWER_LABEL}=${CONTROL_PLANE}`,
+        controlPlane,
+        pool,
+        plans: this.plans,
+        reconciler: (autoscaler) =>
+          new AutoscalerReconciler({
+            plans: this.plans,
+            controlPlane,
+            autoscaler,
+            copies: this.objects,
+            cell: cellEnd,
+            kinds,
+          }),
+        runner: background,
+      });
+      autoscalers.onChange((event) => {
+        const { namespace, name } = parseKey(event.key);
+        this.autoscalerTargets.set(namespace, name, autoscalers.get(namespace, name));
+      });
+      this.autoscalers = autoscalers;
+    }
     this.cellSets = new Controller({
       name: 'cellset',
       reconciler: new CellSetReconciler({
@@ -417,6 +470,7 @@ export class RebalanceController {
       this.sharedChanges.run(signal),
       this.quotaObjects?.run(signal),
       this.budgets?.runCache(signal),
+      this.autoscalers?.runCache(signal),
     ]);
   }
 
@@ -436,6 +490,7 @@ export class RebalanceController {
     this.enqueueQuotas();
     this.quotas?.start();
     await this.budgets?.start(signal);
+    await this.autoscalers?.start(signal);
     await untilAborted(signal);
     await Promise.all([
       this.migrations.stop(10_000),
@@ -443,6 +498,7 @@ export class RebalanceController {
       this.followers?.stop(5000),
       this.quotas?.stop(5000),
       this.budgets?.stop(5000),
+      this.autoscalers?.stop(5000),
       this.mirror.stop(5000),
       this.cellSets.stop(5000),
     ]);
@@ -482,6 +538,16 @@ export class RebalanceController {
         this.quotas?.enqueue({ namespace: quota.namespace, name: quota.name }, 'low');
       else if (quota.namespace === namespace) this.quotas?.enqueue({ namespace, name: quota.name }, 'high');
     }
+  }
+
+  /** A cellular object changed in some cell: the autoscalers that name it may have to follow it. */
+  private targetChanged(key: string, lane: Lane): void {
+    if (!this.autoscalers) return;
+    const plan = this.plans.current();
+    const ref = plan && parseObjectKey(key, plan.resources);
+    if (!ref) return;
+    for (const name of this.autoscalerTargets.of(ref.namespace, ref.name))
+      this.autoscalers.enqueue({ namespace: ref.namespace, name }, lane);
   }
 
   private keyNeedsWork(key: string): boolean {

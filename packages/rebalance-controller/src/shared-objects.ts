@@ -19,11 +19,9 @@ import {
 
 import { RebalanceError, RebalanceErrorCode } from './errors.ts';
 import { inParallel } from './in-parallel.ts';
-import { contentHash, MIRROR_FIELD_MANAGER, MIRRORED_VALUE } from './mirror-marks.ts';
+import { APPLY, contentHash, MIRROR_FIELD_MANAGER, MIRRORED_VALUE } from './mirror-marks.ts';
 
 type Client = Pick<KubeClient, 'request'>;
-
-const APPLY = 'application/apply-patch+yaml';
 
 /** Every namespace's ServiceAccounts: a cell's controllers need them to create a workload's pods. */
 export const SERVICE_ACCOUNTS: GroupVersionResource = {

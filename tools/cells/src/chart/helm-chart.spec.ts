@@ -329,21 +329,27 @@ describe('the cellfed chart', () => {
     );
   });
 
-  it('lets the rebalance controller write disruption budgets’ status in the control plane only with sumBudgets', () => {
-    const statusWriters = (args: string[]) =>
-      only(renderChart(helm, args), 'ClusterRole').flatMap((role) =>
-        rules(role)
-          .filter((rule) => rule.resources.includes('poddisruptionbudgets/status'))
-          .map((rule) => ({ role: role.metadata.name, verbs: rule.verbs })),
-      );
-    expect(statusWriters([])).toEqual([{ role: 'cellfed-rebalance-controller', verbs: ['update'] }]);
-    const rebalance = (args: string[]) =>
-      container(named(renderChart(helm, args), 'Deployment', 'cellfed-rebalance-controller')).args;
-    expect(rebalance([])).toContain('--sum-budgets=true');
-    const off = ['--set', 'rebalanceController.sumBudgets=false'];
-    expect(statusWriters(off)).toEqual([]);
-    expect(rebalance(off)).toContain('--sum-budgets=false');
-  });
+  it.each([
+    ['sumBudgets', 'poddisruptionbudgets/status', '--sum-budgets'],
+    ['followAutoscalers', 'horizontalpodautoscalers/status', '--follow-autoscalers'],
+  ])(
+    'lets the rebalance controller write %s’s status in the control plane only with it on',
+    (value, status, flag) => {
+      const statusWriters = (args: string[]) =>
+        only(renderChart(helm, args), 'ClusterRole').flatMap((role) =>
+          rules(role)
+            .filter((rule) => rule.resources.includes(status))
+            .map((rule) => ({ role: role.metadata.name, verbs: rule.verbs })),
+        );
+      expect(statusWriters([])).toEqual([{ role: 'cellfed-rebalance-controller', verbs: ['update'] }]);
+      const rebalance = (args: string[]) =>
+        container(named(renderChart(helm, args), 'Deployment', 'cellfed-rebalance-controller')).args;
+      expect(rebalance([])).toContain(`${flag}=true`);
+      const off = ['--set', `rebalanceController.${value}=false`];
+      expect(statusWriters(off)).toEqual([]);
+      expect(rebalance(off)).toContain(`${flag}=false`);
+    },
+  );
 
   it('grants the rebalance controller list and watch of Secrets only when they are shared (opt-in), and nobody else', () => {
     const noFollowers = [

@@ -1,9 +1,14 @@
 /**
- * What the router control plane's kube-controller-manager leaves off: its quota and disruption controllers
- * would count the control plane's objects only (no pods) and write that over the federation's count of
- * ResourceQuotas and PodDisruptionBudgets, which cellfed's rebalance controller writes (docs/governance.md).
+ * What the router control plane's kube-controller-manager leaves off: its quota, disruption and autoscaler
+ * controllers would look at the control plane's objects only (no pods, no cellular targets) and write that
+ * over the status of ResourceQuotas, PodDisruptionBudgets and HorizontalPodAutoscalers, which cellfed's
+ * rebalance controller writes from the cells (docs/governance.md).
  */
-export const CONTROL_PLANE_DISABLED_CONTROLLERS: readonly string[] = ['resourcequota', 'disruption'];
+export const CONTROL_PLANE_DISABLED_CONTROLLERS: readonly string[] = [
+  'resourcequota',
+  'disruption',
+  'horizontalpodautoscaling',
+];
 
 /** kube-controller-manager's `--controllers` value: the default ones and `enabled`, less `disabled`. */
 export function controllersFlagValue(disabled: readonly string[], enabled: readonly string[] = []): string {
