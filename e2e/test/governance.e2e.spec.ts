@@ -411,6 +411,87 @@ describeE2e('what governs a workload is in force in its cell', () => {
     );
   });
 
+  it('puts a PersistentVolumeClaim made through the router in the cell whose pods mount it, and shows it bound there', async () => {
+    const claimsPath = inNamespace('persistentvolumeclaims');
+    await routed.request('POST', claimsPath, {
+      body: {
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name: 'stored' },
+        spec: {
+          accessModes: ['ReadWriteOnce'],
+          resources: { requests: { storage: '1Gi' } },
+          storageClassName: '',
+        },
+      },
+    });
+    const base = deployment('stateful');
+    await routed.request('POST', deploymentsPath(), {
+      body: {
+        ...base,
+        spec: {
+          ...base.spec,
+          replicas: 1,
+          template: {
+            ...base.spec.template,
+            spec: {
+              ...base.spec.template.spec,
+              volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'stored' } }],
+            },
+          },
+        },
+      },
+    });
+    const home = cellOf('stateful');
+    const copy = await eventually('the claim in its pods’ cell', () =>
+      found(cells.get(home)!, inNamespace('persistentvolumeclaims', 'stored')),
+    );
+    expect(copy.metadata.labels?.['cellfed.io/followed-from']).toBe('control-plane');
+    for (const id of ids.filter((id) => id !== home))
+      expect(await found(cells.get(id)!, inNamespace('persistentvolumeclaims', 'stored'))).toBeUndefined();
+    // The cell's volume binder binds it to a volume of that cell (made here by hand: no provisioner).
+    const volume = `stored-${suffix}`;
+    await cells.get(home)!.request('POST', '/api/v1/persistentvolumes', {
+      body: {
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: { name: volume },
+        spec: {
+          capacity: { storage: '1Gi' },
+          accessModes: ['ReadWriteOnce'],
+          storageClassName: '',
+          persistentVolumeReclaimPolicy: 'Retain',
+          hostPath: { path: `/tmp/${volume}` },
+          claimRef: { namespace, name: 'stored' },
+        },
+      },
+    });
+    try {
+      const shown = await eventually('the claim bound, through the router', async () => {
+        const claim = (await routed.request(
+          'GET',
+          inNamespace('persistentvolumeclaims', 'stored'),
+        )) as KubeObject & {
+          status?: { phase?: string; capacity?: Record<string, string> };
+        };
+        return claim.status?.phase === 'Bound' ? claim : undefined;
+      });
+      expect(shown.status?.capacity).toEqual({ storage: '1Gi' });
+
+      // A claim outlives its pods; deleted through the router, it goes from its cell too.
+      await routed.request('DELETE', deploymentsPath('stateful'));
+      await routed.request('DELETE', inNamespace('persistentvolumeclaims', 'stored'));
+      await eventually('the claim gone from its cell', async () =>
+        (await found(cells.get(home)!, inNamespace('persistentvolumeclaims', 'stored'))) ? undefined : true,
+      );
+    } finally {
+      await cells
+        .get(home)!
+        .request('DELETE', `/api/v1/persistentvolumes/${volume}`)
+        .catch(() => undefined);
+    }
+  });
+
   it('applies validating and mutating admission policies made through the router to Deployments in cells', async () => {
     const matchThisNamespace = {
       namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } },

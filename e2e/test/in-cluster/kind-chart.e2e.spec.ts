@@ -145,7 +145,7 @@ describeInCluster(
           'reading kube-controller-manager’s flags',
         );
       expect(await controllers(env.controlPlane.kubeconfig)).toContain(
-        '--controllers=*,bootstrapsigner,tokencleaner,-resourcequota,-disruption,-horizontalpodautoscaling',
+        '--controllers=*,bootstrapsigner,tokencleaner,-resourcequota,-disruption,-horizontalpodautoscaling,-persistentvolume-binder',
       );
       expect(await controllers(e2eEnv().cells[0]!.kubeconfig)).not.toContain('-resourcequota');
     });

@@ -90,6 +90,7 @@ export type { CommitCopyOptions } from './objects/commit-copy.ts';
 export { isKnownAs, originCreated, originUid } from './objects/object-identity.ts';
 export { portableObject, without } from './objects/portable-object.ts';
 export {
+  CLAIMS,
   CONFIG_MAPS,
   NOT_FOLLOWER_SELECTOR,
   SECRETS,

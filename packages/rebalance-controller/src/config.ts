@@ -26,6 +26,7 @@ export const RebalanceConfigSchema = ControllerConfigSchema.extend({
   divideQuotas: z.boolean().default(true),
   sumBudgets: z.boolean().default(true),
   followAutoscalers: z.boolean().default(true),
+  followClaims: z.boolean().default(true),
 }).strict();
 
 export type RebalanceConfig = z.output<typeof RebalanceConfigSchema>;
@@ -82,6 +83,12 @@ export const REBALANCE_FLAGS: readonly Flag[] = [
     help: "copy each control-plane HorizontalPodAutoscaler into its target's cell, where that cell's autoscaler scales the target, and show the copy's status; the control plane's own autoscaler must then be off",
     default: 'true',
   },
+  {
+    name: 'follow-claims',
+    value: 'BOOL',
+    help: "copy each control-plane PersistentVolumeClaim into the cell whose pod templates mount it, where it is provisioned and bound, and show the copy's status (with --follow-pod-references); the control plane's own volume binder must then be off",
+    default: 'true',
+  },
 ];
 
 export const USAGE = controllerUsage('rebalance-controller', REBALANCE_FLAGS);
@@ -118,6 +125,7 @@ export function parseRebalanceArgs(argv: string[]): RebalanceConfig {
     divideQuotas: bool('divide-quotas'),
     sumBudgets: bool('sum-budgets'),
     followAutoscalers: bool('follow-autoscalers'),
+    followClaims: bool('follow-claims'),
   });
   if (result.success) return result.data;
   throw new RebalanceError(RebalanceErrorCode.InvalidConfig, issuesLine(result.error));

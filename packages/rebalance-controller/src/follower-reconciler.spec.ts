@@ -45,6 +45,7 @@ function setup(options: { shared?: boolean; down?: boolean } = {}) {
   const plans = new PlanHolder();
   plans.load(spec, 1);
   const metrics = new RebalanceMetrics(new Registry());
+  const claimsNamed: string[] = [];
   const reconciler = new FollowerReconciler({
     plans,
     copies: cachedCopies(Object.values(cells)),
@@ -52,6 +53,7 @@ function setup(options: { shared?: boolean; down?: boolean } = {}) {
     controlPlane,
     metrics,
     resyncMs: RESYNC,
+    onClaimsNamed: (namespace, names) => claimsNamed.push(`${namespace}: ${names.join(',')}`),
   });
   const deployment = (name: string, podSpec: unknown) =>
     cells.a.put(deploymentPath(name), {
@@ -85,7 +87,7 @@ function setup(options: { shared?: boolean; down?: boolean } = {}) {
     });
   const count = async (action: string) =>
     (await metrics.followers.get()).values.find((value) => value.labels['action'] === action)?.value ?? 0;
-  return { cells, controlPlane, deployment, configMap, secret, reconcile, count, reconciler };
+  return { cells, controlPlane, deployment, configMap, secret, reconcile, count, reconciler, claimsNamed };
 }
 
 const usesSettingsAndDb = {
@@ -295,5 +297,31 @@ describe('follower keys', () => {
     expect(() => parseFollowerKey(key)).toThrow(
       expect.objectContaining({ code: ControllerKitErrorCode.InvalidKey }),
     );
+  });
+});
+
+describe('FollowerReconciler: claims', () => {
+  it('tells which claims a cell’s pod templates begin and stop mounting, and names the cell for them, copying none', async () => {
+    const { cells, deployment, reconcile, reconciler, claimsNamed } = setup();
+    const mounting = (claims: string[]) => ({
+      containers: [{ name: 'db' }],
+      volumes: claims.map((claimName) => ({ name: claimName, persistentVolumeClaim: { claimName } })),
+    });
+    deployment('db', mounting(['data', 'logs']));
+    await reconcile();
+    expect(claimsNamed).toEqual(['shop: data,logs']);
+    const claim = {
+      resource: { group: '', version: 'v1', resource: 'persistentvolumeclaims' },
+      namespace: 'shop',
+    };
+    expect(reconciler.cellsNaming({ ...claim, name: 'data' })).toEqual(['a']);
+    expect([...cells.a.objects.keys()].filter((path) => path.includes('persistentvolumeclaims'))).toEqual([]);
+
+    await reconcile(); // nothing changed: nothing told
+    expect(claimsNamed).toHaveLength(1);
+    deployment('db', mounting(['data']));
+    await reconcile();
+    expect(claimsNamed).toEqual(['shop: data,logs', 'shop: logs']);
+    expect(reconciler.cellsNaming({ ...claim, name: 'logs' })).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { FOLLOWER_LABEL, type GroupVersionResource, FOLLOWED_VERSION_ANNOTATION } from '@cellfed/api';
 import {
   CELL_SYSTEM_NAMESPACES,
+  CLAIMS,
   CONFIG_MAPS,
   CONTROL_PLANE,
   SECRETS,
@@ -63,6 +64,11 @@ export interface FollowerReconcilerOptions {
   resyncMs?: number;
   /** Draws quota share into a cell whose quota admission refuses a follower; none: refused as it comes. */
   quota?: Pick<QuotaDraw, 'drawTo'>;
+  /**
+   * Told the claims (PersistentVolumeClaims) a cell's pod templates in `namespace` began or stopped naming:
+   * the claim controller places claims (see cellsNaming), not this one.
+   */
+  onClaimsNamed?: (namespace: string, claims: readonly string[]) => void;
 }
 
 /** What one workload copy's pod template names, as of its uid and generation. */
@@ -149,6 +155,9 @@ export class FollowerReconciler implements Reconciler<FollowerKey> {
       writes += await this.follow(pass, names);
       for (const name of names) named.add(`${kind.resource}/${name}`);
     }
+    const claims = [...(wanted.get(CLAIMS.resource) ?? [])].map((name) => `${CLAIMS.resource}/${name}`);
+    for (const claim of claims) named.add(claim);
+    this.tellClaims(namespace, this.named.get(key), named);
     if (named.size > 0) this.named.set(key, named);
     else this.named.delete(key);
     if (writes > 0) log.info({ cell: cellId, namespace, writes }, 'follower copies written');
@@ -156,8 +165,8 @@ export class FollowerReconciler implements Reconciler<FollowerKey> {
   }
 
   /**
-   * The cells whose pod templates named this ConfigMap or Secret at their last pass: its change, creation or
-   * move concerns only them (every key is compared again on its resync anyway).
+   * The cells whose pod templates named this ConfigMap, Secret or claim at their last pass: its change,
+   * creation or move concerns only them (every key is compared again on its resync anyway).
    */
   cellsNaming(ref: ObjectRef): string[] {
     const cells: string[] = [];
@@ -169,8 +178,20 @@ export class FollowerReconciler implements Reconciler<FollowerKey> {
     return cells;
   }
 
+  private tellClaims(namespace: string, before: ReadonlySet<string> | undefined, now: ReadonlySet<string>) {
+    const prefix = `${CLAIMS.resource}/`;
+    const changed = [...new Set([...(before ?? []), ...now])].filter(
+      (name) => name.startsWith(prefix) && before?.has(name) !== now.has(name),
+    );
+    if (changed.length > 0)
+      this.options.onClaimsNamed?.(
+        namespace,
+        changed.map((name) => name.slice(prefix.length)),
+      );
+  }
+
   /**
-   * The names each kind's pod templates in the key's namespace name, from the cell's cached workload copies:
+   * The names each kind's pod templates in the key's namespace name (and the claims they mount), from the cell's cached workload copies:
    * a copy whose uid and generation are as last read is not read again.
    */
   private async referenced(
@@ -200,10 +221,13 @@ export class FollowerReconciler implements Reconciler<FollowerKey> {
     );
     if (current.size > 0) this.templates.set(key, current);
     else this.templates.delete(key);
-    const wanted = new Map<string, Set<string>>(KINDS.map((kind) => [kind.resource, new Set<string>()]));
+    const wanted = new Map<string, Set<string>>(
+      [...KINDS, CLAIMS].map((kind) => [kind.resource, new Set<string>()]),
+    );
     for (const { references } of current.values()) {
       for (const name of references.configMaps) wanted.get(CONFIG_MAPS.resource)!.add(name);
       for (const name of references.secrets) wanted.get(SECRETS.resource)!.add(name);
+      for (const name of references.claims) wanted.get(CLAIMS.resource)!.add(name);
     }
     return wanted;
   }

@@ -29,6 +29,7 @@ await runControllerProcess({
         divideQuotas: config.divideQuotas,
         sumBudgets: config.sumBudgets,
         followAutoscalers: config.followAutoscalers,
+        followClaims: config.followClaims,
         ...(config.ratePerSecond === undefined ? {} : { ratePerSecond: config.ratePerSecond }),
       },
     }),

@@ -61,6 +61,7 @@ import { AutoscalerReconciler } from './autoscaler-reconciler.ts';
 import { AutoscalerTargets } from './autoscaler-targets.ts';
 import { BudgetStatusReconciler } from './budget-status-reconciler.ts';
 import { PDBS, type PodDisruptionBudget } from './budget-status.ts';
+import { CLAIM_RESOURCE, ClaimReconciler, type PersistentVolumeClaim } from './claim-reconciler.ts';
 import { CopiedKindController } from './copied-kind-controller.ts';
 import { CopyWatch } from './copy-watch.ts';
 import { QUOTA_KEYS, QuotaReconciler, type QuotaKey } from './quota-reconciler.ts';
@@ -105,6 +106,11 @@ export interface RebalanceSettings {
    * control plane's own autoscaler must be off). Default true.
    */
   followAutoscalers?: boolean;
+  /**
+   * Copy each control-plane PersistentVolumeClaim into the cell whose pod templates mount it, and show the
+   * copy's status (with followPodReferences; the control plane's own volume binder must be off). Default true.
+   */
+  followClaims?: boolean;
 }
 
 export interface RebalanceControllerOptions {
@@ -133,8 +139,8 @@ const LEASES = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases'
  * that run only while leading — the CellSet lifecycle, the shared-object mirror (per cell), the
  * migrations (per object, `window` workers), the garbage collector across cells (per object with held
  * owner references), the follower copies of what pod templates name (per cell and namespace), the quotas
- * divided among the cells, the disruption budgets' status summed from them and the autoscalers copied into
- * their targets' cells (per control-plane object).
+ * divided among the cells, the disruption budgets' status summed from them, and the autoscalers and claims
+ * copied into their targets' and pods' cells (per control-plane object).
  */
 export class RebalanceController {
   readonly plans = new PlanHolder();
@@ -153,6 +159,8 @@ export class RebalanceController {
   /** The control plane's HorizontalPodAutoscalers, each copied into its target's cell; absent when off. */
   private readonly autoscalers: CopiedKindController<HorizontalPodAutoscaler> | undefined;
   private readonly autoscalerTargets = new AutoscalerTargets();
+  /** The control plane's PersistentVolumeClaims, each copied into its pods' cell; absent when off. */
+  private readonly claims: CopiedKindController<PersistentVolumeClaim> | undefined;
   private readonly followerReconciler: FollowerReconciler | undefined;
   /** The generation of each workload copy (`cell/key`) last seen, so only spec changes queue followers. */
   private readonly templateGenerations = new Map<string, number>();
@@ -293,6 +301,9 @@ export class RebalanceController {
             metrics,
             ...(settings.mirrorResyncMs === undefined ? {} : { resyncMs: settings.mirrorResyncMs }),
             ...(quotaDraw ? { quota: quotaDraw } : {}),
+            onClaimsNamed: (namespace, names) => {
+              for (const name of names) this.claims?.enqueue({ namespace, name });
+            },
           });
     this.followers =
       this.followerReconciler &&
@@ -346,6 +357,25 @@ export class RebalanceController {
         plans: this.plans,
         reconciler: (budget) =>
           new BudgetStatusReconciler({ plans: this.plans, controlPlane, budget, cell: cellEnd, clock }),
+        runner: background,
+      });
+    const followerReconciler = this.followerReconciler;
+    if (followerReconciler && settings.followClaims !== false)
+      this.claims = new CopiedKindController<PersistentVolumeClaim>({
+        name: 'claims',
+        resource: CLAIM_RESOURCE,
+        copySelector: `${FOLLOWER_LABEL}=${CONTROL_PLANE}`,
+        controlPlane,
+        pool,
+        plans: this.plans,
+        reconciler: (claim) =>
+          new ClaimReconciler({
+            plans: this.plans,
+            controlPlane,
+            claim,
+            cellsNaming: (ref) => followerReconciler.cellsNaming(ref),
+            cell: cellEnd,
+          }),
         runner: background,
       });
     if (settings.followAutoscalers !== false) {
@@ -471,6 +501,7 @@ export class RebalanceController {
       this.quotaObjects?.run(signal),
       this.budgets?.runCache(signal),
       this.autoscalers?.runCache(signal),
+      this.claims?.runCache(signal),
     ]);
   }
 
@@ -491,6 +522,7 @@ export class RebalanceController {
     this.quotas?.start();
     await this.budgets?.start(signal);
     await this.autoscalers?.start(signal);
+    await this.claims?.start(signal);
     await untilAborted(signal);
     await Promise.all([
       this.migrations.stop(10_000),
@@ -499,6 +531,7 @@ export class RebalanceController {
       this.quotas?.stop(5000),
       this.budgets?.stop(5000),
       this.autoscalers?.stop(5000),
+      this.claims?.stop(5000),
       this.mirror.stop(5000),
       this.cellSets.stop(5000),
     ]);

@@ -10,6 +10,7 @@ const podSpec = {
     { name: 'settings', configMap: { name: 'settings' } },
     { name: 'tls', secret: { secretName: 'web-tls' } },
     { name: 'scratch', emptyDir: {} },
+    { name: 'data', persistentVolumeClaim: { claimName: 'web-data' } },
     {
       name: 'bundle',
       projected: {
@@ -38,10 +39,11 @@ const podSpec = {
 };
 
 describe('podReferences', () => {
-  it('finds every ConfigMap and Secret a pod template names: volumes, projections, env, envFrom, pull secrets', () => {
+  it('finds every ConfigMap, Secret and claim a pod template names: volumes, projections, env, envFrom, pull secrets', () => {
     const found = podReferences(workload('Deployment', { template: { spec: podSpec } }));
     expect([...found.configMaps].sort()).toEqual(['ca-bundle', 'debug-env', 'modes', 'settings', 'web-env']);
     expect([...found.secrets].sort()).toEqual(['bundle-key', 'db', 'init-env', 'registry', 'web-tls']);
+    expect([...found.claims]).toEqual(['web-data']);
   });
 
   it('reads a CronJob’s template under its job template', () => {
@@ -61,7 +63,11 @@ describe('podReferences', () => {
       metadata: { name: 'x' },
       data: {},
     } as KubeObject;
-    expect(podReferences(configMap)).toEqual({ configMaps: new Set(), secrets: new Set() });
+    expect(podReferences(configMap)).toEqual({
+      configMaps: new Set(),
+      secrets: new Set(),
+      claims: new Set(),
+    });
     const bare = podReferences(
       workload('Deployment', { template: { spec: { containers: [{ name: 'c' }] } } }),
     );

@@ -5,14 +5,19 @@ import type { KubeObject } from '../kube/kube-object.ts';
 /** The label selector of everything but follower copies. */
 export const NOT_FOLLOWER_SELECTOR = `!${FOLLOWER_LABEL}`;
 
-/** What a pod template names and needs in its own cell to start: ConfigMaps and Secrets, by name. */
+/**
+ * What a pod template names and needs in its own cell to start: ConfigMaps and Secrets, and the
+ * PersistentVolumeClaims it mounts, by name.
+ */
 export interface PodReferences {
   readonly configMaps: ReadonlySet<string>;
   readonly secrets: ReadonlySet<string>;
+  readonly claims: ReadonlySet<string>;
 }
 
 export const CONFIG_MAPS: GroupVersionResource = { group: '', version: 'v1', resource: 'configmaps' };
 export const SECRETS: GroupVersionResource = { group: '', version: 'v1', resource: 'secrets' };
+export const CLAIMS: GroupVersionResource = { group: '', version: 'v1', resource: 'persistentvolumeclaims' };
 
 /**
  * The workload resources whose objects carry pod templates, `group/resource`. Pods themselves are left out:
@@ -50,6 +55,7 @@ interface PodSpec {
     configMap?: Named;
     secret?: { secretName?: string };
     projected?: { sources?: { configMap?: Named; secret?: Named }[] };
+    persistentVolumeClaim?: { claimName?: string };
   }[];
 }
 
@@ -65,19 +71,23 @@ function podSpecOf(object: KubeObject): PodSpec | undefined {
 /**
  * The ConfigMaps and Secrets a workload's pods name, where a kubelet or a cell's admission needs them in
  * the pod's own cell: volumes (also projected sources), `env` and `envFrom` of every container, and
- * `imagePullSecrets`. Optional references count too: a pod uses them when they exist.
+ * `imagePullSecrets`. Optional references count too: a pod uses them when they exist. And the claims its
+ * volumes mount (`persistentVolumeClaim.claimName`; a StatefulSet's `volumeClaimTemplates` and ephemeral
+ * volumes make theirs in the cell).
  */
 export function podReferences(object: KubeObject): PodReferences {
   const configMaps = new Set<string>();
   const secrets = new Set<string>();
+  const claims = new Set<string>();
   const add = (into: Set<string>, name: string | undefined) => {
     if (name) into.add(name);
   };
   const spec = podSpecOf(object);
-  if (!spec) return { configMaps, secrets };
+  if (!spec) return { configMaps, secrets, claims };
   for (const volume of spec.volumes ?? []) {
     add(configMaps, volume.configMap?.name);
     add(secrets, volume.secret?.secretName);
+    add(claims, volume.persistentVolumeClaim?.claimName);
     for (const source of volume.projected?.sources ?? []) {
       add(configMaps, source.configMap?.name);
       add(secrets, source.secret?.name);
@@ -98,5 +108,5 @@ export function podReferences(object: KubeObject): PodReferences {
     }
   }
   for (const pullSecret of spec.imagePullSecrets ?? []) add(secrets, pullSecret.name);
-  return { configMaps, secrets };
+  return { configMaps, secrets, claims };
 }

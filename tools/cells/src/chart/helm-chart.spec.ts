@@ -332,6 +332,7 @@ describe('the cellfed chart', () => {
   it.each([
     ['sumBudgets', 'poddisruptionbudgets/status', '--sum-budgets'],
     ['followAutoscalers', 'horizontalpodautoscalers/status', '--follow-autoscalers'],
+    ['followClaims', 'persistentvolumeclaims/status', '--follow-claims'],
   ])(
     'lets the rebalance controller write %s’s status in the control plane only with it on',
     (value, status, flag) => {

@@ -1,0 +1,204 @@
+import { FOLLOWER_LABEL, MIRROR_HASH_ANNOTATION } from '@cellfed/api';
+import {
+  ApiError,
+  CLAIMS,
+  CONTROL_PLANE,
+  errorMessage,
+  isConflict,
+  isNotFound,
+  readIfExists,
+  resourcePath,
+  type KubeClient,
+  type KubeObject,
+  type ObjectRef,
+  type ReconcileRequest,
+  type ReconcileResult,
+  type Reconciler,
+} from '@cellfed/controller-kit';
+import type { Logger } from 'pino';
+
+import type { NamespacedKey } from './copied-kind-controller.ts';
+import { userMarks } from './follower-copy.ts';
+import { APPLY, MIRROR_FIELD_MANAGER, contentHash } from './mirror-marks.ts';
+import { liveCells, type PlanHolder, type RebalancePlan } from './rebalance-plan.ts';
+import { mirroredResources, sameResource } from './shared-objects.ts';
+
+type Client = Pick<KubeClient, 'request'>;
+interface CellEnd {
+  readonly id: string;
+  readonly client: Client;
+}
+
+export const CLAIM_RESOURCE = { ...CLAIMS, namespaced: true };
+
+export interface PersistentVolumeClaim extends KubeObject {
+  spec?: Record<string, unknown>;
+  status?: Record<string, unknown>;
+}
+
+export interface ClaimReconcilerOptions {
+  plans: PlanHolder;
+  controlPlane: Client;
+  /** The control plane's claim, from its cache. */
+  claim: (namespace: string, name: string) => PersistentVolumeClaim | undefined;
+  /** The cells whose pod templates name the claim (the follower reconciler's last passes). */
+  cellsNaming: (ref: ObjectRef) => string[];
+  /** An engaged cell. */
+  cell: (id: string) => CellEnd | undefined;
+}
+
+/**
+ * Puts a control-plane PersistentVolumeClaim where the pods that mount it are (docs/governance.md#persistentvolumeclaims):
+ * one copy, in the first live cell whose pod templates name it, which provisions and binds the volume there;
+ * its status (phase, capacity, conditions) shown on the control-plane claim. A claim is storage: once a cell
+ * holds it, it stays there while the cell is live, even when no pod there names it any more, as a claim
+ * outlives its pods on one apiserver. It is never copied into a second cell (that would be a second, empty
+ * volume); pods in another cell that mount it wait, and the controller warns. The copy goes when the
+ * control-plane claim is deleted. The control plane's own volume binder must not run: it would find no
+ * volume and write `Pending` over the status.
+ */
+export class ClaimReconciler implements Reconciler<NamespacedKey> {
+  private readonly options: ClaimReconcilerOptions;
+
+  constructor(options: ClaimReconcilerOptions) {
+    this.options = options;
+  }
+
+  async reconcile({ key, signal, log }: ReconcileRequest<NamespacedKey>): Promise<ReconcileResult> {
+    const { namespace, name } = key;
+    const plan = this.options.plans.current();
+    if (!plan || heldElsewhere(plan)) return {};
+    const claim = this.options.claim(namespace, name);
+    const wanted = claim && !claim.metadata.deletionTimestamp ? claim : undefined;
+    const path = resourcePath(CLAIM_RESOURCE, namespace, name);
+    const live = liveCells(plan);
+    const copies = new Map<string, PersistentVolumeClaim>();
+    /** Cells with a claim of that name of their own (a StatefulSet's): never the federation's to change. */
+    const occupied = new Set<string>();
+    for (const id of live) {
+      const cell = this.options.cell(id);
+      if (!cell) return { requeueAfterMs: 5000 }; // a live cell's copy is not known: decide nothing
+      const existing = await readIfExists<PersistentVolumeClaim>(cell.client, path, { signal });
+      if (!existing) continue;
+      if (existing.metadata.labels?.[FOLLOWER_LABEL] !== CONTROL_PLANE) occupied.add(id);
+      else if (!wanted) await remove(cell, existing, signal, log);
+      else copies.set(id, existing);
+    }
+    if (!wanted) return {};
+    const naming = this.options
+      .cellsNaming({ resource: CLAIMS, namespace, name })
+      .filter((id) => live.includes(id) && !occupied.has(id))
+      .sort();
+    const home = [...copies.keys()].sort()[0] ?? naming[0];
+    if (!home) return {};
+    const waiting = naming.filter((id) => id !== home);
+    if (waiting.length > 0)
+      log.warn(
+        { namespace, claim: name, cell: home, waiting },
+        'a claim is named from several cells: it is in one, and pods in the others that mount it wait',
+      );
+    const copy = await this.place(this.options.cell(home)!, wanted, copies.get(home), signal, log);
+    await this.showStatus(wanted, copy, log);
+    return {};
+  }
+
+  /** Applies the copy's content unless the cell holds it; answers the copy as the cell has it. */
+  private async place(
+    cell: CellEnd,
+    claim: PersistentVolumeClaim,
+    existing: PersistentVolumeClaim | undefined,
+    signal: AbortSignal,
+    log: Logger,
+  ): Promise<PersistentVolumeClaim | undefined> {
+    const { name = '', namespace = '', labels, annotations } = claim.metadata;
+    const content = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name, namespace, labels: userMarks(labels), annotations: userMarks(annotations) },
+      spec: withoutBinding(claim.spec),
+    };
+    const hash = contentHash(content);
+    if (existing?.metadata.annotations?.[MIRROR_HASH_ANNOTATION] === hash) return existing;
+    try {
+      const applied = await cell.client.request<PersistentVolumeClaim>(
+        'PATCH',
+        resourcePath(CLAIM_RESOURCE, namespace, name),
+        {
+          body: {
+            ...content,
+            metadata: {
+              ...content.metadata,
+              labels: { ...content.metadata.labels, [FOLLOWER_LABEL]: CONTROL_PLANE },
+              annotations: { ...content.metadata.annotations, [MIRROR_HASH_ANNOTATION]: hash },
+            },
+          },
+          contentType: APPLY,
+          query: { fieldManager: MIRROR_FIELD_MANAGER, force: true },
+          signal,
+        },
+      );
+      log.info(
+        { namespace, claim: name, cell: cell.id },
+        existing ? 'claim copy updated' : 'claim placed in its pods’ cell',
+      );
+      return applied;
+    } catch (error) {
+      // Most of a bound claim's spec is immutable: a change the cell refuses stays the control plane's alone.
+      if (!(error instanceof ApiError) || error.statusCode !== 422 || !existing) throw error;
+      log.warn(
+        { namespace, claim: name, cell: cell.id, err: errorMessage(error) },
+        'the cell refuses the claim’s change',
+      );
+      return existing;
+    }
+  }
+
+  /** Writes the copy's status onto the control-plane claim when it says more. */
+  private async showStatus(
+    claim: PersistentVolumeClaim,
+    copy: PersistentVolumeClaim | undefined,
+    log: Logger,
+  ) {
+    if (!copy?.status || contentHash(copy.status) === contentHash(claim.status ?? {})) return;
+    const { namespace = '', name = '' } = claim.metadata;
+    try {
+      await this.options.controlPlane.request(
+        'PUT',
+        `${resourcePath(CLAIM_RESOURCE, namespace, name)}/status`,
+        {
+          body: { ...structuredClone(claim), status: copy.status },
+        },
+      );
+    } catch (error) {
+      // Changed since the cache saw it: its own event queues it again.
+      if (!isConflict(error)) throw error;
+      log.debug({ namespace, claim: name, err: errorMessage(error) }, 'claim changed meanwhile');
+    }
+  }
+}
+
+/** The spec without what binds it to a volume of the control plane (none is there to bind). */
+function withoutBinding(spec: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (!spec) return spec;
+  const { volumeName: _volume, ...rest } = spec;
+  return rest;
+}
+
+async function remove(cell: CellEnd, existing: PersistentVolumeClaim, signal: AbortSignal, log: Logger) {
+  const { namespace = '', name = '' } = existing.metadata;
+  try {
+    await cell.client.request('DELETE', resourcePath(CLAIM_RESOURCE, namespace, name), {
+      body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: existing.metadata.uid } },
+      signal,
+    });
+    log.info({ namespace, claim: name, cell: cell.id }, 'claim copy deleted with its control-plane claim');
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+  }
+}
+
+/** Whether the CellSet itself places claims (mirrored or cellular): then there is nothing to follow. */
+function heldElsewhere(plan: RebalancePlan): boolean {
+  const placed = [...plan.spec.cellularResources, ...mirroredResources(plan.spec)];
+  return placed.some((resource) => sameResource(resource, CLAIMS));
+}
