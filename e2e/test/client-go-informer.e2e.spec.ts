@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 
-import type { KubeClient, KubeList } from '@cellfed/controller-kit';
+import type { KubeClient, KubeList, KubeObject } from '@cellfed/controller-kit';
 import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
 import { eventually, forEachInParallel } from './clients.ts';
@@ -128,6 +128,18 @@ describeE2e(
           },
         }),
       );
+      // A quota at its limit: every move is the create of a copy in a cell whose share is used up, and must
+      // still go through (the old copy's share is drawn to the new cell), as the join and drain must end.
+      await routed.request('POST', `/api/v1/namespaces/${namespace}/resourcequotas`, {
+        body: {
+          apiVersion: 'v1',
+          kind: 'ResourceQuota',
+          metadata: { name: 'at-limit' },
+          spec: {
+            hard: { 'count/deployments.apps': String(names.length), services: String(services.length) },
+          },
+        },
+      });
     });
 
     afterAll(async () => {
@@ -205,6 +217,18 @@ describeE2e(
         ).toEqual([]);
       }
       expect([...routedEnd.expected.keys()].sort()).toEqual([...plainEnd.expected.keys()].sort());
+      // The quota counted what is there, once, after the moves: nothing twice, nothing lost.
+      await eventually('the quota to count every Deployment and Service once', async () => {
+        const quota = await routed.request<KubeObject & { status?: { used?: Record<string, string> } }>(
+          'GET',
+          `/api/v1/namespaces/${namespace}/resourcequotas/at-limit`,
+        );
+        const used = quota.status?.used;
+        return used?.['count/deployments.apps'] === String(names.length) &&
+          used['services'] === String(services.length)
+          ? true
+          : undefined;
+      });
 
       for (const { resource, informer } of cellMade) {
         const [group, version, plural] = resource.split('/') as [string, string, string];

@@ -1,5 +1,6 @@
 import { parseCellSetSpec, type CellSetSpecInput } from '@cellfed/api';
 import {
+  ApiError,
   TokenBucket,
   type KubeObject,
   type CopiesView,
@@ -226,5 +227,36 @@ describe('MigrationReconciler', () => {
     await reconcile(name);
     const metric = await registry.getSingleMetric('cellfed_rebalance_migrations_total')!.get();
     expect(metric.values).toEqual([expect.objectContaining({ labels: { result: 'moved' }, value: 1 })]);
+  });
+
+  it('waits a moment, without an error, for quota share in the new cell, then moves', async () => {
+    const name = movingName();
+    const { cells, plans, reconcile, registry } = setup();
+    plans.allowMoves(2);
+    cells.a.put(path(name), configMap(name));
+    let refusals = 1;
+    cells.b.before = (method) => {
+      if (method === 'POST' && refusals-- > 0)
+        throw new ApiError(
+          403,
+          {
+            code: 403,
+            reason: 'Forbidden',
+            message: `configmaps "${name}" is forbidden: exceeded quota: team, requested: count/configmaps=1, used: count/configmaps=1, limited: count/configmaps=1`,
+          },
+          'POST',
+        );
+    };
+    expect(await reconcile(name)).toEqual({ requeueAfterMs: 250 });
+    expect(cells.a.get(path(name))!.metadata.labels?.[REBALANCE_STATUS_LABEL]).toBe(MIGRATING);
+    expect(await reconcile(name)).toEqual({ requeueAfterMs: DELETE_AFTER });
+    expect(cells.b.get(path(name))!.data).toEqual({ v: '1' });
+    const metric = await registry.getSingleMetric('cellfed_rebalance_migrations_total')!.get();
+    expect(metric.values).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ labels: { result: 'quota_wait' }, value: 1 }),
+        expect.objectContaining({ labels: { result: 'moved' }, value: 1 }),
+      ]),
+    );
   });
 });

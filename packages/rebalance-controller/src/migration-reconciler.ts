@@ -56,7 +56,11 @@ const OUTCOME_METRIC: Record<MoveOutcome['result'], MigrationResult> = {
   'already-moved': 'already_moved',
   'source-gone': 'source_gone',
   'source-deleting': 'source_deleting',
+  'quota-wait': 'quota_wait',
 };
+
+/** How soon a move its new cell's quota refused is tried again: the quota controller acts within this. */
+const QUOTA_WAIT_MS = 250;
 
 /**
  * Puts one object where the CellSet says it belongs, keyed by the object alone (`deployments.apps/ns/name`)
@@ -163,6 +167,7 @@ export class MigrationReconciler implements Reconciler<ObjectKey> {
       results.push({ requeueAfterMs: this.options.deleteAfterMs });
     }
     if (outcome.result === 'source-deleting') results.push({ requeueAfterMs: 5000 });
+    if (outcome.result === 'quota-wait') results.push({ requeueAfterMs: QUOTA_WAIT_MS });
     return earliest(results);
   }
 

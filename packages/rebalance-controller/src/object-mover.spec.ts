@@ -283,7 +283,7 @@ describe('ObjectMover', () => {
 });
 
 describe('ObjectMover: quota', () => {
-  it('draws quota share into a new cell that refuses the copy, and asks the quota controller to look when that was not enough', async () => {
+  it('draws quota share into a new cell that refuses the copy, and waits, asking the quota controller to look, when that was not enough', async () => {
     const { from, to, move } = setup();
     const exceeded = new ApiError(
       403,
@@ -313,8 +313,8 @@ describe('ObjectMover: quota', () => {
     expect(refused).toEqual([]);
     expect(to.get(PATH)).toBeDefined();
 
-    // Nothing to draw: the move fails (and is retried), and the quota controller is asked to count the
-    // fenced old copy apart, which frees its share.
+    // Nothing to draw: the move waits (the old copy stays fenced), and the quota controller is asked to count
+    // the fenced old copy apart, which frees its share.
     from.objects.clear();
     from.put(PATH, deployment());
     to.objects.clear();
@@ -325,8 +325,10 @@ describe('ObjectMover: quota', () => {
       quota: { drawTo: () => Promise.resolve(false) },
       onQuotaRefused: (namespace) => refused.push(namespace),
     });
-    await expect(stuck.move(move)).rejects.toBe(exceeded);
+    expect(await stuck.move(move)).toEqual({ result: 'quota-wait' });
     expect(refused).toEqual(['shop']);
+    expect(to.get(PATH)).toBeUndefined();
+    expect(from.get(PATH)?.metadata.labels?.[REBALANCE_STATUS_LABEL]).toBe(MIGRATING);
   });
 });
 

@@ -8,6 +8,7 @@ import {
   ApiError,
   collectionPath,
   commitCopy,
+  errorMessage,
   isAlreadyExists,
   isConflict,
   isNotFound,
@@ -72,7 +73,9 @@ export type MoveOutcome =
   /** The old copy is gone (a user deleted it mid-migration); any copy made of it is gone too. */
   | { readonly result: 'source-gone' }
   /** The old copy is being deleted: it is not moved. */
-  | { readonly result: 'source-deleting' };
+  | { readonly result: 'source-deleting' }
+  /** The new cell's quota refused the copy even after a draw: the old copy stays fenced, tried again soon. */
+  | { readonly result: 'quota-wait' };
 
 const MERGE_PATCH = 'application/merge-patch+json';
 
@@ -127,7 +130,17 @@ export class ObjectMover {
     }
     let old = fenced;
     const fencedAt = Date.parse(old.metadata.annotations?.[FENCED_AT_ANNOTATION] ?? '');
-    let copy = await this.writeCopy(move, old);
+    let copy: KubeObject;
+    try {
+      copy = await this.writeCopy(move, old);
+    } catch (error) {
+      if (!quotaRefusalIn(error)) throw error;
+      // The fenced old copy frees its share once the quota controller counts it apart: ask it to, and
+      // come back when it has (a wait, not a failure).
+      this.onQuotaRefused?.(ref.namespace);
+      move.log.debug({ err: errorMessage(error) }, 'move waits for quota share in its new cell');
+      return { result: 'quota-wait' };
+    }
     await this.copyHistory(move, old, copy);
     // Writes through the router are fenced, but the old cell's own controllers still write status
     // (a Deployment's conditions, say): a change of status alone is copied again, anything else redoes the copy.
@@ -316,11 +329,7 @@ export class ObjectMover {
     // the other cells (the old cell's frees when its copy is deleted).
     let written = await writeDrawingQuota(this.quota, to.id, ref.namespace, () =>
       createIfAbsent(to.client, ref, copy.object, signal),
-    ).catch((error: unknown) => {
-      // The old copy, now fenced, frees its share once the quota controller counts it apart: ask it to.
-      if (quotaRefusalIn(error)) this.onQuotaRefused?.(ref.namespace);
-      throw error;
-    });
+    );
     if (!written) {
       const existing = await read(to.client, ref, signal);
       if (!existing)

@@ -2,7 +2,14 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 /** What a migration ended with, for `cellfed_rebalance_migrations_total{result}`. */
 export type MigrationResult =
-  'moved' | 'already_moved' | 'source_gone' | 'source_deleting' | 'conflict' | 'failed' | 'called_off';
+  | 'moved'
+  | 'already_moved'
+  | 'source_gone'
+  | 'source_deleting'
+  | 'quota_wait'
+  | 'conflict'
+  | 'failed'
+  | 'called_off';
 
 /** The rebalance controller's own metrics, on the injected registry. */
 export class RebalanceMetrics {
