@@ -58,6 +58,20 @@ describe('mirroredCopy', () => {
     expect(hash({ ...base, metadata: { ...base.metadata, resourceVersion: '8' } })).toBe(hash(base));
     expect(hash(clusterRole('reader', ['get', 'list']))).not.toBe(hash(base));
   });
+
+  it('leaves out a user’s cellfed.io marks: on a copy, those are cellfed’s to set', () => {
+    const base = clusterRole('reader', ['get']);
+    const copy = mirroredCopy({
+      ...base,
+      metadata: {
+        ...base.metadata,
+        labels: { ...base.metadata.labels, 'cellfed.io/rebalance-status': 'migrating' },
+        annotations: { 'cellfed.io/uid': 'spoofed', note: 'kept' },
+      },
+    });
+    expect(copy.metadata.labels).toEqual({ team: 'a', [MIRRORED_LABEL]: MIRRORED_VALUE });
+    expect(copy.metadata.annotations).toEqual({ note: 'kept', [MIRROR_HASH_ANNOTATION]: expect.any(String) });
+  });
 });
 
 describe('mirroredCopy of admission objects', () => {

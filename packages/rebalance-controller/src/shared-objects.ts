@@ -19,6 +19,7 @@ import {
 
 import { RebalanceError, RebalanceErrorCode } from './errors.ts';
 import { inParallel } from './in-parallel.ts';
+import { userMarks } from './follower-copy.ts';
 import { APPLY, contentHash, MIRROR_FIELD_MANAGER, MIRRORED_VALUE } from './mirror-marks.ts';
 
 type Client = Pick<KubeClient, 'request'>;
@@ -184,14 +185,18 @@ function notServed(resource: GroupVersionResource): RebalanceError {
 
 /**
  * What the mirror applies for a control-plane object: its content without what the apiserver keeps (uid,
- * versions, owners, status), labelled as mirrored and annotated with a hash of that content. An admission
+ * versions, owners, status) or cellfed's marks (`cellfed.io/…`), labelled as mirrored and annotated with a
+ * hash of that content. An admission
  * policy or webhook configuration exempts `controller`, the controller's own user in the cell (see
  * {@link exemptingController}).
  */
 export function mirroredCopy(object: KubeObject, controller?: string): KubeObject {
   const { metadata, status: _status, ...exempted } = object as KubeObject & { status?: unknown };
   const rest = controller === undefined ? exempted : exemptingController(exempted, controller);
-  const { name, namespace, labels, annotations } = metadata;
+  const { name, namespace } = metadata;
+  // cellfed's own marks on a copy are cellfed's to set (a user's would steer the cell's controllers).
+  const labels = userMarks(metadata.labels);
+  const annotations = userMarks(metadata.annotations);
   const content = { ...rest, metadata: { name, namespace, labels, annotations } };
   const hash = contentHash(content);
   return {

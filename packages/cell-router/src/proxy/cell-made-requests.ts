@@ -17,6 +17,8 @@ import {
 import { SHOWN_ANSWER, sendRefusal } from './send-refusal.ts';
 import { abortOnClose, readBody, relay, sendUpstream, type BufferedBody } from './forward.ts';
 import { cellVersionBody, cellVersionTarget } from './version-translation.ts';
+import { cellOwnersReader, reservedMarksRefusal, shapeOf } from './cell-writes.ts';
+import { objectPath } from '../request/object-path.ts';
 import { sendDrawingQuota, type QuotaDrawing } from './quota-draws.ts';
 
 export interface CellMadeRequestsOptions {
@@ -74,6 +76,24 @@ export class CellMadeRequests {
       if (translated && 'status' in translated)
         return sendRefusal(response, refusal(translated.status, 'stale-version', destination.cell));
       if (translated) body = { ...body, bytes: translated.body };
+      const shape = shapeOf(plan.info, request.method, contentType);
+      const marked =
+        shape &&
+        (await reservedMarksRefusal(
+          plan.info,
+          shape,
+          request.method,
+          contentType,
+          body.bytes,
+          cellOwnersReader(
+            destination.client,
+            destination.cell,
+            objectPath(plan.info, namespace, plan.info.name),
+            impersonation,
+          ),
+          authorize,
+        ));
+      if (marked) return sendRefusal(response, refusal(marked, 'bad-body', destination.cell));
       // Its owners are read as the router: only for a caller allowed the write.
       if (body.bytes.includes('"ownerReferences"')) {
         const refused = await authorize();

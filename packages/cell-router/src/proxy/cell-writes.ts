@@ -4,9 +4,11 @@ import { mediaType } from '../request/object-name.ts';
 import { objectPath } from '../request/object-path.ts';
 import type { ResourceRequestInfo } from '../request/request-info.ts';
 import { badRequest, cellFailure, failure, type KubeStatus } from '../status/kube-status.ts';
+import type { Authorize } from '../auth/request-authorization.ts';
 import { keptOf, type CellOwners, type CellOwnersReader } from '../views/cell-owners.ts';
-import { cellViewOfWrite, writeShape } from '../views/cell-view.ts';
-import { cellViewOfProtobuf } from '../views/protobuf-view.ts';
+import { cellViewOfWrite, parseBody, writeShape, type WriteShape } from '../views/cell-view.ts';
+import { cellViewOfProtobuf, protobufMarkWrites } from '../views/protobuf-view.ts';
+import { markWrites, refusedMarks, reservedMarksStatus, type MarkWrite } from '../views/reserved-marks.ts';
 import { ProtobufWireError, CellViewError } from '../errors.ts';
 
 /** The cell could not be asked for the object's current owners: its answer goes to the caller. */
@@ -33,18 +35,16 @@ export async function cellWriteBody(
   bytes: Buffer,
   cell: { readonly id: string; readonly client: KubeClient },
   impersonation: Record<string, string | string[]>,
+  authorize: Authorize,
 ): Promise<{ bytes: Buffer } | { status: KubeStatus }> {
   const { client, id } = cell;
-  const shape =
-    info.subresource === ''
-      ? writeShape(method, contentType)
-      : info.subresource === 'status' && method === 'PUT'
-        ? 'object'
-        : undefined;
+  const shape = shapeOf(info, method, contentType);
   if (!shape) return { bytes };
   const path = objectPath(info, info.namespace, info.name);
   const current = cellOwnersReader(client, id, path, impersonation);
   try {
+    const refused = await reservedMarksRefusal(info, shape, method, contentType, bytes, current, authorize);
+    if (refused) return { status: refused };
     const written =
       shape === 'object' && mediaType(contentType) === 'application/vnd.kubernetes.protobuf'
         ? await cellViewOfProtobuf(method, bytes, current)
@@ -58,8 +58,58 @@ export async function cellWriteBody(
   }
 }
 
+/**
+ * The Status that refuses a write setting, changing or removing cellfed's own marks (views/reserved-marks.ts),
+ * or undefined. A caller not allowed the write gets kube-apiserver's 403 first, as authorization comes
+ * before validation. An update is compared with the object as its cell stores it (read as the caller).
+ */
+export async function reservedMarksRefusal(
+  info: ResourceRequestInfo,
+  shape: WriteShape,
+  method: string | undefined,
+  contentType: string | undefined,
+  bytes: Buffer,
+  current: CellOwnersReader,
+  authorize: Authorize,
+): Promise<KubeStatus | undefined> {
+  if (!bytes.includes(MARK_PREFIX)) return undefined;
+  const writes: MarkWrite[] =
+    mediaType(contentType) === 'application/vnd.kubernetes.protobuf'
+      ? protobufMarkWrites(bytes)
+      : markWrites(shape, parseBody(bytes, contentType));
+  if (writes.length === 0) return undefined;
+  const update = shape === 'object' && method === 'PUT' ? ((await current())?.marks ?? {}) : undefined;
+  const refused = refusedMarks(writes, update);
+  if (refused.length === 0) return undefined;
+  const denied = await authorize();
+  if (denied) return denied.status;
+  const { kind, name } = namedIn(bytes, contentType);
+  return reservedMarksStatus(kind ?? info.resource, name ?? info.name, info.apiGroup, refused);
+}
+
+/** How a write to an object changes it: the object's own writes, and an update of its `/status`. */
+export function shapeOf(
+  info: ResourceRequestInfo,
+  method: string | undefined,
+  contentType: string | undefined,
+): WriteShape | undefined {
+  if (info.subresource === '') return writeShape(method, contentType);
+  return info.subresource === 'status' && method === 'PUT' ? 'object' : undefined;
+}
+
+const MARK_PREFIX = Buffer.from('cellfed.io/');
+
+/** The kind and name a JSON body states, for a Status naming them as kube-apiserver's would. */
+function namedIn(bytes: Buffer, contentType: string | undefined): { kind?: string; name?: string } {
+  const body = parseBody(bytes, contentType) as { kind?: unknown; metadata?: { name?: unknown } } | undefined;
+  return {
+    ...(typeof body?.kind === 'string' ? { kind: body.kind } : {}),
+    ...(typeof body?.metadata?.name === 'string' ? { name: body.metadata.name } : {}),
+  };
+}
+
 /** Reads the object's owners in its cell, as the caller (who is writing it, so may read it). */
-function cellOwnersReader(
+export function cellOwnersReader(
   client: KubeClient,
   cell: string,
   path: string,
@@ -74,7 +124,9 @@ function cellOwnersReader(
     if (answer.statusCode !== 200) throw new CellOwnersUnreadable(cellFailure(cell, answer.statusCode, text));
     const metadata = (JSON.parse(text) as { metadata?: Record<string, unknown> }).metadata ?? {};
     const annotations = metadata.annotations as Record<string, string> | undefined;
+    const labels = metadata.labels as Record<string, string> | undefined;
     return {
+      marks: { labels, annotations },
       native: ownerReferencesOf(metadata),
       held: heldOwnersOrNone(annotations),
       resourceVersion: typeof metadata.resourceVersion === 'string' ? metadata.resourceVersion : undefined,

@@ -144,6 +144,7 @@ export class NamedCreates {
         payload.bytes,
         { id: destination.cell, client: destination.client },
         impersonation,
+        authorize,
       );
       if ('status' in written)
         return sendRefusal(response, refusal(written.status, 'bad-body', destination.cell));

@@ -130,6 +130,7 @@ export class ObjectRequests {
         translated?.body ?? bytes,
         { id: destination.cell, client: destination.client },
         impersonation,
+        authorize,
       );
       if ('status' in written)
         return refused(response, refusal(written.status, 'bad-body', destination.cell));

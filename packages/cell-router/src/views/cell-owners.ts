@@ -14,6 +14,12 @@ import type { OwnerReference } from '@cellfed/controller-kit';
  * cellfed keeps on it out of clients' sight (client-view.ts hides them).
  */
 
+/** An object's labels and annotations as its cell stores them. */
+export interface StoredMarks {
+  readonly labels?: Readonly<Record<string, string>> | undefined;
+  readonly annotations?: Readonly<Record<string, string>> | undefined;
+}
+
 /** The object's owner references in its cell now; read only for writes that need them. */
 export interface CellOwners {
   readonly native: OwnerReference[];
@@ -25,6 +31,8 @@ export interface CellOwners {
    * empty for an object never copied.
    */
   readonly identity: Readonly<Record<string, string>>;
+  /** Its labels and annotations, to tell which marks an update changes (views/reserved-marks.ts). */
+  readonly marks?: StoredMarks;
 }
 
 /**

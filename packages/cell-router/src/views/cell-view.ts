@@ -88,7 +88,8 @@ export async function cellViewOfWrite(
   return changed === undefined ? undefined : { body: Buffer.from(JSON.stringify(changed)) };
 }
 
-function parseBody(body: Buffer, contentType: string | undefined): unknown {
+/** A JSON or YAML write body, parsed; undefined when it is neither. */
+export function parseBody(body: Buffer, contentType: string | undefined): unknown {
   const text = body.toString('utf8');
   try {
     return JSON.parse(text);

@@ -18,6 +18,7 @@ import {
 } from '../request/protobuf-wire.ts';
 import { isEnveloped, K8S_MAGIC, mapEntryField, readMapEntry } from '../request/kube-protobuf.ts';
 import { KEPT_ANNOTATIONS, type CellOwnersReader, type CellWrite } from './cell-owners.ts';
+import { isReservedMark, type MarkWrite } from './reserved-marks.ts';
 
 /**
  * The client and cell views (see client-view.ts, cell-view.ts) of a single object in Kubernetes' protobuf
@@ -140,6 +141,20 @@ export async function cellViewOfProtobuf(
       : []),
   ]);
   return { body: object.withMeta(meta) };
+}
+
+/** The reserved marks (views/reserved-marks.ts) in the labels and annotations of a protobuf object. */
+export function protobufMarkWrites(body: Buffer): MarkWrite[] {
+  const object = openObject(body);
+  if (!object) return [];
+  const writes: MarkWrite[] = [];
+  for (const span of fieldSpans(object.meta)) {
+    const map = span.number === LABELS ? 'labels' : span.number === ANNOTATIONS ? 'annotations' : undefined;
+    if (!map || span.wireType !== 2) continue;
+    const [key, value] = readMapEntry(object.meta.subarray(span.start, span.end)) ?? [];
+    if (key !== undefined && isReservedMark(key)) writes.push({ map, key, value });
+  }
+  return writes;
 }
 
 /** A field of a message opened: its bytes, and the whole message again with other bytes in its place. */

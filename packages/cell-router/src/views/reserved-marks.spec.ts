@@ -1,0 +1,88 @@
+import { markWrites, refusedMarks, reservedMarksStatus } from './reserved-marks.ts';
+
+const object = (labels: Record<string, unknown>, annotations: Record<string, unknown> = {}) => ({
+  metadata: { name: 'web', labels, annotations },
+});
+
+describe('markWrites', () => {
+  it('finds cellfed’s marks among an object’s or a patch’s labels and annotations, and no client mark', () => {
+    const body = object(
+      { app: 'web', 'cellfed.io/followed-from': 'control-plane', 'cellfed.io/shard-by': 'namespace' },
+      { 'cellfed.io/uid': 'spoofed', note: 'x' },
+    );
+    for (const shape of ['object', 'merge-patch', 'strategic-merge-patch', 'apply'] as const)
+      expect(markWrites(shape, body)).toEqual([
+        { map: 'labels', key: 'cellfed.io/followed-from', value: 'control-plane' },
+        { map: 'annotations', key: 'cellfed.io/uid', value: 'spoofed' },
+      ]);
+    // A merge patch removes with null.
+    expect(markWrites('merge-patch', object({ 'cellfed.io/rebalance-status': null }))).toEqual([
+      { map: 'labels', key: 'cellfed.io/rebalance-status', value: null },
+    ]);
+    expect(markWrites('object', { metadata: { name: 'web' } })).toEqual([]);
+    expect(markWrites('object', 'not an object')).toEqual([]);
+  });
+
+  it('finds them in a JSON patch by path, by from, and in values put at the maps, the metadata or the root', () => {
+    const ops = [
+      { op: 'add', path: '/metadata/labels/cellfed.io~1rebalance-status', value: 'migrated' },
+      { op: 'remove', path: '/metadata/annotations/cellfed.io~1copied-from' },
+      { op: 'move', from: '/metadata/annotations/cellfed.io~1uid', path: '/metadata/annotations/shown' },
+      { op: 'replace', path: '/metadata/labels', value: { 'cellfed.io/followed-from': 'x', app: 'web' } },
+      { op: 'replace', path: '/metadata', value: { annotations: { 'cellfed.io/held-spec': '{}' } } },
+      { op: 'add', path: '', value: object({ 'cellfed.io/mirrored-from': 'control-plane' }) },
+      { op: 'test', path: '/metadata/labels/cellfed.io~1rebalance-status', value: 'migrating' },
+      { op: 'add', path: '/metadata/labels/cellfed.io~1shard-by', value: 'namespace' },
+      { op: 'replace', path: '/spec/replicas', value: 3 },
+    ];
+    expect(markWrites('json-patch', ops)).toEqual([
+      { map: 'labels', key: 'cellfed.io/rebalance-status', value: 'migrated' },
+      { map: 'annotations', key: 'cellfed.io/copied-from', value: null },
+      { map: 'annotations', key: 'cellfed.io/uid', value: null },
+      { map: 'labels', key: 'cellfed.io/followed-from', value: 'x' },
+      { map: 'annotations', key: 'cellfed.io/held-spec', value: '{}' },
+      { map: 'labels', key: 'cellfed.io/mirrored-from', value: 'control-plane' },
+    ]);
+    expect(markWrites('json-patch', { not: 'a list' })).toEqual([]);
+  });
+});
+
+describe('refusedMarks', () => {
+  const writes = markWrites(
+    'object',
+    object(
+      { 'cellfed.io/followed-from': 'control-plane' },
+      { 'cellfed.io/uid': 'u-1', 'cellfed.io/copied-from': 'a' },
+    ),
+  );
+
+  it('refuses every mark a create or patch names', () => {
+    expect(refusedMarks(writes, undefined)).toEqual(writes);
+  });
+
+  it('lets an update send back what the object has, and its kept annotations whatever they say', () => {
+    // The router puts the stored kept annotations back on an update (write-views.ts): never refused.
+    expect(refusedMarks(writes, { labels: { 'cellfed.io/followed-from': 'control-plane' } })).toEqual([]);
+    expect(refusedMarks(writes, { labels: { 'cellfed.io/followed-from': 'cell-2' } })).toEqual([writes[0]]);
+    expect(refusedMarks(writes, {})).toEqual([writes[0]]);
+  });
+});
+
+describe('reservedMarksStatus', () => {
+  it('answers as kube-apiserver’s validation does: 422 Invalid, a cause per field', () => {
+    const [one, two] = markWrites('object', object({ 'cellfed.io/a': '1', 'cellfed.io/b': '2' }));
+    const single = reservedMarksStatus('Deployment', 'web', 'apps', [one!]);
+    expect(single).toMatchObject({
+      code: 422,
+      reason: 'Invalid',
+      message:
+        'Deployment.apps "web" is invalid: metadata.labels[cellfed.io/a]: Forbidden: the cellfed.io/ prefix is reserved for cellfed',
+      details: { name: 'web', group: 'apps', kind: 'Deployment' },
+    });
+    const both = reservedMarksStatus('ConfigMap', 'settings', '', [one!, two!]);
+    expect(both.message).toBe(
+      'ConfigMap "settings" is invalid: [metadata.labels[cellfed.io/a]: Forbidden: the cellfed.io/ prefix is reserved for cellfed, metadata.labels[cellfed.io/b]: Forbidden: the cellfed.io/ prefix is reserved for cellfed]',
+    );
+    expect(both.details?.causes).toHaveLength(2);
+  });
+});
