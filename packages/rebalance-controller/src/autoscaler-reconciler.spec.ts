@@ -12,6 +12,7 @@ const HPA = '/apis/autoscaling/v2/namespaces/shop/horizontalpodautoscalers/web';
 const WEB = '/apis/apps/v1/namespaces/shop/deployments/web';
 
 function setup(options: { sharedAutoscalers?: boolean } = {}) {
+  let synced = true;
   const plans = new PlanHolder();
   plans.load(
     parseCellSetSpec({
@@ -29,7 +30,7 @@ function setup(options: { sharedAutoscalers?: boolean } = {}) {
     plans,
     controlPlane,
     autoscaler: () => controlPlane.get(HPA) as HorizontalPodAutoscaler | undefined,
-    copies: fakeCopies([...cells.values()], DEPLOYMENTS),
+    copies: { ...fakeCopies([...cells.values()], DEPLOYMENTS), synced: () => synced },
     cell: (id) => {
       const client = cells.get(id);
       return client && { id, client };
@@ -70,7 +71,19 @@ function setup(options: { sharedAutoscalers?: boolean } = {}) {
     } as KubeObject);
   };
   const shown = () => (controlPlane.get(HPA) as HorizontalPodAutoscaler).status;
-  return { cells, controlPlane, reconcile, makeAutoscaler, deploymentIn, copyIn, computeIn, shown, lines };
+  const unsync = () => (synced = false);
+  return {
+    cells,
+    controlPlane,
+    reconcile,
+    makeAutoscaler,
+    deploymentIn,
+    copyIn,
+    computeIn,
+    shown,
+    lines,
+    unsync,
+  };
 }
 
 describe('AutoscalerReconciler', () => {
@@ -159,5 +172,35 @@ describe('AutoscalerReconciler', () => {
     shared.deploymentIn('a');
     await shared.reconcile();
     expect(shared.copyIn('a')).toBeUndefined();
+  });
+
+  it('decides nothing until the cells’ caches are listed, and keeps a copy whose target went', async () => {
+    const { cells, reconcile, makeAutoscaler, deploymentIn, copyIn, unsync } = setup();
+    makeAutoscaler();
+    deploymentIn('a');
+    await reconcile();
+    expect(copyIn('a')).toBeDefined();
+    // The target is gone: one apiserver keeps the autoscaler, and its copy keeps its state where it was.
+    cells.get('a')!.objects.delete(WEB);
+    await reconcile();
+    expect(copyIn('a')).toBeDefined();
+    // A cache being listed again (a new leader, a cell engaged) shows no target anywhere yet.
+    deploymentIn('a');
+    unsync();
+    expect(await reconcile()).toEqual({ requeueAfterMs: 1000 });
+    expect(copyIn('a')).toBeDefined();
+  });
+
+  it('leaves the control plane’s own autoscalers alone', async () => {
+    const { controlPlane, reconcile, deploymentIn, copyIn } = setup();
+    controlPlane.put(HPA, {
+      apiVersion: 'autoscaling/v2',
+      kind: 'HorizontalPodAutoscaler',
+      metadata: { name: 'web', namespace: 'shop', labels: { 'app.kubernetes.io/part-of': 'cellfed' } },
+      spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, maxReplicas: 2 },
+    } as KubeObject);
+    deploymentIn('a');
+    await reconcile();
+    expect(copyIn('a')).toBeUndefined();
   });
 });

@@ -20,7 +20,7 @@ import { APPLY, MIRROR_FIELD_MANAGER, contentHash } from './mirror-marks.ts';
 import type { OwnerKinds } from './owner-kinds.ts';
 import type { NamespacedKey } from './copied-kind-controller.ts';
 import { liveCells, type PlanHolder, type RebalancePlan } from './rebalance-plan.ts';
-import { mirroredResources, sameResource } from './shared-objects.ts';
+import { isCellOwn, mirroredResources, sameResource } from './shared-objects.ts';
 
 type Client = Pick<KubeClient, 'request'>;
 interface CellEnd {
@@ -61,7 +61,11 @@ export class AutoscalerReconciler implements Reconciler<NamespacedKey> {
     const plan = this.options.plans.current();
     if (!plan || heldElsewhere(plan)) return {};
     const autoscaler = this.options.autoscaler(namespace, name);
+    // The control plane's own (its system namespaces', cellfed's) act on the control plane's own workloads.
+    if (autoscaler && isCellOwn(autoscaler, AUTOSCALERS)) return {};
     const live = autoscaler && !autoscaler.metadata.deletionTimestamp ? autoscaler : undefined;
+    // Where the target is comes from the cells' caches: until they are listed, nothing is decided.
+    if (live && !this.options.copies.synced(liveCells(plan))) return { requeueAfterMs: 1000 };
     const home = live ? await this.targetCell(plan, live, log) : undefined;
     const path = resourcePath(AUTOSCALERS, namespace, name);
     let copy: HorizontalPodAutoscaler | undefined;
@@ -77,15 +81,19 @@ export class AutoscalerReconciler implements Reconciler<NamespacedKey> {
         continue;
       }
       if (id === home && live) copy = await this.place(cell, live, existing, signal, log);
-      else if (existing) await this.remove(cell, existing, signal, log);
+      // A copy goes with its autoscaler, or when its target is known to be in another cell: a target that
+      // is nowhere (deleted, not made yet) leaves the copy where it was, its state with it, as one
+      // apiserver keeps an autoscaler whose target went.
+      else if (existing && (!live || home !== undefined)) await this.remove(cell, existing, signal, log);
     }
     if (live && home) await this.showStatus(live, copy, log);
     return {};
   }
 
   /**
-   * The cell whose copy of the target is the object: not a move's fenced or committed old copy. None when
-   * the target is not cellular (it lives in the control plane, where no autoscaler runs) or not there yet.
+   * The cell whose copy of the target is the object: not a move's fenced or committed old copy while
+   * another copy is there (the old one until the new one is made). None when the target is not cellular (it
+   * lives in the control plane, where no autoscaler runs) or not there.
    */
   private async targetCell(
     plan: RebalancePlan,

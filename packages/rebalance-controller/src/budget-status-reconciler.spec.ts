@@ -130,4 +130,31 @@ describe('BudgetStatusReconciler', () => {
     await reconcile();
     expect(controlPlane.get(PDB)!.metadata.resourceVersion).toBe(written);
   });
+
+  it('fails safe at once when a cell cannot count, although that cell’s count is of an older generation', async () => {
+    const { cells, reconcile, makeBudget, countIn, status } = setup();
+    makeBudget(2);
+    countIn('a', 3);
+    countIn('b', 0);
+    await reconcile();
+    expect(status()?.disruptionsAllowed).toBe(1);
+    // kube's failSafe: nothing allowed, SyncFailed, observedGeneration left as it was.
+    const copy = cells.get('a')!.get(PDB)!;
+    cells.get('a')!.put(PDB, {
+      ...copy,
+      status: {
+        ...(copy as PodDisruptionBudget).status,
+        observedGeneration: 0,
+        disruptionsAllowed: 0,
+        conditions: [
+          { type: 'DisruptionAllowed', status: 'False', reason: 'SyncFailed', message: 'no scale' },
+        ],
+      },
+    } as KubeObject);
+    await reconcile();
+    expect(status()).toMatchObject({
+      disruptionsAllowed: 0,
+      conditions: [expect.objectContaining({ reason: 'SyncFailed', message: 'no scale' })],
+    });
+  });
 });

@@ -14,13 +14,14 @@ import {
 import {
   PDBS,
   federationBudgetStatus,
+  syncFailed,
   sameBudgetStatus,
   type BudgetStatus,
   type PodDisruptionBudget,
 } from './budget-status.ts';
 import type { NamespacedKey } from './copied-kind-controller.ts';
 import { liveCells, type PlanHolder } from './rebalance-plan.ts';
-import { mirroredCopy } from './shared-objects.ts';
+import { isCellOwn, mirroredCopy } from './shared-objects.ts';
 
 type Client = Pick<KubeClient, 'request'>;
 
@@ -53,7 +54,8 @@ export class BudgetStatusReconciler implements Reconciler<NamespacedKey> {
     const { namespace, name } = key;
     const plan = this.options.plans.current();
     const budget = this.options.budget(namespace, name);
-    if (!plan || !budget || budget.metadata.deletionTimestamp) return {};
+    // The control plane's own (its system namespaces', cellfed's) are never mirrored: no cell counts them.
+    if (!plan || !budget || budget.metadata.deletionTimestamp || isCellOwn(budget, PDBS)) return {};
     const live = liveCells(plan);
     const cells = live.flatMap((id) => this.options.cell(id) ?? []);
     if (cells.length < live.length) {
@@ -68,11 +70,12 @@ export class BudgetStatusReconciler implements Reconciler<NamespacedKey> {
     const copies: BudgetStatus[] = [];
     for (const cell of cells) {
       const copy = await readIfExists<PodDisruptionBudget>(cell.client, path);
-      // A copy's mirroring or its count changes the copy, which queues the budget again.
+      // A copy's mirroring or its count changes the copy, which queues the budget again. A cell that failed
+      // to count (kube's failSafe leaves observedGeneration as it was) is heard at once: nothing is allowed.
       if (
         copy?.status === undefined ||
         copy.metadata.annotations?.[MIRROR_HASH_ANNOTATION] !== mirrorHash ||
-        copy.status.observedGeneration !== copy.metadata.generation
+        (copy.status.observedGeneration !== copy.metadata.generation && !syncFailed(copy.status))
       ) {
         log.debug(
           {

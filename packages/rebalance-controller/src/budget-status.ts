@@ -53,9 +53,7 @@ export function federationBudgetStatus(
   const expectedPods = sum(copies.map((copy) => copy.expectedPods));
   const currentHealthy = sum(copies.map((copy) => copy.currentHealthy));
   const desiredHealthy = desiredHealthyOf(budget.spec ?? {}, expectedPods);
-  const failed = copies
-    .flatMap((copy) => copy.conditions ?? [])
-    .find((condition) => condition.type === DISRUPTION_ALLOWED && condition.reason === SYNC_FAILED);
+  const failed = copies.map(syncFailed).find((condition) => condition !== undefined);
   const allowed = failed || expectedPods <= 0 ? 0 : Math.max(0, currentHealthy - desiredHealthy);
   const disruptedPods = Object.assign({}, ...copies.map((copy) => copy.disruptedPods ?? {})) as Record<
     string,
@@ -88,6 +86,13 @@ export function federationBudgetStatus(
       },
     ],
   };
+}
+
+/** The copy's `SyncFailed` condition, when its cell could not count it (kube's failSafe). */
+export function syncFailed(status: BudgetStatus): BudgetCondition | undefined {
+  return status.conditions?.find(
+    (condition) => condition.type === DISRUPTION_ALLOWED && condition.reason === SYNC_FAILED,
+  );
 }
 
 /** Whether two statuses say the same, a condition's transition time aside. */

@@ -130,4 +130,18 @@ describe('ClaimReconciler', () => {
     await down.reconcile();
     expect([down.copyIn('b'), down.copyIn('c')?.metadata.name]).toEqual([undefined, 'data']);
   });
+
+  it('makes a claim made again wait for its deleted copy to go, rather than take over the old volume', async () => {
+    const { cells, reconcile, makeClaim, copyIn, nameFrom } = setup();
+    makeClaim();
+    nameFrom('b');
+    await reconcile();
+    const copy = copyIn('b')!;
+    cells
+      .get('b')!
+      .put(CLAIM, { ...copy, metadata: { ...copy.metadata, deletionTimestamp: '2026-11-27T12:00:00Z' } });
+    expect(await reconcile()).toEqual({ requeueAfterMs: 5000 });
+    expect(copyIn('a')).toBeUndefined();
+    expect(copyIn('c')).toBeUndefined();
+  });
 });

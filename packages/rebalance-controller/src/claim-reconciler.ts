@@ -21,7 +21,7 @@ import type { NamespacedKey } from './copied-kind-controller.ts';
 import { userMarks } from './follower-copy.ts';
 import { APPLY, MIRROR_FIELD_MANAGER, contentHash } from './mirror-marks.ts';
 import { liveCells, type PlanHolder, type RebalancePlan } from './rebalance-plan.ts';
-import { mirroredResources, sameResource } from './shared-objects.ts';
+import { isCellOwn, mirroredResources, sameResource } from './shared-objects.ts';
 
 type Client = Pick<KubeClient, 'request'>;
 interface CellEnd {
@@ -69,6 +69,8 @@ export class ClaimReconciler implements Reconciler<NamespacedKey> {
     const plan = this.options.plans.current();
     if (!plan || heldElsewhere(plan)) return {};
     const claim = this.options.claim(namespace, name);
+    // The control plane's own (its system namespaces', cellfed's) stay its own.
+    if (claim && isCellOwn(claim, CLAIMS)) return {};
     const wanted = claim && !claim.metadata.deletionTimestamp ? claim : undefined;
     const path = resourcePath(CLAIM_RESOURCE, namespace, name);
     const live = liveCells(plan);
@@ -82,8 +84,18 @@ export class ClaimReconciler implements Reconciler<NamespacedKey> {
       if (!existing) continue;
       if (existing.metadata.labels?.[FOLLOWER_LABEL] !== CONTROL_PLANE) occupied.add(id);
       else if (!wanted) await remove(cell, existing, signal, log);
-      else copies.set(id, existing);
+      else if (existing.metadata.deletionTimestamp) {
+        // A copy of a claim deleted and made again, still held by its pods: its volume is the old one. The
+        // new claim waits for it to go rather than take it over.
+        log.info({ namespace, claim: name, cell: id }, 'claim waits for its deleted copy to go');
+        return { requeueAfterMs: 5000 };
+      } else copies.set(id, existing);
     }
+    if (copies.size > 1)
+      log.warn(
+        { namespace, claim: name, cells: [...copies.keys()] },
+        'a claim has copies in several cells (a Down cell came back): each is its own volume',
+      );
     if (!wanted) return {};
     const naming = this.options
       .cellsNaming({ resource: CLAIMS, namespace, name })

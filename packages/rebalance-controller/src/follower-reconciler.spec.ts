@@ -324,4 +324,23 @@ describe('FollowerReconciler: claims', () => {
     expect(claimsNamed).toEqual(['shop: data,logs', 'shop: logs']);
     expect(reconciler.cellsNaming({ ...claim, name: 'logs' })).toEqual([]);
   });
+
+  it('names no claim for a move’s fenced or old copy, whose pods are going', async () => {
+    const { cells, reconcile, reconciler, claimsNamed } = setup();
+    cells.a.put(deploymentPath('db'), {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'db', namespace: 'shop', labels: { [REBALANCE_STATUS_LABEL]: MIGRATED } },
+      spec: {
+        template: { spec: { volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }] } },
+      },
+    } as KubeObject);
+    await reconcile();
+    expect(claimsNamed).toEqual([]);
+    const claim = {
+      resource: { group: '', version: 'v1', resource: 'persistentvolumeclaims' },
+      namespace: 'shop',
+    };
+    expect(reconciler.cellsNaming({ ...claim, name: 'data' })).toEqual([]);
+  });
 });

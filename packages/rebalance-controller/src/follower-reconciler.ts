@@ -29,7 +29,7 @@ import {
   writeDrawingQuota,
   type QuotaDraw,
 } from '@cellfed/controller-kit';
-import { MIGRATED, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
+import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 
 import { followerCopy, sameFollower, type SourceId } from './follower-copy.ts';
@@ -203,8 +203,12 @@ export class FollowerReconciler implements Reconciler<FollowerKey> {
     const known = this.templates.get(key) ?? new Map<string, Template>();
     const current = new Map<string, Template>();
     const toRead: ObjectRef[] = [];
+    /** A move's fenced or old copies: their pods are going, and a claim is not placed for them. */
+    const leaving = new Set<string>();
     this.options.copies.eachCopy((copyCell, ref, metadata) => {
       if (copyCell !== cell.id || ref.namespace !== namespace || !hasPodTemplate(ref.resource)) return;
+      const status = metadata.labels?.[REBALANCE_STATUS_LABEL];
+      if (status === MIGRATING || status === MIGRATED) leaving.add(formatObjectKey(ref));
       const template = known.get(formatObjectKey(ref));
       if (template && template.uid === metadata.uid && template.generation === metadata.generation)
         current.set(formatObjectKey(ref), template);
@@ -224,10 +228,10 @@ export class FollowerReconciler implements Reconciler<FollowerKey> {
     const wanted = new Map<string, Set<string>>(
       [...KINDS, CLAIMS].map((kind) => [kind.resource, new Set<string>()]),
     );
-    for (const { references } of current.values()) {
+    for (const [copy, { references }] of current) {
       for (const name of references.configMaps) wanted.get(CONFIG_MAPS.resource)!.add(name);
       for (const name of references.secrets) wanted.get(SECRETS.resource)!.add(name);
-      for (const name of references.claims) wanted.get(CLAIMS.resource)!.add(name);
+      if (!leaving.has(copy)) for (const name of references.claims) wanted.get(CLAIMS.resource)!.add(name);
     }
     return wanted;
   }

@@ -234,7 +234,7 @@ describe('MigrationReconciler', () => {
     const { cells, plans, reconcile, registry } = setup();
     plans.allowMoves(2);
     cells.a.put(path(name), configMap(name));
-    let refusals = 1;
+    let refusals = 2;
     cells.b.before = (method) => {
       if (method === 'POST' && refusals-- > 0)
         throw new ApiError(
@@ -249,12 +249,14 @@ describe('MigrationReconciler', () => {
     };
     expect(await reconcile(name)).toEqual({ requeueAfterMs: 250 });
     expect(cells.a.get(path(name))!.metadata.labels?.[REBALANCE_STATUS_LABEL]).toBe(MIGRATING);
+    // A refusal that lasts is tried ever less often.
+    expect(await reconcile(name)).toEqual({ requeueAfterMs: 500 });
     expect(await reconcile(name)).toEqual({ requeueAfterMs: DELETE_AFTER });
     expect(cells.b.get(path(name))!.data).toEqual({ v: '1' });
     const metric = await registry.getSingleMetric('cellfed_rebalance_migrations_total')!.get();
     expect(metric.values).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ labels: { result: 'quota_wait' }, value: 1 }),
+        expect.objectContaining({ labels: { result: 'quota_wait' }, value: 2 }),
         expect.objectContaining({ labels: { result: 'moved' }, value: 1 }),
       ]),
     );

@@ -59,8 +59,12 @@ const OUTCOME_METRIC: Record<MoveOutcome['result'], MigrationResult> = {
   'quota-wait': 'quota_wait',
 };
 
-/** How soon a move its new cell's quota refused is tried again: the quota controller acts within this. */
-const QUOTA_WAIT_MS = 250;
+/**
+ * How soon a move its new cell's quota refused is tried again: the quota controller frees the fenced old
+ * copy's share within the first wait; a refusal that lasts (a limit lowered below use) is tried ever less
+ * often, up to the last.
+ */
+const QUOTA_WAITS_MS = { first: 250, last: 10_000 };
 
 /**
  * Puts one object where the CellSet says it belongs, keyed by the object alone (`deployments.apps/ns/name`)
@@ -79,6 +83,8 @@ export class MigrationReconciler implements Reconciler<ObjectKey> {
    * object unmoved, and acting on that would only read the cells again to find it moved.
    */
   private readonly justMoved = new Map<string, JustMoved>();
+  /** How many times in a row each key's move waited for quota share (see QUOTA_WAITS_MS). */
+  private readonly quotaWaits = new Map<string, number>();
   /** Old copies (`cell/uid`) quiesced or found at rest by this process: not read again until deleted. */
   private readonly quiesced = new Set<string>();
 
@@ -167,7 +173,13 @@ export class MigrationReconciler implements Reconciler<ObjectKey> {
       results.push({ requeueAfterMs: this.options.deleteAfterMs });
     }
     if (outcome.result === 'source-deleting') results.push({ requeueAfterMs: 5000 });
-    if (outcome.result === 'quota-wait') results.push({ requeueAfterMs: QUOTA_WAIT_MS });
+    if (outcome.result === 'quota-wait') {
+      const waits = (this.quotaWaits.get(key) ?? 0) + 1;
+      this.quotaWaits.set(key, waits);
+      results.push({
+        requeueAfterMs: Math.min(QUOTA_WAITS_MS.first * 2 ** (waits - 1), QUOTA_WAITS_MS.last),
+      });
+    } else this.quotaWaits.delete(key);
     return earliest(results);
   }
 

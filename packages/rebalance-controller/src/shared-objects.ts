@@ -219,7 +219,7 @@ export function mirroredCopy(object: KubeObject, controller?: string): KubeObjec
  * (or deleting them with it) would break the cell (the control plane's binding of the rebalance controller's
  * ClusterRole, mirrored, took the cell's own identity off it).
  */
-function isCellOwn(object: KubeObject, resource: GroupVersionResource): boolean {
+export function isCellOwn(object: KubeObject, resource: GroupVersionResource): boolean {
   const { namespace = '', name = '', labels } = object.metadata;
   return (
     CELL_SYSTEM_NAMESPACES.has(namespace) ||

@@ -143,7 +143,7 @@ export async function cellViewOfProtobuf(
   return { body: object.withMeta(meta) };
 }
 
-/** The reserved marks (views/reserved-marks.ts) in the labels and annotations of a protobuf object. */
+/** The reserved marks (views/reserved-marks.ts) in a protobuf object's own labels and annotations. */
 export function protobufMarkWrites(body: Buffer): MarkWrite[] {
   const object = openObject(body);
   if (!object) return [];
@@ -152,7 +152,7 @@ export function protobufMarkWrites(body: Buffer): MarkWrite[] {
     const map = span.number === LABELS ? 'labels' : span.number === ANNOTATIONS ? 'annotations' : undefined;
     if (!map || span.wireType !== 2) continue;
     const [key, value] = readMapEntry(object.meta.subarray(span.start, span.end)) ?? [];
-    if (key !== undefined && isReservedMark(key)) writes.push({ map, key, value });
+    if (key !== undefined && isReservedMark(key)) writes.push({ map, key, value, at: 'metadata' });
   }
   return writes;
 }

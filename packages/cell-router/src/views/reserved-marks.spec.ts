@@ -12,12 +12,12 @@ describe('markWrites', () => {
     );
     for (const shape of ['object', 'merge-patch', 'strategic-merge-patch', 'apply'] as const)
       expect(markWrites(shape, body)).toEqual([
-        { map: 'labels', key: 'cellfed.io/followed-from', value: 'control-plane' },
-        { map: 'annotations', key: 'cellfed.io/uid', value: 'spoofed' },
+        { map: 'labels', key: 'cellfed.io/followed-from', value: 'control-plane', at: 'metadata' },
+        { map: 'annotations', key: 'cellfed.io/uid', value: 'spoofed', at: 'metadata' },
       ]);
     // A merge patch removes with null.
     expect(markWrites('merge-patch', object({ 'cellfed.io/rebalance-status': null }))).toEqual([
-      { map: 'labels', key: 'cellfed.io/rebalance-status', value: null },
+      { map: 'labels', key: 'cellfed.io/rebalance-status', value: null, at: 'metadata' },
     ]);
     expect(markWrites('object', { metadata: { name: 'web' } })).toEqual([]);
     expect(markWrites('object', 'not an object')).toEqual([]);
@@ -36,14 +36,69 @@ describe('markWrites', () => {
       { op: 'replace', path: '/spec/replicas', value: 3 },
     ];
     expect(markWrites('json-patch', ops)).toEqual([
-      { map: 'labels', key: 'cellfed.io/rebalance-status', value: 'migrated' },
-      { map: 'annotations', key: 'cellfed.io/copied-from', value: null },
-      { map: 'annotations', key: 'cellfed.io/uid', value: null },
-      { map: 'labels', key: 'cellfed.io/followed-from', value: 'x' },
-      { map: 'annotations', key: 'cellfed.io/held-spec', value: '{}' },
-      { map: 'labels', key: 'cellfed.io/mirrored-from', value: 'control-plane' },
+      { map: 'labels', key: 'cellfed.io/rebalance-status', value: 'migrated', at: 'metadata' },
+      { map: 'annotations', key: 'cellfed.io/copied-from', value: null, at: 'metadata' },
+      { map: 'annotations', key: 'cellfed.io/uid', value: null, at: 'metadata' },
+      { map: 'labels', key: 'cellfed.io/followed-from', value: 'x', at: 'metadata' },
+      { map: 'annotations', key: 'cellfed.io/held-spec', value: '{}', at: 'metadata' },
+      { map: 'labels', key: 'cellfed.io/mirrored-from', value: 'control-plane', at: 'metadata' },
     ]);
     expect(markWrites('json-patch', { not: 'a list' })).toEqual([]);
+  });
+});
+
+describe('markWrites in templates', () => {
+  it('finds marks in the templates whose objects the cells make, with their field paths', () => {
+    const statefulSet = {
+      metadata: { name: 'db' },
+      spec: {
+        template: { metadata: { labels: { 'cellfed.io/rebalance-status': 'migrating', app: 'db' } } },
+        volumeClaimTemplates: [
+          { metadata: { name: 'data' } },
+          { metadata: { name: 'logs', labels: { 'cellfed.io/followed-from': 'control-plane' } } },
+        ],
+      },
+    };
+    expect(markWrites('object', statefulSet)).toEqual([
+      { map: 'labels', key: 'cellfed.io/rebalance-status', value: 'migrating', at: 'spec.template.metadata' },
+      {
+        map: 'labels',
+        key: 'cellfed.io/followed-from',
+        value: 'control-plane',
+        at: 'spec.volumeClaimTemplates[1].metadata',
+      },
+    ]);
+    expect(
+      markWrites('json-patch', [
+        {
+          op: 'add',
+          path: '/spec/volumeClaimTemplates/0/metadata/labels/cellfed.io~1followed-from',
+          value: 'x',
+        },
+        {
+          op: 'add',
+          path: '/spec/template',
+          value: { metadata: { annotations: { 'cellfed.io/uid': 'u' } } },
+        },
+        { op: 'replace', path: '/spec/template/metadata/labels', value: { 'cellfed.io/copied-from': 'a' } },
+      ]),
+    ).toEqual([
+      {
+        map: 'labels',
+        key: 'cellfed.io/followed-from',
+        value: 'x',
+        at: 'spec.volumeClaimTemplates[0].metadata',
+      },
+      { map: 'annotations', key: 'cellfed.io/uid', value: 'u', at: 'spec.template.metadata' },
+      { map: 'labels', key: 'cellfed.io/copied-from', value: 'a', at: 'spec.template.metadata' },
+    ]);
+  });
+
+  it('refuses a template’s mark on an update too, whatever the object has', () => {
+    const writes = markWrites('object', {
+      spec: { template: { metadata: { labels: { 'cellfed.io/a': '1' } } } },
+    });
+    expect(refusedMarks(writes, { labels: { 'cellfed.io/a': '1' } })).toEqual(writes);
   });
 });
 

@@ -22,32 +22,40 @@ export function isReservedMark(key: string): boolean {
 
 export type MarkMap = 'labels' | 'annotations';
 
-/** One reserved mark a write names: its value, or null where the write removes it. */
+/** One reserved mark a write names: where, and its value, or null where the write removes it. */
 export interface MarkWrite {
   readonly map: MarkMap;
   readonly key: string;
   readonly value: unknown;
+  /** Where its metadata is: `metadata` for the object's own, `spec.template.metadata` for a template's. */
+  readonly at: string;
 }
 
 const MAPS: readonly MarkMap[] = ['labels', 'annotations'];
 
-/** The reserved marks a parsed write body names, by its shape. */
+/**
+ * The reserved marks a parsed write body names, by its shape: in the object's own metadata and in every
+ * template's (a pod template's, a StatefulSet's claim templates', an ephemeral volume's), whose objects the
+ * cells' controllers make with them.
+ */
 export function markWrites(shape: WriteShape, body: unknown): MarkWrite[] {
   if (shape === 'json-patch') return Array.isArray(body) ? body.flatMap(jsonPatchMarks) : [];
-  return marksOfObject(body);
+  return marksWithin(body, '');
 }
 
 /**
  * The writes the router refuses: every reserved mark a create or patch names; of an update (a whole object,
- * `PUT`), those whose value differs from the stored one. An update's kept annotations are the stored ones
- * whatever it sends (views/write-views.ts), so they are never refused.
+ * `PUT`), those of the object's own metadata whose value differs from the stored one, and any in a template.
+ * An update's kept annotations are the stored ones whatever it sends (views/write-views.ts), so they are
+ * never refused.
  */
 export function refusedMarks(writes: readonly MarkWrite[], update: StoredMarks | undefined): MarkWrite[] {
   if (!update) return [...writes];
   return writes.filter(
     (write) =>
-      !(write.map === 'annotations' && (KEPT_ANNOTATIONS as readonly string[]).includes(write.key)) &&
-      update[write.map]?.[write.key] !== write.value,
+      write.at !== 'metadata' ||
+      (!(write.map === 'annotations' && (KEPT_ANNOTATIONS as readonly string[]).includes(write.key)) &&
+        update[write.map]?.[write.key] !== write.value),
   );
 }
 
@@ -60,7 +68,7 @@ export function reservedMarksStatus(
 ): KubeStatus {
   const causes = refused.map((write) => ({
     reason: 'FieldValueForbidden',
-    field: `metadata.${write.map}[${write.key}]`,
+    field: `${write.at}.${write.map}[${write.key}]`,
     message: `Forbidden: the ${PREFIX} prefix is reserved for cellfed`,
   }));
   const errors = causes.map((cause) => `${cause.field}: ${cause.message}`);
@@ -73,16 +81,25 @@ export function reservedMarksStatus(
   );
 }
 
-function marksOfObject(body: unknown): MarkWrite[] {
-  const metadata = field(body, 'metadata');
-  return MAPS.flatMap((map) => marksIn(map, field(metadata, map)));
+/** The marks in every `metadata` within `value` (itself at `path`, a field path ending in `.` or empty). */
+function marksWithin(value: unknown, path: string): MarkWrite[] {
+  if (Array.isArray(value))
+    return value.flatMap((item, index) => marksWithin(item, `${path.slice(0, -1)}[${index}].`));
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.entries(value).flatMap(([name, inner]) =>
+    name === 'metadata' ? marksOfMetadata(inner, `${path}metadata`) : marksWithin(inner, `${path}${name}.`),
+  );
 }
 
-function marksIn(map: MarkMap, values: unknown): MarkWrite[] {
+function marksOfMetadata(metadata: unknown, at: string): MarkWrite[] {
+  return MAPS.flatMap((map) => marksIn(map, field(metadata, map), at));
+}
+
+function marksIn(map: MarkMap, values: unknown, at: string): MarkWrite[] {
   if (typeof values !== 'object' || values === null) return [];
   return Object.entries(values)
     .filter(([key]) => isReservedMark(key))
-    .map(([key, value]) => ({ map, key, value }));
+    .map(([key, value]) => ({ map, key, value, at }));
 }
 
 interface JsonPatchOp {
@@ -93,8 +110,8 @@ interface JsonPatchOp {
 }
 
 /**
- * The reserved marks one JSON patch operation names: by its path or `from` into a labels or annotations map,
- * or in the value it puts at the document, its metadata, or one of the maps. A `test` changes nothing.
+ * The reserved marks one JSON patch operation names: by its path or `from` into a labels or annotations map
+ * (of the object or a template), or within the value it puts. A `test` changes nothing.
  */
 function jsonPatchMarks(operation: unknown): MarkWrite[] {
   const { op, path, from, value } = (operation ?? {}) as JsonPatchOp;
@@ -106,22 +123,41 @@ function jsonPatchMarks(operation: unknown): MarkWrite[] {
     if (named) marks.push({ ...named, value: op === 'remove' || pointer === from ? null : value });
   }
   if ((op === 'add' || op === 'replace') && typeof path === 'string') {
-    if (path === '') marks.push(...marksOfObject(value));
-    else if (path === '/metadata') marks.push(...marksOfObject({ metadata: value }));
-    else for (const map of MAPS) if (path === `/metadata/${map}`) marks.push(...marksIn(map, value));
+    const segments = path.split('/').slice(1).map(unescape);
+    const last = segments.at(-1);
+    const parent = segments.at(-2);
+    const at = fieldPath(segments.slice(0, -2)) + 'metadata';
+    if (parent === 'metadata' && (last === 'labels' || last === 'annotations'))
+      marks.push(...marksIn(last, value, at));
+    else if (last === 'metadata')
+      marks.push(...marksOfMetadata(value, fieldPath(segments.slice(0, -1)) + 'metadata'));
+    else marks.push(...marksWithin(value, fieldPath(segments)));
   }
   return marks;
 }
 
-/** The mark a JSON pointer names (`/metadata/labels/cellfed.io~1x`), if a reserved one. */
-function markAt(pointer: string): { map: MarkMap; key: string } | undefined {
-  for (const map of MAPS) {
-    const prefix = `/metadata/${map}/`;
-    if (!pointer.startsWith(prefix)) continue;
-    const key = pointer.slice(prefix.length).replaceAll('~1', '/').replaceAll('~0', '~');
-    return isReservedMark(key) ? { map, key } : undefined;
-  }
-  return undefined;
+/** The mark a JSON pointer names (`/metadata/labels/cellfed.io~1x`, or a template's), if a reserved one. */
+function markAt(pointer: string): Omit<MarkWrite, 'value'> | undefined {
+  const segments = pointer.split('/').slice(1).map(unescape);
+  const [metadata, map, key] = segments.slice(-3);
+  if (metadata !== 'metadata' || (map !== 'labels' && map !== 'annotations') || key === undefined)
+    return undefined;
+  if (!isReservedMark(key)) return undefined;
+  return { map, key, at: fieldPath(segments.slice(0, -3)) + 'metadata' };
+}
+
+/** JSON pointer segments as a field path prefix: `spec.template.` (array indices as `[0]`). */
+function fieldPath(segments: readonly string[]): string {
+  return (
+    segments
+      .map((segment) => (/^\d+$/.test(segment) ? `[${segment}]` : `.${segment}`))
+      .join('')
+      .replace(/^\./, '') + (segments.length > 0 ? '.' : '')
+  );
+}
+
+function unescape(segment: string): string {
+  return segment.replaceAll('~1', '/').replaceAll('~0', '~');
 }
 
 function field(value: unknown, name: string): unknown {

@@ -187,6 +187,9 @@ export function planChartInstall(input: ChartInstallInput): Command[] {
       `${component}.image.repository=${repository}`,
       `${component}.image.tag=${tag}`,
       `${component}.image.pullPolicy=Never`,
+      // The control-plane cluster's disruption controller is off (control-plane/controllers.ts): a budget
+      // there would refuse every eviction of the component's pods (docs/running.md).
+      `${component}.podDisruptionBudget.enabled=false`,
     );
   }
   for (const component of Object.values(COMPONENT_OF_IMAGE))
