@@ -1,9 +1,10 @@
 import { join } from 'node:path';
 
 import type { KubeClient, KubeList, KubeObject } from '@cellfed/controller-kit';
-import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
+import { parseCellSetSpec } from '@cellfed/api';
+import { REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
 
-import { eventually, forEachInParallel } from './clients.ts';
+import { cellSetSpec, eventually, forEachInParallel } from './clients.ts';
 import { DEPLOYMENTS, SEQ, deployment, startWriter } from './deployments.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 import { InformerProcess, type InformerReport } from './informer-process.ts';
@@ -56,6 +57,11 @@ describeE2e(
     const names = Array.from({ length: 150 }, (_, i) => `app-${i}`);
     /** Services of some of them: their cells' EndpointSlice controllers make a slice for each. */
     const services = names.slice(0, 30);
+    /** A Deployment the drain moves, which an autoscaler made through the router targets. */
+    const autoscaled = names.find(
+      (name) => fixture.before.route(fixture.before.keyOf({ namespace, name })).oldCell === fixture.one,
+    )!;
+    const autoscalerPath = `/apis/autoscaling/v2/namespaces/${namespace}/horizontalpodautoscalers/${autoscaled}`;
     let started: RebalancedFederation | undefined;
     let routed: KubeClient;
     const informers: InformerProcess[] = [];
@@ -140,6 +146,17 @@ describeE2e(
           },
         },
       });
+      await routed.request('POST', `/apis/autoscaling/v2/namespaces/${namespace}/horizontalpodautoscalers`, {
+        body: {
+          apiVersion: 'autoscaling/v2',
+          kind: 'HorizontalPodAutoscaler',
+          metadata: { name: autoscaled },
+          spec: {
+            scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: autoscaled },
+            maxReplicas: 3,
+          },
+        },
+      });
     });
 
     afterAll(async () => {
@@ -217,6 +234,45 @@ describeE2e(
         ).toEqual([]);
       }
       expect([...routedEnd.expected.keys()].sort()).toEqual([...plainEnd.expected.keys()].sort());
+      // Each Deployment's generation is 1 and one per write (a Deployment counts annotation changes), through
+      // the router as on one apiserver: a moved copy counts from 1 in its new cell, and is shown counting on
+      // from the generation clients knew; its status observed it, as one apiserver's controller does.
+      for (const [client, ns, writer] of [
+        [routed, namespace, writers[0]!],
+        [plain, plainNamespace, writers[1]!],
+      ] as const) {
+        await eventually(`the generations in ${ns}: one per write, observed`, async () => {
+          const list = await client.request<
+            KubeList<KubeObject & { status?: { observedGeneration?: number } }>
+          >('GET', `${DEPLOYMENTS}/namespaces/${ns}/deployments`);
+          const wrong = list.items.filter(
+            (item) =>
+              item.metadata.generation !== 1 + (writer.acknowledged.get(item.metadata.name!)?.length ?? 0) ||
+              item.status?.observedGeneration !== item.metadata.generation,
+          );
+          return wrong.length === 0 ? true : undefined;
+        });
+      }
+      // The autoscaler's copy went with its Deployment through the join and the drain: in the cell that
+      // holds it now, in no other (the drained cell's removed before it left).
+      const after = RoutingTable.fromCellSet(
+        parseCellSetSpec(cellSetSpec({ [fixture.two]: 'Normal', [fixture.three]: 'Normal' })),
+      );
+      const home = after.route(after.keyOf({ namespace, name: autoscaled })).oldCell!;
+      await eventually('the autoscaler’s copy in its Deployment’s cell only', async () => {
+        const copies = await Promise.all(
+          [fixture.one, fixture.two, fixture.three].map((id) =>
+            fixture.cells
+              .get(id)!
+              .request('GET', autoscalerPath)
+              .then(
+                () => id,
+                () => undefined,
+              ),
+          ),
+        );
+        return copies.filter((id) => id !== undefined).join() === home ? true : undefined;
+      });
       // The quota counted what is there, once, after the moves: nothing twice, nothing lost.
       await eventually('the quota to count every Deployment and Service once', async () => {
         const quota = await routed.request<KubeObject & { status?: { used?: Record<string, string> } }>(

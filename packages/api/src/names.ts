@@ -18,6 +18,22 @@ export const ORIGIN_UID_ANNOTATION = 'cellfed.io/uid';
 export const ORIGIN_CREATED_ANNOTATION = 'cellfed.io/created';
 
 /**
+ * Likewise the generation clients know, on a committed copy: `shown:own`, the generation clients knew when
+ * the copy's own `metadata.generation` was `own` (a copy's apiserver counts from 1). The router shows
+ * `shown + generation - own` for the generation and every `observedGeneration` of the object's status.
+ */
+export const ORIGIN_GENERATION_ANNOTATION = 'cellfed.io/generation';
+
+/** The generation clients know of an object whose copy stores `generation` (see ORIGIN_GENERATION_ANNOTATION). */
+export function shownGeneration(
+  generation: number,
+  annotations: Readonly<Record<string, string>> | undefined,
+): number {
+  const origin = /^(\d+):(\d+)$/.exec(annotations?.[ORIGIN_GENERATION_ANNOTATION] ?? '');
+  return origin ? Number(origin[1]) + generation - Number(origin[2]) : generation;
+}
+
+/**
  * On a new copy until its move is committed: `cell/uid` of the copy it was made from. A copy that still
  * carries it is not the object yet (if its source is gone, it goes too), so only the rebalance controller
  * ever sets or removes it.

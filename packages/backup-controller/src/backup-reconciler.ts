@@ -6,6 +6,7 @@ import {
   FENCED_AT_ANNOTATION,
   FOLLOWER_LABEL,
   HELD_SPEC_ANNOTATION,
+  shownGeneration,
   MIGRATED_AT_ANNOTATION,
   PRIMARY_CELL_LABEL,
   PROMOTED_FROM_ANNOTATION,
@@ -16,7 +17,9 @@ import {
   cellBackupName,
   cellBackupOf,
   collectionPath,
+  annotationsBumpGeneration,
   commitCopy,
+  showsOriginGeneration,
   formatObjectKey,
   isAlreadyExists,
   isCellOwnObject,
@@ -261,6 +264,7 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
       // A backup of a moved Job not yet committed is suspended: the promotion's commit sets it back.
       heldSpec: HELD_SPEC_ANNOTATION,
       managedFields: object.metadata.managedFields,
+      ...generationOf(ref, object.metadata),
       ...(written ? { known: written.metadata } : {}),
       fieldManager: FIELD_MANAGER,
       signal,
@@ -290,13 +294,15 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
   ): Promise<void> {
     const client = this.client(cell);
     const held = backup && (await readBackup(client, backupRef, backup.resourceVersion, signal));
-    const managedFields = (held?.spec.object as KubeObject | undefined)?.metadata.managedFields;
+    const backedUp = (held?.spec.object as KubeObject | undefined)?.metadata;
+    const managedFields = backedUp?.managedFields;
     const committed = await commitCopy({
       client,
       path: objectPath(ref),
       mark: PROMOTED_FROM_ANNOTATION,
       heldSpec: HELD_SPEC_ANNOTATION,
       managedFields,
+      ...(backedUp ? generationOf(ref, backedUp) : {}),
       known: cached,
       fieldManager: FIELD_MANAGER,
       signal,
@@ -407,4 +413,17 @@ async function replaceFollower(
     query: { fieldManager: FIELD_MANAGER },
     signal,
   });
+}
+
+/** What a promotion's commit records of the generation clients knew of the object backed up. */
+function generationOf(
+  ref: ObjectRef,
+  metadata: Readonly<ObjectMeta>,
+): { shownGeneration?: number; annotationsBumpGeneration: boolean } {
+  return {
+    ...(metadata.generation === undefined || !showsOriginGeneration(ref.resource)
+      ? {}
+      : { shownGeneration: shownGeneration(metadata.generation, metadata.annotations) }),
+    annotationsBumpGeneration: annotationsBumpGeneration(ref.resource),
+  };
 }

@@ -85,7 +85,7 @@ export {
 } from './objects/held-owners.ts';
 export type { OwnerReference } from './objects/held-owners.ts';
 export { orphanedOwnerEventsPath } from './objects/orphaned-owners.ts';
-export { commitCopy } from './objects/commit-copy.ts';
+export { annotationsBumpGeneration, commitCopy, showsOriginGeneration } from './objects/commit-copy.ts';
 export type { CommitCopyOptions } from './objects/commit-copy.ts';
 export { isKnownAs, originCreated, originUid } from './objects/object-identity.ts';
 export { portableObject, without } from './objects/portable-object.ts';

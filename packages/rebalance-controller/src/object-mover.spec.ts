@@ -1,7 +1,9 @@
 import {
   FOLLOWER_LABEL,
+  ORIGIN_GENERATION_ANNOTATION,
   ORIGIN_UID_ANNOTATION,
   QUIESCED_ANNOTATION,
+  shownGeneration,
   COPIED_FROM_ANNOTATION,
   FENCED_AT_ANNOTATION,
   MIGRATED_AT_ANNOTATION,
@@ -67,7 +69,15 @@ function expectMoved(from: FakeCell, to: FakeCell): void {
   expect(old.metadata.annotations?.[MIGRATED_AT_ANNOTATION]).toBeDefined();
   expect(copy.metadata.labels).toEqual({ app: 'web' });
   // The uid clients know the object by travels with it.
-  expect(copy.metadata.annotations).toEqual({ team: 'a', [ORIGIN_UID_ANNOTATION]: old.metadata.uid });
+  // So does the generation clients knew of the old copy, beside the copy's own: the old copy's marks (a
+  // Deployment counts annotation changes) and the commit made new generations that clients never see.
+  const known = shownGeneration(old.metadata.generation!, old.metadata.annotations);
+  expect(copy.metadata.annotations).toEqual({
+    team: 'a',
+    [ORIGIN_UID_ANNOTATION]: old.metadata.uid,
+    [ORIGIN_GENERATION_ANNOTATION]: `${known}:${copy.metadata.generation}`,
+  });
+  expect(shownGeneration(copy.metadata.generation!, copy.metadata.annotations)).toBe(known);
   expect(copy.metadata.ownerReferences).toBeUndefined();
   expect(copy.metadata.managedFields).toEqual([{ manager: 'kubectl' }]);
   expect(copy.metadata.uid).not.toBe(old.metadata.uid);
@@ -86,6 +96,9 @@ describe('ObjectMover', () => {
     const outcome = await mover.move(move);
     expect(outcome).toEqual({ result: 'moved', fenceMs: 40 });
     expectMoved(from, to);
+    // The object was at generation 1 for its clients, and still is: the move's own writes do not show.
+    const moved = to.get(PATH)!;
+    expect(shownGeneration(moved.metadata.generation!, moved.metadata.annotations)).toBe(1);
     expect(to.writes.map((write) => `${write.method} ${write.path}`)).toEqual([
       'POST /apis/apps/v1/namespaces/shop/deployments',
       `PUT ${PATH}/status`,

@@ -3,11 +3,15 @@ import {
   FENCED_AT_ANNOTATION,
   HELD_SPEC_ANNOTATION,
   MIGRATED_AT_ANNOTATION,
+  ORIGIN_GENERATION_ANNOTATION,
+  shownGeneration,
 } from '@cellfed/api';
 import {
   ApiError,
   collectionPath,
+  annotationsBumpGeneration,
   commitCopy,
+  showsOriginGeneration,
   errorMessage,
   isAlreadyExists,
   isConflict,
@@ -125,7 +129,7 @@ export class ObjectMover {
     if (fenced === 'gone') return this.sourceGone(move);
     if (fenced === 'deleting') return { result: 'source-deleting' };
     if (fenced instanceof AlreadyMigrated) {
-      await this.commit(move.to, ref, signal, fenced.old.metadata.managedFields);
+      await this.commit(move.to, ref, signal, fenced.old.metadata);
       return { result: 'already-moved' };
     }
     let old = fenced;
@@ -170,7 +174,7 @@ export class ObjectMover {
         copy = (await this.copyStatus(move, old)) ?? copy;
       }
     }
-    await commitNewCopy(move.to, ref, signal, old.metadata.managedFields, copy.metadata);
+    await commitNewCopy(move.to, ref, signal, old.metadata, copy.metadata);
     const now = this.clock.now();
     return { result: 'moved', fenceMs: Number.isNaN(fencedAt) ? 0 : Math.max(0, now - fencedAt) };
   }
@@ -216,7 +220,7 @@ export class ObjectMover {
       metadata: {
         resourceVersion: old.metadata.resourceVersion,
         labels: { [REBALANCE_STATUS_LABEL]: null },
-        annotations: { [FENCED_AT_ANNOTATION]: null },
+        annotations: { [FENCED_AT_ANNOTATION]: null, ...generationKept(ref, old.metadata) },
       },
     });
   }
@@ -275,20 +279,19 @@ export class ObjectMover {
 
   /**
    * Removes the `copied-from` mark from a new copy: from now on it is the object. It takes the old copy's
-   * field managers (given, or read from `source`, the old copy's cell), so that whoever applied a field
-   * still owns it: a create gives every field to the creator (see `commitCopy`).
+   * field managers and records the generation clients knew of it (the old copy's metadata, given or read
+   * from `source`, the old copy's cell), so that whoever applied a field still owns it (a create gives every
+   * field to the creator, see `commitCopy`) and clients see no new generation.
    */
   async commit(
     cell: CellEnd,
     ref: ObjectRef,
     signal: AbortSignal,
-    managedFields?: ObjectMeta['managedFields'],
+    old?: ObjectMeta,
     source?: CellEnd,
   ): Promise<void> {
-    const fields =
-      managedFields ??
-      (source ? (await read(source.client, ref, signal))?.metadata.managedFields : undefined);
-    await commitNewCopy(cell, ref, signal, fields);
+    const from = old ?? (source ? (await read(source.client, ref, signal))?.metadata : undefined);
+    await commitNewCopy(cell, ref, signal, from);
   }
 
   /** Deletes the copy in `to` made from `from`'s copy, if it was never committed. */
@@ -315,7 +318,10 @@ export class ObjectMover {
         // In a merge patch the resourceVersion is a precondition: 409 if the object changed since it was read.
         resourceVersion: metadata.resourceVersion,
         labels: { [REBALANCE_STATUS_LABEL]: value },
-        annotations: { [timeAnnotation]: new Date(this.clock.now()).toISOString() },
+        annotations: {
+          [timeAnnotation]: new Date(this.clock.now()).toISOString(),
+          ...generationKept(ref, metadata),
+        },
       },
     });
   }
@@ -480,11 +486,27 @@ function createIfAbsent(
  * The commit itself (see `commitCopy`): `copied-from` removed, the old copy's field managers set, and what the
  * copy was created without (a Job's `suspend`, see `heldUntilCommit`) set back.
  */
+/**
+ * What keeps the generation clients see of an object unchanged by a write of cellfed's marks to it: a
+ * Deployment's apiserver counts the write's annotation change as a new generation, so the same write
+ * records the generation clients knew beside the one it makes (ORIGIN_GENERATION_ANNOTATION).
+ */
+function generationKept(ref: ObjectRef, metadata: Readonly<ObjectMeta>): Record<string, string> {
+  const { generation, annotations } = metadata;
+  if (
+    generation === undefined ||
+    !showsOriginGeneration(ref.resource) ||
+    !annotationsBumpGeneration(ref.resource)
+  )
+    return {};
+  return { [ORIGIN_GENERATION_ANNOTATION]: `${shownGeneration(generation, annotations)}:${generation + 1}` };
+}
+
 async function commitNewCopy(
   cell: CellEnd,
   ref: ObjectRef,
   signal: AbortSignal,
-  managedFields: ObjectMeta['managedFields'],
+  old: ObjectMeta | undefined,
   known?: ObjectMeta,
 ): Promise<void> {
   await commitCopy({
@@ -492,7 +514,11 @@ async function commitNewCopy(
     path: objectPath(ref),
     mark: COPIED_FROM_ANNOTATION,
     heldSpec: HELD_SPEC_ANNOTATION,
-    ...(managedFields ? { managedFields } : {}),
+    ...(old?.managedFields ? { managedFields: old.managedFields } : {}),
+    ...(old?.generation === undefined || !showsOriginGeneration(ref.resource)
+      ? {}
+      : { shownGeneration: shownGeneration(old.generation, old.annotations) }),
+    annotationsBumpGeneration: annotationsBumpGeneration(ref.resource),
     ...(known ? { known } : {}),
     fieldManager: FIELD_MANAGER,
     signal,

@@ -68,12 +68,13 @@ export async function jsonListWriter(out: StreamedAnswer, options: JsonListOptio
  * first), then written at once. Items get the identity view and composite versions; owner uids of what the
  * cells' controllers make are shown as the cells have them.
  */
-export function protobufListWriter(out: StreamedAnswer, shape: ListShape): ListWriter {
+export function protobufListWriter(out: StreamedAnswer, shape: ListShape, copies = true): ListWriter {
   const items: Buffer[] = [];
+  const view = { copies, kind: shape.kind.replace(/List$/, '') };
   return {
     async item(cell, stored) {
       const item = typeof stored === 'string' ? Buffer.from(stored) : stored;
-      items.push(withProtobufItemVersion(showProtobufMessage(item), cell));
+      items.push(withProtobufItemVersion(showProtobufMessage(item, view), cell));
       return Promise.resolve(true);
     },
     async finish(metadata) {

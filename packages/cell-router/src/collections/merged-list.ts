@@ -170,7 +170,7 @@ export async function serveMergedList(
   out.start(200);
   const shape = { kind: first?.kind ?? 'List', apiVersion: first?.apiVersion ?? 'v1' };
   const writer = request.protobuf
-    ? protobufListWriter(out, shape)
+    ? protobufListWriter(out, shape, request.placement !== 'anywhere')
     : await jsonListWriter(out, {
         ...shape,
         table,

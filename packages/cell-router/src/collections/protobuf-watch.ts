@@ -9,7 +9,7 @@ import {
   varintField,
 } from '../request/protobuf-wire.ts';
 import type { KubeStatus } from '../status/kube-status.ts';
-import { showProtobuf } from '../views/protobuf-view.ts';
+import { showProtobuf, type ProtobufViewOptions } from '../views/protobuf-view.ts';
 import { isProtobuf, protobufStatus } from './protobuf-list.ts';
 import type { WatchedObject } from './watched-object.ts';
 
@@ -78,8 +78,12 @@ export function protobufFrame(event: { type: string; object: unknown }): Buffer 
  * The object as the client sees it (identity view) with the composite version: ObjectMeta's field 6
  * appended, which decoders take over the cell's (the last occurrence wins).
  */
-export function protobufWithVersion(object: ProtobufObject, resourceVersion: string): ProtobufObject {
-  const shown = showProtobuf(object.protobuf);
+export function protobufWithVersion(
+  object: ProtobufObject,
+  resourceVersion: string,
+  view: ProtobufViewOptions = {},
+): ProtobufObject {
+  const shown = showProtobuf(object.protobuf, view);
   const versioned = Buffer.concat([
     shown.subarray(0, 4),
     appendToNested(shown.subarray(4), [2, 1], lengthDelimited(6, Buffer.from(resourceVersion))),

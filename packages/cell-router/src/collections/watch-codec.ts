@@ -77,8 +77,10 @@ function viewCopy(object: WatchedObject): WatchedObject {
 export const PROTOBUF_WATCH: WatchCodec = {
   events: (body) => protobufWatchEvents(body),
   statusText: (body) => (isProtobuf(body) ? protobufStatusJson(body) : body.toString('utf8')),
-  shown(object, resourceVersion) {
-    return isProtobufObject(object) ? protobufWithVersion(object, resourceVersion) : object;
+  shown(object, resourceVersion, options) {
+    return isProtobufObject(object)
+      ? protobufWithVersion(object, resourceVersion, { copies: options?.copies !== false })
+      : object;
   },
   // A cell's own BOOKMARK keeps its kind, and its initial-events-end annotation when it is the last one.
   bookmark(cellBookmark, resourceVersion) {

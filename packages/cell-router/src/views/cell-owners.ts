@@ -3,6 +3,7 @@ import {
   FENCED_AT_ANNOTATION,
   MIGRATED_AT_ANNOTATION,
   ORIGIN_CREATED_ANNOTATION,
+  ORIGIN_GENERATION_ANNOTATION,
   ORIGIN_UID_ANNOTATION,
   HELD_SPEC_ANNOTATION,
   PROMOTED_FROM_ANNOTATION,
@@ -36,7 +37,8 @@ export interface CellOwners {
 }
 
 /**
- * The annotations cellfed keeps on an object: a copy's identity (`cellfed.io/uid`, `cellfed.io/created`) and
+ * The annotations cellfed keeps on an object: a copy's identity (`cellfed.io/uid`, `cellfed.io/created`,
+ * `cellfed.io/generation`) and
  * the marks of a move (`copied-from` and, on a Job or CronJob, `held-spec` on an uncommitted copy;
  * `fenced-at`, `migrated-at` on an old one) and of a promotion not committed yet (`promoted-from`).
  * Clients never see them, and no client write sets or removes them: an update gets the object's own back.
@@ -46,6 +48,7 @@ export interface CellOwners {
 export const KEPT_ANNOTATIONS = [
   ORIGIN_UID_ANNOTATION,
   ORIGIN_CREATED_ANNOTATION,
+  ORIGIN_GENERATION_ANNOTATION,
   COPIED_FROM_ANNOTATION,
   FENCED_AT_ANNOTATION,
   MIGRATED_AT_ANNOTATION,

@@ -189,3 +189,33 @@ describe('client view', () => {
     });
   });
 });
+
+describe('showObject: a copy’s generation', () => {
+  it('shows the generation clients knew and moves every observedGeneration of the status with it', () => {
+    const object = {
+      metadata: { name: 'web', generation: 3, annotations: { 'cellfed.io/generation': '7:2', team: 'a' } },
+      status: {
+        observedGeneration: 3,
+        conditions: [{ type: 'Ready', observedGeneration: 2 }, { type: 'Other' }],
+      },
+    };
+    showObject(object);
+    expect(object).toEqual({
+      metadata: { name: 'web', generation: 8, annotations: { team: 'a' } },
+      status: {
+        observedGeneration: 8,
+        conditions: [{ type: 'Ready', observedGeneration: 7 }, { type: 'Other' }],
+      },
+    });
+  });
+
+  it('leaves what cells make (which inherits its owner’s annotations) as stored', () => {
+    const replicaSet = {
+      metadata: { name: 'web-1', generation: 1, annotations: { 'cellfed.io/generation': '7:2' } },
+      status: { observedGeneration: 1 },
+    };
+    showObject(replicaSet, { copies: false });
+    expect(replicaSet.metadata.generation).toBe(1);
+    expect(replicaSet.status.observedGeneration).toBe(1);
+  });
+});

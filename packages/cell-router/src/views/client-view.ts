@@ -1,4 +1,10 @@
-import { HELD_OWNERS_ANNOTATION, ORIGIN_CREATED_ANNOTATION, ORIGIN_UID_ANNOTATION } from '@cellfed/api';
+import {
+  HELD_OWNERS_ANNOTATION,
+  ORIGIN_CREATED_ANNOTATION,
+  ORIGIN_GENERATION_ANNOTATION,
+  ORIGIN_UID_ANNOTATION,
+  shownGeneration,
+} from '@cellfed/api';
 import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import {
   HeldOwnersError,
@@ -30,6 +36,7 @@ interface WithMetadata {
     ownerReferences?: unknown;
     uid?: string;
     creationTimestamp?: string;
+    generation?: number;
   };
 }
 
@@ -133,6 +140,8 @@ export function showObject(value: unknown, options: ClientViewOptions = {}): voi
     if (uid && metadata.uid !== undefined) metadata.uid = uid;
     const created = annotations[ORIGIN_CREATED_ANNOTATION];
     if (created && metadata.creationTimestamp !== undefined) metadata.creationTimestamp = created;
+    if (annotations[ORIGIN_GENERATION_ANNOTATION] && typeof metadata.generation === 'number')
+      showGeneration(object, metadata.generation, annotations);
   }
   if (KEPT_ANNOTATIONS.some((key) => key in annotations)) {
     const rest = without(annotations, [...KEPT_ANNOTATIONS]);
@@ -152,6 +161,26 @@ export function showObject(value: unknown, options: ClientViewOptions = {}): voi
   const rest = without(metadata.annotations ?? {}, [HELD_OWNERS_ANNOTATION]);
   if (Object.keys(rest).length > 0) metadata.annotations = rest;
   else delete metadata.annotations;
+}
+
+/**
+ * A copy's generation, and every `observedGeneration` of its status (its own, its conditions'), as clients
+ * know them: a copy's apiserver counts from 1 (ORIGIN_GENERATION_ANNOTATION).
+ */
+function showGeneration(
+  object: WithMetadata & { status?: unknown },
+  generation: number,
+  annotations: Readonly<Record<string, string>>,
+): void {
+  const offset = shownGeneration(generation, annotations) - generation;
+  if (offset === 0) return;
+  object.metadata!.generation = generation + offset;
+  const status = object.status as
+    { observedGeneration?: unknown; conditions?: { observedGeneration?: unknown }[] } | undefined;
+  if (typeof status?.observedGeneration === 'number') status.observedGeneration += offset;
+  if (Array.isArray(status?.conditions))
+    for (const condition of status.conditions)
+      if (typeof condition?.observedGeneration === 'number') condition.observedGeneration += offset;
 }
 
 interface TableRow {

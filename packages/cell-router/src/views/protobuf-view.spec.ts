@@ -197,3 +197,67 @@ describe('protobuf views', () => {
     expect(labels).toEqual(['app=web', 'phase=joined']);
   });
 });
+
+describe('showProtobuf: a copy’s generation', () => {
+  const number = (n: number, value: number) => Buffer.concat([varint(n * 8), varint(value)]);
+  /** A Deployment of generation `generation` whose status observed `observed`, annotated `origin`. */
+  function deployment(kind: string, generation: number, observed: number, origin?: string): Buffer {
+    const meta = Buffer.concat([
+      field(1, 'web'),
+      field(3, 'shop'),
+      number(7, generation),
+      ...(origin ? [field(12, Buffer.concat([field(1, 'cellfed.io/generation'), field(2, origin)]))] : []),
+    ]);
+    const status =
+      kind === 'DaemonSet' ? Buffer.concat([number(1, 2), number(5, observed)]) : number(1, observed);
+    return Buffer.concat([
+      Buffer.from('k8s\0', 'binary'),
+      field(1, Buffer.concat([field(1, 'apps/v1'), field(2, kind)])),
+      field(2, Buffer.concat([field(1, meta), field(2, ''), field(3, status)])),
+    ]);
+  }
+  /** metadata.generation and status.observedGeneration (field `observedField`) of a shown object. */
+  function generations(body: Buffer, observedField: number) {
+    const envelope = body.subarray(4);
+    const raw = fieldSpans(envelope).find((s) => s.number === 2)!;
+    const object = envelope.subarray(raw.start, raw.end);
+    const spans = fieldSpans(object);
+    const meta = spans.find((s) => s.number === 1)!;
+    const status = spans.find((s) => s.number === 3)!;
+    const read = (bytes: Buffer, n: number) => {
+      const span = fieldSpans(bytes).findLast((s) => s.number === n)!;
+      return bytes[span.start]!;
+    };
+    return {
+      generation: read(object.subarray(meta.start, meta.end), 7),
+      observed: read(object.subarray(status.start, status.end), observedField),
+      annotated: object.subarray(meta.start, meta.end).includes('cellfed.io/generation'),
+    };
+  }
+
+  it.each([
+    ['Deployment', 1],
+    ['StatefulSet', 1],
+    ['DaemonSet', 5],
+  ])(
+    'shows a %s the generation clients knew, its observedGeneration with it, without the mark',
+    (kind, at) => {
+      // Clients knew 7 when the copy's own was 2; it is 3 now, and observed.
+      expect(generations(showProtobuf(deployment(kind, 3, 3, '7:2')), at)).toEqual({
+        generation: 8,
+        observed: 8,
+        annotated: false,
+      });
+    },
+  );
+
+  it('leaves an object never copied, and what cells make, as stored', () => {
+    const plain = deployment('Deployment', 3, 3);
+    expect(showProtobuf(plain)).toBe(plain);
+    expect(generations(showProtobuf(deployment('Deployment', 3, 3, '7:2'), { copies: false }), 1)).toEqual({
+      generation: 3,
+      observed: 3,
+      annotated: false,
+    });
+  });
+});

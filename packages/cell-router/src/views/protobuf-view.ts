@@ -1,4 +1,10 @@
-import { HELD_OWNERS_ANNOTATION, ORIGIN_CREATED_ANNOTATION, ORIGIN_UID_ANNOTATION } from '@cellfed/api';
+import {
+  HELD_OWNERS_ANNOTATION,
+  ORIGIN_CREATED_ANNOTATION,
+  ORIGIN_GENERATION_ANNOTATION,
+  ORIGIN_UID_ANNOTATION,
+  shownGeneration,
+} from '@cellfed/api';
 import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import {
   HeldOwnersError,
@@ -12,6 +18,7 @@ import {
 import {
   fieldSpans,
   lengthDelimited,
+  stringField,
   varintAt,
   varintField,
   type AnyFieldSpan,
@@ -23,38 +30,60 @@ import { isReservedMark, type MarkWrite } from './reserved-marks.ts';
 /**
  * The client and cell views (see client-view.ts, cell-view.ts) of a single object in Kubernetes' protobuf
  * encoding, edited on the wire: the `k8s\0` envelope's `raw` (2) is the object, whose `metadata` is field 1
- * in every built-in kind; ObjectMeta's uid is field 5, creationTimestamp 8 (seconds 1, nanos 2), labels
- * map entries in field 11, annotations field 12, owner references field 13.
+ * in every built-in kind; ObjectMeta's uid is field 5, generation 7, creationTimestamp 8 (seconds 1, nanos
+ * 2), labels map entries in field 11, annotations field 12, owner references field 13.
  */
 
 const RAW = 2;
 const METADATA = 1;
 const UID = 5;
+const GENERATION = 7;
 const CREATION_TIMESTAMP = 8;
+/** The envelope's TypeMeta (field 1): kind is its field 2. */
+const TYPE_META = 1;
+const KIND = 2;
+/** The object's status (field 3), and where each kind with one keeps `observedGeneration` in it. */
+const STATUS = 3;
+const OBSERVED_GENERATION: Readonly<Record<string, number>> = { Deployment: 1, StatefulSet: 1, DaemonSet: 5 };
 const LABELS = 11;
 const ANNOTATIONS = 12;
 const OWNER_REFERENCES = 13;
 const HELD_KEY = Buffer.from(HELD_OWNERS_ANNOTATION);
 const ORIGIN_UID_KEY = Buffer.from(ORIGIN_UID_ANNOTATION);
 const ORIGIN_CREATED_KEY = Buffer.from(ORIGIN_CREATED_ANNOTATION);
+const ORIGIN_GENERATION_KEY = Buffer.from(ORIGIN_GENERATION_ANNOTATION);
 const KEPT_KEYS = KEPT_ANNOTATIONS.map((key) => Buffer.from(key));
 const FENCE_KEY = Buffer.from(REBALANCE_STATUS_LABEL);
 
+/** What the protobuf client view is of: copies (the default), or what cells' controllers make. */
+export interface ProtobufViewOptions {
+  /** Whether the object may be a copy, shown by the identity clients know (see client-view.ts). */
+  readonly copies?: boolean;
+}
+
 /**
- * The client view of a protobuf object: held owner references shown, a copy's uid and creation time as
- * clients know them, and no move's fence label (as in JSON: client-view.ts). The same bytes when there is nothing to show or it cannot be read.
+ * The client view of a protobuf object: held owner references shown, a copy's uid, creation time and
+ * generation as clients know them, and no move's fence label (as in JSON: client-view.ts). The same bytes
+ * when there is nothing to show or it cannot be read.
  */
-export function showProtobuf(body: Buffer): Buffer {
+export function showProtobuf(body: Buffer, options: ProtobufViewOptions = {}): Buffer {
   if (!mayNeedShowing(body)) return body;
   const envelope = openEnvelope(body);
   if (!envelope) return body;
-  const shown = showObjectMessage(envelope.inner);
+  const typeMeta = lastSpan(body.subarray(K8S_MAGIC.length), TYPE_META);
+  const kind = typeMeta
+    ? stringField(body.subarray(K8S_MAGIC.length).subarray(typeMeta.start, typeMeta.end), KIND)
+    : undefined;
+  const shown = showObjectMessage(envelope.inner, { ...options, ...(kind ? { kind } : {}) });
   return shown === envelope.inner ? body : envelope.with(shown);
 }
 
-/** {@link showProtobuf} of an object without its envelope (a list's item). */
-export function showProtobufMessage(object: Buffer): Buffer {
-  return mayNeedShowing(object) ? showObjectMessage(object) : object;
+/** {@link showProtobuf} of an object without its envelope (a list's item, of the list's `kind`). */
+export function showProtobufMessage(
+  object: Buffer,
+  options: ProtobufViewOptions & { kind?: string } = {},
+): Buffer {
+  return mayNeedShowing(object) ? showObjectMessage(object, options) : object;
 }
 
 /** Whether an object's bytes hold anything the client view changes (a byte search: most hold nothing). */
@@ -64,13 +93,21 @@ function mayNeedShowing(bytes: Buffer): boolean {
   );
 }
 
-function showObjectMessage(raw: Buffer): Buffer {
+function showObjectMessage(raw: Buffer, options: ProtobufViewOptions & { kind?: string }): Buffer {
   const object = openMeta(raw);
   if (!object) return raw;
   const meta = object.inner;
   const spans = fieldSpans(meta);
-  const uid = annotationIn(meta, spans, ORIGIN_UID_KEY)?.value;
-  const createdAt = Date.parse(annotationIn(meta, spans, ORIGIN_CREATED_KEY)?.value ?? '');
+  const copies = options.copies !== false;
+  const uid = copies ? annotationIn(meta, spans, ORIGIN_UID_KEY)?.value : undefined;
+  const createdAt = copies ? Date.parse(annotationIn(meta, spans, ORIGIN_CREATED_KEY)?.value ?? '') : NaN;
+  const origin = copies ? annotationIn(meta, spans, ORIGIN_GENERATION_KEY)?.value : undefined;
+  const generationSpan = spans.findLast((span) => span.number === GENERATION && span.wireType === 0);
+  const stored = generationSpan ? varintAt(meta, generationSpan.start) : undefined;
+  const offset =
+    origin === undefined || stored === undefined
+      ? 0
+      : shownGeneration(stored, { [ORIGIN_GENERATION_ANNOTATION]: origin }) - stored;
   const annotation = annotationIn(meta, spans, HELD_KEY);
   let held: OwnerReference[] = [];
   try {
@@ -90,7 +127,7 @@ function showObjectMessage(raw: Buffer): Buffer {
   if (held.length === 0 && uid === undefined && hidden.size === 0) return raw;
   const native = ownersIn(meta, spans);
   const added = shownOwners(native, held).slice(native.length);
-  return object.with(
+  const shown = object.with(
     Buffer.concat([
       ...spans
         .filter((span) => !hidden.has(span))
@@ -99,11 +136,25 @@ function showObjectMessage(raw: Buffer): Buffer {
           if (span.number === UID && uid !== undefined) return lengthDelimited(UID, Buffer.from(uid));
           if (span.number === CREATION_TIMESTAMP && !Number.isNaN(createdAt))
             return lengthDelimited(CREATION_TIMESTAMP, varintField(1, Math.floor(createdAt / 1000)));
+          if (span === generationSpan && offset !== 0) return varintField(GENERATION, stored! + offset);
           return meta.subarray(span.tagStart, span.end);
         }),
       ...added.map((owner) => lengthDelimited(OWNER_REFERENCES, encodeOwner(owner))),
     ]),
   );
+  const observed = options.kind === undefined ? undefined : OBSERVED_GENERATION[options.kind];
+  return offset !== 0 && observed !== undefined ? withObservedGeneration(shown, observed, offset) : shown;
+}
+
+/** The object with its status's `observedGeneration` (field `number` of status) moved by `offset`. */
+function withObservedGeneration(raw: Buffer, number: number, offset: number): Buffer {
+  const statusSpan = lastSpan(raw, STATUS);
+  if (!statusSpan || statusSpan.wireType !== 2) return raw;
+  const status = raw.subarray(statusSpan.start, statusSpan.end);
+  const span = fieldSpans(status).findLast((field) => field.number === number && field.wireType === 0);
+  if (!span) return raw;
+  const moved = replace(status, span, varintField(number, varintAt(status, span.start) + offset));
+  return replace(raw, statusSpan, lengthDelimited(STATUS, moved));
 }
 
 /** The cell view of a protobuf create or update; undefined when it carries no owner references. */

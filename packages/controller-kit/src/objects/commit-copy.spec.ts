@@ -1,7 +1,7 @@
 import { ApiError } from '../kube/api-error.ts';
 import type { KubeObject } from '../kube/kube-object.ts';
 import { FakeCell } from '../testing/fake-cell.ts';
-import { commitCopy } from './commit-copy.ts';
+import { annotationsBumpGeneration, commitCopy, showsOriginGeneration } from './commit-copy.ts';
 
 const PATH = '/apis/apps/v1/namespaces/shop/deployments/web';
 const MARK = 'example.io/copied';
@@ -100,5 +100,64 @@ describe('commitCopy', () => {
     await expect(commit()).rejects.toBeInstanceOf(ApiError);
     expect(cell.writes).toHaveLength(5);
     expect(cell.get(PATH)!.metadata.annotations?.[MARK]).toBe('b');
+  });
+
+  it('records the generation clients knew beside the copy’s own after the commit, counting the commit’s', async () => {
+    const cell = new FakeCell('a');
+    const copy = cell.put(PATH, {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: 'shop', annotations: { [MARK]: 'b', [HELD]: '{"paused":false}' } },
+      spec: { paused: true },
+    });
+    expect(copy.metadata.generation).toBe(1);
+    await commitCopy({
+      client: cell,
+      path: PATH,
+      mark: MARK,
+      heldSpec: HELD,
+      known: copy.metadata,
+      shownGeneration: 7,
+      fieldManager: 'committer',
+      signal,
+    });
+    // The held spec set back is a new generation: 2, shown as 7.
+    const committed = cell.get(PATH)!;
+    expect(committed.metadata.generation).toBe(2);
+    expect(committed.metadata.annotations?.['cellfed.io/generation']).toBe('7:2');
+    expect(cell.writes.filter((write) => write.method === 'PATCH')).toHaveLength(1);
+  });
+
+  it('corrects the record when the apiserver counted the commit otherwise than foreseen', async () => {
+    const cell = new FakeCell('a');
+    const path = '/apis/apps/v1/namespaces/shop/statefulsets/web';
+    const copy = cell.put(path, {
+      metadata: { name: 'web', namespace: 'shop', annotations: { [MARK]: 'b' } },
+      spec: {},
+    });
+    // Foreseen: a new generation for the annotations changed (a Deployment's apiserver counts them); this one
+    // does not.
+    await commitCopy({
+      client: cell,
+      path,
+      mark: MARK,
+      known: copy.metadata,
+      shownGeneration: 4,
+      annotationsBumpGeneration: true,
+      fieldManager: 'committer',
+      signal,
+    });
+    expect(cell.get(path)!.metadata.annotations?.['cellfed.io/generation']).toBe('4:1');
+  });
+});
+
+describe('which copies show the generation clients knew', () => {
+  it('is every built-in kind, never a custom resource; and only a Deployment counts annotations', () => {
+    for (const group of ['', 'apps', 'batch', 'networking.k8s.io', 'policy'])
+      expect(showsOriginGeneration({ group })).toBe(true);
+    for (const group of ['example.com', 'cells.cellfed.io'])
+      expect(showsOriginGeneration({ group })).toBe(false);
+    expect(annotationsBumpGeneration({ group: 'apps', resource: 'deployments' })).toBe(true);
+    expect(annotationsBumpGeneration({ group: 'apps', resource: 'statefulsets' })).toBe(false);
   });
 });

@@ -1,3 +1,5 @@
+import { ORIGIN_GENERATION_ANNOTATION } from '@cellfed/api';
+
 import { isConflict } from '../kube/api-error.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
 import type { KubeObject, ObjectMeta } from '../kube/kube-object.ts';
@@ -21,6 +23,16 @@ export interface CommitCopyOptions {
   managedFields?: ObjectMeta['managedFields'];
   /** The copy's metadata as last seen (as written, or cached); read afresh when absent or stale. */
   known?: Readonly<ObjectMeta>;
+  /**
+   * The generation clients knew of the object the copy is of, recorded with the copy's own
+   * (ORIGIN_GENERATION_ANNOTATION) so that clients go on seeing it; none known, none recorded.
+   */
+  shownGeneration?: number;
+  /**
+   * Whether the copy's apiserver counts a change of annotations as a new generation (a Deployment's, for its
+   * old rollback annotation): the commit's own write then makes one.
+   */
+  annotationsBumpGeneration?: boolean;
   fieldManager: string;
   signal: AbortSignal;
 }
@@ -41,12 +53,19 @@ export async function commitCopy(options: CommitCopyOptions): Promise<boolean> {
     current ??= (await readIfExists<KubeObject>(client, path, { signal }))?.metadata;
     if (current?.annotations?.[mark] === undefined) return false;
     const held = heldSpec === undefined ? undefined : current.annotations[heldSpec];
+    // The copy's generation once this write is in (it is on this version of the copy): one more where the
+    // write changes what its apiserver counts, so that clients see the generation they knew from the start.
+    const own = (current.generation ?? 0) + (held !== undefined || options.annotationsBumpGeneration ? 1 : 0);
+    const origin =
+      options.shownGeneration === undefined || current.generation === undefined
+        ? {}
+        : { [ORIGIN_GENERATION_ANNOTATION]: `${options.shownGeneration}:${own}` };
     try {
-      await client.request('PATCH', path, {
+      const written = await client.request<KubeObject>('PATCH', path, {
         body: {
           metadata: {
             resourceVersion: current.resourceVersion,
-            annotations: { [mark]: null, ...(held === undefined ? {} : { [heldSpec!]: null }) },
+            annotations: { [mark]: null, ...(held === undefined ? {} : { [heldSpec!]: null }), ...origin },
             ...(managedFields?.length ? { managedFields } : {}),
           },
           ...(held === undefined ? {} : { spec: JSON.parse(held) as unknown }),
@@ -55,10 +74,39 @@ export async function commitCopy(options: CommitCopyOptions): Promise<boolean> {
         query: { fieldManager },
         signal,
       });
+      const generation = written?.metadata?.generation;
+      if (options.shownGeneration !== undefined && generation !== undefined && generation !== own)
+        // A kind that counted the write otherwise: recorded as it is (an annotation changes no generation
+        // but a Deployment's, which is counted above).
+        await client.request('PATCH', path, {
+          body: {
+            metadata: {
+              annotations: { [ORIGIN_GENERATION_ANNOTATION]: `${options.shownGeneration}:${generation}` },
+            },
+          },
+          contentType: 'application/merge-patch+json',
+          query: { fieldManager },
+          signal,
+        });
       return true;
     } catch (error) {
       if (!isConflict(error) || attempt >= COMMIT_ATTEMPTS) throw error;
       current = undefined;
     }
   }
+}
+
+/**
+ * Whether a copy of `resource` is shown by the generation clients knew (see ORIGIN_GENERATION_ANNOTATION): a
+ * built-in kind's, whose status the cells' own controllers write. Not a custom resource's: operators write
+ * its status through the router, and an `observedGeneration` they write would need translating back.
+ */
+export function showsOriginGeneration(resource: { group: string }): boolean {
+  const { group } = resource;
+  return !group.includes('.') || group.endsWith('.k8s.io');
+}
+
+/** Whether an apiserver counts an object's annotation changes as a new generation (a Deployment's do). */
+export function annotationsBumpGeneration(resource: { group: string; resource: string }): boolean {
+  return resource.group === 'apps' && resource.resource === 'deployments';
 }

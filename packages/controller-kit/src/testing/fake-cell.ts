@@ -32,9 +32,14 @@ export class FakeCell {
     const existing = this.objects.get(path);
     const stored = structuredClone(object);
     stored.metadata.uid = existing?.metadata.uid ?? object.metadata.uid ?? `${this.id}-uid-${++this.uids}`;
-    // As an apiserver does for objects with a spec: a new generation with each change of it.
+    // As an apiserver does for objects with a spec: a new generation with each change of it (of a
+    // Deployment's annotations too, as kube-apiserver counts them).
+    const deployment = path.includes('/deployments/');
     const spec = (candidate: KubeObject | undefined) =>
-      JSON.stringify((candidate as { spec?: unknown })?.spec);
+      JSON.stringify([
+        (candidate as { spec?: unknown })?.spec,
+        deployment ? (candidate?.metadata.annotations ?? {}) : undefined,
+      ]);
     if ((object as { spec?: unknown }).spec !== undefined)
       stored.metadata.generation =
         existing && spec(existing) === spec(object)
