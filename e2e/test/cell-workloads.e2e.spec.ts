@@ -65,6 +65,11 @@ describeE2e('workloads in cells: what their pods need from the control plane is 
   afterAll(async () => {
     await stopRebalancedFederation(env, started, { cellSetName, namespace });
     for (const client of [plain, ...cells.values()]) await client.close();
+    // The charts' RBAC as the environment has it (the defaults), for the suites after this one: with this
+    // suite's values, a CellSet sharing the default resources could not mirror them.
+    const helm = join(process.env['CELLFED_TOOLS_BIN']!, 'helm');
+    await installControlPlaneRbac(env.controlPlane.kubeconfig, helm);
+    for (const cell of env.cells) await installCellRbac(cell.kubeconfig, helm);
   });
 
   it('a Deployment running as a ServiceAccount created just before gets its pods in its cell, as on one apiserver', async () => {
