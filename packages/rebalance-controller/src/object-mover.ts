@@ -518,6 +518,8 @@ async function commitNewCopy(
     ...(old?.generation === undefined || !showsOriginGeneration(ref.resource)
       ? {}
       : { shownGeneration: shownGeneration(old.generation, old.annotations) }),
+    // As written by the move (a client's write may reach it after the handover, before this commit).
+    ...(known?.generation === undefined ? {} : { madeAtGeneration: known.generation }),
     annotationsBumpGeneration: annotationsBumpGeneration(ref.resource),
     ...(known ? { known } : {}),
     fieldManager: FIELD_MANAGER,

@@ -4,7 +4,7 @@ import { formatHeldOwners } from '@cellfed/controller-kit';
 import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
 import { KEPT_ANNOTATIONS } from './cell-owners.ts';
-import { mayNeedClientView, showJson, showObject } from './client-view.ts';
+import { mayNeedClientView, observedAs, showJson, showObject } from './client-view.ts';
 
 const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'd-1', controller: true };
 const job = { apiVersion: 'batch/v1', kind: 'CronJob', name: 'nightly', uid: 'c-1' };
@@ -217,5 +217,15 @@ describe('showObject: a copy’s generation', () => {
     showObject(replicaSet, { copies: false });
     expect(replicaSet.metadata.generation).toBe(1);
     expect(replicaSet.status.observedGeneration).toBe(1);
+  });
+});
+
+describe('observedAs', () => {
+  it('keeps 0 (nothing observed), never goes below 0, nor above the generation shown', () => {
+    expect(observedAs(0, 5, 8)).toBe(0);
+    expect(observedAs(3, 5, 8)).toBe(8);
+    expect(observedAs(1, -1, 1)).toBe(0);
+    // A status copied from the old copy, in its count, before the new cell observed the copy.
+    expect(observedAs(30, 26, 28)).toBe(28);
   });
 });

@@ -177,10 +177,23 @@ function showGeneration(
   object.metadata!.generation = generation + offset;
   const status = object.status as
     { observedGeneration?: unknown; conditions?: { observedGeneration?: unknown }[] } | undefined;
-  if (typeof status?.observedGeneration === 'number') status.observedGeneration += offset;
+  const shown = generation + offset;
+  if (typeof status?.observedGeneration === 'number')
+    status.observedGeneration = observedAs(status.observedGeneration, offset, shown);
   if (Array.isArray(status?.conditions))
     for (const condition of status.conditions)
-      if (typeof condition?.observedGeneration === 'number') condition.observedGeneration += offset;
+      if (typeof condition?.observedGeneration === 'number')
+        condition.observedGeneration = observedAs(condition.observedGeneration, offset, shown);
+}
+
+/**
+ * An `observedGeneration` as clients count, `offset` from the copy's: 0 (nothing observed) stays 0; and
+ * never below 0 nor above the generation shown. A copy's status comes from the copy it was made from, with
+ * that copy's count, until its own cell's controllers observe it: that copy had observed at most the
+ * generation clients knew.
+ */
+export function observedAs(observed: number, offset: number, shownGeneration: number): number {
+  return observed > 0 ? Math.min(Math.max(0, observed + offset), shownGeneration) : observed;
 }
 
 interface TableRow {

@@ -25,6 +25,7 @@ import {
 } from '../request/protobuf-wire.ts';
 import { isEnveloped, K8S_MAGIC, mapEntryField, readMapEntry } from '../request/kube-protobuf.ts';
 import { KEPT_ANNOTATIONS, type CellOwnersReader, type CellWrite } from './cell-owners.ts';
+import { observedAs } from './client-view.ts';
 import { isReservedMark, type MarkWrite } from './reserved-marks.ts';
 
 /**
@@ -143,17 +144,23 @@ function showObjectMessage(raw: Buffer, options: ProtobufViewOptions & { kind?: 
     ]),
   );
   const observed = options.kind === undefined ? undefined : OBSERVED_GENERATION[options.kind];
-  return offset !== 0 && observed !== undefined ? withObservedGeneration(shown, observed, offset) : shown;
+  return offset !== 0 && observed !== undefined
+    ? withObservedGeneration(shown, observed, offset, stored! + offset)
+    : shown;
 }
 
-/** The object with its status's `observedGeneration` (field `number` of status) moved by `offset`. */
-function withObservedGeneration(raw: Buffer, number: number, offset: number): Buffer {
+/** The object with its status's `observedGeneration` (field `number` of status) as clients count it. */
+function withObservedGeneration(raw: Buffer, number: number, offset: number, generation: number): Buffer {
   const statusSpan = lastSpan(raw, STATUS);
   if (!statusSpan || statusSpan.wireType !== 2) return raw;
   const status = raw.subarray(statusSpan.start, statusSpan.end);
   const span = fieldSpans(status).findLast((field) => field.number === number && field.wireType === 0);
   if (!span) return raw;
-  const moved = replace(status, span, varintField(number, varintAt(status, span.start) + offset));
+  const moved = replace(
+    status,
+    span,
+    varintField(number, observedAs(varintAt(status, span.start), offset, generation)),
+  );
   return replace(raw, statusSpan, lengthDelimited(STATUS, moved));
 }
 

@@ -128,6 +128,34 @@ describe('commitCopy', () => {
     expect(cell.writes.filter((write) => write.method === 'PATCH')).toHaveLength(1);
   });
 
+  it('counts a client’s write that reached the copy before its commit', async () => {
+    const cell = new FakeCell('a');
+    const made = cell.put(PATH, {
+      metadata: { name: 'web', namespace: 'shop', annotations: { [MARK]: 'b' } },
+      spec: { replicas: 1 },
+    });
+    // The old copy handed over; a client's write reaches the copy (a Deployment: a new generation).
+    cell.put(PATH, {
+      ...made,
+      metadata: { ...made.metadata, annotations: { ...made.metadata.annotations, seq: '9' } },
+    });
+    await commitCopy({
+      client: cell,
+      path: PATH,
+      mark: MARK,
+      known: made.metadata,
+      shownGeneration: 7,
+      madeAtGeneration: made.metadata.generation!,
+      annotationsBumpGeneration: true,
+      fieldManager: 'committer',
+      signal,
+    });
+    const committed = cell.get(PATH)!;
+    expect(committed.metadata.generation).toBe(3);
+    // Clients knew 7, and the write made 8: shown 8 now.
+    expect(committed.metadata.annotations?.['cellfed.io/generation']).toBe('8:3');
+  });
+
   it('corrects the record when the apiserver counted the commit otherwise than foreseen', async () => {
     const cell = new FakeCell('a');
     const path = '/apis/apps/v1/namespaces/shop/statefulsets/web';

@@ -29,6 +29,11 @@ export interface CommitCopyOptions {
    */
   shownGeneration?: number;
   /**
+   * The copy's own generation when it was made (1 after a create): a generation it has since is a client's
+   * write (one that reached it between its source's handover and this commit), which clients count.
+   */
+  madeAtGeneration?: number;
+  /**
    * Whether the copy's apiserver counts a change of annotations as a new generation (a Deployment's, for its
    * old rollback annotation): the commit's own write then makes one.
    */
@@ -56,10 +61,11 @@ export async function commitCopy(options: CommitCopyOptions): Promise<boolean> {
     // The copy's generation once this write is in (it is on this version of the copy): one more where the
     // write changes what its apiserver counts, so that clients see the generation they knew from the start.
     const own = (current.generation ?? 0) + (held !== undefined || options.annotationsBumpGeneration ? 1 : 0);
-    const origin =
+    const known =
       options.shownGeneration === undefined || current.generation === undefined
-        ? {}
-        : { [ORIGIN_GENERATION_ANNOTATION]: `${options.shownGeneration}:${own}` };
+        ? undefined
+        : options.shownGeneration + current.generation - (options.madeAtGeneration ?? 1);
+    const origin = known === undefined ? {} : { [ORIGIN_GENERATION_ANNOTATION]: `${known}:${own}` };
     try {
       const written = await client.request<KubeObject>('PATCH', path, {
         body: {
@@ -75,14 +81,12 @@ export async function commitCopy(options: CommitCopyOptions): Promise<boolean> {
         signal,
       });
       const generation = written?.metadata?.generation;
-      if (options.shownGeneration !== undefined && generation !== undefined && generation !== own)
+      if (known !== undefined && generation !== undefined && generation !== own)
         // A kind that counted the write otherwise: recorded as it is (an annotation changes no generation
         // but a Deployment's, which is counted above).
         await client.request('PATCH', path, {
           body: {
-            metadata: {
-              annotations: { [ORIGIN_GENERATION_ANNOTATION]: `${options.shownGeneration}:${generation}` },
-            },
+            metadata: { annotations: { [ORIGIN_GENERATION_ANNOTATION]: `${known}:${generation}` } },
           },
           contentType: 'application/merge-patch+json',
           query: { fieldManager },
