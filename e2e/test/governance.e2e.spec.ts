@@ -520,13 +520,24 @@ describeE2e('what governs a workload is in force in its cell', () => {
         { op: 'add', path: '/metadata/annotations', value: { 'cellfed.io/uid': 'spoofed' } },
       ]),
     ).toBe(422);
-    // A read-modify-write carries no mark, and a client's own labels go through.
-    const current = await routed.request<KubeObject>('GET', deploymentsPath('plain'));
-    await routed.request('PUT', deploymentsPath('plain'), {
-      body: {
-        ...current,
-        metadata: { ...current.metadata, labels: { ...current.metadata.labels, tier: 'web' } },
-      },
+    // A read-modify-write carries no mark, and a client's own labels go through (read again on a conflict,
+    // as clients do: the cell's controller writes the new Deployment's status meanwhile).
+    await eventually('a read-modify-write of the Deployment', async () => {
+      const current = await routed.request<KubeObject>('GET', deploymentsPath('plain'));
+      return routed
+        .request('PUT', deploymentsPath('plain'), {
+          body: {
+            ...current,
+            metadata: { ...current.metadata, labels: { ...current.metadata.labels, tier: 'web' } },
+          },
+        })
+        .then(
+          () => true,
+          (error: unknown) => {
+            if (error instanceof ApiError && error.statusCode === 409) return undefined;
+            throw error;
+          },
+        );
     });
     await routed.request('PATCH', deploymentsPath('plain'), {
       contentType: 'application/merge-patch+json',
