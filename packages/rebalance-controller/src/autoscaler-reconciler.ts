@@ -1,9 +1,6 @@
 import { FOLLOWER_LABEL, MIRROR_HASH_ANNOTATION } from '@cellfed/api';
 import {
   CONTROL_PLANE,
-  errorMessage,
-  isConflict,
-  isNotFound,
   readIfExists,
   resourcePath,
   type CopiesView,
@@ -16,11 +13,11 @@ import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 
 import { AUTOSCALERS, autoscalerCopy, shownStatus, type HorizontalPodAutoscaler } from './autoscaler-copy.ts';
-import { APPLY, MIRROR_FIELD_MANAGER, contentHash } from './mirror-marks.ts';
-import type { OwnerKinds } from './owner-kinds.ts';
 import type { NamespacedKey } from './copied-kind-controller.ts';
+import { applyCopy, placedByCellSet, removeCopy, writeShownStatus } from './copy-writes.ts';
+import type { OwnerKinds } from './owner-kinds.ts';
 import { liveCells, type PlanHolder, type RebalancePlan } from './rebalance-plan.ts';
-import { isCellOwn, mirroredResources, sameResource } from './shared-objects.ts';
+import { isCellOwn, sameResource } from './shared-objects.ts';
 
 type Client = Pick<KubeClient, 'request'>;
 interface CellEnd {
@@ -59,7 +56,7 @@ export class AutoscalerReconciler implements Reconciler<NamespacedKey> {
   async reconcile({ key, signal, log }: ReconcileRequest<NamespacedKey>): Promise<ReconcileResult> {
     const { namespace, name } = key;
     const plan = this.options.plans.current();
-    if (!plan || heldElsewhere(plan)) return {};
+    if (!plan || placedByCellSet(plan, AUTOSCALERS)) return {};
     const autoscaler = this.options.autoscaler(namespace, name);
     // The control plane's own (its system namespaces', cellfed's) act on the control plane's own workloads.
     if (autoscaler && isCellOwn(autoscaler, AUTOSCALERS)) return {};
@@ -130,18 +127,9 @@ export class AutoscalerReconciler implements Reconciler<NamespacedKey> {
     const copy = autoscalerCopy(autoscaler);
     const hash = copy.metadata.annotations?.[MIRROR_HASH_ANNOTATION];
     if (existing?.metadata.annotations?.[MIRROR_HASH_ANNOTATION] === hash) return existing;
-    const { namespace = '', name = '' } = autoscaler.metadata;
     // A namespace not in the cell yet (the mirror makes it) fails this and the key is retried.
-    const applied = await cell.client.request<HorizontalPodAutoscaler>(
-      'PATCH',
-      resourcePath(AUTOSCALERS, namespace, name),
-      {
-        body: copy,
-        contentType: APPLY,
-        query: { fieldManager: MIRROR_FIELD_MANAGER, force: true },
-        signal,
-      },
-    );
+    const applied = await applyCopy(cell.client, AUTOSCALERS, copy, signal);
+    const { namespace, name } = autoscaler.metadata;
     log.info({ namespace, autoscaler: name, cell: cell.id }, 'autoscaler placed in its target’s cell');
     return applied;
   }
@@ -152,16 +140,9 @@ export class AutoscalerReconciler implements Reconciler<NamespacedKey> {
     signal: AbortSignal,
     log: Logger,
   ): Promise<void> {
-    const { namespace = '', name = '' } = existing.metadata;
-    try {
-      await cell.client.request('DELETE', resourcePath(AUTOSCALERS, namespace, name), {
-        body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: existing.metadata.uid } },
-        signal,
-      });
+    const { namespace, name } = existing.metadata;
+    if (await removeCopy(cell.client, AUTOSCALERS, existing, signal))
       log.info({ namespace, autoscaler: name, cell: cell.id }, 'autoscaler copy removed from a cell');
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-    }
   }
 
   /** Writes the copy's status onto the control-plane autoscaler, when it is current and says more. */
@@ -171,22 +152,10 @@ export class AutoscalerReconciler implements Reconciler<NamespacedKey> {
     log: Logger,
   ): Promise<void> {
     const status = shownStatus(autoscaler, copy);
-    if (!status || contentHash(status) === contentHash(autoscaler.status ?? {})) return;
-    const { namespace = '', name = '' } = autoscaler.metadata;
-    try {
-      await this.options.controlPlane.request('PUT', `${resourcePath(AUTOSCALERS, namespace, name)}/status`, {
-        body: { ...structuredClone(autoscaler), status },
-      });
-    } catch (error) {
-      // Changed since the cache saw it: its own event queues it again.
-      if (!isConflict(error)) throw error;
-      log.debug({ namespace, autoscaler: name, err: errorMessage(error) }, 'autoscaler changed meanwhile');
-    }
+    if (status && (await writeShownStatus(this.options.controlPlane, AUTOSCALERS, autoscaler, status)))
+      log.debug(
+        { namespace: autoscaler.metadata.namespace, autoscaler: autoscaler.metadata.name },
+        'autoscaler status shown',
+      );
   }
-}
-
-/** Whether the CellSet itself places autoscalers (mirrored or cellular): then there is nothing to follow. */
-function heldElsewhere(plan: RebalancePlan): boolean {
-  const placed = [...plan.spec.cellularResources, ...mirroredResources(plan.spec)];
-  return placed.some((resource) => sameResource(resource, AUTOSCALERS));
 }

@@ -4,8 +4,6 @@ import {
   CLAIMS,
   CONTROL_PLANE,
   errorMessage,
-  isConflict,
-  isNotFound,
   readIfExists,
   resourcePath,
   type KubeClient,
@@ -18,10 +16,11 @@ import {
 import type { Logger } from 'pino';
 
 import type { NamespacedKey } from './copied-kind-controller.ts';
+import { applyCopy, placedByCellSet, removeCopy, writeShownStatus } from './copy-writes.ts';
 import { userMarks } from './follower-copy.ts';
-import { APPLY, MIRROR_FIELD_MANAGER, contentHash } from './mirror-marks.ts';
-import { liveCells, type PlanHolder, type RebalancePlan } from './rebalance-plan.ts';
-import { isCellOwn, mirroredResources, sameResource } from './shared-objects.ts';
+import { contentHash } from './mirror-marks.ts';
+import { liveCells, type PlanHolder } from './rebalance-plan.ts';
+import { isCellOwn } from './shared-objects.ts';
 
 type Client = Pick<KubeClient, 'request'>;
 interface CellEnd {
@@ -67,7 +66,7 @@ export class ClaimReconciler implements Reconciler<NamespacedKey> {
   async reconcile({ key, signal, log }: ReconcileRequest<NamespacedKey>): Promise<ReconcileResult> {
     const { namespace, name } = key;
     const plan = this.options.plans.current();
-    if (!plan || heldElsewhere(plan)) return {};
+    if (!plan || placedByCellSet(plan, CLAIMS)) return {};
     const claim = this.options.claim(namespace, name);
     // The control plane's own (its system namespaces', cellfed's) stay its own.
     if (claim && isCellOwn(claim, CLAIMS)) return {};
@@ -83,8 +82,10 @@ export class ClaimReconciler implements Reconciler<NamespacedKey> {
       const existing = await readIfExists<PersistentVolumeClaim>(cell.client, path, { signal });
       if (!existing) continue;
       if (existing.metadata.labels?.[FOLLOWER_LABEL] !== CONTROL_PLANE) occupied.add(id);
-      else if (!wanted) await remove(cell, existing, signal, log);
-      else if (existing.metadata.deletionTimestamp) {
+      else if (!wanted) {
+        if (await removeCopy(cell.client, CLAIM_RESOURCE, existing, signal))
+          log.info({ namespace, claim: name, cell: id }, 'claim copy deleted with its control-plane claim');
+      } else if (existing.metadata.deletionTimestamp) {
         // A copy of a claim deleted and made again, still held by its pods: its volume is the old one. The
         // new claim waits for it to go rather than take it over.
         log.info({ namespace, claim: name, cell: id }, 'claim waits for its deleted copy to go');
@@ -131,24 +132,16 @@ export class ClaimReconciler implements Reconciler<NamespacedKey> {
     };
     const hash = contentHash(content);
     if (existing?.metadata.annotations?.[MIRROR_HASH_ANNOTATION] === hash) return existing;
+    const copy = {
+      ...content,
+      metadata: {
+        ...content.metadata,
+        labels: { ...content.metadata.labels, [FOLLOWER_LABEL]: CONTROL_PLANE },
+        annotations: { ...content.metadata.annotations, [MIRROR_HASH_ANNOTATION]: hash },
+      },
+    };
     try {
-      const applied = await cell.client.request<PersistentVolumeClaim>(
-        'PATCH',
-        resourcePath(CLAIM_RESOURCE, namespace, name),
-        {
-          body: {
-            ...content,
-            metadata: {
-              ...content.metadata,
-              labels: { ...content.metadata.labels, [FOLLOWER_LABEL]: CONTROL_PLANE },
-              annotations: { ...content.metadata.annotations, [MIRROR_HASH_ANNOTATION]: hash },
-            },
-          },
-          contentType: APPLY,
-          query: { fieldManager: MIRROR_FIELD_MANAGER, force: true },
-          signal,
-        },
-      );
+      const applied = await applyCopy(cell.client, CLAIM_RESOURCE, copy, signal);
       log.info(
         { namespace, claim: name, cell: cell.id },
         existing ? 'claim copy updated' : 'claim placed in its pods’ cell',
@@ -171,21 +164,11 @@ export class ClaimReconciler implements Reconciler<NamespacedKey> {
     copy: PersistentVolumeClaim | undefined,
     log: Logger,
   ) {
-    if (!copy?.status || contentHash(copy.status) === contentHash(claim.status ?? {})) return;
-    const { namespace = '', name = '' } = claim.metadata;
-    try {
-      await this.options.controlPlane.request(
-        'PUT',
-        `${resourcePath(CLAIM_RESOURCE, namespace, name)}/status`,
-        {
-          body: { ...structuredClone(claim), status: copy.status },
-        },
-      );
-    } catch (error) {
-      // Changed since the cache saw it: its own event queues it again.
-      if (!isConflict(error)) throw error;
-      log.debug({ namespace, claim: name, err: errorMessage(error) }, 'claim changed meanwhile');
-    }
+    if (
+      copy?.status &&
+      (await writeShownStatus(this.options.controlPlane, CLAIM_RESOURCE, claim, copy.status))
+    )
+      log.debug({ namespace: claim.metadata.namespace, claim: claim.metadata.name }, 'claim status shown');
   }
 }
 
@@ -194,23 +177,4 @@ function withoutBinding(spec: Record<string, unknown> | undefined): Record<strin
   if (!spec) return spec;
   const { volumeName: _volume, ...rest } = spec;
   return rest;
-}
-
-async function remove(cell: CellEnd, existing: PersistentVolumeClaim, signal: AbortSignal, log: Logger) {
-  const { namespace = '', name = '' } = existing.metadata;
-  try {
-    await cell.client.request('DELETE', resourcePath(CLAIM_RESOURCE, namespace, name), {
-      body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: existing.metadata.uid } },
-      signal,
-    });
-    log.info({ namespace, claim: name, cell: cell.id }, 'claim copy deleted with its control-plane claim');
-  } catch (error) {
-    if (!isNotFound(error)) throw error;
-  }
-}
-
-/** Whether the CellSet itself places claims (mirrored or cellular): then there is nothing to follow. */
-function heldElsewhere(plan: RebalancePlan): boolean {
-  const placed = [...plan.spec.cellularResources, ...mirroredResources(plan.spec)];
-  return placed.some((resource) => sameResource(resource, CLAIMS));
 }
