@@ -41,7 +41,10 @@ export async function cellWriteBody(
   const shape = shapeOf(info, method, contentType);
   if (!shape) return { bytes };
   const path = objectPath(info, info.namespace, info.name);
-  const current = cellOwnersReader(client, id, path, impersonation);
+  // Read at most once: the mark check and the cell view may both need the object as stored.
+  let read: ReturnType<CellOwnersReader> | undefined;
+  const stored = cellOwnersReader(client, id, path, impersonation);
+  const current: CellOwnersReader = () => (read ??= stored());
   try {
     const refused = await reservedMarksRefusal(info, shape, method, contentType, bytes, current, authorize);
     if (refused) return { status: refused };
