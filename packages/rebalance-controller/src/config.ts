@@ -68,7 +68,7 @@ export const REBALANCE_FLAGS: readonly Flag[] = [
   {
     name: 'divide-quotas',
     value: 'BOOL',
-    help: "divide each control-plane ResourceQuota's limits among the cells and write its status from their use; the control plane's own quota controller must then be off",
+    help: "divide each control-plane ResourceQuota's limits among the cells, so each cell's quota admission refuses what would exceed the federation's; its status is counted by kube-controller-manager's quota controller through the router",
     default: 'true',
   },
   {

@@ -27,6 +27,7 @@ import {
 } from '@cellfed/controller-kit';
 import { MIGRATING, REBALANCE_STATUS_LABEL, needsOldCopy, resolveTarget } from '@cellfed/hashing';
 
+import { MERGE_PATCH } from './mirror-marks.ts';
 import { groupOf, ownerName } from './dependents-index.ts';
 import type { CellEnd } from './object-mover.ts';
 import type { OwnerKinds } from './owner-kinds.ts';
@@ -78,7 +79,6 @@ interface HeldDependent {
 const WAIT_MS = 5000;
 /** How soon a foreground delete looks again at the held dependents it is deleting. */
 const FOREGROUND_POLL_MS = 1000;
-const MERGE_PATCH = 'application/merge-patch+json';
 
 /**
  * The garbage collector across cells, for owner references held out of the cells' own collectors (see

@@ -6,6 +6,7 @@ import {
   ORIGIN_GENERATION_ANNOTATION,
   shownGeneration,
 } from '@cellfed/api';
+import { MERGE_PATCH } from './mirror-marks.ts';
 import {
   ApiError,
   collectionPath,
@@ -80,8 +81,6 @@ export type MoveOutcome =
   | { readonly result: 'source-deleting' }
   /** The new cell's quota refused the copy even after a draw: the old copy stays fenced, tried again soon. */
   | { readonly result: 'quota-wait' };
-
-const MERGE_PATCH = 'application/merge-patch+json';
 
 /** An old copy found labelled `migrated` when the move began: an earlier attempt handed over. */
 class AlreadyMigrated {

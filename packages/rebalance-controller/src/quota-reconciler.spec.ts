@@ -1,10 +1,11 @@
 import {
   FOLLOWER_LABEL,
+  QUOTA_DIVIDED_ANNOTATION,
   QUOTA_DRAWN_AT_ANNOTATION,
   QUOTA_SHARE_ANNOTATION,
   parseCellSetSpec,
 } from '@cellfed/api';
-import { parseQuantity, type KubeObject, type ResourceQuota } from '@cellfed/controller-kit';
+import { type KubeObject, type ResourceQuota } from '@cellfed/controller-kit';
 import { FakeCell, FakeClock, memoryLogger } from '@cellfed/controller-kit/testing';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
@@ -32,7 +33,6 @@ function setup(options: { down?: string; unengaged?: string } = {}) {
   const cells = new Map(['a', 'b', 'c'].map((id) => [id, new FakeCell(id)]));
   const controlPlane = new FakeCell('control-plane');
   const clock = new FakeClock(Date.parse('2026-11-27T12:00:00Z'));
-  const controlPlaneUse = new Map<string, bigint>();
   const reconciler = new QuotaReconciler({
     plans,
     controlPlane,
@@ -41,7 +41,6 @@ function setup(options: { down?: string; unengaged?: string } = {}) {
       const client = cells.get(id);
       return client && id !== options.unengaged ? { id, client } : undefined;
     },
-    usage: { usage: () => Promise.resolve({ usage: new Map(controlPlaneUse), uncounted: [] }) },
     followers: true,
     clock,
   });
@@ -68,13 +67,12 @@ function setup(options: { down?: string; unengaged?: string } = {}) {
   const copy = (cell: string) => cells.get(cell)!.get(QUOTA) as ResourceQuota | undefined;
   const share = (cell: string) =>
     JSON.parse(copy(cell)?.metadata.annotations?.[QUOTA_SHARE_ANNOTATION] ?? '{}') as Record<string, string>;
-  const status = () => (controlPlane.get(QUOTA) as ResourceQuota).status;
-  return { cells, controlPlane, clock, controlPlaneUse, reconcile, makeQuota, count, copy, share, status };
+  return { cells, controlPlane, clock, reconcile, makeQuota, count, copy, share };
 }
 
 describe('QuotaReconciler', () => {
   it('divides a new quota among the live cells in whole pods and milli-CPUs, and waits for them to count', async () => {
-    const { reconcile, makeQuota, copy, share, status } = setup();
+    const { controlPlane, reconcile, makeQuota, copy, share } = setup();
     makeQuota({ pods: '5', 'requests.cpu': '1', 'count/deployments.apps': '2' });
     expect(await reconcile()).toEqual({ requeueAfterMs: 1000 });
     expect(['a', 'b', 'c'].map(share)).toEqual([
@@ -85,32 +83,41 @@ describe('QuotaReconciler', () => {
     // No overhead of these names: each copy's limits are its share, in force before the cell counted it.
     expect(copy('a')?.spec?.hard).toEqual(share('a'));
     expect(copy('a')?.status?.hard).toEqual(share('a'));
-    // Nothing counted yet: no status is shown rather than a wrong one.
-    expect(status()).toBeUndefined();
+    // Every cell holds its share in force: the quota is marked divided, so the quota controller (kube's,
+    // through the router) may count it now. Its status is never written here.
+    expect(controlPlane.get(QUOTA)?.metadata.annotations?.[QUOTA_DIVIDED_ANNOTATION]).toBe('true');
+    expect(controlPlane.get(QUOTA)).not.toHaveProperty('status');
   });
 
-  it('shows the use the cells count, summed, with what the control plane counts, and writes nothing more when nothing changed', async () => {
-    const { cells, controlPlane, controlPlaneUse, reconcile, makeQuota, count, status } = setup();
+  it('leaves the names that live in the control plane to it, and writes nothing more once the cells have counted', async () => {
+    const { cells, reconcile, makeQuota, count } = setup();
     makeQuota({ pods: '5', 'requests.cpu': '1', resourcequotas: '2' });
-    controlPlaneUse.set('resourcequotas', parseQuantity('1'));
     await reconcile();
     count('a', { pods: '1', 'requests.cpu': '250m' });
     count('b', { pods: '2', 'requests.cpu': '300m' });
     count('c', { pods: '0', 'requests.cpu': '0' });
     expect(await reconcile()).toEqual({ requeueAfterMs: 10_000 });
-    expect(status()).toEqual({
-      hard: { pods: '5', 'requests.cpu': '1', resourcequotas: '2' },
-      used: { pods: '3', 'requests.cpu': '550m', resourcequotas: '1' },
-    });
     // Quotas live in the control plane: no cell limits them.
     expect(cells.get('a')!.get(QUOTA)).not.toHaveProperty(['spec', 'hard', 'resourcequotas']);
-    const writes = [...cells.values(), controlPlane].map((cell) => cell.writes.length);
+    const writes = [...cells.values()].map((cell) => cell.writes.length);
     await reconcile();
-    expect([...cells.values(), controlPlane].map((cell) => cell.writes.length)).toEqual(writes);
+    expect([...cells.values()].map((cell) => cell.writes.length)).toEqual(writes);
+  });
+
+  it('keeps no copy of a quota that limits only what lives in the control plane', async () => {
+    const { cells, controlPlane, reconcile, makeQuota, copy } = setup();
+    makeQuota({ pods: '4' });
+    await reconcile();
+    expect(copy('a')?.spec?.hard).toEqual({ pods: '2' });
+    makeQuota({ secrets: '3', resourcequotas: '1' });
+    expect(await reconcile()).toEqual({});
+    expect([...cells.keys()].map(copy)).toEqual([undefined, undefined, undefined]);
+    // Nothing for the cells to hold: divided as it is.
+    expect(controlPlane.get(QUOTA)?.metadata.annotations?.[QUOTA_DIVIDED_ANNOTATION]).toBe('true');
   });
 
   it('leaves what a cell holds that is not the federation’s (its kube-root-ca.crt, follower copies) out of its share and of the use shown', async () => {
-    const { cells, controlPlane, reconcile, makeQuota, count, copy, status } = setup();
+    const { cells, controlPlane, reconcile, makeQuota, count, copy } = setup();
     const configMap = (cell: FakeCell, name: string, labels: Record<string, string> = {}) =>
       cell.put(`${NS}/configmaps/${name}`, {
         apiVersion: 'v1',
@@ -126,12 +133,13 @@ describe('QuotaReconciler', () => {
     count('a', { configmaps: '2' }); // kube-root-ca.crt and one of the federation's
     count('b', { configmaps: '2' }); // kube-root-ca.crt and a follower
     count('c', { configmaps: '1' });
-    await reconcile();
-    expect(status()?.used).toEqual({ configmaps: '2' });
+    // Counted against the limits in force: nothing pending, no cell short (b's two are not the federation's).
+    expect(await reconcile()).toEqual({ requeueAfterMs: 10_000 });
+    expect(['a', 'b', 'c'].map((cell) => copy(cell)?.spec?.hard?.configmaps)).toEqual(['3', '4', '3']);
   });
 
   it('leaves a moved object’s old copy out while it waits to be deleted', async () => {
-    const { cells, reconcile, makeQuota, count, copy, status } = setup();
+    const { cells, reconcile, makeQuota, count, copy } = setup();
     const deployment = (cell: string, name: string, labels: Record<string, string> = {}) =>
       cells.get(cell)!.put(`/apis/apps/v1/namespaces/shop/deployments/${name}`, {
         apiVersion: 'apps/v1',
@@ -152,8 +160,7 @@ describe('QuotaReconciler', () => {
     count('a', { 'count/deployments.apps': '1' });
     count('b', { 'count/deployments.apps': '1' });
     count('c', { 'count/deployments.apps': '1' });
-    await reconcile();
-    expect(status()?.used).toEqual({ 'count/deployments.apps': '1' });
+    expect(await reconcile()).toEqual({ requeueAfterMs: 10_000 });
   });
 
   it('cuts a lowered limit from the unused shares first, and holds back a raised one while a draw may still be giving it', async () => {
@@ -244,11 +251,12 @@ describe('QuotaReconciler', () => {
   });
 
   it('divides nothing while a live cell is not engaged: it may still admit against its copy', async () => {
-    const { reconcile, makeQuota, copy, status } = setup({ unengaged: 'c' });
+    const { controlPlane, reconcile, makeQuota, copy } = setup({ unengaged: 'c' });
     makeQuota({ pods: '4' });
     expect(await reconcile()).toEqual({ requeueAfterMs: 5000 });
     expect(['a', 'b'].map((cell) => copy(cell))).toEqual([undefined, undefined]);
-    expect(status()).toBeUndefined();
+    // Not divided: the quota controller may not count it yet.
+    expect(controlPlane.get(QUOTA)?.metadata.annotations).toBeUndefined();
   });
 
   it('keeps no share in a Down cell, and takes the copies away with the quota', async () => {

@@ -1,4 +1,9 @@
-import { CELL_MADE_RESOURCES, FOLLOWER_LABEL, QUOTA_SHARE_LABEL } from '@cellfed/api';
+import {
+  CELL_MADE_RESOURCES,
+  FOLLOWER_LABEL,
+  QUOTA_DIVIDED_ANNOTATION,
+  QUOTA_SHARE_LABEL,
+} from '@cellfed/api';
 import {
   CELL_SYSTEM_NAMESPACES,
   RESOURCE_QUOTAS,
@@ -38,7 +43,7 @@ import {
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 
-import type { ControlPlaneUsage } from './control-plane-usage.ts';
+import { MERGE_PATCH } from './mirror-marks.ts';
 import { liveCells, type PlanHolder, type RebalancePlan } from './rebalance-plan.ts';
 
 type Client = Pick<KubeClient, 'request'>;
@@ -57,27 +62,27 @@ export interface QuotaReconcilerOptions {
   quota: (namespace: string, name: string) => ResourceQuota | undefined;
   /** An engaged cell. */
   cell: (id: string) => { readonly id: string; readonly client: Client } | undefined;
-  usage: Pick<ControlPlaneUsage, 'usage'>;
   /** Whether cells hold follower copies (the rebalance controller keeps them), which they count and the federation does not. */
   followers: boolean;
   clock: Clock;
   /** How long a shortfall is held back after a draw (see settleShares). Default 10 s. */
   settleMs?: number;
-  /** How often a quota is counted again although nothing changed (the control plane's objects are not watched). Default 10 s. */
+  /** How often a quota is divided again although nothing changed. Default 10 s. */
   resyncMs?: number;
 }
 
 /**
- * Makes a control-plane ResourceQuota hold for the whole federation (docs/governance.md):
- * - keeps a copy in every live cell whose `spec.hard` is that cell's share of each limit whose objects live
- *   in cells (settleShares), plus what the cell holds that is not the federation's (its own
- *   `kube-root-ca.crt`, follower copies), so the cell's own quota admission refuses what would exceed it;
- *   the router draws unused share into a cell whose admission refused a write the federation allows;
- * - writes the quota's status as one apiserver would: `hard` from its spec, `used` summed from the cells'
- *   copies (each cell's quota controller counts with kube-apiserver's own evaluators) and counted in the
- *   control plane for the resources that live there (ControlPlaneUsage).
- * The control plane's own quota controller must not run: it would write its count of the control plane's
- * objects over the federation's.
+ * Makes a control-plane ResourceQuota hold for the whole federation (docs/governance.md): keeps a copy in
+ * every live cell whose `spec.hard` is that cell's share of each limit whose objects live in cells
+ * (settleShares), plus what the cell holds that is not the federation's (its own `kube-root-ca.crt`,
+ * follower copies, old copies of moved objects), so the cell's own quota admission refuses what would exceed
+ * it; the router draws unused share into a cell whose admission refused a write the federation allows.
+ *
+ * It does not count: the quota's status is written by kube-controller-manager's own quota controller reading
+ * the federation through the router (the chart's quota controller), as it counts on one apiserver. Once
+ * every live cell holds its share in force it marks the quota divided (QUOTA_DIVIDED_ANNOTATION): the
+ * chart's admission policy holds the quota controller's status writes until then, so that a status seen
+ * means the cells refuse what exceeds the limit.
  */
 export class QuotaReconciler implements Reconciler<QuotaKey> {
   private readonly options: QuotaReconcilerOptions;
@@ -90,8 +95,8 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
     try {
       return await this.divide(request);
     } catch (error) {
-      // A draw, a cell's quota admission or its quota controller wrote a copy or the quota meanwhile: every
-      // write here is conditional on what was read, so read again, soon, without counting an error.
+      // A draw, a cell's quota admission or its quota controller wrote a copy meanwhile: every write here is
+      // conditional on what was read, so read again, soon, without counting an error.
       if (!isConflict(error)) throw error;
       request.log.debug({ err: errorMessage(error) }, 'quota changed while divided; reading it again');
       return { requeueAfterMs: 100 };
@@ -108,50 +113,32 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
     const hard = parseResourceList(quota?.spec?.hard);
     const inCells = [...hard.keys()].filter((resource) => countedInCells(plan, namespace, resource));
     if (!quota || quota.metadata.deletionTimestamp || inCells.length === 0) {
+      // Nothing of it for the cells to hold (it limits only what lives in the control plane, whose own
+      // quota admission enforces it).
       await this.deleteCopies(cells, namespace, name, log);
-      if (!quota || quota.metadata.deletionTimestamp) return {};
+      if (quota && !quota.metadata.deletionTimestamp) await this.markDivided(quota, log);
+      return {};
     }
-    const inControlPlane = [...hard.keys()].filter((resource) => !inCells.includes(resource));
-    const resyncMs = this.options.resyncMs ?? 10_000;
-    let requeueAfterMs = resyncMs;
-    const used = new Map<string, bigint>();
-    if (inCells.length > 0) {
-      const divided =
-        cells.length === live.length
-          ? await this.divideAmongCells(plan, quota, hard, cells, inCells, signal, log)
-          : undefined;
-      if (!divided)
-        // A live cell not engaged (its Secret missing, the pool starting) still admits against its copy:
-        // its share is not handed to the others meanwhile, and its use is not known.
-        log.warn(
-          { namespace, quota: name, cells: live.filter((id) => !cells.some((cell) => cell.id === id)) },
-          'quota not divided: a live cell is not engaged',
-        );
-      const previous = parseResourceList(quota.status?.used);
-      for (const resource of inCells) {
-        // Until every cell has counted, the names the cells count keep the use last shown.
-        const amount = divided?.pending === false ? divided.used.get(resource) : previous.get(resource);
-        if (amount !== undefined) used.set(resource, amount);
-      }
-      if (!divided || divided.pending) requeueAfterMs = divided ? 1000 : 5000;
-      else if (divided.retryAfterMs !== undefined) requeueAfterMs = Math.min(resyncMs, divided.retryAfterMs);
-    }
-    const counted = await this.options.usage.usage(namespace, inControlPlane, signal, isScoped(quota));
-    for (const [resource, amount] of counted.usage) used.set(resource, amount);
-    if (counted.uncounted.length > 0)
+    if (cells.length < live.length) {
+      // A live cell not engaged (its Secret missing, the pool starting) still admits against its copy: its
+      // share is not handed to the others meanwhile.
       log.warn(
-        { namespace, quota: name, uncounted: counted.uncounted },
-        'quota names not counted: the control plane does not serve their resource or the controller may not list it (quotaCountRules)',
+        { namespace, quota: name, cells: live.filter((id) => !cells.some((cell) => cell.id === id)) },
+        'quota not divided: a live cell is not engaged',
       );
-    // A status is shown whole or not at all: a new quota shows none until every cell has counted.
-    if (inCells.every((resource) => used.has(resource))) await this.writeStatus(quota, used, log);
-    else log.debug({ namespace, quota: name }, 'quota use not counted in every cell yet');
-    return { requeueAfterMs };
+      return { requeueAfterMs: 5000 };
+    }
+    const resyncMs = this.options.resyncMs ?? 10_000;
+    const divided = await this.divideAmongCells(plan, quota, hard, cells, inCells, signal, log);
+    if (divided.inForce) await this.markDivided(quota, log);
+    if (divided.pending) return { requeueAfterMs: 1000 };
+    return { requeueAfterMs: Math.min(resyncMs, divided.retryAfterMs ?? resyncMs) };
   }
 
   /**
-   * Divides the names the cells count among the live cells (all engaged), writes their copies, and sums
-   * their use; `pending` while a cell has not counted its copy against the limits in force.
+   * Divides the names the cells count among the live cells (all engaged) and writes their copies;
+   * `inForce` once every copy is written and in force, `pending` while a cell has not counted its copy
+   * against the limits in force (its share is then divided again once it has).
    */
   private async divideAmongCells(
     plan: RebalancePlan,
@@ -161,7 +148,7 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
     inCells: readonly string[],
     signal: AbortSignal,
     log: Logger,
-  ): Promise<{ used: Map<string, bigint>; pending: boolean; retryAfterMs: number | undefined }> {
+  ): Promise<{ inForce: boolean; pending: boolean; retryAfterMs: number | undefined }> {
     const { namespace = '', name = '' } = quota.metadata;
     // Read, not cached: shares are divided from what each cell holds now. A cache that has not yet seen a
     // copy this controller just wrote, or a draw, would hand a share out twice.
@@ -181,9 +168,8 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
       );
     const holding = read.filter((entry) => !foreign.includes(entry));
     const copies = new Map(holding.map(({ cell, copy }) => [cell.id, copy]));
-    // What the control plane holds of what the cells count (its kube-root-ca.crt, Pods its own controllers
-    // made): counted once, beside the cells' shares.
-    const controlPlaneHolds = await this.controlPlanePart(namespace, inCells, isScoped(quota), signal);
+    // What the control plane holds of what the cells count (its kube-root-ca.crt) is not the cells' to use.
+    const controlPlaneHolds = controlPlanePart(namespace, inCells);
     const limits = new Map(
       inCells.map((resource) => [
         resource,
@@ -234,19 +220,15 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
       if ([...after].some(([resource, amount]) => amount > (before.get(resource) ?? 0n)))
         admittedMeanwhile = true;
     }
-    if (admittedMeanwhile) return { used: new Map(), pending: true, retryAfterMs: undefined };
+    if (admittedMeanwhile) return { inForce: false, pending: true, retryAfterMs: undefined };
     for (const { cell, share, hard: cellHard, log: cellLog } of targets)
       copies.set(cell.id, await this.writeCopy(cell, quota, copies.get(cell.id), share, cellHard, cellLog));
-    let pending = false;
-    const used = new Map(controlPlaneHolds);
-    for (const holder of holders) {
+    // Not counted yet (a new copy), or counted against limits not yet in force.
+    const pending = holders.some((holder) => {
       const copy = copies.get(holder.cell);
-      // Not counted yet (a new copy), or counted against limits not yet in force: not shown until it is.
-      if (!holder.used || !copy || !sameResourceList(copy.status?.hard, copy.spec?.hard)) pending = true;
-      for (const resource of inCells)
-        used.set(resource, (used.get(resource) ?? 0n) + (holder.used?.get(resource) ?? 0n));
-    }
-    return { used, pending, retryAfterMs: settled.retryAfterMs };
+      return !holder.used || !copy || !sameResourceList(copy.status?.hard, copy.spec?.hard);
+    });
+    return { inForce: true, pending, retryAfterMs: settled.retryAfterMs };
   }
 
   /**
@@ -305,44 +287,15 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
     return written;
   }
 
-  private async writeStatus(quota: ResourceQuota, used: Amounts, log: Logger): Promise<void> {
+  /** Marks the control-plane quota divided (once): its status may be written from now on. */
+  private async markDivided(quota: ResourceQuota, log: Logger): Promise<void> {
+    if (quota.metadata.annotations?.[QUOTA_DIVIDED_ANNOTATION] !== undefined) return;
     const { namespace = '', name = '' } = quota.metadata;
-    const like = quota.spec?.hard ?? {};
-    const status = { hard: like, used: formatResourceList(used, like) };
-    if (
-      sameResourceList(quota.status?.hard, status.hard) &&
-      sameResourceList(quota.status?.used, status.used)
-    )
-      return;
-    await this.options.controlPlane.request(
-      'PUT',
-      `${resourcePath(RESOURCE_QUOTAS, namespace, name)}/status`,
-      {
-        body: { ...quota, status },
-      },
-    );
-    log.debug({ namespace, quota: name, used: status.used }, 'quota status written');
-  }
-
-  /**
-   * What the control plane holds of each object-count name the cells count: Pods its own controllers made,
-   * say, counted where the controller may list them (`quotaCountRules`), and otherwise what every apiserver
-   * makes for itself in a namespace (`kube-root-ca.crt`), taken to be there.
-   */
-  private async controlPlanePart(
-    namespace: string,
-    names: readonly string[],
-    scoped: boolean,
-    signal: AbortSignal,
-  ): Promise<Map<string, bigint>> {
-    const counts = names.filter(countsObjects);
-    const { usage } = await this.options.usage.usage(namespace, counts, signal, scoped);
-    const part = new Map<string, bigint>();
-    for (const name of counts) {
-      const own = cellOwnObjectName(countedResource(name)!, namespace) ? UNIT : 0n;
-      part.set(name, usage.get(name) ?? own);
-    }
-    return part;
+    await this.options.controlPlane.request('PATCH', resourcePath(RESOURCE_QUOTAS, namespace, name), {
+      body: { metadata: { annotations: { [QUOTA_DIVIDED_ANNOTATION]: 'true' } } },
+      contentType: MERGE_PATCH,
+    });
+    log.info({ namespace, quota: name }, 'quota divided: every live cell holds its share, in force');
   }
 
   private async deleteCopies(
@@ -367,9 +320,16 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
   }
 }
 
-/** Whether a quota limits only objects in some scopes (kube's evaluators match them; this controller does not). */
-function isScoped(quota: ResourceQuota): boolean {
-  return (quota.spec?.scopes?.length ?? 0) > 0 || quota.spec?.scopeSelector !== undefined;
+/**
+ * What the control plane holds of each object-count name the cells count: what every apiserver makes for
+ * itself in a namespace (`kube-root-ca.crt`), taken to be there (its controller manager makes it within
+ * moments of the namespace). Nothing else of a cellular resource is stored in the control plane.
+ */
+function controlPlanePart(namespace: string, names: readonly string[]): Map<string, bigint> {
+  const part = new Map<string, bigint>();
+  for (const name of names)
+    if (countsObjects(name) && cellOwnObjectName(countedResource(name)!, namespace)) part.set(name, UNIT);
+  return part;
 }
 
 /**

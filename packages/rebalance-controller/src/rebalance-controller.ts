@@ -55,7 +55,6 @@ import { MirrorReconciler, MirrorState } from './mirror-reconciler.ts';
 import { ObjectMover } from './object-mover.ts';
 import { needsWork } from './needs-work.ts';
 import { PlanHolder, liveCells } from './rebalance-plan.ts';
-import { ControlPlaneUsage } from './control-plane-usage.ts';
 import { AUTOSCALERS, type HorizontalPodAutoscaler } from './autoscaler-copy.ts';
 import { AutoscalerReconciler } from './autoscaler-reconciler.ts';
 import { AutoscalerTargets } from './autoscaler-targets.ts';
@@ -92,8 +91,8 @@ export interface RebalanceSettings {
    */
   followPodReferences?: boolean;
   /**
-   * Divide each control-plane ResourceQuota among the cells and write its status from their use (the
-   * control plane's own quota controller must be off). Default true.
+   * Divide each control-plane ResourceQuota among the cells (its status is written by kube's own quota
+   * controller reading the federation through the router: the chart's quota controller). Default true.
    */
   divideQuotas?: boolean;
   /**
@@ -336,7 +335,6 @@ export class RebalanceController {
           controlPlane,
           quota: (namespace, name) => quotaObjects.get(formatKey({ cell: CONTROL_PLANE, namespace, name })),
           cell: cellEnd,
-          usage: new ControlPlaneUsage(controlPlane),
           followers: settings.followPodReferences !== false,
           clock,
         }),
