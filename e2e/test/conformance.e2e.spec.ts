@@ -3,6 +3,12 @@ import { availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import {
+  startQuotaController,
+  stopQuotaController,
+  type QuotaControllerProcess,
+} from '@cellfed/cells/apps/quota-controller-process.ts';
+import { parseE2eConfig } from '@cellfed/cells/e2e-config.ts';
 import { createLogger } from '@cellfed/cells/log.ts';
 import type { CellEntry } from '@cellfed/cells/provider.ts';
 
@@ -56,9 +62,11 @@ describeE2e('conformance: Kubernetes’ e2e specs pass through the router as aga
   const outputDir = join(ROOT, 'tmp', 'conformance');
   let plain: CellEntry | undefined;
   let router: RouterProcess | undefined;
+  let quotaController: QuotaControllerProcess | undefined;
   let rebalancer: ControllerProcess | undefined;
 
   afterAll(async () => {
+    await stopQuotaController(quotaController);
     await stopController(rebalancer);
     await stopRouter(router);
     if (plain) await provider.removeCell({ dir: env.dir, id: plain.id, log });
@@ -81,6 +89,12 @@ describeE2e('conformance: Kubernetes’ e2e specs pass through the router as aga
       rebalancer = await startRebalanceController(env, {
         args: ['--leader-elect', 'false', '--mirror-resync', '5s'],
         cells,
+      });
+      // Quotas' status: kube-controller-manager's quota controller counting through the router, as the
+      // chart runs it.
+      quotaController = await startQuotaController(env, router.url, {
+        toolsDir: parseE2eConfig(process.env, env.dir).toolsDir,
+        logFile: join(outputDir, 'quota-controller.log'),
       });
       const kubeconfig = routerKubeconfig(env, router, join(outputDir, 'router.kubeconfig'));
       // One plain apiserver: etcd, kube-apiserver and kube-controller-manager, as every cell runs them.

@@ -113,6 +113,8 @@ describeE2e('what governs a workload is in force in its cell', () => {
         namespace,
         deployments: [],
         cells: ids,
+        // Its quotas' status, counted through the router as the chart's quota controller counts it.
+        quotaController: true,
       },
       ['--mirror-resync', '2s'],
     );

@@ -2,6 +2,12 @@ import { join } from 'node:path';
 
 import { KubeClient, isNotFound } from '@cellfed/controller-kit';
 
+import {
+  startQuotaController,
+  stopQuotaController,
+  type QuotaControllerProcess,
+} from '@cellfed/cells/apps/quota-controller-process.ts';
+import { parseE2eConfig } from '@cellfed/cells/e2e-config.ts';
 import type { EnvFile } from '@cellfed/cells/env-file.ts';
 import { createCellSet, deleteCellSet, eventually, forEachInParallel } from './clients.ts';
 import { DEPLOYMENTS, deployment } from './deployments.ts';
@@ -105,10 +111,14 @@ export async function stopScratchFederation(
   );
 }
 
-/** A scratch federation and the rebalance controller of its CellSet (one replica, no leader election). */
+/**
+ * A scratch federation and the rebalance controller of its CellSet (one replica, no leader election), and
+ * when asked the quota controller (kube-controller-manager's, through its router) that counts its quotas.
+ */
 export interface RebalancedFederation {
   readonly federation: ScratchFederation;
   readonly controller: ControllerProcess;
+  readonly quotaController?: QuotaControllerProcess;
 }
 
 /**
@@ -117,29 +127,38 @@ export interface RebalancedFederation {
  */
 export async function startRebalancedFederation(
   env: EnvFile,
-  options: ScratchFederationOptions & { cells: string[] },
+  options: ScratchFederationOptions & { cells: string[]; quotaController?: boolean },
   controllerArgs: string[] = [],
 ): Promise<RebalancedFederation> {
   const federation = await startScratchFederation(env, options);
+  let controller: ControllerProcess | undefined;
   try {
-    const controller = await startRebalanceController(env, {
+    controller = await startRebalanceController(env, {
       args: ['--cellset', options.cellSetName, '--leader-elect', 'false', ...controllerArgs],
       cells: options.cells,
       logFile: join(env.dir, `${options.cellSetName}-controller.log`),
     });
-    return { federation, controller };
+    const quotaController = options.quotaController
+      ? await startQuotaController(env, federation.router.url, {
+          toolsDir: parseE2eConfig(process.env, env.dir).toolsDir,
+          logFile: join(env.dir, `${options.cellSetName}-quota-controller.log`),
+        })
+      : undefined;
+    return { federation, controller, ...(quotaController ? { quotaController } : {}) };
   } catch (error) {
+    await stopController(controller);
     await stopScratchFederation(env, federation, options);
     throw error;
   }
 }
 
-/** Undoes {@link startRebalancedFederation}: the controller, then the federation. */
+/** Undoes {@link startRebalancedFederation}: the controllers, then the federation. */
 export async function stopRebalancedFederation(
   env: EnvFile,
   started: Partial<RebalancedFederation> | undefined,
   options: Pick<ScratchFederationOptions, 'cellSetName' | 'namespace'>,
 ): Promise<void> {
+  await stopQuotaController(started?.quotaController);
   await stopController(started?.controller);
   await stopScratchFederation(env, started?.federation, options);
 }

@@ -127,8 +127,9 @@ describeInCluster(
     });
 
     it('runs the control plane’s kube-controller-manager without its quota controller, the cells’ with it', async () => {
-      // The rebalance controller writes the control plane's quotas', budgets' and autoscalers' status from
-      // the cells: the control plane's own controllers of them would write over it (docs/governance.md).
+      // The chart's quota controller writes the control plane's quotas' status through the router, and the
+      // rebalance controller its budgets' and autoscalers' from the cells: the control plane's own
+      // controllers of them would write over it (docs/governance.md).
       const controllers = async (kubeconfig: string) =>
         succeeded(
           kubectlAt(
@@ -177,6 +178,26 @@ describeInCluster(
       expect([...held.values()].filter((objects) => objects.length > 0).length).toBeGreaterThan(1);
       const where = await succeeded(kubectl('cells', 'where', 'configmap/app-1', '-n', namespace), 'where');
       expect(where).toContain(placed.get('app-1')!);
+    });
+
+    it('counts a quota across the cells with the chart’s quota controller, kube’s own, through the router', async () => {
+      const quota = {
+        apiVersion: 'v1',
+        kind: 'ResourceQuota',
+        metadata: { name: 'tour', namespace },
+        spec: { hard: { 'count/configmaps': '1000', secrets: '5' } },
+      };
+      expect(
+        await kubectlWith(env.router.kubeconfig, ['create', '-f', '-'], { input: JSON.stringify(quota) }),
+      ).toMatchObject({ code: 0 });
+      // The 30 ConfigMaps in their cells and the namespace's one kube-root-ca.crt; no Secret.
+      await eventually('the quota’s use counted', async () => {
+        const used = await succeeded(
+          kubectl('-n', namespace, 'get', 'resourcequota', 'tour', '-o', 'jsonpath={.status.used}'),
+          'reading the quota',
+        );
+        return used === '{"count/configmaps":"31","secrets":"0"}' ? true : undefined;
+      });
     });
 
     it('streams a watch through the router: what is written while it runs', async () => {

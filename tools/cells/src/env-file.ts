@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 
 import { z } from 'zod';
 
+import type { ComponentName } from './chart/component-rbac.ts';
 import { E2eError, E2eErrorCode } from './errors.ts';
 
 /** The id of the router control plane in env.json; cells are `cell-1` … `cell-N`. */
@@ -45,7 +46,12 @@ export const EnvFileSchema = z.object({
    * RBAC: the router and the controllers the tests start run with these, never as admin.
    */
   components: z
-    .object({ router: z.string(), 'rebalance-controller': z.string(), 'backup-controller': z.string() })
+    .object({
+      router: z.string(),
+      'rebalance-controller': z.string(),
+      'backup-controller': z.string(),
+      'quota-controller': z.string(),
+    })
     .optional(),
   /** Name of the CellSet in the control plane that lists the cells. */
   cellSet: z.string(),
@@ -60,10 +66,7 @@ export type EnvFile = z.output<typeof EnvFileSchema>;
  * The control-plane kubeconfig a component runs with: its own, bound only by the chart's RBAC. An
  * environment without one (made before components had identities) is refused, never served as admin.
  */
-export function componentKubeconfig(
-  env: EnvFile,
-  component: 'router' | 'rebalance-controller' | 'backup-controller',
-): string {
+export function componentKubeconfig(env: EnvFile, component: ComponentName): string {
   const file = env.components?.[component];
   if (!file)
     throw new E2eError(

@@ -1,8 +1,16 @@
 import { applyObjects } from '../control-plane/bootstrap.ts';
 import { CELL_CHART_DIR, CHART_DIR, renderChart, type Rendered } from './helm-chart.ts';
 
-/** cellfed's components, as the chart names them (`cellfed-<component>`). */
-export const COMPONENTS = ['router', 'rebalance-controller', 'backup-controller'] as const;
+/**
+ * cellfed's components, as the chart names them (`cellfed-<component>`); the quota controller is
+ * kube-controller-manager's quota controller, which calls the router.
+ */
+export const COMPONENTS = [
+  'router',
+  'rebalance-controller',
+  'backup-controller',
+  'quota-controller',
+] as const;
 export type ComponentName = (typeof COMPONENTS)[number];
 
 /** The namespace the chart runs them in, in the router control plane. */
@@ -14,7 +22,19 @@ export const componentServiceAccount = (component: ComponentName) => `cellfed-${
 /** Who the components are in a cell: the one identity of the cell's kubeconfig Secret. */
 export const CELL_COMPONENTS_USER = 'cellfed-components';
 
-const RBAC_KINDS = new Set(['ServiceAccount', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
+/**
+ * What the cellfed chart makes that governs its components: their identities and RBAC, and the admission
+ * policy that holds the quota controller's status writes until a quota is divided.
+ */
+const RBAC_KINDS = new Set([
+  'ServiceAccount',
+  'Role',
+  'RoleBinding',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+]);
 
 /** What the cellfed chart is installed with, beyond its defaults. */
 export interface ControlPlaneRbacValues {
@@ -22,7 +42,10 @@ export interface ControlPlaneRbacValues {
   readonly sharedResourceRules?: readonly { apiGroups: string[]; resources: string[]; verbs: string[] }[];
 }
 
-/** The cellfed chart's RBAC (release `cellfed`), as it would install it: nothing else of the chart. */
+/**
+ * The cellfed chart's RBAC (release `cellfed`) and its admission policy, as it would install them: nothing
+ * else of the chart.
+ */
 export function controlPlaneRbac(helm: string, values: ControlPlaneRbacValues = {}): Rendered[] {
   const args = values.sharedResourceRules
     ? ['--set-json', `rebalanceController.sharedResourceRules=${JSON.stringify(values.sharedResourceRules)}`]

@@ -1,7 +1,7 @@
-import { readdirSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { DEFAULT_SHARED_RESOURCES } from '@cellfed/api';
+import { DEFAULT_SHARED_RESOURCES, QUOTA_DIVIDED_ANNOTATION } from '@cellfed/api';
 import { LEADER_ELECTION_DEFAULTS, formatDuration } from '@cellfed/controller-kit';
 
 import { resolveTools } from '../tools.ts';
@@ -65,7 +65,7 @@ describe('the cellfed chart', () => {
         only(objects, 'Deployment')
           .map((d) => d.metadata.name)
           .sort(),
-      ).toEqual(COMPONENTS.map((component) => `cellfed-${component}`).sort());
+      ).toEqual([...COMPONENTS, 'quota-controller'].map((component) => `cellfed-${component}`).sort());
       for (const component of COMPONENTS) {
         const deployment = named(objects, 'Deployment', `cellfed-${component}`);
         expect((deployment.spec as { replicas: number }).replicas).toBe(2);
@@ -111,11 +111,12 @@ describe('the cellfed chart', () => {
     });
 
     it('probes /healthz and /readyz, and leader-elects the controllers', () => {
-      for (const deployment of only(objects, 'Deployment')) {
+      for (const component of COMPONENTS) {
+        const deployment = named(objects, 'Deployment', `cellfed-${component}`);
         expect(container(deployment).livenessProbe.httpGet.path).toBe('/healthz');
         expect(container(deployment).readinessProbe.httpGet.path).toBe('/readyz');
       }
-      for (const component of ['rebalance-controller', 'backup-controller'])
+      for (const component of ['rebalance-controller', 'backup-controller', 'quota-controller'])
         expect(container(named(objects, 'Deployment', `cellfed-${component}`)).args).toContain(
           '--leader-elect=true',
         );
@@ -151,10 +152,14 @@ describe('the cellfed chart', () => {
       for (const role of [...only(objects, 'ClusterRole'), ...only(objects, 'Role')])
         for (const rule of rules(role)) {
           expect(rule.verbs).not.toContain('*');
-          // One exception: the router impersonates every extra and uid its callers carry, which RBAC cannot
+          // Two exceptions. The router impersonates every extra and uid its callers carry, which RBAC cannot
           // name otherwise (a rule's "userextras/*" matches no key); no more than impersonating any user.
           if (role.metadata.name === 'cellfed-router' && rule.resources.includes('*'))
             expect(rule).toMatchObject({ apiGroups: ['authentication.k8s.io'], verbs: ['impersonate'] });
+          // The quota controller lists and watches every resource a quota may count, as
+          // kube-controller-manager's own quota controller does (system:controller:resourcequota-controller).
+          else if (role.metadata.name === 'cellfed-quota-controller' && rule.resources.includes('*'))
+            expect(rule).toEqual({ apiGroups: ['*'], resources: ['*'], verbs: ['list', 'watch'] });
           else expect(rule.resources).not.toContain('*');
         }
       const secretRules = only(objects, 'ClusterRole').flatMap((role) =>
@@ -162,12 +167,7 @@ describe('the cellfed chart', () => {
           .filter((rule) => rule.resources.includes('secrets'))
           .map((rule) => ({ role: role.metadata.name, verbs: rule.verbs })),
       );
-      expect(secretRules).toEqual([
-        { role: 'cellfed-rebalance-controller', verbs: ['get'] },
-        // Counting them is all a quota needs of them (quotaCountRules), as kube-controller-manager's quota
-        // controller does; RBAC cannot grant a list of metadata alone.
-        { role: 'cellfed-rebalance-controller', verbs: ['list'] },
-      ]);
+      expect(secretRules).toEqual([{ role: 'cellfed-rebalance-controller', verbs: ['get'] }]);
       // Only the router impersonates (it calls apiservers as the caller).
       const impersonators = only(objects, 'ClusterRole').filter((role) =>
         rules(role).some((rule) => rule.verbs.includes('impersonate')),
@@ -183,7 +183,7 @@ describe('the cellfed chart', () => {
     });
 
     it('keeps disruption budgets and leaves every optional part out', () => {
-      expect(only(objects, 'PodDisruptionBudget')).toHaveLength(3);
+      expect(only(objects, 'PodDisruptionBudget')).toHaveLength(4);
       for (const kind of [
         'ServiceMonitor',
         'PrometheusRule',
@@ -196,6 +196,104 @@ describe('the cellfed chart', () => {
       expect(only(objects, 'Pod').map((pod) => pod.metadata.annotations?.['helm.sh/hook'])).toEqual(['test']);
       for (const deployment of only(objects, 'Deployment'))
         expect(container(deployment).args.join(' ')).not.toContain('--otlp-endpoint');
+    });
+  });
+
+  describe('its quota controller', () => {
+    const kubeconfigOf = (objects: Rendered[]) =>
+      (named(objects, 'ConfigMap', 'cellfed-quota-controller')['data'] as { kubeconfig: string }).kubeconfig;
+    const volumes = (objects: Rendered[]) =>
+      (
+        podSpec(named(objects, 'Deployment', 'cellfed-quota-controller')) as PodSpec & {
+          volumes: { name: string; secret?: unknown; configMap?: unknown }[];
+        }
+      ).volumes;
+
+    it('is kube-controller-manager’s quota controller alone, calling the router as its ServiceAccount', () => {
+      const objects = renderChart(helm);
+      const deployment = named(objects, 'Deployment', 'cellfed-quota-controller');
+      expect(container(deployment).image).toBe('registry.k8s.io/kube-controller-manager:v1.37.2');
+      expect(container(deployment).args).toEqual(
+        expect.arrayContaining([
+          '--controllers=resourcequota',
+          '--kubeconfig=/etc/cellfed/kubeconfig/kubeconfig',
+          '--leader-elect-resource-namespace=cellfed-system',
+          '--leader-elect-resource-name=cellfed-quota-controller',
+        ]),
+      );
+      const kubeconfig = kubeconfigOf(objects);
+      expect(kubeconfig).toContain('server: https://cellfed-router.cellfed-system.svc:443');
+      expect(kubeconfig).toContain('tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token');
+      // The router's CA from its TLS Secret, where cert-manager writes it.
+      expect(volumes(objects).find((volume) => volume.name === 'router-ca')?.secret).toEqual({
+        secretName: 'cellfed-router-tls',
+        items: [{ key: 'ca.crt', path: 'ca.crt' }],
+      });
+      // Its quota status writes are its only writes beyond its Lease and the Events about it.
+      const writes = [
+        ...rules(named(objects, 'ClusterRole', 'cellfed-quota-controller')),
+        ...rules(named(objects, 'Role', 'cellfed-quota-controller')),
+      ].filter((rule) => rule.verbs.some((verb) => !['get', 'list', 'watch'].includes(verb)));
+      expect(writes.map((rule) => rule.resources.join())).toEqual([
+        'resourcequotas/status',
+        'leases',
+        'events',
+      ]);
+    });
+
+    it('may write a quota’s status only once the rebalance controller has divided it, and nobody else is held', () => {
+      const policy = named(renderChart(helm), 'ValidatingAdmissionPolicy', 'cellfed-quota-controller')
+        .spec as {
+        matchConstraints: { resourceRules: { resources: string[]; operations: string[] }[] };
+        matchConditions: { expression: string }[];
+        validations: { expression: string }[];
+      };
+      expect(policy.matchConstraints.resourceRules).toEqual([
+        expect.objectContaining({ resources: ['resourcequotas/status'], operations: ['UPDATE'] }),
+      ]);
+      expect(policy.matchConditions.map((condition) => condition.expression)).toEqual([
+        'request.userInfo.username == "system:serviceaccount:cellfed-system:cellfed-quota-controller"',
+      ]);
+      expect(policy.validations[0]!.expression).toContain(`'${QUOTA_DIVIDED_ANNOTATION}' in oldObject`);
+      // Bound, and marked by the rebalance controller, which may patch quotas for it.
+      named(renderChart(helm), 'ValidatingAdmissionPolicyBinding', 'cellfed-quota-controller');
+      expect(
+        rules(named(renderChart(helm), 'ClusterRole', 'cellfed-rebalance-controller')).find((rule) =>
+          rule.resources.includes('resourcequotas'),
+        )?.verbs,
+      ).toContain('patch');
+      // Nobody divides quotas without the rebalance controller's divideQuotas: nothing to wait for then.
+      expect(
+        only(
+          renderChart(helm, ['--set', 'rebalanceController.divideQuotas=false']),
+          'ValidatingAdmissionPolicy',
+        ),
+      ).toEqual([]);
+    });
+
+    it('defaults to the controller manager of the Kubernetes release the project builds and tests', () => {
+      const goMod = readFileSync(join(CHART_DIR, '..', '..', 'e2e', 'tools', 'go.mod'), 'utf8');
+      const release = /^\s*k8s\.io\/kubernetes (v\S+)/m.exec(goMod)?.[1];
+      expect(container(named(renderChart(helm), 'Deployment', 'cellfed-quota-controller')).image).toBe(
+        `registry.k8s.io/kube-controller-manager:${release}`,
+      );
+    });
+
+    it('takes the router’s address and CA when given, and needs the address without the router', () => {
+      const objects = renderChart(helm, [
+        '--set',
+        'quotaController.routerServer=https://router.example:6443',
+        '--set',
+        'quotaController.routerCA.configMapName=router-ca',
+      ]);
+      expect(kubeconfigOf(objects)).toContain('server: https://router.example:6443');
+      expect(volumes(objects).find((volume) => volume.name === 'router-ca')?.configMap).toEqual({
+        name: 'router-ca',
+        items: [{ key: 'ca.crt', path: 'ca.crt' }],
+      });
+      expect(() => renderChart(helm, ['--set', 'router.enabled=false'])).toThrow(
+        'quotaController.routerServer: the router is not installed by this release',
+      );
     });
   });
 
@@ -245,6 +343,19 @@ describe('the cellfed chart', () => {
       expect(router.ingress.map((rule) => rule.ports[0]!.port)).toEqual(['https', 'http-metrics']);
       expect(router.ingress[1]!.from).toEqual([
         { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
+      ]);
+      // The API port to the clients given, and to the quota controller, which counts through the router.
+      expect(router.ingress[0]!.from).toEqual([
+        { namespaceSelector: { matchLabels: { 'cellfed.io/api-clients': 'true' } } },
+        {
+          podSelector: {
+            matchLabels: {
+              'app.kubernetes.io/name': 'cellfed',
+              'app.kubernetes.io/instance': 'cellfed',
+              'app.kubernetes.io/component': 'quota-controller',
+            },
+          },
+        },
       ]);
     });
 
@@ -306,9 +417,9 @@ describe('the cellfed chart', () => {
     });
 
     it('sends every component’s spans to the OTLP collector given', () => {
-      const deployments = only(objects, 'Deployment');
-      expect(deployments).toHaveLength(3);
-      for (const deployment of deployments)
+      for (const deployment of COMPONENTS.map((component) =>
+        named(objects, 'Deployment', `cellfed-${component}`),
+      ))
         expect(container(deployment).args).toEqual(
           expect.arrayContaining([
             '--otlp-endpoint=http://otel-collector.observability:4318',
@@ -352,7 +463,7 @@ describe('the cellfed chart', () => {
     },
   );
 
-  it('grants the rebalance controller list and watch of Secrets only when they are shared (opt-in), and nobody else', () => {
+  it('grants the rebalance controller list and watch of Secrets only when they are shared (opt-in), and nobody else by name', () => {
     const noFollowers = [
       '--set',
       'rebalanceController.followPodReferences=false',
@@ -386,6 +497,7 @@ describe('the cellfed chart', () => {
     [['--set', 'global.logLevel=loud'], "at '/global/logLevel'"],
     [['--set', 'global.tracing.sampleRatio=2'], "at '/global/tracing/sampleRatio'"],
     [['--set', 'global.tracing.otlpEndpoint=collector:4318'], "at '/global/tracing/otlpEndpoint'"],
+    [['--set', 'quotaController.image.tag=1.37'], "at '/quotaController/image/tag'"],
   ])('refuses %j and says where', (args, message) => {
     expect(() => renderChart(helm, args)).toThrow(HelmRefused);
     expect(() => renderChart(helm, args)).toThrow(message);
@@ -441,7 +553,13 @@ describe('the cellfed-cell chart', () => {
   });
 
   it('makes one ClusterRole per component, bound only to the subjects given', () => {
-    const bare = renderChart(helm, [], 'cellfed', 'default', CELL_CHART_DIR);
+    const bare = renderChart(
+      helm,
+      ['--set-json', 'quotaController.subjects=[]'],
+      'cellfed',
+      'default',
+      CELL_CHART_DIR,
+    );
     expect(
       only(bare, 'ClusterRole')
         .map((role) => role.metadata.name)
@@ -455,6 +573,7 @@ describe('the cellfed-cell chart', () => {
         .sort(),
     ).toEqual([
       'staging-cellfed-backup-controller',
+      'staging-cellfed-quota-controller',
       'staging-cellfed-rebalance-controller',
       'staging-cellfed-router',
     ]);
@@ -462,6 +581,26 @@ describe('the cellfed-cell chart', () => {
     expect(named(bound, 'ClusterRoleBinding', 'cellfed-backup-controller')['subjects']).toEqual([
       { kind: 'Group', name: 'cellfed:controllers' },
     ]);
+  });
+
+  it('lets the cellfed chart’s quota controller, as the router calls the cell, only read what it counts', () => {
+    const objects = renderChart(helm, [], 'cellfed', 'default', CELL_CHART_DIR);
+    expect(named(objects, 'ClusterRoleBinding', 'cellfed-quota-controller')['subjects']).toEqual([
+      { kind: 'ServiceAccount', name: 'cellfed-quota-controller', namespace: 'cellfed-system' },
+    ]);
+    expect(rules(named(objects, 'ClusterRole', 'cellfed-quota-controller'))).toEqual([
+      { apiGroups: ['*'], resources: ['*'], verbs: ['list', 'watch'] },
+    ]);
+    // Never more than reads, whatever rules are given.
+    expect(() =>
+      renderChart(
+        helm,
+        ['--set-json', 'quotaController.rules=[{"apiGroups":[""],"resources":["pods"],"verbs":["delete"]}]'],
+        'cellfed',
+        'default',
+        CELL_CHART_DIR,
+      ),
+    ).toThrow("at '/quotaController/rules/0/verbs/0'");
   });
 
   it('follows the CellSet’s cellular resources', () => {

@@ -11,6 +11,7 @@ import { createLogger } from '../log.ts';
 import { envFilePath, readEnvFile, type ProviderName } from '../env-file.ts';
 import { startBackupController, startRebalanceController } from '../apps/controller-process.ts';
 import { stopApp } from '../apps/node-app.ts';
+import { startQuotaController } from '../apps/quota-controller-process.ts';
 import { CHART_CRD_DIR } from '../paths.ts';
 import type { Provider } from '../provider.ts';
 import { createProvider } from '../providers.ts';
@@ -127,14 +128,16 @@ async function runFederation(
     const keepLines = 1000;
     const router = await startRouter(env, { port, logFile: join(logs, 'cell-router.log'), keepLines });
     running.push({ name: 'the cell router', child: router.child });
-    log.info('starting the rebalance and backup controllers');
+    log.info('starting the rebalance, backup and quota controllers');
     const controllers = await Promise.all([
       startRebalanceController(env, { logFile: join(logs, 'rebalance-controller.log'), keepLines }),
       startBackupController(env, { logFile: join(logs, 'backup-controller.log'), keepLines }),
+      startQuotaController(env, router.url, { toolsDir: tools, logFile: join(logs, 'quota-controller.log') }),
     ]);
     running.push(
       { name: 'the rebalance controller', child: controllers[0].child },
       { name: 'the backup controller', child: controllers[1].child },
+      { name: 'the quota controller', child: controllers[2].child },
     );
     const kubeconfig = writeRouterKubeconfig(
       env,
@@ -145,7 +148,7 @@ async function runFederation(
     process.stdout.write(
       [
         `cellfed is running: the router at ${router.url} in front of ${env.cells.map((cell) => cell.id).join(', ')},`,
-        'the rebalance and backup controllers behind it. In another shell:',
+        'the rebalance, backup and quota controllers behind it. In another shell:',
         `  export KUBECONFIG=${kubeconfig}`,
         `  export PATH=${bin}:$PATH`,
         '  kubectl cells status',

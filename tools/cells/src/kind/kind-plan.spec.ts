@@ -100,18 +100,21 @@ describe('planChartInstall', () => {
     images: ['registry.local:5000/cellfed/cell-router:dev', 'cellfed/backup-controller'],
     routerCert: '/envs/a/pki/router/apiserver.crt',
     routerKey: '/envs/a/pki/router/apiserver.key',
+    routerCa: '/envs/a/pki/router/ca.crt',
   });
 
-  it('makes the router’s TLS Secret, then installs the chart with the loaded images, never pulled', () => {
+  it('makes the router’s TLS Secret with its CA, then installs the chart with the loaded images, never pulled', () => {
     expect(plan.map((command) => command.command)).toEqual(['/tools/kubectl', '/tools/helm']);
     expect(plan[0]!.args).toEqual(
       expect.arrayContaining([
         'create',
         'secret',
-        'tls',
+        'generic',
         'cellfed-router-tls',
-        '--cert',
-        '/envs/a/pki/router/apiserver.crt',
+        '--type=kubernetes.io/tls',
+        '--from-file=tls.crt=/envs/a/pki/router/apiserver.crt',
+        '--from-file=tls.key=/envs/a/pki/router/apiserver.key',
+        '--from-file=ca.crt=/envs/a/pki/router/ca.crt',
       ]),
     );
     const sets = plan[1]!.args.filter((_, i, args) => args[i - 1] === '--set');
@@ -127,6 +130,8 @@ describe('planChartInstall', () => {
       'rebalanceController.enabled=false',
       'router.service.type=NodePort',
       'router.service.nodePort=30443',
+      'quotaController.image.pullPolicy=Never',
+      'quotaController.podDisruptionBudget.enabled=false',
     ]);
     expect(plan[1]!.args.slice(0, 4)).toEqual(['upgrade', '--install', 'cellfed', '/repo/charts/cellfed']);
     expect(plan[1]!.args).toContain('--wait');

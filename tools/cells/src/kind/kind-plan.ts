@@ -162,14 +162,16 @@ export interface ChartInstallInput {
   namespace: string;
   /** The images loaded into the control-plane cluster; a component whose image is not among them is off. */
   images: readonly string[];
-  /** The router's serving certificate and key (PEM files). */
+  /** The router's serving certificate and key, and the CA that signed it (PEM files). */
   routerCert: string;
   routerKey: string;
+  routerCa: string;
 }
 
 /**
  * The chart installed into the control-plane cluster with the images kind loaded there (pulled never: they
- * are on the node already): the router's TLS Secret first, then `helm upgrade --install … --wait`. The
+ * are on the node already), the quota controller with the router: the router's TLS Secret (with its CA)
+ * first, then `helm upgrade --install … --wait`. The
  * router's Service is a NodePort on {@link ROUTER_NODE_PORT}, which the cluster publishes on the host.
  */
 export function planChartInstall(input: ChartInstallInput): Command[] {
@@ -195,7 +197,15 @@ export function planChartInstall(input: ChartInstallInput): Command[] {
   for (const component of Object.values(COMPONENT_OF_IMAGE))
     if (!enabled.has(component)) sets.push(`${component}.enabled=false`);
   if (enabled.has('router'))
-    sets.push('router.service.type=NodePort', `router.service.nodePort=${ROUTER_NODE_PORT}`);
+    sets.push(
+      'router.service.type=NodePort',
+      `router.service.nodePort=${ROUTER_NODE_PORT}`,
+      // kube-controller-manager's image, which the node image holds for the control plane's own.
+      'quotaController.image.pullPolicy=Never',
+      'quotaController.podDisruptionBudget.enabled=false',
+    );
+  // It counts through the router.
+  else sets.push('quotaController.enabled=false');
   const kube = ['--kubeconfig', input.kubeconfig, '--namespace', input.namespace];
   return [
     {
@@ -204,12 +214,13 @@ export function planChartInstall(input: ChartInstallInput): Command[] {
         ...kube,
         'create',
         'secret',
-        'tls',
+        'generic',
         'cellfed-router-tls',
-        '--cert',
-        input.routerCert,
-        '--key',
-        input.routerKey,
+        '--type=kubernetes.io/tls',
+        `--from-file=tls.crt=${input.routerCert}`,
+        `--from-file=tls.key=${input.routerKey}`,
+        // The quota controller trusts the router by it, as cert-manager's Secrets carry it.
+        `--from-file=ca.crt=${input.routerCa}`,
       ],
     },
     {

@@ -154,7 +154,7 @@ describe('KindProvider', () => {
     expect(helm).toContain('--set router.image.repository=cellfed/cell-router --set router.image.tag=dev');
     const secret = kind.commands.find((line) => line.startsWith(join(tools, 'kubectl')));
     expect(secret).toContain(
-      `create secret tls cellfed-router-tls --cert ${join(dir, 'pki', 'router', 'apiserver.crt')}`,
+      `create secret generic cellfed-router-tls --type=kubernetes.io/tls --from-file=tls.crt=${join(dir, 'pki', 'router', 'apiserver.crt')}`,
     );
     // The Secret before the chart that mounts it.
     expect(kind.commands.indexOf(secret!)).toBeLessThan(kind.commands.indexOf(helm!));

@@ -279,6 +279,7 @@ export class KindProvider implements Provider {
       images,
       routerCert: routerPki.servingCert,
       routerKey: routerPki.servingKey,
+      routerCa: routerPki.caCert,
     }))
       await this.run(command, signal);
     return routerPki.caCert;
