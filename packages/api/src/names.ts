@@ -159,9 +159,9 @@ export const QUOTA_DRAWN_AT_ANNOTATION = 'cellfed.io/quota-drawn-at';
  */
 export const QUOTA_CHANGED_AT_ANNOTATION = 'cellfed.io/quota-changed-at';
 /**
- * On a control-plane ResourceQuota: every live cell holds its share, in force. The chart's admission policy
- * keeps the quota controller from writing the quota's status before (docs/governance.md), so a status seen
- * means the cells refuse what exceeds the limit.
+ * On a control-plane ResourceQuota, its own uid: every live cell holds its share, in force. The chart's
+ * admission policy keeps the quota controller from writing the quota's status before (docs/governance.md),
+ * so a status seen means the cells refuse what exceeds the limit.
  */
 export const QUOTA_DIVIDED_ANNOTATION = 'cellfed.io/quota-divided';
 

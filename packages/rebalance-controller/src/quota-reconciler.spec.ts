@@ -85,12 +85,13 @@ describe('QuotaReconciler', () => {
     expect(copy('a')?.status?.hard).toEqual(share('a'));
     // Every cell holds its share in force: the quota is marked divided, so the quota controller (kube's,
     // through the router) may count it now. Its status is never written here.
-    expect(controlPlane.get(QUOTA)?.metadata.annotations?.[QUOTA_DIVIDED_ANNOTATION]).toBe('true');
-    expect(controlPlane.get(QUOTA)).not.toHaveProperty('status');
+    const quota = controlPlane.get(QUOTA)!;
+    expect(quota.metadata.annotations?.[QUOTA_DIVIDED_ANNOTATION]).toBe(quota.metadata.uid);
+    expect(quota).not.toHaveProperty('status');
   });
 
   it('leaves the names that live in the control plane to it, and writes nothing more once the cells have counted', async () => {
-    const { cells, reconcile, makeQuota, count } = setup();
+    const { cells, controlPlane, reconcile, makeQuota, count } = setup();
     makeQuota({ pods: '5', 'requests.cpu': '1', resourcequotas: '2' });
     await reconcile();
     count('a', { pods: '1', 'requests.cpu': '250m' });
@@ -99,9 +100,9 @@ describe('QuotaReconciler', () => {
     expect(await reconcile()).toEqual({ requeueAfterMs: 10_000 });
     // Quotas live in the control plane: no cell limits them.
     expect(cells.get('a')!.get(QUOTA)).not.toHaveProperty(['spec', 'hard', 'resourcequotas']);
-    const writes = [...cells.values()].map((cell) => cell.writes.length);
+    const writes = [...cells.values(), controlPlane].map((cell) => cell.writes.length);
     await reconcile();
-    expect([...cells.values()].map((cell) => cell.writes.length)).toEqual(writes);
+    expect([...cells.values(), controlPlane].map((cell) => cell.writes.length)).toEqual(writes);
   });
 
   it('keeps no copy of a quota that limits only what lives in the control plane', async () => {
@@ -113,7 +114,9 @@ describe('QuotaReconciler', () => {
     expect(await reconcile()).toEqual({});
     expect([...cells.keys()].map(copy)).toEqual([undefined, undefined, undefined]);
     // Nothing for the cells to hold: divided as it is.
-    expect(controlPlane.get(QUOTA)?.metadata.annotations?.[QUOTA_DIVIDED_ANNOTATION]).toBe('true');
+    expect(controlPlane.get(QUOTA)?.metadata.annotations?.[QUOTA_DIVIDED_ANNOTATION]).toBe(
+      controlPlane.get(QUOTA)?.metadata.uid,
+    );
   });
 
   it('leaves what a cell holds that is not the federation’s (its kube-root-ca.crt, follower copies) out of its share and of the use shown', async () => {
@@ -161,6 +164,51 @@ describe('QuotaReconciler', () => {
     count('b', { 'count/deployments.apps': '1' });
     count('c', { 'count/deployments.apps': '1' });
     expect(await reconcile()).toEqual({ requeueAfterMs: 10_000 });
+  });
+
+  it('marks a quota divided under the version it divided, and marks again one whose mark is another quota’s', async () => {
+    const { controlPlane, reconcile, makeQuota } = setup();
+    const stored = makeQuota({ pods: '4' });
+    // A manifest copied from another quota (a restore, say) carries that quota's mark.
+    controlPlane.put(QUOTA, {
+      ...stored,
+      metadata: { ...stored.metadata, annotations: { [QUOTA_DIVIDED_ANNOTATION]: 'another-uid' } },
+    });
+    const read = controlPlane.get(QUOTA)!;
+    // The spec changes after the controller read it: the mark would be for limits it never divided.
+    controlPlane.before = (method) => {
+      if (method !== 'PATCH') return;
+      controlPlane.before = undefined;
+      controlPlane.put(QUOTA, { ...controlPlane.get(QUOTA)!, spec: { hard: { pods: '6' } } });
+    };
+    expect(await reconcile()).toEqual({ requeueAfterMs: 100 });
+    expect(controlPlane.get(QUOTA)?.metadata.annotations?.[QUOTA_DIVIDED_ANNOTATION]).toBe('another-uid');
+    await reconcile();
+    expect(controlPlane.get(QUOTA)?.metadata.annotations?.[QUOTA_DIVIDED_ANNOTATION]).toBe(read.metadata.uid);
+  });
+
+  it('does not mark a quota divided while a cell admitted against its old share as it was lowered', async () => {
+    const { cells, controlPlane, reconcile, makeQuota, count } = setup();
+    makeQuota({ pods: '6' });
+    await reconcile();
+    count('a', { pods: '0' });
+    count('b', { pods: '0' });
+    count('c', { pods: '2' });
+    // Unmarked again (a client replaced the quota from a file without it).
+    makeQuota({ pods: '6' });
+    const b = cells.get('b')!;
+    b.before = (method, path) => {
+      if (!path.endsWith('/status')) return;
+      b.before = undefined;
+      // b's admission charges a pod as its share is lowered: what the division read is no longer true.
+      const copy = b.get(QUOTA)!;
+      b.put(QUOTA, {
+        ...copy,
+        status: { ...(copy as ResourceQuota).status, used: { pods: '1' } },
+      } as KubeObject);
+    };
+    expect(await reconcile()).toEqual({ requeueAfterMs: 1000 });
+    expect(controlPlane.get(QUOTA)?.metadata.annotations).toBeUndefined();
   });
 
   it('cuts a lowered limit from the unused shares first, and holds back a raised one while a draw may still be giving it', async () => {

@@ -287,14 +287,24 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
     return written;
   }
 
-  /** Marks the control-plane quota divided (once): its status may be written from now on. */
+  /**
+   * Marks the control-plane quota divided: its status may be written from now on. The mark is the quota's
+   * uid (a manifest copied from another quota carries no valid one), written under the version read, so a
+   * spec changed meanwhile is divided before it is marked.
+   */
   private async markDivided(quota: ResourceQuota, log: Logger): Promise<void> {
-    if (quota.metadata.annotations?.[QUOTA_DIVIDED_ANNOTATION] !== undefined) return;
-    const { namespace = '', name = '' } = quota.metadata;
-    await this.options.controlPlane.request('PATCH', resourcePath(RESOURCE_QUOTAS, namespace, name), {
-      body: { metadata: { annotations: { [QUOTA_DIVIDED_ANNOTATION]: 'true' } } },
-      contentType: MERGE_PATCH,
-    });
+    const { namespace = '', name = '', uid, resourceVersion } = quota.metadata;
+    if (!uid || quota.metadata.annotations?.[QUOTA_DIVIDED_ANNOTATION] === uid) return;
+    try {
+      await this.options.controlPlane.request('PATCH', resourcePath(RESOURCE_QUOTAS, namespace, name), {
+        body: { metadata: { resourceVersion, annotations: { [QUOTA_DIVIDED_ANNOTATION]: uid } } },
+        contentType: MERGE_PATCH,
+      });
+    } catch (error) {
+      // Gone meanwhile: nothing to mark.
+      if (isNotFound(error)) return;
+      throw error;
+    }
     log.info({ namespace, quota: name }, 'quota divided: every live cell holds its share, in force');
   }
 

@@ -46,8 +46,6 @@ export async function startQuotaController(
   for (const cluster of kubeconfig.clusters) cluster.cluster.server = routerUrl;
   const kubeconfigFile = join(env.dir, 'kubeconfig', 'quota-controller-router.kubeconfig');
   writeFileSync(kubeconfigFile, JSON.stringify(kubeconfig, null, 2), { mode: 0o600 });
-  const certDir = join(env.dir, 'quota-controller');
-  mkdirSync(certDir, { recursive: true });
   const logFile = options.logFile ?? join(env.dir, 'logs', 'quota-controller.log');
   mkdirSync(join(logFile, '..'), { recursive: true });
   const [port] = await freePorts(1);
@@ -60,8 +58,8 @@ export async function startQuotaController(
       `--resource-quota-sync-period=${options.syncPeriod ?? '2s'}`,
       '--leader-elect=false',
       '--bind-address=127.0.0.1',
+      // Its /healthz, on a self-signed certificate it keeps in memory.
       `--secure-port=${port}`,
-      `--cert-dir=${certDir}`,
       '--authentication-skip-lookup=true',
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },

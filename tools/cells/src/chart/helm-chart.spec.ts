@@ -254,7 +254,10 @@ describe('the cellfed chart', () => {
       expect(policy.matchConditions.map((condition) => condition.expression)).toEqual([
         'request.userInfo.username == "system:serviceaccount:cellfed-system:cellfed-quota-controller"',
       ]);
-      expect(policy.validations[0]!.expression).toContain(`'${QUOTA_DIVIDED_ANNOTATION}' in oldObject`);
+      // The mark is the quota's own uid: a manifest copied from another quota opens nothing.
+      expect(policy.validations[0]!.expression).toContain(
+        `oldObject.metadata.annotations['${QUOTA_DIVIDED_ANNOTATION}'] == oldObject.metadata.uid`,
+      );
       // Bound, and marked by the rebalance controller, which may patch quotas for it.
       named(renderChart(helm), 'ValidatingAdmissionPolicyBinding', 'cellfed-quota-controller');
       expect(
@@ -498,6 +501,8 @@ describe('the cellfed chart', () => {
     [['--set', 'global.tracing.sampleRatio=2'], "at '/global/tracing/sampleRatio'"],
     [['--set', 'global.tracing.otlpEndpoint=collector:4318'], "at '/global/tracing/otlpEndpoint'"],
     [['--set', 'quotaController.image.tag=1.37'], "at '/quotaController/image/tag'"],
+    // Zero would turn its full count off, and a creation in a cell would never show.
+    [['--set', 'quotaController.syncPeriod=0s'], "at '/quotaController/syncPeriod'"],
   ])('refuses %j and says where', (args, message) => {
     expect(() => renderChart(helm, args)).toThrow(HelmRefused);
     expect(() => renderChart(helm, args)).toThrow(message);
