@@ -44,23 +44,29 @@ describeE2e('the cellfed chart in a real control plane', () => {
       ...['install', release, CHART_DIR, '--namespace', namespace, '--create-namespace'],
       ...['--set', `global.cellSet=${release}`, '--set', 'metrics.grafanaDashboard.enabled=true'],
     );
-    const deployments = ['router', 'rebalance-controller', 'backup-controller'].map(
+    const components = ['router', 'rebalance-controller', 'backup-controller'].map(
       (c) => `${release}-cellfed-${c}`,
     );
+    // kube-controller-manager's quota controller, counting through the router.
+    const quotaController = `${release}-cellfed-quota-controller`;
+    const deployments = [...components, quotaController];
     expect(await names(`/apis/apps/v1/namespaces/${namespace}/deployments`)).toEqual([...deployments].sort());
     expect(await names(`/api/v1/namespaces/${namespace}/serviceaccounts`)).toEqual([...deployments].sort());
     expect(await names(`/api/v1/namespaces/${namespace}/services`)).toHaveLength(4);
-    expect(await names(`/apis/policy/v1/namespaces/${namespace}/poddisruptionbudgets`)).toHaveLength(3);
-    expect(await names(`/api/v1/namespaces/${namespace}/configmaps`)).toEqual([
-      `${release}-cellfed-dashboard`,
-    ]);
+    expect(await names(`/apis/policy/v1/namespaces/${namespace}/poddisruptionbudgets`)).toHaveLength(4);
+    expect(await names(`/api/v1/namespaces/${namespace}/configmaps`)).toEqual(
+      [`${release}-cellfed-dashboard`, quotaController].sort(),
+    );
+    // Its status writes held until a quota is divided.
+    const policies = '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies';
+    expect(await names(policies)).toEqual([quotaController]);
     expect(await names('/apis/rbac.authorization.k8s.io/v1/clusterroles')).toEqual([...deployments].sort());
     expect(await names('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings')).toEqual(
       [...deployments].sort(),
     );
-    // Events about the CellSet land in `default`; each component may write them there.
+    // Events about the CellSet land in `default`; each of cellfed's own components may write them there.
     expect(await names('/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings')).toEqual(
-      deployments.map((name) => `${name}-events`).sort(),
+      components.map((name) => `${name}-events`).sort(),
     );
     const router = await controlPlane.request<{
       spec: { template: { spec: { containers: { args: string[] }[] } } };
@@ -71,6 +77,7 @@ describeE2e('the cellfed chart in a real control plane', () => {
     run('uninstall', release, '--namespace', namespace);
     expect(await names('/apis/rbac.authorization.k8s.io/v1/clusterroles')).toEqual([]);
     expect(await names(`/apis/apps/v1/namespaces/${namespace}/deployments`)).toEqual([]);
+    expect(await names(policies)).toEqual([]);
   });
 });
 
