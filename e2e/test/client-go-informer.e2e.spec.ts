@@ -117,7 +117,12 @@ describeE2e(
     };
 
     beforeAll(async () => {
-      started = await startJoinFederation(env, fixture, { cellSetName, namespace, deployments: names });
+      started = await startJoinFederation(env, fixture, {
+        cellSetName,
+        namespace,
+        deployments: names,
+        quotaController: true,
+      });
       routed = started.federation.routed;
       await forEachInParallel(names, 16, (name) =>
         plain.request('POST', `${DEPLOYMENTS}/namespaces/${plainNamespace}/deployments`, {
@@ -134,6 +139,18 @@ describeE2e(
           },
         }),
       );
+      // A quota at its limit: every move is the create of a copy in a cell whose share is used up, and must
+      // still go through (the old copy's share is drawn to the new cell), as the join and drain must end.
+      await routed.request('POST', `/api/v1/namespaces/${namespace}/resourcequotas`, {
+        body: {
+          apiVersion: 'v1',
+          kind: 'ResourceQuota',
+          metadata: { name: 'at-limit' },
+          spec: {
+            hard: { 'count/deployments.apps': String(names.length), services: String(services.length) },
+          },
+        },
+      });
       await routed.request('POST', `/apis/autoscaling/v2/namespaces/${namespace}/horizontalpodautoscalers`, {
         body: {
           apiVersion: 'autoscaling/v2',
@@ -272,6 +289,18 @@ describeE2e(
           ),
         );
         return copies.filter((id) => id !== undefined).join() === home ? true : undefined;
+      });
+      // The quota counted what is there, once, after the moves: nothing twice, nothing lost.
+      await eventually('the quota to count every Deployment and Service once', async () => {
+        const quota = await routed.request<KubeObject & { status?: { used?: Record<string, string> } }>(
+          'GET',
+          `/api/v1/namespaces/${namespace}/resourcequotas/at-limit`,
+        );
+        const used = quota.status?.used;
+        return used?.['count/deployments.apps'] === String(names.length) &&
+          used['services'] === String(services.length)
+          ? true
+          : undefined;
       });
 
       for (const { resource, informer } of cellMade) {

@@ -109,7 +109,13 @@ export const plainNamespaceOf = (namespace: string) => `${namespace}-plain`;
 export async function startJoinFederation(
   env: EnvFile,
   fixture: ReturnType<typeof joinFixture>,
-  options: { cellSetName: string; namespace: string; deployments?: readonly string[] },
+  options: {
+    cellSetName: string;
+    namespace: string;
+    deployments?: readonly string[];
+    /** Count its quotas (kube's quota controller through its router). */
+    quotaController?: boolean;
+  },
 ): Promise<RebalancedFederation> {
   const started = await startRebalancedFederation(
     env,
@@ -119,6 +125,7 @@ export async function startJoinFederation(
       namespace: options.namespace,
       deployments: options.deployments ?? [],
       cells: [fixture.one, fixture.two],
+      ...(options.quotaController ? { quotaController: true } : {}),
     },
     ['--delete-after', '4s', '--mirror-resync', '2s'],
   );
