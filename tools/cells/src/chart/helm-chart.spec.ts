@@ -339,7 +339,12 @@ describe('the cellfed chart', () => {
 
     it('opens only each component’s own ports, metrics only to the monitoring namespace', () => {
       const policies = only(objects, 'NetworkPolicy');
-      expect(policies).toHaveLength(3);
+      expect(policies).toHaveLength(4);
+      // The quota controller's: its health port only.
+      const quota = named(objects, 'NetworkPolicy', 'cellfed-quota-controller').spec as {
+        ingress: { ports: { port: string }[]; from?: unknown[] }[];
+      };
+      expect(quota.ingress).toEqual([{ ports: [{ port: 'https-health', protocol: 'TCP' }] }]);
       const router = named(objects, 'NetworkPolicy', 'cellfed-router').spec as {
         ingress: { ports: { port: string }[]; from?: unknown[] }[];
       };
