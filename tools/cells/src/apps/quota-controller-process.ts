@@ -1,12 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { Agent, request } from 'undici';
 
 import { componentKubeconfig, type EnvFile } from '../env-file.ts';
 import { E2eError, E2eErrorCode } from '../errors.ts';
 import { freePorts } from '../local/ports.ts';
+import { waitUntilReady } from '../local/readiness.ts';
 import { resolveTools } from '../tools.ts';
 import { isRunning, stopApp } from './node-app.ts';
 
@@ -68,34 +67,24 @@ export async function startQuotaController(
   child.stdout!.pipe(log, { end: false });
   child.stderr!.pipe(log, { end: false });
   child.once('exit', () => log.end());
-  const insecure = new Agent({ connect: { rejectUnauthorized: false } });
-  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
   try {
-    for (;;) {
-      const healthy = await request(`https://127.0.0.1:${port}/healthz`, { dispatcher: insecure })
-        .then(async (response) => {
-          await response.body.dump();
-          return response.statusCode === 200;
-        })
-        .catch(() => false);
-      if (healthy) return { child, logFile };
-      if (!isRunning(child))
-        throw new E2eError(
-          E2eErrorCode.ProcessExited,
-          `the quota controller (kube-controller-manager) exited with ${child.exitCode ?? child.signalCode}; see ${logFile}`,
-        );
-      if (Date.now() > deadline)
-        throw new E2eError(
-          E2eErrorCode.NotReady,
-          `the quota controller's /healthz never answered; see ${logFile}`,
-        );
-      await sleep(200);
-    }
+    await waitUntilReady(
+      { name: 'the quota controller', url: `https://127.0.0.1:${port}/healthz`, tls: 'selfSigned' },
+      {
+        timeoutMs: options.timeoutMs ?? 60_000,
+        stillRunning: () => {
+          if (!isRunning(child))
+            throw new E2eError(
+              E2eErrorCode.ProcessExited,
+              `the quota controller (kube-controller-manager) exited with ${child.exitCode ?? child.signalCode}; see ${logFile}`,
+            );
+        },
+      },
+    );
+    return { child, logFile };
   } catch (error) {
     await stopQuotaController({ child });
     throw error;
-  } finally {
-    await insecure.close();
   }
 }
 

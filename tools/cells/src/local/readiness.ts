@@ -9,8 +9,11 @@ export interface ProbeTarget {
   /** e.g. `cell-1/kube-apiserver`, for messages. */
   name: string;
   url: string;
-  /** Client TLS for an apiserver; none for etcd's plain HTTP. */
-  tls?: { caFile: string; certFile: string; keyFile: string };
+  /**
+   * Client TLS for an apiserver; `selfSigned` for a loopback health port served with a certificate the
+   * process made for itself in memory (nothing to verify it by); none for etcd's plain HTTP.
+   */
+  tls?: { caFile: string; certFile: string; keyFile: string } | 'selfSigned';
 }
 
 export interface WaitOptions {
@@ -21,16 +24,16 @@ export interface WaitOptions {
   intervalMs?: number;
 }
 
-/** Polls `url` until it answers 200 (`/readyz` of kube-apiserver or etcd). */
+/** Polls `url` until it answers 200 (`/readyz` of kube-apiserver or etcd, `/healthz` of a controller manager). */
 export async function waitUntilReady(target: ProbeTarget, options: WaitOptions): Promise<void> {
+  const { tls } = target;
   const agent = new Agent({
-    connect: target.tls
-      ? {
-          ca: readFileSync(target.tls.caFile),
-          cert: readFileSync(target.tls.certFile),
-          key: readFileSync(target.tls.keyFile),
-        }
-      : {},
+    connect:
+      tls === 'selfSigned'
+        ? { rejectUnauthorized: false }
+        : tls
+          ? { ca: readFileSync(tls.caFile), cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }
+          : {},
     connectTimeout: 2_000,
   });
   const deadline = Date.now() + options.timeoutMs;
