@@ -3,16 +3,17 @@ import { availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import {
-  startQuotaController,
-  stopQuotaController,
-  type QuotaControllerProcess,
-} from '@cellfed/cells/apps/quota-controller-process.ts';
-import { parseE2eConfig } from '@cellfed/cells/e2e-config.ts';
 import { createLogger } from '@cellfed/cells/log.ts';
 import type { CellEntry } from '@cellfed/cells/provider.ts';
 
-import { startRebalanceController, stopController, type ControllerProcess } from './controller-process.ts';
+import {
+  startQuotaController,
+  startRebalanceController,
+  stopController,
+  stopQuotaController,
+  type ControllerProcess,
+  type QuotaControllerProcess,
+} from './controller-process.ts';
 import { cellAdder, describeE2e, e2eEnv } from './e2e-env.ts';
 import { runGinkgo, type SpecOutcome } from './ginkgo-run.ts';
 import { routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
@@ -92,10 +93,7 @@ describeE2e('conformance: Kubernetes’ e2e specs pass through the router as aga
       });
       // Quotas' status: kube-controller-manager's quota controller counting through the router, as the
       // chart runs it.
-      quotaController = await startQuotaController(env, router.url, {
-        toolsDir: parseE2eConfig(process.env, env.dir).toolsDir,
-        logFile: join(outputDir, 'quota-controller.log'),
-      });
+      quotaController = await startQuotaController(env, router.url, join(outputDir, 'quota-controller.log'));
       const kubeconfig = routerKubeconfig(env, router, join(outputDir, 'router.kubeconfig'));
       // One plain apiserver: etcd, kube-apiserver and kube-controller-manager, as every cell runs them.
       plain = await provider.addCell({ dir: env.dir, controllerManager: true, log });

@@ -2,16 +2,17 @@ import { join } from 'node:path';
 
 import { KubeClient, isNotFound } from '@cellfed/controller-kit';
 
-import {
-  startQuotaController,
-  stopQuotaController,
-  type QuotaControllerProcess,
-} from '@cellfed/cells/apps/quota-controller-process.ts';
-import { parseE2eConfig } from '@cellfed/cells/e2e-config.ts';
 import type { EnvFile } from '@cellfed/cells/env-file.ts';
 import { createCellSet, deleteCellSet, eventually, forEachInParallel } from './clients.ts';
 import { DEPLOYMENTS, deployment } from './deployments.ts';
-import { startRebalanceController, stopController, type ControllerProcess } from './controller-process.ts';
+import {
+  startQuotaController,
+  startRebalanceController,
+  stopController,
+  stopQuotaController,
+  type ControllerProcess,
+  type QuotaControllerProcess,
+} from './controller-process.ts';
 import { routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
 
 /**
@@ -139,10 +140,11 @@ export async function startRebalancedFederation(
       logFile: join(env.dir, `${options.cellSetName}-controller.log`),
     });
     const quotaController = options.quotaController
-      ? await startQuotaController(env, federation.router.url, {
-          toolsDir: parseE2eConfig(process.env, env.dir).toolsDir,
-          logFile: join(env.dir, `${options.cellSetName}-quota-controller.log`),
-        })
+      ? await startQuotaController(
+          env,
+          federation.router.url,
+          join(env.dir, `${options.cellSetName}-quota-controller.log`),
+        )
       : undefined;
     return { federation, controller, ...(quotaController ? { quotaController } : {}) };
   } catch (error) {
