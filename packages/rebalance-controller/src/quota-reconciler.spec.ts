@@ -67,7 +67,15 @@ function setup(options: { down?: string; unengaged?: string } = {}) {
   const copy = (cell: string) => cells.get(cell)!.get(QUOTA) as ResourceQuota | undefined;
   const share = (cell: string) =>
     JSON.parse(copy(cell)?.metadata.annotations?.[QUOTA_SHARE_ANNOTATION] ?? '{}') as Record<string, string>;
-  return { cells, controlPlane, clock, reconcile, makeQuota, count, copy, share };
+  /** Six pods divided 2/2/2, then a ReplicaSet in c made its two pods and a and b use nothing. */
+  const cRanLow = async () => {
+    makeQuota({ pods: '6' });
+    await reconcile();
+    count('a', { pods: '0' });
+    count('b', { pods: '0' });
+    count('c', { pods: '2' });
+  };
+  return { cells, controlPlane, clock, reconcile, makeQuota, count, copy, share, cRanLow };
 }
 
 describe('QuotaReconciler', () => {
@@ -188,12 +196,8 @@ describe('QuotaReconciler', () => {
   });
 
   it('does not mark a quota divided while a cell admitted against its old share as it was lowered', async () => {
-    const { cells, controlPlane, reconcile, makeQuota, count } = setup();
-    makeQuota({ pods: '6' });
-    await reconcile();
-    count('a', { pods: '0' });
-    count('b', { pods: '0' });
-    count('c', { pods: '2' });
+    const { cells, controlPlane, reconcile, makeQuota, cRanLow } = setup();
+    await cRanLow();
     // Unmarked again (a client replaced the quota from a file without it).
     makeQuota({ pods: '6' });
     const b = cells.get('b')!;
@@ -246,13 +250,8 @@ describe('QuotaReconciler', () => {
   });
 
   it('divides the unused part again when a cell runs low, lowering shares before it raises any', async () => {
-    const { cells, reconcile, makeQuota, count, share } = setup();
-    makeQuota({ pods: '6' });
-    await reconcile();
-    // A ReplicaSet in c made its two pods; a and b use nothing.
-    count('a', { pods: '0' });
-    count('b', { pods: '0' });
-    count('c', { pods: '2' });
+    const { cells, reconcile, share, cRanLow } = setup();
+    await cRanLow();
     const order: string[] = [];
     for (const [id, cell] of cells)
       cell.before = (method, path) => order.push(`${id} ${path.endsWith('/status') ? 'status' : 'spec'}`);
@@ -262,12 +261,8 @@ describe('QuotaReconciler', () => {
   });
 
   it('reads again soon, with no error, when a copy changed between its read and its write', async () => {
-    const { cells, reconcile, makeQuota, count } = setup();
-    makeQuota({ pods: '6' });
-    await reconcile();
-    count('a', { pods: '0' });
-    count('b', { pods: '0' });
-    count('c', { pods: '2' });
+    const { cells, reconcile, count, cRanLow } = setup();
+    await cRanLow();
     // b's own quota admission charges a pod just before the controller lowers b's share.
     const b = cells.get('b')!;
     b.before = () => {
