@@ -119,17 +119,7 @@ spec:
         {{- toYaml . | nindent 8 }}
       {{- end }}
     spec:
-      serviceAccountName: {{ include "cellfed.componentName" . }}
-      automountServiceAccountToken: true
-      {{- with .root.Values.global.imagePullSecrets }}
-      imagePullSecrets:
-        {{- toYaml . | nindent 8 }}
-      {{- end }}
-      {{- with .root.Values.global.priorityClassName }}
-      priorityClassName: {{ . }}
-      {{- end }}
-      securityContext:
-        {{- toYaml .root.Values.global.podSecurityContext | nindent 8 }}
+      {{- include "cellfed.podIdentity" . | nindent 6 }}
       containers:
         - name: {{ .component }}
           image: {{ include "cellfed.image" . | quote }}
@@ -179,22 +169,44 @@ spec:
       volumes:
         {{- toYaml . | nindent 8 }}
       {{- end }}
-      {{- with $values.nodeSelector }}
-      nodeSelector:
-        {{- toYaml . | nindent 8 }}
+      {{- with include "cellfed.podPlacement" . }}
+      {{- . | trim | nindent 6 }}
       {{- end }}
-      {{- with $values.tolerations }}
-      tolerations:
-        {{- toYaml . | nindent 8 }}
-      {{- end }}
-      {{- with $values.affinity }}
-      affinity:
-        {{- toYaml . | nindent 8 }}
-      {{- end }}
-      {{- with $values.topologySpreadConstraints }}
-      topologySpreadConstraints:
-        {{- toYaml . | nindent 8 }}
-      {{- end }}
+{{- end -}}
+
+{{/* Who a component's pods run as: its ServiceAccount, the pull secrets, priority and security context. */}}
+{{- define "cellfed.podIdentity" -}}
+serviceAccountName: {{ include "cellfed.componentName" . }}
+automountServiceAccountToken: true
+{{- with .root.Values.global.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .root.Values.global.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+securityContext:
+  {{- toYaml .root.Values.global.podSecurityContext | nindent 2 }}
+{{- end -}}
+
+{{/* Where a component's pods may run (its values' nodeSelector, tolerations, affinity, spread). */}}
+{{- define "cellfed.podPlacement" -}}
+{{- with .values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .values.topologySpreadConstraints }}
+topologySpreadConstraints:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
 {{- end -}}
 
 {{/* A component's ServiceAccount. */}}
