@@ -16,20 +16,45 @@ describe('SharedChanges', () => {
   function setUp() {
     const sources = new Map<string, FakeListWatch>();
     let changes = 0;
+    const listed: string[] = [];
+    const whole: string[] = [];
     const watcher = new SharedChanges({
       controlPlane: {} as KubeClient,
       logger: memoryLogger().logger,
-      onChange: () => changes++,
-      listWatch: (resource: GroupVersionResource) => {
-        const source = new FakeListWatch();
+      onChange: (resource, lane) => {
+        if (lane === 'high') changes++;
+        else listed.push(resource.resource);
+      },
+      keepWhole: (resource) => resource.resource === 'secrets',
+      listWatch: (resource: GroupVersionResource, keptWhole) => {
+        const source = sources.get(resource.resource) ?? new FakeListWatch();
         sources.set(resource.resource, source);
+        if (keptWhole) whole.push(resource.resource);
         return source;
       },
     });
     const abort = new AbortController();
     const running = watcher.run(abort.signal);
-    return { sources, watcher, abort, running, changes: () => changes };
+    return { sources, watcher, abort, running, changes: () => changes, listed, whole };
   }
+
+  it('tells what the first list finds in the low lane, and keeps whole only the resources asked', async () => {
+    const { sources, watcher, abort, running, listed, whole, changes } = setUp();
+    const secrets = new FakeListWatch();
+    sources.set('secrets', secrets);
+    secrets.put('shop', 'limits', { data: { max: '3' } } as never);
+    watcher.watch([SERVICE_ACCOUNTS, SECRETS]);
+    expect(whole).toEqual(['secrets']);
+    await until(() => listed.includes('secrets'));
+    expect(changes()).toBe(0);
+    expect(watcher.objects(SECRETS)).toEqual([
+      expect.objectContaining({ metadata: expect.objectContaining({ name: 'limits' }), data: { max: '3' } }),
+    ]);
+    watcher.watch([SERVICE_ACCOUNTS]);
+    expect(watcher.objects(SECRETS)).toEqual([]);
+    abort.abort();
+    await running;
+  });
 
   it('starts a pass for a change after the first list, not for what the first list finds', async () => {
     const { sources, watcher, abort, running, changes } = setUp();

@@ -6,6 +6,8 @@ import {
   untilAborted,
   type Clock,
   type KubeClient,
+  type KubeObject,
+  type Lane,
   type ListWatch,
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
@@ -18,20 +20,31 @@ export interface SharedChangesOptions {
   logger: Logger;
   registry?: Registry;
   clock?: Clock;
-  /** Called for every change the control plane makes to a mirrored object after the first list. */
-  onChange: () => void;
-  /** Where each resource's objects come from; the control plane's metadata, listed cluster-wide, by default. */
-  listWatch?: (resource: GroupVersionResource) => ListWatch;
+  /**
+   * Called for every event of a watched resource: lane `high` for a change the control plane makes after
+   * the first list, `low` for what the first list (or a relist) finds.
+   */
+  onChange: (resource: GroupVersionResource, lane: Lane) => void;
+  /** Resources whose objects are kept whole (see {@link SharedChanges.objects}); the rest, metadata only. */
+  keepWhole?: (resource: GroupVersionResource) => boolean;
+  /** Where each resource's objects come from; the control plane, listed cluster-wide, by default. */
+  listWatch?: (resource: GroupVersionResource, whole: boolean) => ListWatch;
+}
+
+interface Watched {
+  readonly controller: AbortController;
+  readonly informer: Informer;
 }
 
 /**
  * Watches the control plane's objects of every mirrored resource (metadata only), so that a change reaches
  * the cells at once rather than on the next resync: a pod in a cell needs its ServiceAccount (and its
  * Secrets, when the CellSet shares them) before it can start. One informer per resource, started and stopped
- * as the CellSet's shared resources change.
+ * as the CellSet's shared resources change. The admission policies and bindings are kept whole: the params
+ * their bindings name are followed into the cells (see AdmissionParams).
  */
 export class SharedChanges {
-  private readonly running = new Map<string, AbortController>();
+  private readonly running = new Map<string, Watched>();
   private wanted = new Map<string, GroupVersionResource>();
   private signal: AbortSignal | undefined;
 
@@ -52,19 +65,28 @@ export class SharedChanges {
     return [...this.running.keys()].sort();
   }
 
+  /** The cached objects of a resource kept whole, as last listed or watched; none if it is not watched. */
+  objects(resource: GroupVersionResource): readonly Readonly<KubeObject>[] {
+    const watched = this.running.get(nameOf(resource));
+    if (!watched) return [];
+    const objects: Readonly<KubeObject>[] = [];
+    watched.informer.each((_key, object) => objects.push(object));
+    return objects;
+  }
+
   /** Runs the informers until `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
     this.signal = signal;
     this.follow();
     await untilAborted(signal);
-    for (const controller of this.running.values()) controller.abort(signal.reason);
+    for (const { controller } of this.running.values()) controller.abort(signal.reason);
     this.running.clear();
   }
 
   private follow(): void {
     const signal = this.signal;
     if (!signal || signal.aborted) return;
-    for (const [name, controller] of this.running) {
+    for (const [name, { controller }] of this.running) {
       if (this.wanted.has(name)) continue;
       controller.abort(new Error('no longer mirrored'));
       this.running.delete(name);
@@ -73,29 +95,27 @@ export class SharedChanges {
       if (this.running.has(name)) continue;
       const controller = new AbortController();
       signal.addEventListener('abort', () => controller.abort(signal.reason), { once: true });
-      this.running.set(name, controller);
+      const whole = this.options.keepWhole?.(resource) === true;
       const informer = new Informer({
         cell: CONTROL_PLANE,
         resource: name,
         logger: this.options.logger,
         ...(this.options.registry ? { registry: this.options.registry } : {}),
         ...(this.options.clock ? { clock: this.options.clock } : {}),
-        listWatch: (this.options.listWatch ?? this.controlPlaneListWatch)(resource),
+        listWatch: (this.options.listWatch ?? this.controlPlaneListWatch)(resource, whole),
       });
-      // The first list is what the mirror pass reads anyway; only later changes need one more pass.
-      informer.addHandler((event) => {
-        if (event.lane === 'high') this.options.onChange();
-      });
+      this.running.set(name, { controller, informer });
+      informer.addHandler((event) => this.options.onChange(resource, event.lane));
       void informer.run(controller.signal);
     }
   }
 
-  private readonly controlPlaneListWatch = (resource: GroupVersionResource): ListWatch => {
+  private readonly controlPlaneListWatch = (resource: GroupVersionResource, whole: boolean): ListWatch => {
     const fieldSelector = mirrorSelector(resource);
     return resourceListWatch(
       this.options.controlPlane,
       { ...resource, namespaced: false },
-      { metadataOnly: true, ...(fieldSelector ? { fieldSelector } : {}) },
+      { metadataOnly: !whole, ...(fieldSelector ? { fieldSelector } : {}) },
     );
   };
 }
