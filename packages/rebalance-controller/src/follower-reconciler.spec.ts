@@ -4,6 +4,7 @@ import { FakeCell, fakeCopies, memoryLogger } from '@cellfed/controller-kit/test
 import { MIGRATED, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
 
+import { AdmissionParams } from './admission-params.ts';
 import { FollowerReconciler, formatFollowerKey, parseFollowerKey } from './follower-reconciler.ts';
 import { PlanHolder } from './rebalance-plan.ts';
 import { RebalanceMetrics } from './rebalance-metrics.ts';
@@ -30,7 +31,7 @@ function cachedCopies(cells: FakeCell[]): CopiesView {
   };
 }
 
-function setup(options: { shared?: boolean; down?: boolean } = {}) {
+function setup(options: { shared?: boolean; down?: boolean; params?: () => AdmissionParams } = {}) {
   const spec = parseCellSetSpec({
     cellularResources: [DEPLOYMENTS, CONFIGMAPS],
     sharedResources: options.shared ? [SECRETS] : [],
@@ -53,6 +54,7 @@ function setup(options: { shared?: boolean; down?: boolean } = {}) {
     controlPlane,
     metrics,
     resyncMs: RESYNC,
+    ...(options.params ? { params: options.params } : {}),
     onClaimsNamed: (namespace, names) => claimsNamed.push(`${namespace}: ${names.join(',')}`),
   });
   const deployment = (name: string, podSpec: unknown) =>
@@ -190,6 +192,58 @@ describe('FollowerReconciler', () => {
     const second = cells.a.get(cmPath('settings'))!;
     expect(second).toMatchObject({ data: { mode: 'safe' }, immutable: true });
     expect(second.metadata.uid).not.toBe(first.metadata.uid);
+  });
+
+  it('keeps in every cell the params admission bindings name, and takes them out when no binding names them', async () => {
+    let params = new AdmissionParams([
+      { resource: 'configmaps', name: 'limits' },
+      { resource: 'configmaps', selector: { matchLabels: { tier: 'limits' } } },
+      { resource: 'secrets', namespace: 'shop', name: 'token' },
+      // Named in every namespace: a Secret stored in the control plane is not looked for in each one.
+      { resource: 'secrets', name: 'everywhere' },
+    ]);
+    const { cells, controlPlane, configMap, secret, reconcile, reconciler } = setup({ params: () => params });
+    configMap(cells.b, 'limits', { max: '3' });
+    configMap(
+      cells.c,
+      'more-limits',
+      { max: '5' },
+      { metadata: { name: 'more-limits', namespace: 'shop', labels: { tier: 'limits' } } },
+    );
+    configMap(cells.b, 'unrelated', { max: '9' });
+    secret('token', { value: 'dA==' });
+    secret('everywhere', { value: 'ZQ==' });
+
+    await reconcile('a/shop');
+    await reconcile('b/shop');
+
+    expect(cells.a.get(cmPath('limits'))).toMatchObject({
+      data: { max: '3' },
+      metadata: { labels: { [FOLLOWER_LABEL]: 'b' } },
+    });
+    expect(cells.a.get(cmPath('more-limits'))).toMatchObject({
+      data: { max: '5' },
+      metadata: { labels: { tier: 'limits', [FOLLOWER_LABEL]: 'c' } },
+    });
+    expect(cells.a.get(cmPath('unrelated'))).toBeUndefined();
+    expect(cells.a.get(secretPath('token'))).toMatchObject({ data: { value: 'dA==' } });
+    expect(cells.b.get(cmPath('limits'))?.metadata.labels?.[FOLLOWER_LABEL]).toBeUndefined(); // its home
+    expect(cells.b.get(cmPath('more-limits'))).toMatchObject({
+      metadata: { labels: { [FOLLOWER_LABEL]: 'c' } },
+    });
+    expect(cells.b.get(secretPath('token'))).toBeDefined();
+    for (const cell of [cells.a, cells.b]) expect(cell.get(secretPath('everywhere'))).toBeUndefined();
+    expect(controlPlane.reads).not.toContain(secretPath('everywhere'));
+    // Each cell whose pass named it, its home too: a change to it queues them.
+    expect(reconciler.cellsNaming({ resource: CONFIGMAPS, namespace: 'shop', name: 'limits' })).toEqual([
+      'a',
+      'b',
+    ]);
+
+    params = AdmissionParams.NONE;
+    await reconcile('a/shop');
+    for (const path of [cmPath('limits'), cmPath('more-limits'), secretPath('token')])
+      expect(cells.a.get(path)).toBeUndefined();
   });
 
   it('never copies what is in the cell already, what every cell has, or a shared resource the mirror keeps', async () => {

@@ -32,6 +32,7 @@ import {
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 
+import { AdmissionParams, type ParamCandidate } from './admission-params.ts';
 import { followerCopy, sameFollower, type SourceId } from './follower-copy.ts';
 import { inParallel } from './in-parallel.ts';
 import type { RebalanceMetrics } from './rebalance-metrics.ts';
@@ -62,6 +63,8 @@ export interface FollowerReconcilerOptions {
   metrics: RebalanceMetrics;
   /** How often a namespace of a cell is compared again although nothing changed. Default 60 s. */
   resyncMs?: number;
+  /** The params the control plane's admission policy bindings name, followed into every cell; none by default. */
+  params?: () => AdmissionParams;
   /** Draws quota share into a cell whose quota admission refuses a follower; none: refused as it comes. */
   quota?: Pick<QuotaDraw, 'drawTo'>;
   /**
@@ -100,10 +103,11 @@ interface Source {
 const KINDS = [CONFIG_MAPS, SECRETS] as const;
 
 /**
- * Keeps in each cell the ConfigMaps and Secrets its workloads' pod templates name (see podReferences) where
- * the object itself lives elsewhere: in another cell (ConfigMaps are cellular, and the ring places them
- * apart from the workloads) or in the control plane (Secrets, by default). The cell's kubelets and admission
- * read them from their own apiserver, so without a copy the pods never start. Keyed by cell and namespace:
+ * Keeps in each cell the ConfigMaps and Secrets its workloads' pod templates name (see podReferences), and
+ * those admission policy bindings name as params (see AdmissionParams), where the object itself lives
+ * elsewhere: in another cell (ConfigMaps are cellular, and the ring places them apart from the workloads)
+ * or in the control plane (Secrets, by default). The cell's kubelets and admission read them from their own
+ * apiserver, so without a copy the pods never start and a policy finds no param. Keyed by cell and namespace:
  * each pass takes the cell's workloads there from the cache (reading only those whose spec changed), and
  * writes, updates or deletes the follower copies to match.
  * A copy of the object itself in the cell (its home, or one in the middle of a move) is never touched.
@@ -143,8 +147,9 @@ export class FollowerReconciler implements Reconciler<FollowerKey> {
     }
     // Without the cell's workloads listed, a pass would take every follower for unneeded.
     if (!this.options.copies.synced([cellId])) return { requeueAfterMs: 1000 };
-    const wanted = await this.referenced(key, namespace, cell, signal);
+    const { named: wanted, present } = await this.referenced(key, namespace, cell, signal);
     const shared = mirroredResources(spec);
+    const params = this.options.params?.() ?? AdmissionParams.NONE;
     const named = new Set<string>();
     let writes = 0;
     for (const kind of KINDS) {
@@ -152,6 +157,8 @@ export class FollowerReconciler implements Reconciler<FollowerKey> {
       const cellular = spec.cellularResources.some((resource) => sameResource(resource, kind));
       const pass = { cell, kind, namespace, cellular, signal, log };
       const names = wanted.get(kind.resource) ?? new Set<string>();
+      const candidates = present.get(kind.resource) ?? [];
+      for (const name of params.namesIn(kind.resource, namespace, candidates, cellular)) names.add(name);
       writes += await this.follow(pass, names);
       for (const name of names) named.add(`${kind.resource}/${name}`);
     }
@@ -191,22 +198,27 @@ export class FollowerReconciler implements Reconciler<FollowerKey> {
   }
 
   /**
-   * The names each kind's pod templates in the key's namespace name (and the claims they mount), from the cell's cached workload copies:
-   * a copy whose uid and generation are as last read is not read again.
+   * The names each kind's pod templates in the key's namespace name (and the claims they mount), from the
+   * cell's cached workload copies (a copy whose uid and generation are as last read is not read again); and
+   * the ConfigMaps and Secrets every cell holds there, which admission params are chosen from.
    */
   private async referenced(
     key: string,
     namespace: string,
     cell: CellEnd,
     signal: AbortSignal,
-  ): Promise<Map<string, Set<string>>> {
+  ): Promise<{ named: Map<string, Set<string>>; present: Map<string, ParamCandidate[]> }> {
     const known = this.templates.get(key) ?? new Map<string, Template>();
     const current = new Map<string, Template>();
     const toRead: ObjectRef[] = [];
     /** A move's fenced or old copies: their pods are going, and a claim is not placed for them. */
     const leaving = new Set<string>();
+    const present = new Map<string, ParamCandidate[]>(KINDS.map((kind) => [kind.resource, []]));
     this.options.copies.eachCopy((copyCell, ref, metadata) => {
-      if (copyCell !== cell.id || ref.namespace !== namespace || !hasPodTemplate(ref.resource)) return;
+      if (ref.namespace !== namespace) return;
+      if (ref.resource.group === '')
+        present.get(ref.resource.resource)?.push({ name: ref.name, labels: metadata.labels });
+      if (copyCell !== cell.id || !hasPodTemplate(ref.resource)) return;
       const status = metadata.labels?.[REBALANCE_STATUS_LABEL];
       if (status === MIGRATING || status === MIGRATED) leaving.add(formatObjectKey(ref));
       const template = known.get(formatObjectKey(ref));
@@ -233,7 +245,7 @@ export class FollowerReconciler implements Reconciler<FollowerKey> {
       for (const name of references.secrets) wanted.get(SECRETS.resource)!.add(name);
       if (!leaving.has(copy)) for (const name of references.claims) wanted.get(CLAIMS.resource)!.add(name);
     }
-    return wanted;
+    return { named: wanted, present };
   }
 
   /**

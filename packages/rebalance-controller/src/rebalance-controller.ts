@@ -5,6 +5,7 @@ import {
   MIRRORED_LABEL,
   ORPHAN_FINALIZER,
   ROUTER_CELLSET_LABEL,
+  type GroupVersionResource,
 } from '@cellfed/api';
 import type { Tracer } from '@opentelemetry/api';
 import {
@@ -45,6 +46,7 @@ import {
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 
+import { AdmissionParams, POLICY_KINDS } from './admission-params.ts';
 import { CELLSET_KEYS, CellSetReconciler, type CellSetKey } from './cellset-reconciler.ts';
 import { DependentsIndex, groupOf, ownerName } from './dependents-index.ts';
 import { FOLLOWER_KEYS, FollowerReconciler, type FollowerKey } from './follower-reconciler.ts';
@@ -67,7 +69,7 @@ import { QUOTA_KEYS, QuotaReconciler, type QuotaKey } from './quota-reconciler.t
 import { RebalanceMetrics } from './rebalance-metrics.ts';
 import { StatusSubresources } from './status-subresources.ts';
 import { SharedChanges } from './shared-changes.ts';
-import { mirroredResources } from './shared-objects.ts';
+import { mirroredResources, sameResource } from './shared-objects.ts';
 
 export interface RebalanceSettings {
   /** Objects moved at once at most. */
@@ -166,8 +168,14 @@ export class RebalanceController {
   private readonly dependents = new DependentsIndex();
   private readonly namespaces: Informer;
   private readonly crds: Informer;
-  /** Only to start a mirror pass when a shared object changes: the pass reads them itself. */
+  /**
+   * To start a mirror pass when a shared object changes (the pass reads them itself), and the admission
+   * policies and bindings whole, whose params the followers keep in every cell.
+   */
   private readonly sharedChanges: SharedChanges;
+  /** The params the control plane's admission policy bindings name, as of the last change to them. */
+  private params = AdmissionParams.NONE;
+  private paramsPending = false;
   private readonly leases: Informer<RouterLease>;
   private readonly pool: CellPool;
   private readonly namespaceLabels = (namespace: string) =>
@@ -300,6 +308,7 @@ export class RebalanceController {
             metrics,
             ...(settings.mirrorResyncMs === undefined ? {} : { resyncMs: settings.mirrorResyncMs }),
             ...(quotaDraw ? { quota: quotaDraw } : {}),
+            params: () => this.params,
             onClaimsNamed: (namespace, names) => {
               for (const name of names) this.claims?.enqueue({ namespace, name });
             },
@@ -448,7 +457,21 @@ export class RebalanceController {
       for (const cell of pool.cells()) this.mirror.enqueue({ cell: cell.id });
     };
     // A new ServiceAccount (or shared Secret) reaches every cell at once, before a workload's pods need it.
-    this.sharedChanges = new SharedChanges({ controlPlane, logger, registry, clock, onChange: mirrorAll });
+    const isPolicyKind = (resource: GroupVersionResource) =>
+      POLICY_KINDS.some(
+        (kind) => sameResource(kind.policies, resource) || sameResource(kind.bindings, resource),
+      );
+    this.sharedChanges = new SharedChanges({
+      controlPlane,
+      logger,
+      registry,
+      clock,
+      keepWhole: isPolicyKind,
+      onChange: (resource, lane) => {
+        if (lane === 'high') mirrorAll();
+        if (isPolicyKind(resource)) this.paramsChanged();
+      },
+    });
     // A new generation may bring a cell back from Down (the mirror stops looking at a Down cell) or new
     // shared resources: every cell is compared again.
     this.plans.onLoad(() => {
@@ -456,6 +479,7 @@ export class RebalanceController {
       const spec = this.plans.current()?.spec;
       if (spec) this.sharedChanges.watch(mirroredResources(spec));
       mirrorAll();
+      this.followParams(AdmissionParams.NONE, this.params);
       this.enqueueQuotas();
     });
     // The controller's own status writes come back as events: only a new generation (a spec change) or the
@@ -639,6 +663,41 @@ export class RebalanceController {
     if (name !== resourceName(CONFIG_MAPS) && name !== resourceName(SECRETS)) return;
     for (const follower of this.followerReconciler.cellsNaming(ref))
       followers.enqueue({ cell: follower, namespace: ref.namespace }, lane);
+    // A param a binding names, new or changed: every cell needs its follower.
+    const labels = this.objects.copiesOf(ref).get(cell)?.labels;
+    if (this.params.names(ref.resource.resource, ref.namespace, { name: ref.name, labels }))
+      for (const live of liveCells(plan)) followers.enqueue({ cell: live, namespace: ref.namespace }, lane);
+  }
+
+  /**
+   * An admission policy or binding changed in the control plane: if the params the bindings name changed,
+   * every live cell's followers are compared again in the namespaces the old or new params are in. Once per
+   * turn of the event loop, however many events the first list brings.
+   */
+  private paramsChanged(): void {
+    if (this.paramsPending) return;
+    this.paramsPending = true;
+    queueMicrotask(() => {
+      this.paramsPending = false;
+      const kinds = POLICY_KINDS.map(({ policies, bindings }) => ({
+        policies: this.sharedChanges.objects(policies),
+        bindings: this.sharedChanges.objects(bindings),
+      }));
+      const before = this.params;
+      const after = AdmissionParams.of(kinds);
+      if (after.equals(before)) return;
+      this.params = after;
+      this.followParams(before, after);
+    });
+  }
+
+  /** Queues every live cell's followers in the namespaces where params were or are. */
+  private followParams(before: AdmissionParams, after: AdmissionParams): void {
+    const plan = this.plans.current();
+    if (!plan || !this.followers) return;
+    const namespaces = new Set([...before.namespaces(this.objects), ...after.namespaces(this.objects)]);
+    for (const namespace of namespaces)
+      for (const cell of liveCells(plan)) this.followers.enqueue({ cell, namespace });
   }
 
   private enqueueNamespace(namespace: string): void {
