@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 
-import { MIRRORED_LABEL, QUOTA_SHARE_ANNOTATION, parseCellSetSpec } from '@cellfed/api';
+import { FOLLOWER_LABEL, MIRRORED_LABEL, QUOTA_SHARE_ANNOTATION, parseCellSetSpec } from '@cellfed/api';
 import { ApiError, KubeClient, parseQuantity, type KubeList, type KubeObject } from '@cellfed/controller-kit';
 import { RoutingTable } from '@cellfed/hashing';
 
@@ -665,6 +665,100 @@ describeE2e('what governs a workload is in force in its cell', () => {
       const stored = await found(cells.get(cellOf(name))!, deploymentsPath(name));
       expect(stored?.metadata.labels).toEqual({ app: name, governed: 'yes' });
     }
+  });
+
+  it('finds an admission policy’s ConfigMap param in every cell, though the ConfigMap lives in one', async () => {
+    const policy = `param-limit-${suffix}`;
+    // A cellular ConfigMap in ids[0]: without its follower in ids[1] that cell finds no param and denies.
+    const limits = pickName(`limits-${suffix}`, (name) => cellOf(name) === ids[0]);
+    const policed = { 'governance.e2e/params': 'yes' };
+    await createClusterScoped(`${ADMISSION}/validatingadmissionpolicies`, {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: policy },
+      spec: {
+        failurePolicy: 'Fail',
+        paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+        matchConstraints: {
+          resourceRules: [
+            { apiGroups: ['apps'], apiVersions: ['v1'], resources: ['deployments'], operations: ['CREATE'] },
+          ],
+        },
+        validations: [
+          {
+            expression: 'object.spec.replicas <= int(params.data.max)',
+            message: 'more replicas than the param',
+          },
+        ],
+      },
+    } as KubeObject);
+    // No namespace in the paramRef: each request's own namespace is searched, as upstream's examples do.
+    await createClusterScoped(`${ADMISSION}/validatingadmissionpolicybindings`, {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name: policy },
+      spec: {
+        policyName: policy,
+        paramRef: { name: limits, parameterNotFoundAction: 'Deny' },
+        validationActions: ['Deny'],
+        matchResources: {
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } },
+          objectSelector: { matchLabels: policed },
+        },
+      },
+    } as KubeObject);
+    await routed.request('POST', inNamespace('configmaps'), {
+      body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: limits }, data: { max: '2' } },
+    });
+    const names = ids.map((id) => pickName(`param-${id}`, (name) => cellOf(name) === id));
+    const dryRun = (name: string, replicas: number) => {
+      const base = deployment(name);
+      return routed
+        .request<KubeObject>('POST', deploymentsPath(), {
+          body: {
+            ...base,
+            metadata: { ...base.metadata, labels: { ...base.metadata.labels, ...policed } },
+            spec: { ...base.spec, replicas },
+          },
+          query: { dryRun: 'All' },
+        })
+        .then(
+          () => 'admitted',
+          (error: unknown) => (error instanceof ApiError ? error.message : String(error)),
+        );
+    };
+    // Every cell's apiserver: one replica admitted, three refused by the param's max of 2.
+    const answers = await eventually('the param in force in every cell', async () => {
+      const now = await Promise.all(
+        names.map(async (name) => [await dryRun(name, 1), await dryRun(name, 3)]),
+      );
+      return now.every(
+        ([one, three]) => one === 'admitted' && three?.includes('more replicas than the param'),
+      )
+        ? now
+        : undefined;
+    });
+    expect(answers).toHaveLength(ids.length);
+    const follower = await found(cells.get(ids[1]!)!, inNamespace('configmaps', limits));
+    expect(follower?.data).toEqual({ max: '2' });
+    expect(follower?.metadata.labels?.[FOLLOWER_LABEL]).toBe(ids[0]);
+
+    // The param changes through the router: every cell reads the new max.
+    await routed.request('PATCH', inNamespace('configmaps', limits), {
+      body: { data: { max: '5' } },
+      contentType: 'application/merge-patch+json',
+    });
+    await eventually('the new max in force in every cell', async () => {
+      const now = await Promise.all(names.map((name) => dryRun(name, 3)));
+      return now.every((answer) => answer === 'admitted') ? true : undefined;
+    });
+
+    // No binding names it any more: its follower leaves the other cell; the ConfigMap stays where it lives.
+    await routed.request('DELETE', `${ADMISSION}/validatingadmissionpolicybindings/${policy}`);
+    await eventually('the follower gone', async () =>
+      (await found(cells.get(ids[1]!)!, inNamespace('configmaps', limits))) ? undefined : true,
+    );
+    expect(await found(routed, inNamespace('configmaps', limits))).toMatchObject({ data: { max: '5' } });
   });
 
   it('takes a namespace that lived a moment out of the cells it was written into', async () => {
