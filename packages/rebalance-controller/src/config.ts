@@ -62,7 +62,7 @@ export const REBALANCE_FLAGS: readonly Flag[] = [
   {
     name: 'follow-pod-references',
     value: 'BOOL',
-    help: 'keep in each cell the ConfigMaps and Secrets its workloads’ pod templates name where they live elsewhere; needs get on them in the control plane',
+    help: 'keep in each cell the ConfigMaps and Secrets its workloads’ pod templates name, and the params admission policy bindings name, where they live elsewhere; needs get on them in the control plane',
     default: 'true',
   },
   {
