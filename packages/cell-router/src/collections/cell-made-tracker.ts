@@ -1,9 +1,8 @@
 import type { WatchEvent } from '@cellfed/controller-kit';
 
 import type { CellularResource } from '../routing/cellular-resources.ts';
-import type { ShownEvent } from './move-tracker.ts';
 import { ownObjectView } from './own-objects.ts';
-import { watchedMeta, type WatchedObject } from './watched-object.ts';
+import { watchedMeta, type ShownEvent, type WatchedObject } from './watched-object.ts';
 
 /** Reads one source's copy of an object, in the watch's own form. */
 export type CopyReader = (

@@ -3,32 +3,7 @@ import type { CellCursor } from './cell-versions.ts';
 import { arrayElements } from './json-elements.ts';
 import { isProtobuf, parseProtobufList, protobufStatusJson } from './protobuf-list.ts';
 import { CellListError } from '../errors.ts';
-import type { ItemSource } from './item-source.ts';
-
-/** What a list item (an object, or a Table row) is known by: its metadata. */
-export interface ItemMeta {
-  namespace?: string;
-  name?: string;
-  labels?: Record<string, string>;
-  creationTimestamp?: string;
-  /** Read only for their `controller` flags (see madeByItsCell). */
-  ownerReferences?: readonly unknown[];
-}
-
-/** One page of a cell's list as its apiserver answered. */
-export interface CellPage {
-  readonly kind: string;
-  readonly apiVersion: string;
-  /** The list's own resourceVersion (pinned by the first page). */
-  readonly resourceVersion: string;
-  readonly continue: string | undefined;
-  /** `items` of a list, `rows` of a Table. */
-  readonly items: unknown[];
-  /** Each item's bytes as the cell wrote them (absent if they could not be told apart). */
-  readonly raw?: Buffer[];
-  /** The Table's column definitions (absent for lists). */
-  readonly columnDefinitions?: unknown[];
-}
+import type { CellPage, ItemMeta, ItemSource } from './item-source.ts';
 
 /** What the pager needs of a cell's client (KubeClient.raw): one GET, its status and body text. */
 export interface CellLister {

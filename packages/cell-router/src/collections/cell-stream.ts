@@ -1,5 +1,6 @@
 import { CellListError } from '../errors.ts';
-import { cellListError, itemMeta, type CellPage, type PagerRequest } from './cell-pager.ts';
+import { cellListError, itemMeta, type PagerRequest } from './cell-pager.ts';
+import type { CellPage } from './item-source.ts';
 import type { CellCursor } from './cell-versions.ts';
 import type { ItemSource } from './item-source.ts';
 import { JsonListSplitter } from './json-list-splitter.ts';

@@ -1,5 +1,4 @@
 import type { CellCursor } from './cell-versions.ts';
-import type { CellPage } from './cell-pager.ts';
 
 /**
  * One cell's list as the merge reads it: items in the apiserver's order (namespace, then name), one head
@@ -25,4 +24,29 @@ export interface ItemSource {
   hasMore(): boolean;
   /** Where to pick up in this cell for the client's next page. */
   cursor(): CellCursor;
+}
+
+/** What a list item (an object, or a Table row) is known by: its metadata. */
+export interface ItemMeta {
+  namespace?: string;
+  name?: string;
+  labels?: Record<string, string>;
+  creationTimestamp?: string;
+  /** Read only for their `controller` flags (see madeByItsCell). */
+  ownerReferences?: readonly unknown[];
+}
+
+/** One page of a cell's list as its apiserver answered. */
+export interface CellPage {
+  readonly kind: string;
+  readonly apiVersion: string;
+  /** The list's own resourceVersion (pinned by the first page). */
+  readonly resourceVersion: string;
+  readonly continue: string | undefined;
+  /** `items` of a list, `rows` of a Table. */
+  readonly items: unknown[];
+  /** Each item's bytes as the cell wrote them (absent if they could not be told apart). */
+  readonly raw?: Buffer[];
+  /** The Table's column definitions (absent for lists). */
+  readonly columnDefinitions?: unknown[];
 }

@@ -5,7 +5,8 @@ import {
   type RoutingState,
 } from '../routing/route-plan.ts';
 import { badRequest, serviceUnavailable, type KubeStatus } from '../status/kube-status.ts';
-import { CellPager, itemMeta, type CellLister, type ItemMeta } from './cell-pager.ts';
+import { CellPager, itemMeta, type CellLister } from './cell-pager.ts';
+import type { ItemMeta } from './item-source.ts';
 import { CellStream } from './cell-stream.ts';
 import type { ItemSource } from './item-source.ts';
 import { decodeContinue, encodeCellVersions, encodeContinue, type CellCursor } from './cell-versions.ts';

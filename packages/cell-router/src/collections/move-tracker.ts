@@ -6,7 +6,7 @@ import type { NamespaceLabels, RoutingState } from '../routing/route-plan.ts';
 import { CellMadeTracker } from './cell-made-tracker.ts';
 import { ownObjectView } from './own-objects.ts';
 import { visibleCopy } from './copy-choice.ts';
-import { watchedMeta, type WatchedObject } from './watched-object.ts';
+import { watchedMeta, type ShownEvent, type WatchedObject } from './watched-object.ts';
 
 /** What a tracker needs of its merged watch's request. */
 export interface MoveTrackerRequest {
@@ -16,13 +16,6 @@ export interface MoveTrackerRequest {
   /** One copy of an object, as the router reads it, in the watch's own form. */
   readonly readCopy: (cell: string, namespace: string, name: string) => Promise<WatchedObject | undefined>;
 }
-
-/**
- * An event as the client is shown it. `source`: the source whose copy `object` is, when that is not the cell
- * whose event it answers (the new copy shown when a move completes, the copy that remains when a cell-made
- * one goes): owner uids in it are that source's.
- */
-export type ShownEvent = WatchEvent & { readonly source?: string };
 
 /** Which cells' events a client sees, and as what. */
 export interface WatchVisibility {

@@ -8,7 +8,7 @@ import {
   varintAt,
 } from '../request/protobuf-wire.ts';
 import { shownVersion } from './source-versions.ts';
-import type { ItemMeta } from './cell-pager.ts';
+import type { ItemMeta } from './item-source.ts';
 
 /**
  * Lists in Kubernetes' protobuf encoding, read and written on the wire without their schemas, for clients

@@ -1,3 +1,5 @@
+import type { WatchEvent } from '@cellfed/controller-kit';
+
 /** An object as a cell's watch sends it: the object itself, or a Table of one row (`kubectl get -w`). */
 export interface WatchedObject {
   kind?: string;
@@ -25,3 +27,10 @@ export function watchedMeta(object: WatchedObject): NonNullable<WatchedObject['m
     };
   return object.metadata ?? {};
 }
+
+/**
+ * An event as the client is shown it. `source`: the source whose copy `object` is, when that is not the cell
+ * whose event it answers (the new copy shown when a move completes, the copy that remains when a cell-made
+ * one goes): owner uids in it are that source's.
+ */
+export type ShownEvent = WatchEvent & { readonly source?: string };

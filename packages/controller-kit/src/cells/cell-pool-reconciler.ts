@@ -2,7 +2,23 @@ import type { Cell } from '@cellfed/api';
 import { TerminalError, errorMessage } from '../errors.ts';
 import type { CellKey } from '../object-key.ts';
 import type { Reconciler, ReconcileRequest } from '../runner/reconciler.ts';
-import type { CellPool } from './cell-pool.ts';
+import type { CellSetReading } from './cell-set-reader.ts';
+
+/**
+ * What the reconciler reads and changes of the cell pool (CellPool implements it): declared here so that
+ * the pool, which runs the reconciler, is not imported back.
+ */
+export interface PoolEngagements {
+  readonly cellSetName: string;
+  readonly secretNamespace: string;
+  cellSet(): CellSetReading;
+  kubeconfigOf(spec: Cell): string | undefined;
+  engagement(id: string): { fingerprint: string } | undefined;
+  fingerprint(kubeconfig: string): string;
+  engage(spec: Cell, kubeconfig: string, reason: string): void;
+  disengage(id: string, reason: string): void;
+  recordOnCellSet(type: 'Normal' | 'Warning', reason: string, note: string): Promise<void>;
+}
 
 /**
  * Keeps one cell's engagement in line with the CellSet and its Secret. The key names one cell. Level-based:
@@ -11,9 +27,9 @@ import type { CellPool } from './cell-pool.ts';
  * enqueue the cell again when the CellSet or a Secret changes.
  */
 export class CellPoolReconciler implements Reconciler<CellKey> {
-  private readonly pool: CellPool;
+  private readonly pool: PoolEngagements;
 
-  constructor(pool: CellPool) {
+  constructor(pool: PoolEngagements) {
     this.pool = pool;
   }
 

@@ -22,7 +22,7 @@ import type { KubeObject } from '../kube/kube-object.ts';
 import { gauge } from '../metrics/registry-metrics.ts';
 import { CELL_KEYS, type CellKey } from '../object-key.ts';
 import { Controller } from '../runner/controller.ts';
-import { CellPoolReconciler } from './cell-pool-reconciler.ts';
+import { CellPoolReconciler, type PoolEngagements } from './cell-pool-reconciler.ts';
 import { CellSetReader, type CellSetReading } from './cell-set-reader.ts';
 import type { CellHealth } from './health-hysteresis.ts';
 import { probeCell, type ProbeOptions } from './health-probe.ts';
@@ -84,7 +84,7 @@ const SECRETS = { group: '', version: 'v1', resource: 'secrets', namespaced: tru
  * disengages it when it goes and recreates it when its Secret changes. A `/readyz` probe per cell publishes
  * health and, when a cell comes back from Unhealthy, recreates its engagement so every watch starts afresh.
  */
-export class CellPool {
+export class CellPool implements PoolEngagements {
   readonly cellSetName: string;
   readonly secretNamespace: string;
   readonly cellSets: Informer;
