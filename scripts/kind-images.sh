@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Builds, on a machine that reaches no container registry, every image the kind provider runs:
-#   1. stand-ins for the two public base images the Dockerfiles name (node:24-bookworm-slim for the build
+#   1. stand-ins for the two public base images the app Dockerfile names (node:24-bookworm-slim for the build
 #      stage, gcr.io/distroless/nodejs24-debian12:nonroot to run), made from a Debian rootfs (debootstrap)
 #      and the Node.js 24 binary scripts/lib/node.sh provides, tagged with the public names, so the real
-#      Dockerfiles build unchanged (a tag swap, never a fork). Skipped where the real images are present;
-#   2. the router's and the controllers' images from those Dockerfiles, tagged as the chart expects.
+#      Dockerfile builds unchanged (a tag swap, never a fork). Skipped where the real images are present;
+#   2. the router's and the controllers' images from that Dockerfile (images/app/Dockerfile, through
+#      scripts/build-image.sh), tagged as the chart expects.
 # Each stand-in is built once per key (Debian suite, Node.js version) and reused; app images are rebuilt
 # each run (the sources change). Prints the app images on stdout, progress on stderr. Needs a Docker engine:
 # scripts/machine-setup.sh. kind's node image: scripts/kind-node-image.sh.
@@ -99,13 +100,13 @@ EOF
     fail "docker build of $run_node failed; see $cache/stand-ins.build.log"
 fi
 
-# 2. The project's images, from its own Dockerfiles, tagged with the chart's version.
+# 2. The project's images, from its Dockerfile (images/app), tagged with the chart's version.
 version="$(awk '$1 == "appVersion:" { gsub(/["\047]/, "", $2); print $2 }' charts/cellfed/Chart.yaml)"
 for app in cell-router rebalance-controller backup-controller; do
   started=$SECONDS
   log "building ghcr.io/cellfed/$app:$version"
-  DOCKER_BUILDKIT=0 docker build -q --build-arg "VERSION=$version" -t "ghcr.io/cellfed/$app:$version" \
-    -f "packages/$app/Dockerfile" . >"$cache/$app.build.log" 2>&1 ||
+  DOCKER_BUILDKIT=0 CELLFED_IMAGE_REPOSITORY=ghcr.io/cellfed CELLFED_IMAGE_TAG="$version" \
+    bash scripts/build-image.sh "$app" -q >"$cache/$app.build.log" 2>&1 ||
     fail "docker build of $app failed; see $cache/$app.build.log"
   log "ghcr.io/cellfed/$app:$version built in $((SECONDS - started)) s"
   echo "ghcr.io/cellfed/$app:$version"
