@@ -100,6 +100,25 @@ export default tseslint.config(
     },
   },
   {
+    // The shared protocol: constants, descriptors and pure functions over the API's and the ring's types.
+    files: ['packages/federation/src/**/*.ts'],
+    ignores: ['**/*.spec.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!@cellfed/api$|@cellfed/hashing$|\\.{1,2}/)',
+              message:
+                '@cellfed/federation is pure: it may import only @cellfed/api, @cellfed/hashing and its own modules.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Tests and benchmarks may spawn processes and touch the file system; the library itself may not.
     files: ['**/*.spec.ts', '**/bench/**/*.{ts,mts}', '**/scripts/**/*.{ts,mts}', '**/test/**/*.ts'],
     rules: {

@@ -9,6 +9,8 @@ import { installCellRbac } from '@cellfed/cells/chart/component-rbac.ts';
 import { LocalCells } from '@cellfed/cells/local/local-cells.ts';
 import { createLogger } from '@cellfed/cells/log.ts';
 import type { CellEntry } from '@cellfed/cells/provider.ts';
+import { METADATA_LIST } from '@cellfed/federation';
+
 import { cellSetSpec, eventually, forEachInParallel, readCellSet, updateCellSet } from './clients.ts';
 import {
   startBackupController,
@@ -17,7 +19,7 @@ import {
   type ControllerProcess,
 } from './controller-process.ts';
 import { cellAdder, describeE2e, e2eEnv } from './e2e-env.ts';
-import { DEPLOYMENTS, METADATA_LIST, SEQ, deploymentsIn, startWriter } from './deployments.ts';
+import { DEPLOYMENTS, SEQ, deploymentsIn, startWriter } from './deployments.ts';
 import { backupsIn, everyObjectBackedUp as everyObjectBackedUpIn } from './placement.ts';
 import { kubectl } from './router-process.ts';
 import {

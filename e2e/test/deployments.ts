@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { ApiError, type KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
+import { MERGE_PATCH, METADATA_LIST } from '@cellfed/federation';
 
 export const DEPLOYMENTS = '/apis/apps/v1';
-export const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 /** The annotation a writer stamps its sequence number into. */
 export const SEQ = 'e2e.cellfed.io/seq';
 
@@ -61,7 +61,7 @@ export function startWriter(
         try {
           await client.request('PATCH', `${DEPLOYMENTS}/namespaces/${namespace}/deployments/${name}`, {
             body: { metadata: { annotations: { [SEQ]: String(value) } } },
-            contentType: 'application/merge-patch+json',
+            contentType: MERGE_PATCH,
           });
           acknowledged.set(name, [...(acknowledged.get(name) ?? []), { seq: value, at: Date.now() }]);
           break;

@@ -8,8 +8,9 @@ import {
 } from '@cellfed/api';
 import { ApiError, type KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
 import { MIGRATED, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
+import { METADATA_LIST } from '@cellfed/federation';
 
-import { METADATA_LIST, SEQ, deploymentsIn, type startWriter } from './deployments.ts';
+import { SEQ, deploymentsIn, type startWriter } from './deployments.ts';
 
 // Where the Deployments of a test namespace are, and their backups, read from every cell directly: what the
 // rebalance, backup and proof suites check after the fact.

@@ -4,10 +4,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import { KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
 import { RoutingTable } from '@cellfed/hashing';
+import { METADATA_LIST } from '@cellfed/federation';
 
 import { cellSetSettled, weightedCellSetSpec, eventually, updateCellSet } from './clients.ts';
 import { startRebalanceController } from './controller-process.ts';
-import { DEPLOYMENTS, METADATA_LIST, deploymentsIn, startWriter } from './deployments.ts';
+import { DEPLOYMENTS, deploymentsIn, startWriter } from './deployments.ts';
 import { describeE2e, e2eEnv } from './e2e-env.ts';
 import { lostWrites, misplaced } from './placement.ts';
 import { recordProof } from './proof-results.ts';

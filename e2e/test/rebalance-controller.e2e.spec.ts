@@ -16,9 +16,11 @@ import { cellSecretName } from '@cellfed/cells/control-plane/cell-secrets.ts';
 import { LocalCells } from '@cellfed/cells/local/local-cells.ts';
 import { createLogger } from '@cellfed/cells/log.ts';
 import type { CellEntry } from '@cellfed/cells/provider.ts';
+import { METADATA_LIST } from '@cellfed/federation';
+
 import { cellSetSpec, eventually, readCellSet, updateCellSet } from './clients.ts';
 import { cellAdder, describeE2e, e2eEnv } from './e2e-env.ts';
-import { DEPLOYMENTS, METADATA_LIST, deployment, deploymentsIn, startWriter } from './deployments.ts';
+import { DEPLOYMENTS, deployment, deploymentsIn, startWriter } from './deployments.ts';
 import { lostWrites, misplaced, placement } from './placement.ts';
 import {
   isRunning,

@@ -1,3 +1,12 @@
+import {
+  APPLY_PATCH,
+  JSON_PATCH,
+  MERGE_PATCH,
+  METADATA_LIST,
+  PROTOBUF,
+  PROTOBUF_WATCH_STREAM,
+  STRATEGIC_MERGE_PATCH,
+} from '@cellfed/federation';
 // Hostile requests for the router fuzz (proof campaign): seeded, so a failing request can be made again.
 
 /** A small seeded PRNG (mulberry32): the same seed gives the same requests on every machine. */
@@ -119,12 +128,12 @@ const METHODS = [
 const CONTENT_TYPES = [
   'application/json',
   'application/json',
-  'application/merge-patch+json',
-  'application/strategic-merge-patch+json',
-  'application/json-patch+json',
-  'application/apply-patch+yaml',
+  MERGE_PATCH,
+  STRATEGIC_MERGE_PATCH,
+  JSON_PATCH,
+  APPLY_PATCH,
   'application/yaml',
-  'application/vnd.kubernetes.protobuf',
+  PROTOBUF,
   'text/plain',
   'application/json; charset=utf-16',
   'multipart/form-data; boundary=x',
@@ -134,9 +143,9 @@ const ACCEPTS = [
   'application/json',
   '*/*',
   'application/json;as=Table;v=v1;g=meta.k8s.io',
-  'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
-  'application/vnd.kubernetes.protobuf',
-  'application/vnd.kubernetes.protobuf;stream=watch',
+  METADATA_LIST,
+  PROTOBUF,
+  PROTOBUF_WATCH_STREAM,
   'text/html',
   'application/xml',
   ';;;',

@@ -36,6 +36,7 @@ import {
 } from '@cellfed/bench-kit';
 import { KubeClient, cellBackupOf, type KubeObject } from '@cellfed/controller-kit';
 import { RoutingTable } from '@cellfed/hashing';
+import { APPLY_PATCH, MERGE_PATCH } from '@cellfed/federation';
 
 const OBJECTS = Number(process.env['CELLFED_BENCH_OBJECTS'] ?? 10_000);
 const WRITES_PER_SECOND = 100;
@@ -49,7 +50,6 @@ const RAW_NAMESPACE = 'kube-public';
 const CELLSET = '/apis/cells.cellfed.io/v1alpha1/cellsets/default';
 const BACKUPS = `/apis/cells.cellfed.io/v1alpha1/namespaces/${CELL_BACKUP_NAMESPACE}/cellbackups`;
 const configMaps = (namespace: string) => `/api/v1/namespaces/${namespace}/configmaps`;
-const APPLY = 'application/apply-patch+yaml';
 const CONFIG_MAPS = { group: '', version: 'v1', resource: 'configmaps' };
 
 const configMap = (name: string, i: number) => ({
@@ -138,7 +138,7 @@ async function rawLoop(from: KubeClient, to: KubeClient, fromId: string, toId: s
           .request('PATCH', `${BACKUPS}/${backup.metadata.name}`, {
             query: { fieldManager: 'raw-loop', force: true },
             body: backup,
-            contentType: APPLY,
+            contentType: APPLY_PATCH,
             signal,
           })
           .catch(() => undefined);
@@ -170,7 +170,7 @@ async function measureLag(
       (async () => {
         const written = await client.request<KubeObject>('PATCH', `${configMaps(namespace)}/${name}`, {
           body: { metadata: { annotations: { 'bench.cellfed.io/seq': String(i) } } },
-          contentType: 'application/merge-patch+json',
+          contentType: MERGE_PATCH,
         });
         const acknowledged = performance.now();
         const at = await sightings.when(name, written.metadata.resourceVersion!);
@@ -380,7 +380,7 @@ try {
         cells: spec.cells.map((cell) => ({ ...cell, state: cell.id === three ? 'Down' : cell.state })),
       },
     },
-    'application/merge-patch+json',
+    MERGE_PATCH,
   );
   const downAt = performance.now();
   // Reads: a sample spread over the lost cell's objects, each tried every 100 ms until it answers, gives
@@ -423,7 +423,7 @@ try {
       firstTry.read++;
     const patch = { metadata: { labels: { restored: 'yes' } } };
     if (
-      await call(routed, 'PATCH', path, patch, 'application/merge-patch+json').then(
+      await call(routed, 'PATCH', path, patch, MERGE_PATCH).then(
         () => true,
         () => false,
       )

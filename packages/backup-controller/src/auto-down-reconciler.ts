@@ -11,6 +11,7 @@ import {
   type ReconcileResult,
   type Reconciler,
 } from '@cellfed/controller-kit';
+import { MERGE_PATCH } from '@cellfed/federation';
 
 export interface AutoDownReconcilerOptions {
   /** How long a cell must stay Unhealthy before it is marked Down. */
@@ -70,7 +71,7 @@ export class AutoDownReconciler implements Reconciler<CellKey> {
           metadata: { resourceVersion: object.metadata.resourceVersion },
           spec: { cells: spec.cells.map((one) => (one.id === cell ? { ...one, state: 'Down' } : one)) },
         },
-        contentType: 'application/merge-patch+json',
+        contentType: MERGE_PATCH,
         signal,
       },
     );

@@ -23,6 +23,7 @@ import {
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { NAMESPACES } from '@cellfed/federation';
 
 import { BackupMetrics, LagClock } from './backup-metrics.ts';
 import { BackupReconciler } from './backup-reconciler.ts';
@@ -52,8 +53,6 @@ export interface BackupControllerOptions {
   tracer?: Tracer;
   clock?: Clock;
 }
-
-const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces', namespaced: false };
 
 /**
  * The backup controller's parts, wired: caches of every cell's cellular objects (whole: a backup holds the

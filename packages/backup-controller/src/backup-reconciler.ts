@@ -32,7 +32,6 @@ import {
   portableObject,
   readIfExists,
   realClock,
-  resourcePath,
   without,
   type Clock,
   type CopiesView,
@@ -47,6 +46,7 @@ import {
 } from '@cellfed/controller-kit';
 import { MIGRATED, REBALANCE_STATUS_LABEL, type RouteDecision } from '@cellfed/hashing';
 import type { Logger } from 'pino';
+import { APPLY_PATCH, resourcePath } from '@cellfed/federation';
 
 import type { BackupMetrics, LagClock } from './backup-metrics.ts';
 import { BackupError, BackupErrorCode } from './errors.ts';
@@ -54,7 +54,6 @@ import type { Federation } from './federation.ts';
 
 /** The field manager of every write the controller makes. */
 export const FIELD_MANAGER = 'cellfed-backup-controller';
-const APPLY = 'application/apply-patch+yaml';
 /** While a cell the decision needs is not listed yet, look again this much later. */
 const NOT_SYNCED_RETRY_MS = 2000;
 
@@ -188,7 +187,7 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
     await this.client(backupCell).request('PATCH', backupPath(backup.metadata.name), {
       query: { fieldManager: FIELD_MANAGER, force: true },
       body: backup,
-      contentType: APPLY,
+      contentType: APPLY_PATCH,
       signal,
     });
     this.options.metrics.operations.inc({ operation: 'written' });

@@ -1,10 +1,9 @@
 import { CELL_BACKUP_NAMESPACE, cellBackupCrd } from '@cellfed/api';
 import { errorMessage, sleep, type Clock, type EngagedCell, type KubeClient } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
+import { APPLY_PATCH } from '@cellfed/federation';
 
 import { FIELD_MANAGER } from './backup-reconciler.ts';
-
-const APPLY = 'application/apply-patch+yaml';
 
 /**
  * Makes sure a cell can hold backups: the CellBackup CRD, established, and the reserved namespace. Applied
@@ -16,7 +15,7 @@ export async function prepareCell(client: Pick<KubeClient, 'request'>, signal: A
   await client.request('PATCH', crdPath, {
     query: { fieldManager: FIELD_MANAGER, force: true },
     body: crd,
-    contentType: APPLY,
+    contentType: APPLY_PATCH,
     signal,
   });
   await client.request('PATCH', `/api/v1/namespaces/${CELL_BACKUP_NAMESPACE}`, {
@@ -26,7 +25,7 @@ export async function prepareCell(client: Pick<KubeClient, 'request'>, signal: A
       kind: 'Namespace',
       metadata: { name: CELL_BACKUP_NAMESPACE, labels: { 'app.kubernetes.io/part-of': 'cellfed' } },
     },
-    contentType: APPLY,
+    contentType: APPLY_PATCH,
     signal,
   });
 }

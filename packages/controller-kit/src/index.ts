@@ -36,9 +36,7 @@ export type { KubeClientOptions, Query, RequestOptions } from './kube/kube-clien
 export { ApiError, isAlreadyExists, isConflict, isGone, isNotFound } from './kube/api-error.ts';
 export type { KubeStatus } from './kube/api-error.ts';
 export type { KubeList, KubeObject, ObjectMeta } from './kube/kube-object.ts';
-export { resourceId, resourcePath } from './kube/resource-path.ts';
 export { readIfExists } from './kube/read-if-exists.ts';
-export type { ResourceRef } from './kube/resource-path.ts';
 export { watchEvents } from './kube/watch-lines.ts';
 export type { WatchEvent } from './kube/watch-lines.ts';
 
@@ -50,7 +48,7 @@ export type {
   InformerHandler,
   InformerOptions,
 } from './informer/informer.ts';
-export { METADATA_LIST, resourceListWatch } from './informer/list-watch.ts';
+export { resourceListWatch } from './informer/list-watch.ts';
 export type { ListPage, ListWatch, ResourceListWatchOptions } from './informer/list-watch.ts';
 
 export { CellPool, CONTROL_PLANE } from './cells/cell-pool.ts';
@@ -89,14 +87,7 @@ export { annotationsBumpGeneration, commitCopy, showsOriginGeneration } from './
 export type { CommitCopyOptions } from './objects/commit-copy.ts';
 export { isKnownAs, originCreated, originUid } from './objects/object-identity.ts';
 export { portableObject, without } from './objects/portable-object.ts';
-export {
-  CLAIMS,
-  CONFIG_MAPS,
-  NOT_FOLLOWER_SELECTOR,
-  SECRETS,
-  hasPodTemplate,
-  podReferences,
-} from './objects/pod-references.ts';
+export { NOT_FOLLOWER_SELECTOR, hasPodTemplate, podReferences } from './objects/pod-references.ts';
 export type { PodReferences } from './objects/pod-references.ts';
 export type { PortableObject } from './objects/portable-object.ts';
 export type { CellAware, CellPoolOptions, EngagedCell } from './cells/cell-pool.ts';
@@ -172,7 +163,6 @@ export { settleShares } from './quota/quota-shares.ts';
 export type { Amounts, ShareHolder } from './quota/quota-shares.ts';
 export {
   QUOTA_COPY_SELECTOR,
-  RESOURCE_QUOTAS,
   drawnAtOf,
   enforce,
   shareOf,

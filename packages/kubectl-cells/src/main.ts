@@ -17,10 +17,10 @@ import {
   routersBehind,
   type KubeList,
   type RouterLease,
-  METADATA_LIST,
 } from '@cellfed/controller-kit';
 import { RoutingTable } from '@cellfed/hashing';
 import { KubeConfig } from '@kubernetes/client-node';
+import { MERGE_PATCH, METADATA_LIST } from '@cellfed/federation';
 
 import { editCells, editSettled, progressLine } from './cell-edit.ts';
 import { USAGE, parseCli, type CliCommand, type CliOptions } from './cli-args.ts';
@@ -134,7 +134,7 @@ async function edit(
     try {
       written = await client.request<CellSetObject>('PATCH', path, {
         body: { metadata: { resourceVersion: current.metadata.resourceVersion }, spec: { cells } },
-        contentType: 'application/merge-patch+json',
+        contentType: MERGE_PATCH,
       });
       break;
     } catch (error) {

@@ -35,12 +35,12 @@ import {
   RoutingTable,
   planMigration,
 } from '@cellfed/hashing';
+import { MERGE_PATCH } from '@cellfed/federation';
 
 const OBJECTS = Number(process.env['CELLFED_BENCH_OBJECTS'] ?? 10_000);
 const WINDOW = Number(process.env['CELLFED_BENCH_WINDOW'] ?? 32);
 const NAMESPACE = 'bench';
 const BASELINE_NAMESPACE = 'bench-baseline';
-const MERGE_PATCH = 'application/merge-patch+json';
 const collection = (namespace: string) => `/api/v1/namespaces/${namespace}/configmaps`;
 const CELLSET = '/apis/cells.cellfed.io/v1alpha1/cellsets/default';
 
@@ -99,13 +99,7 @@ try {
   const withStates = (states: Record<string, string>) =>
     Object.entries(states).map(([id, state]) => ({ id, state, kubeconfigSecretRef: refOf(id) }));
   const setCells = (states: Record<string, string>) =>
-    call(
-      controlPlane,
-      'PATCH',
-      CELLSET,
-      { spec: { cells: withStates(states) } },
-      'application/merge-patch+json',
-    );
+    call(controlPlane, 'PATCH', CELLSET, { spec: { cells: withStates(states) } }, MERGE_PATCH);
   const threeCells = { [one]: 'Normal', [two]: 'Normal', [three]: 'Normal' };
   const joining = { ...threeCells, [four]: 'Joining' };
   await setCells(threeCells);

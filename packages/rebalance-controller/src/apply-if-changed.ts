@@ -1,9 +1,8 @@
 import { MIRROR_HASH_ANNOTATION } from '@cellfed/api';
 import { isNotFound, type KubeClient, type KubeObject } from '@cellfed/controller-kit';
+import { APPLY_PATCH, METADATA } from '@cellfed/federation';
 
-import { APPLY, contentHash, MIRROR_FIELD_MANAGER } from './mirror-marks.ts';
-
-const METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
+import { contentHash, MIRROR_FIELD_MANAGER } from './mirror-marks.ts';
 
 /**
  * Server-side applies `object` at `path` in a cell with a hash of `content` as its
@@ -28,7 +27,7 @@ export async function applyIfChanged(
   const annotations = { ...object.metadata.annotations, [MIRROR_HASH_ANNOTATION]: hash };
   await cell.request('PATCH', path, {
     body: JSON.stringify({ ...object, metadata: { ...object.metadata, annotations } }),
-    contentType: APPLY,
+    contentType: APPLY_PATCH,
     query: { fieldManager: MIRROR_FIELD_MANAGER, force: true },
     signal,
   });

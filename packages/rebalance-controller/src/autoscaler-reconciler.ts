@@ -2,7 +2,6 @@ import { FOLLOWER_LABEL, MIRROR_HASH_ANNOTATION } from '@cellfed/api';
 import {
   CONTROL_PLANE,
   readIfExists,
-  resourcePath,
   type CopiesView,
   type KubeClient,
   type ReconcileRequest,
@@ -11,6 +10,7 @@ import {
 } from '@cellfed/controller-kit';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
+import { resourcePath } from '@cellfed/federation';
 
 import { AUTOSCALERS, autoscalerCopy, shownStatus, type HorizontalPodAutoscaler } from './autoscaler-copy.ts';
 import type { NamespacedKey } from './copied-kind-controller.ts';

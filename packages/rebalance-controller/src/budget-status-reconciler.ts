@@ -3,13 +3,13 @@ import {
   errorMessage,
   isConflict,
   readIfExists,
-  resourcePath,
   type Clock,
   type KubeClient,
   type ReconcileRequest,
   type ReconcileResult,
   type Reconciler,
 } from '@cellfed/controller-kit';
+import { resourcePath } from '@cellfed/federation';
 
 import {
   PDBS,

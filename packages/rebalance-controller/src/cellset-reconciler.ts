@@ -16,6 +16,7 @@ import {
   type KubeObject,
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
+import { MERGE_PATCH } from '@cellfed/federation';
 
 import {
   finishedCells,
@@ -365,7 +366,7 @@ export class CellSetReconciler implements Reconciler<CellSetKey> {
     try {
       await this.options.controlPlane.request('PATCH', `${CELLSETS}/${this.options.pool.cellSetName}`, {
         body: { metadata: { resourceVersion }, spec: { cells } },
-        contentType: 'application/merge-patch+json',
+        contentType: MERGE_PATCH,
         signal,
       });
       return true;
@@ -438,7 +439,7 @@ export class CellSetReconciler implements Reconciler<CellSetKey> {
         `${CELLSETS}/${this.options.pool.cellSetName}/status`,
         {
           body: { apiVersion: CELLSET_API_VERSION, kind: 'CellSet', status: { ...cleared, ...status } },
-          contentType: 'application/merge-patch+json',
+          contentType: MERGE_PATCH,
           signal,
         },
       );

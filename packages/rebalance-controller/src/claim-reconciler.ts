@@ -1,11 +1,9 @@
 import { FOLLOWER_LABEL, MIRROR_HASH_ANNOTATION } from '@cellfed/api';
 import {
   ApiError,
-  CLAIMS,
   CONTROL_PLANE,
   errorMessage,
   readIfExists,
-  resourcePath,
   type KubeClient,
   type KubeObject,
   type ObjectRef,
@@ -14,6 +12,7 @@ import {
   type Reconciler,
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
+import { CLAIMS, resourcePath } from '@cellfed/federation';
 
 import type { NamespacedKey } from './copied-kind-controller.ts';
 import { applyCopy, placedByCellSet, removeCopy, writeShownStatus } from './copy-writes.ts';
@@ -27,8 +26,6 @@ interface CellEnd {
   readonly id: string;
   readonly client: Client;
 }
-
-export const CLAIM_RESOURCE = { ...CLAIMS, namespaced: true };
 
 export interface PersistentVolumeClaim extends KubeObject {
   spec?: Record<string, unknown>;
@@ -71,7 +68,7 @@ export class ClaimReconciler implements Reconciler<NamespacedKey> {
     // The control plane's own (its system namespaces', cellfed's) stay its own.
     if (claim && isCellOwn(claim, CLAIMS)) return {};
     const wanted = claim && !claim.metadata.deletionTimestamp ? claim : undefined;
-    const path = resourcePath(CLAIM_RESOURCE, namespace, name);
+    const path = resourcePath(CLAIMS, namespace, name);
     const live = liveCells(plan);
     const copies = new Map<string, PersistentVolumeClaim>();
     /** Cells with a claim of that name of their own (a StatefulSet's): never the federation's to change. */
@@ -83,7 +80,7 @@ export class ClaimReconciler implements Reconciler<NamespacedKey> {
       if (!existing) continue;
       if (existing.metadata.labels?.[FOLLOWER_LABEL] !== CONTROL_PLANE) occupied.add(id);
       else if (!wanted) {
-        if (await removeCopy(cell.client, CLAIM_RESOURCE, existing, signal))
+        if (await removeCopy(cell.client, CLAIMS, existing, signal))
           log.info({ namespace, claim: name, cell: id }, 'claim copy deleted with its control-plane claim');
       } else if (existing.metadata.deletionTimestamp) {
         // A copy of a claim deleted and made again, still held by its pods: its volume is the old one. The
@@ -141,7 +138,7 @@ export class ClaimReconciler implements Reconciler<NamespacedKey> {
       },
     };
     try {
-      const applied = await applyCopy(cell.client, CLAIM_RESOURCE, copy, signal);
+      const applied = await applyCopy(cell.client, CLAIMS, copy, signal);
       log.info(
         { namespace, claim: name, cell: cell.id },
         existing ? 'claim copy updated' : 'claim placed in its pods’ cell',
@@ -164,10 +161,7 @@ export class ClaimReconciler implements Reconciler<NamespacedKey> {
     copy: PersistentVolumeClaim | undefined,
     log: Logger,
   ) {
-    if (
-      copy?.status &&
-      (await writeShownStatus(this.options.controlPlane, CLAIM_RESOURCE, claim, copy.status))
-    )
+    if (copy?.status && (await writeShownStatus(this.options.controlPlane, CLAIMS, claim, copy.status)))
       log.debug({ namespace: claim.metadata.namespace, claim: claim.metadata.name }, 'claim status shown');
   }
 }

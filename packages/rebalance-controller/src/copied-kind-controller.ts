@@ -5,7 +5,6 @@ import {
   formatKey,
   keyCodec,
   parseKey,
-  resourceId,
   resourceListWatch,
   type CellPool,
   type Clock,
@@ -16,8 +15,8 @@ import {
   type Lane,
   type ListWatch,
   type Reconciler,
-  type ResourceRef,
 } from '@cellfed/controller-kit';
+import { resourceId, type ResourceRef } from '@cellfed/federation';
 
 import { CopyWatch } from './copy-watch.ts';
 import type { PlanHolder } from './rebalance-plan.ts';

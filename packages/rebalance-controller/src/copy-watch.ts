@@ -1,14 +1,13 @@
 import {
   Informer,
   parseKey,
-  resourceId,
   resourceListWatch,
   type CellAware,
   type EngagedCell,
-  type ResourceRef,
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { resourceId, type ResourceRef } from '@cellfed/federation';
 
 export interface CopyWatchOptions {
   /** The resource of the copies, and the label that marks them as cellfed's. */

@@ -1,14 +1,8 @@
 import type { GroupVersionResource } from '@cellfed/api';
-import {
-  isConflict,
-  isNotFound,
-  resourcePath,
-  type KubeClient,
-  type KubeObject,
-  type ResourceRef,
-} from '@cellfed/controller-kit';
+import { isConflict, isNotFound, type KubeClient, type KubeObject } from '@cellfed/controller-kit';
+import { APPLY_PATCH, resourcePath, type ResourceRef } from '@cellfed/federation';
 
-import { APPLY, MIRROR_FIELD_MANAGER, contentHash } from './mirror-marks.ts';
+import { MIRROR_FIELD_MANAGER, contentHash } from './mirror-marks.ts';
 import type { RebalancePlan } from './rebalance-plan.ts';
 import { mirroredResources, sameResource } from './shared-objects.ts';
 
@@ -35,7 +29,7 @@ export function applyCopy<T extends KubeObject>(
   const { namespace = '', name = '' } = copy.metadata;
   return cell.request<T>('PATCH', resourcePath(resource, namespace, name), {
     body: copy,
-    contentType: APPLY,
+    contentType: APPLY_PATCH,
     query: { fieldManager: MIRROR_FIELD_MANAGER, force: true },
     signal,
   });

@@ -1,10 +1,7 @@
 import { FOLLOWER_LABEL, type GroupVersionResource, FOLLOWED_VERSION_ANNOTATION } from '@cellfed/api';
 import {
   CELL_SYSTEM_NAMESPACES,
-  CLAIMS,
-  CONFIG_MAPS,
   CONTROL_PLANE,
-  SECRETS,
   hasPodTemplate,
   isAlreadyExists,
   isCellOwnObject,
@@ -12,7 +9,6 @@ import {
   objectPath,
   readIfExists,
   podReferences,
-  resourcePath,
   ApiError,
   type CopiesView,
   type KubeClient,
@@ -31,6 +27,7 @@ import {
 } from '@cellfed/controller-kit';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
+import { CLAIMS, CONFIG_MAPS, resourcePath, SECRETS } from '@cellfed/federation';
 
 import { AdmissionParams, type ParamCandidate } from './admission-params.ts';
 import { followerCopy, sameFollower, type SourceId } from './follower-copy.ts';

@@ -14,7 +14,6 @@ import {
   objectRefOf,
   parseObjectKey,
   type ObjectKey,
-  resourcePath,
   type CopiesView,
   type KubeClient,
   type ObjectMeta,
@@ -26,8 +25,8 @@ import {
   type Reconciler,
 } from '@cellfed/controller-kit';
 import { MIGRATING, REBALANCE_STATUS_LABEL, needsOldCopy, resolveTarget } from '@cellfed/hashing';
+import { MERGE_PATCH, METADATA, resourcePath } from '@cellfed/federation';
 
-import { MERGE_PATCH } from './mirror-marks.ts';
 import { groupOf, ownerName } from './dependents-index.ts';
 import type { CellEnd } from './object-mover.ts';
 import type { OwnerKinds } from './owner-kinds.ts';
@@ -333,7 +332,7 @@ export class GarbageCollectorReconciler implements Reconciler<ObjectKey> {
       const found = await this.options.controlPlane.request<{ metadata?: ObjectMeta }>(
         'GET',
         resourcePath(kind, ownerNamespace, owner.name),
-        { accept: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1', signal },
+        { accept: METADATA, signal },
       );
       if (found.metadata && isKnownAs(found.metadata, owner.uid)) return 'present';
     } catch (error) {
@@ -380,7 +379,7 @@ export class GarbageCollectorReconciler implements Reconciler<ObjectKey> {
       if (!cell) return 'unknown';
       try {
         const found = await cell.client.request<{ metadata?: ObjectMeta }>('GET', objectPath(ref), {
-          accept: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1',
+          accept: METADATA,
           signal,
         });
         if (found.metadata && isKnownAs(found.metadata, uid)) return 'present';

@@ -5,10 +5,6 @@ import { MIRRORED_FROM_CONTROL_PLANE } from '@cellfed/api';
 /** The value of the mirror's label (@cellfed/api's MIRRORED_LABEL): where a mirrored object comes from. */
 export const MIRRORED_VALUE = MIRRORED_FROM_CONTROL_PLANE;
 export const MIRROR_FIELD_MANAGER = 'cellfed-mirror';
-/** Server-side apply's content type: the mirror and followers apply what they own, forced. */
-export const APPLY = 'application/apply-patch+yaml';
-/** A JSON merge patch's content type. */
-export const MERGE_PATCH = 'application/merge-patch+json';
 
 /**
  * The `cellfed.io/mirror-hash` value for what the mirror applies (@cellfed/api's MIRROR_HASH_ANNOTATION). Keys

@@ -12,13 +12,13 @@ import {
   type ReconcileResult,
   type Reconciler,
   CELL_SYSTEM_NAMESPACES,
-  METADATA_LIST,
 } from '@cellfed/controller-kit';
+import { APPLY_PATCH, METADATA_LIST } from '@cellfed/federation';
 
 import { applyIfChanged } from './apply-if-changed.ts';
 import { ensureCellFence, ownUserName } from './cell-fence.ts';
 import { inParallel } from './in-parallel.ts';
-import { APPLY, MIRROR_FIELD_MANAGER as FIELD_MANAGER, MIRRORED_VALUE } from './mirror-marks.ts';
+import { MIRROR_FIELD_MANAGER as FIELD_MANAGER, MIRRORED_VALUE } from './mirror-marks.ts';
 import type { PlanHolder } from './rebalance-plan.ts';
 import { mirrorSharedObjects, mirroredResources } from './shared-objects.ts';
 
@@ -148,7 +148,7 @@ export class MirrorReconciler implements Reconciler<CellKey> {
       writes.push(() =>
         cell.client.request('PATCH', `/api/v1/namespaces/${name}`, {
           body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } }),
-          contentType: APPLY,
+          contentType: APPLY_PATCH,
           query: { fieldManager: FIELD_MANAGER, force: true },
           signal,
         }),

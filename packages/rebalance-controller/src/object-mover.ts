@@ -6,7 +6,6 @@ import {
   ORIGIN_GENERATION_ANNOTATION,
   shownGeneration,
 } from '@cellfed/api';
-import { MERGE_PATCH } from './mirror-marks.ts';
 import {
   ApiError,
   collectionPath,
@@ -19,7 +18,6 @@ import {
   isNotFound,
   objectPath,
   readIfExists,
-  resourcePath,
   type Clock,
   type KubeClient,
   type KubeList,
@@ -32,6 +30,7 @@ import {
 } from '@cellfed/controller-kit';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
+import { MERGE_PATCH, resourcePath } from '@cellfed/federation';
 
 import { RebalanceError, RebalanceErrorCode } from './errors.ts';
 import { FIELD_MANAGER, copiedFromCell } from './migration-marks.ts';

@@ -6,7 +6,6 @@ import {
 } from '@cellfed/api';
 import {
   CELL_SYSTEM_NAMESPACES,
-  RESOURCE_QUOTAS,
   UNIT,
   cellOwnObjectName,
   countedResource,
@@ -21,7 +20,6 @@ import {
   parseResourceList,
   readIfExists,
   resourceName,
-  resourcePath,
   sameResourceList,
   settleShares,
   shareOf,
@@ -38,12 +36,11 @@ import {
   type Reconciler,
   type ResourceQuota,
   type ShareHolder,
-  METADATA_LIST,
 } from '@cellfed/controller-kit';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
+import { MERGE_PATCH, METADATA_LIST, RESOURCE_QUOTAS, resourcePath } from '@cellfed/federation';
 
-import { MERGE_PATCH } from './mirror-marks.ts';
 import { liveCells, type PlanHolder, type RebalancePlan } from './rebalance-plan.ts';
 
 type Client = Pick<KubeClient, 'request'>;

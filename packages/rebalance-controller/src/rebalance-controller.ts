@@ -31,11 +31,8 @@ import {
   type ObjectKey,
   NOOP_TRACER,
   heldOwnersOrNone,
-  CONFIG_MAPS,
-  SECRETS,
   hasPodTemplate,
   resourceName,
-  RESOURCE_QUOTAS,
   QUOTA_COPY_SELECTOR,
   QuotaDraw,
   formatKey,
@@ -45,6 +42,7 @@ import {
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { CLAIMS, CONFIG_MAPS, CRDS, LEASES, NAMESPACES, RESOURCE_QUOTAS, SECRETS } from '@cellfed/federation';
 
 import { AdmissionParams, POLICY_KINDS } from './admission-params.ts';
 import { CELLSET_KEYS, CellSetReconciler, type CellSetKey } from './cellset-reconciler.ts';
@@ -62,7 +60,7 @@ import { AutoscalerReconciler } from './autoscaler-reconciler.ts';
 import { AutoscalerTargets } from './autoscaler-targets.ts';
 import { BudgetStatusReconciler } from './budget-status-reconciler.ts';
 import { PDBS, type PodDisruptionBudget } from './budget-status.ts';
-import { CLAIM_RESOURCE, ClaimReconciler, type PersistentVolumeClaim } from './claim-reconciler.ts';
+import { ClaimReconciler, type PersistentVolumeClaim } from './claim-reconciler.ts';
 import { CopiedKindController } from './copied-kind-controller.ts';
 import { CopyWatch } from './copy-watch.ts';
 import { QUOTA_KEYS, QuotaReconciler, type QuotaKey } from './quota-reconciler.ts';
@@ -124,15 +122,6 @@ export interface RebalanceControllerOptions {
   tracer?: Tracer;
   clock?: Clock;
 }
-
-const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces', namespaced: false };
-const CRDS = {
-  group: 'apiextensions.k8s.io',
-  version: 'v1',
-  resource: 'customresourcedefinitions',
-  namespaced: false,
-};
-const LEASES = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', namespaced: true };
 
 /**
  * The rebalance controller's parts, wired: caches of the control plane (namespaces, CRDs, router Leases)
@@ -370,7 +359,7 @@ export class RebalanceController {
     if (followerReconciler && settings.followClaims !== false)
       this.claims = new CopiedKindController<PersistentVolumeClaim>({
         name: 'claims',
-        resource: CLAIM_RESOURCE,
+        resource: CLAIMS,
         copySelector: `${FOLLOWER_LABEL}=${CONTROL_PLANE}`,
         controlPlane,
         pool,

@@ -1,9 +1,9 @@
 import type { GroupVersionResource } from '@cellfed/api';
 import { flushPromises, FakeListWatch, memoryLogger } from '@cellfed/controller-kit/testing';
 import type { KubeClient } from '@cellfed/controller-kit';
+import { SECRETS } from '@cellfed/federation';
 
 import { SharedChanges } from './shared-changes.ts';
-import { SECRETS } from '@cellfed/controller-kit';
 
 import { SERVICE_ACCOUNTS } from './shared-objects.ts';
 

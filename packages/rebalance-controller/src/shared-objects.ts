@@ -7,20 +7,18 @@ import {
 import {
   isNotFound,
   readIfExists,
-  resourcePath,
   type KubeClient,
   type KubeList,
   type KubeObject,
   CELL_SYSTEM_NAMESPACES,
   FENCE_POLICY_NAME,
-  SECRETS,
-  METADATA_LIST,
 } from '@cellfed/controller-kit';
+import { APPLY_PATCH, METADATA_LIST, resourcePath, SECRETS } from '@cellfed/federation';
 
 import { RebalanceError, RebalanceErrorCode } from './errors.ts';
 import { inParallel } from './in-parallel.ts';
 import { userMarks } from './follower-copy.ts';
-import { APPLY, contentHash, MIRROR_FIELD_MANAGER, MIRRORED_VALUE } from './mirror-marks.ts';
+import { contentHash, MIRROR_FIELD_MANAGER, MIRRORED_VALUE } from './mirror-marks.ts';
 
 type Client = Pick<KubeClient, 'request'>;
 
@@ -119,7 +117,7 @@ export async function mirrorSharedObjects(
       tasks.push(() =>
         cell.request('PATCH', path, {
           body: JSON.stringify(copy),
-          contentType: APPLY,
+          contentType: APPLY_PATCH,
           query: { fieldManager: MIRROR_FIELD_MANAGER, force: true },
           signal,
         }),

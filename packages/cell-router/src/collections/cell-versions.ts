@@ -1,3 +1,5 @@
+import { COMPOSITE_VERSION_PREFIX } from '@cellfed/federation';
+
 import { CellTokenError } from '../errors.ts';
 
 /**
@@ -5,7 +7,6 @@ import { CellTokenError } from '../errors.ts';
  * in a versioned encoding (`cf1.` + base64url JSON) that no single apiserver would issue, so the router can
  * tell its tokens from anything else.
  */
-const PREFIX = 'cf1.';
 
 /** Each cell's resourceVersion, encoded as one. Cells in a stable order, so equal maps give equal strings. */
 export function encodeCellVersions(versions: ReadonlyMap<string, string>): string {
@@ -21,7 +22,7 @@ function sortedPairs(versions: ReadonlyMap<string, string>): [string, string][] 
  * (`0`, empty, or a single apiserver's number).
  */
 export function decodeCellVersions(value: string): Map<string, string> | undefined {
-  if (!value.startsWith(PREFIX)) return undefined;
+  if (!value.startsWith(COMPOSITE_VERSION_PREFIX)) return undefined;
   const pairs = decode(value);
   if (!Array.isArray(pairs) || !pairs.every(isPair)) throw new CellTokenError('malformed resourceVersion');
   return new Map(pairs);
@@ -41,7 +42,7 @@ export function encodeContinue(cursors: ReadonlyMap<string, CellCursor>): string
 }
 
 export function decodeContinue(token: string): Map<string, CellCursor> {
-  if (!token.startsWith(PREFIX))
+  if (!token.startsWith(COMPOSITE_VERSION_PREFIX))
     throw new CellTokenError('continue key is not valid: not issued by this router');
   const value = decode(token) as { cells?: Record<string, CellCursor> } | undefined;
   const cells = value?.cells;
@@ -54,12 +55,14 @@ export function decodeContinue(token: string): Map<string, CellCursor> {
 }
 
 function encode(value: unknown): string {
-  return PREFIX + Buffer.from(JSON.stringify(value)).toString('base64url');
+  return COMPOSITE_VERSION_PREFIX + Buffer.from(JSON.stringify(value)).toString('base64url');
 }
 
 function decode(value: string): unknown {
   try {
-    return JSON.parse(Buffer.from(value.slice(PREFIX.length), 'base64url').toString('utf8'));
+    return JSON.parse(
+      Buffer.from(value.slice(COMPOSITE_VERSION_PREFIX.length), 'base64url').toString('utf8'),
+    );
   } catch {
     throw new CellTokenError('malformed token');
   }

@@ -1,3 +1,5 @@
+import { PROTOBUF } from '@cellfed/federation';
+
 import { shownVersion } from './source-versions.ts';
 import { parseCellSetSpec } from '@cellfed/api';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
@@ -6,7 +8,7 @@ import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { routingState } from '../routing/route-plan.ts';
 import { decodeCellVersions } from './cell-versions.ts';
 import { serveMergedList } from './merged-list.ts';
-import { PROTOBUF, encodeProtobufList, parseProtobufList } from './protobuf-list.ts';
+import { encodeProtobufList, parseProtobufList } from './protobuf-list.ts';
 import { protobufItem } from '../testing/protobuf-item.ts';
 import type { StreamedAnswer } from './streamed-answer.ts';
 

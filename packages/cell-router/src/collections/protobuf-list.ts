@@ -18,8 +18,6 @@ import type { ItemMeta } from './item-source.ts';
  * resourceVersion 6, creationTimestamp 8 {seconds 1}, labels 11 (map entries {key 1, value 2})}.
  */
 
-export const PROTOBUF = 'application/vnd.kubernetes.protobuf';
-
 export interface ProtobufListPage {
   readonly kind: string;
   readonly apiVersion: string;

@@ -10,12 +10,11 @@ import {
   type ObjectMeta,
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
+import { NAMESPACES } from '@cellfed/federation';
 
 import type { Authorize } from '../auth/request-authorization.ts';
 import type { Refusal } from '../routing/destination.ts';
 import type { Registry } from 'prom-client';
-
-export const NAMESPACES = { group: '', version: 'v1', resource: 'namespaces', namespaced: false };
 
 /**
  * Which namespaces each cell has, so a write into a namespace that the control plane has and the cell does

@@ -1,4 +1,5 @@
 import { heldOwnersOrNone, ownerReferencesOf, type KubeClient } from '@cellfed/controller-kit';
+import { PROTOBUF } from '@cellfed/federation';
 
 import { mediaType } from '../request/object-name.ts';
 import { objectPath } from '../request/object-path.ts';
@@ -49,7 +50,7 @@ export async function cellWriteBody(
     const refused = await reservedMarksRefusal(info, shape, method, contentType, bytes, current, authorize);
     if (refused) return { status: refused };
     const written =
-      shape === 'object' && mediaType(contentType) === 'application/vnd.kubernetes.protobuf'
+      shape === 'object' && mediaType(contentType) === PROTOBUF
         ? await cellViewOfProtobuf(method, bytes, current)
         : await cellViewOfWrite(shape, method, contentType, bytes, current);
     return { bytes: written?.body ?? bytes };
@@ -77,7 +78,7 @@ export async function reservedMarksRefusal(
 ): Promise<KubeStatus | undefined> {
   if (!bytes.includes(MARK_PREFIX)) return undefined;
   const writes: MarkWrite[] =
-    mediaType(contentType) === 'application/vnd.kubernetes.protobuf'
+    mediaType(contentType) === PROTOBUF
       ? protobufMarkWrites(bytes)
       : markWrites(shape, parseBody(bytes, contentType));
   if (writes.length === 0) return undefined;

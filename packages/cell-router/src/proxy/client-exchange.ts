@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { constants, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
+import { PROTOBUF } from '@cellfed/federation';
 
 import type { StreamedAnswer } from '../collections/streamed-answer.ts';
-import { PROTOBUF } from '../collections/protobuf-list.ts';
 
 /** A client's request over HTTP/1.1 or HTTP/2: the front offers both (ALPN), as kube-apiserver does. */
 export type ClientRequest = IncomingMessage | Http2ServerRequest;
@@ -127,7 +127,7 @@ export function jsonAccept(accept: string | undefined): string {
   const offers = (accept ?? '')
     .split(',')
     .map((offer) => offer.trim())
-    .filter((offer) => offer !== '' && !offer.startsWith('application/vnd.kubernetes.protobuf'));
+    .filter((offer) => offer !== '' && !offer.startsWith(PROTOBUF));
   return offers.length > 0 ? offers.join(', ') : 'application/json';
 }
 

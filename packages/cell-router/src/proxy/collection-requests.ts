@@ -1,9 +1,9 @@
 import type { KubeClient } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
+import { PROTOBUF, PROTOBUF_WATCH_STREAM } from '@cellfed/federation';
 
 import { serveMergedList } from '../collections/merged-list.ts';
 import { serveMergedWatch } from '../collections/merged-watch.ts';
-import { PROTOBUF as PROTOBUF_MEDIA_TYPE } from '../collections/protobuf-list.ts';
 import { protobufObject } from '../collections/protobuf-watch.ts';
 import { PROTOBUF_WATCH } from '../collections/watch-codec.ts';
 import { objectPath } from '../request/object-path.ts';
@@ -88,7 +88,7 @@ export class CollectionRequests {
         ...(protobuf ? { protobuf } : {}),
         ...(history ? { history } : {}),
       },
-      streamedBody(response, protobuf ? { contentType: PROTOBUF_MEDIA_TYPE } : {}),
+      streamedBody(response, protobuf ? { contentType: PROTOBUF } : {}),
     );
     if (outcome.status) return sendRefusal(response, refusal(outcome.status, 'list-refused', 'all-cells'));
     return { code: outcome.code, cell: 'all-cells', route: 'merged-list' };
@@ -139,7 +139,7 @@ export class CollectionRequests {
       },
       streamedBody(response, {
         watch: true,
-        ...(protobuf ? { contentType: `${PROTOBUF_MEDIA_TYPE};stream=watch` } : {}),
+        ...(protobuf ? { contentType: PROTOBUF_WATCH_STREAM } : {}),
       }),
     );
     if (outcome.status) return sendRefusal(response, refusal(outcome.status, 'watch-refused', 'all-cells'));
@@ -206,7 +206,7 @@ function mergeHeaders(
   protobuf = false,
 ): Record<string, string | string[]> {
   const headers = upstreamHeaders(request.headers, impersonation);
-  headers.accept = protobuf ? PROTOBUF_MEDIA_TYPE : jsonAccept(request.headers.accept);
+  headers.accept = protobuf ? PROTOBUF : jsonAccept(request.headers.accept);
   delete headers['accept-encoding'];
   return headers;
 }

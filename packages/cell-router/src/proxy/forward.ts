@@ -3,6 +3,7 @@ import { pipeline } from 'node:stream/promises';
 
 import { isFenceRefusal, type KubeClient } from '@cellfed/controller-kit';
 import type { Dispatcher } from 'undici';
+import { PROTOBUF } from '@cellfed/federation';
 
 import { mediaType } from '../request/object-name.ts';
 import { isErrorWithoutStatus, statusFromText, type KubeStatus } from '../status/kube-status.ts';
@@ -85,7 +86,7 @@ export async function relay(
     return;
   }
   const readable = upstream.statusCode < 300 && !upstream.headers['content-encoding'];
-  const protobuf = mediaType(type) === 'application/vnd.kubernetes.protobuf';
+  const protobuf = mediaType(type) === PROTOBUF;
   const json = mediaType(type).includes('json');
   const read = showObjects || versionSource !== undefined;
   if (readable && ((read && protobuf) || ((read || viewJson) && json))) {

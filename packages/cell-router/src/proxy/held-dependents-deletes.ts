@@ -1,5 +1,6 @@
 import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from '@cellfed/api';
 import type { KubeClient } from '@cellfed/controller-kit';
+import { JSON_PATCH, STRATEGIC_MERGE_PATCH } from '@cellfed/federation';
 
 /**
  * The finalizer cellfed's collector needs on an object before a DELETE that propagates to its held
@@ -45,19 +46,15 @@ export async function holdForCollector(
       body: JSON.stringify(body),
       signal,
     });
-  let answer = await patch('application/strategic-merge-patch+json', {
+  let answer = await patch(STRATEGIC_MERGE_PATCH, {
     metadata: { finalizers: [finalizer] },
   });
   if (answer.statusCode === 415) {
     await answer.body.dump();
-    answer = await patch('application/json-patch+json', [
-      { op: 'add', path: '/metadata/finalizers/-', value: finalizer },
-    ]);
+    answer = await patch(JSON_PATCH, [{ op: 'add', path: '/metadata/finalizers/-', value: finalizer }]);
     if (answer.statusCode === 422) {
       await answer.body.dump();
-      answer = await patch('application/json-patch+json', [
-        { op: 'add', path: '/metadata/finalizers', value: [finalizer] },
-      ]);
+      answer = await patch(JSON_PATCH, [{ op: 'add', path: '/metadata/finalizers', value: [finalizer] }]);
     }
   }
   await answer.body.dump();

@@ -1,4 +1,5 @@
 import { parseObjectVersion } from '@cellfed/api';
+import { PROTOBUF } from '@cellfed/federation';
 
 import { decodeCellVersions } from '../collections/cell-versions.ts';
 import { sourceSlot } from '../collections/source-versions.ts';
@@ -25,7 +26,7 @@ export function cellVersionBody(
 ): { body: Buffer } | { status: KubeStatus } | undefined {
   const type = mediaType(contentType);
   try {
-    if (type === 'application/vnd.kubernetes.protobuf') {
+    if (type === PROTOBUF) {
       const envelope = body.subarray(4);
       const version = nestedField(envelope, PROTOBUF_VERSION_PATH)?.toString('utf8');
       const own = version ? cellVersion(version, cell) : undefined;

@@ -1,4 +1,5 @@
 import { load } from 'js-yaml';
+import { PROTOBUF } from '@cellfed/federation';
 
 import { appendToNested, findField, lengthDelimited, nestedField } from './protobuf-wire.ts';
 import { BodyNameError, ProtobufWireError } from '../errors.ts';
@@ -24,7 +25,7 @@ const PROTOBUF_MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
  */
 export function namesFromBody(contentType: string | undefined, body: Buffer): BodyNames {
   const type = mediaType(contentType);
-  if (type === 'application/vnd.kubernetes.protobuf') return namesFromProtobuf(body);
+  if (type === PROTOBUF) return namesFromProtobuf(body);
   let object: unknown;
   try {
     object = type === 'application/yaml' ? load(body.toString('utf8')) : JSON.parse(body.toString('utf8'));
@@ -76,7 +77,7 @@ export function withName(
   name: string,
 ): { body: Buffer; contentType: string } {
   const type = mediaType(contentType);
-  if (type === 'application/vnd.kubernetes.protobuf') {
+  if (type === PROTOBUF) {
     const envelope = protobufEnvelope(body);
     const named = wire(() =>
       appendToNested(envelope, METADATA_PATH, lengthDelimited(NAME_FIELD, Buffer.from(name, 'utf8'))),

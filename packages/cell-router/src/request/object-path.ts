@@ -1,4 +1,4 @@
-import { resourcePath } from '@cellfed/controller-kit';
+import { resourcePath } from '@cellfed/federation';
 
 import type { ResourceRequestInfo } from './request-info.ts';
 

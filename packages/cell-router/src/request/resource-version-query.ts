@@ -1,7 +1,6 @@
-import type { RequestInfo } from './request-info.ts';
+import { COMPOSITE_VERSION_PREFIX } from '@cellfed/federation';
 
-/** A list's or watch's resourceVersion through the router (collections/cell-versions.ts). */
-const COMPOSITE_PREFIX = 'cf1.';
+import type { RequestInfo } from './request-info.ts';
 
 /**
  * Why a resource request's `resourceVersion` query cannot be served, or undefined when it can: an
@@ -14,8 +13,8 @@ export function resourceVersionProblem(info: RequestInfo): string | undefined {
   if (!version || /^\d{1,20}$/.test(version)) return undefined;
   // A read (get, list, watch) may name a version the router gave out; the cell is asked at its own.
   const read = info.verb === 'get' || info.verb === 'list' || info.verb === 'watch';
-  if (read && version.startsWith(COMPOSITE_PREFIX)) return undefined;
-  const why = version.startsWith(COMPOSITE_PREFIX)
+  if (read && version.startsWith(COMPOSITE_VERSION_PREFIX)) return undefined;
+  const why = version.startsWith(COMPOSITE_VERSION_PREFIX)
     ? "a list's resourceVersion; only reads take one"
     : 'not a resourceVersion an apiserver gave out';
   return `resourceVersion: Invalid value: ${JSON.stringify(version.slice(0, 100))}: ${why}`;

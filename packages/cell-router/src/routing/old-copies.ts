@@ -1,11 +1,10 @@
 import type { Access, OldCopy } from '@cellfed/hashing';
 import { isNotFound, realClock, type Clock, type KubeClient, type KubeObject } from '@cellfed/controller-kit';
+import { METADATA } from '@cellfed/federation';
 
 import { objectPath } from '../request/object-path.ts';
 import type { ResourceRequestInfo } from '../request/request-info.ts';
 import { RouterError, RouterErrorCode } from '../errors.ts';
-
-const METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
 
 /**
  * The old copy's metadata for the routing rule's cases 1–3: one GET in the old cell with the router's own

@@ -5,18 +5,11 @@ import {
   PRIMARY_CELL_LABEL,
   PROMOTED_FROM_ANNOTATION,
 } from '@cellfed/api';
-import {
-  cellBackupName,
-  isNotFound,
-  resourcePath,
-  type KubeClient,
-  type KubeObject,
-} from '@cellfed/controller-kit';
+import { cellBackupName, isNotFound, type KubeClient, type KubeObject } from '@cellfed/controller-kit';
+import { METADATA, resourcePath } from '@cellfed/federation';
 
 import { objectPath } from '../request/object-path.ts';
 import type { ResourceRequestInfo } from '../request/request-info.ts';
-
-const METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
 
 /** What the cell that took over a Down cell's key holds for it. */
 export type FailoverState =

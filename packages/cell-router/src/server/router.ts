@@ -18,12 +18,13 @@ import {
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { NAMESPACES } from '@cellfed/federation';
 
 import { AccessReviewer } from '../auth/access-reviewer.ts';
 import { Authenticator } from '../auth/authenticator.ts';
 import { RouterMetrics } from '../metrics/router-metrics.ts';
 
-import { CellNamespaces, NAMESPACES } from '../proxy/cell-namespaces.ts';
+import { CellNamespaces } from '../proxy/cell-namespaces.ts';
 import { answerClientError } from './client-errors.ts';
 import { CallerLimits, type CallerLimitsOptions } from './caller-limits.ts';
 import { OldCopies } from '../routing/old-copies.ts';

@@ -1,4 +1,5 @@
 import { load } from 'js-yaml';
+import { APPLY_PATCH, JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH } from '@cellfed/federation';
 
 import { mediaType } from '../request/object-name.ts';
 import type { CellOwnersReader, CellWrite } from './cell-owners.ts';
@@ -29,13 +30,13 @@ export function writeShape(
   if (method === 'POST' || method === 'PUT') return 'object';
   if (method !== 'PATCH') return undefined;
   switch (mediaType(contentType)) {
-    case 'application/merge-patch+json':
+    case MERGE_PATCH:
       return 'merge-patch';
-    case 'application/strategic-merge-patch+json':
+    case STRATEGIC_MERGE_PATCH:
       return 'strategic-merge-patch';
-    case 'application/json-patch+json':
+    case JSON_PATCH:
       return 'json-patch';
-    case 'application/apply-patch+yaml':
+    case APPLY_PATCH:
       return 'apply';
     default:
       return undefined;

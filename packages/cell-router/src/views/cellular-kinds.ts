@@ -1,4 +1,4 @@
-import type { ResourceRef } from '@cellfed/controller-kit';
+import { type ResourceRef } from '@cellfed/federation';
 
 import type { CellularResources } from '../routing/cellular-resources.ts';
 

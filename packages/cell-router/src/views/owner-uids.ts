@@ -1,5 +1,6 @@
 import { ORIGIN_UID_ANNOTATION } from '@cellfed/api';
-import { resourcePath, type KubeObject } from '@cellfed/controller-kit';
+import { type KubeObject } from '@cellfed/controller-kit';
+import { resourcePath } from '@cellfed/federation';
 
 import type { CellularKinds } from './cellular-kinds.ts';
 

@@ -11,6 +11,7 @@ import { hostname } from 'node:os';
 
 import type { Logger } from 'pino';
 import type { Gauge, Registry } from 'prom-client';
+import { SECRETS } from '@cellfed/federation';
 
 import { realClock, untilAborted, type Clock } from '../clock.ts';
 import { errorMessage } from '../errors.ts';
@@ -75,7 +76,6 @@ interface Engagement {
 }
 
 const CELLSETS = { group: 'cells.cellfed.io', version: 'v1alpha1', resource: 'cellsets', namespaced: false };
-const SECRETS = { group: '', version: 'v1', resource: 'secrets', namespaced: true };
 
 /**
  * The cells of the federation as live clients (one manager per member cluster, created and stopped

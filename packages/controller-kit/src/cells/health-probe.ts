@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { METADATA } from '@cellfed/federation';
 
 import { sleep, type Clock } from '../clock.ts';
 import { errorMessage } from '../errors.ts';
@@ -11,8 +12,6 @@ export interface ProbeOptions extends HysteresisOptions {
   /** A probe not answered in this long failed. Default 2 s. */
   timeoutMs?: number;
 }
-
-const METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
 
 /**
  * Asks a cell's `/readyz` every period until `signal` aborts, reporting each change of health. With

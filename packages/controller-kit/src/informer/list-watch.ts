@@ -1,6 +1,7 @@
+import { METADATA, METADATA_LIST, resourcePath, type ResourceRef } from '@cellfed/federation';
+
 import type { KubeClient } from '../kube/kube-client.ts';
 import type { KubeList, KubeObject } from '../kube/kube-object.ts';
-import { resourcePath, type ResourceRef } from '../kube/resource-path.ts';
 import type { WatchEvent } from '../kube/watch-lines.ts';
 
 export interface ListPage<T> {
@@ -29,11 +30,6 @@ export interface ResourceListWatchOptions {
   /** Ask for PartialObjectMetadata only: names, labels, annotations, versions (no spec, no status). */
   metadataOnly?: boolean;
 }
-
-// The content types client-go's metadata client negotiates.
-/** The Accept header of a list of metadata only (PartialObjectMetadataList), as client-go's metadata client asks. */
-export const METADATA_LIST = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
-const METADATA = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
 
 /** Lists and watches one resource of one apiserver, with bookmarks. */
 export function resourceListWatch(

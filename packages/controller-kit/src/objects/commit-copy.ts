@@ -1,4 +1,5 @@
 import { ORIGIN_GENERATION_ANNOTATION } from '@cellfed/api';
+import { MERGE_PATCH } from '@cellfed/federation';
 
 import { isConflict } from '../kube/api-error.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
@@ -76,7 +77,7 @@ export async function commitCopy(options: CommitCopyOptions): Promise<boolean> {
           },
           ...(held === undefined ? {} : { spec: JSON.parse(held) as unknown }),
         },
-        contentType: 'application/merge-patch+json',
+        contentType: MERGE_PATCH,
         query: { fieldManager },
         signal,
       });
@@ -88,7 +89,7 @@ export async function commitCopy(options: CommitCopyOptions): Promise<boolean> {
           body: {
             metadata: { annotations: { [ORIGIN_GENERATION_ANNOTATION]: `${known}:${generation}` } },
           },
-          contentType: 'application/merge-patch+json',
+          contentType: MERGE_PATCH,
           query: { fieldManager },
           signal,
         });

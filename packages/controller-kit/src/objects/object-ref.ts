@@ -1,8 +1,8 @@
 import type { GroupVersionResource } from '@cellfed/api';
 import type { RouteDecision, RoutingTable } from '@cellfed/hashing';
+import { resourcePath } from '@cellfed/federation';
 
 import { keyCodec, type Key } from '../keys/key-codec.ts';
-import { resourcePath } from '../kube/resource-path.ts';
 
 /** One cellular object, wherever its copies are: the unit a migration or a backup works on. */
 export interface ObjectRef {

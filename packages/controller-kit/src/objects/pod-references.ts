@@ -15,10 +15,6 @@ export interface PodReferences {
   readonly claims: ReadonlySet<string>;
 }
 
-export const CONFIG_MAPS: GroupVersionResource = { group: '', version: 'v1', resource: 'configmaps' };
-export const SECRETS: GroupVersionResource = { group: '', version: 'v1', resource: 'secrets' };
-export const CLAIMS: GroupVersionResource = { group: '', version: 'v1', resource: 'persistentvolumeclaims' };
-
 /**
  * The workload resources whose objects carry pod templates, `group/resource`. Pods themselves are left out:
  * a cell's controllers make nearly all of them from these templates, and listing every pod of a namespace

@@ -4,17 +4,15 @@ import {
   QUOTA_SHARE_ANNOTATION,
   QUOTA_SHARE_LABEL,
 } from '@cellfed/api';
+import { RESOURCE_QUOTAS, resourcePath } from '@cellfed/federation';
 
 import { isConflict } from '../kube/api-error.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
 import type { KubeList, KubeObject } from '../kube/kube-object.ts';
-import { resourcePath } from '../kube/resource-path.ts';
 import { formatResourceList, parseResourceList, sameResourceList, type ResourceList } from './quantity.ts';
 import type { Amounts } from './quota-shares.ts';
 
 type Client = Pick<KubeClient, 'request'>;
-
-export const RESOURCE_QUOTAS = { group: '', version: 'v1', resource: 'resourcequotas', namespaced: true };
 
 export interface ResourceQuota extends KubeObject {
   spec?: { hard?: ResourceList; scopes?: string[]; scopeSelector?: unknown };

@@ -1,14 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { Logger } from 'pino';
+import { RESOURCE_QUOTAS, resourcePath } from '@cellfed/federation';
 
 import { errorMessage } from '../errors.ts';
 import { ApiError, isConflict } from '../kube/api-error.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
-import { resourcePath } from '../kube/resource-path.ts';
 import { parseResourceList } from './quantity.ts';
 import {
-  RESOURCE_QUOTAS,
   changedAtOf,
   enforce,
   listQuotaCopies,

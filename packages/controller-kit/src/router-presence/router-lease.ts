@@ -1,5 +1,6 @@
 import { ROUTER_CELLSET_LABEL, LOADED_GENERATION_ANNOTATION } from '@cellfed/api';
 import type { Logger } from 'pino';
+import { APPLY_PATCH } from '@cellfed/federation';
 
 import { realClock, sleep, type Clock } from '../clock.ts';
 import { errorMessage } from '../errors.ts';
@@ -134,7 +135,7 @@ export class RouterLeasePublisher {
       await client.request('PATCH', `${LEASES}/${namespace}/leases/${this.name}`, {
         query: { fieldManager: 'cellfed-cell-router', force: true },
         body: JSON.stringify(lease),
-        contentType: 'application/apply-patch+yaml',
+        contentType: APPLY_PATCH,
       });
     } catch (error) {
       this.options.logger.warn(

@@ -1,3 +1,5 @@
+import { APPLY_PATCH } from '@cellfed/federation';
+
 import { ApiError } from '../kube/api-error.ts';
 import type { RequestOptions } from '../kube/kube-client.ts';
 import type { KubeList, KubeObject, ObjectMeta } from '../kube/kube-object.ts';
@@ -68,7 +70,7 @@ export class FakeCell {
     if (method === 'POST')
       return this.create(path, body as KubeObject, options.query?.fieldManager as string | undefined) as T;
     if (method === 'PUT') return this.replace(path, body as KubeObject) as T;
-    if (method === 'PATCH' && options.contentType === 'application/apply-patch+yaml')
+    if (method === 'PATCH' && options.contentType === APPLY_PATCH)
       return this.apply(path, body as KubeObject) as T;
     if (method === 'PATCH') return this.patch(path, body as KubeObject) as T;
     if (method === 'DELETE') return this.remove(path, body as { preconditions?: { uid?: string } }) as T;
