@@ -6,7 +6,7 @@ import { KindProvider } from '@cellfed/cells/kind/kind-provider.ts';
 import { createLogger } from '@cellfed/cells/log.ts';
 import { CHART_CRD_DIR } from '@cellfed/cells/paths.ts';
 import { createProvider } from '@cellfed/cells/providers.ts';
-import { E2E_ENV_FILE, E2E_OWNED_DIR, E2E_SKIP_REASON } from './e2e-env.ts';
+import { E2E_ENV_FILE, E2E_OWNED_DIR, E2E_SKIP_REASON } from './helpers/e2e-env.ts';
 
 const DEFAULT_DIR = fileURLToPath(new URL('../../tmp/e2e', import.meta.url));
 

@@ -7,9 +7,9 @@ import { fileURLToPath } from 'node:url';
 
 import { RoutingTable } from '@cellfed/hashing';
 
-import { eventually, readCellSet } from '../clients.ts';
-import { describeInCluster, e2eEnv } from '../e2e-env.ts';
-import { kubectl as kubectlWith } from '../router-process.ts';
+import { eventually, readCellSet } from '../helpers/clients.ts';
+import { describeInCluster, e2eEnv } from '../helpers/e2e-env.ts';
+import { kubectl as kubectlWith } from '../helpers/router-process.ts';
 
 // The chart as users run it: the router and both controllers as pods in a kind control-plane cluster, kind
 // clusters as cells, and the README's guided tour done through that router with kubectl and `kubectl cells`.

@@ -2,9 +2,15 @@ import { join } from 'node:path';
 
 import { AppsV1Api, KubeConfig, type V1Deployment } from '@kubernetes/client-node';
 
-import { clientsFor, forEachInParallel } from './clients.ts';
-import { describeE2e, e2eEnv } from './e2e-env.ts';
-import { kubectl, routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
+import { clientsFor, forEachInParallel } from '../helpers/clients.ts';
+import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
+import {
+  kubectl,
+  routerKubeconfig,
+  startRouter,
+  stopRouter,
+  type RouterProcess,
+} from '../helpers/router-process.ts';
 
 const COUNT = 3000;
 

@@ -23,8 +23,8 @@ import {
   eventually,
   joiningCellSetSpec,
   readCellSet,
-} from './clients.ts';
-import { describeE2e, e2eEnv } from './e2e-env.ts';
+} from '../helpers/clients.ts';
+import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
 import {
   controlPlanePki,
   kubectl,
@@ -32,7 +32,7 @@ import {
   startRouter,
   stopRouter,
   type RouterProcess,
-} from './router-process.ts';
+} from '../helpers/router-process.ts';
 
 describeE2e('cell router: single objects reach the cell the ring names', () => {
   const env = e2eEnv();

@@ -2,8 +2,8 @@ import { join } from 'node:path';
 
 import { KubeClient, type WatchEvent } from '@cellfed/controller-kit';
 
-import { describeE2e, e2eEnv } from './e2e-env.ts';
-import { routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
+import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
+import { routerKubeconfig, startRouter, stopRouter, type RouterProcess } from '../helpers/router-process.ts';
 
 interface Meta {
   readonly namespace?: string;

@@ -18,23 +18,23 @@ import { createLogger } from '@cellfed/cells/log.ts';
 import type { CellEntry } from '@cellfed/cells/provider.ts';
 import { METADATA_LIST } from '@cellfed/federation';
 
-import { cellSetSpec, eventually, readCellSet, updateCellSet } from './clients.ts';
-import { cellAdder, describeE2e, e2eEnv } from './e2e-env.ts';
-import { DEPLOYMENTS, deployment, deploymentsIn, startWriter } from './deployments.ts';
-import { lostWrites, misplaced, placement } from './placement.ts';
+import { cellSetSpec, eventually, readCellSet, updateCellSet } from '../helpers/clients.ts';
+import { cellAdder, describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
+import { DEPLOYMENTS, deployment, deploymentsIn, startWriter } from '../helpers/deployments.ts';
+import { lostWrites, misplaced, placement } from '../helpers/placement.ts';
 import {
   isRunning,
   recentTrouble,
   startRebalanceController,
   stopController,
   type ControllerProcess,
-} from './controller-process.ts';
-import { KILL_TEST_LEADER_ELECTION, ReplicaPair } from './replica-pair.ts';
+} from '../helpers/controller-process.ts';
+import { KILL_TEST_LEADER_ELECTION, ReplicaPair } from '../helpers/replica-pair.ts';
 import {
   startScratchFederation,
   stopScratchFederation,
   type ScratchFederation,
-} from './scratch-federation.ts';
+} from '../helpers/scratch-federation.ts';
 
 const CLUSTER_ROLES = '/apis/rbac.authorization.k8s.io/v1/clusterroles';
 

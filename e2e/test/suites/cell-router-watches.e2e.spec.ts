@@ -29,9 +29,15 @@ import {
   forEachInParallel,
   readCellSet,
   updateCellSet,
-} from './clients.ts';
-import { cellAdder, describeE2e, e2eEnv } from './e2e-env.ts';
-import { kubectl, routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
+} from '../helpers/clients.ts';
+import { cellAdder, describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
+import {
+  kubectl,
+  routerKubeconfig,
+  startRouter,
+  stopRouter,
+  type RouterProcess,
+} from '../helpers/router-process.ts';
 
 async function etcdCall(url: string, path: string, body: unknown): Promise<{ header: { revision: string } }> {
   const response = await fetch(`${url}${path}`, { method: 'POST', body: JSON.stringify(body) });

@@ -6,18 +6,18 @@ import { KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-
 import { RoutingTable } from '@cellfed/hashing';
 import { METADATA_LIST } from '@cellfed/federation';
 
-import { cellSetSettled, weightedCellSetSpec, eventually, updateCellSet } from './clients.ts';
-import { startRebalanceController } from './controller-process.ts';
-import { DEPLOYMENTS, deploymentsIn, startWriter } from './deployments.ts';
-import { describeE2e, e2eEnv } from './e2e-env.ts';
-import { lostWrites, misplaced } from './placement.ts';
-import { recordProof } from './proof-results.ts';
-import { KILL_TEST_LEADER_ELECTION, ReplicaPair, becameLeader } from './replica-pair.ts';
+import { cellSetSettled, weightedCellSetSpec, eventually, updateCellSet } from '../helpers/clients.ts';
+import { startRebalanceController } from '../helpers/controller-process.ts';
+import { DEPLOYMENTS, deploymentsIn, startWriter } from '../helpers/deployments.ts';
+import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
+import { lostWrites, misplaced } from '../helpers/placement.ts';
+import { recordProof } from '../helpers/proof-results.ts';
+import { KILL_TEST_LEADER_ELECTION, ReplicaPair, becameLeader } from '../helpers/replica-pair.ts';
 import {
   startScratchFederation,
   stopScratchFederation,
   type ScratchFederation,
-} from './scratch-federation.ts';
+} from '../helpers/scratch-federation.ts';
 
 // The campaign for the record (`npx nx run e2e:proof`) is 20 kills while 5000 objects move, about 13 minutes
 // here; the test command runs the same campaign smaller, so that CI keeps well under its time.

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { KubeClient, type KubeList } from '@cellfed/controller-kit';
 
 import { CELL_CHART_DIR, CHART_DIR } from '@cellfed/cells/chart/helm-chart.ts';
-import { describeE2e, e2eEnv } from './e2e-env.ts';
+import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
 
 // `helm install` of the chart into the router control plane, as an operator would. The pods cannot start
 // here (a control plane of processes has no nodes; the kind provider is where they run): this proves the

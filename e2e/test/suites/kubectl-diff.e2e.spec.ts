@@ -3,8 +3,8 @@ import { join } from 'node:path';
 
 import { RoutingTable } from '@cellfed/hashing';
 
-import { cellSetSpec, eventually } from './clients.ts';
-import { describeE2e, e2eEnv } from './e2e-env.ts';
+import { cellSetSpec, eventually } from '../helpers/clients.ts';
+import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
 import {
   drainFirstCell,
   joinFixture,
@@ -13,9 +13,9 @@ import {
   plainNamespaceOf,
   startJoinFederation,
   stopJoinFederation,
-} from './join-fixture.ts';
-import { kubectl } from './router-process.ts';
-import type { RebalancedFederation } from './scratch-federation.ts';
+} from '../helpers/join-fixture.ts';
+import { kubectl } from '../helpers/router-process.ts';
+import type { RebalancedFederation } from '../helpers/scratch-federation.ts';
 
 /** What a namespace holds for the script: a workload with what a cell's controllers make for it, and more. */
 const MANIFEST = `

@@ -1,17 +1,17 @@
 import { FOLLOWER_LABEL } from '@cellfed/api';
 import { ApiError, type KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
 
-import { eventually } from './clients.ts';
-import { DEPLOYMENTS, deployment } from './deployments.ts';
-import { describeE2e, e2eEnv } from './e2e-env.ts';
+import { eventually } from '../helpers/clients.ts';
+import { DEPLOYMENTS, deployment } from '../helpers/deployments.ts';
+import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
 import {
   joinFixture,
   joinThirdCell,
   pickName,
   startJoinFederation,
   stopJoinFederation,
-} from './join-fixture.ts';
-import type { RebalancedFederation } from './scratch-federation.ts';
+} from '../helpers/join-fixture.ts';
+import type { RebalancedFederation } from '../helpers/scratch-federation.ts';
 
 /**
  * A cell's kubelets read a pod's ConfigMaps and Secrets from the cell's own apiserver, while the router puts a

@@ -5,9 +5,9 @@ import { promisify } from 'node:util';
 
 import type { KubeClient, KubeList } from '@cellfed/controller-kit';
 
-import { eventually } from './clients.ts';
-import { DEPLOYMENTS } from './deployments.ts';
-import { describeE2e, e2eEnv } from './e2e-env.ts';
+import { eventually } from '../helpers/clients.ts';
+import { DEPLOYMENTS } from '../helpers/deployments.ts';
+import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
 import {
   joinFixture,
   joinThirdCell,
@@ -15,12 +15,12 @@ import {
   plainNamespaceOf,
   startJoinFederation,
   stopJoinFederation,
-} from './join-fixture.ts';
-import type { RebalancedFederation } from './scratch-federation.ts';
+} from '../helpers/join-fixture.ts';
+import type { RebalancedFederation } from '../helpers/scratch-federation.ts';
 
 const run = promisify(execFile);
 /** A public chart, vendored as published (e2e/fixtures/README.md). */
-const CHART = fileURLToPath(new URL('../fixtures/charts/metrics-server', import.meta.url));
+const CHART = fileURLToPath(new URL('../../fixtures/charts/metrics-server', import.meta.url));
 /** No APIService: it would register metrics.k8s.io with the control plane for every suite after this one. */
 const VALUES = ['--set', 'apiService.create=false'];
 

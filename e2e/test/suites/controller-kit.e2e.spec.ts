@@ -18,12 +18,12 @@ import { Registry } from 'prom-client';
 import { cellSecretName } from '@cellfed/cells/control-plane/cell-secrets.ts';
 import { LocalCells } from '@cellfed/cells/local/local-cells.ts';
 import { readLocalState } from '@cellfed/cells/local/local-state.ts';
-import { eventually } from './clients.ts';
-import { describeE2e, e2eEnv } from './e2e-env.ts';
+import { eventually } from '../helpers/clients.ts';
+import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
 
 const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps', namespaced: true };
 const CONTENDER = fileURLToPath(
-  new URL('../../packages/controller-kit/test/fixtures/lease-contender.ts', import.meta.url),
+  new URL('../../../packages/controller-kit/test/fixtures/lease-contender.ts', import.meta.url),
 );
 
 /** Writes straight to etcd's JSON gateway: moves the revision on while the apiserver is down. */

@@ -11,22 +11,28 @@ import { createLogger } from '@cellfed/cells/log.ts';
 import type { CellEntry } from '@cellfed/cells/provider.ts';
 import { METADATA_LIST } from '@cellfed/federation';
 
-import { cellSetSpec, eventually, forEachInParallel, readCellSet, updateCellSet } from './clients.ts';
+import {
+  cellSetSpec,
+  eventually,
+  forEachInParallel,
+  readCellSet,
+  updateCellSet,
+} from '../helpers/clients.ts';
 import {
   startBackupController,
   startRebalanceController,
   stopController,
   type ControllerProcess,
-} from './controller-process.ts';
-import { cellAdder, describeE2e, e2eEnv } from './e2e-env.ts';
-import { DEPLOYMENTS, SEQ, deploymentsIn, startWriter } from './deployments.ts';
-import { backupsIn, everyObjectBackedUp as everyObjectBackedUpIn } from './placement.ts';
-import { kubectl } from './router-process.ts';
+} from '../helpers/controller-process.ts';
+import { cellAdder, describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
+import { DEPLOYMENTS, SEQ, deploymentsIn, startWriter } from '../helpers/deployments.ts';
+import { backupsIn, everyObjectBackedUp as everyObjectBackedUpIn } from '../helpers/placement.ts';
+import { kubectl } from '../helpers/router-process.ts';
 import {
   startScratchFederation,
   stopScratchFederation,
   type ScratchFederation,
-} from './scratch-federation.ts';
+} from '../helpers/scratch-federation.ts';
 
 /** A label the test owns by server-side apply (field manager `e2e-applier`). */
 const APPLIED = 'e2e.cellfed.io/applied';

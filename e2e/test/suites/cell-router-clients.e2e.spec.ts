@@ -17,8 +17,8 @@ import {
   grantRole,
   newServiceAccountToken,
   readCellSet,
-} from './clients.ts';
-import { describeE2e, e2eEnv } from './e2e-env.ts';
+} from '../helpers/clients.ts';
+import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
 import {
   adminSocket,
   controlPlanePki,
@@ -27,7 +27,7 @@ import {
   startRouter,
   stopRouter,
   type RouterProcess,
-} from './router-process.ts';
+} from '../helpers/router-process.ts';
 
 /** A length-delimited protobuf field (the test's own encoder, independent of the router's). */
 function pbField(number: number, value: Buffer | string): Buffer {

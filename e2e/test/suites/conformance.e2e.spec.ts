@@ -13,12 +13,12 @@ import {
   stopQuotaController,
   type ControllerProcess,
   type QuotaControllerProcess,
-} from './controller-process.ts';
-import { cellAdder, describeE2e, e2eEnv } from './e2e-env.ts';
-import { runGinkgo, type SpecOutcome } from './ginkgo-run.ts';
-import { routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
+} from '../helpers/controller-process.ts';
+import { cellAdder, describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
+import { runGinkgo, type SpecOutcome } from '../helpers/ginkgo-run.ts';
+import { routerKubeconfig, startRouter, stopRouter, type RouterProcess } from '../helpers/router-process.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const CONFORMANCE = join(ROOT, 'e2e', 'conformance');
 /** The specs: Kubernetes' own, those of the API that need no node (see e2e/conformance/README.md). */
 const SPECS = readFileSync(join(CONFORMANCE, 'specs.txt'), 'utf8')

@@ -4,8 +4,8 @@ import { spawnSync } from 'node:child_process';
 import type { V1Deployment } from '@kubernetes/client-node';
 
 import { resolveTools } from '@cellfed/cells/tools.ts';
-import { clientsFor, eventually } from './clients.ts';
-import { describeE2e, e2eEnv } from './e2e-env.ts';
+import { clientsFor, eventually } from '../helpers/clients.ts';
+import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
 
 const [group, version] = CELLSET_API_VERSION.split('/') as [string, string];
 

@@ -6,12 +6,12 @@ import { connect } from 'node:tls';
 
 import { Agent, request, type Dispatcher } from 'undici';
 
-import { clientsFor, newServiceAccountToken } from './clients.ts';
-import { describeE2e, e2eEnv } from './e2e-env.ts';
-import { answersOnOneConnection } from './one-connection.ts';
-import { recordProof } from './proof-results.ts';
-import { controlPlanePki, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
-import { RequestFuzzer, seededRandom, type FuzzRequest } from './router-fuzz.ts';
+import { clientsFor, newServiceAccountToken } from '../helpers/clients.ts';
+import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
+import { answersOnOneConnection } from '../helpers/one-connection.ts';
+import { recordProof } from '../helpers/proof-results.ts';
+import { controlPlanePki, startRouter, stopRouter, type RouterProcess } from '../helpers/router-process.ts';
+import { RequestFuzzer, seededRandom, type FuzzRequest } from '../helpers/router-fuzz.ts';
 
 /** 100k for the record (`npx nx run e2e:proof`); a 10k sample in every test run, to keep CI short. */
 const REQUESTS = Number(process.env['CELLFED_FUZZ_REQUESTS'] ?? 10_000);

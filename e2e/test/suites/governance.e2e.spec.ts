@@ -4,15 +4,15 @@ import { FOLLOWER_LABEL, MIRRORED_LABEL, QUOTA_SHARE_ANNOTATION, parseCellSetSpe
 import { ApiError, KubeClient, parseQuantity, type KubeList, type KubeObject } from '@cellfed/controller-kit';
 import { RoutingTable } from '@cellfed/hashing';
 
-import { cellSetSpec, eventually, newServiceAccountToken } from './clients.ts';
-import { DEPLOYMENTS, deployment } from './deployments.ts';
-import { describeE2e, e2eEnv } from './e2e-env.ts';
-import { pickName } from './join-fixture.ts';
+import { cellSetSpec, eventually, newServiceAccountToken } from '../helpers/clients.ts';
+import { DEPLOYMENTS, deployment } from '../helpers/deployments.ts';
+import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
+import { pickName } from '../helpers/join-fixture.ts';
 import {
   startRebalancedFederation,
   stopRebalancedFederation,
   type RebalancedFederation,
-} from './scratch-federation.ts';
+} from '../helpers/scratch-federation.ts';
 
 const RBAC = '/apis/rbac.authorization.k8s.io/v1';
 const ADMISSION = '/apis/admissionregistration.k8s.io/v1';

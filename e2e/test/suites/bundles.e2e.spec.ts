@@ -4,14 +4,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { spawnApp, stopApp, waitUntilReady, type NodeApp } from '@cellfed/cells/apps/node-app.ts';
-import { controlPlanePki } from './router-process.ts';
-import { describeE2e, e2eEnv } from './e2e-env.ts';
+import { controlPlanePki } from '../helpers/router-process.ts';
+import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
 
 // What each image copies (dist/<package>, made by `nx run <package>:bundle`, which the e2e target depends
 // on), started from a directory of its own — no workspace, no node_modules anywhere above it — against the
 // real control plane: it must come up, answer /healthz, and turn ready. So the images' content is proven
 // where no Docker engine can build the images themselves.
-const DIST = fileURLToPath(new URL('../../dist', import.meta.url));
+const DIST = fileURLToPath(new URL('../../../dist', import.meta.url));
 
 describeE2e('the bundles the images copy', () => {
   const env = e2eEnv();

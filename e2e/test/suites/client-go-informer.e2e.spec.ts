@@ -4,10 +4,10 @@ import type { KubeClient, KubeList, KubeObject } from '@cellfed/controller-kit';
 import { parseCellSetSpec } from '@cellfed/api';
 import { REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
 
-import { cellSetSpec, eventually, forEachInParallel } from './clients.ts';
-import { DEPLOYMENTS, SEQ, deployment, startWriter } from './deployments.ts';
-import { describeE2e, e2eEnv } from './e2e-env.ts';
-import { InformerProcess, type InformerReport } from './informer-process.ts';
+import { cellSetSpec, eventually, forEachInParallel } from '../helpers/clients.ts';
+import { DEPLOYMENTS, SEQ, deployment, startWriter } from '../helpers/deployments.ts';
+import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
+import { InformerProcess, type InformerReport } from '../helpers/informer-process.ts';
 import {
   drainFirstCell,
   joinFixture,
@@ -15,8 +15,8 @@ import {
   plainNamespaceOf,
   startJoinFederation,
   stopJoinFederation,
-} from './join-fixture.ts';
-import type { RebalancedFederation } from './scratch-federation.ts';
+} from '../helpers/join-fixture.ts';
+import type { RebalancedFederation } from '../helpers/scratch-federation.ts';
 
 /** What a client sees of one object: its identity and the last write it has. */
 interface Seen {

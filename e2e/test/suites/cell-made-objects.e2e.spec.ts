@@ -2,9 +2,9 @@ import { join } from 'node:path';
 
 import { ApiError, type KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
 
-import { eventually } from './clients.ts';
-import { DEPLOYMENTS, deployment } from './deployments.ts';
-import { describeE2e, e2eEnv } from './e2e-env.ts';
+import { eventually } from '../helpers/clients.ts';
+import { DEPLOYMENTS, deployment } from '../helpers/deployments.ts';
+import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
 import {
   joinFixture,
   joinThirdCell,
@@ -12,9 +12,9 @@ import {
   plainNamespaceOf,
   startJoinFederation,
   stopJoinFederation,
-} from './join-fixture.ts';
-import { kubectl } from './router-process.ts';
-import type { RebalancedFederation } from './scratch-federation.ts';
+} from '../helpers/join-fixture.ts';
+import { kubectl } from '../helpers/router-process.ts';
+import type { RebalancedFederation } from '../helpers/scratch-federation.ts';
 
 /**
  * A cell's own controllers make ReplicaSets, Pods, Events and EndpointSlices for the workloads it runs, under

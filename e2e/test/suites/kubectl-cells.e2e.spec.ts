@@ -8,12 +8,14 @@ import { fileURLToPath } from 'node:url';
 import { KubeClient } from '@cellfed/controller-kit';
 import { RoutingTable } from '@cellfed/hashing';
 
-import { cellSetSpec, createCellSet, deleteCellSet, readCellSet } from './clients.ts';
-import { describeE2e, e2eEnv } from './e2e-env.ts';
+import { cellSetSpec, createCellSet, deleteCellSet, readCellSet } from '../helpers/clients.ts';
+import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
 
 // The plugin as users run it: its published file (`nx run kubectl-cells:build`, which the e2e target depends
 // on) linked as `kubectl-cells` on PATH, called as `kubectl cells …` against the environment's control plane.
-const PLUGIN = fileURLToPath(new URL('../../packages/kubectl-cells/dist/kubectl-cells.mjs', import.meta.url));
+const PLUGIN = fileURLToPath(
+  new URL('../../../packages/kubectl-cells/dist/kubectl-cells.mjs', import.meta.url),
+);
 
 describeE2e('kubectl cells', () => {
   const env = e2eEnv();

@@ -4,16 +4,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import { ApiError, KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
 
-import { eventually } from './clients.ts';
-import { DEPLOYMENTS, deployment } from './deployments.ts';
-import { describeE2e, e2eEnv } from './e2e-env.ts';
-import { closeJoinFixture, joinFixture, joinThirdCell, pickName } from './join-fixture.ts';
-import { kubectl } from './router-process.ts';
+import { eventually } from '../helpers/clients.ts';
+import { DEPLOYMENTS, deployment } from '../helpers/deployments.ts';
+import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
+import { closeJoinFixture, joinFixture, joinThirdCell, pickName } from '../helpers/join-fixture.ts';
+import { kubectl } from '../helpers/router-process.ts';
 import {
   startRebalancedFederation,
   stopRebalancedFederation,
   type RebalancedFederation,
-} from './scratch-federation.ts';
+} from '../helpers/scratch-federation.ts';
 
 interface OwnerReference {
   apiVersion: string;

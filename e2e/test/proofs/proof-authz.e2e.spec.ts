@@ -8,11 +8,11 @@ import { Agent, request, type Dispatcher } from 'undici';
 
 import { KubeClient } from '@cellfed/controller-kit';
 
-import { newServiceAccountToken } from './clients.ts';
-import { describeE2e, e2eEnv } from './e2e-env.ts';
-import { recordProof } from './proof-results.ts';
-import { controlPlanePki, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
-import { seededRandom } from './router-fuzz.ts';
+import { newServiceAccountToken } from '../helpers/clients.ts';
+import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
+import { recordProof } from '../helpers/proof-results.ts';
+import { controlPlanePki, startRouter, stopRouter, type RouterProcess } from '../helpers/router-process.ts';
+import { seededRandom } from '../helpers/router-fuzz.ts';
 
 /** Random requests beyond the table: a sample in every test run, more for the record (`e2e:proof`). */
 const RANDOM_REQUESTS = Number(process.env['CELLFED_AUTHZ_REQUESTS'] ?? 400);

@@ -2,9 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-import { describeE2e, e2eEnv } from './e2e-env.ts';
+import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
 /** The README's guided tour: the shell blocks between its tour markers, in order. */
 function tourBlocks(): string[] {

@@ -22,8 +22,8 @@ import { readLocalState } from '@cellfed/cells/local/local-state.ts';
 import { LocalProvider } from '@cellfed/cells/local/local-provider.ts';
 import { isRunning } from '@cellfed/cells/local/daemon.ts';
 import { CHART_CRD_DIR } from '@cellfed/cells/paths.ts';
-import { clientsFor, eventually } from './clients.ts';
-import { describeE2e, e2eEnv } from './e2e-env.ts';
+import { clientsFor, eventually } from '../helpers/clients.ts';
+import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
 
 const toolsDir = process.env['CELLFED_TOOLS_BIN'];
 const log = createLogger({ level: 'warn' });
@@ -116,7 +116,7 @@ describeE2e('local provider: faults, failures and interruptions', () => {
 
   it('Ctrl-C during `cells up` stops everything started so far and exits 130', async () => {
     const dir = join(scratch(), 'env');
-    const cli = fileURLToPath(new URL('../../tools/cells/src/cli/cells.ts', import.meta.url));
+    const cli = fileURLToPath(new URL('../../../tools/cells/src/cli/cells.ts', import.meta.url));
     const args = ['up', '--dir', dir, '--cells', '1', '--tools', toolsDir!, '--runtime-root', dir];
     const child = spawn(process.execPath, [cli, ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -140,7 +140,7 @@ describeE2e('local provider: faults, failures and interruptions', () => {
 
   it('`cells run` serves kubectl through the router and Ctrl-C stops the router and every cell', async () => {
     const dir = join(scratch(), 'env');
-    const cli = fileURLToPath(new URL('../../tools/cells/src/cli/cells.ts', import.meta.url));
+    const cli = fileURLToPath(new URL('../../../tools/cells/src/cli/cells.ts', import.meta.url));
     const args = ['run', '--dir', dir, '--cells', '1', '--no-controller-manager', '--router-port', '0'];
     const child = spawn(process.execPath, [cli, ...args, '--tools', toolsDir!, '--runtime-root', dir], {
       stdio: ['ignore', 'pipe', 'pipe'],

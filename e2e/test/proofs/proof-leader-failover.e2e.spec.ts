@@ -4,18 +4,24 @@ import { join } from 'node:path';
 import { KubeClient } from '@cellfed/controller-kit';
 import { RoutingTable } from '@cellfed/hashing';
 
-import { cellSetSettled, weightedCellSetSpec, eventually, readCellSet, updateCellSet } from './clients.ts';
-import { startBackupController, startRebalanceController } from './controller-process.ts';
-import { startWriter } from './deployments.ts';
-import { describeE2e, e2eEnv } from './e2e-env.ts';
-import { everyObjectBackedUp, lostWrites, misplaced } from './placement.ts';
-import { recordProof } from './proof-results.ts';
-import { ReplicaPair } from './replica-pair.ts';
+import {
+  cellSetSettled,
+  weightedCellSetSpec,
+  eventually,
+  readCellSet,
+  updateCellSet,
+} from '../helpers/clients.ts';
+import { startBackupController, startRebalanceController } from '../helpers/controller-process.ts';
+import { startWriter } from '../helpers/deployments.ts';
+import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
+import { everyObjectBackedUp, lostWrites, misplaced } from '../helpers/placement.ts';
+import { recordProof } from '../helpers/proof-results.ts';
+import { ReplicaPair } from '../helpers/replica-pair.ts';
 import {
   startScratchFederation,
   stopScratchFederation,
   type ScratchFederation,
-} from './scratch-federation.ts';
+} from '../helpers/scratch-federation.ts';
 
 interface CellSetObject {
   metadata: { generation?: number };

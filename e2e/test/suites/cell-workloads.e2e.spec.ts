@@ -5,14 +5,14 @@ import { installCellRbac, installControlPlaneRbac } from '@cellfed/cells/chart/c
 import { KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
 import { RoutingTable } from '@cellfed/hashing';
 
-import { cellSetSpec, eventually } from './clients.ts';
-import { DEPLOYMENTS, deployment } from './deployments.ts';
-import { describeE2e, e2eEnv } from './e2e-env.ts';
+import { cellSetSpec, eventually } from '../helpers/clients.ts';
+import { DEPLOYMENTS, deployment } from '../helpers/deployments.ts';
+import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
 import {
   startRebalancedFederation,
   stopRebalancedFederation,
   type RebalancedFederation,
-} from './scratch-federation.ts';
+} from '../helpers/scratch-federation.ts';
 
 /** What a cell's own controllers need from the control plane to run a workload routed to that cell. */
 describeE2e('workloads in cells: what their pods need from the control plane is there', () => {

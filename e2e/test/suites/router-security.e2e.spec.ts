@@ -5,10 +5,10 @@ import { ORPHANED_DEPENDENTS_REASON, parseCellSet } from '@cellfed/api';
 import { RoutingTable } from '@cellfed/hashing';
 import { Agent, request } from 'undici';
 
-import { clientsFor, grantRole, newServiceAccountToken, readCellSet } from './clients.ts';
-import { describeE2e, e2eEnv } from './e2e-env.ts';
-import { answersOnOneConnection } from './one-connection.ts';
-import { controlPlanePki, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
+import { clientsFor, grantRole, newServiceAccountToken, readCellSet } from '../helpers/clients.ts';
+import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
+import { answersOnOneConnection } from '../helpers/one-connection.ts';
+import { controlPlanePki, startRouter, stopRouter, type RouterProcess } from '../helpers/router-process.ts';
 
 /**
  * The router as a security boundary, tried as an attacker would: a caller with no rights at all (a fresh

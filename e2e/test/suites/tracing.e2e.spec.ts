@@ -8,17 +8,23 @@ import { RoutingTable } from '@cellfed/hashing';
 
 import { createLogger } from '@cellfed/cells/log.ts';
 import type { CellEntry } from '@cellfed/cells/provider.ts';
-import { cellSetSpec, createCellSet, deleteCellSet, eventually, readCellSet } from './clients.ts';
+import { cellSetSpec, createCellSet, deleteCellSet, eventually, readCellSet } from '../helpers/clients.ts';
 import {
   startBackupController,
   startRebalanceController,
   stopController,
   type ControllerProcess,
-} from './controller-process.ts';
-import { cellAdder, describeE2e, e2eEnv } from './e2e-env.ts';
-import { startOtlpCollector } from './otlp-collector.ts';
-import { startOtlpGrpcCollector } from './otlp-grpc-collector.ts';
-import { kubectl, routerKubeconfig, startRouter, stopRouter, type RouterProcess } from './router-process.ts';
+} from '../helpers/controller-process.ts';
+import { cellAdder, describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
+import { startOtlpCollector } from '../helpers/otlp-collector.ts';
+import { startOtlpGrpcCollector } from '../helpers/otlp-grpc-collector.ts';
+import {
+  kubectl,
+  routerKubeconfig,
+  startRouter,
+  stopRouter,
+  type RouterProcess,
+} from '../helpers/router-process.ts';
 
 describeE2e('traces: the router and the controllers export spans over OTLP', () => {
   const env = e2eEnv();
