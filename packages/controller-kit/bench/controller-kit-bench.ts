@@ -13,7 +13,8 @@ import { fileURLToPath } from 'node:url';
 
 import { Registry } from 'prom-client';
 
-import { KubeClient, WorkQueue } from '../src/index.ts';
+import { KubeClient } from '../src/index.ts';
+import { WorkQueue } from '../src/queue/work-queue.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '../../..');

@@ -6,56 +6,39 @@
  */
 export { realClock, sleep, untilAborted } from './clock.ts';
 export type { Clock, Timer } from './clock.ts';
-export {
-  CodedError,
-  ControllerKitError,
-  ControllerKitErrorCode,
-  TerminalError,
-  errorMessage,
-} from './errors.ts';
-export { CELL_KEYS, CELL_OBJECT_KEYS, formatKey, keyOf, parseKey } from './object-key.ts';
+export { ControllerKitError, ControllerKitErrorCode, errorMessage } from './errors.ts';
+export { CELL_KEYS, formatKey, parseKey } from './object-key.ts';
 export { keyCodec } from './keys/key-codec.ts';
 export type { Key, KeyCodec } from './keys/key-codec.ts';
-export type { CellKey, CellObjectKey } from './object-key.ts';
+export type { CellKey } from './object-key.ts';
 
-export { WorkQueue } from './queue/work-queue.ts';
-export type { LowLaneOptions, QueueItem, WorkQueueOptions } from './queue/work-queue.ts';
 export type { Lane } from './queue/lane.ts';
 export { TokenBucket } from './queue/token-bucket.ts';
 export { Fifo } from './queue/fifo.ts';
-export type { BackoffOptions } from './queue/item-backoff.ts';
 
 export { Controller } from './runner/controller.ts';
-export type { ControllerOptions, KeyReader } from './runner/controller.ts';
+export type { ControllerOptions } from './runner/controller.ts';
 export type { Reconciler, ReconcileRequest, ReconcileResult } from './runner/reconciler.ts';
 
 export { EventRecorder } from './kube/event-recorder.ts';
-export type { EventRecorderOptions, EventSubject } from './kube/event-recorder.ts';
+export type { EventSubject } from './kube/event-recorder.ts';
 export { KubeClient } from './kube/kube-client.ts';
-export type { KubeClientOptions, Query, RequestOptions } from './kube/kube-client.ts';
 export { ApiError, isAlreadyExists, isConflict, isGone, isNotFound } from './kube/api-error.ts';
-export type { KubeStatus } from './kube/api-error.ts';
 export type { KubeList, KubeObject, ObjectMeta } from './kube/kube-object.ts';
 export { readIfExists } from './kube/read-if-exists.ts';
 export { watchEvents } from './kube/watch-lines.ts';
 export type { WatchEvent } from './kube/watch-lines.ts';
 
 export { Informer } from './informer/informer.ts';
-export { StringInterner, compactMetadata, stripManagedFields } from './informer/object-transforms.ts';
-export type {
-  InformerEvent,
-  InformerEventType,
-  InformerHandler,
-  InformerOptions,
-} from './informer/informer.ts';
+export type { InformerEvent } from './informer/informer.ts';
 export { resourceListWatch } from './informer/list-watch.ts';
-export type { ListPage, ListWatch, ResourceListWatchOptions } from './informer/list-watch.ts';
+export type { ListWatch } from './informer/list-watch.ts';
 
 export { CellPool, CONTROL_PLANE } from './cells/cell-pool.ts';
 export { CellSetReader } from './cells/cell-set-reader.ts';
 export type { CellSetReading } from './cells/cell-set-reader.ts';
 export { CellObjects } from './objects/cell-objects.ts';
-export type { CellObjectsOptions, CopiesView } from './objects/cell-objects.ts';
+export type { CopiesView } from './objects/cell-objects.ts';
 export {
   CELL_SYSTEM_NAMESPACES,
   OBJECT_KEYS,
@@ -84,36 +67,21 @@ export {
 export type { OwnerReference } from './objects/held-owners.ts';
 export { orphanedOwnerEventsPath } from './objects/orphaned-owners.ts';
 export { annotationsBumpGeneration, commitCopy, showsOriginGeneration } from './objects/commit-copy.ts';
-export type { CommitCopyOptions } from './objects/commit-copy.ts';
-export { isKnownAs, originCreated, originUid } from './objects/object-identity.ts';
+export { isKnownAs } from './objects/object-identity.ts';
 export { portableObject, without } from './objects/portable-object.ts';
 export { NOT_FOLLOWER_SELECTOR, hasPodTemplate, podReferences } from './objects/pod-references.ts';
 export type { PodReferences } from './objects/pod-references.ts';
 export type { PortableObject } from './objects/portable-object.ts';
-export type { CellAware, CellPoolOptions, EngagedCell } from './cells/cell-pool.ts';
+export type { CellAware, EngagedCell } from './cells/cell-pool.ts';
 export type { CellHealth } from './cells/health-hysteresis.ts';
-export type { ProbeOptions } from './cells/health-probe.ts';
 
-export { LEADER_ELECTION_DEFAULTS, LeaderElector } from './leader/leader-elector.ts';
-export type { LeaderCallbacks, LeaderElectionOptions } from './leader/leader-elector.ts';
+export { LEADER_ELECTION_DEFAULTS } from './leader/leader-elector.ts';
 
-export {
-  RouterLeasePublisher,
-  routerLeaseName,
-  routerPresence,
-  routersBehind,
-} from './router-presence/router-lease.ts';
-export type {
-  RouterLease,
-  RouterLeasePublisherOptions,
-  RouterPresence,
-} from './router-presence/router-lease.ts';
+export { RouterLeasePublisher, routerLeaseName, routersBehind } from './router-presence/router-lease.ts';
+export type { RouterLease } from './router-presence/router-lease.ts';
 
-export { HealthServer } from './process/health-server.ts';
-export type { Check } from './process/health-server.ts';
 export { Manager } from './process/manager.ts';
-export type { ManagerOptions, Runnable } from './process/manager.ts';
-export { ManagerConfigSchema, parseManagerConfig } from './process/manager-config.ts';
+export { ManagerConfigSchema } from './process/manager-config.ts';
 export {
   CELLSET_FLAG,
   CONTROLLER_FLAGS,
@@ -128,28 +96,18 @@ export {
   positiveIntFlag,
   readControllerFlags,
 } from './process/controller-flags.ts';
-export type { ControllerFlags } from './process/controller-flags.ts';
-export { flagRows, flagsTable, readFlags, readmeFlagRows, usageOf, wantsHelp } from './process/flags.ts';
-export type { Flag, FlagRow } from './process/flags.ts';
-export { formatDuration, parseDuration } from './process/duration.ts';
+export { flagRows, readFlags, readmeFlagRows, usageOf, wantsHelp } from './process/flags.ts';
+export type { Flag } from './process/flags.ts';
+export { formatDuration } from './process/duration.ts';
 export { runControllerProcess } from './process/controller-main.ts';
-export type { ControllerParts, ControllerProcessConfig } from './process/controller-main.ts';
-export type { ManagerConfig, ManagerConfigInput } from './process/manager-config.ts';
 export { createLogger } from './log.ts';
 
 export { cellBackupName, cellBackupOf } from './objects/cell-backups.ts';
 
 export { NOOP_TRACER, TracingConfigSchema, createTracing } from './tracing/tracing.ts';
-export type { Tracing, TracingConfig } from './tracing/tracing.ts';
 export { parentContextOf, traceHeadersOf } from './tracing/trace-headers.ts';
 
-export {
-  FENCE_POLICY_NAME,
-  FENCE_PROBE_NAME,
-  fencePolicyObjects,
-  fenceProbe,
-  isFenceRefusal,
-} from './fence/fence-policy.ts';
+export { FENCE_POLICY_NAME, fencePolicyObjects, fenceProbe, isFenceRefusal } from './fence/fence-policy.ts';
 export {
   UNIT,
   formatResourceList,
