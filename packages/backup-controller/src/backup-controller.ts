@@ -20,6 +20,8 @@ import {
   type ObjectKey,
   type ObjectRef,
   NOOP_TRACER,
+  parseKey,
+  controlPlaneNamespaceKey,
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -91,7 +93,10 @@ export class BackupController {
       registry,
       clock,
     });
-    const namespaceLabels = (namespace: string) => this.namespaces.labels(`${CONTROL_PLANE}//${namespace}`);
+    const namespaceLabels = (namespace: string) => {
+      const key = controlPlaneNamespaceKey(namespace);
+      return key === undefined ? undefined : this.namespaces.labels(key);
+    };
     const enqueue = (key: string, lane: Lane) => this.controller.queue.add(key, lane);
     this.objects = new CellObjects({
       metadataOnly: false,
@@ -217,7 +222,7 @@ export class BackupController {
     this.namespaces.addHandler((event) => {
       // A namespace's shard-by label decides its objects' keys, hence their backup cells.
       if (event.type !== 'modified') return;
-      const namespace = event.key.split('/')[2] ?? '';
+      const namespace = parseKey(event.key).name;
       this.objects.eachCopy((_cell, ref) => {
         if (ref.namespace === namespace) enqueue(formatObjectKey(ref), 'high');
       });

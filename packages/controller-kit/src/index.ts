@@ -7,7 +7,7 @@
 export { realClock, sleep, untilAborted } from './clock.ts';
 export type { Clock, Timer } from './clock.ts';
 export { ControllerKitError, ControllerKitErrorCode, errorMessage } from './errors.ts';
-export { CELL_KEYS, formatKey, parseKey } from './object-key.ts';
+export { CELL_KEYS, CONTROL_PLANE, controlPlaneNamespaceKey, formatKey, parseKey } from './object-key.ts';
 export { keyCodec } from './keys/key-codec.ts';
 export type { Key, KeyCodec } from './keys/key-codec.ts';
 export type { CellKey } from './object-key.ts';
@@ -34,7 +34,7 @@ export type { InformerEvent } from './informer/informer.ts';
 export { resourceListWatch } from './informer/list-watch.ts';
 export type { ListWatch } from './informer/list-watch.ts';
 
-export { CellPool, CONTROL_PLANE } from './cells/cell-pool.ts';
+export { CellPool } from './cells/cell-pool.ts';
 export { CellSetReader } from './cells/cell-set-reader.ts';
 export type { CellSetReading } from './cells/cell-set-reader.ts';
 export { CellObjects } from './objects/cell-objects.ts';

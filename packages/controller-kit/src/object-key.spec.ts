@@ -1,5 +1,5 @@
 import { ControllerKitErrorCode } from './errors.ts';
-import { formatKey, keyOf, parseKey } from './object-key.ts';
+import { CONTROL_PLANE, controlPlaneNamespaceKey, formatKey, keyOf, parseKey } from './object-key.ts';
 
 describe('object keys', () => {
   it('round-trips namespaced and cluster-scoped keys', () => {
@@ -19,5 +19,21 @@ describe('object keys', () => {
 
   it.each(['', 'a', 'a/b', '/ns/name', 'a/ns/', 'a/ns/name/extra'])('rejects %p', (key) => {
     expect(() => parseKey(key)).toThrow(expect.objectContaining({ code: ControllerKitErrorCode.InvalidKey }));
+  });
+});
+
+describe('controlPlaneNamespaceKey', () => {
+  it('is the key an informer of the control plane’s namespaces files a namespace under', () => {
+    expect(controlPlaneNamespaceKey('shop')).toBe(keyOf(CONTROL_PLANE, { metadata: { name: 'shop' } }));
+    expect(parseKey(controlPlaneNamespaceKey('shop')!)).toEqual({
+      cell: CONTROL_PLANE,
+      namespace: '',
+      name: 'shop',
+    });
+  });
+
+  it('is undefined for a name no namespace has, so a lookup misses instead of throwing', () => {
+    expect(controlPlaneNamespaceKey('')).toBeUndefined();
+    expect(controlPlaneNamespaceKey('a/b')).toBeUndefined();
   });
 });

@@ -1,5 +1,8 @@
 import { keyCodec, type Key } from './keys/key-codec.ts';
 
+/** Names the router control plane in informer keys, logs and metrics. */
+export const CONTROL_PLANE = 'control-plane';
+
 /**
  * Which object in which cell: what a work-queue key names. As multicluster-runtime puts the cluster in the
  * request, the cell is part of the key, so one queue serves every cell and single-cell code only reads it.
@@ -20,4 +23,15 @@ export const parseKey = (text: string): CellObjectKey => CELL_OBJECT_KEYS.parse(
 /** The key of an object as it appears in a list or watch of `cell`. */
 export function keyOf(cell: string, object: { metadata?: { namespace?: string; name?: string } }): string {
   return formatKey({ cell, namespace: object.metadata?.namespace ?? '', name: object.metadata?.name ?? '' });
+}
+
+/**
+ * The key of a namespace in an informer of the control plane's namespaces (cluster-scoped: no namespace
+ * part), or undefined for a name no namespace has (empty, or with a `/`, as a client's request may carry):
+ * a lookup by it finds nothing, as the hand-joined key used to.
+ */
+export function controlPlaneNamespaceKey(name: string): string | undefined {
+  return name === '' || name.includes('/')
+    ? undefined
+    : formatKey({ cell: CONTROL_PLANE, namespace: '', name });
 }

@@ -39,6 +39,7 @@ import {
   parseKey,
   type Lane,
   type ResourceQuota,
+  controlPlaneNamespaceKey,
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -167,8 +168,10 @@ export class RebalanceController {
   private paramsPending = false;
   private readonly leases: Informer<RouterLease>;
   private readonly pool: CellPool;
-  private readonly namespaceLabels = (namespace: string) =>
-    this.namespaces.labels(`${CONTROL_PLANE}//${namespace}`);
+  private readonly namespaceLabels = (namespace: string) => {
+    const key = controlPlaneNamespaceKey(namespace);
+    return key === undefined ? undefined : this.namespaces.labels(key);
+  };
 
   constructor(options: RebalanceControllerOptions) {
     const { controlPlane, pool, settings, logger, registry } = options;
@@ -427,7 +430,7 @@ export class RebalanceController {
         ...(settings.mirrorResyncMs === undefined ? {} : { resyncMs: settings.mirrorResyncMs }),
         cell: (id) => pool.get(id),
         namespaces: () => this.namespaces.list(),
-        crd: (name) => this.crds.get(`${CONTROL_PLANE}//${name}`),
+        crd: (name) => this.crds.get(formatKey({ cell: CONTROL_PLANE, namespace: '', name })),
         state: mirrorState,
         onMirrored: () => this.cellSets.enqueue({ name: pool.cellSetName }),
       }),
@@ -487,7 +490,7 @@ export class RebalanceController {
     this.namespaces.addHandler((event) => {
       mirrorAll();
       // A namespace's shard-by label decides its objects' keys.
-      if (event.type === 'modified') this.enqueueNamespace(event.key.split('/')[2] ?? '');
+      if (event.type === 'modified') this.enqueueNamespace(parseKey(event.key).name);
     });
     this.crds.addHandler(mirrorAll);
     pool.subscribe(this.objects);

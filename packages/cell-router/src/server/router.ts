@@ -14,6 +14,8 @@ import {
   resourceListWatch,
   type KubeClient,
   type KubeObject,
+  parseKey,
+  controlPlaneNamespaceKey,
 } from '@cellfed/controller-kit';
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
@@ -102,15 +104,17 @@ export class Router {
       logger: log,
       registry: options.registry,
     });
-    const namespaceKey = (name: string) => `${CONTROL_PLANE}//${name}`;
     // Namespaces this router saw deleted (and not made again): their objects may still be in the cells.
     const deletedNamespaces = new Set<string>();
     this.namespaces.addHandler((event) => {
-      const name = event.key.split('/')[2] ?? '';
+      const { name } = parseKey(event.key);
       if (event.type === 'deleted') deletedNamespaces.add(name);
       else if (event.type === 'added') deletedNamespaces.delete(name);
     });
-    const namespaceOf = (name: string) => this.namespaces.get(namespaceKey(name))?.metadata;
+    const namespaceOf = (name: string) => {
+      const key = controlPlaneNamespaceKey(name);
+      return key === undefined ? undefined : this.namespaces.get(key)?.metadata;
+    };
     const cellNamespaces = new CellNamespaces({
       registry: options.registry,
       logger: log.child({ component: 'cell-namespaces' }),
@@ -138,7 +142,10 @@ export class Router {
       cell: (id) => this.pool.get(id)?.client,
       state: () => this.state.current(),
       // Per listed item and watch event: only the labels are copied.
-      namespaceLabels: (namespace) => this.namespaces.labels(namespaceKey(namespace)),
+      namespaceLabels: (namespace) => {
+        const key = controlPlaneNamespaceKey(namespace);
+        return key === undefined ? undefined : this.namespaces.labels(key);
+      },
       namespaceDeleted: (namespace) => deletedNamespaces.has(namespace),
       oldCopies: new OldCopies({ client: (id) => this.pool.get(id)?.client }),
       ownerUids: new OwnerUids(

@@ -21,15 +21,12 @@ import { EventRecorder } from '../kube/event-recorder.ts';
 import { KubeClient } from '../kube/kube-client.ts';
 import type { KubeObject } from '../kube/kube-object.ts';
 import { gauge } from '../metrics/registry-metrics.ts';
-import { CELL_KEYS, type CellKey } from '../object-key.ts';
+import { CELL_KEYS, CONTROL_PLANE, formatKey, type CellKey } from '../object-key.ts';
 import { Controller } from '../runner/controller.ts';
 import { CellPoolReconciler, type PoolEngagements } from './cell-pool-reconciler.ts';
 import { CellSetReader, type CellSetReading } from './cell-set-reader.ts';
 import type { CellHealth } from './health-hysteresis.ts';
 import { probeCell, type ProbeOptions } from './health-probe.ts';
-
-/** Names the router control plane in informer keys, logs and metrics. */
-export const CONTROL_PLANE = 'control-plane';
 
 /** A cell the pool has a client for. Work for it must stop when `signal` aborts. */
 export interface EngagedCell {
@@ -206,7 +203,7 @@ export class CellPool implements PoolEngagements {
 
   /** The raw CellSet object as cached, or undefined: its status and uid. The spec is {@link cellSet}'s. */
   cellSetObject(): KubeObject | undefined {
-    return this.cellSets.get(`${CONTROL_PLANE}//${this.cellSetName}`);
+    return this.cellSets.get(formatKey({ cell: CONTROL_PLANE, namespace: '', name: this.cellSetName }));
   }
 
   /** The CellSet as validated (once per stored version), with the last good one kept. */
@@ -232,7 +229,7 @@ export class CellPool implements PoolEngagements {
 
   /** The cached Secret, or undefined. */
   secret(namespace: string, name: string): KubeObject | undefined {
-    return this.secrets.get(`${CONTROL_PLANE}/${namespace}/${name}`);
+    return this.secrets.get(formatKey({ cell: CONTROL_PLANE, namespace, name }));
   }
 
   /** What a reconcile needs to know about the current engagement of a cell. */

@@ -7,7 +7,7 @@ import { Informer } from '../informer/informer.ts';
 import { resourceListWatch } from '../informer/list-watch.ts';
 import type { KubeObject, ObjectMeta } from '../kube/kube-object.ts';
 import type { Lane } from '../queue/lane.ts';
-import { formatKey } from '../object-key.ts';
+import { formatKey, parseKey } from '../object-key.ts';
 import { formatObjectKey, resourceName, type ObjectRef } from './object-ref.ts';
 import { NOT_FOLLOWER_SELECTOR } from './pod-references.ts';
 
@@ -84,7 +84,9 @@ export class CellObjects implements CellAware, CopiesView {
     const found = new Map<string, Readonly<ObjectMeta>>();
     const id = resourceName(ref.resource);
     for (const [cellId, { informers }] of this.cells) {
-      const object = informers.informers.get(id)?.peek(`${cellId}/${ref.namespace}/${ref.name}`);
+      const object = informers.informers
+        .get(id)
+        ?.peek(formatKey({ cell: cellId, namespace: ref.namespace, name: ref.name }));
       if (object) found.set(cellId, object.metadata);
     }
     return found;
@@ -142,7 +144,7 @@ export class CellObjects implements CellAware, CopiesView {
           : {}),
       });
       informer.addHandler((event) => {
-        const [, namespace = '', name = ''] = event.key.split('/');
+        const { namespace, name } = parseKey(event.key);
         this.options.onChange(formatObjectKey({ resource, namespace, name }), event.lane, cell.id);
       });
       informers.set(resourceName(resource), informer);
