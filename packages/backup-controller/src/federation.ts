@@ -1,6 +1,7 @@
 import { type CellSetSpec, type GroupVersionResource } from '@cellfed/api';
 import { RoutingTable } from '@cellfed/hashing';
 import { resourceName } from '@cellfed/controller-kit';
+import { liveCells } from '@cellfed/federation';
 
 /** The CellSet generation the backup controller works to: its rings, cellular resources and live cells. */
 export interface Federation {
@@ -18,6 +19,6 @@ export function federationOf(spec: CellSetSpec, generation: number): Federation 
     generation,
     table: RoutingTable.fromCellSet(spec),
     resources: new Map(spec.cellularResources.map((gvr) => [resourceName(gvr), gvr])),
-    liveCells: new Set(spec.cells.filter((cell) => cell.state !== 'Down').map((cell) => cell.id)),
+    liveCells: new Set(liveCells(spec)),
   };
 }

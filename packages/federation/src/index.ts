@@ -16,4 +16,5 @@ export {
   STRATEGIC_MERGE_PATCH,
 } from './wire.ts';
 export { CLAIMS, CONFIG_MAPS, CRDS, LEASES, NAMESPACES, RESOURCE_QUOTAS, SECRETS } from './resources.ts';
+export { liveCells } from './cells.ts';
 export { resourceId, resourcePath, type ResourceRef } from './resource-path.ts';

@@ -9,7 +9,7 @@ import {
   type ReconcileResult,
   type Reconciler,
 } from '@cellfed/controller-kit';
-import { resourcePath } from '@cellfed/federation';
+import { liveCells, resourcePath } from '@cellfed/federation';
 
 import {
   PDBS,
@@ -20,7 +20,7 @@ import {
   type PodDisruptionBudget,
 } from './budget-status.ts';
 import type { NamespacedKey } from './copied-kind-controller.ts';
-import { liveCells, type PlanHolder } from './rebalance-plan.ts';
+import type { PlanHolder } from './rebalance-plan.ts';
 import { isCellOwn, mirroredCopy } from './shared-objects.ts';
 
 type Client = Pick<KubeClient, 'request'>;
@@ -56,7 +56,7 @@ export class BudgetStatusReconciler implements Reconciler<NamespacedKey> {
     const budget = this.options.budget(namespace, name);
     // The control plane's own (its system namespaces', cellfed's) are never mirrored: no cell counts them.
     if (!plan || !budget || budget.metadata.deletionTimestamp || isCellOwn(budget, PDBS)) return {};
-    const live = liveCells(plan);
+    const live = liveCells(plan.spec);
     const cells = live.flatMap((id) => this.options.cell(id) ?? []);
     if (cells.length < live.length) {
       // Its pods' count is not known: the status shown stays as it was.

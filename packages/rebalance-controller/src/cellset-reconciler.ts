@@ -16,7 +16,7 @@ import {
   type KubeObject,
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
-import { MERGE_PATCH } from '@cellfed/federation';
+import { liveCells, MERGE_PATCH } from '@cellfed/federation';
 
 import {
   finishedCells,
@@ -30,7 +30,7 @@ import {
 } from './cellset-status.ts';
 import type { MirrorState } from './mirror-reconciler.ts';
 import { countProgress, MoveRate, type Progress } from './progress.ts';
-import { liveCells, type PlanHolder, type RebalancePlan } from './rebalance-plan.ts';
+import type { PlanHolder, RebalancePlan } from './rebalance-plan.ts';
 import type { RebalanceMetrics } from './rebalance-metrics.ts';
 
 export interface CellSetReconcilerOptions {
@@ -233,7 +233,7 @@ export class CellSetReconciler implements Reconciler<CellSetKey> {
 
   /** Why objects may not move yet for this plan, or undefined when they may. */
   private closedGate(plan: RebalancePlan): Gate | undefined {
-    const live = liveCells(plan);
+    const live = liveCells(plan.spec);
     const notReady = live.filter((id) => !this.options.pool.get(id) || !this.options.copies.synced([id]));
     if (notReady.length > 0)
       return { reason: 'CellsNotReady', message: `cells not engaged and listed yet: ${notReady.join(', ')}` };
@@ -377,7 +377,7 @@ export class CellSetReconciler implements Reconciler<CellSetKey> {
   }
 
   private allListed(plan: RebalancePlan): boolean {
-    return this.options.copies.synced(liveCells(plan));
+    return this.options.copies.synced(liveCells(plan.spec));
   }
 
   private updateGauges(progress: { pending: number; inFlight: number; moved: number }): void {

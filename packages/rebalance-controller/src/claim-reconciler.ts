@@ -12,13 +12,13 @@ import {
   type Reconciler,
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
-import { CLAIMS, resourcePath } from '@cellfed/federation';
+import { CLAIMS, liveCells, resourcePath } from '@cellfed/federation';
 
 import type { NamespacedKey } from './copied-kind-controller.ts';
 import { applyCopy, placedByCellSet, removeCopy, writeShownStatus } from './copy-writes.ts';
 import { userMarks } from './follower-copy.ts';
 import { contentHash } from './mirror-marks.ts';
-import { liveCells, type PlanHolder } from './rebalance-plan.ts';
+import type { PlanHolder } from './rebalance-plan.ts';
 import { isCellOwn } from './shared-objects.ts';
 
 type Client = Pick<KubeClient, 'request'>;
@@ -69,7 +69,7 @@ export class ClaimReconciler implements Reconciler<NamespacedKey> {
     if (claim && isCellOwn(claim, CLAIMS)) return {};
     const wanted = claim && !claim.metadata.deletionTimestamp ? claim : undefined;
     const path = resourcePath(CLAIMS, namespace, name);
-    const live = liveCells(plan);
+    const live = liveCells(plan.spec);
     const copies = new Map<string, PersistentVolumeClaim>();
     /** Cells with a claim of that name of their own (a StatefulSet's): never the federation's to change. */
     const occupied = new Set<string>();

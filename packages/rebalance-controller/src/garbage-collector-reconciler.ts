@@ -25,12 +25,12 @@ import {
   type Reconciler,
 } from '@cellfed/controller-kit';
 import { MIGRATING, REBALANCE_STATUS_LABEL, needsOldCopy, resolveTarget } from '@cellfed/hashing';
-import { MERGE_PATCH, METADATA, resourcePath } from '@cellfed/federation';
+import { liveCells, MERGE_PATCH, METADATA, resourcePath } from '@cellfed/federation';
 
 import { groupOf, ownerName } from './dependents-index.ts';
 import type { CellEnd } from './object-mover.ts';
 import type { OwnerKinds } from './owner-kinds.ts';
-import { liveCells, type RebalancePlan, type PlanHolder } from './rebalance-plan.ts';
+import type { PlanHolder, RebalancePlan } from './rebalance-plan.ts';
 import type { RebalanceMetrics } from './rebalance-metrics.ts';
 
 export interface GarbageCollectorReconcilerOptions {
@@ -373,8 +373,7 @@ export class GarbageCollectorReconciler implements Reconciler<ObjectKey> {
     uid: string,
     signal: AbortSignal,
   ): Promise<OwnerState> {
-    for (const { id, state } of plan.spec.cells) {
-      if (state === 'Down') continue;
+    for (const id of liveCells(plan.spec)) {
       const cell = this.options.cell(id);
       if (!cell) return 'unknown';
       try {
@@ -392,7 +391,7 @@ export class GarbageCollectorReconciler implements Reconciler<ObjectKey> {
 
   /** The copy the routing rule reads (see the router's copy-choice), from the caches. */
   private liveCopy(plan: RebalancePlan, ref: ObjectRef): LiveCopy {
-    if (!this.options.copies.synced(liveCells(plan))) return { kind: 'wait' };
+    if (!this.options.copies.synced(liveCells(plan.spec))) return { kind: 'wait' };
     const key = plan.table.keyOf(ref, this.options.namespaceLabels(ref.namespace));
     const decision = plan.table.route(key);
     const copies = this.options.copies.copiesOf(ref);

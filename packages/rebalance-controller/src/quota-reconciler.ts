@@ -39,9 +39,9 @@ import {
 } from '@cellfed/controller-kit';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
-import { MERGE_PATCH, METADATA_LIST, RESOURCE_QUOTAS, resourcePath } from '@cellfed/federation';
+import { liveCells, MERGE_PATCH, METADATA_LIST, RESOURCE_QUOTAS, resourcePath } from '@cellfed/federation';
 
-import { liveCells, type PlanHolder, type RebalancePlan } from './rebalance-plan.ts';
+import type { PlanHolder, RebalancePlan } from './rebalance-plan.ts';
 
 type Client = Pick<KubeClient, 'request'>;
 
@@ -105,7 +105,7 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
     const plan = this.options.plans.current();
     if (!plan) return {};
     const quota = this.options.quota(namespace, name);
-    const live = liveCells(plan);
+    const live = liveCells(plan.spec);
     const cells = live.flatMap((id) => this.options.cell(id) ?? []);
     const hard = parseResourceList(quota?.spec?.hard);
     const inCells = [...hard.keys()].filter((resource) => countedInCells(plan, namespace, resource));

@@ -43,7 +43,16 @@ import {
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { CLAIMS, CONFIG_MAPS, CRDS, LEASES, NAMESPACES, RESOURCE_QUOTAS, SECRETS } from '@cellfed/federation';
+import {
+  CLAIMS,
+  CONFIG_MAPS,
+  CRDS,
+  LEASES,
+  liveCells,
+  NAMESPACES,
+  RESOURCE_QUOTAS,
+  SECRETS,
+} from '@cellfed/federation';
 
 import { AdmissionParams, POLICY_KINDS } from './admission-params.ts';
 import { CELLSET_KEYS, CellSetReconciler, type CellSetKey } from './cellset-reconciler.ts';
@@ -55,7 +64,7 @@ import { MigrationReconciler } from './migration-reconciler.ts';
 import { MirrorReconciler, MirrorState } from './mirror-reconciler.ts';
 import { ObjectMover } from './object-mover.ts';
 import { needsWork } from './needs-work.ts';
-import { PlanHolder, liveCells } from './rebalance-plan.ts';
+import { PlanHolder } from './rebalance-plan.ts';
 import { AUTOSCALERS, type HorizontalPodAutoscaler } from './autoscaler-copy.ts';
 import { AutoscalerReconciler } from './autoscaler-reconciler.ts';
 import { AutoscalerTargets } from './autoscaler-targets.ts';
@@ -212,7 +221,7 @@ export class RebalanceController {
         : new QuotaDraw({
             cells: () => {
               const spec = this.plans.current()?.spec;
-              return spec ? liveCells({ spec }).flatMap((id) => cellEnd(id) ?? []) : [];
+              return spec ? liveCells(spec).flatMap((id) => cellEnd(id) ?? []) : [];
             },
             logger: logger.child({ component: 'quota-draw' }),
           });
@@ -658,7 +667,8 @@ export class RebalanceController {
     // A param a binding names, new or changed: every cell needs its follower.
     const labels = this.objects.copiesOf(ref).get(cell)?.labels;
     if (this.params.names(ref.resource.resource, ref.namespace, { name: ref.name, labels }))
-      for (const live of liveCells(plan)) followers.enqueue({ cell: live, namespace: ref.namespace }, lane);
+      for (const live of liveCells(plan.spec))
+        followers.enqueue({ cell: live, namespace: ref.namespace }, lane);
   }
 
   /**
@@ -689,7 +699,7 @@ export class RebalanceController {
     if (!plan || !this.followers) return;
     const namespaces = new Set([...before.namespaces(this.objects), ...after.namespaces(this.objects)]);
     for (const namespace of namespaces)
-      for (const cell of liveCells(plan)) this.followers.enqueue({ cell, namespace });
+      for (const cell of liveCells(plan.spec)) this.followers.enqueue({ cell, namespace });
   }
 
   private enqueueNamespace(namespace: string): void {

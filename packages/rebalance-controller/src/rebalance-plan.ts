@@ -17,11 +17,6 @@ export interface RebalancePlan {
   readonly movesAllowed: boolean;
 }
 
-/** The cells of a plan that are not Down: those objects are in, that gates wait for. */
-export function liveCells(plan: Pick<RebalancePlan, 'spec'>): string[] {
-  return plan.spec.cells.filter((cell) => cell.state !== 'Down').map((cell) => cell.id);
-}
-
 /**
  * The plan both reconcilers read, replaced as a whole: each valid generation is loaded as the CellSet
  * arrives (an invalid CellSet never replaces a valid one), the CellSet reconciler opens its gate, and

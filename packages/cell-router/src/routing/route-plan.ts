@@ -1,6 +1,7 @@
 import { CELL_MADE_RESOURCES, type CellSetSpec } from '@cellfed/api';
 import { CELL_SYSTEM_NAMESPACES, cellOwnObjectName, isCellOwnObject } from '@cellfed/controller-kit';
 import { RoutingTable, type Access, type RouteDecision } from '@cellfed/hashing';
+import { liveCells } from '@cellfed/federation';
 
 import type { RequestInfo, ResourceRequestInfo } from '../request/request-info.ts';
 import { serviceUnavailable, type KubeStatus } from '../status/kube-status.ts';
@@ -32,7 +33,7 @@ export function routingState(spec: CellSetSpec, generation: number): RoutingStat
           ),
       ),
     ),
-    liveCells: spec.cells.filter((cell) => cell.state !== 'Down').map((cell) => cell.id),
+    liveCells: liveCells(spec),
     generation,
   };
 }
