@@ -18,7 +18,7 @@ import { SHOWN_ANSWER, sendRefusal } from './send-refusal.ts';
 import { abortOnClose, readBody, relay, sendUpstream, type BufferedBody } from './forward.ts';
 import { cellVersionBody, cellVersionTarget } from './version-translation.ts';
 import { cellOwnersReader, reservedMarksRefusal, shapeOf } from './cell-writes.ts';
-import { objectPath } from '../request/object-path.ts';
+import { requestObjectPath } from '../request/object-path.ts';
 import { sendDrawingQuota, type QuotaDrawing } from './quota-draws.ts';
 
 export interface CellMadeRequestsOptions {
@@ -88,7 +88,7 @@ export class CellMadeRequests {
           cellOwnersReader(
             destination.client,
             destination.cell,
-            objectPath(plan.info, namespace, plan.info.name),
+            requestObjectPath(plan.info, namespace, plan.info.name),
             impersonation,
           ),
           authorize,

@@ -2,7 +2,7 @@ import { heldOwnersOrNone, ownerReferencesOf, type KubeClient } from '@cellfed/c
 import { PROTOBUF } from '@cellfed/federation';
 
 import { mediaType } from '../request/object-name.ts';
-import { objectPath } from '../request/object-path.ts';
+import { requestObjectPath } from '../request/object-path.ts';
 import type { ResourceRequestInfo } from '../request/request-info.ts';
 import { badRequest, cellFailure, failure, type KubeStatus } from '../status/kube-status.ts';
 import type { Authorize } from '../auth/request-authorization.ts';
@@ -41,7 +41,7 @@ export async function cellWriteBody(
   const { client, id } = cell;
   const shape = shapeOf(info, method, contentType);
   if (!shape) return { bytes };
-  const path = objectPath(info, info.namespace, info.name);
+  const path = requestObjectPath(info, info.namespace, info.name);
   // Read at most once: the mark check and the cell view may both need the object as stored.
   let read: ReturnType<CellOwnersReader> | undefined;
   const stored = cellOwnersReader(client, id, path, impersonation);

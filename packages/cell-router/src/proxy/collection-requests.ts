@@ -6,7 +6,7 @@ import { serveMergedList } from '../collections/merged-list.ts';
 import { serveMergedWatch } from '../collections/merged-watch.ts';
 import { protobufObject } from '../collections/protobuf-watch.ts';
 import { PROTOBUF_WATCH } from '../collections/watch-codec.ts';
-import { objectPath } from '../request/object-path.ts';
+import { requestObjectPath } from '../request/object-path.ts';
 import type { ResourceRequestInfo } from '../request/request-info.ts';
 import {
   collectionSources,
@@ -114,7 +114,7 @@ export class CollectionRequests {
     const readCopy = async (cell: string, namespace: string, name: string) => {
       const client = this.options.cell(cell);
       if (!client) return undefined;
-      const answer = await client.raw('GET', `${objectPath(info, namespace, name)}${copyQuery}`, {
+      const answer = await client.raw('GET', `${requestObjectPath(info, namespace, name)}${copyQuery}`, {
         headers: { ...impersonation, accept: String(headers.accept) },
       });
       const bytes = Buffer.from(await answer.body.arrayBuffer());

@@ -4,7 +4,7 @@ import type { EventRecorder, KubeClient } from '@cellfed/controller-kit';
 import type { Authorize } from '../auth/request-authorization.ts';
 import { publicErrorMessage } from '../status/public-error.ts';
 import type { ResourceRequestInfo } from '../request/request-info.ts';
-import { objectPath } from '../request/object-path.ts';
+import { requestObjectPath } from '../request/object-path.ts';
 import { requestEntityTooLarge, serviceUnavailable } from '../status/kube-status.ts';
 import { refusal, type Impersonation, type Refusal } from '../routing/destination.ts';
 import { hasRequestBody, type ClientRequest } from './client-exchange.ts';
@@ -40,7 +40,7 @@ export async function readyControlPlaneDelete(
   if (bytes === 'too-large') return refusal(requestEntityTooLarge(options.maxBodyBytes), 'too-large');
   const body = bytes ? { bytes } : undefined;
   if (heldDependentsFinalizer(request.url ?? '/', bytes) !== ORPHAN_FINALIZER) return { body };
-  const answer = await options.controlPlane.raw('GET', objectPath(info, info.namespace, info.name), {
+  const answer = await options.controlPlane.raw('GET', requestObjectPath(info, info.namespace, info.name), {
     headers: { ...impersonation, accept: 'application/json' },
     signal,
   });

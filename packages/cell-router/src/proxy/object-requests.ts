@@ -3,7 +3,7 @@ import type { Dispatcher } from 'undici';
 
 import type { Authorize } from '../auth/request-authorization.ts';
 
-import { objectPath } from '../request/object-path.ts';
+import { requestObjectPath } from '../request/object-path.ts';
 import { requestEntityTooLarge } from '../status/kube-status.ts';
 import type { RequestOutcome } from '../tracing/request-span.ts';
 import { showObject } from '../views/client-view.ts';
@@ -144,7 +144,7 @@ export class ObjectRequests {
     if (holdFor)
       await holdForCollector(
         destination.client,
-        objectPath(plan.info, plan.info.namespace, plan.info.name),
+        requestObjectPath(plan.info, plan.info.namespace, plan.info.name),
         impersonation,
         holdFor,
         abortOnClose(response),

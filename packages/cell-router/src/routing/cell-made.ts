@@ -1,7 +1,7 @@
 import { publicErrorMessage } from '../status/public-error.ts';
 
 import { newestCopy, type CellCopy } from '../collections/copy-choice.ts';
-import { objectPath } from '../request/object-path.ts';
+import { requestObjectPath } from '../request/object-path.ts';
 import type { ResourceRequestInfo } from '../request/request-info.ts';
 
 /** What finding a cell-made object needs of a source's client (KubeClient.raw). */
@@ -38,7 +38,7 @@ export async function findCellMade(
   signal?: AbortSignal,
   accept: CopyFilter = () => true,
 ): Promise<CellMadeHolder> {
-  const path = objectPath(info, info.namespace, info.name);
+  const path = requestObjectPath(info, info.namespace, info.name);
   const answers = await Promise.all(
     sources.map(
       async (source): Promise<CellCopy<undefined> | { failed: string; source: string } | undefined> => {

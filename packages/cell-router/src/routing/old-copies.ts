@@ -2,7 +2,7 @@ import type { Access, OldCopy } from '@cellfed/hashing';
 import { isNotFound, realClock, type Clock, type KubeClient, type KubeObject } from '@cellfed/controller-kit';
 import { METADATA } from '@cellfed/federation';
 
-import { objectPath } from '../request/object-path.ts';
+import { requestObjectPath } from '../request/object-path.ts';
 import type { ResourceRequestInfo } from '../request/request-info.ts';
 import { RouterError, RouterErrorCode } from '../errors.ts';
 
@@ -36,9 +36,13 @@ export class OldCopies {
     if (!client) throw new RouterError(RouterErrorCode.CellNotConnected, `cell ${cell} is not connected`);
     let copy: OldCopy;
     try {
-      const object = await client.request<KubeObject>('GET', objectPath(info, info.namespace, info.name), {
-        accept: METADATA,
-      });
+      const object = await client.request<KubeObject>(
+        'GET',
+        requestObjectPath(info, info.namespace, info.name),
+        {
+          accept: METADATA,
+        },
+      );
       copy = { found: true, labels: object.metadata.labels };
     } catch (error) {
       if (!isNotFound(error)) throw error;

@@ -8,7 +8,7 @@ import {
 import { cellBackupName, isNotFound, type KubeClient, type KubeObject } from '@cellfed/controller-kit';
 import { METADATA, resourcePath } from '@cellfed/federation';
 
-import { objectPath } from '../request/object-path.ts';
+import { requestObjectPath } from '../request/object-path.ts';
 import type { ResourceRequestInfo } from '../request/request-info.ts';
 
 /** What the cell that took over a Down cell's key holds for it. */
@@ -41,7 +41,7 @@ export async function failoverState(
   impersonation: Record<string, string | string[]>,
   signal?: AbortSignal,
 ): Promise<FailoverState> {
-  const answer = await client.raw('GET', objectPath(info, info.namespace, info.name), {
+  const answer = await client.raw('GET', requestObjectPath(info, info.namespace, info.name), {
     headers: { ...impersonation, accept: METADATA },
     ...(signal ? { signal } : {}),
   });

@@ -4,7 +4,6 @@ import type { Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 
 import {
-  ApiError,
   CellPool,
   CONTROL_PLANE,
   EventRecorder,
@@ -16,6 +15,7 @@ import {
   type KubeObject,
   parseKey,
   controlPlaneNamespaceKey,
+  readIfExists,
 } from '@cellfed/controller-kit';
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
@@ -159,7 +159,10 @@ export class Router {
             ).resources,
           () => this.state.current()?.cellular,
         ),
-        (cell, path) => readIfFound(this.pool.get(cell)?.client, path),
+        (cell, path) => {
+          const client = this.pool.get(cell)?.client;
+          return client ? readIfExists<KubeObject>(client, path) : Promise.resolve(undefined);
+        },
       ),
       cellNamespaces,
       quota: new QuotaDraw({
@@ -250,12 +253,3 @@ export class Router {
 }
 
 /** One object read with the router's own identity; undefined when not found (or the cell is not engaged). */
-async function readIfFound(client: KubeClient | undefined, path: string): Promise<KubeObject | undefined> {
-  if (!client) return undefined;
-  try {
-    return await client.request<KubeObject>('GET', path);
-  } catch (error) {
-    if (error instanceof ApiError && error.statusCode === 404) return undefined;
-    throw error;
-  }
-}

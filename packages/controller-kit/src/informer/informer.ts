@@ -3,7 +3,7 @@ import type { Registry } from 'prom-client';
 
 import { realClock, sleep, type Clock, type Timer } from '../clock.ts';
 import { errorMessage } from '../errors.ts';
-import { ApiError, isGone, type KubeStatus } from '../kube/api-error.ts';
+import { ApiError, isGone, type ApiStatus } from '../kube/api-error.ts';
 import type { KubeObject } from '../kube/kube-object.ts';
 import { keyOf } from '../object-key.ts';
 import type { Lane } from '../queue/lane.ts';
@@ -298,7 +298,7 @@ export class Informer<T extends KubeObject = KubeObject> {
             this.resourceVersion = object.metadata?.resourceVersion ?? this.resourceVersion;
             break;
           case 'ERROR': {
-            const status = object as unknown as KubeStatus;
+            const status = object as unknown as ApiStatus;
             if (status.code === 410) return 'expired';
             throw new ApiError(status.code ?? 500, status, `watch ${this.resource}`);
           }

@@ -1,7 +1,7 @@
 import { ControllerKitError, ControllerKitErrorCode } from '../errors.ts';
 
 /** The `Status` body an apiserver sends with an error. */
-export interface KubeStatus {
+export interface ApiStatus {
   kind?: string;
   apiVersion?: string;
   status?: string;
@@ -15,9 +15,9 @@ export interface KubeStatus {
 export class ApiError extends ControllerKitError {
   override readonly name = 'ApiError';
   readonly statusCode: number;
-  readonly status: KubeStatus;
+  readonly status: ApiStatus;
 
-  constructor(statusCode: number, status: KubeStatus, what: string) {
+  constructor(statusCode: number, status: ApiStatus, what: string) {
     super(
       ControllerKitErrorCode.ApiError,
       `${what}: ${statusCode} ${status.reason ?? ''}${status.message ? `: ${status.message}` : ''}`.trim(),

@@ -7,7 +7,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { Agent, type Dispatcher } from 'undici';
 
 import { ControllerKitError, ControllerKitErrorCode, errorMessage } from '../errors.ts';
-import { ApiError, type KubeStatus } from './api-error.ts';
+import { ApiError, type ApiStatus } from './api-error.ts';
 import { watchEvents, type WatchEvent } from './watch-lines.ts';
 
 export type Query = Record<string, string | number | boolean | undefined>;
@@ -304,9 +304,9 @@ export class KubeClient {
 }
 
 function apiError(statusCode: number, text: string, what: string): ApiError {
-  let status: KubeStatus = { code: statusCode, message: text.slice(0, 500) };
+  let status: ApiStatus = { code: statusCode, message: text.slice(0, 500) };
   try {
-    const parsed = JSON.parse(text) as KubeStatus;
+    const parsed = JSON.parse(text) as ApiStatus;
     if (parsed && typeof parsed === 'object') status = parsed;
   } catch {
     // Not a Status (a proxy in between, say): keep the text as the message.

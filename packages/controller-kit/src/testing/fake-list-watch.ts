@@ -1,4 +1,4 @@
-import { ApiError, type KubeStatus } from '../kube/api-error.ts';
+import { ApiError, type ApiStatus } from '../kube/api-error.ts';
 import type { KubeObject } from '../kube/kube-object.ts';
 import type { WatchEvent } from '../kube/watch-lines.ts';
 import type { ListPage, ListWatch } from '../informer/list-watch.ts';
@@ -77,7 +77,7 @@ export class FakeListWatch implements ListWatch {
     this.broadcast({ type: 'BOOKMARK', object: { metadata: { resourceVersion: String(++this.revision) } } });
   }
 
-  sendStatus(status: KubeStatus): void {
+  sendStatus(status: ApiStatus): void {
     this.broadcast({ type: 'ERROR', object: status as unknown as KubeObject });
   }
 
