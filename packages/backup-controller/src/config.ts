@@ -2,8 +2,10 @@ import {
   ControllerConfigSchema,
   controllerUsage,
   durationFlag,
+  flagGroup,
+  intFlag,
   issuesLine,
-  positiveIntFlag,
+  optionalDurationFlag,
   readControllerFlags,
   type Flag,
 } from '@cellfed/controller-kit';
@@ -11,34 +13,31 @@ import { z } from 'zod';
 
 import { BackupError, BackupErrorCode } from './errors.ts';
 
-/** Everything the backup controller process is configured with; parsed once, in main.ts. */
-export const BackupConfigSchema = ControllerConfigSchema.extend({
-  workers: positiveIntFlag('workers', 1000).default(16),
-  resyncMs: durationFlag('resync', 10 * 60_000),
-  resyncQps: positiveIntFlag('resync-qps', 100_000).default(500),
+/** The backup controller's own flags, each declared once: usage, parsing, default and the README table. */
+const OWN = flagGroup({
+  workers: intFlag('workers', { help: 'backups written or promoted at once', default: 16, max: 1000 }),
+  resyncMs: durationFlag('resync', {
+    help: 'how often every object is compared with its backup although nothing changed, in the low-priority lane',
+    default: '10m',
+  }),
+  resyncQps: intFlag('resync-qps', {
+    help: 'objects per second taken from that lane',
+    default: 500,
+    max: 100_000,
+  }),
   /** Off (undefined) unless --auto-down-after is given. */
-  autoDownAfterMs: durationFlag('auto-down-after', 0).transform((ms) => (ms === 0 ? undefined : ms)),
-}).strict();
+  autoDownAfterMs: optionalDurationFlag('auto-down-after', {
+    help: 'mark a cell Down in the CellSet once its health probe has failed this long without a break',
+    defaultText: 'never; an operator decides',
+  }),
+});
+
+/** Everything the backup controller process is configured with; parsed once, in main.ts. */
+export const BackupConfigSchema = ControllerConfigSchema.extend(OWN.shape).strict();
 
 export type BackupConfig = z.output<typeof BackupConfigSchema>;
 
-/** The backup controller's own flags, declared once (usage, parsing and the README table). */
-export const BACKUP_FLAGS: readonly Flag[] = [
-  { name: 'workers', value: 'N', help: 'backups written or promoted at once', default: '16' },
-  {
-    name: 'resync',
-    value: 'DURATION',
-    help: 'how often every object is compared with its backup although nothing changed, in the low-priority lane',
-    default: '10m',
-  },
-  { name: 'resync-qps', value: 'N', help: 'objects per second taken from that lane', default: '500' },
-  {
-    name: 'auto-down-after',
-    value: 'DURATION',
-    help: 'mark a cell Down in the CellSet once its health probe has failed this long without a break',
-    default: 'never; an operator decides',
-  },
-];
+export const BACKUP_FLAGS: readonly Flag[] = OWN.flags;
 
 export const USAGE = controllerUsage('backup-controller', BACKUP_FLAGS);
 
@@ -50,15 +49,7 @@ export function parseBackupArgs(argv: string[]): BackupConfig {
   } catch (error) {
     throw new BackupError(BackupErrorCode.InvalidConfig, (error as Error).message, { cause: error });
   }
-  const { values, common } = flags;
-  const number = (value: string | undefined) => (value === undefined ? undefined : Number(value));
-  const result = BackupConfigSchema.safeParse({
-    ...common,
-    workers: number(values.workers),
-    resyncMs: values.resync,
-    resyncQps: number(values['resync-qps']),
-    autoDownAfterMs: values['auto-down-after'],
-  });
+  const result = BackupConfigSchema.safeParse({ ...flags.common, ...OWN.input(flags.values) });
   if (result.success) return result.data;
   throw new BackupError(BackupErrorCode.InvalidConfig, issuesLine(result.error));
 }

@@ -13,6 +13,13 @@ describe('parseRouterArgs', () => {
       port: 6443,
       cellSetName: 'default',
     });
+    // Absent flags take their declared defaults; the kubeconfig's is the in-cluster account (none given).
+    expect(files.kubeconfig).toBeUndefined();
+    expect(files).toMatchObject({
+      host: '0.0.0.0',
+      maxRequestsInFlightPerCaller: 400,
+      maxLongRunningPerCaller: 1000,
+    });
     expect(parseRouterArgs(['--tls-secret', 'cellfed-system/router-tls']).tlsSecret).toBe(
       'cellfed-system/router-tls',
     );
@@ -26,7 +33,8 @@ describe('parseRouterArgs', () => {
       'give --tls-cert-file and --tls-key-file, or --tls-secret',
     ],
     [['--tls-secret', 'no-slash'], '--tls-secret must be NAMESPACE/NAME'],
-    [['--tls-secret', 'a/b', '--port', 'x'], 'port: must be a number from 0 to 65535'],
+    [['--tls-secret', 'a/b', '--port', 'x'], 'port: --port must be a whole number'],
+    [['--tls-secret', 'a/b', '--port', '70000'], 'port: --port must be at most 65535'],
   ])('%j fails with one readable line', (argv, message) => {
     expect(() => parseRouterArgs(argv)).toThrow(message);
   });

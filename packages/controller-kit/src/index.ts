@@ -91,11 +91,19 @@ export {
   LOG_LEVEL_FLAG,
   TRACE_SAMPLE_RATIO_FLAG,
   controllerUsage,
-  durationFlag,
   issuesLine,
-  positiveIntFlag,
   readControllerFlags,
 } from './process/controller-flags.ts';
+export {
+  boolFlag,
+  durationFlag,
+  flagGroup,
+  intFlag,
+  optionalDurationFlag,
+  positiveNumberFlag,
+  textFlag,
+} from './process/flag-rows.ts';
+export type { FlagGroup, FlagRow } from './process/flag-rows.ts';
 export { flagRows, readFlags, readmeFlagRows, usageOf, wantsHelp } from './process/flags.ts';
 export type { Flag } from './process/flags.ts';
 export { formatDuration } from './process/duration.ts';

@@ -151,34 +151,6 @@ export function readControllerFlags(
 const invalid = (message: string, cause?: unknown) =>
   new ControllerKitError(ControllerKitErrorCode.InvalidConfig, message, cause ? { cause } : undefined);
 
-/** A zod field for a duration flag: milliseconds, `fallback` when absent; a readable issue when malformed. */
-export function durationFlag(flag: string, fallbackMs: number) {
-  return z
-    .string()
-    .optional()
-    .transform((text, ctx) => {
-      if (text === undefined) return fallbackMs;
-      const ms = parseDuration(text);
-      if (ms === undefined || ms <= 0) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `--${flag} must be a duration such as 12h, 30s or 1h30m; got "${text}"`,
-        });
-        return z.NEVER;
-      }
-      return ms;
-    });
-}
-
-/** A zod field for a whole-number flag between 1 and `max`. */
-export function positiveIntFlag(flag: string, max: number) {
-  return z
-    .number({ error: `--${flag} must be a whole number` })
-    .int({ error: `--${flag} must be a whole number` })
-    .min(1, { error: `--${flag} must be at least 1` })
-    .max(max, { error: `--${flag} must be at most ${max}` });
-}
-
 /**
  * The settings every controller has, from the flags every controller takes; a controller's own schema
  * extends it (`ControllerConfigSchema.extend({...}).strict()`).
