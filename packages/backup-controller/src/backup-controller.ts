@@ -2,14 +2,11 @@ import { BACKUP_SOURCE_ANNOTATION, CELL_BACKUPS, PRIMARY_CELL_LABEL } from '@cel
 import type { Tracer } from '@opentelemetry/api';
 import {
   CELL_KEYS,
-  CONTROL_PLANE,
   CellObjects,
   OBJECT_KEYS,
   Controller,
-  Informer,
   formatObjectKey,
   realClock,
-  resourceListWatch,
   untilAborted,
   type CellPool,
   type Clock,
@@ -20,12 +17,10 @@ import {
   type ObjectKey,
   type ObjectRef,
   NOOP_TRACER,
-  parseKey,
-  controlPlaneNamespaceKey,
+  ControlPlaneNamespaces,
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { NAMESPACES } from '@cellfed/federation';
 
 import { BackupMetrics, LagClock } from './backup-metrics.ts';
 import { BackupReconciler } from './backup-reconciler.ts';
@@ -69,7 +64,7 @@ export class BackupController {
   readonly downCells: Controller<CellKey>;
   /** Marks a cell Down after it has been unhealthy for `autoDownAfterMs`; absent when off. */
   readonly autoDown: Controller<CellKey> | undefined;
-  private readonly namespaces: Informer;
+  private readonly namespaces: ControlPlaneNamespaces;
   private readonly pool: CellPool;
   private readonly settings: BackupSettings;
   private readonly clock: Clock;
@@ -85,18 +80,8 @@ export class BackupController {
     const metrics = new BackupMetrics(registry);
     const lag = new LagClock();
     const promoted = new Set<string>();
-    this.namespaces = new Informer({
-      cell: CONTROL_PLANE,
-      resource: 'v1/namespaces',
-      listWatch: resourceListWatch(controlPlane, NAMESPACES, { metadataOnly: true }),
-      logger,
-      registry,
-      clock,
-    });
-    const namespaceLabels = (namespace: string) => {
-      const key = controlPlaneNamespaceKey(namespace);
-      return key === undefined ? undefined : this.namespaces.labels(key);
-    };
+    this.namespaces = new ControlPlaneNamespaces({ controlPlane, logger, registry, clock });
+    const namespaceLabels = (namespace: string) => this.namespaces.labels(namespace);
     const enqueue = (key: string, lane: Lane) => this.controller.queue.add(key, lane);
     this.objects = new CellObjects({
       metadataOnly: false,
@@ -219,10 +204,9 @@ export class BackupController {
       this.enqueueAll('low');
       for (const cell of down) this.downCells.enqueue({ cell });
     });
-    this.namespaces.addHandler((event) => {
+    this.namespaces.onChange(({ type, name: namespace }) => {
       // A namespace's shard-by label decides its objects' keys, hence their backup cells.
-      if (event.type !== 'modified') return;
-      const namespace = parseKey(event.key).name;
+      if (type !== 'modified') return;
       this.objects.eachCopy((_cell, ref) => {
         if (ref.namespace === namespace) enqueue(formatObjectKey(ref), 'high');
       });

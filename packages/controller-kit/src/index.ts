@@ -7,7 +7,7 @@
 export { realClock, sleep, untilAborted } from './clock.ts';
 export type { Clock, Timer } from './clock.ts';
 export { ControllerKitError, ControllerKitErrorCode, errorMessage } from './errors.ts';
-export { CELL_KEYS, CONTROL_PLANE, controlPlaneNamespaceKey, formatKey, parseKey } from './object-key.ts';
+export { CELL_KEYS, CONTROL_PLANE, formatKey, parseKey } from './object-key.ts';
 export { keyCodec } from './keys/key-codec.ts';
 export type { Key, KeyCodec } from './keys/key-codec.ts';
 export type { CellKey } from './object-key.ts';
@@ -66,6 +66,8 @@ export {
 } from './objects/held-owners.ts';
 export type { OwnerReference } from './objects/held-owners.ts';
 export { orphanedOwnerEventsPath } from './objects/orphaned-owners.ts';
+export { ControlPlaneNamespaces } from './objects/control-plane-namespaces.ts';
+export type { NamespaceChange } from './objects/control-plane-namespaces.ts';
 export { annotationsBumpGeneration, commitCopy, showsOriginGeneration } from './objects/commit-copy.ts';
 export { isKnownAs } from './objects/object-identity.ts';
 export { portableObject, without } from './objects/portable-object.ts';

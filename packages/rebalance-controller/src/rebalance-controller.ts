@@ -39,20 +39,11 @@ import {
   parseKey,
   type Lane,
   type ResourceQuota,
-  controlPlaneNamespaceKey,
+  ControlPlaneNamespaces,
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import {
-  CLAIMS,
-  CONFIG_MAPS,
-  CRDS,
-  LEASES,
-  liveCells,
-  NAMESPACES,
-  RESOURCE_QUOTAS,
-  SECRETS,
-} from '@cellfed/federation';
+import { CLAIMS, CONFIG_MAPS, CRDS, LEASES, liveCells, RESOURCE_QUOTAS, SECRETS } from '@cellfed/federation';
 
 import { AdmissionParams, POLICY_KINDS } from './admission-params.ts';
 import { CELLSET_KEYS, CellSetReconciler, type CellSetKey } from './cellset-reconciler.ts';
@@ -165,7 +156,7 @@ export class RebalanceController {
   /** The generation of each workload copy (`cell/key`) last seen, so only spec changes queue followers. */
   private readonly templateGenerations = new Map<string, number>();
   private readonly dependents = new DependentsIndex();
-  private readonly namespaces: Informer;
+  private readonly namespaces: ControlPlaneNamespaces;
   private readonly crds: Informer;
   /**
    * To start a mirror pass when a shared object changes (the pass reads them itself), and the admission
@@ -177,10 +168,7 @@ export class RebalanceController {
   private paramsPending = false;
   private readonly leases: Informer<RouterLease>;
   private readonly pool: CellPool;
-  private readonly namespaceLabels = (namespace: string) => {
-    const key = controlPlaneNamespaceKey(namespace);
-    return key === undefined ? undefined : this.namespaces.labels(key);
-  };
+  private readonly namespaceLabels = (namespace: string) => this.namespaces.labels(namespace);
 
   constructor(options: RebalanceControllerOptions) {
     const { controlPlane, pool, settings, logger, registry } = options;
@@ -189,11 +177,7 @@ export class RebalanceController {
     this.pool = pool;
     const metrics = new RebalanceMetrics(registry);
     const common = { cell: CONTROL_PLANE, logger, registry, clock };
-    this.namespaces = new Informer({
-      ...common,
-      resource: 'v1/namespaces',
-      listWatch: resourceListWatch(controlPlane, NAMESPACES, { metadataOnly: true }),
-    });
+    this.namespaces = new ControlPlaneNamespaces({ controlPlane, logger, registry, clock });
     this.crds = new Informer({
       ...common,
       resource: 'apiextensions.k8s.io/v1/customresourcedefinitions',
@@ -496,10 +480,10 @@ export class RebalanceController {
       cellSetChanged();
     });
     this.leases.addHandler(cellSetChanged);
-    this.namespaces.addHandler((event) => {
+    this.namespaces.onChange(({ type, name }) => {
       mirrorAll();
       // A namespace's shard-by label decides its objects' keys.
-      if (event.type === 'modified') this.enqueueNamespace(parseKey(event.key).name);
+      if (type === 'modified') this.enqueueNamespace(name);
     });
     this.crds.addHandler(mirrorAll);
     pool.subscribe(this.objects);

@@ -5,22 +5,17 @@ import type { AddressInfo } from 'node:net';
 
 import {
   CellPool,
-  CONTROL_PLANE,
   EventRecorder,
-  Informer,
   QuotaDraw,
   RouterLeasePublisher,
-  resourceListWatch,
   type KubeClient,
   type KubeObject,
-  parseKey,
-  controlPlaneNamespaceKey,
   readIfExists,
+  ControlPlaneNamespaces,
 } from '@cellfed/controller-kit';
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { NAMESPACES } from '@cellfed/federation';
 
 import { AccessReviewer } from '../auth/access-reviewer.ts';
 import { Authenticator } from '../auth/authenticator.ts';
@@ -66,7 +61,7 @@ export class Router {
   readonly pool: CellPool;
   readonly state: RoutingStateHolder;
   readonly handler: RouterHandler;
-  private readonly namespaces: Informer;
+  private readonly namespaces: ControlPlaneNamespaces;
   private readonly lease: RouterLeasePublisher;
   private readonly histories: ResourceHistories;
   private readonly options: RouterOptions;
@@ -97,24 +92,18 @@ export class Router {
     this.pool.cellSets.addHandler(() => {
       if (this.state.load(this.pool.cellSet())) void this.lease.publish(this.state.current()!.generation);
     });
-    this.namespaces = new Informer({
-      cell: CONTROL_PLANE,
-      resource: 'v1/namespaces',
-      listWatch: resourceListWatch(options.controlPlane, NAMESPACES, { metadataOnly: true }),
+    this.namespaces = new ControlPlaneNamespaces({
+      controlPlane: options.controlPlane,
       logger: log,
       registry: options.registry,
     });
     // Namespaces this router saw deleted (and not made again): their objects may still be in the cells.
     const deletedNamespaces = new Set<string>();
-    this.namespaces.addHandler((event) => {
-      const { name } = parseKey(event.key);
-      if (event.type === 'deleted') deletedNamespaces.add(name);
-      else if (event.type === 'added') deletedNamespaces.delete(name);
+    this.namespaces.onChange(({ type, name }) => {
+      if (type === 'deleted') deletedNamespaces.add(name);
+      else if (type === 'added') deletedNamespaces.delete(name);
     });
-    const namespaceOf = (name: string) => {
-      const key = controlPlaneNamespaceKey(name);
-      return key === undefined ? undefined : this.namespaces.get(key)?.metadata;
-    };
+    const namespaceOf = (name: string) => this.namespaces.metadata(name);
     const cellNamespaces = new CellNamespaces({
       registry: options.registry,
       logger: log.child({ component: 'cell-namespaces' }),
@@ -142,10 +131,7 @@ export class Router {
       cell: (id) => this.pool.get(id)?.client,
       state: () => this.state.current(),
       // Per listed item and watch event: only the labels are copied.
-      namespaceLabels: (namespace) => {
-        const key = controlPlaneNamespaceKey(namespace);
-        return key === undefined ? undefined : this.namespaces.labels(key);
-      },
+      namespaceLabels: (namespace) => this.namespaces.labels(namespace),
       namespaceDeleted: (namespace) => deletedNamespaces.has(namespace),
       oldCopies: new OldCopies({ client: (id) => this.pool.get(id)?.client }),
       ownerUids: new OwnerUids(
