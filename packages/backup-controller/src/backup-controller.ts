@@ -21,13 +21,13 @@ import {
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { compileCellSet, type CellSetGeneration } from '@cellfed/federation';
 
 import { BackupMetrics, LagClock } from './backup-metrics.ts';
 import { BackupReconciler } from './backup-reconciler.ts';
 import { AutoDownReconciler, UnhealthySince } from './auto-down-reconciler.ts';
 import { prepareWhenReachable } from './cell-setup.ts';
 import { DownCellReconciler } from './down-cell-reconciler.ts';
-import { federationOf, type Federation } from './federation.ts';
 
 export interface BackupSettings {
   /** Mark a cell Down once it has been unhealthy this long; never when absent (an operator decides). */
@@ -68,7 +68,7 @@ export class BackupController {
   private readonly pool: CellPool;
   private readonly settings: BackupSettings;
   private readonly clock: Clock;
-  private federation: Federation | undefined;
+  private federation: CellSetGeneration | undefined;
 
   constructor(options: BackupControllerOptions) {
     const { controlPlane, pool, settings, logger, registry } = options;
@@ -192,7 +192,7 @@ export class BackupController {
       if (!cellSet) return;
       const generation = cellSet.metadata.generation ?? 0;
       if (this.federation?.generation === generation) return;
-      this.federation = federationOf(cellSet.spec, generation);
+      this.federation = compileCellSet(cellSet.spec, generation);
       this.objects.resourcesChanged();
       // The rings changed: every object's backup cell may have. A Down cell's objects wait for their
       // promotion, so theirs go first, in the high lane.

@@ -22,10 +22,10 @@ import {
 import { FakeCell, FakeClock, fakeCopies, memoryLogger, metricValue } from '@cellfed/controller-kit/testing';
 import { REBALANCE_STATUS_LABEL, type CellState } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
+import { compileCellSet, type CellSetGeneration } from '@cellfed/federation';
 
 import { BackupMetrics, LagClock } from './backup-metrics.ts';
 import { BackupReconciler } from './backup-reconciler.ts';
-import { federationOf, type Federation } from './federation.ts';
 
 const DEPLOYMENTS = { group: 'apps', version: 'v1', resource: 'deployments' };
 const objectPath = (name: string) => `/apis/apps/v1/namespaces/shop/deployments/${name}`;
@@ -39,11 +39,11 @@ const deployment = (name: string, replicas = 1): KubeObject => ({
   spec: { replicas },
 });
 
-function federation(states: Record<string, CellState>, generation = 1): Federation {
+function federation(states: Record<string, CellState>, generation = 1): CellSetGeneration {
   const spec = parseCellSetSpec({
     cells: Object.entries(states).map(([id, state]) => ({ id, state, kubeconfigSecretRef: { name: id } })),
   });
-  return federationOf(spec, generation);
+  return compileCellSet(spec, generation);
 }
 
 function setUp(states: Record<string, CellState>) {

@@ -46,11 +46,10 @@ import {
 } from '@cellfed/controller-kit';
 import { MIGRATED, REBALANCE_STATUS_LABEL, type RouteDecision } from '@cellfed/hashing';
 import type { Logger } from 'pino';
-import { APPLY_PATCH, resourcePath } from '@cellfed/federation';
+import { APPLY_PATCH, resourcePath, type CellSetGeneration } from '@cellfed/federation';
 
 import type { BackupMetrics, LagClock } from './backup-metrics.ts';
 import { BackupError, BackupErrorCode } from './errors.ts';
-import type { Federation } from './federation.ts';
 
 /** The field manager of every write the controller makes. */
 export const FIELD_MANAGER = 'cellfed-backup-controller';
@@ -63,7 +62,7 @@ export interface ObjectsView extends Pick<CopiesView, 'copiesOf' | 'synced'> {
 }
 
 export interface BackupReconcilerOptions {
-  federation: () => Federation | undefined;
+  federation: () => CellSetGeneration | undefined;
   objects: ObjectsView;
   /** The cached metadata of every cell's CellBackups. */
   backups: Pick<CopiesView, 'copiesOf' | 'synced'>;
@@ -124,7 +123,7 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
     }
     const backupRef = backupRefOf(ref);
     const holders = new Map(
-      [...this.options.backups.copiesOf(backupRef)].filter(([cell]) => federation.liveCells.has(cell)),
+      [...this.options.backups.copiesOf(backupRef)].filter(([cell]) => federation.liveCells.includes(cell)),
     );
     if (primary) {
       const served = copies.get(primary);

@@ -50,7 +50,6 @@ export {
   isCellOwnObject,
   cellOwnObjectName,
   parseObjectKey,
-  resourceName,
   routeOf,
 } from './objects/object-ref.ts';
 export type { ObjectKey, ObjectRef } from './objects/object-ref.ts';

@@ -1,3 +1,5 @@
+import type { GroupVersionResource } from '@cellfed/api';
+
 /** A resource of the API, with whether its objects live in namespaces. */
 export interface ResourceRef {
   group: string;
@@ -21,4 +23,9 @@ export function resourcePath(ref: ResourceRef, namespace?: string, name?: string
   const scope = ref.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
   const object = name === undefined ? '' : `/${encodeURIComponent(name)}`;
   return `${root}${scope}/${ref.resource}${object}`;
+}
+
+/** `deployments.apps` or `configmaps`, as kubectl names a resource. */
+export function resourceName(resource: Pick<GroupVersionResource, 'group' | 'resource'>): string {
+  return resource.group ? `${resource.resource}.${resource.group}` : resource.resource;
 }

@@ -10,7 +10,7 @@ import {
 } from '@cellfed/controller-kit';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
-import { liveCells, resourcePath } from '@cellfed/federation';
+import { resourcePath } from '@cellfed/federation';
 
 import { AUTOSCALERS, autoscalerCopy, shownStatus, type HorizontalPodAutoscaler } from './autoscaler-copy.ts';
 import type { NamespacedKey } from './copied-kind-controller.ts';
@@ -62,11 +62,11 @@ export class AutoscalerReconciler implements Reconciler<NamespacedKey> {
     if (autoscaler && isCellOwn(autoscaler, AUTOSCALERS)) return {};
     const live = autoscaler && !autoscaler.metadata.deletionTimestamp ? autoscaler : undefined;
     // Where the target is comes from the cells' caches: until they are listed, nothing is decided.
-    if (live && !this.options.copies.synced(liveCells(plan.spec))) return { requeueAfterMs: 1000 };
+    if (live && !this.options.copies.synced(plan.liveCells)) return { requeueAfterMs: 1000 };
     const home = live ? await this.targetCell(plan, live, log) : undefined;
     const path = resourcePath(AUTOSCALERS, namespace, name);
     let copy: HorizontalPodAutoscaler | undefined;
-    for (const id of liveCells(plan.spec)) {
+    for (const id of plan.liveCells) {
       const cell = this.options.cell(id);
       if (!cell) continue;
       const existing = await readIfExists<HorizontalPodAutoscaler>(cell.client, path, { signal });
@@ -105,7 +105,7 @@ export class AutoscalerReconciler implements Reconciler<NamespacedKey> {
       return undefined;
     }
     const ref = { resource, namespace: autoscaler.metadata.namespace ?? '', name: target.name };
-    const live = new Set(liveCells(plan.spec));
+    const live = new Set(plan.liveCells);
     let home: string | undefined;
     for (const [id, metadata] of this.options.copies.copiesOf(ref)) {
       if (!live.has(id)) continue;

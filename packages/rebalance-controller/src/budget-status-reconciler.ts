@@ -9,7 +9,7 @@ import {
   type ReconcileResult,
   type Reconciler,
 } from '@cellfed/controller-kit';
-import { liveCells, resourcePath } from '@cellfed/federation';
+import { resourcePath } from '@cellfed/federation';
 
 import {
   PDBS,
@@ -56,7 +56,7 @@ export class BudgetStatusReconciler implements Reconciler<NamespacedKey> {
     const budget = this.options.budget(namespace, name);
     // The control plane's own (its system namespaces', cellfed's) are never mirrored: no cell counts them.
     if (!plan || !budget || budget.metadata.deletionTimestamp || isCellOwn(budget, PDBS)) return {};
-    const live = liveCells(plan.spec);
+    const live = plan.liveCells;
     const cells = live.flatMap((id) => this.options.cell(id) ?? []);
     if (cells.length < live.length) {
       // Its pods' count is not known: the status shown stays as it was.

@@ -16,7 +16,7 @@ import {
   type KubeObject,
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
-import { liveCells, MERGE_PATCH } from '@cellfed/federation';
+import { MERGE_PATCH } from '@cellfed/federation';
 
 import {
   finishedCells,
@@ -233,7 +233,7 @@ export class CellSetReconciler implements Reconciler<CellSetKey> {
 
   /** Why objects may not move yet for this plan, or undefined when they may. */
   private closedGate(plan: RebalancePlan): Gate | undefined {
-    const live = liveCells(plan.spec);
+    const live = plan.liveCells;
     const notReady = live.filter((id) => !this.options.pool.get(id) || !this.options.copies.synced([id]));
     if (notReady.length > 0)
       return { reason: 'CellsNotReady', message: `cells not engaged and listed yet: ${notReady.join(', ')}` };
@@ -377,7 +377,7 @@ export class CellSetReconciler implements Reconciler<CellSetKey> {
   }
 
   private allListed(plan: RebalancePlan): boolean {
-    return this.options.copies.synced(liveCells(plan.spec));
+    return this.options.copies.synced(plan.liveCells);
   }
 
   private updateGauges(progress: { pending: number; inFlight: number; moved: number }): void {

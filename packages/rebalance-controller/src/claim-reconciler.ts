@@ -12,7 +12,7 @@ import {
   type Reconciler,
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
-import { CLAIMS, liveCells, resourcePath } from '@cellfed/federation';
+import { CLAIMS, resourcePath } from '@cellfed/federation';
 
 import type { NamespacedKey } from './copied-kind-controller.ts';
 import { applyCopy, placedByCellSet, removeCopy, writeShownStatus } from './copy-writes.ts';
@@ -69,7 +69,7 @@ export class ClaimReconciler implements Reconciler<NamespacedKey> {
     if (claim && isCellOwn(claim, CLAIMS)) return {};
     const wanted = claim && !claim.metadata.deletionTimestamp ? claim : undefined;
     const path = resourcePath(CLAIMS, namespace, name);
-    const live = liveCells(plan.spec);
+    const live = plan.liveCells;
     const copies = new Map<string, PersistentVolumeClaim>();
     /** Cells with a claim of that name of their own (a StatefulSet's): never the federation's to change. */
     const occupied = new Set<string>();

@@ -25,7 +25,7 @@ import {
   type Reconciler,
 } from '@cellfed/controller-kit';
 import { MIGRATING, REBALANCE_STATUS_LABEL, needsOldCopy, resolveTarget } from '@cellfed/hashing';
-import { liveCells, MERGE_PATCH, METADATA, resourcePath } from '@cellfed/federation';
+import { MERGE_PATCH, METADATA, resourcePath } from '@cellfed/federation';
 
 import { groupOf, ownerName } from './dependents-index.ts';
 import type { CellEnd } from './object-mover.ts';
@@ -373,7 +373,7 @@ export class GarbageCollectorReconciler implements Reconciler<ObjectKey> {
     uid: string,
     signal: AbortSignal,
   ): Promise<OwnerState> {
-    for (const id of liveCells(plan.spec)) {
+    for (const id of plan.liveCells) {
       const cell = this.options.cell(id);
       if (!cell) return 'unknown';
       try {
@@ -391,7 +391,7 @@ export class GarbageCollectorReconciler implements Reconciler<ObjectKey> {
 
   /** The copy the routing rule reads (see the router's copy-choice), from the caches. */
   private liveCopy(plan: RebalancePlan, ref: ObjectRef): LiveCopy {
-    if (!this.options.copies.synced(liveCells(plan.spec))) return { kind: 'wait' };
+    if (!this.options.copies.synced(plan.liveCells)) return { kind: 'wait' };
     const key = plan.table.keyOf(ref, this.options.namespaceLabels(ref.namespace));
     const decision = plan.table.route(key);
     const copies = this.options.copies.copiesOf(ref);

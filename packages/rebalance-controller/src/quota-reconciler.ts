@@ -19,7 +19,6 @@ import {
   keyCodec,
   parseResourceList,
   readIfExists,
-  resourceName,
   sameResourceList,
   settleShares,
   shareOf,
@@ -39,7 +38,7 @@ import {
 } from '@cellfed/controller-kit';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
-import { liveCells, MERGE_PATCH, METADATA_LIST, RESOURCE_QUOTAS, resourcePath } from '@cellfed/federation';
+import { MERGE_PATCH, METADATA_LIST, RESOURCE_QUOTAS, resourcePath, resourceName } from '@cellfed/federation';
 
 import type { PlanHolder, RebalancePlan } from './rebalance-plan.ts';
 
@@ -105,7 +104,7 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
     const plan = this.options.plans.current();
     if (!plan) return {};
     const quota = this.options.quota(namespace, name);
-    const live = liveCells(plan.spec);
+    const live = plan.liveCells;
     const cells = live.flatMap((id) => this.options.cell(id) ?? []);
     const hard = parseResourceList(quota?.spec?.hard);
     const inCells = [...hard.keys()].filter((resource) => countedInCells(plan, namespace, resource));

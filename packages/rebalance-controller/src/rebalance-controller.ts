@@ -32,7 +32,6 @@ import {
   NOOP_TRACER,
   heldOwnersOrNone,
   hasPodTemplate,
-  resourceName,
   QUOTA_COPY_SELECTOR,
   QuotaDraw,
   formatKey,
@@ -43,7 +42,15 @@ import {
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { CLAIMS, CONFIG_MAPS, CRDS, LEASES, liveCells, RESOURCE_QUOTAS, SECRETS } from '@cellfed/federation';
+import {
+  CLAIMS,
+  CONFIG_MAPS,
+  CRDS,
+  LEASES,
+  RESOURCE_QUOTAS,
+  SECRETS,
+  resourceName,
+} from '@cellfed/federation';
 
 import { AdmissionParams, POLICY_KINDS } from './admission-params.ts';
 import { CELLSET_KEYS, CellSetReconciler, type CellSetKey } from './cellset-reconciler.ts';
@@ -203,10 +210,7 @@ export class RebalanceController {
       settings.divideQuotas === false
         ? undefined
         : new QuotaDraw({
-            cells: () => {
-              const spec = this.plans.current()?.spec;
-              return spec ? liveCells(spec).flatMap((id) => cellEnd(id) ?? []) : [];
-            },
+            cells: () => (this.plans.current()?.liveCells ?? []).flatMap((id) => cellEnd(id) ?? []),
             logger: logger.child({ component: 'quota-draw' }),
           });
 
@@ -651,8 +655,7 @@ export class RebalanceController {
     // A param a binding names, new or changed: every cell needs its follower.
     const labels = this.objects.copiesOf(ref).get(cell)?.labels;
     if (this.params.names(ref.resource.resource, ref.namespace, { name: ref.name, labels }))
-      for (const live of liveCells(plan.spec))
-        followers.enqueue({ cell: live, namespace: ref.namespace }, lane);
+      for (const live of plan.liveCells) followers.enqueue({ cell: live, namespace: ref.namespace }, lane);
   }
 
   /**
@@ -683,7 +686,7 @@ export class RebalanceController {
     if (!plan || !this.followers) return;
     const namespaces = new Set([...before.namespaces(this.objects), ...after.namespaces(this.objects)]);
     for (const namespace of namespaces)
-      for (const cell of liveCells(plan.spec)) this.followers.enqueue({ cell, namespace });
+      for (const cell of plan.liveCells) this.followers.enqueue({ cell, namespace });
   }
 
   private enqueueNamespace(namespace: string): void {

@@ -1,15 +1,8 @@
-import { type CellSetSpec, type GroupVersionResource } from '@cellfed/api';
-import { RoutingTable } from '@cellfed/hashing';
-
-import { resourceName } from '@cellfed/controller-kit';
+import type { CellSetSpec } from '@cellfed/api';
+import { compileCellSet, type CellSetGeneration } from '@cellfed/federation';
 
 /** The CellSet generation the controller works to, and whether objects may move for it yet. */
-export interface RebalancePlan {
-  readonly generation: number;
-  readonly spec: CellSetSpec;
-  readonly table: RoutingTable;
-  /** Cellular resources by `resource.group`. */
-  readonly resources: ReadonlyMap<string, GroupVersionResource>;
+export interface RebalancePlan extends CellSetGeneration {
   /**
    * Every gate has passed for this generation (cells engaged and listed, shared objects mirrored into every
    * cell, every live router routing with it): objects may move. Leftover copies are tidied either way.
@@ -38,13 +31,7 @@ export class PlanHolder {
   /** Loads a validated spec; returns whether it is a new generation (whose gate is then closed). */
   load(spec: CellSetSpec, generation: number): boolean {
     if (this.plan?.generation === generation) return false;
-    this.plan = {
-      generation,
-      spec,
-      table: RoutingTable.fromCellSet(spec),
-      resources: new Map(spec.cellularResources.map((gvr) => [resourceName(gvr), gvr])),
-      movesAllowed: false,
-    };
+    this.plan = { ...compileCellSet(spec, generation), movesAllowed: false };
     for (const listener of this.listeners) listener();
     return true;
   }

@@ -1,29 +1,28 @@
 import { CELL_MADE_RESOURCES, type CellSetSpec } from '@cellfed/api';
 import { CELL_SYSTEM_NAMESPACES, cellOwnObjectName, isCellOwnObject } from '@cellfed/controller-kit';
-import { RoutingTable, type Access, type RouteDecision } from '@cellfed/hashing';
-import { liveCells } from '@cellfed/federation';
+import type { Access, RouteDecision } from '@cellfed/hashing';
+import { compileCellSet, type CellSetGeneration } from '@cellfed/federation';
 
 import type { RequestInfo, ResourceRequestInfo } from '../request/request-info.ts';
 import { serviceUnavailable, type KubeStatus } from '../status/kube-status.ts';
 import { CONTROL_PLANE_SOURCE, alsoMadeByCells } from './cell-made-resources.ts';
 import { CellularResources, type CellularResource } from './cellular-resources.ts';
 
-/** What the router knows of the federation when it plans a request; swapped as a whole on a CellSet change. */
-export interface RoutingState {
-  readonly table: RoutingTable;
+/**
+ * What the router knows of the federation when it plans a request; swapped as a whole on a CellSet change.
+ * Collection requests fan out to its `liveCells`; its `generation` is published so the rebalance controller
+ * can wait for every router.
+ */
+export interface RoutingState extends CellSetGeneration {
   readonly cellular: CellularResources;
   /** What the cells' controllers make (see cell-made-resources.ts), less what the CellSet routes otherwise. */
   readonly cellMade: CellularResources;
-  /** Every cell that may hold objects (all but Down ones): where collection requests fan out. */
-  readonly liveCells: readonly string[];
-  /** The CellSet generation this state was built from (published so the rebalance controller can wait). */
-  readonly generation: number;
 }
 
 /** The routing state of a validated CellSet spec. */
 export function routingState(spec: CellSetSpec, generation: number): RoutingState {
   return {
-    table: RoutingTable.fromCellSet(spec),
+    ...compileCellSet(spec, generation),
     cellular: new CellularResources(spec.cellularResources),
     cellMade: new CellularResources(
       CELL_MADE_RESOURCES.filter(
@@ -33,8 +32,6 @@ export function routingState(spec: CellSetSpec, generation: number): RoutingStat
           ),
       ),
     ),
-    liveCells: liveCells(spec),
-    generation,
   };
 }
 

@@ -1,6 +1,7 @@
 import type { GroupVersionResource } from '@cellfed/api';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { resourceName } from '@cellfed/federation';
 
 import type { CellAware, EngagedCell } from '../cells/cell-pool.ts';
 import { Informer } from '../informer/informer.ts';
@@ -8,7 +9,7 @@ import { resourceListWatch } from '../informer/list-watch.ts';
 import type { KubeObject, ObjectMeta } from '../kube/kube-object.ts';
 import type { Lane } from '../queue/lane.ts';
 import { formatKey, parseKey } from '../object-key.ts';
-import { formatObjectKey, resourceName, type ObjectRef } from './object-ref.ts';
+import { formatObjectKey, type ObjectRef } from './object-ref.ts';
 import { NOT_FOLLOWER_SELECTOR } from './pod-references.ts';
 
 /** What controllers read about the copies of cellular objects in the cells. */

@@ -1,6 +1,6 @@
 import type { GroupVersionResource } from '@cellfed/api';
 import type { RouteDecision, RoutingTable } from '@cellfed/hashing';
-import { resourcePath } from '@cellfed/federation';
+import { resourcePath, resourceName } from '@cellfed/federation';
 
 import { keyCodec, type Key } from '../keys/key-codec.ts';
 
@@ -19,11 +19,6 @@ export function objectPath(ref: ObjectRef): string {
 /** The REST path of the collection the object is created in (its namespace's, or the cluster's). */
 export function collectionPath(ref: ObjectRef): string {
   return resourcePath({ ...ref.resource, namespaced: ref.namespace !== '' }, ref.namespace);
-}
-
-/** `deployments.apps` or `configmaps`, as kubectl names a resource. */
-export function resourceName(resource: Pick<GroupVersionResource, 'group' | 'resource'>): string {
-  return resource.group ? `${resource.resource}.${resource.group}` : resource.resource;
 }
 
 /**
