@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { ApiError, type KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
-import { MERGE_PATCH, METADATA_LIST } from '@cellfed/federation';
+import { ApiError, type KubeClient } from '@cellfed/controller-kit';
+import { MERGE_PATCH, METADATA_LIST, type KubeList, type KubeObject } from '@cellfed/federation';
 
 export const DEPLOYMENTS = '/apis/apps/v1';
 /** The annotation a writer stamps its sequence number into. */

@@ -6,9 +6,9 @@ import {
   parseCellSetSpec,
   type CellSetSpecInput,
 } from '@cellfed/api';
-import { ApiError, type KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
+import { ApiError, type KubeClient } from '@cellfed/controller-kit';
 import { MIGRATED, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
-import { METADATA_LIST } from '@cellfed/federation';
+import { METADATA_LIST, type KubeList, type KubeObject } from '@cellfed/federation';
 
 import { SEQ, deploymentsIn, type startWriter } from './deployments.ts';
 

@@ -2,9 +2,9 @@ import { parseCellSetSpec, type CellSetSpecInput } from '@cellfed/api';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
+import { KubeClient } from '@cellfed/controller-kit';
 import { RoutingTable } from '@cellfed/hashing';
-import { METADATA_LIST } from '@cellfed/federation';
+import { METADATA_LIST, type KubeList, type KubeObject } from '@cellfed/federation';
 
 import { cellSetSettled, weightedCellSetSpec, eventually, updateCellSet } from '../helpers/clients.ts';
 import { startRebalanceController } from '../helpers/controller-process.ts';

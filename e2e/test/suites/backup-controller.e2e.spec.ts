@@ -2,14 +2,14 @@ import { SOURCE_RESOURCE_VERSION_ANNOTATION, parseCellSetSpec } from '@cellfed/a
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
+import { KubeClient } from '@cellfed/controller-kit';
 import { RoutingTable } from '@cellfed/hashing';
 
 import { installCellRbac } from '@cellfed/cells/chart/component-rbac.ts';
 import { LocalCells } from '@cellfed/cells/local/local-cells.ts';
 import { createLogger } from '@cellfed/cells/log.ts';
 import type { CellEntry } from '@cellfed/cells/provider.ts';
-import { METADATA_LIST } from '@cellfed/federation';
+import { METADATA_LIST, type KubeList, type KubeObject } from '@cellfed/federation';
 
 import {
   cellSetSpec,

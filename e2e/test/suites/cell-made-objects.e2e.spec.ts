@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 
-import { ApiError, type KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
+import { ApiError, type KubeClient } from '@cellfed/controller-kit';
+import { type KubeList, type KubeObject } from '@cellfed/federation';
 
 import { eventually } from '../helpers/clients.ts';
 import { DEPLOYMENTS, deployment } from '../helpers/deployments.ts';

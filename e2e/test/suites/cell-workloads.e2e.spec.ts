@@ -2,8 +2,9 @@ import { parseCellSetSpec } from '@cellfed/api';
 import { join } from 'node:path';
 
 import { installCellRbac, installControlPlaneRbac } from '@cellfed/cells/chart/component-rbac.ts';
-import { KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
+import { KubeClient } from '@cellfed/controller-kit';
 import { RoutingTable } from '@cellfed/hashing';
+import { type KubeList, type KubeObject } from '@cellfed/federation';
 
 import { cellSetSpec, eventually } from '../helpers/clients.ts';
 import { DEPLOYMENTS, deployment } from '../helpers/deployments.ts';

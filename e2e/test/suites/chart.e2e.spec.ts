@@ -1,9 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 
-import { KubeClient, type KubeList } from '@cellfed/controller-kit';
+import { KubeClient } from '@cellfed/controller-kit';
 
 import { CELL_CHART_DIR, CHART_DIR } from '@cellfed/cells/chart/helm-chart.ts';
+import { type KubeList } from '@cellfed/federation';
+
 import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
 
 // `helm install` of the chart into the router control plane, as an operator would. The pods cannot start

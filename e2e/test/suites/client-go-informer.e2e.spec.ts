@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 
-import type { KubeClient, KubeList, KubeObject } from '@cellfed/controller-kit';
+import type { KubeClient } from '@cellfed/controller-kit';
 import { parseCellSetSpec } from '@cellfed/api';
 import { REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
+import { type KubeList, type KubeObject } from '@cellfed/federation';
 
 import { cellSetSpec, eventually, forEachInParallel } from '../helpers/clients.ts';
 import { DEPLOYMENTS, SEQ, deployment, startWriter } from '../helpers/deployments.ts';

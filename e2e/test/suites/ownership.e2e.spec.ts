@@ -2,7 +2,8 @@ import { HELD_OWNERS_ANNOTATION, ORIGIN_UID_ANNOTATION } from '@cellfed/api';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { ApiError, KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
+import { ApiError, KubeClient } from '@cellfed/controller-kit';
+import { type KubeList, type KubeObject } from '@cellfed/federation';
 
 import { eventually } from '../helpers/clients.ts';
 import { DEPLOYMENTS, deployment } from '../helpers/deployments.ts';

@@ -1,5 +1,6 @@
 import { FOLLOWER_LABEL } from '@cellfed/api';
-import { ApiError, type KubeClient, type KubeList, type KubeObject } from '@cellfed/controller-kit';
+import { ApiError, type KubeClient } from '@cellfed/controller-kit';
+import { type KubeList, type KubeObject } from '@cellfed/federation';
 
 import { eventually } from '../helpers/clients.ts';
 import { DEPLOYMENTS, deployment } from '../helpers/deployments.ts';

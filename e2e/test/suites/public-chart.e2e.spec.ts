@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
-import type { KubeClient, KubeList } from '@cellfed/controller-kit';
+import type { KubeClient } from '@cellfed/controller-kit';
+import { type KubeList } from '@cellfed/federation';
 
 import { eventually } from '../helpers/clients.ts';
 import { DEPLOYMENTS } from '../helpers/deployments.ts';

@@ -1,5 +1,6 @@
-import { CellSetReader, type KubeObject } from '@cellfed/controller-kit';
+import { CellSetReader } from '@cellfed/controller-kit';
 import { FakeCell, FakeClock, memoryLogger } from '@cellfed/controller-kit/testing';
+import { type KubeObject } from '@cellfed/federation';
 
 import { AutoDownReconciler, UnhealthySince } from './auto-down-reconciler.ts';
 

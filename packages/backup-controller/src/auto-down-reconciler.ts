@@ -5,13 +5,12 @@ import {
   type CellSetReading,
   type Clock,
   type KubeClient,
-  type KubeObject,
   type CellKey,
   type ReconcileRequest,
   type ReconcileResult,
   type Reconciler,
 } from '@cellfed/controller-kit';
-import { MERGE_PATCH } from '@cellfed/federation';
+import { MERGE_PATCH, type KubeObject } from '@cellfed/federation';
 
 export interface AutoDownReconcilerOptions {
   /** How long a cell must stay Unhealthy before it is marked Down. */

@@ -12,7 +12,6 @@ import {
   type Clock,
   type KubeClient,
   type Lane,
-  type ObjectMeta,
   type CellKey,
   type ObjectKey,
   type ObjectRef,
@@ -21,7 +20,7 @@ import {
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { compileCellSet, type CellSetGeneration } from '@cellfed/federation';
+import { compileCellSet, type CellSetGeneration, type ObjectMeta } from '@cellfed/federation';
 
 import { BackupMetrics, LagClock } from './backup-metrics.ts';
 import { BackupReconciler } from './backup-reconciler.ts';

@@ -36,8 +36,6 @@ import {
   type Clock,
   type CopiesView,
   type KubeClient,
-  type KubeObject,
-  type ObjectMeta,
   type ObjectRef,
   type ReconcileRequest,
   type ReconcileResult,
@@ -46,7 +44,13 @@ import {
 } from '@cellfed/controller-kit';
 import { MIGRATED, REBALANCE_STATUS_LABEL, type RouteDecision } from '@cellfed/hashing';
 import type { Logger } from 'pino';
-import { APPLY_PATCH, resourcePath, type CellSetGeneration } from '@cellfed/federation';
+import {
+  APPLY_PATCH,
+  resourcePath,
+  type CellSetGeneration,
+  type KubeObject,
+  type ObjectMeta,
+} from '@cellfed/federation';
 
 import type { BackupMetrics, LagClock } from './backup-metrics.ts';
 import { BackupError, BackupErrorCode } from './errors.ts';

@@ -1,7 +1,8 @@
-import type { KubeObject, ObjectRef } from '@cellfed/controller-kit';
+import type { ObjectRef } from '@cellfed/controller-kit';
 import { FakeCell, memoryLogger, metricValue } from '@cellfed/controller-kit/testing';
 import type { CellState } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
+import { type KubeObject } from '@cellfed/federation';
 
 import { BackupMetrics } from './backup-metrics.ts';
 import { DownCellReconciler } from './down-cell-reconciler.ts';

@@ -3,7 +3,6 @@ import {
   isNotFound,
   objectPath,
   type KubeClient,
-  type ObjectMeta,
   type ObjectRef,
   type CellKey,
   type ReconcileRequest,
@@ -11,6 +10,7 @@ import {
   type Reconciler,
 } from '@cellfed/controller-kit';
 import type { CellState } from '@cellfed/hashing';
+import { type ObjectMeta } from '@cellfed/federation';
 
 import type { BackupMetrics } from './backup-metrics.ts';
 

@@ -24,7 +24,6 @@ export { EventRecorder } from './kube/event-recorder.ts';
 export type { EventSubject } from './kube/event-recorder.ts';
 export { KubeClient } from './kube/kube-client.ts';
 export { ApiError, isAlreadyExists, isConflict, isGone, isNotFound } from './kube/api-error.ts';
-export type { KubeList, KubeObject, ObjectMeta } from './kube/kube-object.ts';
 export { readIfExists } from './kube/read-if-exists.ts';
 export { watchEvents } from './kube/watch-lines.ts';
 export type { WatchEvent } from './kube/watch-lines.ts';

@@ -15,12 +15,11 @@ import {
   errorMessage,
   isConflict,
   routersBehind,
-  type KubeList,
   type RouterLease,
 } from '@cellfed/controller-kit';
 import { RoutingTable } from '@cellfed/hashing';
 import { KubeConfig } from '@kubernetes/client-node';
-import { MERGE_PATCH, METADATA_LIST } from '@cellfed/federation';
+import { MERGE_PATCH, METADATA_LIST, type KubeList } from '@cellfed/federation';
 
 import { editCells, editSettled, progressLine } from './cell-edit.ts';
 import { USAGE, parseCli, type CliCommand, type CliOptions } from './cli-args.ts';

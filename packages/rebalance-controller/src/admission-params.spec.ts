@@ -1,4 +1,5 @@
-import type { KubeObject, ObjectMeta, ObjectRef } from '@cellfed/controller-kit';
+import type { ObjectRef } from '@cellfed/controller-kit';
+import { type KubeObject, type ObjectMeta } from '@cellfed/federation';
 
 import { AdmissionParams } from './admission-params.ts';
 

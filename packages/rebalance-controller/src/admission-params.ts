@@ -1,6 +1,6 @@
 import type { GroupVersionResource } from '@cellfed/api';
-import { type CopiesView, type KubeObject } from '@cellfed/controller-kit';
-import { CONFIG_MAPS, SECRETS } from '@cellfed/federation';
+import { type CopiesView } from '@cellfed/controller-kit';
+import { CONFIG_MAPS, SECRETS, type KubeObject } from '@cellfed/federation';
 
 import { matchesSelector, type LabelSelector } from './label-selector.ts';
 

@@ -1,6 +1,6 @@
 import { MIRROR_HASH_ANNOTATION } from '@cellfed/api';
-import { isNotFound, type KubeClient, type KubeObject } from '@cellfed/controller-kit';
-import { APPLY_PATCH, METADATA } from '@cellfed/federation';
+import { isNotFound, type KubeClient } from '@cellfed/controller-kit';
+import { APPLY_PATCH, METADATA, type KubeObject } from '@cellfed/federation';
 
 import { contentHash, MIRROR_FIELD_MANAGER } from './mirror-marks.ts';
 

@@ -1,5 +1,6 @@
 import { FOLLOWER_LABEL, MIRROR_HASH_ANNOTATION } from '@cellfed/api';
-import { CONTROL_PLANE, type KubeObject } from '@cellfed/controller-kit';
+import { CONTROL_PLANE } from '@cellfed/controller-kit';
+import { type KubeObject } from '@cellfed/federation';
 
 import { userMarks } from './follower-copy.ts';
 import { contentHash } from './mirror-marks.ts';

@@ -1,7 +1,7 @@
 import { FOLLOWER_LABEL, parseCellSetSpec } from '@cellfed/api';
-import type { KubeObject } from '@cellfed/controller-kit';
 import { FakeCell, fakeCopies, memoryLogger } from '@cellfed/controller-kit/testing';
 import { MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
+import { type KubeObject } from '@cellfed/federation';
 
 import type { HorizontalPodAutoscaler } from './autoscaler-copy.ts';
 import { AutoscalerReconciler } from './autoscaler-reconciler.ts';

@@ -1,6 +1,6 @@
 import { MIRROR_HASH_ANNOTATION, parseCellSetSpec } from '@cellfed/api';
-import type { KubeObject } from '@cellfed/controller-kit';
 import { FakeCell, FakeClock, memoryLogger } from '@cellfed/controller-kit/testing';
+import { type KubeObject } from '@cellfed/federation';
 
 import { BudgetStatusReconciler } from './budget-status-reconciler.ts';
 import type { PodDisruptionBudget } from './budget-status.ts';

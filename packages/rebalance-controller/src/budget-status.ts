@@ -1,4 +1,4 @@
-import type { KubeObject } from '@cellfed/controller-kit';
+import { type KubeObject } from '@cellfed/federation';
 
 export const PDBS = { group: 'policy', version: 'v1', resource: 'poddisruptionbudgets', namespaced: true };
 

@@ -1,4 +1,5 @@
-import { ApiError, FENCE_POLICY_NAME, type KubeObject } from '@cellfed/controller-kit';
+import { ApiError, FENCE_POLICY_NAME } from '@cellfed/controller-kit';
+import { type KubeObject } from '@cellfed/federation';
 
 import { ensureCellFence, ownUserName } from './cell-fence.ts';
 import { RebalanceErrorCode } from './errors.ts';

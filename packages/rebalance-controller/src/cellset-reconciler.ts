@@ -13,10 +13,9 @@ import {
   type Reconciler,
   type RouterLease,
   type CopiesView,
-  type KubeObject,
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
-import { MERGE_PATCH } from '@cellfed/federation';
+import { MERGE_PATCH, type KubeObject } from '@cellfed/federation';
 
 import {
   finishedCells,

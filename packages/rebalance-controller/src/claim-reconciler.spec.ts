@@ -1,6 +1,6 @@
 import { FOLLOWER_LABEL, parseCellSetSpec } from '@cellfed/api';
-import type { KubeObject } from '@cellfed/controller-kit';
 import { FakeCell, memoryLogger } from '@cellfed/controller-kit/testing';
+import { type KubeObject } from '@cellfed/federation';
 
 import { ClaimReconciler, type PersistentVolumeClaim } from './claim-reconciler.ts';
 import { PlanHolder } from './rebalance-plan.ts';

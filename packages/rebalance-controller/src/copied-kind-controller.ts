@@ -11,12 +11,11 @@ import {
   type ControllerOptions,
   type Key,
   type KubeClient,
-  type KubeObject,
   type Lane,
   type ListWatch,
   type Reconciler,
 } from '@cellfed/controller-kit';
-import { resourceId, type ResourceRef } from '@cellfed/federation';
+import { resourceId, type ResourceRef, type KubeObject } from '@cellfed/federation';
 
 import { CopyWatch } from './copy-watch.ts';
 import type { PlanHolder } from './rebalance-plan.ts';

@@ -1,6 +1,6 @@
 import type { GroupVersionResource } from '@cellfed/api';
-import { isConflict, isNotFound, type KubeClient, type KubeObject } from '@cellfed/controller-kit';
-import { APPLY_PATCH, resourcePath, type ResourceRef } from '@cellfed/federation';
+import { isConflict, isNotFound, type KubeClient } from '@cellfed/controller-kit';
+import { APPLY_PATCH, resourcePath, type ResourceRef, type KubeObject } from '@cellfed/federation';
 
 import { MIRROR_FIELD_MANAGER, contentHash } from './mirror-marks.ts';
 import type { RebalancePlan } from './rebalance-plan.ts';

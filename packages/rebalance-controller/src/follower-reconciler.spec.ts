@@ -1,8 +1,9 @@
 import { FOLLOWER_LABEL, parseCellSetSpec } from '@cellfed/api';
-import { ApiError, ControllerKitErrorCode, type CopiesView, type KubeObject } from '@cellfed/controller-kit';
+import { ApiError, ControllerKitErrorCode, type CopiesView } from '@cellfed/controller-kit';
 import { FakeCell, fakeCopies, memoryLogger } from '@cellfed/controller-kit/testing';
 import { MIGRATED, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
+import { type KubeObject } from '@cellfed/federation';
 
 import { AdmissionParams } from './admission-params.ts';
 import { FollowerReconciler, formatFollowerKey, parseFollowerKey } from './follower-reconciler.ts';

@@ -12,8 +12,6 @@ import {
   ApiError,
   type CopiesView,
   type KubeClient,
-  type KubeList,
-  type KubeObject,
   type ObjectRef,
   type PodReferences,
   formatObjectKey,
@@ -27,7 +25,14 @@ import {
 } from '@cellfed/controller-kit';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
-import { CLAIMS, CONFIG_MAPS, resourcePath, SECRETS } from '@cellfed/federation';
+import {
+  CLAIMS,
+  CONFIG_MAPS,
+  resourcePath,
+  SECRETS,
+  type KubeList,
+  type KubeObject,
+} from '@cellfed/federation';
 
 import { AdmissionParams, type ParamCandidate } from './admission-params.ts';
 import { followerCopy, sameFollower, type SourceId } from './follower-copy.ts';

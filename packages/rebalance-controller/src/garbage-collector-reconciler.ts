@@ -16,7 +16,6 @@ import {
   type ObjectKey,
   type CopiesView,
   type KubeClient,
-  type ObjectMeta,
   type ObjectRef,
   type OwnerReference,
   type ReconcileRequest,
@@ -25,7 +24,7 @@ import {
   type Reconciler,
 } from '@cellfed/controller-kit';
 import { MIGRATING, REBALANCE_STATUS_LABEL, needsOldCopy, resolveTarget } from '@cellfed/hashing';
-import { MERGE_PATCH, METADATA, resourcePath } from '@cellfed/federation';
+import { MERGE_PATCH, METADATA, resourcePath, type ObjectMeta } from '@cellfed/federation';
 
 import { groupOf, ownerName } from './dependents-index.ts';
 import type { CellEnd } from './object-mover.ts';

@@ -2,7 +2,6 @@ import { parseCellSetSpec, type CellSetSpecInput } from '@cellfed/api';
 import {
   ApiError,
   TokenBucket,
-  type KubeObject,
   type CopiesView,
   formatObjectKey,
   objectKeyOf,
@@ -11,6 +10,7 @@ import {
 import { FakeCell, FakeClock, fakeCopies, memoryLogger } from '@cellfed/controller-kit/testing';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
+import { type KubeObject } from '@cellfed/federation';
 
 import { MigrationReconciler } from './migration-reconciler.ts';
 import { ObjectMover } from './object-mover.ts';

@@ -1,7 +1,6 @@
 import { QUIESCED_ANNOTATION, MIGRATED_AT_ANNOTATION } from '@cellfed/api';
 import {
   type Clock,
-  type ObjectMeta,
   type ReconcileRequest,
   type ReconcileResult,
   type Reconciler,
@@ -17,6 +16,7 @@ import {
 } from '@cellfed/controller-kit';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
+import { type ObjectMeta } from '@cellfed/federation';
 
 import { RebalanceError, RebalanceErrorCode } from './errors.ts';
 import { copiedFromCell } from './migration-marks.ts';

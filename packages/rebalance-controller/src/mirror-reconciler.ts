@@ -5,15 +5,13 @@ import {
   readIfExists,
   type EngagedCell,
   type KubeClient,
-  type KubeList,
-  type KubeObject,
   type CellKey,
   type ReconcileRequest,
   type ReconcileResult,
   type Reconciler,
   CELL_SYSTEM_NAMESPACES,
 } from '@cellfed/controller-kit';
-import { APPLY_PATCH, METADATA_LIST } from '@cellfed/federation';
+import { APPLY_PATCH, METADATA_LIST, type KubeList, type KubeObject } from '@cellfed/federation';
 
 import { applyIfChanged } from './apply-if-changed.ts';
 import { ensureCellFence, ownUserName } from './cell-fence.ts';

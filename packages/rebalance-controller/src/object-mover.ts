@@ -20,9 +20,6 @@ import {
   readIfExists,
   type Clock,
   type KubeClient,
-  type KubeList,
-  type KubeObject,
-  type ObjectMeta,
   type ObjectRef,
   quotaRefusalIn,
   writeDrawingQuota,
@@ -30,7 +27,13 @@ import {
 } from '@cellfed/controller-kit';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
-import { MERGE_PATCH, resourcePath } from '@cellfed/federation';
+import {
+  MERGE_PATCH,
+  resourcePath,
+  type KubeList,
+  type KubeObject,
+  type ObjectMeta,
+} from '@cellfed/federation';
 
 import { RebalanceError, RebalanceErrorCode } from './errors.ts';
 import { FIELD_MANAGER, copiedFromCell } from './migration-marks.ts';

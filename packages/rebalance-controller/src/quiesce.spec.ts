@@ -1,5 +1,5 @@
 import { QUIESCED_ANNOTATION, QUIESCED_NODE_LABEL } from '@cellfed/api';
-import type { KubeObject } from '@cellfed/controller-kit';
+import { type KubeObject } from '@cellfed/federation';
 
 import { heldUntilCommit, quiescePatch, quiesces } from './quiesce.ts';
 

@@ -1,6 +1,5 @@
 import { QUIESCED_ANNOTATION, QUIESCED_NODE_LABEL, type GroupVersionResource } from '@cellfed/api';
-
-import type { KubeObject } from '@cellfed/controller-kit';
+import { type KubeObject } from '@cellfed/federation';
 
 type Spec = Record<string, unknown>;
 

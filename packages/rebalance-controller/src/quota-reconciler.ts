@@ -29,7 +29,6 @@ import {
   type CountedResource,
   type Key,
   type KubeClient,
-  type KubeList,
   type ReconcileRequest,
   type ReconcileResult,
   type Reconciler,
@@ -38,7 +37,14 @@ import {
 } from '@cellfed/controller-kit';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
-import { MERGE_PATCH, METADATA_LIST, RESOURCE_QUOTAS, resourcePath, resourceName } from '@cellfed/federation';
+import {
+  MERGE_PATCH,
+  METADATA_LIST,
+  RESOURCE_QUOTAS,
+  resourcePath,
+  resourceName,
+  type KubeList,
+} from '@cellfed/federation';
 
 import type { PlanHolder, RebalancePlan } from './rebalance-plan.ts';
 

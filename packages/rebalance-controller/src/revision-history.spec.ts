@@ -1,4 +1,4 @@
-import type { KubeObject } from '@cellfed/controller-kit';
+import { type KubeObject } from '@cellfed/federation';
 
 import { historyOf, historyResourceOf, historySelector } from './revision-history.ts';
 

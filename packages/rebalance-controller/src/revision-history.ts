@@ -4,7 +4,8 @@ import {
   FENCED_AT_ANNOTATION,
   MIGRATED_AT_ANNOTATION,
 } from '@cellfed/api';
-import { ownerReferencesOf, without, type KubeObject, type ObjectRef } from '@cellfed/controller-kit';
+import { ownerReferencesOf, without, type ObjectRef } from '@cellfed/controller-kit';
+import { type KubeObject } from '@cellfed/federation';
 
 const REPLICA_SETS: GroupVersionResource = { group: 'apps', version: 'v1', resource: 'replicasets' };
 const CONTROLLER_REVISIONS: GroupVersionResource = {

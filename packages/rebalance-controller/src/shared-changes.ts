@@ -6,12 +6,12 @@ import {
   untilAborted,
   type Clock,
   type KubeClient,
-  type KubeObject,
   type Lane,
   type ListWatch,
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { type KubeObject } from '@cellfed/federation';
 
 import { mirrorSelector } from './shared-objects.ts';
 

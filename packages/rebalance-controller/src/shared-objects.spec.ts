@@ -1,6 +1,6 @@
 import { MIRROR_HASH_ANNOTATION, MIRRORED_LABEL } from '@cellfed/api';
-import { ApiError, type KubeObject } from '@cellfed/controller-kit';
-import { SECRETS } from '@cellfed/federation';
+import { ApiError } from '@cellfed/controller-kit';
+import { SECRETS, type KubeObject } from '@cellfed/federation';
 
 import { MIRRORED_VALUE } from './mirror-marks.ts';
 import { SERVICE_ACCOUNTS, mirrorSharedObjects, mirroredCopy, mirroredResources } from './shared-objects.ts';

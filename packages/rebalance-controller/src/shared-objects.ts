@@ -8,12 +8,17 @@ import {
   isNotFound,
   readIfExists,
   type KubeClient,
-  type KubeList,
-  type KubeObject,
   CELL_SYSTEM_NAMESPACES,
   FENCE_POLICY_NAME,
 } from '@cellfed/controller-kit';
-import { APPLY_PATCH, METADATA_LIST, resourcePath, SECRETS } from '@cellfed/federation';
+import {
+  APPLY_PATCH,
+  METADATA_LIST,
+  resourcePath,
+  SECRETS,
+  type KubeList,
+  type KubeObject,
+} from '@cellfed/federation';
 
 import { RebalanceError, RebalanceErrorCode } from './errors.ts';
 import { inParallel } from './in-parallel.ts';

@@ -7,10 +7,9 @@ import {
   type CellAware,
   type EngagedCell,
   type KubeClient,
-  type ObjectMeta,
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
-import { NAMESPACES } from '@cellfed/federation';
+import { NAMESPACES, type ObjectMeta } from '@cellfed/federation';
 
 import type { Authorize } from '../auth/request-authorization.ts';
 import type { Refusal } from '../routing/destination.ts';

@@ -1,6 +1,6 @@
 import type { Access, OldCopy } from '@cellfed/hashing';
-import { isNotFound, realClock, type Clock, type KubeClient, type KubeObject } from '@cellfed/controller-kit';
-import { METADATA } from '@cellfed/federation';
+import { isNotFound, realClock, type Clock, type KubeClient } from '@cellfed/controller-kit';
+import { METADATA, type KubeObject } from '@cellfed/federation';
 
 import { requestObjectPath } from '../request/object-path.ts';
 import type { ResourceRequestInfo } from '../request/request-info.ts';

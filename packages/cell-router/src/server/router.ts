@@ -9,13 +9,13 @@ import {
   QuotaDraw,
   RouterLeasePublisher,
   type KubeClient,
-  type KubeObject,
   readIfExists,
   ControlPlaneNamespaces,
 } from '@cellfed/controller-kit';
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { type KubeObject } from '@cellfed/federation';
 
 import { AccessReviewer } from '../auth/access-reviewer.ts';
 import { Authenticator } from '../auth/authenticator.ts';

@@ -1,4 +1,4 @@
-import type { KubeObject } from '@cellfed/controller-kit';
+import { type KubeObject } from '@cellfed/federation';
 
 import { CellularResources } from '../routing/cellular-resources.ts';
 import { CellularKinds, type DiscoveredResource } from './cellular-kinds.ts';

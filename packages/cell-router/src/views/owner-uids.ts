@@ -1,6 +1,5 @@
 import { ORIGIN_UID_ANNOTATION } from '@cellfed/api';
-import { type KubeObject } from '@cellfed/controller-kit';
-import { resourcePath } from '@cellfed/federation';
+import { resourcePath, type KubeObject } from '@cellfed/federation';
 
 import type { CellularKinds } from './cellular-kinds.ts';
 

@@ -11,7 +11,7 @@ import { hostname } from 'node:os';
 
 import type { Logger } from 'pino';
 import type { Gauge, Registry } from 'prom-client';
-import { SECRETS } from '@cellfed/federation';
+import { SECRETS, type KubeObject } from '@cellfed/federation';
 
 import { realClock, untilAborted, type Clock } from '../clock.ts';
 import { errorMessage } from '../errors.ts';
@@ -19,7 +19,6 @@ import { Informer } from '../informer/informer.ts';
 import { resourceListWatch } from '../informer/list-watch.ts';
 import { EventRecorder } from '../kube/event-recorder.ts';
 import { KubeClient } from '../kube/kube-client.ts';
-import type { KubeObject } from '../kube/kube-object.ts';
 import { gauge } from '../metrics/registry-metrics.ts';
 import { CELL_KEYS, CONTROL_PLANE, formatKey, type CellKey } from '../object-key.ts';
 import { Controller } from '../runner/controller.ts';

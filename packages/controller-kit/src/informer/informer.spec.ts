@@ -1,7 +1,7 @@
 import { Registry } from 'prom-client';
+import { type KubeObject } from '@cellfed/federation';
 
 import { ApiError } from '../kube/api-error.ts';
-import type { KubeObject } from '../kube/kube-object.ts';
 import { FakeClock, flushPromises } from '../testing/fake-clock.ts';
 import { FakeListWatch, goneError } from '../testing/fake-list-watch.ts';
 import { memoryLogger } from '../testing/memory-logger.ts';

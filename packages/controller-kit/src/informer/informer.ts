@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { type KubeObject } from '@cellfed/federation';
 
 import { realClock, sleep, type Clock, type Timer } from '../clock.ts';
 import { errorMessage } from '../errors.ts';
 import { ApiError, isGone, type ApiStatus } from '../kube/api-error.ts';
-import type { KubeObject } from '../kube/kube-object.ts';
 import { keyOf } from '../object-key.ts';
 import type { Lane } from '../queue/lane.ts';
 import { InformerMetrics } from './informer-metrics.ts';

@@ -1,7 +1,13 @@
-import { METADATA, METADATA_LIST, resourcePath, type ResourceRef } from '@cellfed/federation';
+import {
+  METADATA,
+  METADATA_LIST,
+  resourcePath,
+  type ResourceRef,
+  type KubeList,
+  type KubeObject,
+} from '@cellfed/federation';
 
 import type { KubeClient } from '../kube/kube-client.ts';
-import type { KubeList, KubeObject } from '../kube/kube-object.ts';
 import type { WatchEvent } from '../kube/watch-lines.ts';
 
 export interface ListPage<T> {

@@ -1,4 +1,4 @@
-import type { KubeObject } from '../kube/kube-object.ts';
+import { type KubeObject } from '@cellfed/federation';
 
 /** Drops managedFields: a large share of every object's size that no controller here reads. */
 export function stripManagedFields<T extends KubeObject>(object: T): T {

@@ -1,5 +1,6 @@
+import { type KubeObject } from '@cellfed/federation';
+
 import { ApiError } from '../kube/api-error.ts';
-import type { KubeObject } from '../kube/kube-object.ts';
 import { FakeCell } from '../testing/fake-cell.ts';
 import { annotationsBumpGeneration, commitCopy, showsOriginGeneration } from './commit-copy.ts';
 

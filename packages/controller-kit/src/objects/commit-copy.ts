@@ -1,9 +1,8 @@
 import { ORIGIN_GENERATION_ANNOTATION } from '@cellfed/api';
-import { MERGE_PATCH } from '@cellfed/federation';
+import { MERGE_PATCH, type KubeObject, type ObjectMeta } from '@cellfed/federation';
 
 import { isConflict } from '../kube/api-error.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
-import type { KubeObject, ObjectMeta } from '../kube/kube-object.ts';
 import { readIfExists } from '../kube/read-if-exists.ts';
 
 /** How many times a commit is tried against a copy the cell's controllers are writing meanwhile. */

@@ -1,4 +1,4 @@
-import { NAMESPACES } from '@cellfed/federation';
+import { NAMESPACES, type KubeObject, type ObjectMeta } from '@cellfed/federation';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 
@@ -6,7 +6,6 @@ import type { Clock } from '../clock.ts';
 import { Informer, type InformerEventType } from '../informer/informer.ts';
 import { resourceListWatch, type ListWatch } from '../informer/list-watch.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
-import type { KubeObject, ObjectMeta } from '../kube/kube-object.ts';
 import { CONTROL_PLANE, controlPlaneNamespaceKey, parseKey } from '../object-key.ts';
 import type { Lane } from '../queue/lane.ts';
 

@@ -1,4 +1,5 @@
-import type { KubeObject } from '../kube/kube-object.ts';
+import { type KubeObject } from '@cellfed/federation';
+
 import { hasPodTemplate, podReferences } from './pod-references.ts';
 
 const workload = (kind: string, spec: unknown): KubeObject =>

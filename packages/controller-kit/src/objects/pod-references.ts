@@ -1,6 +1,5 @@
 import { FOLLOWER_LABEL, type GroupVersionResource } from '@cellfed/api';
-
-import type { KubeObject } from '../kube/kube-object.ts';
+import { type KubeObject } from '@cellfed/federation';
 
 /** The label selector of everything but follower copies. */
 export const NOT_FOLLOWER_SELECTOR = `!${FOLLOWER_LABEL}`;

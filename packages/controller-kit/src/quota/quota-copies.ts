@@ -4,11 +4,10 @@ import {
   QUOTA_SHARE_ANNOTATION,
   QUOTA_SHARE_LABEL,
 } from '@cellfed/api';
-import { RESOURCE_QUOTAS, resourcePath } from '@cellfed/federation';
+import { RESOURCE_QUOTAS, resourcePath, type KubeList, type KubeObject } from '@cellfed/federation';
 
 import { isConflict } from '../kube/api-error.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
-import type { KubeList, KubeObject } from '../kube/kube-object.ts';
 import { formatResourceList, parseResourceList, sameResourceList, type ResourceList } from './quantity.ts';
 import type { Amounts } from './quota-shares.ts';
 

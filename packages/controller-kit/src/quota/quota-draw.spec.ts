@@ -4,8 +4,8 @@ import {
   QUOTA_SHARE_ANNOTATION,
   QUOTA_SHARE_LABEL,
 } from '@cellfed/api';
+import { type KubeObject } from '@cellfed/federation';
 
-import type { KubeObject } from '../kube/kube-object.ts';
 import { FakeCell } from '../testing/fake-cell.ts';
 import { memoryLogger } from '../testing/memory-logger.ts';
 import type { ResourceQuota } from './quota-copies.ts';

@@ -1,12 +1,11 @@
 import { ROUTER_CELLSET_LABEL, LOADED_GENERATION_ANNOTATION } from '@cellfed/api';
 import type { Logger } from 'pino';
-import { APPLY_PATCH } from '@cellfed/federation';
+import { APPLY_PATCH, type KubeObject } from '@cellfed/federation';
 
 import { realClock, sleep, type Clock } from '../clock.ts';
 import { errorMessage } from '../errors.ts';
 import { isNotFound } from '../kube/api-error.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
-import type { KubeObject } from '../kube/kube-object.ts';
 import { microTime } from '../leader/micro-time.ts';
 
 const LEASES = '/apis/coordination.k8s.io/v1/namespaces';

@@ -1,8 +1,7 @@
-import { APPLY_PATCH } from '@cellfed/federation';
+import { APPLY_PATCH, type KubeList, type KubeObject, type ObjectMeta } from '@cellfed/federation';
 
 import { ApiError } from '../kube/api-error.ts';
 import type { RequestOptions } from '../kube/kube-client.ts';
-import type { KubeList, KubeObject, ObjectMeta } from '../kube/kube-object.ts';
 
 type Hook = (method: string, path: string, body: unknown) => void;
 

@@ -1,5 +1,6 @@
 import { type GroupVersionResource, FOLLOWER_LABEL } from '@cellfed/api';
-import type { KubeObject, ObjectMeta } from '../kube/kube-object.ts';
+import { type KubeObject, type ObjectMeta } from '@cellfed/federation';
+
 import type { CopiesView } from '../objects/cell-objects.ts';
 import type { ObjectRef } from '../objects/object-ref.ts';
 

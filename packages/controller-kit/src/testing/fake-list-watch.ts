@@ -1,5 +1,6 @@
+import { type KubeObject } from '@cellfed/federation';
+
 import { ApiError, type ApiStatus } from '../kube/api-error.ts';
-import type { KubeObject } from '../kube/kube-object.ts';
 import type { WatchEvent } from '../kube/watch-lines.ts';
 import type { ListPage, ListWatch } from '../informer/list-watch.ts';
 
