@@ -3,14 +3,14 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 
-import { ApiError, FENCE_POLICY_NAME, KubeClient } from '@cellfed/controller-kit';
+import { ApiError, KubeClient } from '@cellfed/controller-kit';
 import { MIGRATED, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
 
 import { cellSecretName } from '@cellfed/cells/control-plane/cell-secrets.ts';
 import { LocalCells } from '@cellfed/cells/local/local-cells.ts';
 import { createLogger } from '@cellfed/cells/log.ts';
 import type { CellEntry } from '@cellfed/cells/provider.ts';
-import { METADATA_LIST, type KubeList, type KubeObject } from '@cellfed/federation';
+import { METADATA_LIST, type KubeList, type KubeObject, FENCE_POLICY_NAME } from '@cellfed/federation';
 
 import { cellSetSpec, eventually, readCellSet, updateCellSet } from '../helpers/clients.ts';
 import { cellAdder, describeE2e, e2eEnv } from '../helpers/e2e-env.ts';

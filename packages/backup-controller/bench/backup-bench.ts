@@ -34,9 +34,9 @@ import {
   writeResult,
   type Target,
 } from '@cellfed/bench-kit';
-import { KubeClient, cellBackupOf } from '@cellfed/controller-kit';
+import { KubeClient } from '@cellfed/controller-kit';
 import { RoutingTable } from '@cellfed/hashing';
-import { APPLY_PATCH, MERGE_PATCH, type KubeObject } from '@cellfed/federation';
+import { APPLY_PATCH, MERGE_PATCH, type KubeObject, cellBackupOf } from '@cellfed/federation';
 
 const OBJECTS = Number(process.env['CELLFED_BENCH_OBJECTS'] ?? 10_000);
 const WRITES_PER_SECOND = 100;

@@ -3,9 +3,7 @@ import type { Tracer } from '@opentelemetry/api';
 import {
   CELL_KEYS,
   CellObjects,
-  OBJECT_KEYS,
   Controller,
-  formatObjectKey,
   realClock,
   untilAborted,
   type CellPool,
@@ -13,14 +11,20 @@ import {
   type KubeClient,
   type Lane,
   type CellKey,
-  type ObjectKey,
-  type ObjectRef,
   NOOP_TRACER,
   ControlPlaneNamespaces,
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { compileCellSet, type CellSetGeneration, type ObjectMeta } from '@cellfed/federation';
+import {
+  compileCellSet,
+  type CellSetGeneration,
+  type ObjectMeta,
+  OBJECT_KEYS,
+  formatObjectKey,
+  type ObjectKey,
+  type ObjectRef,
+} from '@cellfed/federation';
 
 import { BackupMetrics, LagClock } from './backup-metrics.ts';
 import { BackupReconciler } from './backup-reconciler.ts';

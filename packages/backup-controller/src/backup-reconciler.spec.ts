@@ -12,11 +12,18 @@ import {
   SOURCE_RESOURCE_VERSION_ANNOTATION,
   parseCellSetSpec,
 } from '@cellfed/api';
-import { cellBackupName, formatObjectKey, objectKeyOf, type ObjectRef } from '@cellfed/controller-kit';
 import { FakeCell, FakeClock, fakeCopies, memoryLogger, metricValue } from '@cellfed/controller-kit/testing';
 import { REBALANCE_STATUS_LABEL, type CellState } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
-import { compileCellSet, type CellSetGeneration, type KubeObject } from '@cellfed/federation';
+import {
+  compileCellSet,
+  type CellSetGeneration,
+  type KubeObject,
+  cellBackupName,
+  formatObjectKey,
+  objectKeyOf,
+  type ObjectRef,
+} from '@cellfed/federation';
 
 import { BackupMetrics, LagClock } from './backup-metrics.ts';
 import { BackupReconciler } from './backup-reconciler.ts';

@@ -1,8 +1,7 @@
-import type { ObjectRef } from '@cellfed/controller-kit';
 import { FakeCell, memoryLogger, metricValue } from '@cellfed/controller-kit/testing';
 import type { CellState } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
-import { type KubeObject } from '@cellfed/federation';
+import { type KubeObject, type ObjectRef } from '@cellfed/federation';
 
 import { BackupMetrics } from './backup-metrics.ts';
 import { DownCellReconciler } from './down-cell-reconciler.ts';

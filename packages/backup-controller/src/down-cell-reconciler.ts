@@ -1,16 +1,13 @@
 import {
-  isCellOwnObject,
   isNotFound,
-  objectPath,
   type KubeClient,
-  type ObjectRef,
   type CellKey,
   type ReconcileRequest,
   type ReconcileResult,
   type Reconciler,
 } from '@cellfed/controller-kit';
 import type { CellState } from '@cellfed/hashing';
-import { type ObjectMeta } from '@cellfed/federation';
+import { type ObjectMeta, isCellOwnObject, objectPath, type ObjectRef } from '@cellfed/federation';
 
 import type { BackupMetrics } from './backup-metrics.ts';
 

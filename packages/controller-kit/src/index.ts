@@ -8,8 +8,6 @@ export { realClock, sleep, untilAborted } from './clock.ts';
 export type { Clock, Timer } from './clock.ts';
 export { ControllerKitError, ControllerKitErrorCode, errorMessage } from './errors.ts';
 export { CELL_KEYS, CONTROL_PLANE, formatKey, parseKey } from './object-key.ts';
-export { keyCodec } from './keys/key-codec.ts';
-export type { Key, KeyCodec } from './keys/key-codec.ts';
 export type { CellKey } from './object-key.ts';
 
 export type { Lane } from './queue/lane.ts';
@@ -38,40 +36,9 @@ export { CellSetReader } from './cells/cell-set-reader.ts';
 export type { CellSetReading } from './cells/cell-set-reader.ts';
 export { CellObjects } from './objects/cell-objects.ts';
 export type { CopiesView } from './objects/cell-objects.ts';
-export {
-  CELL_SYSTEM_NAMESPACES,
-  OBJECT_KEYS,
-  collectionPath,
-  formatObjectKey,
-  objectKeyOf,
-  objectPath,
-  objectRefOf,
-  isCellOwnObject,
-  cellOwnObjectName,
-  parseObjectKey,
-  routeOf,
-} from './objects/object-ref.ts';
-export type { ObjectKey, ObjectRef } from './objects/object-ref.ts';
-export {
-  HeldOwnersError,
-  formatHeldOwners,
-  heldOwners,
-  heldOwnersOrNone,
-  madeByItsCell,
-  ownerReferencesOf,
-  shownOwners,
-  splitOwners,
-} from './objects/held-owners.ts';
-export type { OwnerReference } from './objects/held-owners.ts';
-export { orphanedOwnerEventsPath } from './objects/orphaned-owners.ts';
 export { ControlPlaneNamespaces } from './objects/control-plane-namespaces.ts';
 export type { NamespaceChange } from './objects/control-plane-namespaces.ts';
 export { annotationsBumpGeneration, commitCopy, showsOriginGeneration } from './objects/commit-copy.ts';
-export { isKnownAs } from './objects/object-identity.ts';
-export { portableObject, without } from './objects/portable-object.ts';
-export { NOT_FOLLOWER_SELECTOR, hasPodTemplate, podReferences } from './objects/pod-references.ts';
-export type { PodReferences } from './objects/pod-references.ts';
-export type { PortableObject } from './objects/portable-object.ts';
 export type { CellAware, EngagedCell } from './cells/cell-pool.ts';
 export type { CellHealth } from './cells/health-hysteresis.ts';
 
@@ -110,12 +77,9 @@ export { formatDuration } from './process/duration.ts';
 export { runControllerProcess } from './process/controller-main.ts';
 export { createLogger } from './log.ts';
 
-export { cellBackupName, cellBackupOf } from './objects/cell-backups.ts';
-
 export { NOOP_TRACER, TracingConfigSchema, createTracing } from './tracing/tracing.ts';
 export { parentContextOf, traceHeadersOf } from './tracing/trace-headers.ts';
 
-export { FENCE_POLICY_NAME, fencePolicyObjects, fenceProbe, isFenceRefusal } from './fence/fence-policy.ts';
 export {
   UNIT,
   formatResourceList,

@@ -1,4 +1,4 @@
-import { ControllerKitErrorCode } from './errors.ts';
+import { FederationErrorCode } from '@cellfed/federation';
 import { CONTROL_PLANE, controlPlaneNamespaceKey, formatKey, keyOf, parseKey } from './object-key.ts';
 
 describe('object keys', () => {
@@ -18,7 +18,7 @@ describe('object keys', () => {
   });
 
   it.each(['', 'a', 'a/b', '/ns/name', 'a/ns/', 'a/ns/name/extra'])('rejects %p', (key) => {
-    expect(() => parseKey(key)).toThrow(expect.objectContaining({ code: ControllerKitErrorCode.InvalidKey }));
+    expect(() => parseKey(key)).toThrow(expect.objectContaining({ code: FederationErrorCode.InvalidKey }));
   });
 });
 

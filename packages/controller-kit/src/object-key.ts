@@ -1,4 +1,4 @@
-import { keyCodec, type Key } from './keys/key-codec.ts';
+import { keyCodec, type Key } from '@cellfed/federation';
 
 /** Names the router control plane in informer keys, logs and metrics. */
 export const CONTROL_PLANE = 'control-plane';

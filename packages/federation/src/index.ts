@@ -1,6 +1,8 @@
 /**
  * @cellfed/federation — the protocol cellfed's router and controllers share, each concept defined once: the
- * wire constants and the resource descriptors and paths. Pure: no Kubernetes client, no I/O; it depends on
+ * compiled CellSet generation and its live cells, object keys and the key codec, the marks cellfed keeps on
+ * objects (held owners, identity, portable copies, pod references), the write fence, backup names, the wire
+ * constants and the resource descriptors and paths. Pure: no Kubernetes client, no I/O; it depends on zod,
  * @cellfed/api and @cellfed/hashing only.
  * @packageDocumentation
  */
@@ -20,3 +22,39 @@ export { liveCells } from './cells.ts';
 export type { KubeList, KubeObject, ObjectMeta } from './kube-object.ts';
 export { compileCellSet, type CellSetGeneration } from './cell-set-generation.ts';
 export { resourceId, resourceName, resourcePath, type ResourceRef } from './resource-path.ts';
+export { FederationError, FederationErrorCode } from './errors.ts';
+export { keyCodec } from './key-codec.ts';
+export type { Key, KeyCodec } from './key-codec.ts';
+export {
+  CELL_SYSTEM_NAMESPACES,
+  OBJECT_KEYS,
+  collectionPath,
+  formatObjectKey,
+  objectKeyOf,
+  objectPath,
+  objectRefOf,
+  isCellOwnObject,
+  cellOwnObjectName,
+  parseObjectKey,
+  routeOf,
+} from './object-ref.ts';
+export type { ObjectKey, ObjectRef } from './object-ref.ts';
+export {
+  HeldOwnersError,
+  formatHeldOwners,
+  heldOwners,
+  heldOwnersOrNone,
+  madeByItsCell,
+  ownerReferencesOf,
+  shownOwners,
+  splitOwners,
+} from './held-owners.ts';
+export type { OwnerReference } from './held-owners.ts';
+export { orphanedOwnerEventsPath } from './orphaned-owners.ts';
+export { isKnownAs } from './object-identity.ts';
+export { portableObject, without } from './portable-object.ts';
+export { NOT_FOLLOWER_SELECTOR, hasPodTemplate, podReferences } from './pod-references.ts';
+export type { PodReferences } from './pod-references.ts';
+export type { PortableObject } from './portable-object.ts';
+export { cellBackupName, cellBackupOf } from './cell-backups.ts';
+export { FENCE_POLICY_NAME, fencePolicyObjects, fenceProbe, isFenceRefusal } from './fence-policy.ts';

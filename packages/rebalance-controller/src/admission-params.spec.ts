@@ -1,5 +1,4 @@
-import type { ObjectRef } from '@cellfed/controller-kit';
-import { type KubeObject, type ObjectMeta } from '@cellfed/federation';
+import { type KubeObject, type ObjectMeta, type ObjectRef } from '@cellfed/federation';
 
 import { AdmissionParams } from './admission-params.ts';
 

@@ -1,5 +1,5 @@
-import { ApiError, FENCE_POLICY_NAME } from '@cellfed/controller-kit';
-import { type KubeObject } from '@cellfed/federation';
+import { ApiError } from '@cellfed/controller-kit';
+import { type KubeObject, FENCE_POLICY_NAME } from '@cellfed/federation';
 
 import { ensureCellFence, ownUserName } from './cell-fence.ts';
 import { RebalanceErrorCode } from './errors.ts';

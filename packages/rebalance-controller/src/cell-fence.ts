@@ -1,11 +1,5 @@
-import {
-  ApiError,
-  errorMessage,
-  fencePolicyObjects,
-  fenceProbe,
-  isFenceRefusal,
-  type KubeClient,
-} from '@cellfed/controller-kit';
+import { ApiError, errorMessage, type KubeClient } from '@cellfed/controller-kit';
+import { fencePolicyObjects, fenceProbe, isFenceRefusal } from '@cellfed/federation';
 
 import { applyIfChanged } from './apply-if-changed.ts';
 import { RebalanceError, RebalanceErrorCode } from './errors.ts';

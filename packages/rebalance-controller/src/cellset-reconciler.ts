@@ -2,9 +2,7 @@ import { CELLSET_API_VERSION } from '@cellfed/api';
 import {
   errorMessage,
   isConflict,
-  keyCodec,
   routersBehind,
-  type Key,
   type CellPool,
   type Clock,
   type KubeClient,
@@ -15,7 +13,7 @@ import {
   type CopiesView,
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
-import { MERGE_PATCH, type KubeObject } from '@cellfed/federation';
+import { MERGE_PATCH, type KubeObject, keyCodec, type Key } from '@cellfed/federation';
 
 import {
   finishedCells,

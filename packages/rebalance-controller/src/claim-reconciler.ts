@@ -5,13 +5,12 @@ import {
   errorMessage,
   readIfExists,
   type KubeClient,
-  type ObjectRef,
   type ReconcileRequest,
   type ReconcileResult,
   type Reconciler,
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
-import { CLAIMS, resourcePath, type KubeObject } from '@cellfed/federation';
+import { CLAIMS, resourcePath, type KubeObject, type ObjectRef } from '@cellfed/federation';
 
 import type { NamespacedKey } from './copied-kind-controller.ts';
 import { applyCopy, placedByCellSet, removeCopy, writeShownStatus } from './copy-writes.ts';

@@ -3,19 +3,17 @@ import {
   Controller,
   Informer,
   formatKey,
-  keyCodec,
   parseKey,
   resourceListWatch,
   type CellPool,
   type Clock,
   type ControllerOptions,
-  type Key,
   type KubeClient,
   type Lane,
   type ListWatch,
   type Reconciler,
 } from '@cellfed/controller-kit';
-import { resourceId, type ResourceRef, type KubeObject } from '@cellfed/federation';
+import { resourceId, type ResourceRef, type KubeObject, keyCodec, type Key } from '@cellfed/federation';
 
 import { CopyWatch } from './copy-watch.ts';
 import type { PlanHolder } from './rebalance-plan.ts';

@@ -1,9 +1,9 @@
 import { FOLLOWER_LABEL, parseCellSetSpec } from '@cellfed/api';
-import { ApiError, ControllerKitErrorCode, type CopiesView } from '@cellfed/controller-kit';
+import { ApiError, type CopiesView } from '@cellfed/controller-kit';
 import { FakeCell, fakeCopies, memoryLogger } from '@cellfed/controller-kit/testing';
 import { MIGRATED, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
-import { type KubeObject } from '@cellfed/federation';
+import { type KubeObject, FederationErrorCode } from '@cellfed/federation';
 
 import { AdmissionParams } from './admission-params.ts';
 import { FollowerReconciler, formatFollowerKey, parseFollowerKey } from './follower-reconciler.ts';
@@ -350,7 +350,7 @@ describe('follower keys', () => {
 
   it.each(['shop', '/shop', 'a/'])('refuse %j with a stable code', (key) => {
     expect(() => parseFollowerKey(key)).toThrow(
-      expect.objectContaining({ code: ControllerKitErrorCode.InvalidKey }),
+      expect.objectContaining({ code: FederationErrorCode.InvalidKey }),
     );
   });
 });

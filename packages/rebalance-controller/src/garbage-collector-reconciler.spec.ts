@@ -5,11 +5,11 @@ import {
   ORPHAN_FINALIZER,
   parseCellSetSpec,
 } from '@cellfed/api';
-import { ApiError, formatHeldOwners, type ObjectRef, type OwnerReference } from '@cellfed/controller-kit';
+import { ApiError } from '@cellfed/controller-kit';
 import { FakeCell, fakeCopies, memoryLogger } from '@cellfed/controller-kit/testing';
 import { MIGRATING, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
-import { type KubeObject } from '@cellfed/federation';
+import { type KubeObject, formatHeldOwners, type ObjectRef, type OwnerReference } from '@cellfed/federation';
 
 import { DependentsIndex, ownerName } from './dependents-index.ts';
 import { GarbageCollectorReconciler } from './garbage-collector-reconciler.ts';

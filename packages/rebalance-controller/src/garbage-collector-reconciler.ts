@@ -1,30 +1,35 @@
 import { HELD_OWNERS_ANNOTATION, FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from '@cellfed/api';
 import {
+  isNotFound,
+  ApiError,
+  type CopiesView,
+  type KubeClient,
+  type ReconcileRequest,
+  type ReconcileResult,
+  type Reconciler,
+} from '@cellfed/controller-kit';
+import { MIGRATING, REBALANCE_STATUS_LABEL, needsOldCopy, resolveTarget } from '@cellfed/hashing';
+import {
+  MERGE_PATCH,
+  METADATA,
+  resourcePath,
+  type ObjectMeta,
   HeldOwnersError,
   formatHeldOwners,
   heldOwners,
   heldOwnersOrNone,
   isCellOwnObject,
   isKnownAs,
-  isNotFound,
-  ApiError,
   ownerReferencesOf,
   orphanedOwnerEventsPath,
   OBJECT_KEYS,
   objectRefOf,
   parseObjectKey,
   type ObjectKey,
-  type CopiesView,
-  type KubeClient,
   type ObjectRef,
   type OwnerReference,
-  type ReconcileRequest,
-  type ReconcileResult,
   objectPath,
-  type Reconciler,
-} from '@cellfed/controller-kit';
-import { MIGRATING, REBALANCE_STATUS_LABEL, needsOldCopy, resolveTarget } from '@cellfed/hashing';
-import { MERGE_PATCH, METADATA, resourcePath, type ObjectMeta } from '@cellfed/federation';
+} from '@cellfed/federation';
 
 import { groupOf, ownerName } from './dependents-index.ts';
 import type { CellEnd } from './object-mover.ts';

@@ -1,16 +1,9 @@
 import { parseCellSetSpec, type CellSetSpecInput } from '@cellfed/api';
-import {
-  ApiError,
-  TokenBucket,
-  type CopiesView,
-  formatObjectKey,
-  objectKeyOf,
-  type ObjectRef,
-} from '@cellfed/controller-kit';
+import { ApiError, TokenBucket, type CopiesView } from '@cellfed/controller-kit';
 import { FakeCell, FakeClock, fakeCopies, memoryLogger } from '@cellfed/controller-kit/testing';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
-import { type KubeObject } from '@cellfed/federation';
+import { type KubeObject, formatObjectKey, objectKeyOf, type ObjectRef } from '@cellfed/federation';
 
 import { MigrationReconciler } from './migration-reconciler.ts';
 import { ObjectMover } from './object-mover.ts';

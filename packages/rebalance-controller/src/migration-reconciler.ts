@@ -5,18 +5,20 @@ import {
   type ReconcileResult,
   type Reconciler,
   type TokenBucket,
+  type CopiesView,
+} from '@cellfed/controller-kit';
+import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
+import type { Logger } from 'pino';
+import {
+  type ObjectMeta,
   isCellOwnObject,
   madeByItsCell,
   OBJECT_KEYS,
   objectRefOf,
   type ObjectKey,
   type ObjectRef,
-  type CopiesView,
   routeOf,
-} from '@cellfed/controller-kit';
-import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
-import type { Logger } from 'pino';
-import { type ObjectMeta } from '@cellfed/federation';
+} from '@cellfed/federation';
 
 import { RebalanceError, RebalanceErrorCode } from './errors.ts';
 import { copiedFromCell } from './migration-marks.ts';

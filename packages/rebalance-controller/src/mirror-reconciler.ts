@@ -9,9 +9,14 @@ import {
   type ReconcileRequest,
   type ReconcileResult,
   type Reconciler,
-  CELL_SYSTEM_NAMESPACES,
 } from '@cellfed/controller-kit';
-import { APPLY_PATCH, METADATA_LIST, type KubeList, type KubeObject } from '@cellfed/federation';
+import {
+  APPLY_PATCH,
+  METADATA_LIST,
+  type KubeList,
+  type KubeObject,
+  CELL_SYSTEM_NAMESPACES,
+} from '@cellfed/federation';
 
 import { applyIfChanged } from './apply-if-changed.ts';
 import { ensureCellFence, ownUserName } from './cell-fence.ts';

@@ -1,8 +1,8 @@
 import { COPIED_FROM_ANNOTATION } from '@cellfed/api';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
+import { type ObjectRef, routeOf } from '@cellfed/federation';
 
 import { needsWork } from './needs-work.ts';
-import { routeOf, type ObjectRef } from '@cellfed/controller-kit';
 import { configMapCellSet, CONFIGMAPS } from './testing/configmap-cells.ts';
 import { PlanHolder } from './rebalance-plan.ts';
 

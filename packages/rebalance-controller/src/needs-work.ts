@@ -1,6 +1,11 @@
-import { isCellOwnObject, madeByItsCell, type ObjectRef, routeOf } from '@cellfed/controller-kit';
 import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
-import { type ObjectMeta } from '@cellfed/federation';
+import {
+  type ObjectMeta,
+  isCellOwnObject,
+  madeByItsCell,
+  type ObjectRef,
+  routeOf,
+} from '@cellfed/federation';
 
 import { copiedFromCell } from './migration-marks.ts';
 import type { RebalancePlan } from './rebalance-plan.ts';

@@ -7,9 +7,9 @@ import {
   FENCED_AT_ANNOTATION,
 } from '@cellfed/api';
 import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
+import { isCellOwnObject } from '@cellfed/federation';
 
 import { copyForNewCell } from './object-copy.ts';
-import { isCellOwnObject } from '@cellfed/controller-kit';
 
 const meta = {
   name: 'x',

@@ -6,8 +6,14 @@ import {
   QUIESCED_ANNOTATION,
 } from '@cellfed/api';
 import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
-import { portableObject, without, type ObjectRef, type PortableObject } from '@cellfed/controller-kit';
-import { type KubeObject, type ObjectMeta } from '@cellfed/federation';
+import {
+  type KubeObject,
+  type ObjectMeta,
+  portableObject,
+  without,
+  type ObjectRef,
+  type PortableObject,
+} from '@cellfed/federation';
 
 import { heldUntilCommit } from './quiesce.ts';
 

@@ -8,10 +8,10 @@ import {
   FENCED_AT_ANNOTATION,
   MIGRATED_AT_ANNOTATION,
 } from '@cellfed/api';
-import { ApiError, type ObjectRef } from '@cellfed/controller-kit';
+import { ApiError } from '@cellfed/controller-kit';
 import { FakeCell, FakeClock, memoryLogger } from '@cellfed/controller-kit/testing';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
-import { type KubeObject } from '@cellfed/federation';
+import { type KubeObject, type ObjectRef } from '@cellfed/federation';
 
 import { ObjectMover, contentOf, type Move } from './object-mover.ts';
 import { StatusSubresources } from './status-subresources.ts';

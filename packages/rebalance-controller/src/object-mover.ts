@@ -8,7 +8,6 @@ import {
 } from '@cellfed/api';
 import {
   ApiError,
-  collectionPath,
   annotationsBumpGeneration,
   commitCopy,
   showsOriginGeneration,
@@ -16,11 +15,9 @@ import {
   isAlreadyExists,
   isConflict,
   isNotFound,
-  objectPath,
   readIfExists,
   type Clock,
   type KubeClient,
-  type ObjectRef,
   quotaRefusalIn,
   writeDrawingQuota,
   type QuotaDraw,
@@ -33,6 +30,9 @@ import {
   type KubeList,
   type KubeObject,
   type ObjectMeta,
+  collectionPath,
+  objectPath,
+  type ObjectRef,
 } from '@cellfed/federation';
 
 import { RebalanceError, RebalanceErrorCode } from './errors.ts';

@@ -1,6 +1,8 @@
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, type CellState } from '@cellfed/hashing';
 
-import { type CopiesView, isCellOwnObject, routeOf } from '@cellfed/controller-kit';
+import { type CopiesView } from '@cellfed/controller-kit';
+import { isCellOwnObject, routeOf } from '@cellfed/federation';
+
 import { copiedFromCell } from './migration-marks.ts';
 import type { RebalancePlan } from './rebalance-plan.ts';
 

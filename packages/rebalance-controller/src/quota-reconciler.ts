@@ -5,9 +5,7 @@ import {
   QUOTA_SHARE_LABEL,
 } from '@cellfed/api';
 import {
-  CELL_SYSTEM_NAMESPACES,
   UNIT,
-  cellOwnObjectName,
   countedResource,
   countsObjects,
   drawnAtOf,
@@ -16,7 +14,6 @@ import {
   errorMessage,
   isConflict,
   isNotFound,
-  keyCodec,
   parseResourceList,
   readIfExists,
   sameResourceList,
@@ -27,7 +24,6 @@ import {
   type Amounts,
   type Clock,
   type CountedResource,
-  type Key,
   type KubeClient,
   type ReconcileRequest,
   type ReconcileResult,
@@ -44,6 +40,10 @@ import {
   resourcePath,
   resourceName,
   type KubeList,
+  CELL_SYSTEM_NAMESPACES,
+  cellOwnObjectName,
+  keyCodec,
+  type Key,
 } from '@cellfed/federation';
 
 import type { PlanHolder, RebalancePlan } from './rebalance-plan.ts';

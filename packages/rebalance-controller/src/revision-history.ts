@@ -4,8 +4,7 @@ import {
   FENCED_AT_ANNOTATION,
   MIGRATED_AT_ANNOTATION,
 } from '@cellfed/api';
-import { ownerReferencesOf, without, type ObjectRef } from '@cellfed/controller-kit';
-import { type KubeObject } from '@cellfed/federation';
+import { type KubeObject, ownerReferencesOf, without, type ObjectRef } from '@cellfed/federation';
 
 const REPLICA_SETS: GroupVersionResource = { group: 'apps', version: 'v1', resource: 'replicasets' };
 const CONTROLLER_REVISIONS: GroupVersionResource = {

@@ -4,13 +4,7 @@ import {
   MIRROR_HASH_ANNOTATION,
   MIRRORED_LABEL,
 } from '@cellfed/api';
-import {
-  isNotFound,
-  readIfExists,
-  type KubeClient,
-  CELL_SYSTEM_NAMESPACES,
-  FENCE_POLICY_NAME,
-} from '@cellfed/controller-kit';
+import { isNotFound, readIfExists, type KubeClient } from '@cellfed/controller-kit';
 import {
   APPLY_PATCH,
   METADATA_LIST,
@@ -18,6 +12,8 @@ import {
   SECRETS,
   type KubeList,
   type KubeObject,
+  CELL_SYSTEM_NAMESPACES,
+  FENCE_POLICY_NAME,
 } from '@cellfed/federation';
 
 import { RebalanceError, RebalanceErrorCode } from './errors.ts';

@@ -1,3 +1,5 @@
+import { madeByItsCell } from '@cellfed/federation';
+
 import {
   collectionSources,
   type NamespaceLabels,
@@ -15,7 +17,7 @@ import type { CollectionOutcome, StreamedAnswer } from './streamed-answer.ts';
 import type { OwnerUids } from '../views/owner-uids.ts';
 import { jsonListWriter, protobufListWriter } from './list-writer.ts';
 import { takeInvolvedUid } from '../views/involved-uid.ts';
-import { madeByItsCell, realClock } from '@cellfed/controller-kit';
+import { realClock } from '@cellfed/controller-kit';
 import { ownObjectView } from './own-objects.ts';
 import type { CellularResource } from '../routing/cellular-resources.ts';
 import { CellTokenError, CellListError } from '../errors.ts';

@@ -1,5 +1,6 @@
-import { madeByItsCell, type WatchEvent } from '@cellfed/controller-kit';
+import { type WatchEvent } from '@cellfed/controller-kit';
 import { MIGRATED, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
+import { madeByItsCell } from '@cellfed/federation';
 
 import type { CellularResource } from '../routing/cellular-resources.ts';
 import type { NamespaceLabels, RoutingState } from '../routing/route-plan.ts';

@@ -1,4 +1,4 @@
-import { cellOwnObjectName, isCellOwnObject } from '@cellfed/controller-kit';
+import { cellOwnObjectName, isCellOwnObject } from '@cellfed/federation';
 
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import type { CellularResource } from '../routing/cellular-resources.ts';

@@ -1,6 +1,6 @@
 import { HELD_OWNERS_ANNOTATION, ORIGIN_UID_ANNOTATION } from '@cellfed/api';
-import { formatHeldOwners } from '@cellfed/controller-kit';
 import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
+import { formatHeldOwners } from '@cellfed/federation';
 
 import { JSON_WATCH } from './watch-codec.ts';
 import type { WatchedObject } from './watched-object.ts';

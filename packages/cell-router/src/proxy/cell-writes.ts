@@ -1,5 +1,5 @@
-import { heldOwnersOrNone, ownerReferencesOf, type KubeClient } from '@cellfed/controller-kit';
-import { PROTOBUF } from '@cellfed/federation';
+import { type KubeClient } from '@cellfed/controller-kit';
+import { PROTOBUF, heldOwnersOrNone, ownerReferencesOf } from '@cellfed/federation';
 
 import { mediaType } from '../request/object-name.ts';
 import { requestObjectPath } from '../request/object-path.ts';

@@ -1,6 +1,6 @@
 import type { KubeClient } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
-import { PROTOBUF, PROTOBUF_WATCH_STREAM } from '@cellfed/federation';
+import { PROTOBUF, PROTOBUF_WATCH_STREAM, cellOwnObjectName } from '@cellfed/federation';
 
 import { serveMergedList } from '../collections/merged-list.ts';
 import { serveMergedWatch } from '../collections/merged-watch.ts';
@@ -32,7 +32,6 @@ import { abortOnClose, readBody, sendJson } from './forward.ts';
 import { upstreamHeaders } from './headers.ts';
 import { withSelector, withoutFollowers } from './without-followers.ts';
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
-import { cellOwnObjectName } from '@cellfed/controller-kit';
 import type { HistoryResource, ResourceHistories } from '../history/resource-histories.ts';
 import type { ResourceHistory } from '../history/resource-history.ts';
 

@@ -1,9 +1,9 @@
 import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
-import { isFenceRefusal, type KubeClient } from '@cellfed/controller-kit';
+import { type KubeClient } from '@cellfed/controller-kit';
 import type { Dispatcher } from 'undici';
-import { PROTOBUF } from '@cellfed/federation';
+import { PROTOBUF, isFenceRefusal } from '@cellfed/federation';
 
 import { mediaType } from '../request/object-name.ts';
 import { isErrorWithoutStatus, statusFromText, type KubeStatus } from '../status/kube-status.ts';

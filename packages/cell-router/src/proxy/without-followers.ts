@@ -1,4 +1,4 @@
-import { NOT_FOLLOWER_SELECTOR } from '@cellfed/controller-kit';
+import { NOT_FOLLOWER_SELECTOR } from '@cellfed/federation';
 
 import { withRequirement } from '../request/selector-terms.ts';
 

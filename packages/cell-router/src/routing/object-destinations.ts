@@ -1,5 +1,6 @@
 import { needsOldCopy, resolveTarget, type OldCopy } from '@cellfed/hashing';
-import { madeByItsCell, type KubeClient } from '@cellfed/controller-kit';
+import { type KubeClient } from '@cellfed/controller-kit';
+import { madeByItsCell } from '@cellfed/federation';
 
 import { findCellMade } from './cell-made.ts';
 import type { RoutingState } from './route-plan.ts';

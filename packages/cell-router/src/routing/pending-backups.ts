@@ -5,8 +5,8 @@ import {
   PRIMARY_CELL_LABEL,
   PROMOTED_FROM_ANNOTATION,
 } from '@cellfed/api';
-import { cellBackupName, isNotFound, type KubeClient } from '@cellfed/controller-kit';
-import { METADATA, resourcePath, type KubeObject } from '@cellfed/federation';
+import { isNotFound, type KubeClient } from '@cellfed/controller-kit';
+import { METADATA, resourcePath, type KubeObject, cellBackupName } from '@cellfed/federation';
 
 import { requestObjectPath } from '../request/object-path.ts';
 import type { ResourceRequestInfo } from '../request/request-info.ts';

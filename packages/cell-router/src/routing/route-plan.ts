@@ -1,7 +1,12 @@
 import { CELL_MADE_RESOURCES, type CellSetSpec } from '@cellfed/api';
-import { CELL_SYSTEM_NAMESPACES, cellOwnObjectName, isCellOwnObject } from '@cellfed/controller-kit';
 import type { Access, RouteDecision } from '@cellfed/hashing';
-import { compileCellSet, type CellSetGeneration } from '@cellfed/federation';
+import {
+  compileCellSet,
+  type CellSetGeneration,
+  CELL_SYSTEM_NAMESPACES,
+  cellOwnObjectName,
+  isCellOwnObject,
+} from '@cellfed/federation';
 
 import type { RequestInfo, ResourceRequestInfo } from '../request/request-info.ts';
 import { serviceUnavailable, type KubeStatus } from '../status/kube-status.ts';

@@ -8,7 +8,7 @@ import {
   HELD_SPEC_ANNOTATION,
   PROMOTED_FROM_ANNOTATION,
 } from '@cellfed/api';
-import type { OwnerReference } from '@cellfed/controller-kit';
+import { type OwnerReference } from '@cellfed/federation';
 
 /*
  * What the cell views (cell-view.ts, protobuf-view.ts) read of an object in its cell, and the annotations

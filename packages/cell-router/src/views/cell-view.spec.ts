@@ -1,6 +1,6 @@
 import { HELD_OWNERS_ANNOTATION, ORIGIN_CREATED_ANNOTATION, ORIGIN_UID_ANNOTATION } from '@cellfed/api';
 import { jest } from '@jest/globals';
-import { formatHeldOwners, type OwnerReference } from '@cellfed/controller-kit';
+import { formatHeldOwners, type OwnerReference } from '@cellfed/federation';
 
 import type { CellOwners } from './cell-owners.ts';
 import { cellViewOfWrite, writeShape, type WriteShape } from './cell-view.ts';

@@ -1,7 +1,7 @@
 import { HELD_OWNERS_ANNOTATION, ORIGIN_CREATED_ANNOTATION, ORIGIN_UID_ANNOTATION } from '@cellfed/api';
-import { formatHeldOwners } from '@cellfed/controller-kit';
 
 import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
+import { formatHeldOwners } from '@cellfed/federation';
 
 import { KEPT_ANNOTATIONS } from './cell-owners.ts';
 import { mayNeedClientView, observedAs, showJson, showObject } from './client-view.ts';

@@ -6,13 +6,7 @@ import {
   shownGeneration,
 } from '@cellfed/api';
 import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
-import {
-  HeldOwnersError,
-  heldOwners,
-  ownerReferencesOf,
-  shownOwners,
-  without,
-} from '@cellfed/controller-kit';
+import { heldOwners, HeldOwnersError, ownerReferencesOf, shownOwners, without } from '@cellfed/federation';
 
 import { KEPT_ANNOTATIONS } from './cell-owners.ts';
 import { humanDuration } from './human-duration.ts';

@@ -1,4 +1,4 @@
-import type { OwnerReference } from '@cellfed/controller-kit';
+import { type OwnerReference } from '@cellfed/federation';
 
 /** What a strategic merge patch says of `metadata.ownerReferences` (patchStrategy merge, patchMergeKey uid). */
 export interface OwnerListPatch {

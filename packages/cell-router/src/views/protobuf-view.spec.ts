@@ -1,6 +1,6 @@
 import { HELD_OWNERS_ANNOTATION } from '@cellfed/api';
 import { jest } from '@jest/globals';
-import { heldOwners, type OwnerReference } from '@cellfed/controller-kit';
+import { heldOwners, type OwnerReference } from '@cellfed/federation';
 
 import { fieldSpans } from '../request/protobuf-wire.ts';
 import type { CellOwnersReader } from './cell-owners.ts';

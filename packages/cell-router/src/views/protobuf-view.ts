@@ -7,13 +7,13 @@ import {
 } from '@cellfed/api';
 import { REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import {
-  HeldOwnersError,
+  formatHeldOwners,
   heldOwners,
+  HeldOwnersError,
+  type OwnerReference,
   shownOwners,
   splitOwners,
-  formatHeldOwners,
-  type OwnerReference,
-} from '@cellfed/controller-kit';
+} from '@cellfed/federation';
 
 import {
   fieldSpans,

@@ -1,13 +1,13 @@
 import { HELD_OWNERS_ANNOTATION, ORIGIN_UID_ANNOTATION } from '@cellfed/api';
+import jsonPatch, { type Operation } from 'fast-json-patch';
 import {
   formatHeldOwners,
+  type OwnerReference,
   ownerReferencesOf,
   shownOwners,
   splitOwners,
   without,
-  type OwnerReference,
-} from '@cellfed/controller-kit';
-import jsonPatch, { type Operation } from 'fast-json-patch';
+} from '@cellfed/federation';
 
 import { CellViewError } from '../errors.ts';
 import { KEPT_ANNOTATIONS, type CellOwners, type CellOwnersReader } from './cell-owners.ts';

@@ -1,15 +1,20 @@
 import type { GroupVersionResource } from '@cellfed/api';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { resourceName, type KubeObject, type ObjectMeta } from '@cellfed/federation';
+import {
+  resourceName,
+  type KubeObject,
+  type ObjectMeta,
+  formatObjectKey,
+  type ObjectRef,
+  NOT_FOLLOWER_SELECTOR,
+} from '@cellfed/federation';
 
 import type { CellAware, EngagedCell } from '../cells/cell-pool.ts';
 import { Informer } from '../informer/informer.ts';
 import { resourceListWatch } from '../informer/list-watch.ts';
 import type { Lane } from '../queue/lane.ts';
 import { formatKey, parseKey } from '../object-key.ts';
-import { formatObjectKey, type ObjectRef } from './object-ref.ts';
-import { NOT_FOLLOWER_SELECTOR } from './pod-references.ts';
 
 /** What controllers read about the copies of cellular objects in the cells. */
 export interface CopiesView {

@@ -13,7 +13,7 @@ import type { Lane } from '../queue/lane.ts';
 import { ReconcileMetrics, type ReconcileOutcome } from './reconcile-metrics.ts';
 import type { Reconciler, ReconcileResult } from './reconciler.ts';
 
-/** How a controller writes and reads its queue's string keys: a key codec (keys/key-codec.ts). */
+/** How a controller writes and reads its queue's string keys: a key codec (@cellfed/federation's key-codec.ts). */
 export interface KeyReader<K> {
   format(key: K): string;
   parse(text: string): K;

@@ -4,7 +4,7 @@ import type { Lane } from '../queue/lane.ts';
 
 /**
  * What a reconciler is asked to do: make what `key` names right. Nothing else is passed. The key is typed:
- * the controller reads the queue's string with its key codec (keys/key-codec.ts), so a reconciler reads
+ * the controller reads the queue's string with its key codec (@cellfed/federation's key-codec.ts), so a reconciler reads
  * fields (`key.cell`, `key.namespace`) and never parses.
  */
 export interface ReconcileRequest<K = string> {

@@ -1,8 +1,7 @@
 import { type GroupVersionResource, FOLLOWER_LABEL } from '@cellfed/api';
-import { type KubeObject, type ObjectMeta } from '@cellfed/federation';
+import { type KubeObject, type ObjectMeta, type ObjectRef } from '@cellfed/federation';
 
 import type { CopiesView } from '../objects/cell-objects.ts';
-import type { ObjectRef } from '../objects/object-ref.ts';
 
 import type { FakeCell } from './fake-cell.ts';
 

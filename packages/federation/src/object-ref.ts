@@ -1,8 +1,8 @@
 import type { GroupVersionResource } from '@cellfed/api';
 import type { RouteDecision, RoutingTable } from '@cellfed/hashing';
-import { resourcePath, resourceName } from '@cellfed/federation';
 
-import { keyCodec, type Key } from '../keys/key-codec.ts';
+import { resourcePath, resourceName } from './resource-path.ts';
+import { keyCodec, type Key } from './key-codec.ts';
 
 /** One cellular object, wherever its copies are: the unit a migration or a backup works on. */
 export interface ObjectRef {

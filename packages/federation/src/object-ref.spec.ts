@@ -1,4 +1,4 @@
-import { ControllerKitErrorCode } from '../errors.ts';
+import { FederationErrorCode } from './errors.ts';
 import {
   cellOwnObjectName,
   collectionPath,
@@ -77,7 +77,7 @@ describe('object keys', () => {
   it('are nothing to do for a resource no longer cellular, and an error when malformed', () => {
     expect(parseObjectKey('configmaps/shop/web', resources)).toBeUndefined();
     expect(() => parseObjectKey('deployments.apps/web', resources)).toThrow(
-      expect.objectContaining({ code: ControllerKitErrorCode.InvalidKey }),
+      expect.objectContaining({ code: FederationErrorCode.InvalidKey }),
     );
   });
 });

@@ -1,4 +1,4 @@
-import { ControllerKitError, ControllerKitErrorCode } from '../errors.ts';
+import { FederationError, FederationErrorCode } from './errors.ts';
 
 /** A typed work-queue key: named string fields, none holding a `/`. */
 export type Key<F extends string> = { readonly [P in F]: string };
@@ -28,7 +28,7 @@ export function keyCodec<const F extends string>(
   const shape = fields.join('/');
   const optional = new Set<string>(options.mayBeEmpty ?? []);
   const invalid = (text: string) =>
-    new ControllerKitError(ControllerKitErrorCode.InvalidKey, `work-queue key "${text}" is not ${shape}`);
+    new FederationError(FederationErrorCode.InvalidKey, `work-queue key "${text}" is not ${shape}`);
   const check = (values: readonly string[], text: string) => {
     if (values.length !== fields.length) throw invalid(text);
     values.forEach((value, index) => {

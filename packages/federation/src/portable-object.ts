@@ -1,6 +1,6 @@
 import { ORIGIN_CREATED_ANNOTATION, ORIGIN_UID_ANNOTATION } from '@cellfed/api';
-import { type KubeObject, type ObjectMeta } from '@cellfed/federation';
 
+import type { KubeObject, ObjectMeta } from './kube-object.ts';
 import { originCreated, originUid } from './object-identity.ts';
 import type { ObjectRef } from './object-ref.ts';
 

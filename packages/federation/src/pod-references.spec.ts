@@ -1,5 +1,4 @@
-import { type KubeObject } from '@cellfed/federation';
-
+import type { KubeObject } from './kube-object.ts';
 import { hasPodTemplate, podReferences } from './pod-references.ts';
 
 const workload = (kind: string, spec: unknown): KubeObject =>

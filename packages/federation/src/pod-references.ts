@@ -1,5 +1,6 @@
 import { FOLLOWER_LABEL, type GroupVersionResource } from '@cellfed/api';
-import { type KubeObject } from '@cellfed/federation';
+
+import type { KubeObject } from './kube-object.ts';
 
 /** The label selector of everything but follower copies. */
 export const NOT_FOLLOWER_SELECTOR = `!${FOLLOWER_LABEL}`;

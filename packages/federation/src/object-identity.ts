@@ -1,5 +1,6 @@
 import { ORIGIN_CREATED_ANNOTATION, ORIGIN_UID_ANNOTATION } from '@cellfed/api';
-import { type ObjectMeta } from '@cellfed/federation';
+
+import type { ObjectMeta } from './kube-object.ts';
 
 /** The uid clients know the object by: the first copy's, or its own when it was never copied. */
 export function originUid(metadata: Readonly<Pick<ObjectMeta, 'uid' | 'annotations'>>): string | undefined {

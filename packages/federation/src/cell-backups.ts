@@ -9,8 +9,8 @@ import {
   type CellBackup,
 } from '@cellfed/api';
 import { hash64Hex } from '@cellfed/hashing';
-import { type KubeObject } from '@cellfed/federation';
 
+import type { KubeObject } from './kube-object.ts';
 import { formatObjectKey, type ObjectRef } from './object-ref.ts';
 
 /**

@@ -1,6 +1,7 @@
 import { FENCE_PROBE_LABEL, FENCED_AT_ANNOTATION, MIGRATED_AT_ANNOTATION } from '@cellfed/api';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
-import { type KubeObject } from '@cellfed/federation';
+
+import type { KubeObject } from './kube-object.ts';
 
 /**
  * The write fence, enforced in each cell as well as in the router: a ValidatingAdmissionPolicy that refuses

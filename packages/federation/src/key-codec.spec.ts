@@ -1,8 +1,8 @@
-import { ControllerKitErrorCode } from '../errors.ts';
+import { FederationErrorCode } from './errors.ts';
 import { keyCodec } from './key-codec.ts';
 
 const objects = keyCodec(['cell', 'namespace', 'name'], { mayBeEmpty: ['namespace'] });
-const invalid = expect.objectContaining({ code: ControllerKitErrorCode.InvalidKey });
+const invalid = expect.objectContaining({ code: FederationErrorCode.InvalidKey });
 
 describe('keyCodec', () => {
   it('writes fields in order and reads them back', () => {
