@@ -1,5 +1,12 @@
 import { FederationErrorCode } from '@cellfed/federation';
-import { CONTROL_PLANE, controlPlaneNamespaceKey, formatKey, keyOf, parseKey } from './object-key.ts';
+import {
+  CONTROL_PLANE,
+  controlPlaneNamespaceKey,
+  formatKey,
+  keyOf,
+  lookupKey,
+  parseKey,
+} from './object-key.ts';
 
 describe('object keys', () => {
   it('round-trips namespaced and cluster-scoped keys', () => {
@@ -33,6 +40,10 @@ describe('controlPlaneNamespaceKey', () => {
   });
 
   it('is undefined for a name no namespace has, so a lookup misses instead of throwing', () => {
+    // A pod template may name a ConfigMap `a/b` (the apiserver does not check the names volumes refer to).
+    expect(lookupKey('cell-1', 'shop', 'a/b')).toBeUndefined();
+    expect(lookupKey('cell-1', 'shop', 'web')).toBe('cell-1/shop/web');
+    expect(lookupKey('cell-1', '', 'web')).toBe('cell-1//web');
     expect(controlPlaneNamespaceKey('')).toBeUndefined();
     expect(controlPlaneNamespaceKey('a/b')).toBeUndefined();
   });

@@ -26,12 +26,17 @@ export function keyOf(cell: string, object: { metadata?: { namespace?: string; n
 }
 
 /**
- * The key of a namespace in an informer of the control plane's namespaces (cluster-scoped: no namespace
- * part), or undefined for a name no namespace has (empty, or with a `/`, as a client's request may carry):
- * a lookup by it finds nothing, as the hand-joined key used to.
+ * The key to look an object up by in `cell`'s cache, or undefined for names no object has (an empty name,
+ * or a `/` that a client's request or a pod template may carry: the apiserver does not validate the names a
+ * volume refers to): a lookup by it finds nothing, never throws.
  */
-export function controlPlaneNamespaceKey(name: string): string | undefined {
-  return name === '' || name.includes('/')
+export function lookupKey(cell: string, namespace: string, name: string): string | undefined {
+  return name === '' || name.includes('/') || namespace.includes('/')
     ? undefined
-    : formatKey({ cell: CONTROL_PLANE, namespace: '', name });
+    : formatKey({ cell, namespace, name });
+}
+
+/** The key of a namespace in an informer of the control plane's namespaces (see {@link lookupKey}). */
+export function controlPlaneNamespaceKey(name: string): string | undefined {
+  return lookupKey(CONTROL_PLANE, '', name);
 }

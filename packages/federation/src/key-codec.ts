@@ -12,7 +12,7 @@ export interface KeyCodec<F extends string> {
   /** The fields in order, joined by `/`: what an invalid key is said not to be. */
   readonly shape: string;
   format(key: Key<F>): string;
-  /** Inverse of {@link format}; throws `CELLFED_CONTROLLER_KIT_INVALID_KEY` for anything it did not write. */
+  /** Inverse of {@link format}; throws `CELLFED_FEDERATION_INVALID_KEY` for anything it did not write. */
   parse(text: string): Key<F>;
 }
 

@@ -14,7 +14,7 @@ import type { CellAware, EngagedCell } from '../cells/cell-pool.ts';
 import { Informer } from '../informer/informer.ts';
 import { resourceListWatch } from '../informer/list-watch.ts';
 import type { Lane } from '../queue/lane.ts';
-import { formatKey, parseKey } from '../object-key.ts';
+import { lookupKey, parseKey } from '../object-key.ts';
 
 /** What controllers read about the copies of cellular objects in the cells. */
 export interface CopiesView {
@@ -89,9 +89,8 @@ export class CellObjects implements CellAware, CopiesView {
     const found = new Map<string, Readonly<ObjectMeta>>();
     const id = resourceName(ref.resource);
     for (const [cellId, { informers }] of this.cells) {
-      const object = informers.informers
-        .get(id)
-        ?.peek(formatKey({ cell: cellId, namespace: ref.namespace, name: ref.name }));
+      const key = lookupKey(cellId, ref.namespace, ref.name);
+      const object = key === undefined ? undefined : informers.informers.get(id)?.peek(key);
       if (object) found.set(cellId, object.metadata);
     }
     return found;
@@ -99,10 +98,9 @@ export class CellObjects implements CellAware, CopiesView {
 
   /** The cached object in `cell` (metadata only when so configured): read it, never change it. */
   objectIn(cell: string, ref: ObjectRef): Readonly<KubeObject> | undefined {
-    return this.cells
-      .get(cell)
-      ?.informers.informers.get(resourceName(ref.resource))
-      ?.peek(formatKey({ cell, namespace: ref.namespace, name: ref.name }));
+    const key = lookupKey(cell, ref.namespace, ref.name);
+    if (key === undefined) return undefined;
+    return this.cells.get(cell)?.informers.informers.get(resourceName(ref.resource))?.peek(key);
   }
 
   eachCopy(visit: (cell: string, ref: ObjectRef, metadata: Readonly<ObjectMeta>) => void): void {
