@@ -32,7 +32,9 @@ function cachedCopies(cells: FakeCell[]): CopiesView {
   };
 }
 
-function setup(options: { shared?: boolean; down?: boolean; params?: () => AdmissionParams } = {}) {
+function setup(
+  options: { shared?: boolean; down?: boolean; params?: () => AdmissionParams | undefined } = {},
+) {
   const spec = parseCellSetSpec({
     cellularResources: [DEPLOYMENTS, CONFIGMAPS],
     sharedResources: options.shared ? [SECRETS] : [],
@@ -245,6 +247,23 @@ describe('FollowerReconciler', () => {
     await reconcile('a/shop');
     for (const path of [cmPath('limits'), cmPath('more-limits'), secretPath('token')])
       expect(cells.a.get(path)).toBeUndefined();
+  });
+
+  it('waits, touching no follower, while the admission policies and bindings are not listed', async () => {
+    let params: AdmissionParams | undefined = new AdmissionParams([
+      { resource: 'configmaps', name: 'limits' },
+    ]);
+    const { cells, configMap, reconcile } = setup({ params: () => params });
+    configMap(cells.b, 'limits', { max: '3' });
+    await reconcile('a/shop');
+    expect(cells.a.get(cmPath('limits'))).toBeDefined();
+
+    // A restart: the bindings are not listed yet, so nothing says the param is still wanted.
+    params = undefined;
+    const writes = cells.a.writes.length;
+    expect(await reconcile('a/shop')).toEqual({ requeueAfterMs: 1000 });
+    expect(cells.a.writes).toHaveLength(writes);
+    expect(cells.a.get(cmPath('limits'))).toBeDefined();
   });
 
   it('never copies what is in the cell already, what every cell has, or a shared resource the mirror keeps', async () => {

@@ -65,8 +65,12 @@ export interface FollowerReconcilerOptions {
   metrics: RebalanceMetrics;
   /** How often a namespace of a cell is compared again although nothing changed. Default 60 s. */
   resyncMs?: number;
-  /** The params the control plane's admission policy bindings name, followed into every cell; none by default. */
-  params?: () => AdmissionParams;
+  /**
+   * The params the control plane's admission policy bindings name, followed into every cell; none by
+   * default. Undefined while the policies and bindings are not listed yet: a pass then would take every
+   * param's follower for unneeded, and waits instead.
+   */
+  params?: () => AdmissionParams | undefined;
   /** Draws quota share into a cell whose quota admission refuses a follower; none: refused as it comes. */
   quota?: Pick<QuotaDraw, 'drawTo'>;
   /**
@@ -147,11 +151,12 @@ export class FollowerReconciler implements Reconciler<FollowerKey> {
       this.templates.delete(key);
       return {};
     }
-    // Without the cell's workloads listed, a pass would take every follower for unneeded.
-    if (!this.options.copies.synced([cellId])) return { requeueAfterMs: 1000 };
-    const { named: wanted, present } = await this.referenced(key, namespace, cell, signal);
+    // Without the cell's workloads (or the bindings) listed, a pass would take every follower for unneeded.
+    const params = this.options.params ? this.options.params() : AdmissionParams.NONE;
+    if (!this.options.copies.synced([cellId]) || !params) return { requeueAfterMs: 1000 };
+    const paramKinds = new Set(params.wants.map((want) => want.resource));
+    const { named: wanted, present } = await this.referenced(key, namespace, cell, paramKinds, signal);
     const shared = mirroredResources(spec);
-    const params = this.options.params?.() ?? AdmissionParams.NONE;
     const named = new Set<string>();
     let writes = 0;
     for (const kind of KINDS) {
@@ -202,12 +207,14 @@ export class FollowerReconciler implements Reconciler<FollowerKey> {
   /**
    * The names each kind's pod templates in the key's namespace name (and the claims they mount), from the
    * cell's cached workload copies (a copy whose uid and generation are as last read is not read again); and
-   * the ConfigMaps and Secrets every cell holds there, which admission params are chosen from.
+   * the ConfigMaps and Secrets every cell holds there of the `paramKinds` bindings take params of, which
+   * admission params are chosen from.
    */
   private async referenced(
     key: string,
     namespace: string,
     cell: CellEnd,
+    paramKinds: ReadonlySet<string>,
     signal: AbortSignal,
   ): Promise<{ named: Map<string, Set<string>>; present: Map<string, ParamCandidate[]> }> {
     const known = this.templates.get(key) ?? new Map<string, Template>();
@@ -218,7 +225,7 @@ export class FollowerReconciler implements Reconciler<FollowerKey> {
     const present = new Map<string, ParamCandidate[]>(KINDS.map((kind) => [kind.resource, []]));
     this.options.copies.eachCopy((copyCell, ref, metadata) => {
       if (ref.namespace !== namespace) return;
-      if (ref.resource.group === '')
+      if (ref.resource.group === '' && paramKinds.has(ref.resource.resource))
         present.get(ref.resource.resource)?.push({ name: ref.name, labels: metadata.labels });
       if (copyCell !== cell.id || !hasPodTemplate(ref.resource)) return;
       const status = metadata.labels?.[REBALANCE_STATUS_LABEL];

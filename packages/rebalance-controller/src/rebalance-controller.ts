@@ -297,7 +297,7 @@ export class RebalanceController {
             metrics,
             ...(settings.mirrorResyncMs === undefined ? {} : { resyncMs: settings.mirrorResyncMs }),
             ...(quotaDraw ? { quota: quotaDraw } : {}),
-            params: () => this.params,
+            params: () => (this.paramsReady() ? this.params : undefined),
             onClaimsNamed: (namespace, names) => {
               for (const name of names) this.claims?.enqueue({ namespace, name });
             },
@@ -656,6 +656,16 @@ export class RebalanceController {
     const labels = this.objects.copiesOf(ref).get(cell)?.labels;
     if (this.params.names(ref.resource.resource, ref.namespace, { name: ref.name, labels }))
       for (const live of plan.liveCells) followers.enqueue({ cell: live, namespace: ref.namespace }, lane);
+  }
+
+  /** Whether the params are those of every listed policy and binding (none pending). */
+  private paramsReady(): boolean {
+    return (
+      !this.paramsPending &&
+      POLICY_KINDS.every(
+        (kind) => this.sharedChanges.synced(kind.policies) && this.sharedChanges.synced(kind.bindings),
+      )
+    );
   }
 
   /**

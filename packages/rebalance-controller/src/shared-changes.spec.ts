@@ -50,10 +50,30 @@ describe('SharedChanges', () => {
     expect(watcher.objects(SECRETS)).toEqual([
       expect.objectContaining({ metadata: expect.objectContaining({ name: 'limits' }), data: { max: '3' } }),
     ]);
+    // Any version of the resource finds them.
+    expect(watcher.objects({ ...SECRETS, version: 'v1beta1' })).toHaveLength(1);
+    expect(watcher.synced(SECRETS)).toBe(true);
+    const before = changes();
     watcher.watch([SERVICE_ACCOUNTS]);
     expect(watcher.objects(SECRETS)).toEqual([]);
+    // Dropped: readers of objects() are told to read again; a resource not watched is complete (empty).
+    expect(changes()).toBe(before + 1);
+    expect(watcher.synced(SECRETS)).toBe(true);
     abort.abort();
     await running;
+  });
+
+  it('is not synced for a watched resource before its first list', () => {
+    const watcher = new SharedChanges({
+      controlPlane: {} as KubeClient,
+      logger: memoryLogger().logger,
+      onChange: () => undefined,
+      listWatch: () => new FakeListWatch(),
+    });
+    watcher.watch([SECRETS]);
+    // Not running yet (no run()): nothing is listed.
+    expect(watcher.synced(SECRETS)).toBe(false);
+    expect(watcher.synced(SERVICE_ACCOUNTS)).toBe(true);
   });
 
   it('starts a pass for a change after the first list, not for what the first list finds', async () => {

@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { type KubeObject } from '@cellfed/federation';
 
-import { mirrorSelector } from './shared-objects.ts';
+import { mirrorSelector, sameResource } from './shared-objects.ts';
 
 export interface SharedChangesOptions {
   controlPlane: KubeClient;
@@ -32,6 +32,7 @@ export interface SharedChangesOptions {
 }
 
 interface Watched {
+  readonly resource: GroupVersionResource;
   readonly controller: AbortController;
   readonly informer: Informer;
 }
@@ -65,13 +66,30 @@ export class SharedChanges {
     return [...this.running.keys()].sort();
   }
 
-  /** The cached objects of a resource kept whole, as last listed or watched; none if it is not watched. */
+  /**
+   * The cached objects of a resource kept whole (any version of its group and resource), as last listed or
+   * watched; none if it is not watched.
+   */
   objects(resource: GroupVersionResource): readonly Readonly<KubeObject>[] {
-    const watched = this.running.get(nameOf(resource));
+    const watched = this.runningOf(resource);
     if (!watched) return [];
     const objects: Readonly<KubeObject>[] = [];
     watched.informer.each((_key, object) => objects.push(object));
     return objects;
+  }
+
+  /**
+   * Whether what {@link objects} gives for `resource` is complete: it is not among the watched resources, or
+   * its informer has listed it.
+   */
+  synced(resource: GroupVersionResource): boolean {
+    if (![...this.wanted.values()].some((wanted) => sameResource(wanted, resource))) return true;
+    return this.runningOf(resource)?.informer.hasSynced() ?? false;
+  }
+
+  private runningOf(resource: GroupVersionResource): Watched | undefined {
+    for (const watched of this.running.values()) if (sameResource(watched.resource, resource)) return watched;
+    return undefined;
   }
 
   /** Runs the informers until `signal` aborts. */
@@ -86,10 +104,12 @@ export class SharedChanges {
   private follow(): void {
     const signal = this.signal;
     if (!signal || signal.aborted) return;
-    for (const [name, { controller }] of this.running) {
+    for (const [name, { resource, controller }] of this.running) {
       if (this.wanted.has(name)) continue;
       controller.abort(new Error('no longer mirrored'));
       this.running.delete(name);
+      // What was cached of it is gone: whoever reads objects() reads again.
+      this.options.onChange(resource, 'high');
     }
     for (const [name, resource] of this.wanted) {
       if (this.running.has(name)) continue;
@@ -104,7 +124,7 @@ export class SharedChanges {
         ...(this.options.clock ? { clock: this.options.clock } : {}),
         listWatch: (this.options.listWatch ?? this.controlPlaneListWatch)(resource, whole),
       });
-      this.running.set(name, { controller, informer });
+      this.running.set(name, { resource, controller, informer });
       informer.addHandler((event) => this.options.onChange(resource, event.lane));
       void informer.run(controller.signal);
     }
