@@ -65,12 +65,12 @@ const OWN = flagGroup({
   maxRequestsInFlightPerCaller: intFlag('max-requests-in-flight-per-caller', {
     help: 'requests one caller (by user name) may have in flight at once, watches aside; past it a 429 with Retry-After',
     default: 400,
-    max: 1_000_000,
+    max: Number.MAX_SAFE_INTEGER,
   }),
   maxLongRunningPerCaller: intFlag('max-long-running-per-caller', {
     help: 'watches, followed logs, exec and port-forward sessions one caller may have open at once; past it a 429',
     default: 1000,
-    max: 1_000_000,
+    max: Number.MAX_SAFE_INTEGER,
   }),
 });
 

@@ -84,6 +84,7 @@ describe('flag rows', () => {
     [{ window: '' }, '--window must be a whole number'],
     [{ rate: '0' }, '--rate must be above 0'],
     [{ rate: 'fast' }, '--rate must be a number'],
+    [{ rate: 'Infinity' }, '--rate must be a number'],
     [{ 'delete-after': '12' }, '--delete-after must be a duration such as 12h, 30s or 1h30m; got "12"'],
     [{ follow: 'yes' }, '--follow must be true or false; got "yes"'],
     [{ 'tls-secret': 'no-slash' }, '--tls-secret must be NAMESPACE/NAME'],

@@ -89,7 +89,7 @@ export function positiveNumberFlag(name: string, meta: RowMeta): FlagRow<number 
     undefined,
     (text) => {
       const n = Number(text);
-      if (text.trim() === '' || Number.isNaN(n)) return new Problem(`--${name} must be a number`);
+      if (text.trim() === '' || !Number.isFinite(n)) return new Problem(`--${name} must be a number`);
       if (!(n > 0)) return new Problem(`--${name} must be above 0`);
       return n;
     },
