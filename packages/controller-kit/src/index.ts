@@ -37,7 +37,6 @@ export type { CellSetReading } from './cells/cell-set-reader.ts';
 export { CellObjects } from './objects/cell-objects.ts';
 export type { CopiesView } from './objects/cell-objects.ts';
 export { ControlPlaneNamespaces } from './objects/control-plane-namespaces.ts';
-export type { NamespaceChange } from './objects/control-plane-namespaces.ts';
 export { annotationsBumpGeneration, commitCopy, showsOriginGeneration } from './objects/commit-copy.ts';
 export type { CellAware, EngagedCell } from './cells/cell-pool.ts';
 export type { CellHealth } from './cells/health-hysteresis.ts';
@@ -70,7 +69,6 @@ export {
   positiveNumberFlag,
   textFlag,
 } from './process/flag-rows.ts';
-export type { FlagGroup, FlagRow } from './process/flag-rows.ts';
 export { flagRows, readFlags, readmeFlagRows, usageOf, wantsHelp } from './process/flags.ts';
 export type { Flag } from './process/flags.ts';
 export { formatDuration } from './process/duration.ts';

@@ -18,7 +18,6 @@ export {
   STRATEGIC_MERGE_PATCH,
 } from './wire.ts';
 export { CLAIMS, CONFIG_MAPS, CRDS, LEASES, NAMESPACES, RESOURCE_QUOTAS, SECRETS } from './resources.ts';
-export { liveCells } from './cells.ts';
 export type { KubeList, KubeObject, ObjectMeta } from './kube-object.ts';
 export { compileCellSet, type CellSetGeneration } from './cell-set-generation.ts';
 export { resourceId, resourceName, resourcePath, type ResourceRef } from './resource-path.ts';
