@@ -694,8 +694,9 @@ export class RebalanceController {
   private followParams(before: AdmissionParams, after: AdmissionParams): void {
     const plan = this.plans.current();
     if (!plan || !this.followers) return;
-    const namespaces = new Set([...before.namespaces(this.objects), ...after.namespaces(this.objects)]);
-    for (const namespace of namespaces)
+    // One scan of the cells' caches for the old wants and the new together.
+    const either = new AdmissionParams([...before.wants, ...after.wants]);
+    for (const namespace of either.namespaces(this.objects))
       for (const cell of plan.liveCells) this.followers.enqueue({ cell, namespace });
   }
 
