@@ -4,10 +4,9 @@ import {
   durationFlag,
   flagGroup,
   intFlag,
-  issuesLine,
   optionalDurationFlag,
-  readControllerFlags,
   type Flag,
+  readControllerConfig,
 } from '@cellfed/controller-kit';
 import { z } from 'zod';
 
@@ -43,13 +42,9 @@ export const USAGE = controllerUsage('backup-controller', BACKUP_FLAGS);
 
 /** Reads the command line into the config; every problem in one line. */
 export function parseBackupArgs(argv: string[]): BackupConfig {
-  let flags: ReturnType<typeof readControllerFlags>;
   try {
-    flags = readControllerFlags('backup-controller', argv, BACKUP_FLAGS);
+    return readControllerConfig('backup-controller', argv, OWN, BackupConfigSchema);
   } catch (error) {
     throw new BackupError(BackupErrorCode.InvalidConfig, (error as Error).message, { cause: error });
   }
-  const result = BackupConfigSchema.safeParse({ ...flags.common, ...OWN.input(flags.values) });
-  if (result.success) return result.data;
-  throw new BackupError(BackupErrorCode.InvalidConfig, issuesLine(result.error));
 }

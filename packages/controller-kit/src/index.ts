@@ -58,7 +58,7 @@ export {
   TRACE_SAMPLE_RATIO_FLAG,
   controllerUsage,
   issuesLine,
-  readControllerFlags,
+  readControllerConfig,
 } from './process/controller-flags.ts';
 export {
   boolFlag,

@@ -5,10 +5,9 @@ import {
   durationFlag,
   flagGroup,
   intFlag,
-  issuesLine,
   positiveNumberFlag,
-  readControllerFlags,
   type Flag,
+  readControllerConfig,
 } from '@cellfed/controller-kit';
 import { z } from 'zod';
 
@@ -71,13 +70,9 @@ export const USAGE = controllerUsage('rebalance-controller', REBALANCE_FLAGS);
 
 /** Reads the command line into the config; every problem in one line. */
 export function parseRebalanceArgs(argv: string[]): RebalanceConfig {
-  let flags: ReturnType<typeof readControllerFlags>;
   try {
-    flags = readControllerFlags('rebalance-controller', argv, REBALANCE_FLAGS);
+    return readControllerConfig('rebalance-controller', argv, OWN, RebalanceConfigSchema);
   } catch (error) {
-    throw new RebalanceError(RebalanceErrorCode.InvalidConfig, (error as Error).message);
+    throw new RebalanceError(RebalanceErrorCode.InvalidConfig, (error as Error).message, { cause: error });
   }
-  const result = RebalanceConfigSchema.safeParse({ ...flags.common, ...OWN.input(flags.values) });
-  if (result.success) return result.data;
-  throw new RebalanceError(RebalanceErrorCode.InvalidConfig, issuesLine(result.error));
 }

@@ -148,6 +148,26 @@ export function readControllerFlags(
   };
 }
 
+/**
+ * A controller's command line read into its config: the flags every controller takes and its own `group`,
+ * checked by `schema` (its `ControllerConfigSchema.extend(group.shape)`). Throws a ControllerKitError
+ * (InvalidConfig) with every problem in one line.
+ */
+export function readControllerConfig<S extends z.ZodType>(
+  controller: string,
+  argv: string[],
+  group: {
+    readonly flags: readonly Flag[];
+    input(values: Readonly<Record<string, string | undefined>>): Record<string, string | undefined>;
+  },
+  schema: S,
+): z.output<S> {
+  const { values, common } = readControllerFlags(controller, argv, group.flags);
+  const result = schema.safeParse({ ...common, ...group.input(values) });
+  if (result.success) return result.data;
+  throw invalid(issuesLine(result.error));
+}
+
 const invalid = (message: string, cause?: unknown) =>
   new ControllerKitError(ControllerKitErrorCode.InvalidConfig, message, cause ? { cause } : undefined);
 
