@@ -52,30 +52,30 @@ import {
   hasPodTemplate,
 } from '@cellfed/federation';
 
-import { AdmissionParams, POLICY_KINDS } from './admission-params.ts';
-import { CELLSET_KEYS, CellSetReconciler, type CellSetKey } from './cellset-reconciler.ts';
-import { DependentsIndex, groupOf, ownerName } from './dependents-index.ts';
-import { FOLLOWER_KEYS, FollowerReconciler, type FollowerKey } from './follower-reconciler.ts';
-import { GarbageCollectorReconciler } from './garbage-collector-reconciler.ts';
-import { OwnerKinds } from './owner-kinds.ts';
-import { MigrationReconciler } from './migration-reconciler.ts';
-import { MirrorReconciler, MirrorState } from './mirror-reconciler.ts';
-import { ObjectMover } from './object-mover.ts';
-import { needsWork } from './needs-work.ts';
+import { AdmissionParams, POLICY_KINDS } from './followers/admission-params.ts';
+import { CELLSET_KEYS, CellSetReconciler, type CellSetKey } from './cellset/cellset-reconciler.ts';
+import { DependentsIndex, groupOf, ownerName } from './collector/dependents-index.ts';
+import { FOLLOWER_KEYS, FollowerReconciler, type FollowerKey } from './followers/follower-reconciler.ts';
+import { GarbageCollectorReconciler } from './collector/garbage-collector-reconciler.ts';
+import { OwnerKinds } from './collector/owner-kinds.ts';
+import { MigrationReconciler } from './migration/migration-reconciler.ts';
+import { MirrorReconciler, MirrorState } from './mirror/mirror-reconciler.ts';
+import { ObjectMover } from './migration/object-mover.ts';
+import { needsWork } from './migration/needs-work.ts';
 import { PlanHolder } from './rebalance-plan.ts';
-import { AUTOSCALERS, type HorizontalPodAutoscaler } from './autoscaler-copy.ts';
-import { AutoscalerReconciler } from './autoscaler-reconciler.ts';
-import { AutoscalerTargets } from './autoscaler-targets.ts';
-import { BudgetStatusReconciler } from './budget-status-reconciler.ts';
-import { PDBS, type PodDisruptionBudget } from './budget-status.ts';
-import { ClaimReconciler, type PersistentVolumeClaim } from './claim-reconciler.ts';
-import { CopiedKindController } from './copied-kind-controller.ts';
-import { CopyWatch } from './copy-watch.ts';
-import { QUOTA_KEYS, QuotaReconciler, type QuotaKey } from './quota-reconciler.ts';
+import { AUTOSCALERS, type HorizontalPodAutoscaler } from './autoscalers/autoscaler-copy.ts';
+import { AutoscalerReconciler } from './autoscalers/autoscaler-reconciler.ts';
+import { AutoscalerTargets } from './autoscalers/autoscaler-targets.ts';
+import { BudgetStatusReconciler } from './budgets/budget-status-reconciler.ts';
+import { PDBS, type PodDisruptionBudget } from './budgets/budget-status.ts';
+import { ClaimReconciler, type PersistentVolumeClaim } from './claims/claim-reconciler.ts';
+import { CopiedKindController } from './copies/copied-kind-controller.ts';
+import { CopyWatch } from './copies/copy-watch.ts';
+import { QUOTA_KEYS, QuotaReconciler, type QuotaKey } from './quotas/quota-reconciler.ts';
 import { RebalanceMetrics } from './rebalance-metrics.ts';
-import { StatusSubresources } from './status-subresources.ts';
-import { SharedChanges } from './shared-changes.ts';
-import { mirroredResources, sameResource } from './shared-objects.ts';
+import { StatusSubresources } from './migration/status-subresources.ts';
+import { SharedChanges } from './mirror/shared-changes.ts';
+import { mirroredResources, sameResource } from './mirror/shared-objects.ts';
 
 export interface RebalanceSettings {
   /** Objects moved at once at most. */

@@ -1,0 +1,469 @@
+import { CELLSET_API_VERSION } from '@cellfed/api';
+import {
+  errorMessage,
+  isConflict,
+  routersBehind,
+  type CellPool,
+  type Clock,
+  type KubeClient,
+  type ReconcileRequest,
+  type ReconcileResult,
+  type Reconciler,
+  type RouterLease,
+  type CopiesView,
+} from '@cellfed/controller-kit';
+import type { Logger } from 'pino';
+import { MERGE_PATCH, type KubeObject, keyCodec, type Key } from '@cellfed/federation';
+
+import {
+  finishedCells,
+  progressStatus,
+  setCondition,
+  type CellSetStatus,
+  type Condition,
+  type LastRebalance,
+  type RebalancePhase,
+  type StoredCell,
+} from './cellset-status.ts';
+import type { MirrorState } from '../mirror/mirror-reconciler.ts';
+import { countProgress, MoveRate, type Progress } from './progress.ts';
+import type { PlanHolder, RebalancePlan } from '../rebalance-plan.ts';
+import type { RebalanceMetrics } from '../rebalance-metrics.ts';
+
+export interface CellSetReconcilerOptions {
+  pool: Pick<CellPool, 'cellSet' | 'cellSetObject' | 'get' | 'recordOnCellSet' | 'cellSetName'>;
+  controlPlane: Pick<KubeClient, 'request'>;
+  plans: PlanHolder;
+  copies: CopiesView;
+  mirror: MirrorState;
+  /** The router Leases of this CellSet, from the cache. */
+  routerLeases: () => readonly RouterLease[];
+  namespaceLabels: (namespace: string) => Record<string, string> | undefined;
+  /** Puts every object back in the migration queue (low lane): the gate has just opened. */
+  enqueueAllObjects: () => void;
+  metrics: RebalanceMetrics;
+  clock: Clock;
+  /**
+   * How often a status whose counts alone changed is written (phase and condition changes are written at
+   * once). Default 2 s.
+   */
+  statusIntervalMs?: number;
+  /** How often progress is counted while a rebalance runs, so its end is seen promptly. Default 250 ms. */
+  progressIntervalMs?: number;
+}
+
+interface Gate {
+  reason: 'CellsNotReady' | 'MirrorPending' | 'RoutersBehind';
+  message: string;
+}
+
+const CELLSETS = '/apis/cells.cellfed.io/v1alpha1/cellsets';
+/**
+ * How long a rebalance may move nothing, with objects pending, before it is nudged. A live move takes well
+ * under a second; one in flight this long was left by a leader that died mid-move and its key lost.
+ */
+const STALL_MS = 30_000;
+
+/**
+ * The cell lifecycle, keyed by the CellSet's name: validates the CellSet (an invalid one is refused with a
+ * condition and the last good one stays), opens a generation's gate once every cell is engaged and listed,
+ * every joining cell holds the shared objects and every live router routes with the generation; reports
+ * progress in `status`; and when nothing is left to move, makes Joining cells Normal and lets Draining cells
+ * go (their kubeconfig Secrets are left for the operator).
+ */
+/** The CellSet reconciler's key: the CellSet's name (the federation has one). */
+export const CELLSET_KEYS = keyCodec(['name']);
+export type CellSetKey = Key<'name'>;
+
+export class CellSetReconciler implements Reconciler<CellSetKey> {
+  private readonly options: CellSetReconcilerOptions;
+  private readonly rate = new MoveRate();
+  private lastStatus = '';
+  private lastStatusShape = '';
+  private lastStatusAt = Number.NEGATIVE_INFINITY;
+  private lastInvalid = '';
+  private lastBlocked = '';
+  private startedAt: { generation: number; at: number } | undefined;
+  private lastRebalance: LastRebalance | undefined;
+  /** The last time the moved count rose (or the plan changed), and the last nudge of a stalled rebalance. */
+  private lastMove: { generation: number; moved: number; at: number; nudgedAt: number } | undefined;
+
+  constructor(options: CellSetReconcilerOptions) {
+    this.options = options;
+  }
+
+  async reconcile({ signal, log }: ReconcileRequest<CellSetKey>): Promise<ReconcileResult> {
+    const { pool, plans, clock } = this.options;
+    const object = pool.cellSetObject();
+    if (!object) return {};
+    const generation = object.metadata.generation ?? 0;
+    const existing = ((object as { status?: CellSetStatus }).status?.conditions ?? []) as Condition[];
+    const cellSet = pool.cellSet();
+    if (!cellSet.current) {
+      const message = cellSet.problem;
+      if (message !== this.lastInvalid) {
+        this.lastInvalid = message;
+        log.error({ generation, problem: message }, 'invalid CellSet refused; the last good one stays');
+        await pool.recordOnCellSet('Warning', 'InvalidCellSet', `refused: ${message}`);
+      }
+      const conditions = setCondition(
+        existing,
+        { type: 'Valid', status: 'False', reason: 'Invalid', message, observedGeneration: generation },
+        clock.now(),
+      );
+      await this.writeStatus({ ...this.previousProgress(object), phase: 'Invalid', conditions }, signal);
+      return {};
+    }
+    this.lastInvalid = '';
+    if (plans.load(cellSet.current.spec, generation)) {
+      log.info(
+        { generation, cells: cellSet.current.spec.cells.map((cell) => `${cell.id}:${cell.state}`) },
+        'CellSet generation loaded',
+      );
+    }
+    const plan = plans.current()!;
+    let conditions = setCondition(
+      existing,
+      { type: 'Valid', status: 'True', reason: 'Valid', message: '', observedGeneration: generation },
+      clock.now(),
+    );
+    const gate = plan.movesAllowed ? undefined : this.closedGate(plan);
+    conditions = this.routerCondition(conditions, plan, gate);
+    const opened = !gate && plans.allowMoves(generation);
+    const current = plans.current()!;
+    const progress = countProgress(this.options.copies, current, this.options.namespaceLabels);
+    if (opened) await this.started(current, progress, log);
+    const now = clock.now();
+    this.rate.add(now, progress.moved);
+    this.updateGauges(progress);
+    const rebalancing = current.table.rebalancing;
+    if (
+      rebalancing &&
+      current.movesAllowed &&
+      progress.pending === 0 &&
+      progress.uncommitted === 0 &&
+      this.allListed(current)
+    ) {
+      return this.finish(object, current, progress.moved, signal, log);
+    }
+    const phase: RebalancePhase = !rebalancing ? 'Stable' : gate ? 'Blocked' : 'Rebalancing';
+    conditions = setCondition(
+      conditions,
+      rebalancing
+        ? {
+            type: 'Rebalancing',
+            status: 'True',
+            reason: gate ? 'Waiting' : 'Moving',
+            message: `${progress.moved} of ${progress.toMove} objects moved, ${progress.inFlight} in flight`,
+            observedGeneration: generation,
+          }
+        : {
+            type: 'Rebalancing',
+            status: 'False',
+            reason: 'Balanced',
+            message: 'every object is in the cell the ring names',
+            observedGeneration: generation,
+          },
+      now,
+    );
+    conditions = setCondition(
+      conditions,
+      gate
+        ? {
+            type: 'Blocked',
+            status: 'True',
+            reason: gate.reason,
+            message: gate.message,
+            observedGeneration: generation,
+          }
+        : {
+            type: 'Blocked',
+            status: 'False',
+            reason: 'NotBlocked',
+            message: '',
+            observedGeneration: generation,
+          },
+      now,
+    );
+    await this.reportBlocked(gate, log);
+    if (rebalancing && !gate) this.nudgeIfStalled(current, progress, now, log);
+    const status = progressStatus(progress, rebalancing ? this.rate.perSecond() : undefined);
+    const written = await this.writeStatus(
+      { observedGeneration: generation, phase, ...status, ...this.lastRebalanceOf(object), conditions },
+      signal,
+    );
+    if (written === 'written' && rebalancing && !gate) {
+      const { ratePerSecond, etaSeconds } = status;
+      log.info({ generation, ...status.objects, ratePerSecond, etaSeconds }, 'rebalance progress');
+    }
+    if (rebalancing) return { requeueAfterMs: this.options.progressIntervalMs ?? 250 };
+    return typeof written === 'number' ? { requeueAfterMs: written } : {};
+  }
+
+  /**
+   * A rebalance whose moved count has not risen for {@link STALL_MS} while objects are pending (fenced or
+   * not): every pending object is queued again (a key dropped anywhere is picked up; a key already queued or
+   * in a worker's hands collapses), and what the cache shows of a few of them is logged, so the operator
+   * sees what it waits for (a copy being deleted, say).
+   */
+  private nudgeIfStalled(plan: RebalancePlan, progress: Progress, now: number, log: Logger): void {
+    const last = this.lastMove;
+    if (!last || last.generation !== plan.generation || progress.moved > last.moved) {
+      this.lastMove = { generation: plan.generation, moved: progress.moved, at: now, nudgedAt: now };
+      return;
+    }
+    if (progress.pending === 0) return;
+    if (now - last.at < STALL_MS || now - last.nudgedAt < STALL_MS) return;
+    last.nudgedAt = now;
+    log.warn(
+      {
+        generation: plan.generation,
+        pending: progress.pending,
+        inFlight: progress.inFlight,
+        stalledSeconds: Math.round((now - last.at) / 1000),
+        examples: progress.pendingExamples,
+      },
+      'rebalance stalled; queueing every pending object again',
+    );
+    this.options.enqueueAllObjects();
+  }
+
+  /** Why objects may not move yet for this plan, or undefined when they may. */
+  private closedGate(plan: RebalancePlan): Gate | undefined {
+    const live = plan.liveCells;
+    const notReady = live.filter((id) => !this.options.pool.get(id) || !this.options.copies.synced([id]));
+    if (notReady.length > 0)
+      return { reason: 'CellsNotReady', message: `cells not engaged and listed yet: ${notReady.join(', ')}` };
+    const unmirrored = live.filter((id) => !this.options.mirror.isMirrored(id));
+    if (unmirrored.length > 0)
+      return {
+        reason: 'MirrorPending',
+        message: `shared objects (namespaces, CRDs, sharedResources) not mirrored yet into: ${unmirrored
+          .map((id) => {
+            const problem = this.options.mirror.problem(id);
+            return problem ? `${id} (${problem})` : id;
+          })
+          .join(', ')}`,
+      };
+    const behind = routersBehind(this.options.routerLeases(), plan.generation, this.options.clock.now());
+    if (behind.length > 0)
+      return {
+        reason: 'RoutersBehind',
+        message: `routers still on an older CellSet generation: ${behind
+          .map((router) => `${router.identity} (${router.generation})`)
+          .join(', ')}`,
+      };
+    return undefined;
+  }
+
+  private routerCondition(conditions: Condition[], plan: RebalancePlan, gate: Gate | undefined): Condition[] {
+    const behind = gate?.reason === 'RoutersBehind';
+    const known = !gate || behind;
+    return setCondition(
+      conditions,
+      {
+        type: 'RoutersAcknowledged',
+        status: !known ? 'Unknown' : behind ? 'False' : 'True',
+        reason: !known ? 'NotChecked' : behind ? 'RoutersBehind' : 'AllRoutersLoaded',
+        message: behind
+          ? gate.message
+          : known
+            ? `every live router routes with generation ${plan.generation}`
+            : 'checked once the cells are ready',
+        observedGeneration: plan.generation,
+      },
+      this.options.clock.now(),
+    );
+  }
+
+  private async started(plan: RebalancePlan, progress: Progress, log: Logger): Promise<void> {
+    this.options.enqueueAllObjects();
+    if (!plan.table.rebalancing) return;
+    this.startedAt = { generation: plan.generation, at: this.options.clock.now() };
+    const changes = plan.spec.cells
+      .filter((cell) => cell.state === 'Joining' || cell.state === 'Draining' || cell.previousWeight)
+      .map((cell) =>
+        cell.previousWeight
+          ? `${cell.id} weight ${cell.previousWeight} → ${cell.weight}`
+          : `${cell.id} ${cell.state.toLowerCase()}`,
+      )
+      .join(', ');
+    log.info({ generation: plan.generation, toMove: progress.pending }, 'rebalance started');
+    await this.options.pool.recordOnCellSet(
+      'Normal',
+      'RebalanceStarted',
+      `moving ${progress.pending} of ${progress.total} objects (${changes})`,
+    );
+  }
+
+  /** Nothing left to move: Joining → Normal, Draining cells leave the CellSet. */
+  private async finish(
+    object: KubeObject,
+    plan: RebalancePlan,
+    moved: number,
+    signal: AbortSignal,
+    log: Logger,
+  ): Promise<ReconcileResult> {
+    const { pool, clock } = this.options;
+    // The cells and the resourceVersion come from one snapshot, so a PATCH that lands writes what was read.
+    let { cells, removed } = finishedCells(cellsOf(object));
+    const seconds =
+      this.startedAt?.generation === plan.generation ? (clock.now() - this.startedAt.at) / 1000 : undefined;
+    if (!(await this.patchCells(object.metadata.resourceVersion, cells, signal))) {
+      // The cache is behind the CellSet, usually by this controller's own status write. Waiting for the watch
+      // would tie the finish to its health: read the CellSet and, if its spec is still this generation's, try
+      // once more at its resourceVersion.
+      const fresh = await this.options.controlPlane.request<KubeObject>(
+        'GET',
+        `${CELLSETS}/${pool.cellSetName}`,
+        { signal },
+      );
+      if (fresh.metadata.generation !== plan.generation) {
+        log.debug({ generation: fresh.metadata.generation }, 'CellSet changed before it could be finished');
+        return { requeue: true };
+      }
+      ({ cells, removed } = finishedCells(cellsOf(fresh)));
+      if (!(await this.patchCells(fresh.metadata.resourceVersion, cells, signal))) {
+        log.debug('CellSet changed before it could be finished; looking again');
+        return { requeue: true };
+      }
+    }
+    // Written with the next status, which the new generation's reconcile writes.
+    this.lastRebalance = {
+      generation: plan.generation,
+      moved,
+      ...(seconds === undefined ? {} : { seconds: Math.round(seconds * 10) / 10 }),
+      finishedAt: new Date(clock.now()).toISOString(),
+    };
+    log.info({ generation: plan.generation, moved, seconds }, 'rebalance finished');
+    await pool.recordOnCellSet(
+      'Normal',
+      'RebalanceFinished',
+      `${moved} objects in their new cells${seconds === undefined ? '' : ` after ${seconds.toFixed(1)} s`}; ` +
+        `${cells.map((cell) => `${cell.id} ${cell.state}`).join(', ')}`,
+    );
+    for (const cell of removed) {
+      const ref = cell.kubeconfigSecretRef as { name?: string; namespace?: string } | undefined;
+      await pool.recordOnCellSet(
+        'Normal',
+        'CellRemoved',
+        `cell ${cell.id} drained and removed from the CellSet; its kubeconfig Secret ` +
+          `${ref?.namespace ?? 'cellfed-system'}/${ref?.name ?? '?'} is left for the operator to delete`,
+      );
+    }
+    return { requeue: true };
+  }
+
+  /** Writes the cells of a finished rebalance at `resourceVersion`; false when the CellSet has moved on. */
+  private async patchCells(
+    resourceVersion: string | undefined,
+    cells: StoredCell[],
+    signal: AbortSignal,
+  ): Promise<boolean> {
+    try {
+      await this.options.controlPlane.request('PATCH', `${CELLSETS}/${this.options.pool.cellSetName}`, {
+        body: { metadata: { resourceVersion }, spec: { cells } },
+        contentType: MERGE_PATCH,
+        signal,
+      });
+      return true;
+    } catch (error) {
+      if (isConflict(error)) return false;
+      throw error;
+    }
+  }
+
+  private allListed(plan: RebalancePlan): boolean {
+    return this.options.copies.synced(plan.liveCells);
+  }
+
+  private updateGauges(progress: { pending: number; inFlight: number; moved: number }): void {
+    const { metrics } = this.options;
+    metrics.pending.set(progress.pending);
+    metrics.inFlight.set(progress.inFlight);
+    metrics.moved.set(progress.moved);
+  }
+
+  private async reportBlocked(gate: Gate | undefined, log: Logger): Promise<void> {
+    const text = gate ? `${gate.reason}: ${gate.message}` : '';
+    if (text === this.lastBlocked) return;
+    this.lastBlocked = text;
+    if (!gate) return;
+    log.info({ reason: gate.reason, problem: gate.message }, 'moves wait');
+    await this.options.pool.recordOnCellSet('Normal', 'RebalanceWaiting', text);
+  }
+
+  private lastRebalanceOf(object: unknown): Pick<CellSetStatus, 'lastRebalance'> {
+    const last = this.lastRebalance ?? (object as { status?: CellSetStatus }).status?.lastRebalance;
+    return last ? { lastRebalance: last } : {};
+  }
+
+  private previousProgress(object: unknown): Partial<CellSetStatus> {
+    const { observedGeneration, objects, cells } = (object as { status?: CellSetStatus }).status ?? {};
+    return {
+      ...this.lastRebalanceOf(object),
+      ...(observedGeneration === undefined ? {} : { observedGeneration }),
+      ...(objects ? { objects } : {}),
+      ...(cells ? { cells } : {}),
+    };
+  }
+
+  /**
+   * Writes the status unless it is what was written last; a change of counts alone waits for the status
+   * interval, and the answer is then how many milliseconds until it is due.
+   */
+  private async writeStatus(
+    status: CellSetStatus,
+    signal: AbortSignal,
+  ): Promise<'written' | 'unchanged' | number> {
+    const text = JSON.stringify(status);
+    if (text === this.lastStatus) return 'unchanged';
+    const shape = shapeOf(status);
+    const now = this.options.clock.now();
+    const dueInMs = this.lastStatusAt + (this.options.statusIntervalMs ?? 2000) - now;
+    if (shape === this.lastStatusShape && dueInMs > 0) return dueInMs;
+    // A merge patch keeps keys it does not mention: say null for those this status has not.
+    const cleared = {
+      observedGeneration: null,
+      objects: null,
+      cells: null,
+      ratePerSecond: null,
+      etaSeconds: null,
+    };
+    try {
+      await this.options.controlPlane.request(
+        'PATCH',
+        `${CELLSETS}/${this.options.pool.cellSetName}/status`,
+        {
+          body: { apiVersion: CELLSET_API_VERSION, kind: 'CellSet', status: { ...cleared, ...status } },
+          contentType: MERGE_PATCH,
+          signal,
+        },
+      );
+      this.lastStatus = text;
+      this.lastStatusShape = shape;
+      this.lastStatusAt = now;
+      return 'written';
+    } catch (error) {
+      throw new Error(`CellSet status not written: ${errorMessage(error)}`, { cause: error });
+    }
+  }
+}
+
+/** A status without its counts (and the condition messages that quote them): what must be written at once. */
+function shapeOf(status: CellSetStatus): string {
+  const { objects: _objects, cells: _cells, ratePerSecond: _rate, etaSeconds: _eta, ...rest } = status;
+  return JSON.stringify({
+    ...rest,
+    conditions: rest.conditions?.map(({ type, status, reason, observedGeneration }) => ({
+      type,
+      status,
+      reason,
+      observedGeneration,
+    })),
+  });
+}
+
+function cellsOf(object: KubeObject | undefined): StoredCell[] {
+  return (object?.spec as { cells?: StoredCell[] } | undefined)?.cells ?? [];
+}

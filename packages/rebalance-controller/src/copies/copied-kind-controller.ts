@@ -1,0 +1,123 @@
+import {
+  CONTROL_PLANE,
+  Controller,
+  Informer,
+  formatKey,
+  parseKey,
+  resourceListWatch,
+  type CellPool,
+  type Clock,
+  type ControllerOptions,
+  type KubeClient,
+  type Lane,
+  type ListWatch,
+  type Reconciler,
+} from '@cellfed/controller-kit';
+import { resourceId, type ResourceRef, type KubeObject, keyCodec, type Key } from '@cellfed/federation';
+
+import { CopyWatch } from './copy-watch.ts';
+import type { PlanHolder } from '../rebalance-plan.ts';
+
+/** A control-plane object by namespace and name, for controllers keyed by one. */
+export const NAMESPACED_KEYS = keyCodec(['namespace', 'name']);
+export type NamespacedKey = Key<'namespace' | 'name'>;
+
+export interface CopiedKindControllerOptions<T extends KubeObject> {
+  /** Names the controller in metrics and logs. */
+  name: string;
+  /** The control-plane resource, and the label selector of cellfed's copies of it in the cells. */
+  resource: ResourceRef;
+  copySelector: string;
+  controlPlane: KubeClient;
+  pool: CellPool;
+  plans: PlanHolder;
+  /** The reconciler, given the cache of the control-plane objects. */
+  reconciler: (cached: (namespace: string, name: string) => T | undefined) => Reconciler<NamespacedKey>;
+  /** The runner's settings the rebalance controller's background controllers share. */
+  runner: Omit<ControllerOptions<NamespacedKey>, 'name' | 'reconciler' | 'keys'> & { clock: Clock };
+}
+
+/**
+ * One controller per control-plane object of a kind whose copies in the cells do the work (budgets,
+ * autoscalers): a cache of the control-plane objects (always running, so a new leader starts warm), a watch
+ * of the copies in every engaged cell, and the reconciler (while leading). An object is queued when it
+ * changes, when one of its copies does, and all are when the plan or the engaged cells change.
+ */
+export class CopiedKindController<T extends KubeObject> {
+  private readonly objects: Informer<T>;
+  private readonly controller: Controller<NamespacedKey>;
+
+  constructor(options: CopiedKindControllerOptions<T>) {
+    const { controlPlane, pool, plans, resource } = options;
+    const { logger, registry, clock } = options.runner;
+    this.objects = new Informer<T>({
+      cell: CONTROL_PLANE,
+      resource: resourceId(resource),
+      listWatch: resourceListWatch(controlPlane, resource) as ListWatch<T>,
+      logger,
+      registry,
+      clock,
+    });
+    this.controller = new Controller({
+      ...options.runner,
+      name: options.name,
+      reconciler: options.reconciler((namespace, name) => this.get(namespace, name)),
+      keys: NAMESPACED_KEYS,
+    });
+    this.objects.addHandler((event) => {
+      const { namespace, name } = parseKey(event.key);
+      this.enqueue({ namespace, name }, event.lane);
+    });
+    pool.subscribe(
+      new CopyWatch({
+        resource,
+        labelSelector: options.copySelector,
+        logger,
+        registry,
+        onChange: (namespace, name) => this.enqueue({ namespace, name }),
+      }),
+    );
+    // A cell that joins, leaves or goes Down changes where the copies are.
+    plans.onLoad(() => this.enqueueAll());
+    pool.subscribe({ engage: () => this.enqueueAll() });
+  }
+
+  get(namespace: string, name: string): T | undefined {
+    return this.objects.get(formatKey({ cell: CONTROL_PLANE, namespace, name }));
+  }
+
+  /** Every cached control-plane object, by namespace and name. */
+  list(): T[] {
+    return this.objects.list();
+  }
+
+  enqueue(key: NamespacedKey, lane?: Lane): void {
+    this.controller.enqueue(key, lane);
+  }
+
+  /** Adds a handler of the control-plane objects' changes. */
+  onChange(handler: Parameters<Informer<T>['addHandler']>[0]): void {
+    this.objects.addHandler(handler);
+  }
+
+  runCache(signal: AbortSignal): Promise<void> {
+    return this.objects.run(signal);
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    await this.objects.waitForSync(signal);
+    this.enqueueAll();
+    this.controller.start();
+  }
+
+  stop(timeoutMs: number): Promise<boolean> {
+    return this.controller.stop(timeoutMs);
+  }
+
+  private enqueueAll(): void {
+    for (const key of this.objects.keys()) {
+      const { namespace, name } = parseKey(key);
+      this.enqueue({ namespace, name }, 'low');
+    }
+  }
+}

@@ -1,0 +1,70 @@
+import { ApiError, errorMessage, type KubeClient } from '@cellfed/controller-kit';
+import { fencePolicyObjects, fenceProbe, isFenceRefusal } from '@cellfed/federation';
+
+import { applyIfChanged } from './apply-if-changed.ts';
+import { RebalanceError, RebalanceErrorCode } from '../errors.ts';
+
+type Client = Pick<KubeClient, 'request'>;
+
+const POLICIES = '/apis/admissionregistration.k8s.io/v1';
+
+/**
+ * Puts the write fence policy in a cell (see `FENCE_POLICY_NAME`), exempting `user`, the controller's own
+ * user name there (see {@link ownUserName}), and proves the cell enforces it: a dry-run create of the probe must be refused by it. Until
+ * then no object may leave the cell, so this is part of the mirror pass the gate waits for. Answers the
+ * number of writes.
+ */
+export async function ensureCellFence(cell: Client, user: string, signal: AbortSignal): Promise<number> {
+  const [policy, binding] = fencePolicyObjects(user);
+  let writes = 0;
+  for (const [object, resource] of [
+    [policy, 'validatingadmissionpolicies'],
+    [binding, 'validatingadmissionpolicybindings'],
+  ] as const) {
+    const path = `${POLICIES}/${resource}/${object.metadata.name ?? ''}`;
+    if (await applyIfChanged(cell, path, object, object['spec'], signal)) writes++;
+  }
+  await proveInForce(cell, signal);
+  return writes;
+}
+
+/** The user name the cell knows the controller by (a SelfSubjectReview: any authenticated user may ask). */
+export async function ownUserName(cell: Client, signal: AbortSignal): Promise<string> {
+  const review = await cell.request<{ status?: { userInfo?: { username?: string } } }>(
+    'POST',
+    '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+    {
+      body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }),
+      signal,
+    },
+  );
+  const user = review.status?.userInfo?.username;
+  if (!user)
+    throw new RebalanceError(
+      RebalanceErrorCode.FenceNotInForce,
+      'the cell did not say who the controller is (SelfSubjectReview without a user)',
+    );
+  return user;
+}
+
+async function proveInForce(cell: Client, signal: AbortSignal): Promise<void> {
+  try {
+    await cell.request('POST', '/api/v1/namespaces', {
+      body: JSON.stringify(fenceProbe()),
+      query: { dryRun: 'All' },
+      signal,
+    });
+  } catch (error) {
+    if (error instanceof ApiError && isFenceRefusal(error.status.message ?? '')) return;
+    throw new RebalanceError(
+      RebalanceErrorCode.FenceNotInForce,
+      `the write fence probe failed: ${errorMessage(error)}`,
+      { cause: error },
+    );
+  }
+  // Applied, but the apiserver's admission has not loaded it yet (it follows policies with an informer).
+  throw new RebalanceError(
+    RebalanceErrorCode.FenceNotInForce,
+    'the write fence policy is applied but the cell does not enforce it yet',
+  );
+}

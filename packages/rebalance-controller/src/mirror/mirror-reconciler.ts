@@ -1,0 +1,213 @@
+import { type GroupVersionResource, MIRRORED_LABEL } from '@cellfed/api';
+import {
+  errorMessage,
+  isNotFound,
+  readIfExists,
+  type EngagedCell,
+  type KubeClient,
+  type CellKey,
+  type ReconcileRequest,
+  type ReconcileResult,
+  type Reconciler,
+} from '@cellfed/controller-kit';
+import {
+  APPLY_PATCH,
+  METADATA_LIST,
+  type KubeList,
+  type KubeObject,
+  CELL_SYSTEM_NAMESPACES,
+} from '@cellfed/federation';
+
+import { applyIfChanged } from './apply-if-changed.ts';
+import { ensureCellFence, ownUserName } from './cell-fence.ts';
+import { inParallel } from '../in-parallel.ts';
+import { MIRROR_FIELD_MANAGER as FIELD_MANAGER, MIRRORED_VALUE } from '../mirror-marks.ts';
+import type { PlanHolder } from '../rebalance-plan.ts';
+import { mirrorSharedObjects, mirroredResources } from './shared-objects.ts';
+
+// Every apiserver has these of its own.
+const CELL_OWN_NAMESPACES = new Set(['default', ...CELL_SYSTEM_NAMESPACES]);
+
+/** Which cells hold every shared object as the control plane has it, since they were last engaged. */
+export class MirrorState {
+  private readonly mirrored = new Set<string>();
+  private readonly problems = new Map<string, string>();
+
+  isMirrored(cell: string): boolean {
+    return this.mirrored.has(cell);
+  }
+
+  /** Why the last pass over a cell failed, if it did: the CellSet's Blocked condition says it. */
+  problem(cell: string): string | undefined {
+    return this.problems.get(cell);
+  }
+
+  set(cell: string, mirrored: boolean): void {
+    if (mirrored) this.mirrored.add(cell);
+    else this.mirrored.delete(cell);
+    if (mirrored) this.problems.delete(cell);
+  }
+
+  failed(cell: string, problem: string): void {
+    this.problems.set(cell, problem);
+  }
+}
+
+export interface MirrorReconcilerOptions {
+  plans: PlanHolder;
+  /** The router control plane, for the objects of the CellSet's shared resources. */
+  controlPlane: Pick<KubeClient, 'request'>;
+  cell: (id: string) => EngagedCell | undefined;
+  /** The control plane's namespaces (metadata), from its cache. */
+  namespaces: () => readonly KubeObject[];
+  /** A CustomResourceDefinition of the control plane by name, from its cache. */
+  crd: (name: string) => KubeObject | undefined;
+  state: MirrorState;
+  /** Called after each complete pass over a cell. */
+  onMirrored: (cell: string) => void;
+  /** How often a cell is compared again although nothing changed. Default 60 s. */
+  resyncMs?: number;
+  /** Writes at once per cell. Default 8. */
+  parallelism?: number;
+}
+
+/**
+ * Keeps each cell's shared objects as the router control plane has them (keyed by cell id): every
+ * namespace with its labels, the CRDs of cellular and shared resources, every object of the CellSet's
+ * `sharedResources` and every ServiceAccount (see {@link mirroredResources}), and the write fence policy (see {@link ensureCellFence}). What the mirror made is
+ * deleted from the cell when the control plane's is deleted; nothing else in a cell is touched. Each pass compares the cell as it is now with the control plane, so a
+ * cell that missed changes catches up; namespace and CRD changes start a pass at once, other shared objects
+ * are compared every `resyncMs`.
+ */
+export class MirrorReconciler implements Reconciler<CellKey> {
+  private readonly options: MirrorReconcilerOptions;
+
+  constructor(options: MirrorReconcilerOptions) {
+    this.options = options;
+  }
+
+  async reconcile({
+    key: { cell: cellId },
+    signal,
+    log,
+  }: ReconcileRequest<CellKey>): Promise<ReconcileResult> {
+    const { plans, state } = this.options;
+    const cell = this.options.cell(cellId);
+    const spec = plans.current()?.spec;
+    const entry = spec?.cells.find((candidate) => candidate.id === cellId);
+    if (!cell || !spec || !entry || entry.state === 'Down') {
+      state.set(cellId, false);
+      return {};
+    }
+    let namespaceWrites: number, crdWrites: number, sharedWrites: number, fenceWrites: number;
+    try {
+      // Who the controller is in this cell: the write fence and the mirrored admission objects exempt it.
+      const user = await ownUserName(cell.client, signal);
+      namespaceWrites = await this.mirrorNamespaces(cell, signal);
+      // A shared custom resource needs its CRD in the cells as much as a cellular one does.
+      crdWrites = await this.mirrorCrds(cell, [...spec.cellularResources, ...spec.sharedResources], signal);
+      sharedWrites = await mirrorSharedObjects(
+        this.options.controlPlane,
+        cell.client,
+        mirroredResources(spec),
+        signal,
+        this.options.parallelism ?? 8,
+        user,
+      );
+      fenceWrites = await ensureCellFence(cell.client, user, signal);
+    } catch (error) {
+      state.failed(cellId, errorMessage(error));
+      throw error;
+    }
+    if (namespaceWrites + crdWrites + sharedWrites + fenceWrites > 0)
+      log.info(
+        { cell: cellId, namespaceWrites, crdWrites, sharedWrites, fenceWrites },
+        'shared objects mirrored into the cell',
+      );
+    const first = !state.isMirrored(cellId);
+    state.set(cellId, true);
+    if (first) this.options.onMirrored(cellId);
+    return { requeueAfterMs: this.options.resyncMs ?? 60_000 };
+  }
+
+  private async mirrorNamespaces(cell: EngagedCell, signal: AbortSignal): Promise<number> {
+    const inCell = await cell.client.request<KubeList>('GET', '/api/v1/namespaces', {
+      accept: METADATA_LIST,
+      signal,
+    });
+    const have = new Map(inCell.items.map((item) => [item.metadata.name ?? '', item.metadata]));
+    const wanted = new Map(
+      this.options
+        .namespaces()
+        .filter((ns) => !CELL_OWN_NAMESPACES.has(ns.metadata.name ?? '') && !ns.metadata.deletionTimestamp)
+        .map((ns) => [ns.metadata.name ?? '', { ...ns.metadata.labels, [MIRRORED_LABEL]: MIRRORED_VALUE }]),
+    );
+    const writes: (() => Promise<unknown>)[] = [];
+    for (const [name, labels] of wanted) {
+      const current = have.get(name);
+      if (current?.deletionTimestamp) continue;
+      if (current && Object.entries(labels).every(([label, value]) => current.labels?.[label] === value))
+        continue;
+      writes.push(() =>
+        cell.client.request('PATCH', `/api/v1/namespaces/${name}`, {
+          body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } }),
+          contentType: APPLY_PATCH,
+          query: { fieldManager: FIELD_MANAGER, force: true },
+          signal,
+        }),
+      );
+    }
+    for (const [name, metadata] of have) {
+      if (wanted.has(name) || metadata.deletionTimestamp) continue;
+      if (metadata.labels?.[MIRRORED_LABEL] !== MIRRORED_VALUE) continue;
+      writes.push(async () => {
+        // The cache may not have a namespace made a moment ago, which the router may already have made in
+        // the cell for a write into it: only the control plane's own answer says it is gone.
+        if (await this.inControlPlane(name, signal)) return;
+        await cell.client
+          .request('DELETE', `/api/v1/namespaces/${name}`, { signal })
+          .catch((error: unknown) => {
+            if (!isNotFound(error)) throw error;
+          });
+      });
+    }
+    await inParallel(writes, this.options.parallelism ?? 8);
+    return writes.length;
+  }
+
+  /** Whether the control plane has namespace `name` (and is not deleting it), asked, not cached. */
+  private async inControlPlane(name: string, signal: AbortSignal): Promise<boolean> {
+    const namespace = await readIfExists<KubeObject>(
+      this.options.controlPlane,
+      `/api/v1/namespaces/${name}`,
+      {
+        signal,
+      },
+    );
+    return namespace !== undefined && !namespace.metadata.deletionTimestamp;
+  }
+
+  private async mirrorCrds(
+    cell: EngagedCell,
+    resources: readonly GroupVersionResource[],
+    signal: AbortSignal,
+  ): Promise<number> {
+    let writes = 0;
+    for (const { group, resource } of resources) {
+      if (!group) continue;
+      const name = `${resource}.${group}`;
+      const source = this.options.crd(name);
+      if (!source) continue;
+      const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`;
+      const crd = {
+        apiVersion: 'apiextensions.k8s.io/v1',
+        kind: 'CustomResourceDefinition',
+        metadata: { name, labels: { ...source.metadata.labels, [MIRRORED_LABEL]: MIRRORED_VALUE } },
+        spec: source.spec,
+      };
+      if (!(await applyIfChanged(cell.client, path, crd, source.spec, signal))) continue;
+      writes++;
+    }
+    return writes;
+  }
+}
