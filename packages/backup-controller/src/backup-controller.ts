@@ -93,29 +93,29 @@ export class BackupController {
       logger,
       registry,
       resources: () => [...(this.federation?.resources.values() ?? [])],
-      onChange: (key, lane) => {
-        // An object this controller just promoted: its new backup waits behind the promotions still to do.
-        if (promoted.delete(key)) {
-          enqueue(key, 'low');
-          return;
-        }
-        // A change starts the clock of its replication lag; lists and resyncs are not changes.
-        if (lane === 'high') lag.seen(key, clock.now());
-        enqueue(key, lane);
-      },
+    });
+    this.objects.addHandler((key, lane) => {
+      // An object this controller just promoted: its new backup waits behind the promotions still to do.
+      if (promoted.delete(key)) {
+        enqueue(key, 'low');
+        return;
+      }
+      // A change starts the clock of its replication lag; lists and resyncs are not changes.
+      if (lane === 'high') lag.seen(key, clock.now());
+      enqueue(key, lane);
     });
     this.backups = new CellObjects({
       metadataOnly: true,
       logger,
       registry,
       resources: () => [CELL_BACKUPS],
-      onChange: (backupKey, lane, cell) => {
-        // A backup changed or appeared: look at the object it copies (a deleted one has nothing to say).
-        const [, namespace = '', name = ''] = backupKey.split('/');
-        const source = this.backups.objectIn(cell, { resource: CELL_BACKUPS, namespace, name });
-        const key = source?.metadata.annotations?.[BACKUP_SOURCE_ANNOTATION];
-        if (key) enqueue(key, lane);
-      },
+    });
+    this.backups.addHandler((backupKey, lane, cell) => {
+      // A backup changed or appeared: look at the object it copies (a deleted one has nothing to say).
+      const [, namespace = '', name = ''] = backupKey.split('/');
+      const source = this.backups.objectIn(cell, { resource: CELL_BACKUPS, namespace, name });
+      const key = source?.metadata.annotations?.[BACKUP_SOURCE_ANNOTATION];
+      if (key) enqueue(key, lane);
     });
     this.controller = new Controller({
       name: 'backups',

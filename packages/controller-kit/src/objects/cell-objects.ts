@@ -47,8 +47,6 @@ export interface CellObjectsOptions {
   registry: Registry;
   /** The cellular resources as the CellSet lists them now. */
   resources: () => readonly GroupVersionResource[];
-  /** Called with an object's key whenever one of its copies changes in any cell, and that cell. */
-  onChange: (key: string, lane: Lane, cell: string) => void;
 }
 
 /**
@@ -59,9 +57,15 @@ export interface CellObjectsOptions {
 export class CellObjects implements CellAware, CopiesView {
   private readonly options: CellObjectsOptions;
   private readonly cells = new Map<string, { cell: EngagedCell; informers: CellInformers }>();
+  private readonly handlers: ((key: string, lane: Lane, cell: string) => void)[] = [];
 
   constructor(options: CellObjectsOptions) {
     this.options = options;
+  }
+
+  /** Calls `handler` with an object's key whenever one of its copies changes in any cell, and that cell. */
+  addHandler(handler: (key: string, lane: Lane, cell: string) => void): void {
+    this.handlers.push(handler);
   }
 
   engage(cell: EngagedCell): void {
@@ -148,7 +152,8 @@ export class CellObjects implements CellAware, CopiesView {
       });
       informer.addHandler((event) => {
         const { namespace, name } = parseKey(event.key);
-        this.options.onChange(formatObjectKey({ resource, namespace, name }), event.lane, cell.id);
+        const key = formatObjectKey({ resource, namespace, name });
+        for (const handler of this.handlers) handler(key, event.lane, cell.id);
       });
       informers.set(resourceName(resource), informer);
       void informer.run(signal);

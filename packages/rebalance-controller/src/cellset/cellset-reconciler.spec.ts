@@ -6,7 +6,7 @@ import { Registry } from 'prom-client';
 import { type KubeObject } from '@cellfed/federation';
 
 import { CellSetReconciler } from './cellset-reconciler.ts';
-import { MirrorState } from '../mirror/mirror-reconciler.ts';
+import { MirrorState } from '../mirror/mirror-state.ts';
 import { PlanHolder } from '../rebalance-plan.ts';
 import { RebalanceMetrics } from '../rebalance-metrics.ts';
 

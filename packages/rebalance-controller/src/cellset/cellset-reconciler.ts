@@ -25,7 +25,7 @@ import {
   type RebalancePhase,
   type StoredCell,
 } from './cellset-status.ts';
-import type { MirrorState } from '../mirror/mirror-reconciler.ts';
+import type { MirrorState } from '../mirror/mirror-state.ts';
 import { countProgress, MoveRate, type Progress } from './progress.ts';
 import type { PlanHolder, RebalancePlan } from '../rebalance-plan.ts';
 import type { RebalanceMetrics } from '../rebalance-metrics.ts';

@@ -11,6 +11,7 @@ import { MIGRATING, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashin
 import { Registry } from 'prom-client';
 import { type KubeObject, formatHeldOwners, type ObjectRef, type OwnerReference } from '@cellfed/federation';
 
+import { PlannedObjects } from '../planned-objects.ts';
 import { DependentsIndex, ownerName } from './dependents-index.ts';
 import { GarbageCollectorReconciler } from './garbage-collector-reconciler.ts';
 import { OwnerKinds } from './owner-kinds.ts';
@@ -88,7 +89,6 @@ function setup(
   const metrics = new RebalanceMetrics(new Registry());
   const index = new DependentsIndex();
   const reconciler = new GarbageCollectorReconciler({
-    plans,
     copies: {
       ...copies,
       ...(options.synced === false ? { synced: () => false } : {}),
@@ -112,7 +112,7 @@ function setup(
   const dependent = (...owners: OwnerReference[]) =>
     put('dependent', { [HELD_OWNERS_ANNOTATION]: formatHeldOwners(owners) });
   const reconcile = (name = 'dependent') =>
-    reconciler.reconcile({
+    new PlannedObjects(plans, reconciler).reconcile({
       key: { resource: 'configmaps', namespace: 'shop', name },
       lane: 'high',
       signal: new AbortController().signal,

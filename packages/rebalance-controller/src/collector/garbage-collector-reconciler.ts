@@ -4,9 +4,7 @@ import {
   ApiError,
   type CopiesView,
   type KubeClient,
-  type ReconcileRequest,
   type ReconcileResult,
-  type Reconciler,
 } from '@cellfed/controller-kit';
 import { MIGRATING, REBALANCE_STATUS_LABEL, needsOldCopy, resolveTarget } from '@cellfed/hashing';
 import {
@@ -18,27 +16,23 @@ import {
   formatHeldOwners,
   heldOwners,
   heldOwnersOrNone,
-  isCellOwnObject,
   isKnownAs,
   ownerReferencesOf,
   orphanedOwnerEventsPath,
-  OBJECT_KEYS,
-  objectRefOf,
   parseObjectKey,
-  type ObjectKey,
   type ObjectRef,
   type OwnerReference,
   objectPath,
 } from '@cellfed/federation';
 
+import type { ObjectReconciler, ObjectRequest } from '../planned-objects.ts';
 import type { CellEnd, CellLookup } from '../cell-end.ts';
 import { groupOf, ownerName } from './dependents-index.ts';
 import type { OwnerKinds } from './owner-kinds.ts';
-import type { PlanHolder, RebalancePlan } from '../rebalance-plan.ts';
+import type { RebalancePlan } from '../rebalance-plan.ts';
 import type { RebalanceMetrics } from '../rebalance-metrics.ts';
 
 export interface GarbageCollectorReconcilerOptions {
-  plans: PlanHolder;
   copies: CopiesView;
   cell: CellLookup;
   /** The router control plane: owners that are not cellular live there. */
@@ -97,7 +91,7 @@ const FOREGROUND_POLL_MS = 1000;
  * finalizer comes off and the owner goes. With foreground propagation it waits on
  * {@link FOREGROUND_FINALIZER} until its held dependents are gone.
  */
-export class GarbageCollectorReconciler implements Reconciler<ObjectKey> {
+export class GarbageCollectorReconciler implements ObjectReconciler {
   private readonly options: GarbageCollectorReconcilerOptions;
   private readonly resyncMs: number;
 
@@ -106,12 +100,7 @@ export class GarbageCollectorReconciler implements Reconciler<ObjectKey> {
     this.resyncMs = options.resyncMs ?? 60_000;
   }
 
-  async reconcile({ key: objectKey, signal, log }: ReconcileRequest<ObjectKey>): Promise<ReconcileResult> {
-    const plan = this.options.plans.current();
-    if (!plan) return {};
-    const ref = objectRefOf(objectKey, plan.resources);
-    const key = OBJECT_KEYS.format(objectKey);
-    if (!ref || isCellOwnObject(ref)) return {};
+  async reconcile({ plan, ref, key, signal, log }: ObjectRequest): Promise<ReconcileResult> {
     const live = this.liveCopy(plan, ref);
     if (live.kind === 'wait') return { requeueAfterMs: WAIT_MS };
     if (live.kind === 'none') return {};
@@ -181,7 +170,7 @@ export class GarbageCollectorReconciler implements Reconciler<ObjectKey> {
     cell: string,
     metadata: Readonly<ObjectMeta>,
     signal: AbortSignal,
-    log: ReconcileRequest['log'],
+    log: ObjectRequest['log'],
   ): Promise<ReconcileResult> {
     const dependents = this.heldDependents(plan, owner, metadata);
     if (dependents === 'wait') return { requeueAfterMs: WAIT_MS };
@@ -300,7 +289,7 @@ export class GarbageCollectorReconciler implements Reconciler<ObjectKey> {
     cell: string,
     metadata: Readonly<ObjectMeta>,
     signal: AbortSignal,
-    log: ReconcileRequest['log'],
+    log: ObjectRequest['log'],
   ): Promise<ReconcileResult> {
     const dependents = this.heldDependents(plan, owner, metadata);
     if (dependents === 'wait') return { requeueAfterMs: WAIT_MS };

@@ -6,8 +6,6 @@ import {
   parseKey,
   resourceListWatch,
   type CellPool,
-  type Clock,
-  type ControllerOptions,
   type KubeClient,
   type Lane,
   type ListWatch,
@@ -15,8 +13,9 @@ import {
 } from '@cellfed/controller-kit';
 import { resourceId, type ResourceRef, type KubeObject, keyCodec, type Key } from '@cellfed/federation';
 
-import { CopyWatch } from './copy-watch.ts';
+import type { LeadingController, RunnerOptions } from '../leading-controller.ts';
 import type { PlanHolder } from '../rebalance-plan.ts';
+import { CopyWatch } from './copy-watch.ts';
 
 /** A control-plane object by namespace and name, for controllers keyed by one. */
 export const NAMESPACED_KEYS = keyCodec(['namespace', 'name']);
@@ -34,16 +33,16 @@ export interface CopiedKindControllerOptions<T extends KubeObject> {
   /** The reconciler, given the cache of the control-plane objects. */
   reconciler: (cached: (namespace: string, name: string) => T | undefined) => Reconciler<NamespacedKey>;
   /** The runner's settings the rebalance controller's background controllers share. */
-  runner: Omit<ControllerOptions<NamespacedKey>, 'name' | 'reconciler' | 'keys'> & { clock: Clock };
+  runner: RunnerOptions;
 }
 
 /**
- * One controller per control-plane object of a kind whose copies in the cells do the work (budgets,
- * autoscalers): a cache of the control-plane objects (always running, so a new leader starts warm), a watch
+ * One controller per control-plane object of a kind whose copies in the cells do the work (quotas, budgets,
+ * autoscalers, claims): a cache of the control-plane objects (always running, so a new leader starts warm), a watch
  * of the copies in every engaged cell, and the reconciler (while leading). An object is queued when it
  * changes, when one of its copies does, and all are when the plan or the engaged cells change.
  */
-export class CopiedKindController<T extends KubeObject> {
+export class CopiedKindController<T extends KubeObject> implements LeadingController {
   private readonly objects: Informer<T>;
   private readonly controller: Controller<NamespacedKey>;
 
@@ -95,23 +94,34 @@ export class CopiedKindController<T extends KubeObject> {
     this.controller.enqueue(key, lane);
   }
 
+  /** Queues every object of a namespace, in the high lane. */
+  enqueueNamespace(namespace: string): void {
+    for (const key of this.objects.keys()) {
+      const object = parseKey(key);
+      if (object.namespace === namespace) this.enqueue({ namespace, name: object.name }, 'high');
+    }
+  }
+
   /** Adds a handler of the control-plane objects' changes. */
   onChange(handler: Parameters<Informer<T>['addHandler']>[0]): void {
     this.objects.addHandler(handler);
   }
 
-  runCache(signal: AbortSignal): Promise<void> {
+  runCaches(signal: AbortSignal): Promise<void> {
     return this.objects.run(signal);
   }
 
-  async start(signal: AbortSignal): Promise<void> {
-    await this.objects.waitForSync(signal);
+  waitForSync(signal: AbortSignal): Promise<boolean> {
+    return this.objects.waitForSync(signal);
+  }
+
+  start(): void {
     this.enqueueAll();
     this.controller.start();
   }
 
-  stop(timeoutMs: number): Promise<boolean> {
-    return this.controller.stop(timeoutMs);
+  stop(): Promise<boolean> {
+    return this.controller.stop(5000);
   }
 
   private enqueueAll(): void {

@@ -2,6 +2,7 @@ import type { GroupVersionResource } from '@cellfed/api';
 import { type CopiesView } from '@cellfed/controller-kit';
 import { CONFIG_MAPS, SECRETS, type KubeObject } from '@cellfed/federation';
 
+import { sameResource } from '../mirror/shared-objects.ts';
 import { matchesSelector, type LabelSelector } from './label-selector.ts';
 
 const ADMISSION = 'admissionregistration.k8s.io';
@@ -18,6 +19,13 @@ export const POLICY_KINDS = [
     bindings: admission('mutatingadmissionpolicybindings'),
   },
 ] as const;
+
+/** Whether a resource is one of the admission policy kinds' policies or bindings. */
+export function isPolicyKind(resource: GroupVersionResource): boolean {
+  return POLICY_KINDS.some(
+    ({ policies, bindings }) => sameResource(policies, resource) || sameResource(bindings, resource),
+  );
+}
 
 /** The param kinds followed into cells (as ConfigMaps and Secrets pod templates name are), by paramKind. */
 const FOLLOWED_PARAM_KINDS = new Map([

@@ -5,6 +5,7 @@ import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, RoutingTable } from '@cell
 import { Registry } from 'prom-client';
 import { type KubeObject, formatObjectKey, objectKeyOf, type ObjectRef } from '@cellfed/federation';
 
+import { PlannedObjects } from '../planned-objects.ts';
 import { MigrationReconciler } from './migration-reconciler.ts';
 import { ObjectMover } from './object-mover.ts';
 import { PlanHolder } from '../rebalance-plan.ts';
@@ -73,7 +74,7 @@ function setup(options: { rate?: TokenBucket } = {}) {
     ...options,
   });
   const reconcile = (name: string) =>
-    reconciler.reconcile({
+    new PlannedObjects(plans, reconciler).reconcile({
       key: objectKeyOf(ref(name)),
       lane: 'low',
       signal: new AbortController().signal,

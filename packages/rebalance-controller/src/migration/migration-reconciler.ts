@@ -1,25 +1,10 @@
 import { QUIESCED_ANNOTATION, MIGRATED_AT_ANNOTATION } from '@cellfed/api';
-import {
-  type Clock,
-  type ReconcileRequest,
-  type ReconcileResult,
-  type Reconciler,
-  type TokenBucket,
-  type CopiesView,
-} from '@cellfed/controller-kit';
+import { type Clock, type ReconcileResult, type TokenBucket, type CopiesView } from '@cellfed/controller-kit';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
-import {
-  type ObjectMeta,
-  isCellOwnObject,
-  madeByItsCell,
-  OBJECT_KEYS,
-  objectRefOf,
-  type ObjectKey,
-  type ObjectRef,
-  routeOf,
-} from '@cellfed/federation';
+import { type ObjectMeta, madeByItsCell, type ObjectRef, routeOf } from '@cellfed/federation';
 
+import type { ObjectReconciler, ObjectRequest } from '../planned-objects.ts';
 import type { CellEnd, CellLookup } from '../cell-end.ts';
 import { RebalanceError, RebalanceErrorCode } from '../errors.ts';
 import { copiedFromCell } from './migration-marks.ts';
@@ -79,7 +64,7 @@ const QUOTA_WAITS_MS = { first: 250, last: 10_000 };
  * - a fence left on an object that now stays where it is: take it down;
  * - a copy that was never committed and whose source is gone: delete it.
  */
-export class MigrationReconciler implements Reconciler<ObjectKey> {
+export class MigrationReconciler implements ObjectReconciler {
   private readonly options: MigrationReconcilerOptions;
   /**
    * The watch events of a move's own writes arrive after the move: until then the cache still shows the
@@ -95,13 +80,7 @@ export class MigrationReconciler implements Reconciler<ObjectKey> {
     this.options = options;
   }
 
-  async reconcile({ key: objectKey, signal, log }: ReconcileRequest<ObjectKey>): Promise<ReconcileResult> {
-    const plan = this.options.plans.current();
-    if (!plan) return {};
-    const ref = objectRefOf(objectKey, plan.resources);
-    // What this process remembers of a move is keyed as the queue writes the key.
-    const key = OBJECT_KEYS.format(objectKey);
-    if (!ref || isCellOwnObject(ref)) return {};
+  async reconcile({ plan, ref, key, signal, log }: ObjectRequest): Promise<ReconcileResult> {
     const decision = routeOf(plan.table, ref, this.options.namespaceLabels);
     const copies = this.options.copies.copiesOf(ref);
     const objectLog = log.child({

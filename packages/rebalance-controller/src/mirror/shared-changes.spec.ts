@@ -21,10 +21,6 @@ describe('SharedChanges', () => {
     const watcher = new SharedChanges({
       controlPlane: {} as KubeClient,
       logger: memoryLogger().logger,
-      onChange: (resource, lane) => {
-        if (lane === 'high') changes++;
-        else listed.push(resource.resource);
-      },
       keepWhole: (resource) => resource.resource === 'secrets',
       listWatch: (resource: GroupVersionResource, keptWhole) => {
         const source = sources.get(resource.resource) ?? new FakeListWatch();
@@ -32,6 +28,10 @@ describe('SharedChanges', () => {
         if (keptWhole) whole.push(resource.resource);
         return source;
       },
+    });
+    watcher.addHandler((resource, lane) => {
+      if (lane === 'high') changes++;
+      else listed.push(resource.resource);
     });
     const abort = new AbortController();
     const running = watcher.run(abort.signal);
@@ -67,7 +67,6 @@ describe('SharedChanges', () => {
     const watcher = new SharedChanges({
       controlPlane: {} as KubeClient,
       logger: memoryLogger().logger,
-      onChange: () => undefined,
       listWatch: () => new FakeListWatch(),
     });
     watcher.watch([SECRETS]);
@@ -114,7 +113,6 @@ describe('SharedChanges', () => {
     const watcher = new SharedChanges({
       controlPlane: {} as KubeClient,
       logger: memoryLogger().logger,
-      onChange: () => undefined,
       listWatch: (resource) => {
         made.push(resource.resource);
         return new FakeListWatch();

@@ -20,11 +20,6 @@ export interface SharedChangesOptions {
   logger: Logger;
   registry?: Registry;
   clock?: Clock;
-  /**
-   * Called for every event of a watched resource: lane `high` for a change the control plane makes after
-   * the first list, `low` for what the first list (or a relist) finds.
-   */
-  onChange: (resource: GroupVersionResource, lane: Lane) => void;
   /** Resources whose objects are kept whole (see {@link SharedChanges.objects}); the rest, metadata only. */
   keepWhole?: (resource: GroupVersionResource) => boolean;
   /** Where each resource's objects come from; the control plane, listed cluster-wide, by default. */
@@ -46,6 +41,7 @@ interface Watched {
  */
 export class SharedChanges {
   private readonly running = new Map<string, Watched>();
+  private readonly handlers: ((resource: GroupVersionResource, lane: Lane) => void)[] = [];
   private wanted = new Map<string, GroupVersionResource>();
   private signal: AbortSignal | undefined;
 
@@ -53,6 +49,15 @@ export class SharedChanges {
 
   constructor(options: SharedChangesOptions) {
     this.options = options;
+  }
+
+  /**
+   * Calls `handler` for every event of a watched resource: lane `high` for a change the control plane makes
+   * after the first list, `low` for what the first list (or a relist) finds; `high` when a resource stops
+   * being watched (what was cached of it is gone).
+   */
+  addHandler(handler: (resource: GroupVersionResource, lane: Lane) => void): void {
+    this.handlers.push(handler);
   }
 
   /** The resources to watch from now on. */
@@ -109,7 +114,7 @@ export class SharedChanges {
       controller.abort(new Error('no longer mirrored'));
       this.running.delete(name);
       // What was cached of it is gone: whoever reads objects() reads again.
-      this.options.onChange(resource, 'high');
+      this.changed(resource, 'high');
     }
     for (const [name, resource] of this.wanted) {
       if (this.running.has(name)) continue;
@@ -125,9 +130,13 @@ export class SharedChanges {
         listWatch: (this.options.listWatch ?? this.controlPlaneListWatch)(resource, whole),
       });
       this.running.set(name, { resource, controller, informer });
-      informer.addHandler((event) => this.options.onChange(resource, event.lane));
+      informer.addHandler((event) => this.changed(resource, event.lane));
       void informer.run(controller.signal);
     }
+  }
+
+  private changed(resource: GroupVersionResource, lane: Lane): void {
+    for (const handler of this.handlers) handler(resource, lane);
   }
 
   private readonly controlPlaneListWatch = (resource: GroupVersionResource, whole: boolean): ListWatch => {

@@ -42,18 +42,13 @@ import {
   type KubeList,
   CELL_SYSTEM_NAMESPACES,
   cellOwnObjectName,
-  keyCodec,
-  type Key,
 } from '@cellfed/federation';
 
+import type { NamespacedKey } from '../copies/copied-kind-controller.ts';
 import type { CellEnd, CellLookup } from '../cell-end.ts';
 import type { PlanHolder, RebalancePlan } from '../rebalance-plan.ts';
 
 type Client = Pick<KubeClient, 'request'>;
-
-/** A quota key: a ResourceQuota of the control plane, by namespace and name. */
-export const QUOTA_KEYS = keyCodec(['namespace', 'name']);
-export type QuotaKey = Key<'namespace' | 'name'>;
 
 /** The kinds cellfed keeps follower copies of in cells: a cell counts them, the federation does not. */
 const FOLLOWED = new Set(['configmaps', 'secrets']);
@@ -87,14 +82,14 @@ export interface QuotaReconcilerOptions {
  * chart's admission policy holds the quota controller's status writes until then, so that a status seen
  * means the cells refuse what exceeds the limit.
  */
-export class QuotaReconciler implements Reconciler<QuotaKey> {
+export class QuotaReconciler implements Reconciler<NamespacedKey> {
   private readonly options: QuotaReconcilerOptions;
 
   constructor(options: QuotaReconcilerOptions) {
     this.options = options;
   }
 
-  async reconcile(request: ReconcileRequest<QuotaKey>): Promise<ReconcileResult> {
+  async reconcile(request: ReconcileRequest<NamespacedKey>): Promise<ReconcileResult> {
     try {
       return await this.divide(request);
     } catch (error) {
@@ -106,7 +101,7 @@ export class QuotaReconciler implements Reconciler<QuotaKey> {
     }
   }
 
-  private async divide({ key, signal, log }: ReconcileRequest<QuotaKey>): Promise<ReconcileResult> {
+  private async divide({ key, signal, log }: ReconcileRequest<NamespacedKey>): Promise<ReconcileResult> {
     const { namespace, name } = key;
     const plan = this.options.plans.current();
     if (!plan) return {};
