@@ -1,7 +1,7 @@
 import { traceHeadersOf } from '@cellfed/controller-kit';
 import type { Span } from '@opentelemetry/api';
 
-import { RETRY_SOON, refusal, type Impersonation, type Refusal } from '../routing/destination.ts';
+import { RETRY_SOON, refusal, type Refusal } from '../routing/destination.ts';
 import {
   badRequest,
   forbidden,
@@ -10,11 +10,12 @@ import {
   unauthorized,
 } from '../status/kube-status.ts';
 import { publicErrorMessage } from '../status/public-error.ts';
-import type { ClientRequest } from '../proxy/client-exchange.ts';
 import { AccessReviewsBusy, type AccessReviewer } from './access-reviewer.ts';
 import type { Authenticator } from './authenticator.ts';
 import { authorizeImpersonation, impersonationHeaders, requestedImpersonation } from './impersonation.ts';
 import { unsafeIdentityField, type UserInfo } from './user-info.ts';
+import { type ClientRequest } from '../server/client-request.ts';
+import { type Impersonation } from './impersonation.ts';
 
 /**
  * Whom a request acts as: the authenticated caller, whom it acts as (itself, or whom it may impersonate), and

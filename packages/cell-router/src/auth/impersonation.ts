@@ -2,6 +2,13 @@ import type { AccessReviewer } from './access-reviewer.ts';
 import { forbiddenMessage } from './request-authorization.ts';
 import type { UserInfo } from './user-info.ts';
 
+/**
+ * The headers every request the router sends on for one caller carries: who to impersonate, where the
+ * caller is (`X-Forwarded-For`, for the cells' audit logs), and the request's trace context
+ * (`traceparent`), so a cell's own spans join the router's.
+ */
+export type Impersonation = Record<string, string | string[]>;
+
 const IMPERSONATE_USER = 'impersonate-user';
 const IMPERSONATE_GROUP = 'impersonate-group';
 const IMPERSONATE_UID = 'impersonate-uid';

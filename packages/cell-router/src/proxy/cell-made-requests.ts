@@ -1,25 +1,19 @@
 import type { Logger } from 'pino';
-import type { Authorize } from '../auth/request-authorization.ts';
-import type { CellMadePlan } from '../routing/cell-made-destinations.ts';
+import type { CellMadePlan } from '../destinations/cell-made-destinations.ts';
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { requestEntityTooLarge } from '../status/kube-status.ts';
-import type { RequestOutcome } from '../tracing/request-span.ts';
 import { showOwnerUids, type OwnerUids } from '../views/owner-uids.ts';
 import type { CellNamespaces } from './cell-namespaces.ts';
-import { hasRequestBody, type ClientRequest, type ClientResponse } from './client-exchange.ts';
-import {
-  outcomeOf,
-  refusal,
-  type Destination,
-  type Impersonation,
-  type Refusal,
-} from '../routing/destination.ts';
+import { hasRequestBody } from './client-exchange.ts';
+import { outcomeOf, refusal, type Destination, type Refusal } from '../routing/destination.ts';
 import { SHOWN_ANSWER, sendRefusal } from './send-refusal.ts';
-import { abortOnClose, readBody, relay, sendUpstream, type BufferedBody } from './forward.ts';
+import { readBody, relay, sendUpstream, type BufferedBody } from './forward.ts';
 import { cellVersionBody, cellVersionTarget } from './version-translation.ts';
 import { cellOwnersReader, reservedMarksRefusal, shapeOf } from './cell-writes.ts';
 import { requestObjectPath } from '../request/object-path.ts';
 import { sendDrawingQuota, type QuotaDrawing } from './quota-draws.ts';
+import { type RequestOutcome } from '../server/request-outcome.ts';
+import type { RequestScope } from '../server/request-scope.ts';
 
 export interface CellMadeRequestsOptions {
   readonly ownerUids?: OwnerUids | undefined;
@@ -49,13 +43,11 @@ export class CellMadeRequests {
   async serve(
     plan: CellMadePlan,
     destination: Destination,
-    request: ClientRequest,
-    response: ClientResponse,
-    impersonation: Impersonation,
-    authorize: Authorize,
+    scope: RequestScope,
     read?: BufferedBody,
   ): Promise<RequestOutcome> {
-    const signal = abortOnClose(response);
+    const { request, response, impersonation, authorize } = scope;
+    const signal = scope.signal;
     if (destination.kind !== 'cell') return sendRefusal(response, destination as Refusal);
     const source = destination.cell === 'control-plane' ? CONTROL_PLANE_SOURCE : destination.cell;
     const { verb, subresource, namespace } = plan.info;

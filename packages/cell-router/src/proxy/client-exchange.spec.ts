@@ -4,13 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
 
 import { keepAliveUploads } from '../testing/keep-alive-uploads.ts';
-import {
-  acceptsOnlyProtobuf,
-  releaseUnreadBody,
-  writeHead,
-  type ClientRequest,
-  type ClientResponse,
-} from './client-exchange.ts';
+import { acceptsOnlyProtobuf, releaseUnreadBody, writeHead } from './client-exchange.ts';
+import { type ClientRequest, type ClientResponse } from '../server/client-request.ts';
 
 /**
  * Starts sending the body on, as the router does to an apiserver, which reads its first bytes and refuses

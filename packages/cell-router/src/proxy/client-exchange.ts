@@ -1,12 +1,8 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { constants, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
+import { constants } from 'node:http2';
 import { PROTOBUF } from '@cellfed/federation';
 
 import type { StreamedAnswer } from '../collections/streamed-answer.ts';
-
-/** A client's request over HTTP/1.1 or HTTP/2: the front offers both (ALPN), as kube-apiserver does. */
-export type ClientRequest = IncomingMessage | Http2ServerRequest;
-export type ClientResponse = ServerResponse | Http2ServerResponse;
+import type { ClientRequest, ClientResponse } from '../server/client-request.ts';
 
 /**
  * Whether a request has a body. HTTP/1.1 says so in its headers; an HTTP/2 stream may carry one without a

@@ -15,25 +15,21 @@ import {
   type RoutingState,
 } from '../routing/route-plan.ts';
 import { requestEntityTooLarge } from '../status/kube-status.ts';
-import type { RequestOutcome } from '../tracing/request-span.ts';
 import type { OwnerUids } from '../views/owner-uids.ts';
-import {
-  acceptsOnlyProtobuf,
-  hasRequestBody,
-  jsonAccept,
-  streamedBody,
-  type ClientRequest,
-  type ClientResponse,
-} from './client-exchange.ts';
+import { acceptsOnlyProtobuf, hasRequestBody, jsonAccept, streamedBody } from './client-exchange.ts';
 import { deleteCollection } from './delete-collection.ts';
-import { refusal, type Impersonation } from '../routing/destination.ts';
+import { refusal } from '../routing/destination.ts';
 import { sendRefusal } from './send-refusal.ts';
-import { abortOnClose, readBody, sendJson } from './forward.ts';
+import { readBody, sendJson } from './forward.ts';
 import { upstreamHeaders } from './headers.ts';
 import { withSelector, withoutFollowers } from './without-followers.ts';
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import type { HistoryResource, ResourceHistories } from '../history/resource-histories.ts';
 import type { ResourceHistory } from '../history/resource-history.ts';
+import { type ClientRequest } from '../server/client-request.ts';
+import { type RequestOutcome } from '../server/request-outcome.ts';
+import { type Impersonation } from '../auth/impersonation.ts';
+import type { RequestScope } from '../server/request-scope.ts';
 
 export interface CollectionRequestsOptions {
   readonly state: () => RoutingState | undefined;
@@ -65,11 +61,10 @@ export class CollectionRequests {
     info: ResourceRequestInfo,
     placement: Placement,
     state: RoutingState,
-    request: ClientRequest,
-    response: ClientResponse,
-    impersonation: Impersonation,
+    scope: RequestScope,
     history?: ResourceHistory,
   ): Promise<RequestOutcome> {
+    const { request, response, impersonation } = scope;
     const protobuf = acceptsOnlyProtobuf(request.headers.accept);
     const headers = mergeHeaders(request, impersonation, protobuf);
     const outcome = await serveMergedList(
@@ -83,7 +78,7 @@ export class CollectionRequests {
         client: this.options.source,
         target: request.url ?? '/',
         headers,
-        signal: abortOnClose(response),
+        signal: scope.signal,
         ...(protobuf ? { protobuf } : {}),
         ...(history ? { history } : {}),
       },
@@ -96,11 +91,10 @@ export class CollectionRequests {
   async watch(
     info: ResourceRequestInfo,
     placement: Placement,
-    request: ClientRequest,
-    response: ClientResponse,
-    impersonation: Impersonation,
+    scope: RequestScope,
     history?: ResourceHistory,
   ): Promise<RequestOutcome> {
+    const { request, response, impersonation } = scope;
     const protobuf = acceptsOnlyProtobuf(request.headers.accept);
     const headers = mergeHeaders(request, impersonation, protobuf);
     // A copy is read in the form the watch's events take (a Table for kubectl get -w, protobuf).
@@ -130,7 +124,7 @@ export class CollectionRequests {
         placement,
         ...this.ownerView(placement),
         headers,
-        signal: abortOnClose(response),
+        signal: scope.signal,
         readCopy,
         logger: this.options.logger,
         ...(protobuf ? { codec: PROTOBUF_WATCH } : {}),
@@ -149,10 +143,9 @@ export class CollectionRequests {
     info: ResourceRequestInfo,
     state: RoutingState,
     placement: Placement,
-    request: ClientRequest,
-    response: ClientResponse,
-    impersonation: Impersonation,
+    scope: RequestScope,
   ): Promise<RequestOutcome> {
+    const { request, response, impersonation } = scope;
     const { maxBodyBytes } = this.options;
     const body = hasRequestBody(request) ? await readBody(request, maxBodyBytes) : undefined;
     if (body === 'too-large')
@@ -178,7 +171,7 @@ export class CollectionRequests {
       sourcePath,
       mergeHeaders(request, impersonation),
       body,
-      abortOnClose(response),
+      scope.signal,
     );
     sendJson(response, merged.code, merged.body);
     return { code: merged.code, cell: 'all-cells', route: 'fan-out' };

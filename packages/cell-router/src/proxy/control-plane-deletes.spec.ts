@@ -4,10 +4,10 @@ import { Readable } from 'node:stream';
 import { type EventSubject, type KubeClient } from '@cellfed/controller-kit';
 
 import { parseRequestInfo, type ResourceRequestInfo } from '../request/request-info.ts';
-import type { ClientRequest } from './client-exchange.ts';
 import { refusal } from '../routing/destination.ts';
 import { forbidden } from '../status/kube-status.ts';
 import { readyControlPlaneDelete } from './control-plane-deletes.ts';
+import { type ClientRequest } from '../server/client-request.ts';
 
 const ACCOUNT = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'builder', uid: 'sa-1' } };
 

@@ -6,10 +6,12 @@ import { publicErrorMessage } from '../status/public-error.ts';
 import type { ResourceRequestInfo } from '../request/request-info.ts';
 import { requestObjectPath } from '../request/object-path.ts';
 import { requestEntityTooLarge, serviceUnavailable } from '../status/kube-status.ts';
-import { refusal, type Impersonation, type Refusal } from '../routing/destination.ts';
-import { hasRequestBody, type ClientRequest } from './client-exchange.ts';
+import { refusal, type Refusal } from '../routing/destination.ts';
+import { hasRequestBody } from './client-exchange.ts';
 import { readBody, type BufferedBody } from './forward.ts';
 import { heldDependentsFinalizer } from './held-dependents-deletes.ts';
+import { type ClientRequest } from '../server/client-request.ts';
+import { type Impersonation } from '../auth/impersonation.ts';
 
 /** Records that a control-plane object is deleted with orphan propagation (an events.k8s.io Event). */
 export type OrphaningRecorder = Pick<EventRecorder, 'write'>;

@@ -10,8 +10,9 @@ import { isErrorWithoutStatus, statusFromText, type KubeStatus } from '../status
 import { showJson } from '../views/client-view.ts';
 import { showProtobuf } from '../views/protobuf-view.ts';
 import { showAnswerVersion, showProtobufAnswerVersion } from '../views/shown-version.ts';
-import { hasRequestBody, writeHead, type ClientRequest, type ClientResponse } from './client-exchange.ts';
+import { hasRequestBody, writeHead } from './client-exchange.ts';
 import { downstreamHeaders, upstreamHeaders } from './headers.ts';
+import { type ClientRequest, type ClientResponse } from '../server/client-request.ts';
 
 /** kube-apiserver's limit on a request body. */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;

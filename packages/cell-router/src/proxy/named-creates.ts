@@ -1,26 +1,25 @@
 import type { KubeClient } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 
-import type { Authorize } from '../auth/request-authorization.ts';
 import { generateName } from '../request/generate-name.ts';
 import { namesFromBody, withName } from '../request/object-name.ts';
 import type { ResourceRequestInfo } from '../request/request-info.ts';
 import { planRoute, type NamespaceLabels, type RoutingState } from '../routing/route-plan.ts';
 import { badRequest, failure, parseStatus, requestEntityTooLarge } from '../status/kube-status.ts';
-import type { RequestOutcome } from '../tracing/request-span.ts';
 import type { CellMadeRequests } from './cell-made-requests.ts';
 import type { CellNamespaces } from './cell-namespaces.ts';
 import { cellWriteBody } from './cell-writes.ts';
-import type { ClientRequest, ClientResponse } from './client-exchange.ts';
-import { outcomeOf, refusal, type Impersonation } from '../routing/destination.ts';
+import { outcomeOf, refusal } from '../routing/destination.ts';
 import { SHOWN_ANSWER, sendRefusal } from './send-refusal.ts';
-import { abortOnClose, readBody, relay, sendJson, sendUpstream, type BufferedBody } from './forward.ts';
-import type { CellMadeDestinations } from '../routing/cell-made-destinations.ts';
-import type { ObjectDestinations } from '../routing/object-destinations.ts';
+import { readBody, relay, sendJson, sendUpstream, type BufferedBody } from './forward.ts';
+import type { CellMadeDestinations } from '../destinations/cell-made-destinations.ts';
+import type { ObjectDestinations } from '../destinations/object-destinations.ts';
 import { restoringRefusal } from '../routing/object-refusals.ts';
 import { toControlPlane } from './to-control-plane.ts';
 import { sendDrawingQuota, type QuotaDrawing } from './quota-draws.ts';
 import { BodyNameError } from '../errors.ts';
+import { type RequestOutcome } from '../server/request-outcome.ts';
+import type { RequestScope } from '../server/request-scope.ts';
 
 /** kube-apiserver tries 8 names for a generateName create before it gives up; so does the router. */
 const GENERATE_NAME_ATTEMPTS = 8;
@@ -51,14 +50,8 @@ export class NamedCreates {
     this.options = options;
   }
 
-  async serve(
-    info: ResourceRequestInfo,
-    state: RoutingState,
-    request: ClientRequest,
-    response: ClientResponse,
-    impersonation: Impersonation,
-    authorize: Authorize,
-  ): Promise<RequestOutcome> {
+  async serve(info: ResourceRequestInfo, state: RoutingState, scope: RequestScope): Promise<RequestOutcome> {
+    const { request, response, impersonation, authorize } = scope;
     const {
       controlPlane,
       namespaceLabels,
@@ -73,7 +66,7 @@ export class NamedCreates {
     if (body === 'too-large')
       return sendRefusal(response, refusal(requestEntityTooLarge(maxBodyBytes), 'too-large'));
     const contentType = request.headers['content-type'];
-    const signal = abortOnClose(response);
+    const signal = scope.signal;
     for (let attempt = 1; ; attempt++) {
       let name: string | undefined;
       let payload: BufferedBody = { bytes: body };
@@ -105,15 +98,7 @@ export class NamedCreates {
       // A name each apiserver has of its own (kube-root-ca.crt): the control plane's.
       if (plan.kind === 'control-plane')
         return {
-          ...(await toControlPlane(
-            controlPlane,
-            plan.reason,
-            request,
-            response,
-            impersonation,
-            signal,
-            payload,
-          )),
+          ...(await toControlPlane(controlPlane, plan.reason, scope, payload)),
           name,
         };
       // A Pod or Event a client creates itself: in the ring's cell, as a cellular object would be.
@@ -122,10 +107,7 @@ export class NamedCreates {
           ...(await cellMade.serve(
             plan,
             await cellMadeDestinations.of(plan, impersonation, authorize, signal),
-            request,
-            response,
-            impersonation,
-            authorize,
+            scope,
             payload,
           )),
           name,

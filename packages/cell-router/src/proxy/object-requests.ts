@@ -1,37 +1,23 @@
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 
-import type { Authorize } from '../auth/request-authorization.ts';
-
 import { requestObjectPath } from '../request/object-path.ts';
 import { requestEntityTooLarge } from '../status/kube-status.ts';
-import type { RequestOutcome } from '../tracing/request-span.ts';
 import { showObject } from '../views/client-view.ts';
 import type { CellNamespaces } from './cell-namespaces.ts';
 import { cellWriteBody } from './cell-writes.ts';
-import { hasRequestBody, type ClientRequest, type ClientResponse } from './client-exchange.ts';
-import {
-  outcomeOf,
-  refusal,
-  type Destination,
-  type Impersonation,
-  type Refusal,
-} from '../routing/destination.ts';
+import { hasRequestBody } from './client-exchange.ts';
+import { outcomeOf, refusal, type Destination, type Refusal } from '../routing/destination.ts';
 import { SHOWN_ANSWER, sendRefusal } from './send-refusal.ts';
-import {
-  abortOnClose,
-  readBody,
-  relay,
-  relayUnlessFenced,
-  sendJson,
-  sendUpstream,
-  type BufferedBody,
-} from './forward.ts';
+import { readBody, relay, relayUnlessFenced, sendJson, sendUpstream, type BufferedBody } from './forward.ts';
 import { heldDependentsFinalizer, holdForCollector } from './held-dependents-deletes.ts';
-import type { ObjectDestinations } from '../routing/object-destinations.ts';
+import type { ObjectDestinations } from '../destinations/object-destinations.ts';
 import { cellLeftRefusal, fenceRefusal, type ObjectPlan } from '../routing/object-refusals.ts';
 import { cellVersionBody, cellVersionTarget } from './version-translation.ts';
 import { sendDrawingQuota, type QuotaDrawing } from './quota-draws.ts';
+import { type ClientResponse } from '../server/client-request.ts';
+import { type RequestOutcome } from '../server/request-outcome.ts';
+import type { RequestScope } from '../server/request-scope.ts';
 
 export interface ObjectRequestsOptions {
   readonly destinations: ObjectDestinations;
@@ -56,14 +42,8 @@ export class ObjectRequests {
   }
 
   /** Serves one object's request at the destination the routing rule chose for it (ObjectDestinations). */
-  async serve(
-    plan: ObjectPlan,
-    destination: Destination,
-    request: ClientRequest,
-    response: ClientResponse,
-    impersonation: Impersonation,
-    authorize: Authorize,
-  ): Promise<RequestOutcome> {
+  async serve(plan: ObjectPlan, destination: Destination, scope: RequestScope): Promise<RequestOutcome> {
+    const { request, response, impersonation } = scope;
     const { destinations, maxBodyBytes } = this.options;
     if (destination.kind === 'refuse') return sendRefusal(response, destination);
     if (destination.kind === 'backup') {
@@ -81,16 +61,16 @@ export class ObjectRequests {
         return sendRefusal(response, refusal(requestEntityTooLarge(maxBodyBytes), 'too-large'));
       bytes = read;
     }
-    const sent = await this.send(plan, destination, request, response, impersonation, authorize, bytes);
+    const sent = await this.send(plan, destination, scope, bytes);
     if ('outcome' in sent) return sent.outcome;
     // Not in its ring cell: a CronJob's Job is where the CronJob's cell made it. Nothing was written there
     // (a 404), so the same request goes on to the cell holding it.
-    const signal = abortOnClose(response);
+    const signal = scope.signal;
     const made = await destinations.madeElsewhere(plan, destination.cell, impersonation, signal);
     if (made) {
       await sent.notFound.body.dump();
       // Not looking elsewhere again: this answer, a 404 too, is relayed.
-      const again = await this.send(plan, made, request, response, impersonation, authorize, bytes, false);
+      const again = await this.send(plan, made, scope, bytes, false);
       if ('outcome' in again) return again.outcome;
     }
     await relay(sent.notFound, response);
@@ -105,13 +85,11 @@ export class ObjectRequests {
   private async send(
     plan: ObjectPlan,
     destination: Extract<Destination, { kind: 'cell' }>,
-    request: ClientRequest,
-    response: ClientResponse,
-    impersonation: Impersonation,
-    authorize: Authorize,
+    scope: RequestScope,
     bytes: Buffer | undefined,
     lookElsewhere = plan.alsoMadeByCells,
   ): Promise<{ outcome: RequestOutcome } | { notFound: Dispatcher.ResponseData }> {
+    const { request, response, impersonation, authorize } = scope;
     const { destinations, cellNamespaces } = this.options;
     // Updates and patches (server-side apply creates) need the namespace too; deletes and reads do not.
     if (plan.access === 'write' && plan.info.verb !== 'delete') {
@@ -147,7 +125,7 @@ export class ObjectRequests {
         requestObjectPath(plan.info, plan.info.namespace, plan.info.name),
         impersonation,
         holdFor,
-        abortOnClose(response),
+        scope.signal,
       );
     // A read at a listed item's composite version reads the cell at its own.
     const target =
@@ -169,7 +147,7 @@ export class ObjectRequests {
           destination.client,
           request,
           shown || versioned ? { ...impersonation, ...SHOWN_ANSWER } : impersonation,
-          abortOnClose(response),
+          scope.signal,
           body,
           target?.target,
         );

@@ -1,7 +1,7 @@
-import type { RequestOutcome } from '../tracing/request-span.ts';
 import { outcomeOf, type Refusal } from '../routing/destination.ts';
 import { sendStatus } from './forward.ts';
-import type { ClientResponse } from './client-exchange.ts';
+import { type ClientResponse } from '../server/client-request.ts';
+import { type RequestOutcome } from '../server/request-outcome.ts';
 
 /**
  * Asked of a cell for an answer the router shows in its client view (it reads the object): uncompressed, as

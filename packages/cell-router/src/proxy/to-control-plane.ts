@@ -1,13 +1,13 @@
 import type { KubeClient } from '@cellfed/controller-kit';
 
-import type { RequestOutcome } from '../tracing/request-span.ts';
-import { hasRequestBody, type ClientRequest, type ClientResponse } from './client-exchange.ts';
-import type { Impersonation } from '../routing/destination.ts';
+import { hasRequestBody } from './client-exchange.ts';
 import { readBody, relay, sendStatus, sendUpstream, type BufferedBody } from './forward.ts';
 import { cellVersionBody, cellVersionTarget } from './version-translation.ts';
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { SHOWN_ANSWER } from './send-refusal.ts';
 import { requestEntityTooLarge, type KubeStatus } from '../status/kube-status.ts';
+import { type RequestOutcome } from '../server/request-outcome.ts';
+import type { RequestScope } from '../server/request-scope.ts';
 
 /**
  * What the control plane makes for itself of a resource that lives in cells (`kube-root-ca.crt`,
@@ -25,13 +25,11 @@ export interface OwnObjectRequest {
 export async function toControlPlane(
   controlPlane: KubeClient,
   reason: string,
-  request: ClientRequest,
-  response: ClientResponse,
-  impersonation: Impersonation,
-  signal: AbortSignal,
+  scope: Pick<RequestScope, 'request' | 'response' | 'impersonation' | 'signal'>,
   body?: BufferedBody,
   ownObject?: OwnObjectRequest,
 ): Promise<RequestOutcome> {
+  const { request, response, impersonation, signal } = scope;
   const refuse = (status: KubeStatus): RequestOutcome => {
     sendStatus(response, status);
     return { code: status.code, cell: 'control-plane', route: reason };

@@ -2,17 +2,10 @@
 import type { KubeClient } from '@cellfed/controller-kit';
 
 import type { KubeStatus } from '../status/kube-status.ts';
-import type { RequestOutcome } from '../tracing/request-span.ts';
+import { type RequestOutcome } from '../server/request-outcome.ts';
 
 /** A 503 a client may retry: said in the header client-go and client-node read, as in the Status. */
 export const RETRY_SOON = { 'retry-after': '1' };
-
-/**
- * The headers every request the router sends on for one caller carries: who to impersonate, where the
- * caller is (`X-Forwarded-For`, for the cells' audit logs), and the request's trace context
- * (`traceparent`), so a cell's own spans join the router's.
- */
-export type Impersonation = Record<string, string | string[]>;
 
 /** The Status a request gets instead of an apiserver's answer. */
 export interface Refusal {

@@ -5,8 +5,9 @@ import { errorMessage } from '@cellfed/controller-kit';
 import type { RouterMetrics } from '../metrics/router-metrics.ts';
 import { parseRequestInfo, type RequestInfo } from '../request/request-info.ts';
 import { resourceVersionProblem } from '../request/resource-version-query.ts';
-import { endRequestSpan, type RequestOutcome } from '../tracing/request-span.ts';
-import type { ClientRequest } from '../proxy/client-exchange.ts';
+import { endRequestSpan } from '../tracing/request-span.ts';
+import { type ClientRequest } from './client-request.ts';
+import { type RequestOutcome } from './request-outcome.ts';
 
 /**
  * The request's info, or why its target cannot be served: only origin-form paths, and a `resourceVersion`

@@ -7,14 +7,16 @@ import type { AccessReviewer } from '../auth/access-reviewer.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
 import { requestAuthorization, type Authorize } from '../auth/request-authorization.ts';
 import type { RouterMetrics } from '../metrics/router-metrics.ts';
-import type { ClientRequest } from '../proxy/client-exchange.ts';
 import type { RequestInfo } from '../request/request-info.ts';
-import { refusal, type Impersonation, type Refusal } from '../routing/destination.ts';
+import { refusal, type Refusal } from '../routing/destination.ts';
 import { badRequest, internalError } from '../status/kube-status.ts';
 import { publicErrorMessage } from '../status/public-error.ts';
 import type { CallerLimits } from './caller-limits.ts';
-import { startRequestSpan, type RequestOutcome } from '../tracing/request-span.ts';
+import { startRequestSpan } from '../tracing/request-span.ts';
 import { logFields, recordRequest, requestInfo } from './access-log.ts';
+import { type ClientRequest } from './client-request.ts';
+import { type RequestOutcome } from './request-outcome.ts';
+import { type Impersonation } from '../auth/impersonation.ts';
 
 /** How one request's answer reaches its caller: an HTTP response, or an upgrade's socket. */
 export interface Answerer {

@@ -16,7 +16,7 @@ import { Registry } from 'prom-client';
 
 import { RouterMetrics } from '../metrics/router-metrics.ts';
 import { routingState } from '../routing/route-plan.ts';
-import { OldCopies } from '../routing/old-copies.ts';
+import { OldCopies } from '../destinations/old-copies.ts';
 import { RouterHandler, type RouterHandlerOptions } from './router-handler.ts';
 
 /** What a fake apiserver saw: method, target, headers and body of every request. */

@@ -13,41 +13,33 @@ import type { RequestInfo, ResourceRequestInfo } from '../request/request-info.t
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { planRoute, type NamespaceLabels, type Placement, type RoutingState } from '../routing/route-plan.ts';
 import { badRequest, methodNotAllowed } from '../status/kube-status.ts';
-import type { RequestOutcome } from '../tracing/request-span.ts';
 import type { OwnerUids } from '../views/owner-uids.ts';
 import type { CallerLimits } from './caller-limits.ts';
 import { exchange, type ExchangeOptions } from './request-exchange.ts';
 import { CellMadeRequests } from '../proxy/cell-made-requests.ts';
 import type { CellNamespaces } from '../proxy/cell-namespaces.ts';
-import {
-  abortResponse,
-  releaseUnreadBody,
-  type ClientRequest,
-  type ClientResponse,
-} from '../proxy/client-exchange.ts';
+import { abortResponse, releaseUnreadBody } from '../proxy/client-exchange.ts';
 import { CollectionRequests, historyResource } from '../proxy/collection-requests.ts';
 import type { ResourceHistory } from '../history/resource-history.ts';
 import type { ResourceHistories } from '../history/resource-histories.ts';
-import {
-  outcomeOf,
-  refusal,
-  type Destination,
-  type Impersonation,
-  type Refusal,
-} from '../routing/destination.ts';
+import { outcomeOf, refusal, type Destination, type Refusal } from '../routing/destination.ts';
 import { sendRefusal } from '../proxy/send-refusal.ts';
-import { MAX_BODY_BYTES, abortOnClose } from '../proxy/forward.ts';
+import { MAX_BODY_BYTES } from '../proxy/forward.ts';
 import { NamedCreates } from '../proxy/named-creates.ts';
-import { CellMadeDestinations } from '../routing/cell-made-destinations.ts';
-import { ObjectDestinations } from '../routing/object-destinations.ts';
+import { CellMadeDestinations } from '../destinations/cell-made-destinations.ts';
+import { ObjectDestinations } from '../destinations/object-destinations.ts';
 import { restoringRefusal, type ObjectPlan } from '../routing/object-refusals.ts';
 import { ObjectRequests } from '../proxy/object-requests.ts';
-import type { OldCopies } from '../routing/old-copies.ts';
+import type { OldCopies } from '../destinations/old-copies.ts';
 import { toControlPlane } from '../proxy/to-control-plane.ts';
 import { readyControlPlaneDelete, type OrphaningRecorder } from '../proxy/control-plane-deletes.ts';
 import { relayUpgrade, writeStatusToSocket } from '../proxy/upgrade-relay.ts';
 import type { QuotaDrawing } from '../proxy/quota-draws.ts';
 import { isUpgradable } from '../routing/upgrades.ts';
+import { type ClientRequest, type ClientResponse } from './client-request.ts';
+import { type RequestOutcome } from './request-outcome.ts';
+import { type Impersonation } from '../auth/impersonation.ts';
+import { requestScope, type RequestScope } from './request-scope.ts';
 
 export interface RouterHandlerOptions {
   authenticator: Pick<Authenticator, 'authenticate'>;
@@ -177,7 +169,7 @@ export class RouterHandler {
         finish: () => releaseUnreadBody(request),
       },
       (info, impersonation, _progress, authorize) =>
-        this.serve(info, request, response, impersonation, authorize),
+        this.serve(info, requestScope(request, response, impersonation, authorize)),
     );
 
   /**
@@ -242,13 +234,11 @@ export class RouterHandler {
   private async toControlPlane(
     info: RequestInfo,
     reason: string,
-    request: ClientRequest,
-    response: ClientResponse,
-    impersonation: Impersonation,
-    authorize: Authorize,
+    scope: RequestScope,
   ): Promise<RequestOutcome> {
+    const { request, response, impersonation, authorize } = scope;
     const { controlPlane, orphanings } = this.options;
-    const signal = abortOnClose(response);
+    const signal = scope.signal;
     let body;
     if (orphanings && info.isResourceRequest && info.verb === 'delete' && info.name && !info.subresource) {
       const ready = await readyControlPlaneDelete(
@@ -272,22 +262,14 @@ export class RouterHandler {
     return toControlPlane(
       controlPlane,
       reason,
-      request,
-      response,
-      impersonation,
-      signal,
+      scope,
       body,
       ownObject ? { maxBodyBytes: this.options.maxBodyBytes ?? MAX_BODY_BYTES } : undefined,
     );
   }
 
-  private async serve(
-    info: RequestInfo,
-    request: ClientRequest,
-    response: ClientResponse,
-    impersonation: Impersonation,
-    authorize: Authorize,
-  ): Promise<RequestOutcome> {
+  private async serve(info: RequestInfo, scope: RequestScope): Promise<RequestOutcome> {
+    const { response, impersonation, authorize } = scope;
     // One state for the whole request, even if the CellSet changes meanwhile.
     const state = this.options.state();
     const plan = planRoute(info, state, this.options.namespaceLabels);
@@ -307,29 +289,14 @@ export class RouterHandler {
       case 'reject':
         return sendRefusal(response, refusal(plan.status, 'rejected'));
       case 'control-plane':
-        return this.toControlPlane(info, plan.reason, request, response, impersonation, authorize);
+        return this.toControlPlane(info, plan.reason, scope);
       case 'all-cells':
         if (plan.info.verb === 'deletecollection')
-          return this.collections.deleteCollection(
-            plan.info,
-            state!,
-            plan.placement,
-            request,
-            response,
-            impersonation,
-          );
+          return this.collections.deleteCollection(plan.info, state!, plan.placement, scope);
         if (plan.info.verb === 'list')
-          return this.collections.list(
-            plan.info,
-            plan.placement,
-            state!,
-            request,
-            response,
-            impersonation,
-            history,
-          );
+          return this.collections.list(plan.info, plan.placement, state!, scope, history);
         if (plan.info.verb === 'watch')
-          return this.collections.watch(plan.info, plan.placement, request, response, impersonation, history);
+          return this.collections.watch(plan.info, plan.placement, scope, history);
         // A PUT or PATCH of a whole collection: kube-apiserver has no such route either.
         return sendRefusal(
           response,
@@ -339,24 +306,14 @@ export class RouterHandler {
           ),
         );
       case 'name-in-body':
-        return this.creates.serve(plan.info, state!, request, response, impersonation, authorize);
+        return this.creates.serve(plan.info, state!, scope);
       case 'object':
-        return this.objects.serve(
-          plan,
-          await this.destinations.of(plan, impersonation, authorize),
-          request,
-          response,
-          impersonation,
-          authorize,
-        );
+        return this.objects.serve(plan, await this.destinations.of(plan, impersonation, authorize), scope);
       case 'cell-made':
         return this.cellMade.serve(
           plan,
-          await this.cellMadeDestinations.of(plan, impersonation, authorize, abortOnClose(response)),
-          request,
-          response,
-          impersonation,
-          authorize,
+          await this.cellMadeDestinations.of(plan, impersonation, authorize, scope.signal),
+          scope,
         );
     }
   }

@@ -24,7 +24,7 @@ import { RouterMetrics } from '../metrics/router-metrics.ts';
 import { CellNamespaces } from '../proxy/cell-namespaces.ts';
 import { answerClientError } from './client-errors.ts';
 import { CallerLimits, type CallerLimitsOptions } from './caller-limits.ts';
-import { OldCopies } from '../routing/old-copies.ts';
+import { OldCopies } from '../destinations/old-copies.ts';
 import { RouterHandler } from './router-handler.ts';
 import { CellularKinds, type DiscoveredResource } from '../views/cellular-kinds.ts';
 import { OwnerUids } from '../views/owner-uids.ts';

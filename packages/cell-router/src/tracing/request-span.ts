@@ -1,20 +1,9 @@
 import { parentContextOf } from '@cellfed/controller-kit';
 import { SpanKind, SpanStatusCode, type Span, type Tracer } from '@opentelemetry/api';
 
-import type { ClientRequest } from '../proxy/client-exchange.ts';
 import type { RequestInfo } from '../request/request-info.ts';
-
-/** How a request ended: what the access log, the metrics and the span record. */
-export interface RequestOutcome {
-  code: number;
-  /** The cell that answered, `control-plane`, `all-cells`, or empty when the router answered itself. */
-  cell: string;
-  route: string;
-  routeCase?: number;
-  fenced?: boolean;
-  /** The object's name when the path does not give it (a create names it in its body). */
-  name?: string;
-}
+import type { RequestOutcome } from '../server/request-outcome.ts';
+import { type ClientRequest } from '../server/client-request.ts';
 
 /**
  * The server span of one request: a child of the caller's `traceparent` when it sends one, named like

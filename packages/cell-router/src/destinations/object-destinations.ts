@@ -3,16 +3,22 @@ import { type KubeClient } from '@cellfed/controller-kit';
 import { madeByItsCell } from '@cellfed/federation';
 
 import { findCellMade } from './cell-made.ts';
-import type { RoutingState } from './route-plan.ts';
+import type { RoutingState } from '../routing/route-plan.ts';
 import { cellFailure, serviceUnavailable } from '../status/kube-status.ts';
 import { publicErrorMessage } from '../status/public-error.ts';
 import type { Authorize } from '../auth/request-authorization.ts';
-import { RETRY_SOON, refusal, type Destination, type FromBackup, type Impersonation } from './destination.ts';
+import { RETRY_SOON, refusal, type Destination, type FromBackup } from '../routing/destination.ts';
 
 type CellDestination = Extract<Destination, { kind: 'cell' }>;
-import { cellLeftRefusal, fenceRefusal, restoringRefusal, type ObjectPlan } from './object-refusals.ts';
+import {
+  cellLeftRefusal,
+  fenceRefusal,
+  restoringRefusal,
+  type ObjectPlan,
+} from '../routing/object-refusals.ts';
 import type { OldCopies } from './old-copies.ts';
 import { failoverState, type FailoverState } from './pending-backups.ts';
+import { type Impersonation } from '../auth/impersonation.ts';
 
 export interface ObjectDestinationsOptions {
   readonly state: () => RoutingState | undefined;

@@ -2,10 +2,11 @@ import type { KubeClient } from '@cellfed/controller-kit';
 
 import { serviceUnavailable } from '../status/kube-status.ts';
 import { cellMadeTarget } from './cell-made.ts';
-import { CONTROL_PLANE_SOURCE } from './cell-made-resources.ts';
+import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import type { Authorize } from '../auth/request-authorization.ts';
-import { RETRY_SOON, refusal, type Destination, type Impersonation } from './destination.ts';
-import { collectionSources, type RoutePlan, type RoutingState } from './route-plan.ts';
+import { RETRY_SOON, refusal, type Destination } from '../routing/destination.ts';
+import { collectionSources, type RoutePlan, type RoutingState } from '../routing/route-plan.ts';
+import { type Impersonation } from '../auth/impersonation.ts';
 
 export type CellMadePlan = Extract<RoutePlan, { kind: 'cell-made' }>;
 
