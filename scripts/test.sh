@@ -28,6 +28,7 @@ done' EXIT
 status=0
 npx prettier --check . --log-level=warn || status=$?
 npm run --silent lint:deps || status=$?
+npm run --silent lint:unused || status=$?
 npx nx run-many -t lint test --outputStyle=static "$@" || status=$?
 npx nx run e2e:e2e --outputStyle=static || status=$?
 # The chart's own pods in kind (skipped, with the reason, where no Docker engine answers).

@@ -95,7 +95,7 @@ interface GinkgoReport {
 }
 
 /** The outcome of every spec that ran, from ginkgo's JSON report, by full name (set-up nodes left out). */
-export function outcomes(reports: readonly GinkgoReport[]): Map<string, SpecOutcome> {
+function outcomes(reports: readonly GinkgoReport[]): Map<string, SpecOutcome> {
   const byName = new Map<string, SpecOutcome>();
   for (const report of reports) {
     for (const spec of report.SpecReports ?? []) {

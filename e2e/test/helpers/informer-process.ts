@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
 /** One object of the informer's cache, as e2e/tools/informer prints it. */
-export interface CachedObject {
+interface CachedObject {
   namespace: string;
   name: string;
   uid: string;

@@ -17,7 +17,7 @@ export function becameLeader(replica: ControllerProcess, after = 0): Record<stri
 }
 
 /** Whether it leads now: running, and its last word on the Lease is that it became leader. */
-export function leads(replica: ControllerProcess): boolean {
+function leads(replica: ControllerProcess): boolean {
   return (
     isRunning(replica.child) &&
     replica.lines.findLast(

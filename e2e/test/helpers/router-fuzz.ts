@@ -22,7 +22,7 @@ export function seededRandom(seed: number): () => number {
 }
 
 /** Who the admin's fuzzed requests act as: a user no RBAC rule names. */
-export const FUZZ_USER = 'cellfed-fuzzer';
+const FUZZ_USER = 'cellfed-fuzzer';
 
 export interface FuzzRequest {
   /**

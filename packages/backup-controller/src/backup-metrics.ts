@@ -1,8 +1,5 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
 
-/** What a reconcile did to an object's backups, for `cellfed_backup_operations_total{operation}`. */
-export type BackupOperation = 'written' | 'deleted' | 'promoted' | 'purged';
-
 /** The backup controller's own metrics, on the injected registry. */
 export class BackupMetrics {
   readonly operations: Counter<'operation'>;

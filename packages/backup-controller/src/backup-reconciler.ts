@@ -61,7 +61,7 @@ export const FIELD_MANAGER = 'cellfed-backup-controller';
 const NOT_SYNCED_RETRY_MS = 2000;
 
 /** The cached objects of every cell, whole: the primaries whose backups are kept. */
-export interface ObjectsView extends Pick<CopiesView, 'copiesOf' | 'synced'> {
+interface ObjectsView extends Pick<CopiesView, 'copiesOf' | 'synced'> {
   objectIn(cell: string, ref: ObjectRef): Readonly<KubeObject> | undefined;
 }
 
@@ -80,7 +80,7 @@ export interface BackupReconcilerOptions {
 }
 
 /** The CellBackup of an object, as a reference its cell's cache knows. */
-export function backupRefOf(ref: ObjectRef): ObjectRef {
+function backupRefOf(ref: ObjectRef): ObjectRef {
   return { resource: CELL_BACKUPS, namespace: CELL_BACKUP_NAMESPACE, name: cellBackupName(ref) };
 }
 
@@ -325,7 +325,7 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
  * The cell whose copy of the object the router serves, among the two the routing rule names: the old cell
  * until its copy says `migrated`, then the new one; undefined when neither has it.
  */
-export function servedCell(
+function servedCell(
   decision: RouteDecision,
   copies: ReadonlyMap<string, Readonly<ObjectMeta>>,
 ): string | undefined {

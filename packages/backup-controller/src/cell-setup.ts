@@ -9,7 +9,7 @@ import { FIELD_MANAGER } from './backup-reconciler.ts';
  * Makes sure a cell can hold backups: the CellBackup CRD, established, and the reserved namespace. Applied
  * with server-side apply, so it is the same whether this is the first time or the hundredth.
  */
-export async function prepareCell(client: Pick<KubeClient, 'request'>, signal: AbortSignal): Promise<void> {
+async function prepareCell(client: Pick<KubeClient, 'request'>, signal: AbortSignal): Promise<void> {
   const crd = cellBackupCrd();
   const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`;
   await client.request('PATCH', crdPath, {

@@ -32,7 +32,7 @@ const OWN = flagGroup({
 });
 
 /** Everything the backup controller process is configured with; parsed once, in main.ts. */
-export const BackupConfigSchema = ControllerConfigSchema.extend(OWN.shape).strict();
+const BackupConfigSchema = ControllerConfigSchema.extend(OWN.shape).strict();
 
 export type BackupConfig = z.output<typeof BackupConfigSchema>;
 

@@ -83,7 +83,7 @@ const OTLP_ENDPOINT_FLAG: Flag = {
 };
 
 /** Everything the router process is configured with; parsed once, in main.ts. */
-export const RouterConfigSchema = z
+const RouterConfigSchema = z
   .object({
     ...OWN.shape,
     /** /metrics, /healthz and /readyz (plain HTTP, for probes and Prometheus). */

@@ -12,7 +12,7 @@ import type { KubeObject } from './kube-object.ts';
  */
 export const FENCE_POLICY_NAME = 'cellfed-rebalance-fence';
 
-export const FENCE_PROBE_NAME = 'cellfed-fence-probe';
+const FENCE_PROBE_NAME = 'cellfed-fence-probe';
 
 const POLICIES = 'admissionregistration.k8s.io/v1';
 const MANAGED = { 'app.kubernetes.io/managed-by': 'cellfed-rebalance-controller' };

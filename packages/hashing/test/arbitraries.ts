@@ -14,7 +14,7 @@ export const cells = (minLength = 1, maxLength = 8): fc.Arbitrary<RingCell[]> =>
     selector: (cell) => cell.id,
   });
 
-export const objectKeyString = fc
+const objectKeyString = fc
   .tuple(fc.stringMatching(/^[a-z0-9-]{1,20}$/), fc.stringMatching(/^[a-z0-9.-]{1,40}$/))
   .map(([ns, name]) => `${ns}/${name}`);
 

@@ -60,7 +60,7 @@ const OWN = flagGroup({
 });
 
 /** Everything the rebalance controller process is configured with; parsed once, in main.ts. */
-export const RebalanceConfigSchema = ControllerConfigSchema.extend(OWN.shape).strict();
+const RebalanceConfigSchema = ControllerConfigSchema.extend(OWN.shape).strict();
 
 export type RebalanceConfig = z.output<typeof RebalanceConfigSchema>;
 

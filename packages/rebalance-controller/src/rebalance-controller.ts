@@ -33,7 +33,7 @@ import { RebalanceMetrics } from './rebalance-metrics.ts';
 import { PlanHolder } from './rebalance-plan.ts';
 import type { PersistentVolumeClaim } from './claims/claim-reconciler.ts';
 
-export interface RebalanceSettings extends MigrationSettings {
+interface RebalanceSettings extends MigrationSettings {
   /** How often each cell is compared with the control plane's shared objects. Default 60 s. */
   mirrorResyncMs?: number;
   /**

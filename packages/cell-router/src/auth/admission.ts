@@ -26,7 +26,7 @@ export type Admission =
   { user: UserInfo; effective: UserInfo; impersonation: Impersonation } | { refusal: Refusal };
 
 /** kube-apiserver's words when its flow control turns a request away. */
-export const TOO_MANY_REQUESTS = 'Too many requests, please try again later.';
+const TOO_MANY_REQUESTS = 'Too many requests, please try again later.';
 
 /** A refusal the caller retries by itself after a second: flow control's 429. */
 export const tooManyRefusal = (route: string): Refusal => ({

@@ -177,7 +177,7 @@ export async function authorizeImpersonation(
  * percent-decodes it): every byte but lowercase letters, digits and `-._~` escaped, so `A` goes as `%41`
  * and comes back `A`, and nothing that is not a token character reaches the header's name.
  */
-export function extraKeyHeader(key: string): string {
+function extraKeyHeader(key: string): string {
   let name = '';
   for (const byte of Buffer.from(key, 'utf8'))
     name += /[a-z0-9\-._~]/.test(String.fromCharCode(byte))
@@ -224,7 +224,7 @@ function utf8Value(value: string): string {
 }
 
 /** The inverse of {@link utf8Value}: text as the latin1 string whose bytes are its UTF-8. */
-export function wireValue(text: string): string {
+function wireValue(text: string): string {
   // eslint-disable-next-line no-control-regex
   return /[^\x00-\x7f]/.test(text) ? Buffer.from(text, 'utf8').toString('latin1') : text;
 }

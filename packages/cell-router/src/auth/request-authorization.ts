@@ -15,7 +15,7 @@ import type { UserInfo } from './user-info.ts';
 export type Authorize = () => Promise<Refusal | undefined>;
 
 /** The SubjectAccessReview attributes of a request, as kube-apiserver's authorizer gets them. */
-export function accessAttributes(info: RequestInfo): AccessAttributes {
+function accessAttributes(info: RequestInfo): AccessAttributes {
   if (!info.isResourceRequest) return { verb: info.verb, path: info.path };
   return {
     verb: info.verb,

@@ -30,7 +30,7 @@ import { resolveCollectionStart } from './watch-start.ts';
  * request the apiserver serves on its own, so small pages cost the cells more (500: about 0.6 s for 30k
  * ConfigMaps over 3 cells; 5000: about 0.49 s), while each cell holds at most two pages in the router.
  */
-export const DEFAULT_PAGE_SIZE = 5000;
+const DEFAULT_PAGE_SIZE = 5000;
 /** How much more than its even share of a client's page each cell is asked for. */
 const PAGE_MARGIN = 1.2;
 

@@ -15,7 +15,7 @@ export function hasRequestBody(request: ClientRequest): boolean {
 }
 
 /** How much of an early-answered HTTP/2 body is read and dropped before the stream is reset instead. */
-export const MAX_DROPPED_BODY_BYTES = 16 * 1024 * 1024;
+const MAX_DROPPED_BODY_BYTES = 16 * 1024 * 1024;
 
 /**
  * A request whose body the router did not read to its end (it answered early: a 413, an apiserver's 403):
@@ -128,7 +128,7 @@ export function jsonAccept(accept: string | undefined): string {
 }
 
 /** Writes a chunk at once (a watch event), waiting while the client is not reading. */
-export async function writeNow(response: ClientResponse, chunk: string | Buffer): Promise<void> {
+async function writeNow(response: ClientResponse, chunk: string | Buffer): Promise<void> {
   const writable = response as unknown as NodeJS.WritableStream;
   if (writable.write(chunk)) return;
   // A client that stops reading and then goes away must not leave the writer waiting forever.

@@ -3,7 +3,7 @@ import type { KubeClient } from '@cellfed/controller-kit';
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { cellFailure, parseJsonObject, serviceUnavailable } from '../status/kube-status.ts';
 
-export interface CellAnswer {
+interface CellAnswer {
   readonly cell: string;
   readonly code: number;
   readonly text: string;
@@ -58,7 +58,7 @@ export async function deleteCollection(
  * otherwise the deleted items of all cells in one list (or the first Success Status when cells answer with
  * one).
  */
-export function mergeDeleted(answers: readonly CellAnswer[]): MergedAnswer {
+function mergeDeleted(answers: readonly CellAnswer[]): MergedAnswer {
   const failed = answers.find((answer) => answer.code >= 300);
   if (failed) {
     const done = answers

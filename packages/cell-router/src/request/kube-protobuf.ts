@@ -51,7 +51,7 @@ export interface ObjectMetaFields {
 }
 
 /** The fields of an ObjectMeta message; annotations only when asked for (a list's items need none). */
-export function readObjectMeta(meta: Buffer, options: { annotations?: boolean } = {}): ObjectMetaFields {
+function readObjectMeta(meta: Buffer, options: { annotations?: boolean } = {}): ObjectMetaFields {
   const found: ObjectMetaFields = {};
   for (const span of fieldSpans(meta)) {
     if (span.wireType !== 2) continue;

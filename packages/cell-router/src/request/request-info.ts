@@ -5,7 +5,7 @@
  */
 export type RequestInfo = ResourceRequestInfo | NonResourceRequestInfo;
 
-export interface NonResourceRequestInfo {
+interface NonResourceRequestInfo {
   readonly isResourceRequest: false;
   /** `/version`, `/openapi/v3`, `/apis/apps/v1` (discovery), … */
   readonly path: string;
@@ -13,7 +13,7 @@ export interface NonResourceRequestInfo {
   readonly verb: string;
 }
 
-export type ResourceVerb =
+type ResourceVerb =
   'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection' | 'proxy';
 
 export interface ResourceRequestInfo {

@@ -7,7 +7,7 @@ import type { CellularResource } from './cellular-resources.ts';
  * controller reference. A request for one that its ring cell does not have looks for it in the other cells
  * (proxy/object-requests.ts); lists and watches show it from where it is (collections/copy-choice.ts).
  */
-export const ALSO_MADE_BY_CELLS: readonly CellularResource[] = [
+const ALSO_MADE_BY_CELLS: readonly CellularResource[] = [
   { group: 'batch', resource: 'jobs' },
   { group: '', resource: 'persistentvolumeclaims' },
 ];

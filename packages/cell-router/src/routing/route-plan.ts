@@ -169,7 +169,7 @@ export function planRoute(
 }
 
 /** Whether `namespace/name` of the request's resource is one each apiserver makes for itself. */
-export function isCellOwn(info: ResourceRequestInfo, namespace: string, name: string): boolean {
+function isCellOwn(info: ResourceRequestInfo, namespace: string, name: string): boolean {
   return isCellOwnObject({
     resource: { group: info.apiGroup, version: info.apiVersion, resource: info.resource },
     namespace,

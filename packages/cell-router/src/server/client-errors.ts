@@ -26,7 +26,7 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
   setTimeout(() => socket.destroy(), LINGER_MS).unref();
 }
 
-export function clientErrorStatus(code: string | undefined): KubeStatus {
+function clientErrorStatus(code: string | undefined): KubeStatus {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
       return failure(431, 'RequestHeaderFieldsTooLarge', 'the request headers are too large');

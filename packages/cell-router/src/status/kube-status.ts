@@ -46,8 +46,6 @@ export const unauthorized = (message = 'Unauthorized') => failure(401, 'Unauthor
 
 export const forbidden = (message: string) => failure(403, 'Forbidden', message);
 
-export const notFound = (message: string) => failure(404, 'NotFound', message);
-
 export const methodNotAllowed = (message: string) => failure(405, 'MethodNotAllowed', message);
 
 /** kube-apiserver refuses bodies over 3 MiB the same way, in the same words. */

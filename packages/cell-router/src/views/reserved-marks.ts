@@ -20,7 +20,7 @@ export function isReservedMark(key: string): boolean {
   return key.startsWith(PREFIX) && !CLIENT_MARKS.has(key);
 }
 
-export type MarkMap = 'labels' | 'annotations';
+type MarkMap = 'labels' | 'annotations';
 
 /** One reserved mark a write names: where, and its value, or null where the write removes it. */
 export interface MarkWrite {

@@ -18,7 +18,7 @@ import { mergeOwnerList, type OwnerListPatch } from './owner-list-merge.ts';
  * kinds of patch. Each answers the body the cell takes, or undefined when it is the client's as it is.
  */
 
-export const OWNERS_POINTER = '/metadata/ownerReferences';
+const OWNERS_POINTER = '/metadata/ownerReferences';
 export const ANNOTATIONS_POINTER = '/metadata/annotations';
 
 type Metadata = Record<string, unknown> & { annotations?: Record<string, string | null> | null };

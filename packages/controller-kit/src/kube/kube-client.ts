@@ -10,7 +10,7 @@ import { ControllerKitError, ControllerKitErrorCode, errorMessage } from '../err
 import { ApiError, type ApiStatus } from './api-error.ts';
 import { watchEvents, type WatchEvent } from './watch-lines.ts';
 
-export type Query = Record<string, string | number | boolean | undefined>;
+type Query = Record<string, string | number | boolean | undefined>;
 
 export interface RequestOptions {
   query?: Query;

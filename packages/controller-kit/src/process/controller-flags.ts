@@ -86,7 +86,7 @@ export function controllerUsage(controller: string, own: readonly Flag[]): strin
 }
 
 /** The command line of a controller: the common flags read, its own flags as text for its schema. */
-export interface ControllerFlags {
+interface ControllerFlags {
   /** Every flag given, as text. */
   values: Record<string, string | undefined>;
   /** The input of the controller's common settings, for its zod schema (see {@link ManagerConfigSchema}). */
@@ -104,11 +104,7 @@ export interface ControllerFlags {
  * line for an unknown flag, a missing value or a malformed duration or boolean; the numbers and the rest
  * are the schema's to check. The leader Lease is `cellfed-<controller>-<cellset>`.
  */
-export function readControllerFlags(
-  controller: string,
-  argv: string[],
-  own: readonly Flag[],
-): ControllerFlags {
+function readControllerFlags(controller: string, argv: string[], own: readonly Flag[]): ControllerFlags {
   const values = readFlags(argv, [...CONTROLLER_FLAGS, ...own]);
   const ms = (flag: string) => {
     const text = values[flag];

@@ -18,7 +18,7 @@ export interface Flag {
 }
 
 /** The flag's help with its default, as the usage and the README show it. */
-export function flagHelp(flag: Flag): string {
+function flagHelp(flag: Flag): string {
   return flag.default === undefined ? flag.help : `${flag.help} (default ${flag.default})`;
 }
 

@@ -45,7 +45,6 @@ export const ManagerConfigSchema = z
   .strict();
 
 export type ManagerConfig = z.output<typeof ManagerConfigSchema>;
-export type ManagerConfigInput = z.input<typeof ManagerConfigSchema>;
 
 /** Parses the configuration; every problem is in the one error message, as `path: problem`. */
 export function parseManagerConfig(input: unknown): ManagerConfig {

@@ -37,7 +37,7 @@ const BINARY: Record<string, bigint> = {
 const QUANTITY = /^([+-]?)(\d+(?:\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$/;
 
 /** Whether a quantity is written with a binary suffix (`Mi`, `Gi`): its sums are shown the same way. */
-export function isBinary(quantity: string): boolean {
+function isBinary(quantity: string): boolean {
   return /[KMGTPE]i$/.test(quantity.trim());
 }
 

@@ -23,7 +23,7 @@ export interface RouterPresence {
 }
 
 /** Reads a router Lease; undefined when it is not one or is malformed. */
-export function routerPresence(lease: RouterLease): RouterPresence | undefined {
+function routerPresence(lease: RouterLease): RouterPresence | undefined {
   const generation = Number(lease.metadata.annotations?.[LOADED_GENERATION_ANNOTATION]);
   const renewed = Date.parse(lease.spec?.renewTime ?? '');
   const duration = lease.spec?.leaseDurationSeconds;

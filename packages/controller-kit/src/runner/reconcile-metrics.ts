@@ -2,7 +2,7 @@ import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 import { counter, gauge, histogram, RECONCILE_BUCKETS } from '../metrics/registry-metrics.ts';
 
-export const RECONCILE_RESULTS = ['success', 'error', 'requeue', 'requeue_after'] as const;
+const RECONCILE_RESULTS = ['success', 'error', 'requeue', 'requeue_after'] as const;
 export type ReconcileOutcome = (typeof RECONCILE_RESULTS)[number];
 
 /** One controller's metrics, named as controller-runtime's; every series exists from the start at zero. */

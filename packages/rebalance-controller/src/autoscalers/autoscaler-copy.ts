@@ -12,7 +12,7 @@ export const AUTOSCALERS = {
   namespaced: true,
 };
 
-export interface ScaleTargetRef {
+interface ScaleTargetRef {
   apiVersion?: string;
   kind: string;
   name: string;

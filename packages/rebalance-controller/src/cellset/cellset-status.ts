@@ -1,6 +1,6 @@
 import type { Progress } from './progress.ts';
 
-export type ConditionStatus = 'True' | 'False' | 'Unknown';
+type ConditionStatus = 'True' | 'False' | 'Unknown';
 
 /** A Kubernetes condition (metav1.Condition). */
 export interface Condition {

@@ -6,7 +6,7 @@ import { isCellOwnObject, routeOf } from '@cellfed/federation';
 import { copiedFromCell } from '../migration/migration-marks.ts';
 import type { RebalancePlan } from '../rebalance-plan.ts';
 
-export interface CellProgress {
+interface CellProgress {
   readonly id: string;
   readonly state: CellState;
   /** Objects the cell serves now. */
@@ -35,7 +35,7 @@ export interface Progress {
 }
 
 /** One pending object's old copy, as the cache shows it. */
-export interface PendingExample {
+interface PendingExample {
   readonly object: string;
   readonly cell: string;
   readonly newCell: string;

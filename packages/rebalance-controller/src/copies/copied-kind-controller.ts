@@ -18,7 +18,7 @@ import type { PlanHolder } from '../rebalance-plan.ts';
 import { CopyWatch } from './copy-watch.ts';
 
 /** A control-plane object by namespace and name, for controllers keyed by one. */
-export const NAMESPACED_KEYS = keyCodec(['namespace', 'name']);
+const NAMESPACED_KEYS = keyCodec(['namespace', 'name']);
 export type NamespacedKey = Key<'namespace' | 'name'>;
 
 export interface CopiedKindControllerOptions<T extends KubeObject> {

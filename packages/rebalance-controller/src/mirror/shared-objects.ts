@@ -35,7 +35,7 @@ export const SERVICE_ACCOUNTS: GroupVersionResource = {
  * and signs its own), bootstrap tokens (per apiserver too) and helm's release records (bookkeeping of the
  * control plane's client, large and many).
  */
-export const MIRRORED_SECRETS_SELECTOR = [
+const MIRRORED_SECRETS_SELECTOR = [
   'kubernetes.io/service-account-token',
   'bootstrap.kubernetes.io/token',
   'helm.sh/release.v1',
@@ -144,7 +144,7 @@ export async function mirrorSharedObjects(
 }
 
 /** The match condition each mirrored admission policy and webhook gets in a cell. */
-export const EXEMPT_CONTROLLER_CONDITION = 'cellfed.io/not-the-rebalance-controller';
+const EXEMPT_CONTROLLER_CONDITION = 'cellfed.io/not-the-rebalance-controller';
 
 /**
  * An admission policy or webhook configuration that leaves the rebalance controller's own writes alone:
