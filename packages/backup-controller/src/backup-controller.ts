@@ -23,7 +23,7 @@ import {
   OBJECT_KEYS,
   formatObjectKey,
   type ObjectKey,
-  type ObjectRef,
+  type CellularObjectRef,
 } from '@cellfed/federation';
 
 import { BackupMetrics, LagClock } from './backup-metrics.ts';
@@ -112,7 +112,7 @@ export class BackupController {
     });
     this.backups.addHandler((backupKey, lane, cell) => {
       // A backup changed or appeared: look at the object it copies (a deleted one has nothing to say).
-      const [, namespace = '', name = ''] = backupKey.split('/');
+      const { namespace, name } = OBJECT_KEYS.parse(backupKey);
       const source = this.backups.objectIn(cell, { resource: CELL_BACKUPS, namespace, name });
       const key = source?.metadata.annotations?.[BACKUP_SOURCE_ANNOTATION];
       if (key) enqueue(key, lane);
@@ -149,7 +149,7 @@ export class BackupController {
           return engaged?.health === 'Healthy' ? engaged : undefined;
         },
         objectsIn: (cell) => {
-          const found: { ref: ObjectRef; metadata: Readonly<ObjectMeta> }[] = [];
+          const found: { ref: CellularObjectRef; metadata: Readonly<ObjectMeta> }[] = [];
           this.objects.eachCopy((at, ref, metadata) => {
             if (at === cell) found.push({ ref, metadata });
           });

@@ -22,7 +22,7 @@ import {
   cellBackupName,
   formatObjectKey,
   objectKeyOf,
-  type ObjectRef,
+  type CellularObjectRef,
 } from '@cellfed/federation';
 
 import { BackupMetrics, LagClock } from './backup-metrics.ts';
@@ -32,7 +32,7 @@ const DEPLOYMENTS = { group: 'apps', version: 'v1', resource: 'deployments' };
 const objectPath = (name: string) => `/apis/apps/v1/namespaces/shop/deployments/${name}`;
 const backupPath = (name: string) =>
   `/apis/cells.cellfed.io/v1alpha1/namespaces/cellfed-backups/cellbackups/${cellBackupName(refOf(name))}`;
-const refOf = (name: string): ObjectRef => ({ resource: DEPLOYMENTS, namespace: 'shop', name });
+const refOf = (name: string): CellularObjectRef => ({ resource: DEPLOYMENTS, namespace: 'shop', name });
 const deployment = (name: string, replicas = 1): KubeObject => ({
   apiVersion: 'apps/v1',
   kind: 'Deployment',

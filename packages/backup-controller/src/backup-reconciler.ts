@@ -48,7 +48,7 @@ import {
   type ObjectKey,
   portableObject,
   without,
-  type ObjectRef,
+  type CellularObjectRef,
   routeOf,
 } from '@cellfed/federation';
 
@@ -62,7 +62,7 @@ const NOT_SYNCED_RETRY_MS = 2000;
 
 /** The cached objects of every cell, whole: the primaries whose backups are kept. */
 interface ObjectsView extends Pick<CopiesView, 'copiesOf' | 'synced'> {
-  objectIn(cell: string, ref: ObjectRef): Readonly<KubeObject> | undefined;
+  objectIn(cell: string, ref: CellularObjectRef): Readonly<KubeObject> | undefined;
 }
 
 export interface BackupReconcilerOptions {
@@ -80,7 +80,7 @@ export interface BackupReconcilerOptions {
 }
 
 /** The CellBackup of an object, as a reference its cell's cache knows. */
-function backupRefOf(ref: ObjectRef): ObjectRef {
+function backupRefOf(ref: CellularObjectRef): CellularObjectRef {
   return { resource: CELL_BACKUPS, namespace: CELL_BACKUP_NAMESPACE, name: cellBackupName(ref) };
 }
 
@@ -167,7 +167,7 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
   }
 
   private async keepBackup(
-    ref: ObjectRef,
+    ref: CellularObjectRef,
     key: string,
     primary: string,
     backupCell: string,
@@ -204,7 +204,7 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
 
   private async deleteBackup(
     cell: string,
-    backupRef: ObjectRef,
+    backupRef: CellularObjectRef,
     log: Logger,
     signal: AbortSignal,
   ): Promise<void> {
@@ -225,10 +225,10 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
    * promoted by the thousand).
    */
   private async promote(
-    ref: ObjectRef,
+    ref: CellularObjectRef,
     target: string,
     down: string,
-    backupRef: ObjectRef,
+    backupRef: CellularObjectRef,
     cachedVersion: string | undefined,
     log: Logger,
     signal: AbortSignal,
@@ -286,9 +286,9 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
    * come from its backup there, if it is still there; the mark goes either way.
    */
   private async commitPromotion(
-    ref: ObjectRef,
+    ref: CellularObjectRef,
     cell: string,
-    backupRef: ObjectRef,
+    backupRef: CellularObjectRef,
     backup: Readonly<ObjectMeta> | undefined,
     cached: Readonly<ObjectMeta>,
     log: Logger,
@@ -388,7 +388,7 @@ function markedPromoted(object: KubeObject, down: string): KubeObject {
 /** The CellBackup `backupRef` in a cell, at `version` or newer; undefined when it is not there. */
 function readBackup(
   client: Pick<KubeClient, 'request'>,
-  backupRef: ObjectRef,
+  backupRef: CellularObjectRef,
   version: string | undefined,
   signal: AbortSignal,
 ): Promise<(CellBackup & { metadata: ObjectMeta }) | undefined> {
@@ -419,7 +419,7 @@ async function replaceFollower(
 
 /** What a promotion's commit records of the generation clients knew of the object backed up. */
 function generationOf(
-  ref: ObjectRef,
+  ref: CellularObjectRef,
   metadata: Readonly<ObjectMeta>,
 ): { shownGeneration?: number; annotationsBumpGeneration: boolean } {
   return {

@@ -1,7 +1,7 @@
 import { FakeCell, memoryLogger, metricValue } from '@cellfed/controller-kit/testing';
 import type { CellState } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
-import { type KubeObject, type ObjectRef } from '@cellfed/federation';
+import { type KubeObject, type CellularObjectRef } from '@cellfed/federation';
 
 import { BackupMetrics } from './backup-metrics.ts';
 import { DownCellReconciler } from './down-cell-reconciler.ts';
@@ -21,7 +21,7 @@ function setUp(state: CellState, reachable = true) {
           resource: DEPLOYMENTS,
           namespace: object.metadata.namespace!,
           name: object.metadata.name!,
-        } as ObjectRef,
+        } as CellularObjectRef,
         metadata: object.metadata,
       })),
     synced: () => true,

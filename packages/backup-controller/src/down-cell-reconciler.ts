@@ -7,7 +7,7 @@ import {
   type Reconciler,
 } from '@cellfed/controller-kit';
 import type { CellState } from '@cellfed/hashing';
-import { type ObjectMeta, isCellOwnObject, objectPath, type ObjectRef } from '@cellfed/federation';
+import { type ObjectMeta, isCellOwnObject, objectPath, type CellularObjectRef } from '@cellfed/federation';
 
 import type { BackupMetrics } from './backup-metrics.ts';
 
@@ -20,7 +20,7 @@ export interface DownCellReconcilerOptions {
   /** An engaged, reachable cell's client; undefined while it is not. */
   reachable: (cell: string) => { client: Pick<KubeClient, 'request'> } | undefined;
   /** Every cached cellular object of one cell, as references with their metadata. */
-  objectsIn: (cell: string) => { ref: ObjectRef; metadata: Readonly<ObjectMeta> }[];
+  objectsIn: (cell: string) => { ref: CellularObjectRef; metadata: Readonly<ObjectMeta> }[];
   /** Whether that cell's caches are listed (an empty unlisted cache proves nothing). */
   synced: (cell: string) => boolean;
   metrics: BackupMetrics;

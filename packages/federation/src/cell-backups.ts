@@ -11,20 +11,20 @@ import {
 import { hash64Hex } from '@cellfed/hashing';
 
 import type { KubeObject } from './kube-object.ts';
-import { formatObjectKey, type ObjectRef } from './object-ref.ts';
+import { formatObjectKey, type CellularObjectRef } from './object-ref.ts';
 
 /**
  * The name of an object's CellBackup: `<resource>-<64-bit hash of its key>`, always a valid name however
  * long the object's namespace and name, and computable from the request alone so the router can read it.
  */
-export function cellBackupName(ref: ObjectRef): string {
+export function cellBackupName(ref: CellularObjectRef): string {
   return `${ref.resource.resource}-${hash64Hex(formatObjectKey(ref))}`;
 }
 
 /** The CellBackup of `object` (read in `primaryCell`) to keep in `backupCell`. */
 export function cellBackupOf(
   object: Readonly<KubeObject>,
-  ref: ObjectRef,
+  ref: CellularObjectRef,
   cells: { primaryCell: string; backupCell: string },
 ): CellBackup {
   const { resourceVersion } = object.metadata;

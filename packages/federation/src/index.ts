@@ -37,7 +37,7 @@ export {
   parseObjectKey,
   routeOf,
 } from './object-ref.ts';
-export type { ObjectKey, ObjectRef } from './object-ref.ts';
+export type { ObjectKey, CellularObjectRef } from './object-ref.ts';
 export {
   HeldOwnersError,
   formatHeldOwners,

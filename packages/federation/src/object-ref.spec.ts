@@ -6,10 +6,10 @@ import {
   isCellOwnObject,
   objectPath,
   parseObjectKey,
-  type ObjectRef,
+  type CellularObjectRef,
 } from './object-ref.ts';
 
-const configMap = (namespace: string, name: string): ObjectRef => ({
+const configMap = (namespace: string, name: string): CellularObjectRef => ({
   resource: { group: '', version: 'v1', resource: 'configmaps' },
   namespace,
   name,
@@ -27,7 +27,7 @@ describe('isCellOwnObject', () => {
   });
 
   it('the apiserver’s own Service is the cell’s; other Services and ConfigMaps are the federation’s', () => {
-    const service = (namespace: string, name: string): ObjectRef => ({
+    const service = (namespace: string, name: string): CellularObjectRef => ({
       resource: { group: '', version: 'v1', resource: 'services' },
       namespace,
       name,
@@ -39,7 +39,7 @@ describe('isCellOwnObject', () => {
   });
 
   it('so are that Service’s Endpoints and EndpointSlice', () => {
-    const ref = (group: string, resource: string, namespace: string): ObjectRef => ({
+    const ref = (group: string, resource: string, namespace: string): CellularObjectRef => ({
       resource: { group, version: 'v1', resource },
       namespace,
       name: 'kubernetes',
@@ -86,7 +86,7 @@ describe('objectPath and collectionPath', () => {
   it('name the object and where it is created, in its namespace or the cluster', () => {
     expect(objectPath(configMap('shop', 'web'))).toBe('/api/v1/namespaces/shop/configmaps/web');
     expect(collectionPath(configMap('shop', 'web'))).toBe('/api/v1/namespaces/shop/configmaps');
-    const node: ObjectRef = {
+    const node: CellularObjectRef = {
       resource: { group: '', version: 'v1', resource: 'nodes' },
       namespace: '',
       name: 'n1',

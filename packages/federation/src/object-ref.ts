@@ -5,19 +5,19 @@ import { resourcePath, resourceName } from './resource-path.ts';
 import { keyCodec, type Key } from './key-codec.ts';
 
 /** One cellular object, wherever its copies are: the unit a migration or a backup works on. */
-export interface ObjectRef {
+export interface CellularObjectRef {
   readonly resource: GroupVersionResource;
   readonly namespace: string;
   readonly name: string;
 }
 
 /** The REST path of the object in a cell. */
-export function objectPath(ref: ObjectRef): string {
+export function objectPath(ref: CellularObjectRef): string {
   return resourcePath({ ...ref.resource, namespaced: ref.namespace !== '' }, ref.namespace, ref.name);
 }
 
 /** The REST path of the collection the object is created in (its namespace's, or the cluster's). */
-export function collectionPath(ref: ObjectRef): string {
+export function collectionPath(ref: CellularObjectRef): string {
   return resourcePath({ ...ref.resource, namespaced: ref.namespace !== '' }, ref.namespace);
 }
 
@@ -29,13 +29,13 @@ export const OBJECT_KEYS = keyCodec(['resource', 'namespace', 'name'], { mayBeEm
 /** A key of {@link OBJECT_KEYS}: `resource` is the resource's name (`deployments.apps`). */
 export type ObjectKey = Key<'resource' | 'namespace' | 'name'>;
 
-export const objectKeyOf = (ref: ObjectRef): ObjectKey => ({
+export const objectKeyOf = (ref: CellularObjectRef): ObjectKey => ({
   resource: resourceName(ref.resource),
   namespace: ref.namespace,
   name: ref.name,
 });
 
-export function formatObjectKey(ref: ObjectRef): string {
+export function formatObjectKey(ref: CellularObjectRef): string {
   return OBJECT_KEYS.format(objectKeyOf(ref));
 }
 
@@ -43,7 +43,7 @@ export function formatObjectKey(ref: ObjectRef): string {
 export function objectRefOf(
   key: ObjectKey,
   resources: ReadonlyMap<string, GroupVersionResource>,
-): ObjectRef | undefined {
+): CellularObjectRef | undefined {
   const resource = resources.get(key.resource);
   // A resource no longer cellular: nothing to do for it.
   return resource ? { resource, namespace: key.namespace, name: key.name } : undefined;
@@ -53,7 +53,7 @@ export function objectRefOf(
 export function parseObjectKey(
   key: string,
   resources: ReadonlyMap<string, GroupVersionResource>,
-): ObjectRef | undefined {
+): CellularObjectRef | undefined {
   return objectRefOf(OBJECT_KEYS.parse(key), resources);
 }
 
@@ -82,7 +82,7 @@ const APISERVER_OWN_OBJECTS: ReadonlyMap<string, { readonly namespace?: string; 
  * apiserver's and controller manager's ConfigMaps and Leases), and {@link APISERVER_OWN_OBJECTS}. Every
  * apiserver, the control plane's too, has its own copy of each.
  */
-export function isCellOwnObject(ref: ObjectRef): boolean {
+export function isCellOwnObject(ref: CellularObjectRef): boolean {
   if (CELL_SYSTEM_NAMESPACES.has(ref.namespace)) return true;
   const own = APISERVER_OWN_OBJECTS.get(`${ref.resource.group}/${ref.resource.resource}`);
   return own !== undefined && own.name === ref.name && (own.namespace ?? ref.namespace) === ref.namespace;
@@ -106,7 +106,7 @@ export function cellOwnObjectName(
 /** Where an object is and where it goes under `table`: its key, with its namespace's shard-by label, routed. */
 export function routeOf(
   table: RoutingTable,
-  ref: ObjectRef,
+  ref: CellularObjectRef,
   namespaceLabels: (namespace: string) => Record<string, string> | undefined,
 ): RouteDecision {
   return table.route(table.keyOf(ref, namespaceLabels(ref.namespace)));

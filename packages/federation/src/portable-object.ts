@@ -2,7 +2,7 @@ import { ORIGIN_CREATED_ANNOTATION, ORIGIN_UID_ANNOTATION } from '@cellfed/api';
 
 import type { KubeObject, ObjectMeta } from './kube-object.ts';
 import { originCreated, originUid } from './object-identity.ts';
-import type { ObjectRef } from './object-ref.ts';
+import type { CellularObjectRef } from './object-ref.ts';
 
 /** An object ready to be created in another apiserver, and its status to write after through `/status`. */
 export interface PortableObject {
@@ -32,7 +32,7 @@ const JOB_UID_LABELS = ['controller-uid', 'batch.kubernetes.io/controller-uid'];
  * Service's allocated cluster IPs (the new cell allocates its own), a Job's generated selector and the old
  * uid in its template labels. Never changes `object`.
  */
-export function portableObject(object: Readonly<KubeObject>, ref: ObjectRef): PortableObject {
+export function portableObject(object: Readonly<KubeObject>, ref: CellularObjectRef): PortableObject {
   const { metadata, status, ...rest } = structuredClone(object) as KubeObject & { status?: unknown };
   const copied: ObjectMeta = without(metadata, [...SERVER_METADATA, 'ownerReferences']);
   const uid = originUid(metadata);

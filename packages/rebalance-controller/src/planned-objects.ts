@@ -4,7 +4,7 @@ import {
   isCellOwnObject,
   objectRefOf,
   type ObjectKey,
-  type ObjectRef,
+  type CellularObjectRef,
 } from '@cellfed/federation';
 
 import type { PlanHolder, RebalancePlan } from './rebalance-plan.ts';
@@ -12,7 +12,7 @@ import type { PlanHolder, RebalancePlan } from './rebalance-plan.ts';
 /** One cellular object to reconcile under the plan in force. */
 export interface ObjectRequest extends Omit<ReconcileRequest<ObjectKey>, 'key'> {
   readonly plan: RebalancePlan;
-  readonly ref: ObjectRef;
+  readonly ref: CellularObjectRef;
   /** The key as the queue writes it: what a reconciler remembers of an object is keyed by it. */
   readonly key: string;
 }

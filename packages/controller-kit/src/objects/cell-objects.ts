@@ -6,7 +6,7 @@ import {
   type KubeObject,
   type ObjectMeta,
   formatObjectKey,
-  type ObjectRef,
+  type CellularObjectRef,
   NOT_FOLLOWER_SELECTOR,
 } from '@cellfed/federation';
 
@@ -19,9 +19,9 @@ import { lookupKey, parseKey } from '../object-key.ts';
 /** What controllers read about the copies of cellular objects in the cells. */
 export interface CopiesView {
   /** The cached metadata of each engaged cell's copy of the object, by cell id: read it, never change it. */
-  copiesOf(ref: ObjectRef): ReadonlyMap<string, Readonly<ObjectMeta>>;
+  copiesOf(ref: CellularObjectRef): ReadonlyMap<string, Readonly<ObjectMeta>>;
   /** Visits every cached copy of every cellular object in every engaged cell, without copying it. */
-  eachCopy(visit: (cell: string, ref: ObjectRef, metadata: Readonly<ObjectMeta>) => void): void;
+  eachCopy(visit: (cell: string, ref: CellularObjectRef, metadata: Readonly<ObjectMeta>) => void): void;
   /** Whether every cellular resource of each of these cells is engaged and listed. */
   synced(cells: readonly string[]): boolean;
 }
@@ -89,7 +89,7 @@ export class CellObjects implements CellAware, CopiesView {
     }
   }
 
-  copiesOf(ref: ObjectRef): Map<string, Readonly<ObjectMeta>> {
+  copiesOf(ref: CellularObjectRef): Map<string, Readonly<ObjectMeta>> {
     const found = new Map<string, Readonly<ObjectMeta>>();
     const id = resourceName(ref.resource);
     for (const [cellId, { informers }] of this.cells) {
@@ -101,13 +101,13 @@ export class CellObjects implements CellAware, CopiesView {
   }
 
   /** The cached object in `cell` (metadata only when so configured): read it, never change it. */
-  objectIn(cell: string, ref: ObjectRef): Readonly<KubeObject> | undefined {
+  objectIn(cell: string, ref: CellularObjectRef): Readonly<KubeObject> | undefined {
     const key = lookupKey(cell, ref.namespace, ref.name);
     if (key === undefined) return undefined;
     return this.cells.get(cell)?.informers.informers.get(resourceName(ref.resource))?.peek(key);
   }
 
-  eachCopy(visit: (cell: string, ref: ObjectRef, metadata: Readonly<ObjectMeta>) => void): void {
+  eachCopy(visit: (cell: string, ref: CellularObjectRef, metadata: Readonly<ObjectMeta>) => void): void {
     for (const [cellId, { informers }] of this.cells) {
       for (const resource of informers.resources) {
         informers.informers.get(resourceName(resource))?.each((_key, object) => {

@@ -1,5 +1,5 @@
 import { type GroupVersionResource, FOLLOWER_LABEL } from '@cellfed/api';
-import { type KubeObject, type ObjectMeta, type ObjectRef } from '@cellfed/federation';
+import { type KubeObject, type ObjectMeta, type CellularObjectRef } from '@cellfed/federation';
 
 import type { CopiesView } from '../objects/cell-objects.ts';
 
@@ -12,9 +12,9 @@ import type { FakeCell } from './fake-cell.ts';
 export function fakeCopies(
   cells: readonly FakeCell[],
   resource: GroupVersionResource,
-): CopiesView & { objectIn(cell: string, ref: ObjectRef): KubeObject | undefined } {
+): CopiesView & { objectIn(cell: string, ref: CellularObjectRef): KubeObject | undefined } {
   const ofResource = (path: string) => path.split('/').at(-2) === resource.resource;
-  const each = (visit: (cell: string, ref: ObjectRef, metadata: ObjectMeta) => void) => {
+  const each = (visit: (cell: string, ref: CellularObjectRef, metadata: ObjectMeta) => void) => {
     for (const cell of cells) {
       for (const [path, object] of cell.objects) {
         if (!ofResource(path) || object.metadata.labels?.[FOLLOWER_LABEL] !== undefined) continue;

@@ -1,6 +1,6 @@
 import { FOLLOWER_LABEL } from '@cellfed/api';
 import { CONTROL_PLANE, type CellPool, type KubeClient } from '@cellfed/controller-kit';
-import { CLAIMS, type ObjectRef } from '@cellfed/federation';
+import { CLAIMS, type CellularObjectRef } from '@cellfed/federation';
 
 import type { CellLookup } from '../cell-end.ts';
 import { CopiedKindController } from '../copies/copied-kind-controller.ts';
@@ -14,7 +14,7 @@ export interface ClaimControllerOptions {
   plans: PlanHolder;
   cell: CellLookup;
   /** The cells whose pod templates name a claim (the followers know). */
-  cellsNaming: (ref: ObjectRef) => string[];
+  cellsNaming: (ref: CellularObjectRef) => string[];
   runner: RunnerOptions;
 }
 

@@ -10,7 +10,7 @@ import {
   type Reconciler,
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
-import { CLAIMS, resourcePath, type KubeObject, type ObjectRef } from '@cellfed/federation';
+import { CLAIMS, resourcePath, type KubeObject, type CellularObjectRef } from '@cellfed/federation';
 
 import type { CellEnd, CellLookup } from '../cell-end.ts';
 import type { NamespacedKey } from '../copies/copied-kind-controller.ts';
@@ -32,7 +32,7 @@ export interface ClaimReconcilerOptions {
   /** The control plane's claim, from its cache. */
   claim: (namespace: string, name: string) => PersistentVolumeClaim | undefined;
   /** The cells whose pod templates name the claim (the follower reconciler's last passes). */
-  cellsNaming: (ref: ObjectRef) => string[];
+  cellsNaming: (ref: CellularObjectRef) => string[];
   /** An engaged cell. */
   cell: CellLookup;
 }

@@ -9,7 +9,12 @@ import { ApiError } from '@cellfed/controller-kit';
 import { FakeCell, fakeCopies, memoryLogger } from '@cellfed/controller-kit/testing';
 import { MIGRATING, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
-import { type KubeObject, formatHeldOwners, type ObjectRef, type OwnerReference } from '@cellfed/federation';
+import {
+  type KubeObject,
+  formatHeldOwners,
+  type CellularObjectRef,
+  type OwnerReference,
+} from '@cellfed/federation';
 
 import { PlannedObjects } from '../planned-objects.ts';
 import { DependentsIndex, ownerName } from './dependents-index.ts';
@@ -36,7 +41,7 @@ const ownerRef = (kind: string, name: string, uid: string, apiVersion = 'v1'): O
 });
 
 function setup(
-  options: { synced?: boolean; forbidden?: boolean; notCachedYet?: (ref: ObjectRef) => boolean } = {},
+  options: { synced?: boolean; forbidden?: boolean; notCachedYet?: (ref: CellularObjectRef) => boolean } = {},
 ) {
   const cells = { a: new FakeCell('a'), b: new FakeCell('b') };
   const controlPlane = new FakeCell('control-plane');
@@ -92,7 +97,7 @@ function setup(
     copies: {
       ...copies,
       ...(options.synced === false ? { synced: () => false } : {}),
-      copiesOf: (ref: ObjectRef) => (options.notCachedYet?.(ref) ? new Map() : copies.copiesOf(ref)),
+      copiesOf: (ref: CellularObjectRef) => (options.notCachedYet?.(ref) ? new Map() : copies.copiesOf(ref)),
     },
     cell: (id) => (id in cells ? { id, client: cells[id as 'a' | 'b'] } : undefined),
     controlPlane: { request: askControlPlane },

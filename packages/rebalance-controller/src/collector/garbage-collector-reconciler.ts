@@ -20,7 +20,7 @@ import {
   ownerReferencesOf,
   orphanedOwnerEventsPath,
   parseObjectKey,
-  type ObjectRef,
+  type CellularObjectRef,
   type OwnerReference,
   objectPath,
 } from '@cellfed/federation';
@@ -66,7 +66,7 @@ type LiveCopy =
   | { readonly kind: 'wait' };
 
 interface HeldDependent {
-  readonly ref: ObjectRef;
+  readonly ref: CellularObjectRef;
   readonly cell: string;
   readonly metadata: Readonly<ObjectMeta>;
   /** Its held references without the owner's. */
@@ -166,7 +166,7 @@ export class GarbageCollectorReconciler implements ObjectReconciler {
    */
   private async deleteDependentsFirst(
     plan: RebalancePlan,
-    owner: ObjectRef,
+    owner: CellularObjectRef,
     cell: string,
     metadata: Readonly<ObjectMeta>,
     signal: AbortSignal,
@@ -206,7 +206,7 @@ export class GarbageCollectorReconciler implements ObjectReconciler {
    */
   private heldDependents(
     plan: RebalancePlan,
-    owner: ObjectRef,
+    owner: CellularObjectRef,
     metadata: Readonly<ObjectMeta>,
   ): HeldDependent[] | 'wait' {
     const names = namesOwner(owner, metadata);
@@ -227,7 +227,7 @@ export class GarbageCollectorReconciler implements ObjectReconciler {
   /** Deletes the object if it is still the one read (its uid); gone already is as good. */
   private async collect(
     cell: string,
-    ref: ObjectRef,
+    ref: CellularObjectRef,
     metadata: Readonly<ObjectMeta>,
     propagationPolicy: 'Background' | 'Foreground',
     signal: AbortSignal,
@@ -245,7 +245,7 @@ export class GarbageCollectorReconciler implements ObjectReconciler {
   /** Sets an object's held references to `kept`, at the version read (a concurrent change conflicts). */
   private async keepHeld(
     cell: string,
-    ref: ObjectRef,
+    ref: CellularObjectRef,
     metadata: Readonly<ObjectMeta>,
     kept: readonly OwnerReference[],
     signal: AbortSignal,
@@ -265,7 +265,7 @@ export class GarbageCollectorReconciler implements ObjectReconciler {
   /** Removes `finalizer` from the owner: the list is replaced whole, at the version read. */
   private async release(
     cell: string,
-    owner: ObjectRef,
+    owner: CellularObjectRef,
     metadata: Readonly<ObjectMeta>,
     finalizer: string,
     signal: AbortSignal,
@@ -285,7 +285,7 @@ export class GarbageCollectorReconciler implements ObjectReconciler {
   /** Removes the references to `owner` from its held dependents, then the owner's orphan finalizer. */
   private async orphanDependents(
     plan: RebalancePlan,
-    owner: ObjectRef,
+    owner: CellularObjectRef,
     cell: string,
     metadata: Readonly<ObjectMeta>,
     signal: AbortSignal,
@@ -362,7 +362,7 @@ export class GarbageCollectorReconciler implements ObjectReconciler {
    */
   private async confirmedAbsent(
     plan: RebalancePlan,
-    ref: ObjectRef,
+    ref: CellularObjectRef,
     uid: string,
     signal: AbortSignal,
   ): Promise<OwnerState> {
@@ -383,7 +383,7 @@ export class GarbageCollectorReconciler implements ObjectReconciler {
   }
 
   /** The copy the routing rule reads (see the router's copy-choice), from the caches. */
-  private liveCopy(plan: RebalancePlan, ref: ObjectRef): LiveCopy {
+  private liveCopy(plan: RebalancePlan, ref: CellularObjectRef): LiveCopy {
     if (!this.options.copies.synced(plan.liveCells)) return { kind: 'wait' };
     const key = plan.table.keyOf(ref, this.options.namespaceLabels(ref.namespace));
     const decision = plan.table.route(key);
@@ -412,7 +412,7 @@ export class GarbageCollectorReconciler implements ObjectReconciler {
 }
 
 /** Whether a reference names `owner` (by any uid clients know it by: its own, its first one). */
-function namesOwner(owner: ObjectRef, metadata: Readonly<ObjectMeta>) {
+function namesOwner(owner: CellularObjectRef, metadata: Readonly<ObjectMeta>) {
   return (reference: OwnerReference) =>
     reference.name === owner.name &&
     groupOf(reference.apiVersion) === owner.resource.group &&

@@ -1,4 +1,4 @@
-import { type KubeObject, type ObjectMeta, type ObjectRef } from '@cellfed/federation';
+import { type KubeObject, type ObjectMeta, type CellularObjectRef } from '@cellfed/federation';
 
 import { AdmissionParams } from './admission-params.ts';
 
@@ -93,7 +93,7 @@ describe('AdmissionParams', () => {
       { resource: DEPLOYMENTS, namespace: 'web', name: 'limits' },
     ];
     const copies = {
-      eachCopy: (visit: (cell: string, ref: ObjectRef, metadata: ObjectMeta) => void) => {
+      eachCopy: (visit: (cell: string, ref: CellularObjectRef, metadata: ObjectMeta) => void) => {
         for (const ref of objects) visit('a', ref, {});
       },
     };

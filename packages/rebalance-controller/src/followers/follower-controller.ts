@@ -11,7 +11,7 @@ import {
   hasPodTemplate,
   parseObjectKey,
   resourceName,
-  type ObjectRef,
+  type CellularObjectRef,
 } from '@cellfed/federation';
 
 import type { CellLookup } from '../cell-end.ts';
@@ -85,7 +85,7 @@ export class FollowerController implements LeadingController {
   }
 
   /** The cells whose pod templates name an object (for the claims' controller). */
-  cellsNaming(ref: ObjectRef): string[] {
+  cellsNaming(ref: CellularObjectRef): string[] {
     return this.reconciler.cellsNaming(ref);
   }
 

@@ -27,7 +27,7 @@ import {
   isCellOwnObject,
   objectPath,
   podReferences,
-  type ObjectRef,
+  type CellularObjectRef,
   type PodReferences,
   formatObjectKey,
   keyCodec,
@@ -177,7 +177,7 @@ export class FollowerReconciler implements Reconciler<FollowerKey> {
    * The cells whose pod templates named this ConfigMap, Secret or claim at their last pass: its change,
    * creation or move concerns only them (every key is compared again on its resync anyway).
    */
-  cellsNaming(ref: ObjectRef): string[] {
+  cellsNaming(ref: CellularObjectRef): string[] {
     const cells: string[] = [];
     for (const [key, names] of this.named) {
       if (!names.has(`${ref.resource.resource}/${ref.name}`)) continue;
@@ -214,7 +214,7 @@ export class FollowerReconciler implements Reconciler<FollowerKey> {
   ): Promise<{ named: Map<string, Set<string>>; present: Map<string, ParamCandidate[]> }> {
     const known = this.templates.get(key) ?? new Map<string, Template>();
     const current = new Map<string, Template>();
-    const toRead: ObjectRef[] = [];
+    const toRead: CellularObjectRef[] = [];
     /** A move's fenced or old copies: their pods are going, and a claim is not placed for them. */
     const leaving = new Set<string>();
     const present = new Map<string, ParamCandidate[]>(KINDS.map((kind) => [kind.resource, []]));
@@ -273,7 +273,7 @@ export class FollowerReconciler implements Reconciler<FollowerKey> {
     const tasks: (() => Promise<boolean>)[] = [];
     const kept = new Set<string>();
     for (const name of names) {
-      const ref: ObjectRef = { resource: kind, namespace, name };
+      const ref: CellularObjectRef = { resource: kind, namespace, name };
       if (isCellOwnObject(ref)) continue; // every cell has its own kube-root-ca.crt
       const source = this.sourceOf(ref, cell.id, cellular);
       if (!source) continue; // here already, or nowhere
@@ -311,7 +311,7 @@ export class FollowerReconciler implements Reconciler<FollowerKey> {
    * Where the object a pod template names lives, if not in `cellId` already: for a cellular kind the cell
    * whose copy is the object (not the leftover of a move), for another kind the control plane.
    */
-  private sourceOf(ref: ObjectRef, cellId: string, cellular: boolean): Source | undefined {
+  private sourceOf(ref: CellularObjectRef, cellId: string, cellular: boolean): Source | undefined {
     if (!cellular) return { from: CONTROL_PLANE, client: this.options.controlPlane };
     const copies = this.options.copies.copiesOf(ref);
     if (copies.has(cellId)) return undefined;
@@ -327,7 +327,7 @@ export class FollowerReconciler implements Reconciler<FollowerKey> {
   }
 
   /** Creates or updates the follower; answers whether it wrote (false: an object that is not one is there). */
-  private async write(pass: Pass, ref: ObjectRef, copy: KubeObject, current: KubeObject | undefined) {
+  private async write(pass: Pass, ref: CellularObjectRef, copy: KubeObject, current: KubeObject | undefined) {
     const { cell, signal, log } = pass;
     const collection = resourcePath({ ...ref.resource, namespaced: true }, ref.namespace);
     const create = async () => {
@@ -367,7 +367,7 @@ export class FollowerReconciler implements Reconciler<FollowerKey> {
   }
 
   /** Deletes the follower if it is still the one read; answers whether it did. */
-  private async remove(cell: Client, ref: ObjectRef, current: KubeObject, signal: AbortSignal) {
+  private async remove(cell: Client, ref: CellularObjectRef, current: KubeObject, signal: AbortSignal) {
     const path = `${resourcePath({ ...ref.resource, namespaced: true }, ref.namespace)}/${ref.name}`;
     try {
       await cell.request('DELETE', path, {
@@ -392,6 +392,6 @@ function fresh(current: KubeObject, source: Source): boolean {
   );
 }
 
-function read(client: Client, ref: ObjectRef, signal: AbortSignal): Promise<KubeObject | undefined> {
+function read(client: Client, ref: CellularObjectRef, signal: AbortSignal): Promise<KubeObject | undefined> {
   return readIfExists(client, objectPath(ref), { signal });
 }

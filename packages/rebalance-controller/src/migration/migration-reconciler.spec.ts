@@ -3,7 +3,7 @@ import { ApiError, TokenBucket, type CopiesView } from '@cellfed/controller-kit'
 import { FakeCell, FakeClock, fakeCopies, memoryLogger } from '@cellfed/controller-kit/testing';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
-import { type KubeObject, formatObjectKey, objectKeyOf, type ObjectRef } from '@cellfed/federation';
+import { type KubeObject, formatObjectKey, objectKeyOf, type CellularObjectRef } from '@cellfed/federation';
 
 import { PlannedObjects } from '../planned-objects.ts';
 import { MigrationReconciler } from './migration-reconciler.ts';
@@ -24,7 +24,7 @@ const spec = (states: Record<string, string>): CellSetSpecInput => ({
 });
 const JOINING = spec({ a: 'Normal', b: 'Joining' });
 const path = (name: string) => `/api/v1/namespaces/shop/configmaps/${name}`;
-const ref = (name: string): ObjectRef => ({ resource: CONFIGMAPS, namespace: 'shop', name });
+const ref = (name: string): CellularObjectRef => ({ resource: CONFIGMAPS, namespace: 'shop', name });
 
 /** A name the joining spec moves from a to b. */
 function movingName(): string {

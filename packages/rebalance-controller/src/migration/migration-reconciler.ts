@@ -2,7 +2,7 @@ import { QUIESCED_ANNOTATION, MIGRATED_AT_ANNOTATION } from '@cellfed/api';
 import { type Clock, type ReconcileResult, type TokenBucket, type CopiesView } from '@cellfed/controller-kit';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
-import { type ObjectMeta, madeByItsCell, type ObjectRef, routeOf } from '@cellfed/federation';
+import { type ObjectMeta, madeByItsCell, type CellularObjectRef, routeOf } from '@cellfed/federation';
 
 import type { ObjectReconciler, ObjectRequest } from '../planned-objects.ts';
 import type { CellEnd, CellLookup } from '../cell-end.ts';
@@ -209,7 +209,7 @@ export class MigrationReconciler implements ObjectReconciler {
 
   /** A copy in a cell that is neither the object's old nor its new one. */
   private async tidyElsewhere(
-    ref: ObjectRef,
+    ref: CellularObjectRef,
     cell: string,
     metadata: ObjectMeta,
     copies: ReadonlyMap<string, ObjectMeta>,
@@ -251,7 +251,7 @@ export class MigrationReconciler implements ObjectReconciler {
    * `migrated`; until then, look again then.
    */
   private async deleteWhenDue(
-    ref: ObjectRef,
+    ref: CellularObjectRef,
     cell: string,
     metadata: ObjectMeta,
     signal: AbortSignal,

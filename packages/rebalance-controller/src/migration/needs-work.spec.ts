@@ -1,6 +1,6 @@
 import { COPIED_FROM_ANNOTATION } from '@cellfed/api';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
-import { type ObjectRef, routeOf } from '@cellfed/federation';
+import { type CellularObjectRef, routeOf } from '@cellfed/federation';
 
 import { needsWork } from './needs-work.ts';
 import { configMapCellSet, CONFIGMAPS } from '../testing/configmap-cells.ts';
@@ -11,7 +11,7 @@ const plans = new PlanHolder();
 plans.load(spec, 1);
 const plan = plans.current()!;
 const noLabels = () => undefined;
-const refs: ObjectRef[] = Array.from({ length: 200 }, (_, i) => ({
+const refs: CellularObjectRef[] = Array.from({ length: 200 }, (_, i) => ({
   resource: CONFIGMAPS,
   namespace: 'shop',
   name: `cm-${i}`,
@@ -58,7 +58,7 @@ describe('needsWork', () => {
   });
 
   it('never queues a cell’s own objects', () => {
-    const own: ObjectRef = { resource: CONFIGMAPS, namespace: 'kube-system', name: moving.ref.name };
+    const own: CellularObjectRef = { resource: CONFIGMAPS, namespace: 'kube-system', name: moving.ref.name };
     expect(needsWork(plan, 'a', own, { labels: { [REBALANCE_STATUS_LABEL]: MIGRATING } }, noLabels)).toBe(
       false,
     );

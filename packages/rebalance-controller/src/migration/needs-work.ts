@@ -3,7 +3,7 @@ import {
   type ObjectMeta,
   isCellOwnObject,
   madeByItsCell,
-  type ObjectRef,
+  type CellularObjectRef,
   routeOf,
 } from '@cellfed/federation';
 
@@ -18,7 +18,7 @@ import type { RebalancePlan } from '../rebalance-plan.ts';
 export function needsWork(
   plan: RebalancePlan,
   cell: string,
-  ref: ObjectRef,
+  ref: CellularObjectRef,
   metadata: Readonly<ObjectMeta>,
   namespaceLabels: (namespace: string) => Record<string, string> | undefined,
 ): boolean {

@@ -11,7 +11,7 @@ import {
   type ObjectMeta,
   portableObject,
   without,
-  type ObjectRef,
+  type CellularObjectRef,
   type PortableObject,
 } from '@cellfed/federation';
 
@@ -26,7 +26,7 @@ export type CellCopy = PortableObject;
  * A Job or CronJob is created suspended, what the commit sets back recorded in `held-spec` (see
  * `heldUntilCommit`); an old copy's record of its own quiesce (`quiesced-from`) is not carried over.
  */
-export function copyForNewCell(object: KubeObject, ref: ObjectRef, source: string): CellCopy {
+export function copyForNewCell(object: KubeObject, ref: CellularObjectRef, source: string): CellCopy {
   const portable = portableObject(object, ref);
   const { labels: oldLabels, annotations: oldAnnotations, ...metadata } = portable.object.metadata;
   const labels = without(oldLabels, [REBALANCE_STATUS_LABEL]);

@@ -11,12 +11,12 @@ import {
 import { ApiError } from '@cellfed/controller-kit';
 import { FakeCell, FakeClock, memoryLogger } from '@cellfed/controller-kit/testing';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
-import { type KubeObject, type ObjectRef } from '@cellfed/federation';
+import { type KubeObject, type CellularObjectRef } from '@cellfed/federation';
 
 import { ObjectMover, contentOf, type Move } from './object-mover.ts';
 import { StatusSubresources } from './status-subresources.ts';
 
-const ref: ObjectRef = {
+const ref: CellularObjectRef = {
   resource: { group: 'apps', version: 'v1', resource: 'deployments' },
   namespace: 'shop',
   name: 'web',

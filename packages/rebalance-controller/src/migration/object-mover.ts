@@ -31,7 +31,7 @@ import {
   type ObjectMeta,
   collectionPath,
   objectPath,
-  type ObjectRef,
+  type CellularObjectRef,
 } from '@cellfed/federation';
 
 import type { CellEnd } from '../cell-end.ts';
@@ -52,7 +52,7 @@ type CellClient = CellEnd['client'];
 
 /** One object to move from one cell to another. */
 export interface Move {
-  readonly ref: ObjectRef;
+  readonly ref: CellularObjectRef;
   readonly from: CellEnd;
   readonly to: CellEnd;
   readonly signal: AbortSignal;
@@ -224,7 +224,12 @@ export class ObjectMover {
    * Deletes a copy if it is still the one with `uid` (step 4 for an old copy; also an uncommitted new copy);
    * false when it is gone or another object has the name.
    */
-  async deleteCopy(cell: CellEnd, ref: ObjectRef, uid: string, signal: AbortSignal): Promise<boolean> {
+  async deleteCopy(
+    cell: CellEnd,
+    ref: CellularObjectRef,
+    uid: string,
+    signal: AbortSignal,
+  ): Promise<boolean> {
     try {
       await cell.client.request('DELETE', objectPath(ref), {
         // Its dependents go with it: a Job's default is to orphan its pods, which would run on with no owner.
@@ -249,7 +254,7 @@ export class ObjectMover {
    * CronJob stops firing there, while the copy itself stays until `deleteAfter`. Read again on a conflict, a
    * few times: the old cell's controllers still write its status. Answers whether it wrote.
    */
-  async quiesce(cell: CellEnd, ref: ObjectRef, signal: AbortSignal): Promise<boolean> {
+  async quiesce(cell: CellEnd, ref: CellularObjectRef, signal: AbortSignal): Promise<boolean> {
     if (!quiesces(ref.resource)) return false;
     for (let attempt = 1; ; attempt++) {
       const old = await read(cell.client, ref, signal);
@@ -266,7 +271,7 @@ export class ObjectMover {
   }
 
   /** Records `migrated-at` on an old copy someone else labelled `migrated` without it, so its clock starts. */
-  async stampMigratedAt(cell: CellEnd, ref: ObjectRef, signal: AbortSignal): Promise<void> {
+  async stampMigratedAt(cell: CellEnd, ref: CellularObjectRef, signal: AbortSignal): Promise<void> {
     await patch(cell.client, ref, signal, {
       metadata: { annotations: { [MIGRATED_AT_ANNOTATION]: new Date(this.clock.now()).toISOString() } },
     });
@@ -280,7 +285,7 @@ export class ObjectMover {
    */
   async commit(
     cell: CellEnd,
-    ref: ObjectRef,
+    ref: CellularObjectRef,
     signal: AbortSignal,
     old?: ObjectMeta,
     source?: CellEnd,
@@ -302,7 +307,7 @@ export class ObjectMover {
 
   private async label(
     client: CellClient,
-    ref: ObjectRef,
+    ref: CellularObjectRef,
     metadata: Readonly<ObjectMeta>,
     value: string,
     timeAnnotation: string,
@@ -447,13 +452,17 @@ function stableJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-function read(client: CellClient, ref: ObjectRef, signal: AbortSignal): Promise<KubeObject | undefined> {
+function read(
+  client: CellClient,
+  ref: CellularObjectRef,
+  signal: AbortSignal,
+): Promise<KubeObject | undefined> {
   return readIfExists(client, objectPath(ref), { signal });
 }
 
 function create(
   client: CellClient,
-  ref: ObjectRef,
+  ref: CellularObjectRef,
   object: KubeObject,
   signal: AbortSignal,
 ): Promise<KubeObject> {
@@ -467,7 +476,7 @@ function create(
 /** Creates `object`; undefined when something already has its name (nothing is read or changed). */
 function createIfAbsent(
   client: CellClient,
-  ref: ObjectRef,
+  ref: CellularObjectRef,
   object: KubeObject,
   signal: AbortSignal,
 ): Promise<KubeObject | undefined> {
@@ -486,7 +495,7 @@ function createIfAbsent(
  * Deployment's apiserver counts the write's annotation change as a new generation, so the same write
  * records the generation clients knew beside the one it makes (ORIGIN_GENERATION_ANNOTATION).
  */
-function generationKept(ref: ObjectRef, metadata: Readonly<ObjectMeta>): Record<string, string> {
+function generationKept(ref: CellularObjectRef, metadata: Readonly<ObjectMeta>): Record<string, string> {
   const { generation, annotations } = metadata;
   if (
     generation === undefined ||
@@ -499,7 +508,7 @@ function generationKept(ref: ObjectRef, metadata: Readonly<ObjectMeta>): Record<
 
 async function commitNewCopy(
   cell: CellEnd,
-  ref: ObjectRef,
+  ref: CellularObjectRef,
   signal: AbortSignal,
   old: ObjectMeta | undefined,
   known?: ObjectMeta,
@@ -522,7 +531,12 @@ async function commitNewCopy(
   });
 }
 
-function patch(client: CellClient, ref: ObjectRef, signal: AbortSignal, body: unknown): Promise<KubeObject> {
+function patch(
+  client: CellClient,
+  ref: CellularObjectRef,
+  signal: AbortSignal,
+  body: unknown,
+): Promise<KubeObject> {
   return client.request<KubeObject>('PATCH', objectPath(ref), {
     body,
     contentType: MERGE_PATCH,

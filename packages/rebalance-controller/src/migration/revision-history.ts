@@ -4,7 +4,7 @@ import {
   FENCED_AT_ANNOTATION,
   MIGRATED_AT_ANNOTATION,
 } from '@cellfed/api';
-import { type KubeObject, ownerReferencesOf, without, type ObjectRef } from '@cellfed/federation';
+import { type KubeObject, ownerReferencesOf, without, type CellularObjectRef } from '@cellfed/federation';
 
 const REPLICA_SETS: GroupVersionResource = { group: 'apps', version: 'v1', resource: 'replicasets' };
 const CONTROLLER_REVISIONS: GroupVersionResource = {
@@ -90,7 +90,7 @@ export function historyCopy(item: Readonly<KubeObject>, owner: Readonly<KubeObje
 }
 
 /** Where the copy of one history item goes. */
-export function historyRef(history: GroupVersionResource, item: Readonly<KubeObject>): ObjectRef {
+export function historyRef(history: GroupVersionResource, item: Readonly<KubeObject>): CellularObjectRef {
   return { resource: history, namespace: item.metadata.namespace ?? '', name: item.metadata.name ?? '' };
 }
 
