@@ -34,7 +34,7 @@ import { DownCellReconciler } from './down-cell-reconciler.ts';
 
 export interface BackupSettings {
   /** Mark a cell Down once it has been unhealthy this long; never when absent (an operator decides). */
-  autoDownAfterMs?: number;
+  autoDownAfterMs?: number | undefined;
   /** Backups written or promoted at once. */
   workers: number;
   /** How often every object is compared with its backup although nothing changed. */

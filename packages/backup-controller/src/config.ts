@@ -1,5 +1,4 @@
 import {
-  ControllerConfigSchema,
   controllerUsage,
   durationFlag,
   flagGroup,
@@ -7,8 +6,9 @@ import {
   optionalDurationFlag,
   type Flag,
   readControllerConfig,
+  type FlagSettings,
+  type ControllerConfig,
 } from '@cellfed/controller-kit';
-import { z } from 'zod';
 
 import { BackupError, BackupErrorCode } from './errors.ts';
 
@@ -32,9 +32,7 @@ const OWN = flagGroup({
 });
 
 /** Everything the backup controller process is configured with; parsed once, in main.ts. */
-const BackupConfigSchema = ControllerConfigSchema.extend(OWN.shape).strict();
-
-export type BackupConfig = z.output<typeof BackupConfigSchema>;
+export type BackupConfig = ControllerConfig & FlagSettings<typeof OWN>;
 
 export const BACKUP_FLAGS: readonly Flag[] = OWN.flags;
 
@@ -43,7 +41,7 @@ export const USAGE = controllerUsage('backup-controller', BACKUP_FLAGS);
 /** Reads the command line into the config; every problem in one line. */
 export function parseBackupArgs(argv: string[]): BackupConfig {
   try {
-    return readControllerConfig('backup-controller', argv, OWN, BackupConfigSchema);
+    return readControllerConfig('backup-controller', argv, OWN);
   } catch (error) {
     throw new BackupError(BackupErrorCode.InvalidConfig, (error as Error).message, { cause: error });
   }

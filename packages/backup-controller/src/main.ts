@@ -19,11 +19,6 @@ await runControllerProcess({
       logger,
       registry,
       tracer,
-      settings: {
-        workers: config.workers,
-        resyncMs: config.resyncMs,
-        resyncQps: config.resyncQps,
-        ...(config.autoDownAfterMs === undefined ? {} : { autoDownAfterMs: config.autoDownAfterMs }),
-      },
+      settings: config,
     }),
 });

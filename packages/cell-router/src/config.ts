@@ -1,18 +1,17 @@
-import { DEFAULT_CELLSET_NAME, DEFAULT_SECRET_NAMESPACE } from '@cellfed/api';
 import { hostname } from 'node:os';
 
 import {
-  CELLSET_FLAG,
-  HTTP_PORT_FLAG,
-  KUBECONFIG_FLAG,
-  LOG_LEVEL_FLAG,
   ManagerConfigSchema,
-  TRACE_SAMPLE_RATIO_FLAG,
   TracingConfigSchema,
+  cellSetFlag,
   flagGroup,
   intFlag,
   issuesLine,
+  kubeconfigFlag,
+  processFlagRows,
+  processSettings,
   readFlags,
+  secretNamespaceFlag,
   textFlag,
   usageOf,
   type Flag,
@@ -37,23 +36,11 @@ const OWN = flagGroup({
     help: 'CA of accepted client certificates; bearer tokens are checked by TokenReview either way',
   }),
   /** The control plane kubeconfig; the in-cluster service account when absent. */
-  kubeconfig: textFlag(KUBECONFIG_FLAG.name, {
-    value: KUBECONFIG_FLAG.value,
-    help: 'control plane kubeconfig; its identity must be allowed to impersonate',
-    defaultText: KUBECONFIG_FLAG.default,
-  }),
+  kubeconfig: kubeconfigFlag('control plane kubeconfig; its identity must be allowed to impersonate'),
   host: textFlag('host', { value: 'HOST', help: 'address of the Kubernetes API front', default: '0.0.0.0' }),
   port: intFlag('port', { help: 'its port; 0 picks one', default: 6443, min: 0, max: 65535 }),
-  cellSetName: textFlag(CELLSET_FLAG.name, {
-    value: CELLSET_FLAG.value,
-    help: 'the CellSet it routes by',
-    default: DEFAULT_CELLSET_NAME,
-  }),
-  secretNamespace: textFlag('secret-namespace', {
-    value: 'NS',
-    help: "where the cells' kubeconfig Secrets and the routers' Leases are",
-    default: DEFAULT_SECRET_NAMESPACE,
-  }),
+  cellSetName: cellSetFlag('the CellSet it routes by'),
+  secretNamespace: secretNamespaceFlag("where the cells' kubeconfig Secrets and the routers' Leases are"),
   /** This replica's name in its Lease; the pod name in a cluster. */
   replicaId: textFlag('replica-id', {
     value: 'ID',
@@ -74,13 +61,12 @@ const OWN = flagGroup({
   }),
 });
 
-/** The flags of the health port and the traces, which the router shares with the controllers. */
-const OTLP_ENDPOINT_FLAG: Flag = {
-  name: 'otlp-endpoint',
-  value: 'URL',
-  help: 'send a server span per request, named as kube-apiserver names its own (get deployments), to this OTLP/HTTP collector (http://collector:4318); the cells get its traceparent',
-  default: 'tracing off',
-};
+/** The flags of the health port, the log and the traces, which the router shares with the controllers. */
+const PROCESS = flagGroup(
+  processFlagRows(
+    'send a server span per request, named as kube-apiserver names its own (get deployments), to this OTLP/HTTP collector (http://collector:4318); the cells get its traceparent',
+  ),
+);
 
 /** Everything the router process is configured with; parsed once, in main.ts. */
 const RouterConfigSchema = z
@@ -104,13 +90,7 @@ const RouterConfigSchema = z
 export type RouterConfig = z.output<typeof RouterConfigSchema>;
 
 /** The router's flags, in the order of its usage and README table. */
-export const ROUTER_FLAGS: readonly Flag[] = [
-  ...OWN.flags,
-  HTTP_PORT_FLAG,
-  LOG_LEVEL_FLAG,
-  OTLP_ENDPOINT_FLAG,
-  TRACE_SAMPLE_RATIO_FLAG,
-];
+export const ROUTER_FLAGS: readonly Flag[] = [...OWN.flags, ...PROCESS.flags];
 
 export const USAGE = `usage: cell-router (--tls-cert-file FILE --tls-key-file FILE | --tls-secret NS/NAME) [options]
 ${usageOf(ROUTER_FLAGS)}`;
@@ -123,18 +103,11 @@ export function parseRouterArgs(argv: string[]): RouterConfig {
   } catch (error) {
     throw new RouterError(RouterErrorCode.InvalidConfig, (error as Error).message, { cause: error });
   }
-  const number = (value: string | undefined) => (value === undefined ? undefined : Number(value));
+  const process = z.object(PROCESS.shape).safeParse(PROCESS.input(values));
+  if (!process.success) throw new RouterError(RouterErrorCode.InvalidConfig, issuesLine(process.error));
   const result = RouterConfigSchema.safeParse({
     ...OWN.input(values),
-    manager: {
-      httpPort: number(values[HTTP_PORT_FLAG.name]),
-      logLevel: values[LOG_LEVEL_FLAG.name],
-      leaderElection: { enabled: false },
-    },
-    tracing: {
-      otlpEndpoint: values[OTLP_ENDPOINT_FLAG.name],
-      sampleRatio: number(values[TRACE_SAMPLE_RATIO_FLAG.name]),
-    },
+    ...processSettings(process.data, { enabled: false }),
   });
   if (result.success) return result.data;
   throw new RouterError(RouterErrorCode.InvalidConfig, issuesLine(result.error));

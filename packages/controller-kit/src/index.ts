@@ -49,16 +49,16 @@ export type { RouterLease } from './router-presence/router-lease.ts';
 export { Manager } from './process/manager.ts';
 export { ManagerConfigSchema } from './process/manager-config.ts';
 export {
-  CELLSET_FLAG,
   CONTROLLER_FLAGS,
-  ControllerConfigSchema,
-  HTTP_PORT_FLAG,
-  KUBECONFIG_FLAG,
-  LOG_LEVEL_FLAG,
-  TRACE_SAMPLE_RATIO_FLAG,
+  cellSetFlag,
   controllerUsage,
   issuesLine,
+  kubeconfigFlag,
+  processFlagRows,
+  processSettings,
   readControllerConfig,
+  secretNamespaceFlag,
+  type ControllerConfig,
 } from './process/controller-flags.ts';
 export {
   boolFlag,
@@ -68,6 +68,9 @@ export {
   optionalDurationFlag,
   positiveNumberFlag,
   textFlag,
+  type FlagGroup,
+  type FlagRow,
+  type FlagSettings,
 } from './process/flag-rows.ts';
 export { flagRows, readFlags, readmeFlagRows, usageOf, wantsHelp } from './process/flags.ts';
 export type { Flag } from './process/flags.ts';

@@ -61,6 +61,11 @@ describe('parseRebalanceArgs', () => {
     [['--follow-pod-references', 'no'], /--follow-pod-references must be true or false/],
     [['--divide-quotas', 'yes'], /--divide-quotas must be true or false/],
     [['--nope'], /Unknown option '--nope'/],
+    [['--log-level', 'loud'], /--log-level must be one of fatal, error, warn, info, debug, trace/],
+    [['--trace-sample-ratio', '2'], /--trace-sample-ratio must be a number from 0 to 1/],
+    [['--otlp-endpoint', 'ftp://collector'], /--otlp-endpoint must be an http\(s\) URL/],
+    [['--http-port', '70000'], /--http-port must be at most 65535/],
+    [['--leader-elect-lease-duration', '1s'], /needs leaseDurationMs > renewDeadlineMs > retryPeriodMs/],
   ])('refuses %j with one readable line', (argv, message) => {
     expect(() => parseRebalanceArgs(argv)).toThrow(message);
   });

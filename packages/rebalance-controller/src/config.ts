@@ -1,5 +1,4 @@
 import {
-  ControllerConfigSchema,
   boolFlag,
   controllerUsage,
   durationFlag,
@@ -8,8 +7,9 @@ import {
   positiveNumberFlag,
   type Flag,
   readControllerConfig,
+  type FlagSettings,
+  type ControllerConfig,
 } from '@cellfed/controller-kit';
-import { z } from 'zod';
 
 import { RebalanceError, RebalanceErrorCode } from './errors.ts';
 
@@ -60,9 +60,7 @@ const OWN = flagGroup({
 });
 
 /** Everything the rebalance controller process is configured with; parsed once, in main.ts. */
-const RebalanceConfigSchema = ControllerConfigSchema.extend(OWN.shape).strict();
-
-export type RebalanceConfig = z.output<typeof RebalanceConfigSchema>;
+export type RebalanceConfig = ControllerConfig & FlagSettings<typeof OWN>;
 
 export const REBALANCE_FLAGS: readonly Flag[] = OWN.flags;
 
@@ -71,7 +69,7 @@ export const USAGE = controllerUsage('rebalance-controller', REBALANCE_FLAGS);
 /** Reads the command line into the config; every problem in one line. */
 export function parseRebalanceArgs(argv: string[]): RebalanceConfig {
   try {
-    return readControllerConfig('rebalance-controller', argv, OWN, RebalanceConfigSchema);
+    return readControllerConfig('rebalance-controller', argv, OWN);
   } catch (error) {
     throw new RebalanceError(RebalanceErrorCode.InvalidConfig, (error as Error).message, { cause: error });
   }

@@ -97,6 +97,23 @@ export function positiveNumberFlag(name: string, meta: RowMeta): FlagRow<number 
   );
 }
 
+/** A number from 0 to 1. */
+export function ratioFlag(name: string, meta: RowMeta & { readonly default: number }): FlagRow<number> {
+  return row(
+    name,
+    'R',
+    meta,
+    String(meta.default),
+    (text) => {
+      const n = Number(text);
+      if (text.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1)
+        return new Problem(`--${name} must be a number from 0 to 1`);
+      return n;
+    },
+    meta.default,
+  );
+}
+
 const durationOf = (name: string, text: string): number | Problem => {
   const ms = parseDuration(text);
   if (ms === undefined || ms <= 0)
@@ -178,6 +195,11 @@ export interface FlagGroup<R extends Record<string, FlagRow<unknown>>> {
   /** Each setting's text from the command line's values (by flag name), for that schema. */
   input(values: Readonly<Record<string, string | undefined>>): { [K in keyof R]: string | undefined };
 }
+
+/** The settings a group's rows read, by setting. */
+export type FlagSettings<G extends FlagGroup<Record<string, FlagRow<unknown>>>> = {
+  [K in keyof G['shape']]: z.output<G['shape'][K]>;
+};
 
 /** Groups flag rows by the setting each one fills. */
 export function flagGroup<R extends Record<string, FlagRow<unknown>>>(rows: R): FlagGroup<R> {

@@ -28,7 +28,7 @@ export interface MigrationSettings {
   /** Objects moved at once at most (the workers). */
   window: number;
   /** Moves started per second at most; unlimited when absent. */
-  ratePerSecond?: number;
+  ratePerSecond?: number | undefined;
   /** How long an old copy stays after its move. */
   deleteAfterMs: number;
   /** Objects taken from the low-priority lane (scans) per second. */
