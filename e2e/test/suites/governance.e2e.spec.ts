@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 
 import { FOLLOWER_LABEL, MIRRORED_LABEL, QUOTA_SHARE_ANNOTATION, parseCellSetSpec } from '@cellfed/api';
-import { ApiError, KubeClient, parseQuantity } from '@cellfed/controller-kit';
+import { ApiError, KubeClient } from '@cellfed/controller-kit';
 import { RoutingTable } from '@cellfed/hashing';
-import { type KubeList, type KubeObject } from '@cellfed/federation';
+import { type KubeList, type KubeObject, parseQuantity } from '@cellfed/federation';
 
 import { cellSetSpec, eventually, newServiceAccountToken } from '../helpers/clients.ts';
 import { DEPLOYMENTS, deployment } from '../helpers/deployments.ts';

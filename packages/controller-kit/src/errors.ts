@@ -12,8 +12,6 @@ export const ControllerKitErrorCode = {
   CellCredentials: 'CELLFED_KIT_CELL_CREDENTIALS',
   /** A reconcile ran past its timeout. */
   ReconcileTimeout: 'CELLFED_KIT_RECONCILE_TIMEOUT',
-  /** A ResourceQuota holds a quantity that does not parse (`spec.hard`, `status.used`). */
-  BadQuantity: 'CELLFED_KIT_BAD_QUANTITY',
 } as const;
 
 export type ControllerKitErrorCode = (typeof ControllerKitErrorCode)[keyof typeof ControllerKitErrorCode];

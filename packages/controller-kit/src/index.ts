@@ -82,17 +82,6 @@ export { NOOP_TRACER, TracingConfigSchema, createTracing } from './tracing/traci
 export { parentContextOf, traceHeadersOf } from './tracing/trace-headers.ts';
 
 export {
-  UNIT,
-  formatResourceList,
-  parseQuantity,
-  parseResourceList,
-  sameResourceList,
-} from './quota/quantity.ts';
-export { countedResource, countsObjects } from './quota/quota-names.ts';
-export type { CountedResource } from './quota/quota-names.ts';
-export { settleShares } from './quota/quota-shares.ts';
-export type { Amounts, ShareHolder } from './quota/quota-shares.ts';
-export {
   QUOTA_COPY_SELECTOR,
   drawnAtOf,
   enforce,

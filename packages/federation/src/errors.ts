@@ -8,6 +8,8 @@
 export const FederationErrorCode = {
   /** A key is not of its codec's shape (`cell/namespace/name`, `deployments.apps/namespace/name`, …). */
   InvalidKey: 'CELLFED_FEDERATION_INVALID_KEY',
+  /** A Kubernetes resource quantity (`500m`, `2Gi`) that is not one. */
+  BadQuantity: 'CELLFED_FEDERATION_BAD_QUANTITY',
 } as const;
 
 export type FederationErrorCode = (typeof FederationErrorCode)[keyof typeof FederationErrorCode];

@@ -8,8 +8,13 @@ import { RESOURCE_QUOTAS, resourcePath, type KubeList, type KubeObject } from '@
 
 import { isConflict } from '../kube/api-error.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
-import { formatResourceList, parseResourceList, sameResourceList, type ResourceList } from './quantity.ts';
-import type { Amounts } from './quota-shares.ts';
+import {
+  formatResourceList,
+  parseResourceList,
+  sameResourceList,
+  type ResourceList,
+} from '@cellfed/federation';
+import type { Amounts } from '@cellfed/federation';
 
 type Client = Pick<KubeClient, 'request'>;
 

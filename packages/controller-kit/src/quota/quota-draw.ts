@@ -6,7 +6,7 @@ import { RESOURCE_QUOTAS, resourcePath } from '@cellfed/federation';
 import { errorMessage } from '../errors.ts';
 import { ApiError, isConflict } from '../kube/api-error.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
-import { parseResourceList } from './quantity.ts';
+import { parseResourceList } from '@cellfed/federation';
 import {
   changedAtOf,
   enforce,
@@ -16,7 +16,7 @@ import {
   writeShare,
   type ResourceQuota,
 } from './quota-copies.ts';
-import { drawFrom, type Amounts } from './quota-shares.ts';
+import { drawFrom, type Amounts } from '@cellfed/federation';
 
 type Client = Pick<KubeClient, 'request'>;
 

@@ -5,31 +5,21 @@ import {
   QUOTA_SHARE_LABEL,
 } from '@cellfed/api';
 import {
-  UNIT,
-  countedResource,
-  countsObjects,
   drawnAtOf,
   enforce,
-  formatResourceList,
   errorMessage,
   isConflict,
   isNotFound,
-  parseResourceList,
   readIfExists,
-  sameResourceList,
-  settleShares,
   shareOf,
   withShare,
   writeShare,
-  type Amounts,
   type Clock,
-  type CountedResource,
   type KubeClient,
   type ReconcileRequest,
   type ReconcileResult,
   type Reconciler,
   type ResourceQuota,
-  type ShareHolder,
 } from '@cellfed/controller-kit';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
@@ -42,6 +32,16 @@ import {
   type KubeList,
   CELL_SYSTEM_NAMESPACES,
   cellOwnObjectName,
+  UNIT,
+  countedResource,
+  countsObjects,
+  formatResourceList,
+  parseResourceList,
+  sameResourceList,
+  settleShares,
+  type Amounts,
+  type CountedResource,
+  type ShareHolder,
 } from '@cellfed/federation';
 
 import type { NamespacedKey } from '../copies/copied-kind-controller.ts';

@@ -1,4 +1,4 @@
-import { ControllerKitError, ControllerKitErrorCode } from '../errors.ts';
+import { FederationError, FederationErrorCode } from './errors.ts';
 
 /**
  * Kubernetes resource quantities (`500m`, `252Mi`, `30Gi`, `1e3`), exactly: a value is a bigint count of
@@ -47,8 +47,7 @@ function isBinary(quantity: string): boolean {
  */
 export function parseQuantity(quantity: string): bigint {
   const match = QUANTITY.exec(quantity.trim());
-  if (!match)
-    throw new ControllerKitError(ControllerKitErrorCode.BadQuantity, `not a quantity: "${quantity}"`);
+  if (!match) throw new FederationError(FederationErrorCode.BadQuantity, `not a quantity: "${quantity}"`);
   const [, sign, number = '', suffix = ''] = match;
   const [whole = '', fraction = ''] = number.split('.');
   let scale: bigint;

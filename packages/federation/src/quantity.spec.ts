@@ -1,4 +1,4 @@
-import { ControllerKitErrorCode } from '../errors.ts';
+import { FederationErrorCode } from './errors.ts';
 import {
   MILLI,
   UNIT,
@@ -53,7 +53,7 @@ describe('quantities', () => {
 
   it('refuses what is not a quantity, with its stable code', () => {
     expect(() => parseQuantity('ten')).toThrow(
-      expect.objectContaining({ code: ControllerKitErrorCode.BadQuantity, message: 'not a quantity: "ten"' }),
+      expect.objectContaining({ code: FederationErrorCode.BadQuantity, message: 'not a quantity: "ten"' }),
     );
   });
 
