@@ -1,6 +1,4 @@
-import { CELLSET_API_VERSION } from '@cellfed/api';
 import {
-  errorMessage,
   isConflict,
   routersBehind,
   type CellPool,
@@ -18,8 +16,10 @@ import { MERGE_PATCH, type KubeObject, keyCodec, type Key } from '@cellfed/feder
 import {
   finishedCells,
   progressStatus,
+  rebalanceConditions,
   setCondition,
   type CellSetStatus,
+  type Gate,
   type Condition,
   type LastRebalance,
   type RebalancePhase,
@@ -29,6 +29,7 @@ import type { MirrorState } from '../mirror/mirror-state.ts';
 import { countProgress, MoveRate, type Progress } from './progress.ts';
 import type { PlanHolder, RebalancePlan } from '../rebalance-plan.ts';
 import type { RebalanceMetrics } from '../rebalance-metrics.ts';
+import { CELLSETS, StatusWriter } from './status-writer.ts';
 
 export interface CellSetReconcilerOptions {
   pool: Pick<CellPool, 'cellSet' | 'cellSetObject' | 'get' | 'recordOnCellSet' | 'cellSetName'>;
@@ -52,12 +53,6 @@ export interface CellSetReconcilerOptions {
   progressIntervalMs?: number;
 }
 
-interface Gate {
-  reason: 'CellsNotReady' | 'MirrorPending' | 'RoutersBehind';
-  message: string;
-}
-
-const CELLSETS = '/apis/cells.cellfed.io/v1alpha1/cellsets';
 /**
  * How long a rebalance may move nothing, with objects pending, before it is nudged. A live move takes well
  * under a second; one in flight this long was left by a leader that died mid-move and its key lost.
@@ -78,9 +73,7 @@ export type CellSetKey = Key<'name'>;
 export class CellSetReconciler implements Reconciler<CellSetKey> {
   private readonly options: CellSetReconcilerOptions;
   private readonly rate = new MoveRate();
-  private lastStatus = '';
-  private lastStatusShape = '';
-  private lastStatusAt = Number.NEGATIVE_INFINITY;
+  private readonly status: StatusWriter;
   private lastInvalid = '';
   private lastBlocked = '';
   private startedAt: { generation: number; at: number } | undefined;
@@ -90,6 +83,12 @@ export class CellSetReconciler implements Reconciler<CellSetKey> {
 
   constructor(options: CellSetReconcilerOptions) {
     this.options = options;
+    this.status = new StatusWriter({
+      controlPlane: options.controlPlane,
+      cellSetName: options.pool.cellSetName,
+      clock: options.clock,
+      ...(options.statusIntervalMs === undefined ? {} : { intervalMs: options.statusIntervalMs }),
+    });
   }
 
   async reconcile({ signal, log }: ReconcileRequest<CellSetKey>): Promise<ReconcileResult> {
@@ -99,21 +98,7 @@ export class CellSetReconciler implements Reconciler<CellSetKey> {
     const generation = object.metadata.generation ?? 0;
     const existing = ((object as { status?: CellSetStatus }).status?.conditions ?? []) as Condition[];
     const cellSet = pool.cellSet();
-    if (!cellSet.current) {
-      const message = cellSet.problem;
-      if (message !== this.lastInvalid) {
-        this.lastInvalid = message;
-        log.error({ generation, problem: message }, 'invalid CellSet refused; the last good one stays');
-        await pool.recordOnCellSet('Warning', 'InvalidCellSet', `refused: ${message}`);
-      }
-      const conditions = setCondition(
-        existing,
-        { type: 'Valid', status: 'False', reason: 'Invalid', message, observedGeneration: generation },
-        clock.now(),
-      );
-      await this.writeStatus({ ...this.previousProgress(object), phase: 'Invalid', conditions }, signal);
-      return {};
-    }
+    if (!cellSet.current) return this.refuseInvalid(object, cellSet.problem, existing, signal, log);
     this.lastInvalid = '';
     if (plans.load(cellSet.current.spec, generation)) {
       log.info(
@@ -147,48 +132,11 @@ export class CellSetReconciler implements Reconciler<CellSetKey> {
       return this.finish(object, current, progress.moved, signal, log);
     }
     const phase: RebalancePhase = !rebalancing ? 'Stable' : gate ? 'Blocked' : 'Rebalancing';
-    conditions = setCondition(
-      conditions,
-      rebalancing
-        ? {
-            type: 'Rebalancing',
-            status: 'True',
-            reason: gate ? 'Waiting' : 'Moving',
-            message: `${progress.moved} of ${progress.toMove} objects moved, ${progress.inFlight} in flight`,
-            observedGeneration: generation,
-          }
-        : {
-            type: 'Rebalancing',
-            status: 'False',
-            reason: 'Balanced',
-            message: 'every object is in the cell the ring names',
-            observedGeneration: generation,
-          },
-      now,
-    );
-    conditions = setCondition(
-      conditions,
-      gate
-        ? {
-            type: 'Blocked',
-            status: 'True',
-            reason: gate.reason,
-            message: gate.message,
-            observedGeneration: generation,
-          }
-        : {
-            type: 'Blocked',
-            status: 'False',
-            reason: 'NotBlocked',
-            message: '',
-            observedGeneration: generation,
-          },
-      now,
-    );
+    conditions = rebalanceConditions(conditions, { generation, rebalancing, gate, progress }, now);
     await this.reportBlocked(gate, log);
     if (rebalancing && !gate) this.nudgeIfStalled(current, progress, now, log);
     const status = progressStatus(progress, rebalancing ? this.rate.perSecond() : undefined);
-    const written = await this.writeStatus(
+    const written = await this.status.write(
       { observedGeneration: generation, phase, ...status, ...this.lastRebalanceOf(object), conditions },
       signal,
     );
@@ -198,6 +146,32 @@ export class CellSetReconciler implements Reconciler<CellSetKey> {
     }
     if (rebalancing) return { requeueAfterMs: this.options.progressIntervalMs ?? 250 };
     return typeof written === 'number' ? { requeueAfterMs: written } : {};
+  }
+
+  /**
+   * An invalid CellSet: Valid=False with the problem (a Warning event once per problem); the last good
+   * generation stays in force and its progress is shown as it was.
+   */
+  private async refuseInvalid(
+    object: KubeObject,
+    problem: string,
+    existing: Condition[],
+    signal: AbortSignal,
+    log: Logger,
+  ): Promise<ReconcileResult> {
+    const generation = object.metadata.generation ?? 0;
+    if (problem !== this.lastInvalid) {
+      this.lastInvalid = problem;
+      log.error({ generation, problem }, 'invalid CellSet refused; the last good one stays');
+      await this.options.pool.recordOnCellSet('Warning', 'InvalidCellSet', `refused: ${problem}`);
+    }
+    const conditions = setCondition(
+      existing,
+      { type: 'Valid', status: 'False', reason: 'Invalid', message: problem, observedGeneration: generation },
+      this.options.clock.now(),
+    );
+    await this.status.write({ ...this.previousProgress(object), phase: 'Invalid', conditions }, signal);
+    return {};
   }
 
   /**
@@ -407,61 +381,6 @@ export class CellSetReconciler implements Reconciler<CellSetKey> {
       ...(cells ? { cells } : {}),
     };
   }
-
-  /**
-   * Writes the status unless it is what was written last; a change of counts alone waits for the status
-   * interval, and the answer is then how many milliseconds until it is due.
-   */
-  private async writeStatus(
-    status: CellSetStatus,
-    signal: AbortSignal,
-  ): Promise<'written' | 'unchanged' | number> {
-    const text = JSON.stringify(status);
-    if (text === this.lastStatus) return 'unchanged';
-    const shape = shapeOf(status);
-    const now = this.options.clock.now();
-    const dueInMs = this.lastStatusAt + (this.options.statusIntervalMs ?? 2000) - now;
-    if (shape === this.lastStatusShape && dueInMs > 0) return dueInMs;
-    // A merge patch keeps keys it does not mention: say null for those this status has not.
-    const cleared = {
-      observedGeneration: null,
-      objects: null,
-      cells: null,
-      ratePerSecond: null,
-      etaSeconds: null,
-    };
-    try {
-      await this.options.controlPlane.request(
-        'PATCH',
-        `${CELLSETS}/${this.options.pool.cellSetName}/status`,
-        {
-          body: { apiVersion: CELLSET_API_VERSION, kind: 'CellSet', status: { ...cleared, ...status } },
-          contentType: MERGE_PATCH,
-          signal,
-        },
-      );
-      this.lastStatus = text;
-      this.lastStatusShape = shape;
-      this.lastStatusAt = now;
-      return 'written';
-    } catch (error) {
-      throw new Error(`CellSet status not written: ${errorMessage(error)}`, { cause: error });
-    }
-  }
-}
-
-/** A status without its counts (and the condition messages that quote them): what must be written at once. */
-function shapeOf(status: CellSetStatus): string {
-  const { objects: _objects, cells: _cells, ratePerSecond: _rate, etaSeconds: _eta, ...rest } = status;
-  return JSON.stringify({
-    ...rest,
-    conditions: rest.conditions?.map(({ type, status, reason, observedGeneration }) => ({
-      type,
-      status,
-      reason,
-      observedGeneration,
-    })),
-  });
 }
 
 function cellsOf(object: KubeObject | undefined): StoredCell[] {

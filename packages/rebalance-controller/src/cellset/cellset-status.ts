@@ -106,3 +106,49 @@ export function finishedCells(cells: readonly StoredCell[]): { cells: StoredCell
     removed: cells.filter((cell) => cell.state === 'Draining'),
   };
 }
+
+/** Why objects may not move for a generation yet: the CellSet's Blocked condition says it. */
+export interface Gate {
+  readonly reason: 'CellsNotReady' | 'MirrorPending' | 'RoutersBehind';
+  readonly message: string;
+}
+
+/** The Rebalancing and Blocked conditions of where a generation stands. */
+export function rebalanceConditions(
+  conditions: Condition[],
+  stand: {
+    readonly generation: number;
+    readonly rebalancing: boolean;
+    readonly gate: Gate | undefined;
+    readonly progress: Pick<Progress, 'moved' | 'toMove' | 'inFlight'>;
+  },
+  now: number,
+): Condition[] {
+  const { generation: observedGeneration, rebalancing, gate, progress } = stand;
+  const moving = setCondition(
+    conditions,
+    rebalancing
+      ? {
+          type: 'Rebalancing',
+          status: 'True',
+          reason: gate ? 'Waiting' : 'Moving',
+          message: `${progress.moved} of ${progress.toMove} objects moved, ${progress.inFlight} in flight`,
+          observedGeneration,
+        }
+      : {
+          type: 'Rebalancing',
+          status: 'False',
+          reason: 'Balanced',
+          message: 'every object is in the cell the ring names',
+          observedGeneration,
+        },
+    now,
+  );
+  return setCondition(
+    moving,
+    gate
+      ? { type: 'Blocked', status: 'True', reason: gate.reason, message: gate.message, observedGeneration }
+      : { type: 'Blocked', status: 'False', reason: 'NotBlocked', message: '', observedGeneration },
+    now,
+  );
+}

@@ -1,3 +1,6 @@
+// Over 400 lines on purpose: Kubernetes' collector rules (owners gone, orphan and foreground deletes) are
+// applied to one object at a time against owners in cells and in the control plane; the rules read best
+// side by side.
 import { HELD_OWNERS_ANNOTATION, FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from '@cellfed/api';
 import {
   isNotFound,

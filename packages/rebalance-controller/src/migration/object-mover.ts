@@ -1,3 +1,6 @@
+// Over 400 lines on purpose: every write of the migration protocol (fence, copy, status, history, migrated,
+// commit, unfence, delete) is here, each preconditioned on the one before it, so one step can be checked
+// against the marks the others leave without opening another file.
 import {
   COPIED_FROM_ANNOTATION,
   FENCED_AT_ANNOTATION,

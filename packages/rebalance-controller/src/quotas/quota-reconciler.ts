@@ -1,3 +1,5 @@
+// Over 400 lines on purpose: one quota's division is read, settled and written in one pass whose writes
+// are all conditional on what that pass read; split, the preconditions would cross files.
 import {
   CELL_MADE_RESOURCES,
   FOLLOWER_LABEL,
