@@ -104,11 +104,14 @@ export function parseRouterArgs(argv: string[]): RouterConfig {
     throw new RouterError(RouterErrorCode.InvalidConfig, (error as Error).message, { cause: error });
   }
   const process = z.object(PROCESS.shape).safeParse(PROCESS.input(values));
-  if (!process.success) throw new RouterError(RouterErrorCode.InvalidConfig, issuesLine(process.error));
+  // The router's own settings are checked even when a process flag is bad: every problem in the one line.
   const result = RouterConfigSchema.safeParse({
     ...OWN.input(values),
-    ...processSettings(process.data, { enabled: false }),
+    ...(process.success
+      ? processSettings(process.data, { enabled: false })
+      : { manager: { leaderElection: { enabled: false } } }),
   });
-  if (result.success) return result.data;
-  throw new RouterError(RouterErrorCode.InvalidConfig, issuesLine(result.error));
+  if (result.success && process.success) return result.data;
+  const issues = [...(process.error?.issues ?? []), ...(result.error?.issues ?? [])];
+  throw new RouterError(RouterErrorCode.InvalidConfig, issuesLine(new z.ZodError(issues)));
 }

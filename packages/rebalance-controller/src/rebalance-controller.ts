@@ -97,6 +97,12 @@ export class RebalanceController {
   private readonly cellSet: CellSetController;
   /** In the order they start: the lifecycle and the mirror first, which the moves' gate waits on. */
   private readonly controllers: LeadingController[];
+  /**
+   * The kinds copied into cells (budgets, autoscalers, claims): each starts once its own cache is listed,
+   * so one whose list never completes (its RBAC, a version the control plane does not serve) holds up
+   * nothing else.
+   */
+  private readonly copiedKinds: LeadingController[];
   private readonly pool: CellPool;
 
   constructor(options: RebalanceControllerOptions) {
@@ -245,13 +251,10 @@ export class RebalanceController {
       ...(settings.mirrorResyncMs === undefined ? {} : { resyncMs: settings.mirrorResyncMs }),
       runner,
     });
-    this.controllers = [
-      this.cellSet,
-      mirror,
-      migrations,
-      collector,
-      ...[followers, quotas, budgets, autoscalers, claims].filter((part) => part !== undefined),
-    ];
+    this.controllers = [this.cellSet, mirror, migrations, collector, followers, quotas].filter(
+      (part) => part !== undefined,
+    );
+    this.copiedKinds = [budgets, autoscalers, claims].filter((part) => part !== undefined);
     pool.subscribe(this.objects);
   }
 
@@ -260,7 +263,7 @@ export class RebalanceController {
     await Promise.all([
       this.namespaces.run(signal),
       this.sharedChanges.run(signal),
-      ...this.controllers.map((controller) => controller.runCaches?.(signal)),
+      ...[...this.controllers, ...this.copiedKinds].map((controller) => controller.runCaches?.(signal)),
     ]);
   }
 
@@ -269,8 +272,15 @@ export class RebalanceController {
     await this.namespaces.waitForSync(signal);
     for (const controller of this.controllers) await controller.waitForSync?.(signal);
     for (const controller of this.controllers) controller.start();
+    const copiedKinds = this.copiedKinds.map(async (controller) => {
+      await controller.waitForSync?.(signal);
+      if (!signal.aborted) controller.start();
+    });
     await untilAborted(signal);
-    await Promise.all(this.controllers.map((controller) => controller.stop()));
+    await Promise.all([
+      ...copiedKinds,
+      ...[...this.controllers, ...this.copiedKinds].map((controller) => controller.stop()),
+    ]);
   }
 
   /** Whether the caches are listed (for /readyz). */

@@ -9,7 +9,15 @@ import { cellWriteBody } from './cell-writes.ts';
 import { hasRequestBody } from './client-exchange.ts';
 import { outcomeOf, refusal, type Destination, type Refusal } from '../routing/destination.ts';
 import { SHOWN_ANSWER, sendRefusal } from './send-refusal.ts';
-import { readBody, relay, relayUnlessFenced, sendJson, sendUpstream, type BufferedBody } from './forward.ts';
+import {
+  abortOnClose,
+  readBody,
+  relay,
+  relayUnlessFenced,
+  sendJson,
+  sendUpstream,
+  type BufferedBody,
+} from './forward.ts';
 import { heldDependentsFinalizer, holdForCollector } from './held-dependents-deletes.ts';
 import type { ObjectDestinations } from '../destinations/object-destinations.ts';
 import { cellLeftRefusal, fenceRefusal, type ObjectPlan } from '../routing/object-refusals.ts';
@@ -147,7 +155,9 @@ export class ObjectRequests {
           destination.client,
           request,
           shown || versioned ? { ...impersonation, ...SHOWN_ANSWER } : impersonation,
-          scope.signal,
+          // Its own signal per attempt, made as it starts: a delete whose dependents were just held for the
+          // collector goes on even if the caller left during the hold, so the hold is never left alone.
+          abortOnClose(response),
           body,
           target?.target,
         );

@@ -13,7 +13,7 @@ import { wantsHelp } from './flags.ts';
 import type { ManagerConfig } from './manager-config.ts';
 import { Manager } from './manager.ts';
 
-/** What every cellfed controller process reads from its command line (see `readControllerFlags`). */
+/** What every cellfed controller process reads from its command line (see `readControllerConfig`). */
 export interface ControllerProcessConfig {
   kubeconfig?: string | undefined;
   cellSetName: string;
