@@ -4,7 +4,6 @@ import { componentsKubeconfigPath } from '@cellfed/cells/local/local-provider.ts
 import { join } from 'node:path';
 
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
-import { routerLeaseName } from '@cellfed/controller-kit';
 import {
   AppsV1Api,
   CoordinationV1Api,
@@ -16,7 +15,7 @@ import {
 import { Agent, request } from 'undici';
 
 import { cellSecretName } from '@cellfed/cells/control-plane/cell-secrets.ts';
-import { type KubeObject } from '@cellfed/federation';
+import { type KubeObject, routerLeaseName } from '@cellfed/federation';
 
 import {
   clientsFor,

@@ -14,9 +14,7 @@ import {
   type CellBackup,
 } from '@cellfed/api';
 import {
-  annotationsBumpGeneration,
   commitCopy,
-  showsOriginGeneration,
   isAlreadyExists,
   isNotFound,
   readIfExists,
@@ -50,6 +48,8 @@ import {
   without,
   type CellularObjectRef,
   routeOf,
+  annotationsBumpGeneration,
+  showsOriginGeneration,
 } from '@cellfed/federation';
 
 import type { BackupMetrics, LagClock } from './backup-metrics.ts';

@@ -37,14 +37,13 @@ export type { CellSetReading } from './cells/cell-set-reader.ts';
 export { CellObjects } from './objects/cell-objects.ts';
 export type { CopiesView } from './objects/cell-objects.ts';
 export { ControlPlaneNamespaces } from './objects/control-plane-namespaces.ts';
-export { annotationsBumpGeneration, commitCopy, showsOriginGeneration } from './objects/commit-copy.ts';
+export { commitCopy } from './objects/commit-copy.ts';
 export type { CellAware, EngagedCell } from './cells/cell-pool.ts';
 export type { CellHealth } from './cells/health-hysteresis.ts';
 
 export { LEADER_ELECTION_DEFAULTS } from './leader/leader-elector.ts';
 
-export { RouterLeasePublisher, routerLeaseName, routersBehind } from './router-presence/router-lease.ts';
-export type { RouterLease } from './router-presence/router-lease.ts';
+export { RouterLeasePublisher } from './router-presence/router-lease.ts';
 
 export { Manager } from './process/manager.ts';
 export { ManagerConfigSchema } from './process/manager-config.ts';
@@ -81,21 +80,11 @@ export { createLogger } from './log.ts';
 export { NOOP_TRACER, TracingConfigSchema, createTracing } from './tracing/tracing.ts';
 export { parentContextOf, traceHeadersOf } from './tracing/trace-headers.ts';
 
-export {
-  QUOTA_COPY_SELECTOR,
-  drawnAtOf,
-  enforce,
-  shareOf,
-  withShare,
-  writeShare,
-} from './quota/quota-copies.ts';
-export type { ResourceQuota } from './quota/quota-copies.ts';
+export { enforce, writeShare } from './quota/quota-copies.ts';
 export {
   QUOTA_DRAW_ATTEMPTS,
   QUOTA_DRAW_SETTLE_MS,
   QuotaDraw,
   quotaRefusalIn,
-  quotaRefusalOf,
   writeDrawingQuota,
 } from './quota/quota-draw.ts';
-export type { QuotaRefusal } from './quota/quota-draw.ts';

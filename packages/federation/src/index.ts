@@ -63,3 +63,17 @@ export { countedResource, countsObjects } from './quota-names.ts';
 export type { CountedResource } from './quota-names.ts';
 export { drawFrom, settleShares } from './quota-shares.ts';
 export type { Amounts, ShareHolder } from './quota-shares.ts';
+export { routerLeaseName, routersBehind } from './router-presence.ts';
+export type { RouterLease, RouterPresence } from './router-presence.ts';
+export {
+  QUOTA_COPY_SELECTOR,
+  changedAtOf,
+  drawnAtOf,
+  enforcedLimits,
+  shareOf,
+  withShare,
+} from './quota-copies.ts';
+export type { ResourceQuota, ShareChange } from './quota-copies.ts';
+export { quotaRefusalOf } from './quota-refusal.ts';
+export type { QuotaRefusal } from './quota-refusal.ts';
+export { annotationsBumpGeneration, showsOriginGeneration } from './origin-generation.ts';

@@ -10,16 +10,16 @@ import {
 } from '@cellfed/api';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import {
-  KubeClient,
-  errorMessage,
-  isConflict,
-  routersBehind,
-  type RouterLease,
-} from '@cellfed/controller-kit';
+import { KubeClient, errorMessage, isConflict } from '@cellfed/controller-kit';
 import { RoutingTable } from '@cellfed/hashing';
 import { KubeConfig } from '@kubernetes/client-node';
-import { MERGE_PATCH, METADATA_LIST, type KubeList } from '@cellfed/federation';
+import {
+  MERGE_PATCH,
+  METADATA_LIST,
+  type KubeList,
+  routersBehind,
+  type RouterLease,
+} from '@cellfed/federation';
 
 import { editCells, editSettled, progressLine } from './cell-edit.ts';
 import { USAGE, parseCli, type CliCommand, type CliOptions } from './cli-args.ts';

@@ -1,16 +1,12 @@
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import {
-  QUOTA_DRAW_ATTEMPTS,
-  QUOTA_DRAW_SETTLE_MS,
-  quotaRefusalOf,
-  type QuotaRefusal,
-} from '@cellfed/controller-kit';
+import { QUOTA_DRAW_ATTEMPTS, QUOTA_DRAW_SETTLE_MS } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 
 import type { Authorize } from '../auth/request-authorization.ts';
+import { quotaRefusalOf, type QuotaRefusal } from '@cellfed/federation';
 
 /** Moves unused quota share into a cell (controller-kit's QuotaDraw). */
 export interface QuotaDrawing {

@@ -2,7 +2,7 @@ import { type KubeObject } from '@cellfed/federation';
 
 import { ApiError } from '../kube/api-error.ts';
 import { FakeCell } from '../testing/fake-cell.ts';
-import { annotationsBumpGeneration, commitCopy, showsOriginGeneration } from './commit-copy.ts';
+import { commitCopy } from './commit-copy.ts';
 
 const PATH = '/apis/apps/v1/namespaces/shop/deployments/web';
 const MARK = 'example.io/copied';
@@ -177,16 +177,5 @@ describe('commitCopy', () => {
       signal,
     });
     expect(cell.get(path)!.metadata.annotations?.['cellfed.io/generation']).toBe('4:1');
-  });
-});
-
-describe('which copies show the generation clients knew', () => {
-  it('is every built-in kind, never a custom resource; and only a Deployment counts annotations', () => {
-    for (const group of ['', 'apps', 'batch', 'networking.k8s.io', 'policy'])
-      expect(showsOriginGeneration({ group })).toBe(true);
-    for (const group of ['example.com', 'cells.cellfed.io'])
-      expect(showsOriginGeneration({ group })).toBe(false);
-    expect(annotationsBumpGeneration({ group: 'apps', resource: 'deployments' })).toBe(true);
-    expect(annotationsBumpGeneration({ group: 'apps', resource: 'statefulsets' })).toBe(false);
   });
 });

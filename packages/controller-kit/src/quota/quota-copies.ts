@@ -1,86 +1,19 @@
 import {
-  QUOTA_CHANGED_AT_ANNOTATION,
-  QUOTA_DRAWN_AT_ANNOTATION,
-  QUOTA_SHARE_ANNOTATION,
-  QUOTA_SHARE_LABEL,
-} from '@cellfed/api';
-import { RESOURCE_QUOTAS, resourcePath, type KubeList, type KubeObject } from '@cellfed/federation';
+  QUOTA_COPY_SELECTOR,
+  RESOURCE_QUOTAS,
+  enforcedLimits,
+  resourcePath,
+  sameResourceList,
+  withShare,
+  type KubeList,
+  type ResourceQuota,
+  type ShareChange,
+} from '@cellfed/federation';
 
 import { isConflict } from '../kube/api-error.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
-import {
-  formatResourceList,
-  parseResourceList,
-  sameResourceList,
-  type ResourceList,
-} from '@cellfed/federation';
-import type { Amounts } from '@cellfed/federation';
 
 type Client = Pick<KubeClient, 'request'>;
-
-export interface ResourceQuota extends KubeObject {
-  spec?: { hard?: ResourceList; scopes?: string[]; scopeSelector?: unknown };
-  status?: { hard?: ResourceList; used?: ResourceList };
-}
-
-/** The selector of the quota copies cellfed keeps in cells (and of nothing else). */
-export const QUOTA_COPY_SELECTOR = `${QUOTA_SHARE_LABEL}=true`;
-
-/** The share a cell's quota copy records; undefined without one (not a copy, or a corrupt annotation). */
-export function shareOf(copy: Readonly<ResourceQuota> | undefined): Amounts | undefined {
-  const text = copy?.metadata.annotations?.[QUOTA_SHARE_ANNOTATION];
-  if (!text) return undefined;
-  try {
-    return parseResourceList(JSON.parse(text) as ResourceList);
-  } catch {
-    return undefined;
-  }
-}
-
-/** When a share was last drawn from the copy (ms), if ever. */
-export function drawnAtOf(copy: Readonly<ResourceQuota> | undefined): number | undefined {
-  return timeOf(copy, QUOTA_DRAWN_AT_ANNOTATION);
-}
-
-/** When the copy's share last changed (ms), if ever. */
-export function changedAtOf(copy: Readonly<ResourceQuota> | undefined): number | undefined {
-  return timeOf(copy, QUOTA_CHANGED_AT_ANNOTATION);
-}
-
-function timeOf(copy: Readonly<ResourceQuota> | undefined, annotation: string): number | undefined {
-  const text = copy?.metadata.annotations?.[annotation];
-  const at = text ? Date.parse(text) : NaN;
-  return Number.isNaN(at) ? undefined : at;
-}
-
-/** What a copy's share and limits become: the copy's own hard limits are its share plus its overhead. */
-export interface ShareChange {
-  readonly share: Amounts;
-  readonly hard: Amounts;
-  /** When the change is made. */
-  readonly at: Date;
-  /** Set when the change draws from this copy for another cell. */
-  readonly drawnAt?: Date;
-}
-
-/** The copy with its share and limits changed (not written). */
-export function withShare(copy: ResourceQuota, change: ShareChange): ResourceQuota {
-  const like = copy.spec?.hard ?? {};
-  return {
-    ...copy,
-    metadata: {
-      ...copy.metadata,
-      labels: { ...copy.metadata.labels, [QUOTA_SHARE_LABEL]: 'true' },
-      annotations: {
-        ...copy.metadata.annotations,
-        [QUOTA_SHARE_ANNOTATION]: JSON.stringify(formatResourceList(change.share, like)),
-        [QUOTA_CHANGED_AT_ANNOTATION]: change.at.toISOString(),
-        ...(change.drawnAt ? { [QUOTA_DRAWN_AT_ANNOTATION]: change.drawnAt.toISOString() } : {}),
-      },
-    },
-    spec: { ...copy.spec, hard: formatResourceList(change.hard, like) },
-  };
-}
 
 /**
  * Writes a copy's new share and puts its limits in force at once (see {@link putShare} and {@link enforce}).
@@ -132,15 +65,6 @@ export async function enforce(client: Client, copy: ResourceQuota): Promise<Reso
       current = await client.request<ResourceQuota>('GET', path);
     }
   }
-}
-
-/** The limits a copy's status should hold now (see {@link enforce}). */
-export function enforcedLimits(copy: ResourceQuota): ResourceList {
-  const spec = copy.spec?.hard ?? {};
-  const used = copy.status?.used;
-  if (!used) return spec;
-  const known = new Set([...Object.keys(used), ...Object.keys(copy.status?.hard ?? {})]);
-  return Object.fromEntries(Object.entries(spec).filter(([resource]) => known.has(resource)));
 }
 
 /** Every quota copy in a namespace of a cell. */

@@ -4,13 +4,12 @@ import {
   QUOTA_SHARE_ANNOTATION,
   QUOTA_SHARE_LABEL,
 } from '@cellfed/api';
-import { type KubeObject } from '@cellfed/federation';
+import { quotaRefusalOf, type KubeObject, type ResourceQuota } from '@cellfed/federation';
 
 import { FakeCell } from '../testing/fake-cell.ts';
 import { memoryLogger } from '../testing/memory-logger.ts';
-import type { ResourceQuota } from './quota-copies.ts';
 import { ApiError } from '../kube/api-error.ts';
-import { QuotaDraw, quotaRefusalIn, quotaRefusalOf, writeDrawingQuota } from './quota-draw.ts';
+import { QuotaDraw, quotaRefusalIn, writeDrawingQuota } from './quota-draw.ts';
 
 const PATH = '/api/v1/namespaces/shop/resourcequotas/team';
 const REFUSAL = { quota: 'team', names: ['pods', 'requests.cpu'] };

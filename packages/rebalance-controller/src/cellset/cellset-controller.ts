@@ -8,9 +8,8 @@ import {
   type CopiesView,
   type KubeClient,
   type ListWatch,
-  type RouterLease,
 } from '@cellfed/controller-kit';
-import { LEASES } from '@cellfed/federation';
+import { LEASES, type RouterLease } from '@cellfed/federation';
 
 import type { LeadingController, RunnerSettings } from '../leading-controller.ts';
 import type { MirrorState } from '../mirror/mirror-state.ts';

@@ -1,9 +1,9 @@
 import { LOADED_GENERATION_ANNOTATION, parseCellSet } from '@cellfed/api';
-import { ApiError, CellSetReader, type RouterLease } from '@cellfed/controller-kit';
+import { ApiError, CellSetReader } from '@cellfed/controller-kit';
 import { FakeCell, FakeClock, fakeCopies, memoryLogger } from '@cellfed/controller-kit/testing';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
-import { type KubeObject } from '@cellfed/federation';
+import { type KubeObject, type RouterLease } from '@cellfed/federation';
 
 import { CellSetReconciler } from './cellset-reconciler.ts';
 import { MirrorState } from '../mirror/mirror-state.ts';

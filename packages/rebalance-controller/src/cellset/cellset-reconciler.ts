@@ -1,17 +1,22 @@
 import {
   isConflict,
-  routersBehind,
   type CellPool,
   type Clock,
   type KubeClient,
   type ReconcileRequest,
   type ReconcileResult,
   type Reconciler,
-  type RouterLease,
   type CopiesView,
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
-import { MERGE_PATCH, type KubeObject, keyCodec, type Key } from '@cellfed/federation';
+import {
+  MERGE_PATCH,
+  type KubeObject,
+  keyCodec,
+  type Key,
+  routersBehind,
+  type RouterLease,
+} from '@cellfed/federation';
 
 import {
   finishedCells,

@@ -11,9 +11,7 @@ import {
 } from '@cellfed/api';
 import {
   ApiError,
-  annotationsBumpGeneration,
   commitCopy,
-  showsOriginGeneration,
   errorMessage,
   isAlreadyExists,
   isConflict,
@@ -35,6 +33,8 @@ import {
   collectionPath,
   objectPath,
   type CellularObjectRef,
+  annotationsBumpGeneration,
+  showsOriginGeneration,
 } from '@cellfed/federation';
 
 import type { CellEnd } from '../cell-end.ts';

@@ -1,10 +1,5 @@
-import {
-  QUOTA_COPY_SELECTOR,
-  type CellPool,
-  type KubeClient,
-  type ResourceQuota,
-} from '@cellfed/controller-kit';
-import { RESOURCE_QUOTAS } from '@cellfed/federation';
+import { type CellPool, type KubeClient } from '@cellfed/controller-kit';
+import { RESOURCE_QUOTAS, QUOTA_COPY_SELECTOR, type ResourceQuota } from '@cellfed/federation';
 
 import type { CellLookup } from '../cell-end.ts';
 import { CopiedKindController } from '../copies/copied-kind-controller.ts';

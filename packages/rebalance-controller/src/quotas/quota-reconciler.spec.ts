@@ -5,10 +5,9 @@ import {
   QUOTA_SHARE_ANNOTATION,
   parseCellSetSpec,
 } from '@cellfed/api';
-import { type ResourceQuota } from '@cellfed/controller-kit';
 import { FakeCell, FakeClock, memoryLogger } from '@cellfed/controller-kit/testing';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
-import { type KubeObject } from '@cellfed/federation';
+import { type KubeObject, type ResourceQuota } from '@cellfed/federation';
 
 import { QuotaReconciler, countedInCells } from './quota-reconciler.ts';
 import { PlanHolder } from '../rebalance-plan.ts';

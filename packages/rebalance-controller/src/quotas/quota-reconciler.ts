@@ -7,21 +7,17 @@ import {
   QUOTA_SHARE_LABEL,
 } from '@cellfed/api';
 import {
-  drawnAtOf,
   enforce,
   errorMessage,
   isConflict,
   isNotFound,
   readIfExists,
-  shareOf,
-  withShare,
   writeShare,
   type Clock,
   type KubeClient,
   type ReconcileRequest,
   type ReconcileResult,
   type Reconciler,
-  type ResourceQuota,
 } from '@cellfed/controller-kit';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
@@ -44,6 +40,10 @@ import {
   type Amounts,
   type CountedResource,
   type ShareHolder,
+  drawnAtOf,
+  shareOf,
+  withShare,
+  type ResourceQuota,
 } from '@cellfed/federation';
 
 import type { NamespacedKey } from '../copies/copied-kind-controller.ts';

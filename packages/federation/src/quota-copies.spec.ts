@@ -1,5 +1,4 @@
-import type { ResourceQuota } from './quota-copies.ts';
-import { enforcedLimits } from './quota-copies.ts';
+import { enforcedLimits, type ResourceQuota } from './quota-copies.ts';
 
 const copy = (hard: Record<string, string>, status?: ResourceQuota['status']): ResourceQuota => ({
   metadata: { name: 'team', namespace: 'shop' },
