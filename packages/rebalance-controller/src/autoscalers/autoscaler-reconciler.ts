@@ -21,6 +21,7 @@ import type { PlanHolder, RebalancePlan } from '../rebalance-plan.ts';
 import { isCellOwn, sameResource } from '../mirror/shared-objects.ts';
 
 type Client = Pick<KubeClient, 'request'>;
+
 export interface AutoscalerReconcilerOptions {
   plans: PlanHolder;
   controlPlane: Client;

@@ -21,6 +21,7 @@ import type { PlanHolder } from '../rebalance-plan.ts';
 import { isCellOwn } from '../mirror/shared-objects.ts';
 
 type Client = Pick<KubeClient, 'request'>;
+
 export interface PersistentVolumeClaim extends KubeObject {
   spec?: Record<string, unknown>;
   status?: Record<string, unknown>;
