@@ -2,7 +2,7 @@ import { DEFAULT_CELLSET_NAME, DEFAULT_SECRET_NAMESPACE } from '@cellfed/api';
 import { z } from 'zod';
 
 import { ControllerKitError, ControllerKitErrorCode } from '../errors.ts';
-import { ManagerConfigSchema } from './manager-config.ts';
+import { LOG_LEVELS, ManagerConfigSchema } from './manager-config.ts';
 import { formatDuration } from './duration.ts';
 import {
   boolFlag,
@@ -47,8 +47,8 @@ export function processFlagRows(otlpHelp: string) {
       value: 'LEVEL',
       help: 'pino level',
       default: 'info',
-      pattern: /^(?:fatal|error|warn|info|debug|trace)$/,
-      message: '--log-level must be one of fatal, error, warn, info, debug, trace',
+      pattern: new RegExp(`^(?:${LOG_LEVELS.join('|')})$`),
+      message: `--log-level must be one of ${LOG_LEVELS.join(', ')}`,
     }),
     otlpEndpoint: textFlag('otlp-endpoint', { value: 'URL', help: otlpHelp, defaultText: 'tracing off' }),
     traceSampleRatio: ratioFlag('trace-sample-ratio', {

@@ -10,13 +10,16 @@ const duration = (what: string) =>
     .int()
     .positive();
 
+/** The pino levels a process may log at (`--log-level`). */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
+
 /** What every cellfed controller process is configured with; main.ts parses it once. */
 export const ManagerConfigSchema = z
   .object({
     /** Address of /metrics, /healthz and /readyz. */
     httpHost: z.string().min(1).default('0.0.0.0'),
     httpPort: z.number().int().min(0).max(65535).default(8080),
-    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info'),
+    logLevel: z.enum(LOG_LEVELS).default('info'),
     /** After SIGTERM, how long work in hand may take before it is aborted. */
     gracefulShutdownMs: duration('gracefulShutdownMs').default(30_000),
     leaderElection: z

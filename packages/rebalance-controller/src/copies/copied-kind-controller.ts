@@ -85,11 +85,6 @@ export class CopiedKindController<T extends KubeObject> implements LeadingContro
     return this.objects.get(formatKey({ cell: CONTROL_PLANE, namespace, name }));
   }
 
-  /** Every cached control-plane object, by namespace and name. */
-  list(): T[] {
-    return this.objects.list();
-  }
-
   enqueue(key: NamespacedKey, lane?: Lane): void {
     this.controller.enqueue(key, lane);
   }
