@@ -11,7 +11,7 @@ export interface InFlightReport {
 
 /**
  * One queue's metrics, named as client-go's workqueue metrics so existing dashboards work. Depth carries a
- * `priority` label (high, low), as controller-runtime's priority queue does.
+ * `priority` label (urgent, high, low), as controller-runtime's priority queue does.
  */
 export class QueueMetrics {
   readonly depth: Record<Lane, Gauge.Internal<'name' | 'priority'>>;
@@ -29,11 +29,11 @@ export class QueueMetrics {
       };
     const depth = gauge(registry, 'workqueue_depth', 'Current depth of workqueue', ['name', 'priority']);
     this.depth = {
+      urgent: depth.labels({ name, priority: 'urgent' }),
       high: depth.labels({ name, priority: 'high' }),
       low: depth.labels({ name, priority: 'low' }),
     };
-    this.depth.high.set(0);
-    this.depth.low.set(0);
+    for (const lane of Object.values(this.depth)) lane.set(0);
     this.adds = counter(registry, 'workqueue_adds_total', 'Total number of adds handled by workqueue', [
       'name',
     ]).labels({ name });

@@ -123,6 +123,41 @@ describe('WorkQueue', () => {
     expect(await queue.get()).toEqual({ key: 'a', lane: 'high' });
   });
 
+  it('serves a key a client waits on (urgent) before every other lane, old low work included', async () => {
+    const { queue, clock } = setup({ lowLane: { qps: 1000, burst: 10, maxWaitMs: 500 } });
+    queue.add('resync', 'low');
+    for (let i = 0; i < 3; i++) queue.add(`bulk-${i}`, 'high');
+    await clock.advance(1000);
+    queue.add('bulk-1', 'urgent');
+    queue.add('touched', 'urgent');
+    expect(queue.laneLength('urgent')).toBe(2);
+    expect(queue.laneLength('high')).toBe(2);
+    const order: string[] = [];
+    for (let item = await queue.get(); item; item = queue.len() > 0 ? await queue.get() : undefined) {
+      order.push(`${item.key}:${item.lane}`);
+      queue.done(item.key);
+    }
+    expect(order).toEqual(['bulk-1:urgent', 'touched:urgent', 'resync:low', 'bulk-0:high', 'bulk-2:high']);
+  });
+
+  it('never moves a key to a less urgent lane, waiting, delayed or processed', async () => {
+    const { queue, clock } = setup();
+    queue.add('waiting', 'urgent');
+    queue.add('waiting', 'high');
+    queue.add('waiting', 'low');
+    expect(queue.laneLength('urgent')).toBe(1);
+    queue.addAfter('delayed', 100, 'urgent');
+    queue.addAfter('delayed', 50, 'low');
+    await queue.get();
+    queue.done('waiting');
+    await clock.advance(50);
+    expect(await queue.get()).toEqual({ key: 'delayed', lane: 'urgent' });
+    queue.add('delayed', 'urgent');
+    queue.add('delayed', 'high');
+    queue.done('delayed');
+    expect(await queue.get()).toEqual({ key: 'delayed', lane: 'urgent' });
+  });
+
   it('hands out the low lane no faster than its token bucket', async () => {
     const { queue, clock } = setup({ lowLane: { qps: 10, burst: 2 } });
     for (let i = 0; i < 5; i++) queue.add(`scan-${i}`, 'low');

@@ -3,7 +3,7 @@ import type { Registry } from 'prom-client';
 import { realClock, type Clock, type Timer } from '../clock.ts';
 import { Fifo } from './fifo.ts';
 import { ItemBackoff, type BackoffOptions } from './item-backoff.ts';
-import type { Lane } from './lane.ts';
+import { moreUrgent, type Lane } from './lane.ts';
 import { MinHeap } from './min-heap.ts';
 import { QueueMetrics } from './queue-metrics.ts';
 import { TokenBucket } from './token-bucket.ts';
@@ -60,8 +60,9 @@ interface Delayed {
 /**
  * A two-lane work queue with client-go's guarantees: a key is never handed to two workers at once (a key
  * added while it is processed waits in the dirty set until `done`), adds of a waiting key collapse into
- * one, failed keys come back after a per-key exponential backoff. The high lane is for user-driven changes;
- * the low lane (initial lists, resyncs, scans) is behind a token bucket and ages so it cannot starve.
+ * one, failed keys come back after a per-key exponential backoff. The urgent lane is for keys a client is
+ * waiting on and always goes first; the high lane is for user-driven changes; the low lane (initial lists,
+ * resyncs, scans) is behind a token bucket and ages so it cannot starve the high lane.
  *
  * After `shutDown`, `get` resolves `undefined` at once and adds are ignored; waiting items are dropped
  * (controllers are level-based: the next leader lists everything again). `drain` waits for work in hand.
@@ -77,8 +78,12 @@ export class WorkQueue {
   private readonly dirty = new Map<string, DirtyEntry>();
   /** Keys handed out and not yet done, with when they were handed out. */
   private readonly processing = new Map<string, number>();
-  private readonly lanes: Record<Lane, Fifo<Queued>> = { high: new Fifo(), low: new Fifo() };
-  private readonly depth: Record<Lane, number> = { high: 0, low: 0 };
+  private readonly lanes: Record<Lane, Fifo<Queued>> = {
+    urgent: new Fifo(),
+    high: new Fifo(),
+    low: new Fifo(),
+  };
+  private readonly depth: Record<Lane, number> = { urgent: 0, high: 0, low: 0 };
   private seq = 0;
 
   private readonly waiters: ((item: QueueItem | undefined) => void)[] = [];
@@ -106,15 +111,15 @@ export class WorkQueue {
       : undefined;
   }
 
-  /** Marks `key` as needing work. Re-adding a waiting key does nothing, except move it up to `high`. */
+  /** Marks `key` as needing work. Re-adding a waiting key does nothing, except move it to a more urgent lane. */
   add(key: string, lane: Lane = 'high'): void {
     if (this.shutdown) return;
     this.metrics?.adds.inc();
     const entry = this.dirty.get(key);
     if (entry) {
-      if (lane === 'high' && entry.lane === 'low') {
-        if (entry.queued) this.setDepth('low', -1);
-        entry.lane = 'high';
+      if (moreUrgent(lane, entry.lane) !== entry.lane) {
+        if (entry.queued) this.setDepth(entry.lane, -1);
+        entry.lane = lane;
         entry.seq = ++this.seq;
         if (entry.queued) this.enqueue(key, entry);
       }
@@ -136,10 +141,10 @@ export class WorkQueue {
     const at = this.clock.now() + delayMs;
     const existing = this.delayed.get(key);
     if (existing && existing.at <= at) {
-      if (lane === 'high') existing.lane = 'high';
+      existing.lane = moreUrgent(existing.lane, lane);
       return;
     }
-    const item: Delayed = { key, lane: existing?.lane === 'high' ? 'high' : lane, at };
+    const item: Delayed = { key, lane: existing ? moreUrgent(existing.lane, lane) : lane, at };
     this.delayed.set(key, item);
     this.delayHeap.push(item);
     this.armDelayTimer();
@@ -184,9 +189,9 @@ export class WorkQueue {
     if (this.processing.size === 0) this.drainWaiters.splice(0).forEach((resolve) => resolve());
   }
 
-  /** Keys waiting in both lanes (not those being processed or delayed). */
+  /** Keys waiting in every lane (not those being processed or delayed). */
   len(): number {
-    return this.depth.high + this.depth.low;
+    return this.depth.urgent + this.depth.high + this.depth.low;
   }
 
   /** Keys waiting in one lane. */
@@ -211,11 +216,11 @@ export class WorkQueue {
     this.delayTimer?.timer.cancel();
     this.delayed.clear();
     this.delayHeap.clear();
-    this.lanes.high.clear();
-    this.lanes.low.clear();
     this.dirty.clear();
-    this.setDepth('high', -this.depth.high);
-    this.setDepth('low', -this.depth.low);
+    for (const lane of ['urgent', 'high', 'low'] as const) {
+      this.lanes[lane].clear();
+      this.setDepth(lane, -this.depth[lane]);
+    }
     this.waiters.splice(0).forEach((resolve) => resolve(undefined));
   }
 
@@ -241,6 +246,7 @@ export class WorkQueue {
   }
 
   private takeNext(): QueueItem | undefined {
+    if (this.head('urgent')) return this.pop('urgent', this.clock.now());
     const high = this.head('high');
     const low = this.head('low');
     if (!high && !low) return undefined;
@@ -253,7 +259,7 @@ export class WorkQueue {
     return undefined;
   }
 
-  /** The lane's first live entry, dropping places left behind by a move to `high` or a shutdown. */
+  /** The lane's first live entry, dropping places left behind by a move to another lane or a shutdown. */
   private head(lane: Lane): Queued | undefined {
     const fifo = this.lanes[lane];
     for (;;) {
