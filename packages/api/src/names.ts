@@ -183,6 +183,13 @@ export const SOURCE_RESOURCE_VERSION_ANNOTATION = 'cellfed.io/source-resource-ve
  */
 export const PROMOTED_FROM_ANNOTATION = 'cellfed.io/promoted-from';
 
+/**
+ * On a CellBackup of a Down cell's object, set by the router (as itself, once a caller allowed the write was
+ * refused for it): a client is waiting to write this object. The backup controller promotes such a key
+ * before the rest of the Down cell's keys. The value is when it was asked (RFC 3339), for people reading it.
+ */
+export const PROMOTION_REQUESTED_ANNOTATION = 'cellfed.io/promotion-requested';
+
 // ---- Router presence ----
 
 /** On every router Lease: the CellSet it routes by (so routers of other CellSets are told apart). */

@@ -26,6 +26,7 @@ import {
   type CellularObjectRef,
 } from '@cellfed/federation';
 
+import { backupChange } from './backup-changes.ts';
 import { BackupMetrics, LagClock } from './backup-metrics.ts';
 import { BackupReconciler } from './backup-reconciler.ts';
 import { AutoDownReconciler, UnhealthySince } from './auto-down-reconciler.ts';
@@ -113,9 +114,9 @@ export class BackupController {
     this.backups.addHandler((backupKey, lane, cell) => {
       // A backup changed or appeared: look at the object it copies (a deleted one has nothing to say).
       const { namespace, name } = OBJECT_KEYS.parse(backupKey);
-      const source = this.backups.objectIn(cell, { resource: CELL_BACKUPS, namespace, name });
-      const key = source?.metadata.annotations?.[BACKUP_SOURCE_ANNOTATION];
-      if (key) enqueue(key, lane);
+      const backup = this.backups.objectIn(cell, { resource: CELL_BACKUPS, namespace, name })?.metadata;
+      const change = backupChange(backup, lane, (id) => this.federation?.table.stateOf(id));
+      if (change) enqueue(change.key, change.lane);
     });
     this.controller = new Controller({
       name: 'backups',

@@ -13,11 +13,13 @@ type CellDestination = Extract<Destination, { kind: 'cell' }>;
 import {
   cellLeftRefusal,
   fenceRefusal,
+  RESTORING_ROUTE,
   restoringRefusal,
   type ObjectPlan,
 } from '../routing/object-refusals.ts';
 import type { OldCopies } from './old-copies.ts';
-import { failoverState, type FailoverState } from './pending-backups.ts';
+import { backupNameOf, failoverState, type FailoverState } from './pending-backups.ts';
+import type { PromotionRequests } from './promotion-requests.ts';
 import { type Impersonation } from '../auth/impersonation.ts';
 
 export interface ObjectDestinationsOptions {
@@ -25,6 +27,8 @@ export interface ObjectDestinationsOptions {
   /** The client of an engaged cell. */
   readonly cell: (id: string) => KubeClient | undefined;
   readonly oldCopies: OldCopies;
+  /** Puts a Down cell's key a client waits to write at the front of the promotions; none: it waits its turn. */
+  readonly promotions?: PromotionRequests | undefined;
 }
 
 /**
@@ -42,7 +46,8 @@ export class ObjectDestinations {
    * Where the request goes, or its refusal. A refusal the router makes itself tells what the cells hold (a
    * move, a restore, a cell's state) and is given only to a caller allowed the request (`authorize`), and so
    * is the old copy's reading of a key that may be moving; any other caller gets the 403 one apiserver would
-   * give. A refusal a cell gave the caller is its own.
+   * give. A refusal a cell gave the caller is its own. A write refused because its key's promotion is not
+   * committed asks for that promotion to go first, only once the caller is known to be allowed the write.
    */
   async of(plan: ObjectPlan, impersonation: Impersonation, authorize: Authorize): Promise<Destination> {
     // The old copy is read as the router, and which cell then answers tells whether it exists and moves:
@@ -53,7 +58,15 @@ export class ObjectDestinations {
     }
     const destination = await this.route(plan, impersonation);
     if (destination.kind !== 'refuse' || destination.route === 'backup-refused') return destination;
-    return (await authorize()) ?? destination;
+    const refused = await authorize();
+    if (refused) return refused;
+    if (destination.route === RESTORING_ROUTE) this.requestPromotion(plan, destination.cell);
+    return destination;
+  }
+
+  private requestPromotion(plan: ObjectPlan, cell: string): void {
+    const client = this.options.cell(cell);
+    if (client) this.options.promotions?.request(client, cell, backupNameOf(plan.info));
   }
 
   private async route(plan: ObjectPlan, impersonation: Impersonation): Promise<Destination> {

@@ -48,11 +48,7 @@ export async function failoverState(
   const text = await answer.body.text();
   if (answer.statusCode === 200) return promoting(text) ? { kind: 'promoting' } : { kind: 'object' };
   if (answer.statusCode !== 404) return { kind: 'refused', code: answer.statusCode, body: text };
-  const name = cellBackupName({
-    resource: { group: info.apiGroup, version: info.apiVersion, resource: info.resource },
-    namespace: info.namespace,
-    name: info.name,
-  });
+  const name = backupNameOf(info);
   const backup = await client
     .request<KubeObject & { spec?: { object?: KubeObject } }>(
       'GET',
@@ -67,6 +63,15 @@ export async function failoverState(
   if (!backup?.spec?.object || labels?.[PRIMARY_CELL_LABEL] !== down || labels[BACKUP_CELL_LABEL] !== cell)
     return { kind: 'none' };
   return { kind: 'backup', object: backup.spec.object };
+}
+
+/** The name of the CellBackup of the object a request is about (the same in every cell). */
+export function backupNameOf(info: ResourceRequestInfo): string {
+  return cellBackupName({
+    resource: { group: info.apiGroup, version: info.apiVersion, resource: info.resource },
+    namespace: info.namespace,
+    name: info.name,
+  });
 }
 
 /** Whether an object's metadata (as JSON) carries the mark of a promotion not committed yet. */

@@ -2,6 +2,7 @@ import {
   BACKUP_CELL_LABEL,
   PRIMARY_CELL_LABEL,
   PROMOTED_FROM_ANNOTATION,
+  PROMOTION_REQUESTED_ANNOTATION,
   parseCellSetSpec,
 } from '@cellfed/api';
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
@@ -9,6 +10,7 @@ import { connect as http2Connect, createServer as createHttp2Server } from 'node
 import type { AddressInfo } from 'node:net';
 
 import { KubeClient } from '@cellfed/controller-kit';
+import { cellBackupName } from '@cellfed/federation';
 import { memoryLogger, metricValue, recordingTracer } from '@cellfed/controller-kit/testing';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
@@ -17,6 +19,7 @@ import { Registry } from 'prom-client';
 import { RouterMetrics } from '../metrics/router-metrics.ts';
 import { routingState } from '../routing/route-plan.ts';
 import { OldCopies } from '../destinations/old-copies.ts';
+import { PromotionRequests } from '../destinations/promotion-requests.ts';
 import { RouterHandler, type RouterHandlerOptions } from './router-handler.ts';
 
 /** What a fake apiserver saw: method, target, headers and body of every request. */
@@ -129,6 +132,7 @@ describe('RouterHandler', () => {
       cell: (id) => cells[id]?.client,
       state: () => routingState(cellSet, 7),
       oldCopies: new OldCopies({ client: (id) => cells[id]?.client }),
+      promotions: new PromotionRequests({ logger }),
       reviewer: {
         allowed: async (user, attributes) => {
           const asked =
@@ -729,6 +733,52 @@ describe('RouterHandler', () => {
       stage = 'committed';
       expect(await put()).toMatchObject({ code: 200 });
       expect(puts()).toHaveLength(1);
+    });
+
+    it('asks, as itself, for the promotion of a key an allowed writer waits on, once; never for another caller', async () => {
+      const { name, target } = failedOver();
+      script = (_cell, seen) => {
+        if (!isBackupRead(seen)) return { code: 404, body: { kind: 'Status', code: 404 } };
+        return seen.method === 'PATCH' ? { code: 200, body: {} } : { code: 200, body: backupOf(target, 'c') };
+      };
+      const path = `/api/v1/namespaces/team/configmaps/${name}`;
+      const asked = () =>
+        Object.values(cells).flatMap((cell) => cell.seen.filter((seen) => seen.method === 'PATCH'));
+      const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
+
+      denied.add(`update configmaps/${name}`);
+      expect(await send('PUT', path, { metadata: { name } })).toMatchObject({ code: 403 });
+      await settle();
+      expect(asked()).toEqual([]);
+
+      denied.clear();
+      expect(await send('PUT', path, { metadata: { name } })).toMatchObject({ code: 429 });
+      await settle();
+      expect(asked()).toHaveLength(1);
+      const [request] = asked();
+      const backup = cellBackupName({
+        resource: { group: '', version: 'v1', resource: 'configmaps' },
+        namespace: 'team',
+        name,
+      });
+      expect(request!.url).toBe(
+        `/apis/cells.cellfed.io/v1alpha1/namespaces/cellfed-backups/cellbackups/${backup}`,
+      );
+      expect(cells[target]!.seen).toContain(request);
+      expect(request!.headers['impersonate-user']).toBeUndefined();
+      expect(request!.headers['content-type']).toBe('application/merge-patch+json');
+      expect(JSON.parse(request!.body)).toEqual({
+        metadata: { annotations: { [PROMOTION_REQUESTED_ANNOTATION]: expect.any(String) } },
+      });
+      // Clients retry every second: asked once, however many retries and reads come meanwhile.
+      expect(await send('PATCH', path, {}, { 'content-type': 'application/merge-patch+json' })).toMatchObject(
+        {
+          code: 429,
+        },
+      );
+      expect(await send('GET', path)).toMatchObject({ code: 200 });
+      await settle();
+      expect(asked()).toHaveLength(1);
     });
 
     it('relays the cell’s refusal to a caller who may not read the object, and never reads the backup', async () => {

@@ -31,6 +31,7 @@ import { ObjectDestinations } from '../destinations/object-destinations.ts';
 import { restoringRefusal, type ObjectPlan } from '../routing/object-refusals.ts';
 import { ObjectRequests } from '../proxy/object-requests.ts';
 import type { OldCopies } from '../destinations/old-copies.ts';
+import type { PromotionRequests } from '../destinations/promotion-requests.ts';
 import { toControlPlane } from '../proxy/to-control-plane.ts';
 import { readyControlPlaneDelete, type OrphaningRecorder } from '../proxy/control-plane-deletes.ts';
 import { relayUpgrade, writeStatusToSocket } from '../proxy/upgrade-relay.ts';
@@ -59,6 +60,8 @@ export interface RouterHandlerOptions {
   /** Whether the control plane deleted the namespace (see MergedListRequest.namespaceDeleted). */
   namespaceDeleted?: (namespace: string) => boolean;
   oldCopies: OldCopies;
+  /** Asks the backup controller to promote first a Down cell's key a client waits to write; none: it waits. */
+  promotions?: PromotionRequests;
   /**
    * The uids clients know in the owner references cells' controllers set on what they make (a ReplicaSet's
    * to its moved Deployment); none: shown as the cells have them.
@@ -114,7 +117,12 @@ export class RouterHandler {
     const cell = (id: string) => this.options.cell(id);
     const { ownerUids, cellNamespaces, quota, logger } = options;
     const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
-    this.destinations = new ObjectDestinations({ state, cell, oldCopies: options.oldCopies });
+    this.destinations = new ObjectDestinations({
+      state,
+      cell,
+      oldCopies: options.oldCopies,
+      promotions: options.promotions,
+    });
     this.objects = new ObjectRequests({
       destinations: this.destinations,
       cellNamespaces,

@@ -25,6 +25,7 @@ import { CellNamespaces } from '../proxy/cell-namespaces.ts';
 import { answerClientError } from './client-errors.ts';
 import { CallerLimits, type CallerLimitsOptions } from './caller-limits.ts';
 import { OldCopies } from '../destinations/old-copies.ts';
+import { PromotionRequests } from '../destinations/promotion-requests.ts';
 import { RouterHandler } from './router-handler.ts';
 import { CellularKinds, type DiscoveredResource } from '../views/cellular-kinds.ts';
 import { OwnerUids } from '../views/owner-uids.ts';
@@ -134,6 +135,7 @@ export class Router {
       namespaceLabels: (namespace) => this.namespaces.labels(namespace),
       namespaceDeleted: (namespace) => deletedNamespaces.has(namespace),
       oldCopies: new OldCopies({ client: (id) => this.pool.get(id)?.client }),
+      promotions: new PromotionRequests({ logger: log.child({ component: 'promotion-requests' }) }),
       ownerUids: new OwnerUids(
         new CellularKinds(
           async (groupVersion) =>
