@@ -24,9 +24,22 @@ const matches = (what: string, rule: { pattern: string; maxLength?: number }) =>
     })
     .regex(new RegExp(rule.pattern), { error: `${what} must match ${rule.pattern}` });
 
+/** The JSON of an object kept in `spec.data` (the form BACKUP_FORMAT_ANNOTATION names). */
+export const BACKUP_FORMAT_JSON = 'json';
+
+const backedUpObject = z.looseObject({
+  apiVersion: z.string().min(1),
+  kind: z.string().min(1),
+  metadata: z.looseObject({}),
+});
+
 /**
  * An inert copy of a cellular object, kept in the object's backup cell. Nothing reconciles it: the object
- * sits in `spec.object` as data. The labels name the backup and primary cells.
+ * sits in `spec.data` as its JSON, one string the apiserver stores without decoding, pruning or validating
+ * the object inside (a backup is written on every change of its object). Backups written before that form
+ * hold it in `spec.object` as a subtree; they are read as they are and written anew in the new form. The
+ * labels name the backup and primary cells; `spec.source` names the object (and its uid and kind), so
+ * `kubectl get cellbackup -o yaml` tells what it is without decoding `spec.data`.
  */
 export const CellBackupSchema = z.object({
   apiVersion: z.literal(CELL_BACKUP_API_VERSION),
@@ -36,21 +49,26 @@ export const CellBackupSchema = z.object({
     namespace: z.string().optional(),
     labels: z.record(z.string(), z.string()).optional(),
   }),
-  spec: z.object({
-    source: z.object({
-      group: z.union([z.literal(''), matches('group', CELLSET_RULES.dns1123Subdomain)]),
-      version: matches('version', CELLSET_RULES.version),
-      resource: matches('resource', CELLSET_RULES.dns1123Label),
-      /** Empty for cluster-scoped objects. */
-      namespace: z.union([z.literal(''), matches('namespace', CELLSET_RULES.dns1123Label)]).default(''),
-      name: matches('name', CELLSET_RULES.dns1123Subdomain),
+  spec: z
+    .object({
+      source: z.object({
+        group: z.union([z.literal(''), matches('group', CELLSET_RULES.dns1123Subdomain)]),
+        version: matches('version', CELLSET_RULES.version),
+        resource: matches('resource', CELLSET_RULES.dns1123Label),
+        /** Empty for cluster-scoped objects. */
+        namespace: z.union([z.literal(''), matches('namespace', CELLSET_RULES.dns1123Label)]).default(''),
+        name: matches('name', CELLSET_RULES.dns1123Subdomain),
+        kind: z.string().min(1).optional(),
+        uid: z.string().optional(),
+      }),
+      /** The object as JSON. */
+      data: z.string().min(2).optional(),
+      /** The object as a subtree: the form before `data`, read until the backup is written again. */
+      object: backedUpObject.optional(),
+    })
+    .refine((spec) => spec.data !== undefined || spec.object !== undefined, {
+      error: 'spec.data (or, in the earlier form, spec.object) must hold the object',
     }),
-    object: z.looseObject({
-      apiVersion: z.string().min(1),
-      kind: z.string().min(1),
-      metadata: z.looseObject({}),
-    }),
-  }),
   status: z.unknown().optional(),
 });
 
@@ -63,7 +81,7 @@ export function cellBackupCrd(): CustomResourceDefinition {
     plural: 'cellbackups',
     scope: 'Namespaced',
     printerColumns: [
-      { name: 'Kind', type: 'string', jsonPath: '.spec.object.kind' },
+      { name: 'Kind', type: 'string', jsonPath: '.spec.source.kind' },
       { name: 'Source', type: 'string', jsonPath: '.spec.source.name' },
       {
         name: 'Primary',
@@ -75,7 +93,8 @@ export function cellBackupCrd(): CustomResourceDefinition {
       'An inert copy of a cellular object in its backup cell; promoted when its primary cell fails.',
     spec: {
       type: 'object',
-      required: ['source', 'object'],
+      required: ['source'],
+      anyOf: [{ required: ['data'] }, { required: ['object'] }],
       properties: {
         source: {
           type: 'object',
@@ -95,11 +114,19 @@ export function cellBackupCrd(): CustomResourceDefinition {
               maxLength: CELLSET_RULES.dns1123Subdomain.maxLength,
               pattern: CELLSET_RULES.dns1123Subdomain.pattern,
             },
+            kind: { type: 'string', description: 'The kind of the object.' },
+            uid: { type: 'string', description: 'The uid the object had in its primary cell.' },
           },
+        },
+        data: {
+          type: 'string',
+          description:
+            'The object as it was in its primary cell, as JSON: stored, never decoded by the apiserver nor reconciled.',
         },
         object: {
           type: 'object',
-          description: 'The object as it was in its primary cell; stored, never reconciled.',
+          description:
+            'The object as a subtree: the form backups had before spec.data, read until each is written again.',
           'x-kubernetes-embedded-resource': true,
           'x-kubernetes-preserve-unknown-fields': true,
         },

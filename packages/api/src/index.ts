@@ -34,6 +34,7 @@ export type {
 export { CELL_STATES } from '@cellfed/hashing';
 export type { CellState } from '@cellfed/hashing';
 export {
+  BACKUP_FORMAT_JSON,
   CELL_BACKUPS,
   CELL_BACKUP_API_VERSION,
   CELL_BACKUP_KIND,

@@ -176,6 +176,11 @@ export const BACKUP_SOURCE_ANNOTATION = 'cellfed.io/source';
 /** On a backup: the resourceVersion of the primary it copies, in the primary's cell. */
 export const SOURCE_RESOURCE_VERSION_ANNOTATION = 'cellfed.io/source-resource-version';
 /**
+ * On a backup: the form its object is kept in (`json`: `spec.data`). A backup without it is of the earlier
+ * form (`spec.object`) and is written anew, so the metadata alone tells the controller which to migrate.
+ */
+export const BACKUP_FORMAT_ANNOTATION = 'cellfed.io/backup-format';
+/**
  * On an object the backup controller created from its backup, until the promotion is committed (its field
  * managers written back, this mark removed in the same write): the Down cell it was lost with. The router
  * refuses writes to an object that carries it, as it does while only the backup exists: a client's write

@@ -1,5 +1,6 @@
 import {
   BACKUP_CELL_LABEL,
+  BACKUP_SOURCE_ANNOTATION,
   CELL_BACKUPS,
   COPIED_FROM_ANNOTATION,
   FENCED_AT_ANNOTATION,
@@ -19,6 +20,7 @@ import {
   compileCellSet,
   type CellSetGeneration,
   type KubeObject,
+  backedUpObject,
   cellBackupName,
   formatObjectKey,
   objectKeyOf,
@@ -100,6 +102,22 @@ function setUp(states: Record<string, CellState>) {
 
 const ALL_NORMAL = { a: 'Normal', b: 'Normal', c: 'Normal' } as const;
 
+/** A backup as the controller wrote it before `spec.data`: the object as a subtree, no format mark. */
+const earlierForm = (object: KubeObject, primary: string, backup: string): KubeObject => ({
+  apiVersion: 'cells.cellfed.io/v1alpha1',
+  kind: 'CellBackup',
+  metadata: {
+    name: cellBackupName(refOf(object.metadata.name!)),
+    namespace: 'cellfed-backups',
+    labels: { [BACKUP_CELL_LABEL]: backup, [PRIMARY_CELL_LABEL]: primary },
+    annotations: {
+      [BACKUP_SOURCE_ANNOTATION]: formatObjectKey(refOf(object.metadata.name!)),
+      [SOURCE_RESOURCE_VERSION_ANNOTATION]: object.metadata.resourceVersion ?? '',
+    },
+  },
+  spec: { source: { ...DEPLOYMENTS, namespace: 'shop', name: object.metadata.name }, object },
+});
+
 describe('BackupReconciler', () => {
   it('keeps a copy of the object in its backup cell, naming both cells and the version it copies', async () => {
     const t = setUp(ALL_NORMAL);
@@ -116,7 +134,7 @@ describe('BackupReconciler', () => {
     expect(written.metadata.annotations?.[SOURCE_RESOURCE_VERSION_ANNOTATION]).toBe(
       stored.metadata.resourceVersion,
     );
-    expect((written.spec as { object: KubeObject }).object.spec).toEqual({ replicas: 1 });
+    expect(backedUpObject(written as { spec?: { data?: unknown } })?.spec).toEqual({ replicas: 1 });
     const lag = await t.registry.getSingleMetric('cellfed_backup_replication_lag_seconds')!.get();
     const sum = lag.values.find((value) => (value as { metricName?: string }).metricName?.endsWith('_sum'));
     expect(sum?.value).toBeCloseTo(0.03);
@@ -134,7 +152,7 @@ describe('BackupReconciler', () => {
     t.cells.get(primary)!.put(objectPath('web'), deployment('web', 5));
     await t.reconcile('web');
     const written = t.cells.get(backup)!.get(backupPath('web'))!;
-    expect((written.spec as { object: KubeObject }).object.spec).toEqual({ replicas: 5 });
+    expect(backedUpObject(written as { spec?: { data?: unknown } })?.spec).toEqual({ replicas: 5 });
   });
 
   it('moves a backup whose ring changed: the stale one is deleted', async () => {
@@ -325,6 +343,46 @@ describe('BackupReconciler', () => {
     const promoted = t.cells.get(backup)!.get(objectPath('web'))!;
     expect(promoted.spec).toEqual({ replicas: 3 });
     expect(promoted.metadata.labels?.[FOLLOWER_LABEL]).toBeUndefined();
+  });
+
+  it('writes a backup of the earlier form (spec.object) anew, although it holds the version served', async () => {
+    const t = setUp(ALL_NORMAL);
+    const { primary, backup } = t.placement('web');
+    const stored = t.cells.get(primary)!.put(objectPath('web'), deployment('web', 2));
+    t.cells.get(backup)!.put(backupPath('web'), earlierForm(stored, primary, backup));
+
+    await t.reconcile('web');
+
+    const written = t.cells.get(backup)!.get(backupPath('web'))! as KubeObject & { spec: { data?: string } };
+    expect(written.spec).not.toHaveProperty('object');
+    expect(JSON.parse(written.spec.data!)).toMatchObject({ spec: { replicas: 2 } });
+    const writes = t.cells.get(backup)!.writes.length;
+    await t.reconcile('web');
+    expect(t.cells.get(backup)!.writes.length).toBe(writes);
+  });
+
+  it('promotes a backup of the earlier form', async () => {
+    const t = setUp(ALL_NORMAL);
+    const { primary, backup } = t.placement('web');
+    const stored = t.cells.get(primary)!.put(objectPath('web'), deployment('web', 4));
+    t.cells.get(backup)!.put(backupPath('web'), earlierForm(stored, primary, backup));
+    t.cells.get(primary)!.objects.clear();
+    t.setStates({ ...ALL_NORMAL, [primary]: 'Down' });
+
+    await t.reconcile('web');
+
+    expect(t.cells.get(backup)!.get(objectPath('web'))?.spec).toEqual({ replicas: 4 });
+  });
+
+  it('fails, with its code, to promote a backup that holds nothing readable, and creates nothing', async () => {
+    const t = setUp(ALL_NORMAL);
+    const { primary, backup } = t.placement('web');
+    const unreadable = earlierForm(deployment('web'), primary, backup);
+    t.cells.get(backup)!.put(backupPath('web'), { ...unreadable, spec: { data: '{"truncated": ' } });
+    t.setStates({ ...ALL_NORMAL, [primary]: 'Down' });
+
+    await expect(t.reconcile('web')).rejects.toMatchObject({ code: 'CELLFED_BACKUP_UNREADABLE_BACKUP' });
+    expect(t.cells.get(backup)!.get(objectPath('web'))).toBeUndefined();
   });
 
   it('decides nothing while a cell it needs is not listed', async () => {

@@ -34,8 +34,10 @@ import {
   type CellSetGeneration,
   type KubeObject,
   type ObjectMeta,
+  backedUpObject,
   cellBackupName,
   cellBackupOf,
+  isCurrentBackupForm,
   collectionPath,
   formatObjectKey,
   isCellOwnObject,
@@ -177,8 +179,10 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
   ): Promise<void> {
     const object = this.options.objects.objectIn(primary, ref);
     if (!object) return;
+    // Up to date: the version served, the cells, and the current form (an earlier one is written anew).
     if (
       existing !== undefined &&
+      isCurrentBackupForm(existing) &&
       existing.annotations?.[SOURCE_RESOURCE_VERSION_ANNOTATION] === object.metadata.resourceVersion &&
       existing.labels?.[PRIMARY_CELL_LABEL] === primary &&
       existing.labels[BACKUP_CELL_LABEL] === backupCell
@@ -236,7 +240,13 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
     const client = this.client(target);
     const backup = await readBackup(client, backupRef, cachedVersion, signal);
     if (!backup) return; // the cache was behind: the next event says what happened
-    const { object } = portableObject(backup.spec.object as KubeObject, ref);
+    const held = backedUpObject(backup);
+    if (!held)
+      throw new BackupError(
+        BackupErrorCode.UnreadableBackup,
+        `backup ${backupRef.name} in cell ${target} holds no object that can be read`,
+      );
+    const { object } = portableObject(held, ref);
     const promoted = markedPromoted(withoutMoveMarks(object), down);
     const create = () =>
       client.request<KubeObject>('POST', collectionPath(ref), {
@@ -296,7 +306,7 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
   ): Promise<void> {
     const client = this.client(cell);
     const held = backup && (await readBackup(client, backupRef, backup.resourceVersion, signal));
-    const backedUp = (held?.spec.object as KubeObject | undefined)?.metadata;
+    const backedUp = held ? backedUpObject(held)?.metadata : undefined;
     const managedFields = backedUp?.managedFields;
     const committed = await commitCopy({
       client,

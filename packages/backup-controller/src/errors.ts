@@ -6,6 +6,8 @@ export const BackupErrorCode = {
   InvalidConfig: 'CELLFED_BACKUP_INVALID_CONFIG',
   /** A cell the backup or the promotion needs is not engaged (no client yet, or it left). */
   CellNotEngaged: 'CELLFED_BACKUP_CELL_NOT_ENGAGED',
+  /** A backup to promote holds no object that parses (its `spec.data` is not an object's JSON). */
+  UnreadableBackup: 'CELLFED_BACKUP_UNREADABLE_BACKUP',
 } as const;
 
 export type BackupErrorCode = (typeof BackupErrorCode)[keyof typeof BackupErrorCode];

@@ -5,12 +5,12 @@ import {
   SOURCE_RESOURCE_VERSION_ANNOTATION,
 } from '@cellfed/api';
 
-import { cellBackupName, cellBackupOf } from './cell-backups.ts';
+import { backedUpObject, cellBackupName, cellBackupOf, isCurrentBackupForm } from './cell-backups.ts';
 
 const deployments = { group: 'apps', version: 'v1', resource: 'deployments' };
 
 describe('CellBackup of an object', () => {
-  it('is a valid CellBackup naming both cells and the version it copies', () => {
+  it('is a valid CellBackup naming both cells, the object and the version it copies, holding its JSON', () => {
     const ref = { resource: deployments, namespace: 'shop', name: 'web' };
     const object = {
       apiVersion: 'apps/v1',
@@ -22,8 +22,28 @@ describe('CellBackup of an object', () => {
     expect(CellBackupSchema.safeParse(backup).success).toBe(true);
     expect(backup.metadata.labels).toEqual({ [BACKUP_CELL_LABEL]: 'cell-2', [PRIMARY_CELL_LABEL]: 'cell-1' });
     expect(backup.metadata.annotations).toMatchObject({ [SOURCE_RESOURCE_VERSION_ANNOTATION]: '42' });
-    expect(backup.spec.object).toEqual(object);
-    expect(backup.spec.object).not.toBe(object);
+    expect(backup.spec.source).toEqual({
+      ...ref.resource,
+      namespace: 'shop',
+      name: 'web',
+      kind: 'Deployment',
+      uid: 'u1',
+    });
+    expect(backup.spec.object).toBeUndefined();
+    expect(JSON.parse(backup.spec.data!)).toEqual(object);
+    expect(backedUpObject(backup)).toEqual(object);
+    expect(isCurrentBackupForm(backup.metadata)).toBe(true);
+  });
+
+  it('is read from the earlier form too, which is not current; an unreadable one holds nothing', () => {
+    const object = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { a: 'b' } };
+    const earlier = { metadata: { annotations: {} }, spec: { object } };
+    expect(backedUpObject(earlier)).toEqual(object);
+    expect(isCurrentBackupForm(earlier.metadata)).toBe(false);
+    expect(backedUpObject({ spec: { data: '{"kind": "ConfigMap", trunc' } })).toBeUndefined();
+    expect(backedUpObject({ spec: { data: '"a string"' } })).toBeUndefined();
+    expect(backedUpObject({ spec: {} })).toBeUndefined();
+    expect(backedUpObject({})).toBeUndefined();
   });
 
   it('has a short name that depends on the resource, namespace and name alone', () => {

@@ -1,5 +1,7 @@
 import {
   BACKUP_CELL_LABEL,
+  BACKUP_FORMAT_ANNOTATION,
+  BACKUP_FORMAT_JSON,
   BACKUP_SOURCE_ANNOTATION,
   CELL_BACKUP_API_VERSION,
   CELL_BACKUP_KIND,
@@ -21,13 +23,16 @@ export function cellBackupName(ref: CellularObjectRef): string {
   return `${ref.resource.resource}-${hash64Hex(formatObjectKey(ref))}`;
 }
 
-/** The CellBackup of `object` (read in `primaryCell`) to keep in `backupCell`. */
+/**
+ * The CellBackup of `object` (read in `primaryCell`) to keep in `backupCell`: the object as its JSON in
+ * `spec.data`, named in `spec.source` (with its kind and uid) and in the annotations.
+ */
 export function cellBackupOf(
   object: Readonly<KubeObject>,
   ref: CellularObjectRef,
   cells: { primaryCell: string; backupCell: string },
 ): CellBackup {
-  const { resourceVersion } = object.metadata;
+  const { resourceVersion, uid } = object.metadata;
   return {
     apiVersion: CELL_BACKUP_API_VERSION,
     kind: CELL_BACKUP_KIND,
@@ -38,11 +43,45 @@ export function cellBackupOf(
       annotations: {
         [BACKUP_SOURCE_ANNOTATION]: formatObjectKey(ref),
         [SOURCE_RESOURCE_VERSION_ANNOTATION]: resourceVersion ?? '',
+        [BACKUP_FORMAT_ANNOTATION]: BACKUP_FORMAT_JSON,
       },
     },
     spec: {
-      source: { ...ref.resource, namespace: ref.namespace, name: ref.name },
-      object: structuredClone(object) as CellBackup['spec']['object'],
+      source: {
+        ...ref.resource,
+        namespace: ref.namespace,
+        name: ref.name,
+        kind: object.kind,
+        ...(uid ? { uid } : {}),
+      },
+      data: JSON.stringify(object),
     },
   };
+}
+
+/**
+ * The object a CellBackup holds, from either form (`spec.data`, or the earlier `spec.object`); undefined when
+ * it holds none, or JSON that is not an object.
+ */
+export function backedUpObject(backup: {
+  spec?: { data?: unknown; object?: unknown };
+}): KubeObject | undefined {
+  const { data, object } = backup.spec ?? {};
+  let held: unknown = object;
+  if (typeof data === 'string') {
+    try {
+      held = JSON.parse(data);
+    } catch {
+      return undefined;
+    }
+  }
+  const candidate = held as Partial<KubeObject> | null | undefined;
+  return candidate && typeof candidate === 'object' && typeof candidate.metadata === 'object'
+    ? (candidate as KubeObject)
+    : undefined;
+}
+
+/** Whether a backup's metadata says it is of the current form; an earlier one is written anew. */
+export function isCurrentBackupForm(metadata: { annotations?: Record<string, string> }): boolean {
+  return metadata.annotations?.[BACKUP_FORMAT_ANNOTATION] === BACKUP_FORMAT_JSON;
 }

@@ -150,17 +150,30 @@ const source = { group: 'apps', version: 'v1', resource: 'deployments', namespac
 
 /** CellBackups. */
 export const CELL_BACKUP_EXAMPLES: CrdExample[] = [
-  { name: 'a Deployment', valid: true, object: backup('ex-deploy', { source, object: deployment }) },
+  {
+    name: 'a Deployment',
+    valid: true,
+    object: backup('ex-deploy', {
+      source: { ...source, kind: 'Deployment', uid: 'u-1' },
+      data: JSON.stringify(deployment),
+    }),
+  },
+  {
+    name: 'a Deployment in the earlier form (spec.object)',
+    valid: true,
+    object: backup('ex-deploy-v0', { source, object: deployment }),
+  },
   {
     name: 'a cluster-scoped object',
     valid: true,
     object: backup('ex-cluster', {
       source: { group: 'example.com', version: 'v1', resource: 'widgets', name: 'w' },
-      object: { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } },
+      data: JSON.stringify({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } }),
     }),
   },
   { name: 'no object', valid: false, object: backup('ex-noobj', { source }) },
-  { name: 'no source', valid: false, object: backup('ex-nosrc', { object: deployment }) },
+  { name: 'no source', valid: false, object: backup('ex-nosrc', { data: JSON.stringify(deployment) }) },
+  { name: 'data not a string', valid: false, object: backup('ex-datatype', { source, data: deployment }) },
   {
     name: 'object without kind',
     valid: false,

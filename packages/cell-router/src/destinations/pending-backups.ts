@@ -6,7 +6,7 @@ import {
   PROMOTED_FROM_ANNOTATION,
 } from '@cellfed/api';
 import { isNotFound, type KubeClient } from '@cellfed/controller-kit';
-import { METADATA, resourcePath, type KubeObject, cellBackupName } from '@cellfed/federation';
+import { METADATA, backedUpObject, resourcePath, type KubeObject, cellBackupName } from '@cellfed/federation';
 
 import { requestObjectPath } from '../request/object-path.ts';
 import type { ResourceRequestInfo } from '../request/request-info.ts';
@@ -50,7 +50,7 @@ export async function failoverState(
   if (answer.statusCode !== 404) return { kind: 'refused', code: answer.statusCode, body: text };
   const name = backupNameOf(info);
   const backup = await client
-    .request<KubeObject & { spec?: { object?: KubeObject } }>(
+    .request<KubeObject & { spec?: { data?: unknown; object?: unknown } }>(
       'GET',
       resourcePath({ ...CELL_BACKUPS, namespaced: true }, CELL_BACKUP_NAMESPACE, name),
       signal ? { signal } : {},
@@ -60,9 +60,10 @@ export async function failoverState(
       throw error;
     });
   const labels = backup?.metadata.labels;
-  if (!backup?.spec?.object || labels?.[PRIMARY_CELL_LABEL] !== down || labels[BACKUP_CELL_LABEL] !== cell)
+  const object = backup && backedUpObject(backup);
+  if (!object || labels?.[PRIMARY_CELL_LABEL] !== down || labels[BACKUP_CELL_LABEL] !== cell)
     return { kind: 'none' };
-  return { kind: 'backup', object: backup.spec.object };
+  return { kind: 'backup', object };
 }
 
 /** The name of the CellBackup of the object a request is about (the same in every cell). */

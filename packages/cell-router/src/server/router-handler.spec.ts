@@ -668,7 +668,14 @@ describe('RouterHandler', () => {
     });
     const backupOf = (target: string, down: string) => ({
       metadata: { labels: { [BACKUP_CELL_LABEL]: target, [PRIMARY_CELL_LABEL]: down } },
-      spec: { object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data: { k: 'v' } } },
+      spec: {
+        data: JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'x' },
+          data: { k: 'v' },
+        }),
+      },
     });
     /** A ConfigMap name whose key belonged to the Down cell, and the cell that took it over. */
     const failedOver = () => {
