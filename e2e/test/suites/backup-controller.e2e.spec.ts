@@ -1,8 +1,8 @@
-import { SOURCE_RESOURCE_VERSION_ANNOTATION, parseCellSetSpec } from '@cellfed/api';
+import { PROMOTED_FROM_ANNOTATION, SOURCE_RESOURCE_VERSION_ANNOTATION, parseCellSetSpec } from '@cellfed/api';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { KubeClient } from '@cellfed/controller-kit';
+import { ApiError, KubeClient } from '@cellfed/controller-kit';
 import { RoutingTable } from '@cellfed/hashing';
 
 import { installCellRbac } from '@cellfed/cells/chart/component-rbac.ts';
@@ -100,8 +100,10 @@ describeE2e(
             query: { fieldManager: 'e2e-applier' },
           });
         await forEachInParallel(names, 16, (name) => applyLabel(name, 'before'));
+        // Four workers: the lost cell's promotions then take seconds, long enough to show a write to one of
+        // its keys succeeding before they end.
         controller = await startBackupController(env, {
-          args: ['--cellset', cellSetName, '--leader-elect', 'false', '--resync', '30s'],
+          args: ['--cellset', cellSetName, '--leader-elect', 'false', '--resync', '30s', '--workers', '4'],
           cells: [one, two, doomed],
           logFile: join(env.dir, `${cellSetName}-backup-controller.log`),
         });
@@ -138,6 +140,37 @@ describeE2e(
         const failed = cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [doomed]: 'Down' });
         await updateCellSet(env.controlPlane.kubeconfig, cellSetName, failed);
         const downAt = Date.now();
+
+        // A client writes one lost key from the moment the cell is Down: its 429 puts the key at the front of
+        // the promotions, and the write succeeds while the bulk of them is still going on.
+        const touched = onDoomed[onDoomed.length - 1]!;
+        for (;;) {
+          const written = await routed
+            .request('PATCH', `${DEPLOYMENTS}/namespaces/${namespace}/deployments/${touched}`, {
+              body: { metadata: { labels: { 'e2e.cellfed.io/first-write': 'yes' } } },
+              contentType: 'application/merge-patch+json',
+            })
+            .then(
+              () => true,
+              (error: unknown) => {
+                // Refused until promoted (429), or the router has not seen the Down cell yet (5xx).
+                if (error instanceof ApiError && (error.statusCode === 429 || error.statusCode >= 500))
+                  return false;
+                throw error;
+              },
+            );
+          if (written) break;
+          expect(Date.now() - downAt).toBeLessThan(60_000);
+          await sleep(100);
+        }
+        const firstWriteSeconds = (Date.now() - downAt) / 1000;
+        const committed = new Set<string>();
+        for (const id of [one, two])
+          for (const [name, metadata] of await deploymentsIn(cells.get(id)!, namespace))
+            if (metadata.annotations?.[PROMOTED_FROM_ANNOTATION] === undefined) committed.add(name);
+        const promotedAtFirstWrite = onDoomed.filter((name) => committed.has(name)).length;
+        expect(committed.has(touched)).toBe(true);
+        expect(promotedAtFirstWrite).toBeLessThan(onDoomed.length);
 
         // Every object of the dead cell is readable through the router: from its backup, then promoted.
         let unreadable = [...onDoomed];
@@ -249,6 +282,8 @@ describeE2e(
             lostWrites: lost.length,
             rpoMs,
             readableSeconds,
+            firstWriteSeconds,
+            promotedAtFirstWrite,
             writableSeconds,
           },
           'failover figures',

@@ -8,6 +8,38 @@ export interface Target {
   agent: Agent;
 }
 
+/** What one request answered: its status, its Retry-After in seconds (when it gave one) and its body. */
+export interface Answer {
+  status: number;
+  retryAfterSeconds?: number;
+  text: string;
+}
+
+/** One request; answers whatever status came (see {@link call} for one that throws). */
+export async function send(
+  target: Target,
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  path: string,
+  body?: unknown,
+  contentType = 'application/json',
+): Promise<Answer> {
+  const response = await request(`${target.base}${path}`, {
+    method,
+    dispatcher: target.agent,
+    headers: { accept: 'application/json', ...(body ? { 'content-type': contentType } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await response.body.text();
+  const retryAfter = Number(response.headers['retry-after']);
+  return {
+    status: response.statusCode,
+    ...(Number.isFinite(retryAfter) && response.headers['retry-after'] !== undefined
+      ? { retryAfterSeconds: retryAfter }
+      : {}),
+    text,
+  };
+}
+
 /**
  * One request; answers the body text. A status of 300 or more throws, except 409 (already exists: a
  * benchmark that is run again finds its objects).
@@ -19,16 +51,8 @@ export async function call(
   body?: unknown,
   contentType = 'application/json',
 ): Promise<string> {
-  const response = await request(`${target.base}${path}`, {
-    method,
-    dispatcher: target.agent,
-    headers: { accept: 'application/json', ...(body ? { 'content-type': contentType } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  const text = await response.body.text();
-  if (response.statusCode >= 300 && response.statusCode !== 409) {
-    throw new Error(`${method} ${path}: ${response.statusCode} ${text.slice(0, 200)}`);
-  }
+  const { status, text } = await send(target, method, path, body, contentType);
+  if (status >= 300 && status !== 409) throw new Error(`${method} ${path}: ${status} ${text.slice(0, 200)}`);
   return text;
 }
 
