@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds etcd, kube-apiserver, kube-controller-manager, kubectl, helm and the suite's client-go informer
-# program from the Go module proxy into
+# Builds etcd, kube-apiserver, kube-controller-manager, kubectl, helm, the suite's client-go informer
+# program and the router benchmark's Go proxy from the Go module proxy into
 # a cache outside the repo (scripts/lib/tools.sh gives the key) and prints the bin directory on stdout.
 # A warm cache returns at once; a cold build takes many minutes on 2 cores and says so as it goes.
 set -euo pipefail

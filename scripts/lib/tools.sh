@@ -9,10 +9,12 @@ cellfed_cache="${CELLFED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cellfed}"
 cellfed_go="${CELLFED_GO:-/usr/local/go/bin/go}"
 # The tools each module builds; e2e code finds them by these names in CELLFED_TOOLS_BIN.
 # cellfed.io/e2e/tools/informer is the suite's own client-go program (a controller's informer, through the
-# router and against one apiserver).
+# router and against one apiserver); cellfed.io/e2e/tools/bench-proxy the router benchmark's Go floor (a
+# standard-library reverse proxy in front of a cell).
 cellfed_kube_tools=(go.etcd.io/etcd/server/v3 k8s.io/kubernetes/cmd/kube-apiserver
-  k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl cellfed.io/e2e/tools/informer)
-cellfed_kube_tool_names=(etcd kube-apiserver kube-controller-manager kubectl informer)
+  k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl cellfed.io/e2e/tools/informer
+  cellfed.io/e2e/tools/bench-proxy)
+cellfed_kube_tool_names=(etcd kube-apiserver kube-controller-manager kubectl informer bench-proxy)
 cellfed_helm_tools=(helm.sh/helm/v4/cmd/helm)
 cellfed_helm_tool_names=(helm)
 
@@ -44,7 +46,7 @@ cellfed_keyed_dir() {
 cellfed_tools_key_inputs() {
   cat "$cellfed_root/e2e/tools/go.mod" "$cellfed_root/e2e/tools/go.sum" \
     "$cellfed_root/e2e/tools/helm/go.mod" "$cellfed_root/e2e/tools/helm/go.sum" \
-    "$cellfed_root"/e2e/tools/informer/*.go
+    "$cellfed_root"/e2e/tools/informer/*.go "$cellfed_root"/e2e/tools/bench-proxy/*.go
   printf '%s\n' "${cellfed_kube_tools[@]}" "${cellfed_helm_tools[@]}"
 }
 

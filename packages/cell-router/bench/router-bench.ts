@@ -3,12 +3,16 @@
 // The same load runs directly against the cell and through the router, in alternating rounds of one run:
 //  - GET of one ConfigMap at fixed concurrency: p50, p99 and requests per second;
 //  - create of ConfigMaps (unique names) at fixed concurrency: p50.
-// A third mode, a bare Node.js proxy (bench/bare-proxy.ts), shows what any proxy in Node costs here.
-// figures.*Ratio = router / direct; bareProxyFigures.*Ratio = bare proxy / direct. Goals: getP50Ratio ≤ 1.15, getP99Ratio ≤ 1.5, throughputRatio ≥ 0.9.
+// A third mode, a bare Node.js proxy (bench/bare-proxy.ts), shows what any proxy in Node costs here; a fourth,
+// a Go standard-library reverse proxy (e2e/tools/bench-proxy, built with the Kubernetes tools into
+// CELLFED_TOOLS_BIN), what a Go L7 gateway costs on the same core: the peer-class floor.
+// figures.*Ratio = router / direct; bareProxyFigures / goProxyFigures: the same of each baseline proxy;
+// figures.getP50OverGoProxy = the router's p50 ratio over the Go proxy's (goal ≤ 1). Goals: getP50Ratio ≤ 1.15, getP99Ratio ≤ 1.5, throughputRatio ≥ 0.9.
 // Pinned (bench-kit's PINNING, recorded in `pinning`): apiservers and etcds on CPU 0, the router (or bare
 // proxy) and this load generator on CPU 1, in every arm. CPU cost: CPU time per GET of the router process
 // over that of the cell's apiserver + etcd serving the direct GETs (/proc); goal ≤ 0.25.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,31 +39,39 @@ const CREATE_CONCURRENCY = Number(process.env['CELLFED_BENCH_CREATE_CONCURRENCY'
 /** Clients speak HTTP/2 to the cell, the router and the bare proxy when they offer it (kubectl does). */
 const CLIENT_HTTP2 = process.env['CELLFED_BENCH_HTTP2'] === 'true';
 
-/** The bare Node.js proxy (bench/bare-proxy.ts) in front of the same cell. */
-async function startBareProxy(
+/**
+ * A baseline proxy in front of the same cell: the bare Node.js one (bench/bare-proxy.ts) or the Go one
+ * (bench-proxy in CELLFED_TOOLS_BIN). Both take the cell's URL and PKI and the serving PKI, and print
+ * their port.
+ */
+async function startProxy(
   bench: BenchEnv,
   cell: EnvFile['cells'][number],
+  kind: 'node' | 'go',
 ): Promise<{ url: string; child: ChildProcess }> {
   const pki = (id: string) => join(bench.dir, 'pki', id);
-  const child = bench.own(
-    spawn(
-      process.execPath,
-      [
-        fileURLToPath(new URL('./bare-proxy.ts', import.meta.url)),
-        cell.url,
-        pki(cell.id),
-        pki('control-plane'),
-      ],
-      {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      },
-    ),
-  );
+  const args = [cell.url, pki(cell.id), pki('control-plane')];
+  const [command, argv] =
+    kind === 'node'
+      ? [process.execPath, [fileURLToPath(new URL('./bare-proxy.ts', import.meta.url)), ...args]]
+      : [goProxyBinary(), args];
+  const child = bench.own(spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit'] }));
   const port = await new Promise<number>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`the bare proxy exited with ${code}`)));
+    child.once('exit', (code) => reject(new Error(`the ${kind} proxy exited with ${code}`)));
     createInterface({ input: child.stdout! }).once('line', (line) => resolve(Number(line)));
   });
   return { url: `https://127.0.0.1:${port}`, child };
+}
+
+/** The Go proxy, built with the Kubernetes tools; a clear error when it is not there. */
+function goProxyBinary(): string {
+  const bin = process.env['CELLFED_TOOLS_BIN'];
+  const binary = bin && join(bin, 'bench-proxy');
+  if (!binary || !existsSync(binary))
+    throw new Error(
+      'the Go proxy (bench-proxy) is not built: run `bash scripts/build-tools.sh` and set CELLFED_TOOLS_BIN to the directory it prints',
+    );
+  return binary;
 }
 
 interface Load {
@@ -107,7 +119,7 @@ const summary = (loads: Load[]) => {
   };
 };
 
-const MODES = ['direct', 'router', 'bareProxy'] as const;
+const MODES = ['direct', 'router', 'bareProxy', 'goProxy'] as const;
 type Mode = (typeof MODES)[number];
 const runs = Object.fromEntries(
   MODES.map((mode) => [mode, { get: [] as Load[], create: [] as Load[] }]),
@@ -122,15 +134,19 @@ const bench = BenchEnv.up('router-bench', 1);
 try {
   const cell = bench.env.cells[0]!;
   const started = await bench.startRouter();
-  const bare = await startBareProxy(bench, cell);
-  progress(`router at ${started.url}, bare proxy at ${bare.url}, cell ${cell.id} at ${cell.url}`);
-  pinning = bench.pinForComparison([started.child, bare.child]);
+  const bare = await startProxy(bench, cell, 'node');
+  const go = await startProxy(bench, cell, 'go');
+  progress(
+    `router at ${started.url}, bare proxy at ${bare.url}, Go proxy at ${go.url}, cell ${cell.id} at ${cell.url}`,
+  );
+  pinning = bench.pinForComparison([started.child, bare.child, go.child]);
   progress(`pinning: ${JSON.stringify(pinning)}`);
   const cellPids = bench.daemonPids(cell.id);
   const proxyPid: Record<Mode, number | undefined> = {
     direct: undefined,
     router: started.child.pid,
     bareProxy: bare.child.pid,
+    goProxy: go.child.pid,
   };
   const cpuNow = (mode: Mode) => ({
     cell: cpuMicros(...cellPids),
@@ -144,6 +160,7 @@ try {
     direct: { base: cell.url, agent: bench.agent(cell.id, cell.id, http2) },
     router: { base: started.url, agent: bench.agent('control-plane', 'control-plane', http2) },
     bareProxy: { base: bare.url, agent: bench.agent('control-plane', 'control-plane', http2) },
+    goProxy: { base: go.url, agent: bench.agent('control-plane', 'control-plane', http2) },
   };
   const path = '/api/v1/namespaces/default/configmaps';
   await send(targets.direct, 'POST', path, {
@@ -201,6 +218,7 @@ async function send(
 const direct = { get: summary(runs.direct.get), create: summary(runs.direct.create) };
 const routed = { get: summary(runs.router.get), create: summary(runs.router.create) };
 const bareProxy = { get: summary(runs.bareProxy.get), create: summary(runs.bareProxy.create) };
+const goProxy = { get: summary(runs.goProxy.get), create: summary(runs.goProxy.create) };
 const ratios = (over: typeof direct) => ({
   getP50Ratio: round(over.get.p50Ms / direct.get.p50Ms, 3),
   getP99Ratio: round(over.get.p99Ms / direct.get.p99Ms, 3),
@@ -214,11 +232,21 @@ const cpuCost = {
   apiserverAndEtcdUsPerDirectGet: cpuPerGet('direct', 'cell'),
   routerUsPerGet: cpuPerGet('router', 'proxy'),
   bareProxyUsPerGet: cpuPerGet('bareProxy', 'proxy'),
+  goProxyUsPerGet: cpuPerGet('goProxy', 'proxy'),
   apiserverAndEtcdUsPerRoutedGet: cpuPerGet('router', 'cell'),
 };
+const routedRatios = ratios(routed);
+// The Go floor: a Go L7 gateway's class of cost on this core, the router's ratios against it.
+const goProxyFigures = {
+  ...ratios(goProxy),
+  goProxyCpuPerGetOverApiserver: round(cpuCost.goProxyUsPerGet / cpuCost.apiserverAndEtcdUsPerDirectGet, 3),
+};
 const figures = {
-  ...ratios(routed),
+  ...routedRatios,
   routerCpuPerGetOverApiserver: round(cpuCost.routerUsPerGet / cpuCost.apiserverAndEtcdUsPerDirectGet, 3),
+  getP50OverGoProxy: round(routedRatios.getP50Ratio / goProxyFigures.getP50Ratio, 3),
+  throughputOverGoProxy: round(routedRatios.throughputRatio / goProxyFigures.throughputRatio, 3),
+  cpuPerGetOverGoProxy: round(cpuCost.routerUsPerGet / cpuCost.goProxyUsPerGet, 3),
 };
 // What any Node.js proxy on this machine costs (TLS twice, one more process on the same cores): the part
 // of the router's ratios that is not the router's own work.
@@ -234,6 +262,7 @@ const goals = {
   getP99Ratio: 1.5,
   throughputRatio: 0.9,
   routerCpuPerGetOverApiserver: 0.25,
+  getP50OverGoProxy: 1,
 };
 const result = {
   benchmark: 'router',
@@ -255,19 +284,22 @@ const result = {
     getP99Ratio: figures.getP99Ratio <= goals.getP99Ratio,
     throughputRatio: figures.throughputRatio >= goals.throughputRatio,
     routerCpuPerGetOverApiserver: figures.routerCpuPerGetOverApiserver <= goals.routerCpuPerGetOverApiserver,
+    getP50OverGoProxy: figures.getP50OverGoProxy <= goals.getP50OverGoProxy,
   },
   bareProxyFigures,
+  goProxyFigures,
   cpuCost: {
     ...cpuCost,
     description:
-      'CPU time (user + system, /proc) during the GET loads of the pinned run, per GET answered: the router or bare proxy process in its arm; the cell’s kube-apiserver + etcd in the direct arm and in the router’s',
+      'CPU time (user + system, /proc) during the GET loads of the pinned run, per GET answered: the router, bare proxy or Go proxy process in its arm; the cell’s kube-apiserver + etcd in the direct arm and in the router’s',
   },
   direct,
   router: routed,
   bareProxy,
+  goProxy,
 };
-if ([direct, routed, bareProxy].some((mode) => mode.get.errors + mode.create.errors > 0)) {
-  progress(`errors: ${JSON.stringify({ direct, routed, bareProxy })}`);
+if ([direct, routed, bareProxy, goProxy].some((mode) => mode.get.errors + mode.create.errors > 0)) {
+  progress(`errors: ${JSON.stringify({ direct, routed, bareProxy, goProxy })}`);
   process.exitCode = 1;
 }
-writeResult('router', result, { figures, bareProxyFigures });
+writeResult('router', result, { figures, bareProxyFigures, goProxyFigures });
