@@ -16,6 +16,10 @@ import { RebalanceError, RebalanceErrorCode } from './errors.ts';
 /** The rebalance controller's own flags, each declared once: usage, parsing, default and the README table. */
 const OWN = flagGroup({
   window: intFlag('window', { help: 'objects moved at once at most', default: 32, max: 1000 }),
+  fenceTargetMs: durationFlag('fence-target', {
+    help: 'the fence time to stay under: the number of objects moved at once adapts (up to --window) so that fences stay this short while the cells allow',
+    default: '200ms',
+  }),
   ratePerSecond: positiveNumberFlag('rate', {
     help: 'moves started per second at most',
     defaultText: 'no limit',

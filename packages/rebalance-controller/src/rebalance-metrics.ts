@@ -18,6 +18,7 @@ export class RebalanceMetrics {
   readonly oldCopiesDeleted: Counter;
   readonly pending: Gauge;
   readonly inFlight: Gauge;
+  readonly fenceWindow: Gauge;
   readonly moved: Gauge;
   readonly collected: Counter<'action'>;
   readonly followers: Counter<'action'>;
@@ -49,6 +50,11 @@ export class RebalanceMetrics {
     this.inFlight = new Gauge({
       name: 'cellfed_rebalance_objects_in_flight',
       help: 'Objects whose writes are fenced now (labelled migrating)',
+      registers,
+    });
+    this.fenceWindow = new Gauge({
+      name: 'cellfed_rebalance_fence_window',
+      help: 'Moves that may hold a fence at once now: adapted, up to --window, to keep fences under --fence-target',
       registers,
     });
     this.moved = new Gauge({

@@ -19,6 +19,7 @@ import type { CellLookup } from '../cell-end.ts';
 import type { LeadingController, RunnerSettings } from '../leading-controller.ts';
 import type { PlanHolder } from '../rebalance-plan.ts';
 import type { RebalanceMetrics } from '../rebalance-metrics.ts';
+import { FenceWindow } from './fence-window.ts';
 import { MigrationReconciler } from './migration-reconciler.ts';
 import { needsWork } from './needs-work.ts';
 import { ObjectMover } from './object-mover.ts';
@@ -27,6 +28,8 @@ import { StatusSubresources } from './status-subresources.ts';
 export interface MigrationSettings {
   /** Objects moved at once at most (the workers). */
   window: number;
+  /** The fence time the number of moves at once adapts to stay under (fence-window.ts). */
+  fenceTargetMs: number;
   /** Moves started per second at most; unlimited when absent. */
   ratePerSecond?: number | undefined;
   /** How long an old copy stays after its move. */
@@ -88,6 +91,11 @@ export class MigrationController implements LeadingController {
           metrics: options.metrics,
           clock: runner.clock,
           deleteAfterMs: settings.deleteAfterMs,
+          fences: new FenceWindow({
+            max: settings.window,
+            targetMs: settings.fenceTargetMs,
+            onSize: (size) => options.metrics.fenceWindow.set(size),
+          }),
           ...(ratePerSecond
             ? { rate: new TokenBucket(ratePerSecond, Math.max(1, ratePerSecond), runner.clock.now()) }
             : {}),

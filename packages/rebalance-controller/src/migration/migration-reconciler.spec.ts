@@ -1,6 +1,13 @@
 import { parseCellSetSpec, type CellSetSpecInput } from '@cellfed/api';
 import { ApiError, TokenBucket, type CopiesView } from '@cellfed/controller-kit';
-import { FakeCell, FakeClock, fakeCopies, memoryLogger } from '@cellfed/controller-kit/testing';
+import { FenceWindow } from './fence-window.ts';
+import {
+  FakeCell,
+  FakeClock,
+  fakeCopies,
+  flushPromises,
+  memoryLogger,
+} from '@cellfed/controller-kit/testing';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
 import { type KubeObject, formatObjectKey, objectKeyOf, type CellularObjectRef } from '@cellfed/federation';
@@ -34,7 +41,7 @@ function movingName(): string {
   )!;
 }
 
-function setup(options: { rate?: TokenBucket } = {}) {
+function setup(options: { rate?: TokenBucket; fences?: FenceWindow } = {}) {
   const clock = new FakeClock();
   const cells = { a: new FakeCell('a'), b: new FakeCell('b') };
   const plans = new PlanHolder();
@@ -211,6 +218,32 @@ describe('MigrationReconciler', () => {
     expect(await reconcile(moving[0]!)).toEqual({ requeueAfterMs: DELETE_AFTER });
     expect(await reconcile(moving[1]!)).toEqual({ requeueAfterMs: 500 });
     expect(cells.b.get(path(moving[1]!))).toBeUndefined();
+  });
+
+  it('fences no object while the fence window is full; a move already fenced goes on; each reports its fence', async () => {
+    const fences = new FenceWindow({ max: 4, targetMs: 200 });
+    const { cells, plans, reconcile } = setup({ fences });
+    plans.allowMoves(2);
+    const table = RoutingTable.fromCellSet(parseCellSetSpec(JOINING));
+    const [waiting, resumed] = Array.from({ length: 200 }, (_, i) => `f-${i}`)
+      .filter((name) => table.route(table.keyOf({ namespace: 'shop', name })).newCell === 'b')
+      .slice(0, 2);
+    cells.a.put(path(waiting!), configMap(waiting!));
+    cells.a.put(path(resumed!), configMap(resumed!, { [REBALANCE_STATUS_LABEL]: MIGRATING }));
+    // The one move the window allows is held elsewhere.
+    const held = (await fences.acquire(new AbortController().signal))!;
+    expect(fences.size).toBe(1);
+
+    const blocked = reconcile(waiting!);
+    await flushPromises();
+    expect(cells.a.get(path(waiting!))!.metadata.labels?.[REBALANCE_STATUS_LABEL]).toBeUndefined();
+    expect(await reconcile(resumed!)).toEqual({ requeueAfterMs: DELETE_AFTER });
+    expect(cells.a.get(path(resumed!))!.metadata.labels?.[REBALANCE_STATUS_LABEL]).toBe(MIGRATED);
+
+    held.release(50);
+    expect(await blocked).toEqual({ requeueAfterMs: DELETE_AFTER });
+    expect(cells.a.get(path(waiting!))!.metadata.labels?.[REBALANCE_STATUS_LABEL]).toBe(MIGRATED);
+    expect(fences.holding).toBe(0);
   });
 
   it('counts each outcome in cellfed_rebalance_migrations_total', async () => {

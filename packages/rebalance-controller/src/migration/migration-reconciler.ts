@@ -8,6 +8,7 @@ import type { ObjectReconciler, ObjectRequest } from '../planned-objects.ts';
 import type { CellEnd, CellLookup } from '../cell-end.ts';
 import { RebalanceError, RebalanceErrorCode } from '../errors.ts';
 import { copiedFromCell } from './migration-marks.ts';
+import type { FenceWindow } from './fence-window.ts';
 import type { Move, MoveOutcome, ObjectMover } from './object-mover.ts';
 import type { PlanHolder } from '../rebalance-plan.ts';
 import type { MigrationResult, RebalanceMetrics } from '../rebalance-metrics.ts';
@@ -26,6 +27,11 @@ export interface MigrationReconcilerOptions {
   deleteAfterMs: number;
   /** Optional limit on how many moves start per second. */
   rate?: TokenBucket;
+  /**
+   * How many moves fence their objects at once, adapted to the fence times (fence-window.ts); none: as many
+   * as there are workers.
+   */
+  fences?: FenceWindow;
   /**
    * How long a move this process just finished waits for the cache to show it before the object is looked
    * at again from a cache that still does not. Default 10 s.
@@ -140,15 +146,23 @@ export class MigrationReconciler implements ObjectReconciler {
     const { rate, clock } = this.options;
     if (status !== MIGRATING && rate && !rate.tryTake(clock.now()))
       return earliest([...results, { requeueAfterMs: rate.waitMs(clock.now()) }]);
-    const outcome = await this.move({
-      ref,
-      from: this.cellEnd(decision.oldCell),
-      to: this.cellEnd(decision.newCell),
-      signal,
-      log: objectLog,
-      planStillCurrent: () => this.options.plans.current()?.generation === plan.generation,
-      ...(oldCopy ? { cached: oldCopy } : {}),
-    });
+    // A new move waits for room in the fence window; one already fenced (resumed) goes on at once.
+    const permit = status === MIGRATING ? undefined : await this.options.fences?.acquire(signal);
+    if (status !== MIGRATING && this.options.fences && !permit) return earliest(results);
+    let outcome: MoveOutcome | undefined;
+    try {
+      outcome = await this.move({
+        ref,
+        from: this.cellEnd(decision.oldCell),
+        to: this.cellEnd(decision.newCell),
+        signal,
+        log: objectLog,
+        planStillCurrent: () => this.options.plans.current()?.generation === plan.generation,
+        ...(oldCopy ? { cached: oldCopy } : {}),
+      });
+    } finally {
+      permit?.release(outcome?.result === 'moved' ? outcome.fenceMs : undefined);
+    }
     if (outcome.result === 'moved' || outcome.result === 'already-moved') {
       const until = this.options.clock.now() + (this.options.cacheLagMs ?? 10_000);
       this.justMoved.set(key, { generation: plan.generation, until });
