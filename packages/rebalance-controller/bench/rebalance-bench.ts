@@ -6,7 +6,10 @@
 //    in the new cell, `migrated` label on the fenced version — at the controller's window as concurrency, on
 //    twins of the objects the 4th cell takes over, in a namespace of their own;
 //  - cellfed: the rebalance controller moves them (fence, copy, status, migrated label, commit), from the
-//    CellSet change to the 4th cell turning Normal (the gate — mirror, routers — included).
+//    CellSet change to the 4th cell turning Normal (the gate — mirror, routers — included), its fence window
+//    adapting to --fence-target (200 ms unless CELLFED_BENCH_FENCE_TARGET), sampled from its /metrics;
+//  - then the plain loop again, at the controller's mean adapted window as concurrency: objects/s and
+//    fences of the protocol at about the same number of moves at once.
 // Figures: fenceP50Ms / fenceP99Ms (migrated-at − fenced-at on each old copy; goals ≤ 100 / ≤ 200),
 // objectsPerSecond (≥ 300), vsProtocolLoopRatio (migration time / baseline time, ≤ 1.3), movedOverOptimal
 // (objects moved / the fewest any placement must move, ≤ 1.05). Beside them: the loop's own fence windows,
@@ -39,6 +42,7 @@ import { MERGE_PATCH } from '@cellfed/federation';
 
 const OBJECTS = Number(process.env['CELLFED_BENCH_OBJECTS'] ?? 10_000);
 const WINDOW = Number(process.env['CELLFED_BENCH_WINDOW'] ?? 32);
+const FENCE_TARGET = process.env['CELLFED_BENCH_FENCE_TARGET'] ?? '200ms';
 const NAMESPACE = 'bench';
 const BASELINE_NAMESPACE = 'bench-baseline';
 const collection = (namespace: string) => `/api/v1/namespaces/${namespace}/configmaps`;
@@ -125,17 +129,6 @@ try {
     HashRing.build(withStates({ ...threeCells, [four]: 'Normal' })),
   );
 
-  // Baseline: the protocol by a plain loop, on twins of the moving objects in their old cells.
-  progress(`baseline: ${moving.length} twins of the moving objects`);
-  const twinVersions: string[] = [];
-  await forEachIndex('twins', moving.length, 32, async (k) => {
-    const i = moving[k]!;
-    const made = JSON.parse(
-      await call(cells.get(oldCellOf(i))!, 'POST', collection(BASELINE_NAMESPACE), configMap(names[i]!, i)),
-    ) as { metadata: { resourceVersion: string } };
-    twinVersions[k] = made.metadata.resourceVersion;
-  });
-  progress(`baseline: fence, copy, label migrated, ${WINDOW} at a time`);
   // Where each arm's time goes: the CPU of every cell's apiserver and etcd, and of the mover (this loop; the
   // controller).
   const daemons = ids.flatMap((id) => env.daemonPids(id));
@@ -147,56 +140,87 @@ try {
     apiserversAndEtcds: round((to.apiserversAndEtcds - from.apiserversAndEtcds) / 1000 / moving.length, 2),
     mover: round((to.mover - from.mover) / 1000 / moving.length, 2),
   });
-  const baselineCpuBefore = cpuOf(process.pid);
-  const baselineStarted = performance.now();
-  await forEachIndex('baseline', moving.length, WINDOW, async (k) => {
-    const i = moving[k]!;
-    const old = cells.get(oldCellOf(i))!;
-    const path = `${collection(BASELINE_NAMESPACE)}/${names[i]}`;
-    const mark = (resourceVersion: string, status: string, annotation: string) =>
-      call(
-        old,
-        'PATCH',
-        path,
-        {
-          metadata: {
-            resourceVersion,
-            labels: { [REBALANCE_STATUS_LABEL]: status },
-            annotations: { [annotation]: new Date().toISOString() },
-          },
-        },
-        MERGE_PATCH,
-      );
-    const fenced = JSON.parse(await mark(twinVersions[k]!, MIGRATING, FENCED_AT_ANNOTATION)) as {
-      metadata: ListItem['metadata'] & { resourceVersion: string };
-    } & Record<string, unknown>;
-    const { name, labels, annotations } = fenced.metadata;
-    const { [REBALANCE_STATUS_LABEL]: _status, ...copiedLabels } = labels ?? {};
-    await call(cells.get(four)!, 'POST', collection(BASELINE_NAMESPACE), {
-      ...fenced,
-      metadata: { name, labels: copiedLabels, annotations },
+  /**
+   * The protocol by a plain loop, `concurrency` at a time, on twins of the moving objects in their old cells:
+   * its time, CPU and fence windows; the twins are deleted after (to the controller they would be strays).
+   */
+  const protocolLoop = async (concurrency: number) => {
+    progress(`baseline: ${moving.length} twins of the moving objects`);
+    const twinVersions: string[] = [];
+    await forEachIndex('twins', moving.length, 32, async (k) => {
+      const i = moving[k]!;
+      const made = JSON.parse(
+        await call(cells.get(oldCellOf(i))!, 'POST', collection(BASELINE_NAMESPACE), configMap(names[i]!, i)),
+      ) as { metadata: { resourceVersion: string } };
+      twinVersions[k] = made.metadata.resourceVersion;
     });
-    await mark(fenced.metadata.resourceVersion, MIGRATED, MIGRATED_AT_ANNOTATION);
-  });
-  const baselineSeconds = (performance.now() - baselineStarted) / 1000;
-  const baselineCpu = cpuPerMoveMs(baselineCpuBefore, cpuOf(process.pid));
-  progress(`baseline: ${round(baselineSeconds, 2)} s; CPU ms per move: ${JSON.stringify(baselineCpu)}`);
-  // The loop's fence windows, read from its twins' marks as the controller's are from its objects'.
-  const baselineFences = await fenceWindows(BASELINE_NAMESPACE);
-  // The twins would be strays (or moved copies) to the controller: gone before it starts.
-  for (const id of ids) await call(cells.get(id)!, 'DELETE', collection(BASELINE_NAMESPACE));
+    progress(`baseline: fence, copy, label migrated, ${concurrency} at a time`);
+    const cpuBefore = cpuOf(process.pid);
+    const loopStarted = performance.now();
+    await forEachIndex('baseline', moving.length, concurrency, async (k) => {
+      const i = moving[k]!;
+      const old = cells.get(oldCellOf(i))!;
+      const path = `${collection(BASELINE_NAMESPACE)}/${names[i]}`;
+      const mark = (resourceVersion: string, status: string, annotation: string) =>
+        call(
+          old,
+          'PATCH',
+          path,
+          {
+            metadata: {
+              resourceVersion,
+              labels: { [REBALANCE_STATUS_LABEL]: status },
+              annotations: { [annotation]: new Date().toISOString() },
+            },
+          },
+          MERGE_PATCH,
+        );
+      const fenced = JSON.parse(await mark(twinVersions[k]!, MIGRATING, FENCED_AT_ANNOTATION)) as {
+        metadata: ListItem['metadata'] & { resourceVersion: string };
+      } & Record<string, unknown>;
+      const { name, labels, annotations } = fenced.metadata;
+      const { [REBALANCE_STATUS_LABEL]: _status, ...copiedLabels } = labels ?? {};
+      await call(cells.get(four)!, 'POST', collection(BASELINE_NAMESPACE), {
+        ...fenced,
+        metadata: { name, labels: copiedLabels, annotations },
+      });
+      await mark(fenced.metadata.resourceVersion, MIGRATED, MIGRATED_AT_ANNOTATION);
+    });
+    const seconds = (performance.now() - loopStarted) / 1000;
+    const cpu = cpuPerMoveMs(cpuBefore, cpuOf(process.pid));
+    progress(`baseline: ${round(seconds, 2)} s; CPU ms per move: ${JSON.stringify(cpu)}`);
+    // The loop's fence windows, read from its twins' marks as the controller's are from its objects'.
+    const fences = await fenceWindows(BASELINE_NAMESPACE);
+    for (const id of ids) await call(cells.get(id)!, 'DELETE', collection(BASELINE_NAMESPACE));
+    return { seconds, cpu, fences };
+  };
+  const baseline = await protocolLoop(WINDOW);
+  const { seconds: baselineSeconds, cpu: baselineCpu, fences: baselineFences } = baseline;
 
   // cellfed: the controller, from the CellSet change to the joining cell turning Normal.
   const controller = await env.startController(
     'rebalance-controller',
-    ['--window', String(WINDOW), '--delete-after', '1h'],
+    ['--window', String(WINDOW), '--fence-target', FENCE_TARGET, '--delete-after', '1h'],
     [one, two, three],
   );
   pinning = env.pinForComparison([controller.child]);
-  progress(`cellfed: the rebalance controller moves them (window ${WINDOW})`);
+  progress(`cellfed: the rebalance controller moves them (window ${WINDOW}, fence target ${FENCE_TARGET})`);
+  const scrape = async () => (await fetch(`http://127.0.0.1:${controller.httpPort}/metrics`)).text();
+  const gauge = (text: string, name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
   const cellfedCpuBefore = cpuOf(controller.child.pid!);
   const started = performance.now();
   await setCells(joining);
+  // The adapted window, sampled while objects are in flight.
+  const windowSamples: number[] = [];
+  const sampling = setInterval(() => {
+    void scrape().then(
+      (text) => {
+        if (gauge(text, 'cellfed_rebalance_objects_in_flight') > 0)
+          windowSamples.push(gauge(text, 'cellfed_rebalance_fence_window'));
+      },
+      () => undefined,
+    );
+  }, 250);
   let status: { lastRebalance?: { seconds?: number; moved?: number } } = {};
   for (;;) {
     const cellSet = JSON.parse(await call(controlPlane, 'GET', CELLSET)) as {
@@ -210,11 +234,13 @@ try {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const migrationSeconds = (performance.now() - started) / 1000;
+  clearInterval(sampling);
+  const meanWindow = windowSamples.reduce((sum, size) => sum + size, 0) / Math.max(1, windowSamples.length);
   const cellfedCpu = cpuPerMoveMs(cellfedCpuBefore, cpuOf(controller.child.pid!));
   progress(`cellfed: ${round(migrationSeconds, 2)} s; CPU ms per move: ${JSON.stringify(cellfedCpu)}`);
 
   // What the controller did for it: moves by result and reconciles, from its /metrics.
-  const metrics = await (await fetch(`http://127.0.0.1:${controller.httpPort}/metrics`)).text();
+  const metrics = await scrape();
   /** The sum of a metric's series whose labels include `labels`. */
   const sum = (name: string, labels: string) =>
     [...metrics.matchAll(new RegExp(`^${name}\\{[^}]*${labels}[^}]*\\} (\\S+)$`, 'gm'))]
@@ -231,11 +257,19 @@ try {
   // Each moved object's fence window, from the marks on its old copy.
   const fences = await fenceWindows(NAMESPACE);
   const moved = fences.length;
+
+  // The loop again, as many at once as the controller's window held on average, with the controller gone.
+  controller.child.kill('SIGTERM');
+  await new Promise((resolve) => controller.child.once('exit', resolve));
+  const sameWindow = Math.max(1, Math.round(meanWindow));
+  const atSameWindow = await protocolLoop(sameWindow);
   const figures = {
     fenceP50Ms: percentile(fences, 50),
     fenceP99Ms: percentile(fences, 99),
     objectsPerSecond: round(moved / migrationSeconds, 1),
     vsProtocolLoopRatio: round(migrationSeconds / baselineSeconds, 3),
+    // Objects/s over the loop's at the controller's mean adapted window (about the same fences).
+    vsLoopAtSameWindowRatio: round(moved / migrationSeconds / (moving.length / atSameWindow.seconds), 3),
     movedOverOptimal: round(moved / plan.optimalMoved, 3),
   };
   writeResult(
@@ -246,6 +280,7 @@ try {
       pinning,
       objects: OBJECTS,
       window: WINDOW,
+      fenceTarget: FENCE_TARGET,
       goals: {
         fenceP50Ms: '≤ 100',
         fenceP99Ms: '≤ 200',
@@ -266,6 +301,19 @@ try {
         protocolLoopObjectsPerSecond: round(moving.length / baselineSeconds, 1),
         protocolLoopFenceP50Ms: percentile(baselineFences, 50),
         protocolLoopFenceP99Ms: percentile(baselineFences, 99),
+        adaptedWindow: {
+          mean: round(meanWindow, 1),
+          min: Math.min(...windowSamples),
+          max: Math.max(...windowSamples),
+          samples: windowSamples.length,
+        },
+        protocolLoopAtSameWindow: {
+          concurrency: sameWindow,
+          seconds: round(atSameWindow.seconds, 2),
+          objectsPerSecond: round(moving.length / atSameWindow.seconds, 1),
+          fenceP50Ms: percentile(atSameWindow.fences, 50),
+          fenceP99Ms: percentile(atSameWindow.fences, 99),
+        },
         // CPU ms per moved object, over the arm's whole wall time: every cell's apiserver and etcd, and the mover
         // (the controller; the plain loop, which is this process).
         cpuPerMoveMs: { cellfed: cellfedCpu, protocolLoop: baselineCpu },
