@@ -13,6 +13,7 @@ import {
   SOURCE_RESOURCE_VERSION_ANNOTATION,
   parseCellSetSpec,
 } from '@cellfed/api';
+import { ApiError } from '@cellfed/controller-kit';
 import { FakeCell, FakeClock, fakeCopies, memoryLogger, metricValue } from '@cellfed/controller-kit/testing';
 import { REBALANCE_STATUS_LABEL, type CellState } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
@@ -153,6 +154,36 @@ describe('BackupReconciler', () => {
     await t.reconcile('web');
     const written = t.cells.get(backup)!.get(backupPath('web'))!;
     expect(backedUpObject(written as { spec?: { data?: unknown } })?.spec).toEqual({ replicas: 5 });
+  });
+
+  it('creates a backup, then replaces it on the version it knows; a stale version costs a read and a write', async () => {
+    const t = setUp(ALL_NORMAL);
+    const { primary, backup } = t.placement('web');
+    const cell = t.cells.get(backup)!;
+    t.cells.get(primary)!.put(objectPath('web'), deployment('web'));
+    await t.reconcile('web');
+    t.cells.get(primary)!.put(objectPath('web'), deployment('web', 2));
+    await t.reconcile('web');
+    expect(cell.writes).toEqual([
+      { method: 'POST', path: '/apis/cells.cellfed.io/v1alpha1/namespaces/cellfed-backups/cellbackups' },
+      { method: 'PUT', path: backupPath('web') },
+    ]);
+
+    // Someone else's write moved the backup on since the cache saw it: one Conflict, then on the fresh version.
+    let conflicts = 1;
+    cell.before = (method) => {
+      if (method === 'PUT' && conflicts-- > 0)
+        throw new ApiError(
+          409,
+          { code: 409, reason: 'Conflict', message: 'the object has been modified' },
+          'PUT',
+        );
+    };
+    t.cells.get(primary)!.put(objectPath('web'), deployment('web', 3));
+    await t.reconcile('web');
+    expect(backedUpObject(cell.get(backupPath('web')) as { spec?: { data?: unknown } })?.spec).toEqual({
+      replicas: 3,
+    });
   });
 
   it('moves a backup whose ring changed: the stale one is deleted', async () => {

@@ -16,6 +16,7 @@ import {
 import {
   commitCopy,
   isAlreadyExists,
+  isConflict,
   isNotFound,
   readIfExists,
   realClock,
@@ -29,7 +30,6 @@ import {
 import { MIGRATED, REBALANCE_STATUS_LABEL, type RouteDecision } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 import {
-  APPLY_PATCH,
   resourcePath,
   type CellSetGeneration,
   type KubeObject,
@@ -191,12 +191,7 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
       return;
     }
     const backup = cellBackupOf(object, ref, { primaryCell: primary, backupCell });
-    await this.client(backupCell).request('PATCH', backupPath(backup.metadata.name), {
-      query: { fieldManager: FIELD_MANAGER, force: true },
-      body: backup,
-      contentType: APPLY_PATCH,
-      signal,
-    });
+    await writeBackup(this.client(backupCell), backup, existing?.resourceVersion, signal);
     this.options.metrics.operations.inc({ operation: 'written' });
     const lag = this.options.lag.replicated(key, this.clock.now());
     if (lag !== undefined) this.options.metrics.lagSeconds.observe(lag);
@@ -362,6 +357,40 @@ async function ensureNamespace(
 
 function backupPath(name: string): string {
   return resourcePath({ ...CELL_BACKUPS, namespaced: true }, CELL_BACKUP_NAMESPACE, name);
+}
+
+/**
+ * Creates a backup, or replaces it on the version the cache knows (`known`). Plain writes, not server-side
+ * apply: the backup is the controller's alone, and an apply costs the cell's apiserver about a fifth more
+ * CPU (the backup benchmark's `cellCpuMicrosPerWrite`), on every change of every object. A cache behind
+ * (AlreadyExists, Conflict) costs one read and one more write.
+ */
+async function writeBackup(
+  client: Pick<KubeClient, 'request'>,
+  backup: CellBackup,
+  known: string | undefined,
+  signal: AbortSignal,
+): Promise<void> {
+  const path = backupPath(backup.metadata.name);
+  const create = () =>
+    client.request('POST', resourcePath({ ...CELL_BACKUPS, namespaced: true }, CELL_BACKUP_NAMESPACE), {
+      body: backup,
+      query: { fieldManager: FIELD_MANAGER },
+      signal,
+    });
+  const replace = (resourceVersion: string) =>
+    client.request('PUT', path, {
+      body: { ...backup, metadata: { ...backup.metadata, resourceVersion } },
+      query: { fieldManager: FIELD_MANAGER },
+      signal,
+    });
+  try {
+    await (known === undefined ? create() : replace(known));
+  } catch (error) {
+    if (!isConflict(error)) throw error;
+    const current = await readIfExists<KubeObject>(client, path, { signal });
+    await (current?.metadata.resourceVersion ? replace(current.metadata.resourceVersion) : create());
+  }
 }
 
 /**

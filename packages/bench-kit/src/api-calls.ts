@@ -18,7 +18,7 @@ export interface Answer {
 /** One request; answers whatever status came (see {@link call} for one that throws). */
 export async function send(
   target: Target,
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
   path: string,
   body?: unknown,
   contentType = 'application/json',
@@ -46,7 +46,7 @@ export async function send(
  */
 export async function call(
   target: Target,
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
   path: string,
   body?: unknown,
   contentType = 'application/json',
