@@ -7,7 +7,11 @@
 // a Go standard-library reverse proxy (e2e/tools/bench-proxy, built with the Kubernetes tools into
 // CELLFED_TOOLS_BIN), what a Go L7 gateway costs on the same core: the peer-class floor.
 // figures.*Ratio = router / direct; bareProxyFigures / goProxyFigures: the same of each baseline proxy;
-// figures.getP50OverGoProxy = the router's p50 ratio over the Go proxy's (goal ≤ 1). Goals: getP50Ratio ≤ 1.15, getP99Ratio ≤ 1.5, throughputRatio ≥ 0.9.
+// figures.getP50OverGoProxy = the router's p50 ratio over the Go proxy's (goal ≤ 1).
+// The identity path: three more Go arms pass the caller's identity to the cell by requestheader (the
+// front-proxy-client certificate and X-Remote-* headers, as kube-aggregator does) and speak HTTP/2 to it;
+// identityPath has the cell's apiserver + etcd CPU per GET of each arm over the direct arm's, and
+// figures.apiserverUsPerRoutedGetOverDirect the router's (goal ≤ 1.05). Goals: getP50Ratio ≤ 1.15, getP99Ratio ≤ 1.5, throughputRatio ≥ 0.9.
 // Pinned (bench-kit's PINNING, recorded in `pinning`): apiservers and etcds on CPU 0, the router (or bare
 // proxy) and this load generator on CPU 1, in every arm. CPU cost: CPU time per GET of the router process
 // over that of the cell's apiserver + etcd serving the direct GETs (/proc); goal ≤ 0.25.
@@ -48,13 +52,14 @@ async function startProxy(
   bench: BenchEnv,
   cell: EnvFile['cells'][number],
   kind: 'node' | 'go',
+  goFlags: readonly string[] = [],
 ): Promise<{ url: string; child: ChildProcess }> {
   const pki = (id: string) => join(bench.dir, 'pki', id);
   const args = [cell.url, pki(cell.id), pki('control-plane')];
   const [command, argv] =
     kind === 'node'
       ? [process.execPath, [fileURLToPath(new URL('./bare-proxy.ts', import.meta.url)), ...args]]
-      : [goProxyBinary(), args];
+      : [goProxyBinary(), [...goFlags, ...args]];
   const child = bench.own(spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit'] }));
   const port = await new Promise<number>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the ${kind} proxy exited with ${code}`)));
@@ -119,7 +124,19 @@ const summary = (loads: Load[]) => {
   };
 };
 
-const MODES = ['direct', 'router', 'bareProxy', 'goProxy'] as const;
+/** The Go proxy's arms: how each passes the caller's identity to the cell, over which protocol. */
+const GO_ARMS = {
+  goProxy: [],
+  goImpersonateH2: ['-http2'],
+  goRequestheader: ['-identity', 'requestheader'],
+  goRequestheaderH2: ['-identity', 'requestheader', '-http2'],
+} as const;
+const MODES = [
+  'direct',
+  'router',
+  'bareProxy',
+  ...(Object.keys(GO_ARMS) as (keyof typeof GO_ARMS)[]),
+] as const;
 type Mode = (typeof MODES)[number];
 const runs = Object.fromEntries(
   MODES.map((mode) => [mode, { get: [] as Load[], create: [] as Load[] }]),
@@ -135,19 +152,27 @@ try {
   const cell = bench.env.cells[0]!;
   const started = await bench.startRouter();
   const bare = await startProxy(bench, cell, 'node');
-  const go = await startProxy(bench, cell, 'go');
-  progress(
-    `router at ${started.url}, bare proxy at ${bare.url}, Go proxy at ${go.url}, cell ${cell.id} at ${cell.url}`,
-  );
-  pinning = bench.pinForComparison([started.child, bare.child, go.child]);
+  const goArms = Object.fromEntries(
+    await Promise.all(
+      Object.entries(GO_ARMS).map(
+        async ([arm, flags]) => [arm, await startProxy(bench, cell, 'go', flags)] as const,
+      ),
+    ),
+  ) as Record<keyof typeof GO_ARMS, { url: string; child: ChildProcess }>;
+  progress(`router at ${started.url}, bare proxy at ${bare.url}, Go proxies, cell ${cell.id} at ${cell.url}`);
+  pinning = bench.pinForComparison([
+    started.child,
+    bare.child,
+    ...Object.values(goArms).map((arm) => arm.child),
+  ]);
   progress(`pinning: ${JSON.stringify(pinning)}`);
   const cellPids = bench.daemonPids(cell.id);
   const proxyPid: Record<Mode, number | undefined> = {
     direct: undefined,
     router: started.child.pid,
     bareProxy: bare.child.pid,
-    goProxy: go.child.pid,
-  };
+    ...Object.fromEntries(Object.entries(goArms).map(([arm, { child }]) => [arm, child.pid])),
+  } as Record<Mode, number | undefined>;
   const cpuNow = (mode: Mode) => ({
     cell: cpuMicros(...cellPids),
     proxy: proxyPid[mode] === undefined ? 0 : cpuMicros(proxyPid[mode]),
@@ -160,8 +185,13 @@ try {
     direct: { base: cell.url, agent: bench.agent(cell.id, cell.id, http2) },
     router: { base: started.url, agent: bench.agent('control-plane', 'control-plane', http2) },
     bareProxy: { base: bare.url, agent: bench.agent('control-plane', 'control-plane', http2) },
-    goProxy: { base: go.url, agent: bench.agent('control-plane', 'control-plane', http2) },
-  };
+    ...Object.fromEntries(
+      Object.entries(goArms).map(([arm, { url }]) => [
+        arm,
+        { base: url, agent: bench.agent('control-plane', 'control-plane', http2) },
+      ]),
+    ),
+  } as Record<Mode, { base: string; agent: Agent }>;
   const path = '/api/v1/namespaces/default/configmaps';
   await send(targets.direct, 'POST', path, {
     metadata: { name: 'bench-get' },
@@ -241,8 +271,24 @@ const goProxyFigures = {
   ...ratios(goProxy),
   goProxyCpuPerGetOverApiserver: round(cpuCost.goProxyUsPerGet / cpuCost.apiserverAndEtcdUsPerDirectGet, 3),
 };
+/** The cell's apiserver + etcd CPU per GET served through `mode`, over the direct arm's. */
+const cellCpuOverDirect = (mode: Mode) =>
+  round(cpuPerGet(mode, 'cell') / Math.max(0.1, cpuCost.apiserverAndEtcdUsPerDirectGet), 3);
+// What each way of passing the caller's identity costs the cell, beside the router's (impersonation, HTTP/1.1).
+const identityPath = (
+  ['goProxy', 'goImpersonateH2', 'goRequestheader', 'goRequestheaderH2', 'router'] as const
+).map((mode) => ({
+  arm: mode,
+  identity: mode.startsWith('goRequestheader') ? 'requestheader' : 'impersonation',
+  toCell: mode.endsWith('H2') ? 'HTTP/2' : 'HTTP/1.1',
+  apiserverUsPerGet: cpuPerGet(mode, 'cell'),
+  apiserverUsPerGetOverDirect: cellCpuOverDirect(mode),
+  throughputRatio: round(summary(runs[mode].get).requestsPerSecond / direct.get.requestsPerSecond, 3),
+  getP50Ratio: round(summary(runs[mode].get).p50Ms / direct.get.p50Ms, 3),
+}));
 const figures = {
   ...routedRatios,
+  apiserverUsPerRoutedGetOverDirect: cellCpuOverDirect('router'),
   routerCpuPerGetOverApiserver: round(cpuCost.routerUsPerGet / cpuCost.apiserverAndEtcdUsPerDirectGet, 3),
   getP50OverGoProxy: round(routedRatios.getP50Ratio / goProxyFigures.getP50Ratio, 3),
   throughputOverGoProxy: round(routedRatios.throughputRatio / goProxyFigures.throughputRatio, 3),
@@ -263,6 +309,7 @@ const goals = {
   throughputRatio: 0.9,
   routerCpuPerGetOverApiserver: 0.25,
   getP50OverGoProxy: 1,
+  apiserverUsPerRoutedGetOverDirect: 1.05,
 };
 const result = {
   benchmark: 'router',
@@ -285,7 +332,10 @@ const result = {
     throughputRatio: figures.throughputRatio >= goals.throughputRatio,
     routerCpuPerGetOverApiserver: figures.routerCpuPerGetOverApiserver <= goals.routerCpuPerGetOverApiserver,
     getP50OverGoProxy: figures.getP50OverGoProxy <= goals.getP50OverGoProxy,
+    apiserverUsPerRoutedGetOverDirect:
+      figures.apiserverUsPerRoutedGetOverDirect <= goals.apiserverUsPerRoutedGetOverDirect,
   },
+  identityPath,
   bareProxyFigures,
   goProxyFigures,
   cpuCost: {
@@ -298,8 +348,11 @@ const result = {
   bareProxy,
   goProxy,
 };
-if ([direct, routed, bareProxy, goProxy].some((mode) => mode.get.errors + mode.create.errors > 0)) {
-  progress(`errors: ${JSON.stringify({ direct, routed, bareProxy, goProxy })}`);
+const errors = Object.fromEntries(
+  MODES.map((mode) => [mode, summary(runs[mode].get).errors + summary(runs[mode].create).errors]),
+);
+if (Object.values(errors).some((count) => count > 0)) {
+  progress(`errors: ${JSON.stringify(errors)}`);
   process.exitCode = 1;
 }
-writeResult('router', result, { figures, bareProxyFigures, goProxyFigures });
+writeResult('router', result, { figures, bareProxyFigures, goProxyFigures, identityPath });

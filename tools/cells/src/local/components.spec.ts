@@ -19,6 +19,10 @@ const pki = Object.fromEntries(
     'adminKey',
     'componentsCert',
     'componentsKey',
+    'frontProxyCaCert',
+    'frontProxyCaKey',
+    'frontProxyClientCert',
+    'frontProxyClientKey',
     'controllerManagerCert',
     'controllerManagerKey',
     'serviceAccountKey',
@@ -61,6 +65,9 @@ describe('component command lines', () => {
         `--service-account-signing-key-file=${pki.serviceAccountKey}`,
         `--service-account-key-file=${pki.serviceAccountPublicKey}`,
         '--authorization-mode=RBAC',
+        '--requestheader-client-ca-file=/env/pki/cell-1/frontProxyCaCert',
+        '--requestheader-allowed-names=front-proxy-client',
+        '--requestheader-username-headers=X-Remote-User',
       ]),
     );
     expect(args.some((arg) => arg.startsWith('--insecure'))).toBe(false);

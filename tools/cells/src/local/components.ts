@@ -63,6 +63,12 @@ export function kubeApiserverArgs(layout: ApiserverLayout): string[] {
     `--tls-cert-file=${pki.servingCert}`,
     `--tls-private-key-file=${pki.servingKey}`,
     `--client-ca-file=${pki.caCert}`,
+    // Identity from a front proxy (X-Remote-*), as kubeadm configures it; only front-proxy-client may.
+    `--requestheader-client-ca-file=${pki.frontProxyCaCert}`,
+    '--requestheader-allowed-names=front-proxy-client',
+    '--requestheader-username-headers=X-Remote-User',
+    '--requestheader-group-headers=X-Remote-Group',
+    '--requestheader-extra-headers-prefix=X-Remote-Extra-',
     '--authorization-mode=RBAC',
     `--service-cluster-ip-range=${layout.serviceCidr}`,
     `--service-account-issuer=${apiserverUrl(layout)}`,

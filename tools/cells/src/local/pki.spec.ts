@@ -24,6 +24,19 @@ describe('createApiserverPki', () => {
     }
   });
 
+  it('makes a second CA, the front proxy’s, whose one client is front-proxy-client (as kubeadm does)', () => {
+    const frontProxyCa = cert(pki.frontProxyCaCert);
+    expect(frontProxyCa.ca).toBe(true);
+    expect(frontProxyCa.subject).toBe('CN=cell-1-front-proxy-ca');
+    const client = cert(pki.frontProxyClientCert);
+    expect(client.subject).toBe('CN=front-proxy-client');
+    expect(client.keyUsage).toEqual(['1.3.6.1.5.5.7.3.2']); // clientAuth
+    expect(client.verify(frontProxyCa.publicKey)).toBe(true);
+    // Not the cell's CA: a front-proxy certificate is no client certificate of the cell, nor the reverse.
+    expect(client.verify(ca.publicKey)).toBe(false);
+    expect(cert(pki.adminCert).verify(frontProxyCa.publicKey)).toBe(false);
+  });
+
   it('serves loopback and the in-cluster names', () => {
     const serving = cert(pki.servingCert);
     expect(serving.subjectAltName?.split(', ')).toEqual(
@@ -56,7 +69,14 @@ describe('createApiserverPki', () => {
     expect(createPublicKey(privateKey).export({ type: 'spki', format: 'pem' })).toBe(
       readFileSync(pki.serviceAccountPublicKey, 'utf8'),
     );
-    for (const file of [pki.caKey, pki.adminKey, pki.componentsKey, pki.serviceAccountKey]) {
+    for (const file of [
+      pki.caKey,
+      pki.adminKey,
+      pki.componentsKey,
+      pki.serviceAccountKey,
+      pki.frontProxyCaKey,
+      pki.frontProxyClientKey,
+    ]) {
       expect(statSync(file).mode & 0o077).toBe(0);
     }
   });

@@ -23,6 +23,16 @@ export interface ApiserverPki {
    */
   componentsCert: string;
   componentsKey: string;
+  /**
+   * The front-proxy CA (`--requestheader-client-ca-file`) and its one client, CN front-proxy-client (the one
+   * name `--requestheader-allowed-names` accepts), as kubeadm sets them up: a proxy holding this certificate
+   * may say who the caller is in X-Remote-User / X-Remote-Group / X-Remote-Extra-* headers, as
+   * kube-aggregator does. Only the router benchmark's identity-path arms use it.
+   */
+  frontProxyCaCert: string;
+  frontProxyCaKey: string;
+  frontProxyClientCert: string;
+  frontProxyClientKey: string;
   /** CN system:kube-controller-manager, which RBAC's bootstrap policy already grants what it needs. */
   controllerManagerCert: string;
   controllerManagerKey: string;
@@ -60,20 +70,20 @@ export function createApiserverPki(dir: string, options: PkiOptions): ApiserverP
     adminKey: path('admin.key'),
     componentsCert: path('cellfed-components.crt'),
     componentsKey: path('cellfed-components.key'),
+    frontProxyCaCert: path('front-proxy-ca.crt'),
+    frontProxyCaKey: path('front-proxy-ca.key'),
+    frontProxyClientCert: path('front-proxy-client.crt'),
+    frontProxyClientKey: path('front-proxy-client.key'),
     controllerManagerCert: path('kube-controller-manager.crt'),
     controllerManagerKey: path('kube-controller-manager.key'),
     serviceAccountKey: path('service-account.key'),
     serviceAccountPublicKey: path('service-account.pub'),
   };
 
-  writeKey(pki.caKey);
-  runOpenssl(openssl, [
-    'req', '-x509', '-new', '-key', pki.caKey, '-sha256', '-days', '3650',
-    '-subj', `/CN=${options.name}-ca`,
-    '-addext', 'basicConstraints=critical,CA:TRUE',
-    '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature',
-    '-out', pki.caCert,
-  ]); // prettier-ignore
+  const ca = { cert: pki.caCert, key: pki.caKey };
+  const frontProxyCa = { cert: pki.frontProxyCaCert, key: pki.frontProxyCaKey };
+  createCa(openssl, ca, `${options.name}-ca`);
+  createCa(openssl, frontProxyCa, `${options.name}-front-proxy-ca`);
 
   const sans = [
     'IP:127.0.0.1',
@@ -81,19 +91,22 @@ export function createApiserverPki(dir: string, options: PkiOptions): ApiserverP
     ...IN_CLUSTER_NAMES.map((name) => `DNS:${name}`),
     ...(options.extraSans ?? []),
   ];
-  issue(openssl, pki, pki.servingKey, pki.servingCert, `/CN=${options.name}-apiserver`, [
+  issue(openssl, ca, pki.servingKey, pki.servingCert, `/CN=${options.name}-apiserver`, [
     `subjectAltName=${sans.join(',')}`,
     'extendedKeyUsage=serverAuth',
   ]);
-  issue(openssl, pki, pki.adminKey, pki.adminCert, '/O=system:masters/CN=admin', [
+  issue(openssl, ca, pki.adminKey, pki.adminCert, '/O=system:masters/CN=admin', [
     'extendedKeyUsage=clientAuth',
   ]);
-  issue(openssl, pki, pki.componentsKey, pki.componentsCert, '/O=system:monitoring/CN=cellfed-components', [
+  issue(openssl, ca, pki.componentsKey, pki.componentsCert, '/O=system:monitoring/CN=cellfed-components', [
+    'extendedKeyUsage=clientAuth',
+  ]);
+  issue(openssl, frontProxyCa, pki.frontProxyClientKey, pki.frontProxyClientCert, '/CN=front-proxy-client', [
     'extendedKeyUsage=clientAuth',
   ]);
   issue(
     openssl,
-    pki,
+    ca,
     pki.controllerManagerKey,
     pki.controllerManagerCert,
     '/CN=system:kube-controller-manager',
@@ -116,9 +129,21 @@ function writeKey(file: string): void {
   writeFileSync(file, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
 }
 
+/** A self-signed CA certificate and its key. */
+function createCa(openssl: string, ca: { cert: string; key: string }, name: string): void {
+  writeKey(ca.key);
+  runOpenssl(openssl, [
+    'req', '-x509', '-new', '-key', ca.key, '-sha256', '-days', '3650',
+    '-subj', `/CN=${name}`,
+    '-addext', 'basicConstraints=critical,CA:TRUE',
+    '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature',
+    '-out', ca.cert,
+  ]); // prettier-ignore
+}
+
 function issue(
   openssl: string,
-  pki: ApiserverPki,
+  ca: { cert: string; key: string },
   keyFile: string,
   certFile: string,
   subject: string,
@@ -127,7 +152,7 @@ function issue(
   writeKey(keyFile);
   runOpenssl(openssl, [
     'req', '-x509', '-new', '-key', keyFile, '-sha256', '-days', '365',
-    '-CA', pki.caCert, '-CAkey', pki.caKey,
+    '-CA', ca.cert, '-CAkey', ca.key,
     '-subj', subject,
     '-addext', 'basicConstraints=critical,CA:FALSE',
     '-addext', 'keyUsage=critical,digitalSignature,keyEncipherment',
