@@ -27,12 +27,14 @@ const BENCHMARKS = {
   'router.json': {
     command: 'npx nx run cell-router:bench',
     anchor:
-      'the same load straight to one real apiserver, and through a bare Node.js proxy (`bareProxyFigures`); the Go KubeGateway proxy adds 1.47× at p50',
+      'the same load straight to one real apiserver, through a bare Node.js proxy (`bareProxyFigures`) and through a Go standard-library reverse proxy (`goProxyFigures`: the peer-class floor; `*OverGoProxy` are the router over it)',
     direction: {
       getP50Ratio: '≤',
       getP99Ratio: '≤',
       throughputRatio: '≥',
       routerCpuPerGetOverApiserver: '≤',
+      getP50OverGoProxy: '≤',
+      apiserverUsPerRoutedGetOverDirect: '≤',
     },
   },
   'router-list.json': {
@@ -85,9 +87,27 @@ const BENCHMARKS = {
       lagVsRawLoopRatio: '≤',
       failoverReadsS: '≤',
       failoverWritesS: '≤',
+      backupWriteCpuOverCreate: '≤',
+      firstWriteP99OverReads: '≤',
     },
   },
 };
+
+/** The identity path's table (router.json `identityPath`): how each arm passes identity, what it costs the cell. */
+function identityPathTable(rows) {
+  if (!Array.isArray(rows)) return [];
+  return [
+    '',
+    "The identity path: the cell's apiserver + etcd CPU per GET, by how the caller's identity reaches it.",
+    '',
+    '| arm | identity | to the cell | cell µs per GET | over direct | throughput ratio | GET p50 ratio |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
+    ...rows.map(
+      (row) =>
+        `| ${row.arm} | ${row.identity} | ${row.toCell} | ${row.apiserverUsPerGet} | ${row.apiserverUsPerGetOverDirect} | ${row.throughputRatio} | ${row.getP50Ratio} |`,
+    ),
+  ];
+}
 
 const compare = { '≤': (a, b) => a <= b, '≥': (a, b) => a >= b, '=': (a, b) => a === b };
 /** A goal as `≤ 2`, from `<= 2`, `≤ 2` or a bare number and its direction. */
@@ -152,6 +172,7 @@ for (const file of readdirSync(results)
       '| figure | measured | goal | met |',
       '| --- | --- | --- | --- |',
       ...rows,
+      ...identityPathTable(result.identityPath),
     ].join('\n'),
   );
 }
