@@ -6,15 +6,21 @@
 //
 //	bench-proxy [-identity impersonate|requestheader] [-http2] <cell url> <cell pki dir> <serving pki dir>
 //
-// The identity is passed as the router and the bare Node.js proxy pass it (impersonation: the cell's
-// admin certificate, Impersonate-User/Group), or as kube-aggregator and kcp's front proxy do (requestheader:
-// the front-proxy-client certificate, X-Remote-User/Group, whatever X-Remote-* the caller sent removed).
-// -http2 speaks HTTP/2 to the cell instead of HTTP/1.1.
+// The caller is taken to be the control plane's admin (the serving pki dir's admin.crt), as the benchmark's
+// load is, and passed on with what the router passes for it: user admin, groups system:masters and
+// system:authenticated, and the extra authentication.kubernetes.io/credential-id kube-apiserver gives a
+// client certificate. By impersonation, as the router and the bare Node.js proxy do (the certificate of
+// cellfed's components, whose right to impersonate the cell's RBAC checks once per user, group and extra),
+// or by requestheader, as kube-aggregator and kcp's front proxy do (the front-proxy-client certificate,
+// X-Remote-* headers, whatever X-Remote-* the caller sent removed). -http2 speaks HTTP/2 to the cell.
 package main
 
 import (
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
 	"errors"
 	"flag"
 	"fmt"
@@ -56,29 +62,31 @@ func run(identity string, http2 bool, cellURL, cellPKI, servingPKI string) error
 	if !roots.AppendCertsFromPEM(caPEM) {
 		return fmt.Errorf("no certificate in %s", filepath.Join(cellPKI, "ca.crt"))
 	}
-	var certificate string
-	var passIdentity func(http.Header)
+	credentialID, err := credentialIDOf(filepath.Join(servingPKI, "admin.crt"))
+	if err != nil {
+		return err
+	}
+	var certificate, prefix, extraPrefix string
 	switch identity {
 	case "impersonate":
-		certificate = "admin"
-		passIdentity = func(header http.Header) {
-			header.Set("Impersonate-User", "admin")
-			header.Set("Impersonate-Group", "system:masters")
-		}
+		certificate, prefix, extraPrefix = "cellfed-components", "Impersonate-", "Impersonate-Extra-"
 	case "requestheader":
-		certificate = "front-proxy-client"
-		passIdentity = func(header http.Header) {
-			// The front proxy's certificate vouches for whatever these say: never the caller's own.
-			for name := range header {
-				if strings.HasPrefix(strings.ToLower(name), "x-remote-") {
-					header.Del(name)
-				}
-			}
-			header.Set("X-Remote-User", "admin")
-			header.Set("X-Remote-Group", "system:masters")
-		}
+		certificate, prefix, extraPrefix = "front-proxy-client", "X-Remote-", "X-Remote-Extra-"
 	default:
 		return errors.New("-identity must be impersonate or requestheader")
+	}
+	passIdentity := func(header http.Header) {
+		// The cell believes these of whoever holds the certificate: never what the caller sent.
+		for name := range header {
+			lower := strings.ToLower(name)
+			if strings.HasPrefix(lower, "x-remote-") || strings.HasPrefix(lower, "impersonate-") {
+				header.Del(name)
+			}
+		}
+		header.Set(prefix+"User", "admin")
+		header.Add(prefix+"Group", "system:masters")
+		header.Add(prefix+"Group", "system:authenticated")
+		header.Set(extraPrefix+"Authentication.kubernetes.io%2fcredential-Id", credentialID)
 	}
 	client, err := tls.LoadX509KeyPair(filepath.Join(cellPKI, certificate+".crt"), filepath.Join(cellPKI, certificate+".key"))
 	if err != nil {
@@ -105,4 +113,19 @@ func run(identity string, http2 bool, cellURL, cellPKI, servingPKI string) error
 	fmt.Println(listener.Addr().(*net.TCPAddr).Port)
 	server := &http.Server{Handler: proxy}
 	return server.ServeTLS(listener, filepath.Join(servingPKI, "apiserver.crt"), filepath.Join(servingPKI, "apiserver.key"))
+}
+
+// credentialIDOf is what kube-apiserver records of a client certificate as the extra
+// authentication.kubernetes.io/credential-id: X509SHA256= and the hex SHA-256 of its DER.
+func credentialIDOf(file string) (string, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return "", err
+	}
+	block, _ := pem.Decode(data)
+	if block == nil {
+		return "", fmt.Errorf("no certificate in %s", file)
+	}
+	sum := sha256.Sum256(block.Bytes)
+	return "X509SHA256=" + hex.EncodeToString(sum[:]), nil
 }

@@ -1,7 +1,9 @@
 // The least a Node.js proxy in front of a cell can do, for the router benchmark's second baseline: TLS in,
-// undici (HTTP/1.1 keep-alive) out with one fixed identity and impersonation, the answer piped back. No
+// undici (HTTP/1.1 keep-alive) out as cellfed's components, impersonating the control plane's admin as the
+// router does for it (user, its two groups, the credential-id extra), the answer piped back. No
 // authentication, routing, logging or metrics. Prints its port on stdout.
 //   node bare-proxy.ts <cell url> <cell pki dir> <serving pki dir>
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -14,12 +16,14 @@ const [cellUrl, cellPki, servingPki] = process.argv.slice(2) as [string, string,
 const upstream = new Agent({
   connect: {
     ca: readFileSync(join(cellPki, 'ca.crt')),
-    cert: readFileSync(join(cellPki, 'admin.crt')),
-    key: readFileSync(join(cellPki, 'admin.key')),
+    cert: readFileSync(join(cellPki, 'cellfed-components.crt')),
+    key: readFileSync(join(cellPki, 'cellfed-components.key')),
   },
   allowH2: false,
 });
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding']);
+// What kube-apiserver records of the caller's client certificate, as the router passes it on.
+const credentialId = `X509SHA256=${new X509Certificate(readFileSync(join(servingPki, 'admin.crt'))).fingerprint256.replaceAll(':', '').toLowerCase()}`;
 const server = createServer(
   {
     cert: readFileSync(join(servingPki, 'apiserver.crt')),
@@ -33,7 +37,8 @@ const server = createServer(
         ...(req.headers['content-type'] ? { 'content-type': req.headers['content-type'] } : {}),
         accept: req.headers.accept ?? 'application/json',
         'impersonate-user': 'admin',
-        'impersonate-group': 'system:masters',
+        'impersonate-group': ['system:masters', 'system:authenticated'],
+        'impersonate-extra-authentication.kubernetes.io%2fcredential-id': credentialId,
       },
       body: req.method === 'GET' ? null : req,
     });
