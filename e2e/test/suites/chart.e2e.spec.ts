@@ -156,7 +156,9 @@ describeE2e('the cellfed-cell chart in a real cell', () => {
     expect(await may('e2e-router', 'get', 'cells.cellfed.io', 'cellbackups', 'cellfed-backups')).toBe(true);
     // It marks the backup of a key a writer waits on, to be promoted first (docs/failover.md); never deletes one.
     expect(await may('e2e-router', 'patch', 'cells.cellfed.io', 'cellbackups', 'cellfed-backups')).toBe(true);
-    expect(await may('e2e-router', 'delete', 'cells.cellfed.io', 'cellbackups', 'cellfed-backups')).toBe(false);
+    expect(await may('e2e-router', 'delete', 'cells.cellfed.io', 'cellbackups', 'cellfed-backups')).toBe(
+      false,
+    );
     expect(await may('e2e-router', 'create', 'apps', 'deployments', 'shop')).toBe(false);
     // It follows the metadata of what the cells' controllers make, for one watch order (docs/routing.md).
     expect(await may('e2e-router', 'watch', '', 'pods', 'shop')).toBe(true);
