@@ -276,11 +276,11 @@ const cellCpuOverDirect = (mode: Mode) =>
   round(cpuPerGet(mode, 'cell') / Math.max(0.1, cpuCost.apiserverAndEtcdUsPerDirectGet), 3);
 // What each way of passing the caller's identity costs the cell, beside the router's (impersonation, HTTP/1.1).
 const identityPath = (
-  ['goProxy', 'goImpersonateH2', 'goRequestheader', 'goRequestheaderH2', 'router'] as const
+  ['goProxy', 'goImpersonateH2', 'goRequestheader', 'goRequestheaderH2', 'bareProxy', 'router'] as const
 ).map((mode) => ({
   arm: mode,
   identity: mode.startsWith('goRequestheader') ? 'requestheader' : 'impersonation',
-  toCell: mode.endsWith('H2') ? 'HTTP/2' : 'HTTP/1.1',
+  toCell: `${mode.endsWith('H2') ? 'HTTP/2' : 'HTTP/1.1'} (${mode.startsWith('go') ? 'Go net/http' : 'undici'})`,
   apiserverUsPerGet: cpuPerGet(mode, 'cell'),
   apiserverUsPerGetOverDirect: cellCpuOverDirect(mode),
   throughputRatio: round(summary(runs[mode].get).requestsPerSecond / direct.get.requestsPerSecond, 3),
