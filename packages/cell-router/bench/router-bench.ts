@@ -11,7 +11,9 @@
 // The identity path: three more Go arms pass the caller's identity to the cell by requestheader (the
 // front-proxy-client certificate and X-Remote-* headers, as kube-aggregator does) and speak HTTP/2 to it;
 // identityPath has the cell's apiserver + etcd CPU per GET of each arm over the direct arm's, and
-// figures.apiserverUsPerRoutedGetOverDirect the router's (goal ≤ 1.05). Goals: getP50Ratio ≤ 1.15, getP99Ratio ≤ 1.5, throughputRatio ≥ 0.9.
+// figures.apiserverUsPerRoutedGetOverDirect the router's (goal ≤ 1.05). Those come from a phase of GETs at
+// one fixed rate in every arm (FIXED_RATE, below the slowest arm's most): an apiserver spends less CPU per
+// request the busier it is (fewer wake-ups per request), so per-GET costs are compared at the same rate. Goals: getP50Ratio ≤ 1.15, getP99Ratio ≤ 1.5, throughputRatio ≥ 0.9.
 // Pinned (bench-kit's PINNING, recorded in `pinning`): apiservers and etcds on CPU 0, the router (or bare
 // proxy) and this load generator on CPU 1, in every arm. CPU cost: CPU time per GET of the router process
 // over that of the cell's apiserver + etcd serving the direct GETs (/proc); goal ≤ 0.25.
@@ -40,6 +42,8 @@ const GET_SECONDS = Number(process.env['CELLFED_BENCH_GET_SECONDS'] ?? 5);
 const GET_CONCURRENCY = Number(process.env['CELLFED_BENCH_GET_CONCURRENCY'] ?? 8);
 const CREATE_SECONDS = Number(process.env['CELLFED_BENCH_CREATE_SECONDS'] ?? 3);
 const CREATE_CONCURRENCY = Number(process.env['CELLFED_BENCH_CREATE_CONCURRENCY'] ?? 4);
+/** GETs per second of the fixed-rate phase: below what the slowest arm serves at GET_CONCURRENCY. */
+const FIXED_RATE = Number(process.env['CELLFED_BENCH_FIXED_RATE'] ?? 1000);
 /** Clients speak HTTP/2 to the cell, the router and the bare proxy when they offer it (kubectl does). */
 const CLIENT_HTTP2 = process.env['CELLFED_BENCH_HTTP2'] === 'true';
 
@@ -110,6 +114,19 @@ async function load(
   return { latenciesMs, requests: latenciesMs.length, errors, seconds: (performance.now() - started) / 1000 };
 }
 
+/** GETs sent at `rate` per second for `seconds` (open loop: each at its time, whatever the others do). */
+async function fixedRate(rate: number, seconds: number, one: () => Promise<number>): Promise<number> {
+  const pending: Promise<number>[] = [];
+  const started = performance.now();
+  for (let i = 0; i < rate * seconds; i++) {
+    const wait = started + (i * 1000) / rate - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    pending.push(one());
+  }
+  const codes = await Promise.all(pending);
+  return codes.filter((code) => code >= 300).length;
+}
+
 const summary = (loads: Load[]) => {
   const sorted = loads.flatMap((one) => one.latenciesMs).sort((a, b) => a - b);
   const requests = loads.reduce((sum, one) => sum + one.requests, 0);
@@ -142,6 +159,10 @@ const runs = Object.fromEntries(
   MODES.map((mode) => [mode, { get: [] as Load[], create: [] as Load[] }]),
 ) as Record<Mode, { get: Load[]; create: Load[] }>;
 /** CPU time spent during each mode's GET loads: by the cell's apiserver + etcd, by the proxy in front. */
+/** The cell's CPU during each mode's fixed-rate GETs, and how many were sent. */
+const fixedRateCellUs = Object.fromEntries(
+  MODES.map((mode) => [mode, { cell: 0, gets: 0, errors: 0 }]),
+) as Record<Mode, { cell: number; gets: number; errors: number }>;
 const getCpuUs = Object.fromEntries(MODES.map((mode) => [mode, { cell: 0, proxy: 0 }])) as Record<
   Mode,
   { cell: number; proxy: number }
@@ -218,6 +239,12 @@ try {
           data: { v: 'x' },
         }),
       );
+      const fixedBefore = cpuNow(name);
+      fixedRateCellUs[name].errors += await fixedRate(FIXED_RATE, GET_SECONDS, () =>
+        send(target, 'GET', `${path}/bench-get`),
+      );
+      fixedRateCellUs[name].cell += cpuNow(name).cell - fixedBefore.cell;
+      fixedRateCellUs[name].gets += FIXED_RATE * GET_SECONDS;
       runs[name].get.push(gets);
       runs[name].create.push(creates);
       progress(
@@ -271,9 +298,12 @@ const goProxyFigures = {
   ...ratios(goProxy),
   goProxyCpuPerGetOverApiserver: round(cpuCost.goProxyUsPerGet / cpuCost.apiserverAndEtcdUsPerDirectGet, 3),
 };
-/** The cell's apiserver + etcd CPU per GET served through `mode`, over the direct arm's. */
+/** The cell's apiserver + etcd CPU per GET at the fixed rate through `mode`. */
+const cellUsAtFixedRate = (mode: Mode) =>
+  round(fixedRateCellUs[mode].cell / Math.max(1, fixedRateCellUs[mode].gets), 1);
+/** The same, over the direct arm's. */
 const cellCpuOverDirect = (mode: Mode) =>
-  round(cpuPerGet(mode, 'cell') / Math.max(0.1, cpuCost.apiserverAndEtcdUsPerDirectGet), 3);
+  round(cellUsAtFixedRate(mode) / Math.max(0.1, cellUsAtFixedRate('direct')), 3);
 // What each way of passing the caller's identity costs the cell, beside the router's (impersonation, HTTP/1.1).
 const identityPath = (
   ['goProxy', 'goImpersonateH2', 'goRequestheader', 'goRequestheaderH2', 'bareProxy', 'router'] as const
@@ -281,8 +311,9 @@ const identityPath = (
   arm: mode,
   identity: mode.startsWith('goRequestheader') ? 'requestheader' : 'impersonation',
   toCell: `${mode.endsWith('H2') ? 'HTTP/2' : 'HTTP/1.1'} (${mode.startsWith('go') ? 'Go net/http' : 'undici'})`,
-  apiserverUsPerGet: cpuPerGet(mode, 'cell'),
+  apiserverUsPerGetAtFixedRate: cellUsAtFixedRate(mode),
   apiserverUsPerGetOverDirect: cellCpuOverDirect(mode),
+  apiserverUsPerGetAtMostLoad: cpuPerGet(mode, 'cell'),
   throughputRatio: round(summary(runs[mode].get).requestsPerSecond / direct.get.requestsPerSecond, 3),
   getP50Ratio: round(summary(runs[mode].get).p50Ms / direct.get.p50Ms, 3),
 }));
@@ -319,6 +350,7 @@ const result = {
   load: {
     rounds: ROUNDS,
     get: { concurrency: GET_CONCURRENCY, secondsPerRound: GET_SECONDS },
+    fixedRateGet: { perSecond: FIXED_RATE, secondsPerRound: GET_SECONDS },
     create: { concurrency: CREATE_CONCURRENCY, secondsPerRound: CREATE_SECONDS },
     clientProtocol: CLIENT_HTTP2 ? 'HTTP/2 where offered' : 'HTTP/1.1',
     description:
@@ -349,7 +381,10 @@ const result = {
   goProxy,
 };
 const errors = Object.fromEntries(
-  MODES.map((mode) => [mode, summary(runs[mode].get).errors + summary(runs[mode].create).errors]),
+  MODES.map((mode) => [
+    mode,
+    summary(runs[mode].get).errors + summary(runs[mode].create).errors + fixedRateCellUs[mode].errors,
+  ]),
 );
 if (Object.values(errors).some((count) => count > 0)) {
   progress(`errors: ${JSON.stringify(errors)}`);
