@@ -3,6 +3,11 @@ export interface FenceWindowOptions {
   max: number;
   /** The fence time to stay under (`--fence-target`); 0: no adapting, always `max`. */
   targetMs: number;
+  /**
+   * Called with a key that found the window full, once a permit is free for it: the controller queues it
+   * again (no worker waits for a permit).
+   */
+  wake?: (key: string) => void;
   /** Told the size whenever it changes (and once at the start), for the metric. */
   onSize?: (size: number) => void;
 }
@@ -12,7 +17,7 @@ const DECREASE = 0.7;
 
 /** One move's right to fence its object; given back once, with the fence time it saw. */
 export interface FencePermit {
-  /** `fenceMs`: how long the move kept its object fenced; none when it fenced nothing. */
+  /** `fenceMs`: how long the move kept its object fenced; none when it fenced nothing or did not finish. */
   release(fenceMs?: number): void;
 }
 
@@ -23,21 +28,28 @@ export interface FencePermit {
  * started before the last decrease does not count again), so one burst of slow fences counts once. A fence
  * is apiserver queueing in the two cells, so fewer moves at once shortens every fence, and more moves fill
  * cells that have room. The window starts at a quarter of `max` and never goes below one move.
+ *
+ * A new move that finds the window full holds no worker: its key is remembered and handed to `wake`, oldest
+ * first, when a permit frees (it then competes for it again, and waits again if it lost). A move that finds its object already fenced (resumed) always gets a permit: waiting would
+ * only make its fence longer, and it still counts against the window.
  */
 export class FenceWindow {
   private readonly max: number;
   private readonly targetMs: number;
+  private readonly wake: ((key: string) => void) | undefined;
   private readonly onSize: ((size: number) => void) | undefined;
   private window: number;
   private inFlight = 0;
   /** Permits are numbered as they are granted; a decrease remembers the next number. */
   private granted = 0;
   private countsFrom = 0;
-  private readonly waiters: (() => void)[] = [];
+  /** Keys that found the window full, in the order they came. */
+  private readonly waiting = new Set<string>();
 
   constructor(options: FenceWindowOptions) {
     this.max = options.max;
     this.targetMs = options.targetMs;
+    this.wake = options.wake;
     this.window = options.targetMs > 0 ? Math.max(1, Math.floor(options.max / 4)) : options.max;
     this.onSize = options.onSize;
     this.onSize?.(this.size);
@@ -53,23 +65,19 @@ export class FenceWindow {
     return this.inFlight;
   }
 
-  /** A permit to fence one more object, once fewer than `size` moves hold one; none when `signal` aborted first. */
-  acquire(signal: AbortSignal): Promise<FencePermit | undefined> {
-    if (signal.aborted) return Promise.resolve(undefined);
-    if (this.inFlight < this.size && this.waiters.length === 0) return Promise.resolve(this.grant());
-    return new Promise((resolve) => {
-      const granted = () => {
-        signal.removeEventListener('abort', aborted);
-        resolve(this.grant());
-      };
-      const aborted = () => {
-        const at = this.waiters.indexOf(granted);
-        if (at >= 0) this.waiters.splice(at, 1);
-        resolve(undefined);
-      };
-      this.waiters.push(granted);
-      signal.addEventListener('abort', aborted, { once: true });
-    });
+  /** A permit for `key`'s new move, if fewer than `size` moves hold one; otherwise none, and `key` is woken when one frees. */
+  tryAcquire(key: string): FencePermit | undefined {
+    if (this.inFlight < this.size) {
+      this.waiting.delete(key);
+      return this.grant();
+    }
+    this.waiting.add(key);
+    return undefined;
+  }
+
+  /** A permit for a move whose object is already fenced: always granted, and counted. */
+  acquireFenced(): FencePermit {
+    return this.grant();
   }
 
   private grant(): FencePermit {
@@ -82,9 +90,22 @@ export class FenceWindow {
         released = true;
         this.inFlight--;
         if (fenceMs !== undefined && this.targetMs > 0) this.adapt(fenceMs, number);
-        while (this.waiters.length > 0 && this.inFlight < this.size) this.waiters.shift()!();
+        this.wakeWaiting();
       },
     };
+  }
+
+  /**
+   * Hands as many waiting keys as there are free permits to `wake`, and forgets them: one that comes back to
+   * a full window waits again; one that no longer needs a move (its object went) is not woken forever.
+   */
+  private wakeWaiting(): void {
+    let free = this.size - this.inFlight;
+    for (const key of this.waiting) {
+      if (free-- <= 0) return;
+      this.waiting.delete(key);
+      this.wake?.(key);
+    }
   }
 
   private adapt(fenceMs: number, permit: number): void {

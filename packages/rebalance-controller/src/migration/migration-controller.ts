@@ -94,6 +94,7 @@ export class MigrationController implements LeadingController {
           fences: new FenceWindow({
             max: settings.window,
             targetMs: settings.fenceTargetMs,
+            wake: (key) => this.controller.queue.add(key, 'high'),
             onSize: (size) => options.metrics.fenceWindow.set(size),
           }),
           ...(ratePerSecond

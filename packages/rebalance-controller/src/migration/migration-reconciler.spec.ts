@@ -1,18 +1,12 @@
 import { parseCellSetSpec, type CellSetSpecInput } from '@cellfed/api';
 import { ApiError, TokenBucket, type CopiesView } from '@cellfed/controller-kit';
-import { FenceWindow } from './fence-window.ts';
-import {
-  FakeCell,
-  FakeClock,
-  fakeCopies,
-  flushPromises,
-  memoryLogger,
-} from '@cellfed/controller-kit/testing';
+import { FakeCell, FakeClock, fakeCopies, memoryLogger } from '@cellfed/controller-kit/testing';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
 import { type KubeObject, formatObjectKey, objectKeyOf, type CellularObjectRef } from '@cellfed/federation';
 
 import { PlannedObjects } from '../planned-objects.ts';
+import { FenceWindow } from './fence-window.ts';
 import { MigrationReconciler } from './migration-reconciler.ts';
 import { ObjectMover } from './object-mover.ts';
 import { PlanHolder } from '../rebalance-plan.ts';
@@ -220,8 +214,9 @@ describe('MigrationReconciler', () => {
     expect(cells.b.get(path(moving[1]!))).toBeUndefined();
   });
 
-  it('fences no object while the fence window is full; a move already fenced goes on; each reports its fence', async () => {
-    const fences = new FenceWindow({ max: 4, targetMs: 200 });
+  it('fences no object while the fence window is full, and holds no worker; a move already fenced goes on', async () => {
+    const woken: string[] = [];
+    const fences = new FenceWindow({ max: 4, targetMs: 200, wake: (key) => woken.push(key) });
     const { cells, plans, reconcile } = setup({ fences });
     plans.allowMoves(2);
     const table = RoutingTable.fromCellSet(parseCellSetSpec(JOINING));
@@ -231,17 +226,18 @@ describe('MigrationReconciler', () => {
     cells.a.put(path(waiting!), configMap(waiting!));
     cells.a.put(path(resumed!), configMap(resumed!, { [REBALANCE_STATUS_LABEL]: MIGRATING }));
     // The one move the window allows is held elsewhere.
-    const held = (await fences.acquire(new AbortController().signal))!;
+    const held = fences.tryAcquire('elsewhere')!;
     expect(fences.size).toBe(1);
 
-    const blocked = reconcile(waiting!);
-    await flushPromises();
+    // Returns at once, nothing fenced; woken when the permit frees.
+    expect(await reconcile(waiting!)).toEqual({});
     expect(cells.a.get(path(waiting!))!.metadata.labels?.[REBALANCE_STATUS_LABEL]).toBeUndefined();
     expect(await reconcile(resumed!)).toEqual({ requeueAfterMs: DELETE_AFTER });
     expect(cells.a.get(path(resumed!))!.metadata.labels?.[REBALANCE_STATUS_LABEL]).toBe(MIGRATED);
 
     held.release(50);
-    expect(await blocked).toEqual({ requeueAfterMs: DELETE_AFTER });
+    expect(woken).toEqual([formatObjectKey(ref(waiting!))]);
+    expect(await reconcile(waiting!)).toEqual({ requeueAfterMs: DELETE_AFTER });
     expect(cells.a.get(path(waiting!))!.metadata.labels?.[REBALANCE_STATUS_LABEL]).toBe(MIGRATED);
     expect(fences.holding).toBe(0);
   });

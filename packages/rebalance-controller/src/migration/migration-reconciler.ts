@@ -143,12 +143,15 @@ export class MigrationReconciler implements ObjectReconciler {
     // Nothing in the old cell: it was created in the new one, or its copy there awaits its source's fate.
     if (!oldCopy && copiedFromCell(newCopy) === undefined) return earliest(results);
     if (!plan.movesAllowed) return earliest(results);
-    const { rate, clock } = this.options;
-    if (status !== MIGRATING && rate && !rate.tryTake(clock.now()))
+    const { rate, clock, fences } = this.options;
+    // A new move needs room in the fence window (its key is queued again when there is, no worker waits);
+    // one whose object is already fenced (resumed) goes on at once, and counts.
+    const permit = status === MIGRATING ? fences?.acquireFenced() : fences?.tryAcquire(key);
+    if (fences && !permit) return earliest(results);
+    if (status !== MIGRATING && rate && !rate.tryTake(clock.now())) {
+      permit?.release();
       return earliest([...results, { requeueAfterMs: rate.waitMs(clock.now()) }]);
-    // A new move waits for room in the fence window; one already fenced (resumed) goes on at once.
-    const permit = status === MIGRATING ? undefined : await this.options.fences?.acquire(signal);
-    if (status !== MIGRATING && this.options.fences && !permit) return earliest(results);
+    }
     let outcome: MoveOutcome | undefined;
     try {
       outcome = await this.move({
