@@ -48,6 +48,7 @@ export const CellBackupSchema = z.object({
     name: matches('metadata.name', CELLSET_RULES.dns1123Subdomain),
     namespace: z.string().optional(),
     labels: z.record(z.string(), z.string()).optional(),
+    annotations: z.record(z.string(), z.string()).optional(),
   }),
   spec: z
     .object({

@@ -199,11 +199,14 @@ export class BackupController {
       this.federation = compileCellSet(cellSet.spec, generation);
       this.objects.resourcesChanged();
       // The rings changed: every object's backup cell may have. A Down cell's objects wait for their
-      // promotion, so theirs go first, in the high lane.
+      // promotion, so theirs go first, in the high lane (those a client already waits on, marked by a
+      // router before this controller saw the cell Down, in the urgent lane).
       const down = new Set(cellSet.spec.cells.filter((cell) => cell.state === 'Down').map((cell) => cell.id));
+      const stateOf = (id: string) => this.federation?.table.stateOf(id);
       this.backups.eachCopy((_cell, _ref, metadata) => {
-        const key = metadata.annotations?.[BACKUP_SOURCE_ANNOTATION];
-        if (key && down.has(metadata.labels?.[PRIMARY_CELL_LABEL] ?? '')) enqueue(key, 'high');
+        if (!down.has(metadata.labels?.[PRIMARY_CELL_LABEL] ?? '')) return;
+        const change = backupChange(metadata, 'high', stateOf);
+        if (change) enqueue(change.key, change.lane);
       });
       this.enqueueAll('low');
       for (const cell of down) this.downCells.enqueue({ cell });

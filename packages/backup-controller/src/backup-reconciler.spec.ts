@@ -184,6 +184,20 @@ describe('BackupReconciler', () => {
     expect(backedUpObject(cell.get(backupPath('web')) as { spec?: { data?: unknown } })?.spec).toEqual({
       replicas: 3,
     });
+
+    // Deleted behind the cache: the replace finds nothing (404), so it is created again.
+    let gone = 1;
+    cell.before = (method, path) => {
+      if (method === 'PUT' && gone-- > 0) {
+        cell.objects.delete(path);
+        throw new ApiError(404, { code: 404, reason: 'NotFound', message: 'not found' }, 'PUT');
+      }
+    };
+    t.cells.get(primary)!.put(objectPath('web'), deployment('web', 4));
+    await t.reconcile('web');
+    expect(backedUpObject(cell.get(backupPath('web')) as { spec?: { data?: unknown } })?.spec).toEqual({
+      replicas: 4,
+    });
   });
 
   it('moves a backup whose ring changed: the stale one is deleted', async () => {

@@ -387,7 +387,8 @@ async function writeBackup(
   try {
     await (known === undefined ? create() : replace(known));
   } catch (error) {
-    if (!isConflict(error)) throw error;
+    // The cache is behind: the backup is there already, or changed, or went.
+    if (!isConflict(error) && !isNotFound(error)) throw error;
     const current = await readIfExists<KubeObject>(client, path, { signal });
     await (current?.metadata.resourceVersion ? replace(current.metadata.resourceVersion) : create());
   }

@@ -42,6 +42,13 @@ describe('CellBackup of an object', () => {
     expect(isCurrentBackupForm(earlier.metadata)).toBe(false);
     expect(backedUpObject({ spec: { data: '{"kind": "ConfigMap", trunc' } })).toBeUndefined();
     expect(backedUpObject({ spec: { data: '"a string"' } })).toBeUndefined();
+    expect(
+      backedUpObject({ spec: { data: '{"apiVersion":"v1","kind":"ConfigMap","metadata":null}' } }),
+    ).toBeUndefined();
+    expect(
+      backedUpObject({ spec: { data: '{"apiVersion":"v1","kind":"ConfigMap","metadata":[]}' } }),
+    ).toBeUndefined();
+    expect(backedUpObject({ spec: { data: '{"kind":"ConfigMap","metadata":{}}' } })).toBeUndefined();
     expect(backedUpObject({ spec: {} })).toBeUndefined();
     expect(backedUpObject({})).toBeUndefined();
   });

@@ -61,7 +61,7 @@ export function cellBackupOf(
 
 /**
  * The object a CellBackup holds, from either form (`spec.data`, or the earlier `spec.object`); undefined when
- * it holds none, or JSON that is not an object.
+ * it holds none, or anything but an object with an apiVersion, a kind and metadata.
  */
 export function backedUpObject(backup: {
   spec?: { data?: unknown; object?: unknown };
@@ -75,8 +75,12 @@ export function backedUpObject(backup: {
       return undefined;
     }
   }
-  const candidate = held as Partial<KubeObject> | null | undefined;
-  return candidate && typeof candidate === 'object' && typeof candidate.metadata === 'object'
+  const candidate = held as Partial<Record<keyof KubeObject, unknown>> | null | undefined;
+  const isObject = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value);
+  return isObject(candidate) &&
+    typeof candidate!.apiVersion === 'string' &&
+    typeof candidate!.kind === 'string' &&
+    isObject(candidate!.metadata)
     ? (candidate as KubeObject)
     : undefined;
 }

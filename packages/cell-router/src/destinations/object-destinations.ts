@@ -4,7 +4,7 @@ import { madeByItsCell } from '@cellfed/federation';
 
 import { findCellMade } from './cell-made.ts';
 import type { RoutingState } from '../routing/route-plan.ts';
-import { cellFailure, serviceUnavailable } from '../status/kube-status.ts';
+import { cellFailure, internalError, serviceUnavailable } from '../status/kube-status.ts';
 import { publicErrorMessage } from '../status/public-error.ts';
 import type { Authorize } from '../auth/request-authorization.ts';
 import { RETRY_SOON, refusal, type Destination, type FromBackup } from '../routing/destination.ts';
@@ -13,7 +13,6 @@ type CellDestination = Extract<Destination, { kind: 'cell' }>;
 import {
   cellLeftRefusal,
   fenceRefusal,
-  RESTORING_ROUTE,
   restoringRefusal,
   type ObjectPlan,
 } from '../routing/object-refusals.ts';
@@ -60,13 +59,13 @@ export class ObjectDestinations {
     if (destination.kind !== 'refuse' || destination.route === 'backup-refused') return destination;
     const refused = await authorize();
     if (refused) return refused;
-    if (destination.route === RESTORING_ROUTE) this.requestPromotion(plan, destination.cell);
+    if (destination.promote) this.requestPromotion(destination.cell, destination.promote.backup);
     return destination;
   }
 
-  private requestPromotion(plan: ObjectPlan, cell: string): void {
+  private requestPromotion(cell: string, backup: string): void {
     const client = this.options.cell(cell);
-    if (client) this.options.promotions?.request(client, cell, backupNameOf(plan.info));
+    if (client) this.options.promotions?.request(client, cell, backup);
   }
 
   private async route(plan: ObjectPlan, impersonation: Impersonation): Promise<Destination> {
@@ -170,6 +169,12 @@ export class ObjectDestinations {
     }
     if (state.kind === 'refused')
       return { ...refusal(cellFailure(cell, state.code, state.body), 'backup-refused', cell), routeCase };
+    if (state.kind === 'unreadable') {
+      const status = internalError(
+        `${info.resource} "${info.name}" of down cell ${down} has a backup in cell ${cell} that cannot be read`,
+      );
+      return { ...refusal(status, 'backup-corrupt', cell), routeCase };
+    }
     // Created but not committed: reads go to the real object; writes wait for its field managers.
     if (state.kind === 'promoting' && access !== 'read') return restoringRefusal(plan, { cell, routeCase });
     if (state.kind !== 'backup') return { kind: 'cell', client, cell, route: 'failed-over', routeCase };
@@ -181,6 +186,12 @@ export class ObjectDestinations {
       route: 'failover-backup',
       routeCase,
     };
-    return readable ? fromBackup : restoringRefusal(plan, fromBackup);
+    if (readable) return fromBackup;
+    // A client waits to write it: its key is promoted first, unless a router asked already.
+    const promote = access !== 'read' && !state.promotionRequested;
+    return {
+      ...restoringRefusal(plan, fromBackup),
+      ...(promote ? { promote: { backup: backupNameOf(info) } } : {}),
+    };
   }
 }

@@ -4,6 +4,7 @@ import {
   CELL_BACKUP_NAMESPACE,
   PRIMARY_CELL_LABEL,
   PROMOTED_FROM_ANNOTATION,
+  PROMOTION_REQUESTED_ANNOTATION,
 } from '@cellfed/api';
 import { isNotFound, type KubeClient } from '@cellfed/controller-kit';
 import { METADATA, backedUpObject, resourcePath, type KubeObject, cellBackupName } from '@cellfed/federation';
@@ -20,8 +21,13 @@ export type FailoverState =
    * cell, writes wait, as they do for a backup.
    */
   | { readonly kind: 'promoting' }
-  /** Only the object's backup, not promoted yet: reads are served from it, writes wait. */
-  | { readonly kind: 'backup'; readonly object: KubeObject }
+  /**
+   * Only the object's backup, not promoted yet: reads are served from it, writes wait (`promotionRequested`:
+   * a router already asked for it to be promoted first).
+   */
+  | { readonly kind: 'backup'; readonly object: KubeObject; readonly promotionRequested: boolean }
+  /** The backup is there but holds no object of this name that can be read: nothing to serve or promote. */
+  | { readonly kind: 'unreadable' }
   /** Neither: the object does not exist (or was never backed up); the cell answers as usual. */
   | { readonly kind: 'none' }
   /** The caller may not read the object in that cell: the cell's own answer, relayed. */
@@ -60,10 +66,13 @@ export async function failoverState(
       throw error;
     });
   const labels = backup?.metadata.labels;
-  const object = backup && backedUpObject(backup);
-  if (!object || labels?.[PRIMARY_CELL_LABEL] !== down || labels[BACKUP_CELL_LABEL] !== cell)
+  if (!backup || labels?.[PRIMARY_CELL_LABEL] !== down || labels[BACKUP_CELL_LABEL] !== cell)
     return { kind: 'none' };
-  return { kind: 'backup', object };
+  const object = backedUpObject(backup);
+  if (object?.metadata.name !== info.name || (object.metadata.namespace ?? '') !== info.namespace)
+    return { kind: 'unreadable' };
+  const promotionRequested = backup.metadata.annotations?.[PROMOTION_REQUESTED_ANNOTATION] !== undefined;
+  return { kind: 'backup', object, promotionRequested };
 }
 
 /** The name of the CellBackup of the object a request is about (the same in every cell). */

@@ -16,6 +16,11 @@ export interface Refusal {
   routeCase?: number;
   fenced?: boolean;
   headers?: Record<string, string>;
+  /**
+   * A write refused until its key's promotion: the key's CellBackup (its name) to mark for a promotion
+   * first, once the caller is known to be allowed the write (destinations/promotion-requests.ts).
+   */
+  promote?: { readonly backup: string };
 }
 
 /** A read of a Down cell's object served from its backup, until the backup controller promotes it. */

@@ -60,9 +60,6 @@ export function fenceRefusal(
   };
 }
 
-/** The route of a write refused until its key's promotion is committed. */
-export const RESTORING_ROUTE = 'failover-restoring';
-
 /**
  * A write (or anything but a plain read) of an object whose backup is not promoted yet: retried by the client
  * as a fenced write is, until the backup controller has created the real object and committed it.
@@ -80,7 +77,7 @@ export function restoringRefusal(
     kind: 'refuse',
     status,
     cell: destination.cell,
-    route: RESTORING_ROUTE,
+    route: 'failover-restoring',
     ...(destination.routeCase === undefined ? {} : { routeCase: destination.routeCase }),
     fenced: true,
     headers: { 'retry-after': String(RESTORE_RETRY_AFTER_SECONDS) },

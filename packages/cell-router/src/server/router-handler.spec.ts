@@ -666,16 +666,21 @@ describe('RouterHandler', () => {
         { id: 'c', state: 'Down', kubeconfigSecretRef: { name: 'c-kubeconfig' } },
       ],
     });
-    const backupOf = (target: string, down: string) => ({
-      metadata: { labels: { [BACKUP_CELL_LABEL]: target, [PRIMARY_CELL_LABEL]: down } },
-      spec: {
-        data: JSON.stringify({
-          apiVersion: 'v1',
-          kind: 'ConfigMap',
-          metadata: { name: 'x' },
-          data: { k: 'v' },
-        }),
-      },
+    /** The CellBackup of ConfigMap `name` in `target` whose primary was `down`; `data` what it holds. */
+    const backupOf = (
+      target: string,
+      down: string,
+      name: string,
+      annotations: Record<string, string> = {},
+      data = JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name, namespace: 'team' },
+        data: { k: 'v' },
+      }),
+    ) => ({
+      metadata: { labels: { [BACKUP_CELL_LABEL]: target, [PRIMARY_CELL_LABEL]: down }, annotations },
+      spec: { data },
     });
     /** A ConfigMap name whose key belonged to the Down cell, and the cell that took it over. */
     const failedOver = () => {
@@ -696,7 +701,7 @@ describe('RouterHandler', () => {
       const { name, target } = failedOver();
       script = (_cell, seen) =>
         isBackupRead(seen)
-          ? { code: 200, body: backupOf(target, 'c') }
+          ? { code: 200, body: backupOf(target, 'c', name) }
           : { code: 404, body: { kind: 'Status', code: 404 } };
       const answer = await send('GET', `/api/v1/namespaces/team/configmaps/${name}`);
       expect(answer).toMatchObject({ code: 200, body: { kind: 'ConfigMap', data: { k: 'v' } } });
@@ -713,7 +718,9 @@ describe('RouterHandler', () => {
       let stage: 'backup' | 'created' | 'committed' = 'backup';
       script = (_cell, seen) => {
         if (isBackupRead(seen))
-          return stage === 'backup' ? { code: 200, body: backupOf(target, 'c') } : { code: 404, body: {} };
+          return stage === 'backup'
+            ? { code: 200, body: backupOf(target, 'c', name) }
+            : { code: 404, body: {} };
         if (seen.method !== 'GET') return { code: 200, body: { metadata: { name } } };
         if (stage === 'backup') return { code: 404, body: {} };
         // Created from the backup, its field managers not written back yet: marked until then.
@@ -746,7 +753,9 @@ describe('RouterHandler', () => {
       const { name, target } = failedOver();
       script = (_cell, seen) => {
         if (!isBackupRead(seen)) return { code: 404, body: { kind: 'Status', code: 404 } };
-        return seen.method === 'PATCH' ? { code: 200, body: {} } : { code: 200, body: backupOf(target, 'c') };
+        return seen.method === 'PATCH'
+          ? { code: 200, body: {} }
+          : { code: 200, body: backupOf(target, 'c', name) };
       };
       const path = `/api/v1/namespaces/team/configmaps/${name}`;
       const asked = () =>
@@ -788,6 +797,48 @@ describe('RouterHandler', () => {
       expect(asked()).toHaveLength(1);
     });
 
+    it('asks nothing for a backup a router marked already, nor for a read it refuses until the promotion', async () => {
+      const { name, target } = failedOver();
+      let marked = true;
+      script = (_cell, seen) => {
+        if (!isBackupRead(seen)) return { code: 404, body: { kind: 'Status', code: 404 } };
+        const annotations: Record<string, string> = marked
+          ? { [PROMOTION_REQUESTED_ANNOTATION]: 'then' }
+          : {};
+        return { code: 200, body: backupOf(target, 'c', name, annotations) };
+      };
+      const path = `/api/v1/namespaces/team/configmaps/${name}`;
+      const asked = () => cells[target]!.seen.filter((seen) => seen.method === 'PATCH');
+      expect(await send('PUT', path, { metadata: { name } })).toMatchObject({ code: 429 });
+      marked = false;
+      // A read of a subresource is refused until the promotion too, but asks for nothing.
+      expect(await send('GET', `${path}/proxy`)).toMatchObject({ code: 429 });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(asked()).toEqual([]);
+    });
+
+    it('answers 500 for a backup that holds nothing of this name to read, and asks for nothing', async () => {
+      const { name, target } = failedOver();
+      for (const data of [
+        '{"truncated": ',
+        JSON.stringify({ kind: 'ConfigMap', metadata: { name: 'other' } }),
+      ]) {
+        script = (_cell, seen) =>
+          isBackupRead(seen)
+            ? { code: 200, body: backupOf(target, 'c', name, {}, data) }
+            : { code: 404, body: { kind: 'Status', code: 404 } };
+        const read = await send('GET', `/api/v1/namespaces/team/configmaps/${name}`);
+        expect(read).toMatchObject({ code: 500, body: { kind: 'Status', reason: 'InternalError' } });
+        expect(read.body.message).toContain('cannot be read');
+        expect(
+          await send('PUT', `/api/v1/namespaces/team/configmaps/${name}`, { metadata: { name } }),
+        ).toMatchObject({
+          code: 500,
+        });
+      }
+      expect(cells[target]!.seen.filter((seen) => seen.method === 'PATCH')).toEqual([]);
+    });
+
     it('relays the cell’s refusal to a caller who may not read the object, and never reads the backup', async () => {
       const { name, target } = failedOver();
       script = () => ({ code: 403, body: { kind: 'Status', reason: 'Forbidden', code: 403, message: 'no' } });
@@ -800,7 +851,7 @@ describe('RouterHandler', () => {
       const { name, target } = failedOver();
       script = (_cell, seen) =>
         isBackupRead(seen)
-          ? { code: 200, body: backupOf(target, 'a') }
+          ? { code: 200, body: backupOf(target, 'a', name) }
           : { code: 404, body: { kind: 'Status', code: 404 } };
       const answer = await send('GET', `/api/v1/namespaces/team/configmaps/${name}`);
       expect(answer.code).toBe(404);
