@@ -27,7 +27,9 @@ export interface FencePermit {
  * fences on time); a fence over it takes the window down to 70%, once per window of moves (a move that
  * started before the last decrease does not count again), so one burst of slow fences counts once. A fence
  * is apiserver queueing in the two cells, so fewer moves at once shortens every fence, and more moves fill
- * cells that have room. The window starts at a quarter of `max` and never goes below one move.
+ * cells that have room. The window starts at a quarter of `max` and never goes below it: when the cells are
+ * slow for reasons other than the moves (their own clients, a busy machine), fewer moves would not make
+ * fences shorter, only the rebalance longer, so the slowdown the window can cause is bounded (4×).
  *
  * A new move that finds the window full holds no worker: its key is remembered and handed to `wake`, oldest
  * first, when a permit frees (it then competes for it again, and waits again if it lost). A move that finds its object already fenced (resumed) always gets a permit: waiting would
@@ -35,6 +37,7 @@ export interface FencePermit {
  */
 export class FenceWindow {
   private readonly max: number;
+  private readonly min: number;
   private readonly targetMs: number;
   private readonly wake: ((key: string) => void) | undefined;
   private readonly onSize: ((size: number) => void) | undefined;
@@ -50,7 +53,8 @@ export class FenceWindow {
     this.max = options.max;
     this.targetMs = options.targetMs;
     this.wake = options.wake;
-    this.window = options.targetMs > 0 ? Math.max(1, Math.floor(options.max / 4)) : options.max;
+    this.min = options.targetMs > 0 ? Math.max(1, Math.floor(options.max / 4)) : options.max;
+    this.window = this.min;
     this.onSize = options.onSize;
     this.onSize?.(this.size);
   }
@@ -114,7 +118,7 @@ export class FenceWindow {
       this.window = Math.min(this.max, this.window + 1 / this.window);
     } else if (permit >= this.countsFrom) {
       this.countsFrom = this.granted;
-      this.window = Math.max(1, this.window * DECREASE);
+      this.window = Math.max(this.min, this.window * DECREASE);
     }
     if (this.size !== size) this.onSize?.(this.size);
   }
