@@ -1,5 +1,7 @@
 import { PROMOTED_FROM_ANNOTATION, SOURCE_RESOURCE_VERSION_ANNOTATION, parseCellSetSpec } from '@cellfed/api';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { ApiError, KubeClient } from '@cellfed/controller-kit';
@@ -36,6 +38,17 @@ import {
 
 /** A label the test owns by server-side apply (field manager `e2e-applier`). */
 const APPLIED = 'e2e.cellfed.io/applied';
+
+/** `kubectl cells` as published (`nx run kubectl-cells:build`, which the e2e target depends on). */
+const cellsPlugin = (args: string[]) =>
+  new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+    const plugin = fileURLToPath(
+      new URL('../../../packages/kubectl-cells/dist/kubectl-cells.mjs', import.meta.url),
+    );
+    execFile(process.execPath, [plugin, ...args], (error, out, err) =>
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, out, err }),
+    );
+  });
 
 describeE2e(
   'backup controller: an inert copy in the next cell clockwise, promoted when a cell is Down',
@@ -125,6 +138,24 @@ describeE2e(
           ).items.map((item) => [item.metadata.name, item.metadata.uid]),
         );
         expect(uidsBefore.size).toBe(OBJECTS);
+
+        // kubectl cells prints an object as its backup holds it, read from its backup cell through that
+        // cell's kubeconfig Secret: the field the applier owns is there.
+        const printed = await cellsPlugin([
+          'backup',
+          `deployments/${names[0]}`,
+          '-n',
+          namespace,
+          '--cellset',
+          cellSetName,
+          '--kubeconfig',
+          env.controlPlane.kubeconfig,
+        ]);
+        expect(printed).toMatchObject({ code: 0 });
+        expect(JSON.parse(printed.out)).toMatchObject({
+          kind: 'Deployment',
+          metadata: { name: names[0], labels: { [APPLIED]: 'before' } },
+        });
 
         // The writer runs across the failure; then the cell's apiserver and etcd die.
         writer = startWriter(routed, namespace, names, 4, { skipRefused: true });

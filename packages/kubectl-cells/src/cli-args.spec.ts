@@ -13,6 +13,12 @@ describe('parseCli', () => {
       name: 'web',
       namespace: 'shop',
     });
+    expect(parseCli(['backup', 'cm/settings']).command).toEqual({
+      command: 'backup',
+      resource: 'cm',
+      name: 'settings',
+      namespace: undefined,
+    });
     expect(parseCli(['plan', '--add', 'cell-4=2']).command).toEqual({
       command: 'plan',
       change: { kind: 'add', id: 'cell-4', weight: 2 },
@@ -34,6 +40,7 @@ describe('parseCli', () => {
     [[], 'no command given'],
     [['move'], 'unknown command "move"'],
     [['where', 'web'], 'where needs RESOURCE/NAME'],
+    [['backup', 'deploy/'], 'backup needs RESOURCE/NAME'],
     [['plan'], 'plan needs exactly one of'],
     [['plan', '--add', 'c=0'], '--add: the weight must be a whole number from 1; got "0"'],
     [['plan', '--weight', 'c'], '--weight needs ID=WEIGHT'],

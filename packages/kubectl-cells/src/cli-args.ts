@@ -9,6 +9,8 @@ import { CellsCliError, CellsCliErrorCode } from './errors.ts';
 export const USAGE = `usage: kubectl cells COMMAND [options]
   status                              the cells, their state, weight and objects, and the rebalance
   where RESOURCE/NAME [-n NAMESPACE]  the cell an object lives in, its backup cell, whether it moves
+  backup RESOURCE/NAME [-n NAMESPACE] the object as its backup holds it, as JSON (reads the backup cell's
+                                      kubeconfig Secret in the control plane)
   plan --add ID[=WEIGHT] | --drain ID | --weight ID=WEIGHT
                                       what the change would move, from where to where, beside the optimum
   add ID [--weight N] [--secret NS/NAME] [--wait]
@@ -50,6 +52,7 @@ const durationMs = (text: string) => {
 export type CliCommand =
   | { command: 'status' }
   | { command: 'where'; resource: string; name: string; namespace: string | undefined }
+  | { command: 'backup'; resource: string; name: string; namespace: string | undefined }
   | { command: 'plan'; change: CellChange }
   | { command: 'edit'; edit: CellEdit; wait: boolean; timeoutMs: number };
 
@@ -118,17 +121,18 @@ function parseCliOrThrow(argv: string[]): { command: CliCommand; options: CliOpt
   switch (verb) {
     case 'status':
       return { command: { command: 'status' }, options };
-    case 'where': {
+    case 'where':
+    case 'backup': {
       const target = rest[0];
       const slash = target?.indexOf('/') ?? -1;
       if (!target || slash <= 0 || slash === target.length - 1)
         throw new CellsCliError(
           CellsCliErrorCode.InvalidArguments,
-          'where needs RESOURCE/NAME, e.g. kubectl cells where deployment/web -n shop',
+          `${verb} needs RESOURCE/NAME, e.g. kubectl cells ${verb} deployment/web -n shop`,
         );
       return {
         command: {
-          command: 'where',
+          command: verb,
           resource: target.slice(0, slash),
           name: target.slice(slash + 1),
           namespace: values.namespace,

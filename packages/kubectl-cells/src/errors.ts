@@ -8,6 +8,8 @@ export const CellsCliErrorCode = {
   InvalidChange: 'CELLFED_CELLS_INVALID_CHANGE',
   /** The CellSet in the control plane does not validate. */
   InvalidCellSet: 'CELLFED_CELLS_INVALID_CELLSET',
+  /** `backup`: no backup of the object in the cells that would hold it, or one that cannot be read. */
+  NoBackup: 'CELLFED_CELLS_NO_BACKUP',
   /** `--wait` ran out of time before the change was done. */
   Timeout: 'CELLFED_CELLS_TIMEOUT',
 } as const;

@@ -1,26 +1,33 @@
-// kubectl cells — a kubectl plugin: `kubectl cells status|where|plan`. Reads through the user's kubeconfig
+// kubectl cells — a kubectl plugin: `kubectl cells status|where|backup|plan|…`. Reads through the user's kubeconfig
 // (the router, or the router control plane: both serve the CellSet and list every cellular object).
 import {
+  CELL_BACKUPS,
+  CELL_BACKUP_NAMESPACE,
   ROUTER_CELLSET_LABEL,
   CELLSET_API_VERSION,
   DEFAULT_SECRET_NAMESPACE,
   parseCellSet,
+  type CellSetSpec,
   type CellSetSpecInput,
   type GroupVersionResource,
 } from '@cellfed/api';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { KubeClient, errorMessage, isConflict } from '@cellfed/controller-kit';
+import { KubeClient, errorMessage, isConflict, readIfExists } from '@cellfed/controller-kit';
 import { RoutingTable } from '@cellfed/hashing';
 import { KubeConfig } from '@kubernetes/client-node';
 import {
   MERGE_PATCH,
   METADATA_LIST,
+  backedUpObject,
+  cellBackupName,
+  resourcePath,
   type KubeList,
   routersBehind,
   type RouterLease,
 } from '@cellfed/federation';
 
+import { backupCellsOf } from './backup-cells.ts';
 import { editCells, editSettled, progressLine } from './cell-edit.ts';
 import { USAGE, parseCli, type CliCommand, type CliOptions } from './cli-args.ts';
 import { planChange } from './plan.ts';
@@ -68,6 +75,11 @@ async function run(command: CliCommand, options: CliOptions): Promise<string> {
     if (command.command === 'status') return renderStatus(object);
     if (command.command === 'edit') return await edit(client, options.cellSet, command);
     const spec = parseCellSet(object).spec;
+    if (command.command === 'backup') {
+      const namespace =
+        command.namespace ?? config.getContextObject(config.getCurrentContext())?.namespace ?? 'default';
+      return await showBackup(client, spec, command, namespace);
+    }
     if (command.command === 'where') {
       const resource = cellularResource(spec.cellularResources, command.resource);
       if (!resource) return `${command.resource} is not cellular: it lives in the router control plane`;
@@ -108,6 +120,62 @@ async function run(command: CliCommand, options: CliOptions): Promise<string> {
   } finally {
     await client.close();
   }
+}
+
+/**
+ * The object as its CellBackup holds it, as JSON: looked for in the cells that would hold it
+ * (backup-cells.ts), each reached with its kubeconfig Secret in the control plane (as cellfed's components
+ * reach it; reading that Secret is an operator's right).
+ */
+async function showBackup(
+  client: KubeClient,
+  spec: CellSetSpec,
+  command: Extract<CliCommand, { command: 'backup' }>,
+  namespace: string,
+): Promise<string> {
+  const resource = cellularResource(spec.cellularResources, command.resource);
+  if (!resource)
+    throw new CellsCliError(
+      CellsCliErrorCode.NoBackup,
+      `${command.resource} is not cellular: it lives in the router control plane and has no backup`,
+    );
+  const ref = { resource, namespace, name: command.name };
+  const cells = backupCellsOf(spec, ref, await namespaceLabels(client, namespace));
+  const name = cellBackupName(ref);
+  for (const cell of cells) {
+    const secretRef = spec.cells.find((entry) => entry.id === cell)!.kubeconfigSecretRef;
+    const secret = await client.request<{ data?: Record<string, string> }>(
+      'GET',
+      `/api/v1/namespaces/${secretRef.namespace}/secrets/${secretRef.name}`,
+    );
+    const kubeconfig = secret.data?.[secretRef.key];
+    if (!kubeconfig)
+      throw new CellsCliError(
+        CellsCliErrorCode.NoBackup,
+        `cell ${cell}: Secret ${secretRef.namespace}/${secretRef.name} has no key ${secretRef.key}`,
+      );
+    const cellClient = KubeClient.fromKubeconfig(Buffer.from(kubeconfig, 'base64').toString('utf8'));
+    try {
+      const backup = await readIfExists<{ spec?: { data?: unknown; object?: unknown } }>(
+        cellClient,
+        resourcePath({ ...CELL_BACKUPS, namespaced: true }, CELL_BACKUP_NAMESPACE, name),
+      );
+      if (!backup) continue;
+      const object = backedUpObject(backup);
+      if (!object)
+        throw new CellsCliError(
+          CellsCliErrorCode.NoBackup,
+          `cell ${cell}: backup ${CELL_BACKUP_NAMESPACE}/${name} holds nothing that can be read`,
+        );
+      return JSON.stringify(object, null, 2);
+    } finally {
+      await cellClient.close();
+    }
+  }
+  throw new CellsCliError(
+    CellsCliErrorCode.NoBackup,
+    `no backup of ${resource.resource} ${namespace}/${command.name} in ${cells.join(', ') || 'any cell (one cell left)'}`,
+  );
 }
 
 interface CellSetObject {
