@@ -27,7 +27,8 @@ const matches = (what: string, rule: { pattern: string; maxLength?: number }) =>
 /** The JSON of an object kept in `spec.data` (the form BACKUP_FORMAT_ANNOTATION names). */
 export const BACKUP_FORMAT_JSON = 'json';
 
-const backedUpObject = z.looseObject({
+/** The object a CellBackup holds (in `spec.data` as JSON, or as `spec.object` in the earlier form). */
+export const BackedUpObjectSchema = z.looseObject({
   apiVersion: z.string().min(1),
   kind: z.string().min(1),
   metadata: z.looseObject({}),
@@ -65,7 +66,7 @@ export const CellBackupSchema = z.object({
       /** The object as JSON. */
       data: z.string().min(2).optional(),
       /** The object as a subtree: the form before `data`, read until the backup is written again. */
-      object: backedUpObject.optional(),
+      object: BackedUpObjectSchema.optional(),
     })
     .refine((spec) => spec.data !== undefined || spec.object !== undefined, {
       error: 'spec.data (or, in the earlier form, spec.object) must hold the object',

@@ -35,6 +35,7 @@ export { CELL_STATES } from '@cellfed/hashing';
 export type { CellState } from '@cellfed/hashing';
 export {
   BACKUP_FORMAT_JSON,
+  BackedUpObjectSchema,
   CELL_BACKUPS,
   CELL_BACKUP_API_VERSION,
   CELL_BACKUP_KIND,

@@ -30,13 +30,13 @@ import {
 import { MIGRATED, REBALANCE_STATUS_LABEL, type RouteDecision } from '@cellfed/hashing';
 import type { Logger } from 'pino';
 import {
-  resourcePath,
   type CellSetGeneration,
   type KubeObject,
   type ObjectMeta,
   backedUpObject,
   cellBackupName,
   cellBackupOf,
+  cellBackupPath,
   isCurrentBackupForm,
   collectionPath,
   formatObjectKey,
@@ -208,7 +208,7 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
     signal: AbortSignal,
   ): Promise<void> {
     try {
-      await this.client(cell).request('DELETE', backupPath(backupRef.name), { signal });
+      await this.client(cell).request('DELETE', cellBackupPath(backupRef.name), { signal });
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }
@@ -355,10 +355,6 @@ async function ensureNamespace(
     });
 }
 
-function backupPath(name: string): string {
-  return resourcePath({ ...CELL_BACKUPS, namespaced: true }, CELL_BACKUP_NAMESPACE, name);
-}
-
 /**
  * Creates a backup, or replaces it on the version the cache knows (`known`). Plain writes, not server-side
  * apply: the backup is the controller's alone, and an apply costs the cell's apiserver about a fifth more
@@ -371,9 +367,9 @@ async function writeBackup(
   known: string | undefined,
   signal: AbortSignal,
 ): Promise<void> {
-  const path = backupPath(backup.metadata.name);
+  const path = cellBackupPath(backup.metadata.name);
   const create = () =>
-    client.request('POST', resourcePath({ ...CELL_BACKUPS, namespaced: true }, CELL_BACKUP_NAMESPACE), {
+    client.request('POST', cellBackupPath(), {
       body: backup,
       query: { fieldManager: FIELD_MANAGER },
       signal,
@@ -432,7 +428,7 @@ function readBackup(
   version: string | undefined,
   signal: AbortSignal,
 ): Promise<(CellBackup & { metadata: ObjectMeta }) | undefined> {
-  return readIfExists(client, backupPath(backupRef.name), {
+  return readIfExists(client, cellBackupPath(backupRef.name), {
     ...(version ? { query: { resourceVersion: version } } : {}),
     signal,
   });

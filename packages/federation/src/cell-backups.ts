@@ -1,8 +1,10 @@
 import {
+  BackedUpObjectSchema,
   BACKUP_CELL_LABEL,
   BACKUP_FORMAT_ANNOTATION,
   BACKUP_FORMAT_JSON,
   BACKUP_SOURCE_ANNOTATION,
+  CELL_BACKUPS,
   CELL_BACKUP_API_VERSION,
   CELL_BACKUP_KIND,
   CELL_BACKUP_NAMESPACE,
@@ -14,6 +16,7 @@ import { hash64Hex } from '@cellfed/hashing';
 
 import type { KubeObject } from './kube-object.ts';
 import { formatObjectKey, type CellularObjectRef } from './object-ref.ts';
+import { resourcePath } from './resource-path.ts';
 
 /**
  * The name of an object's CellBackup: `<resource>-<64-bit hash of its key>`, always a valid name however
@@ -21,6 +24,11 @@ import { formatObjectKey, type CellularObjectRef } from './object-ref.ts';
  */
 export function cellBackupName(ref: CellularObjectRef): string {
   return `${ref.resource.resource}-${hash64Hex(formatObjectKey(ref))}`;
+}
+
+/** The path of the CellBackup `name` in its cell (every one sits in CELL_BACKUP_NAMESPACE); none: their collection. */
+export function cellBackupPath(name?: string): string {
+  return resourcePath({ ...CELL_BACKUPS, namespaced: true }, CELL_BACKUP_NAMESPACE, name);
 }
 
 /**
@@ -75,14 +83,8 @@ export function backedUpObject(backup: {
       return undefined;
     }
   }
-  const candidate = held as Partial<Record<keyof KubeObject, unknown>> | null | undefined;
-  const isObject = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value);
-  return isObject(candidate) &&
-    typeof candidate!.apiVersion === 'string' &&
-    typeof candidate!.kind === 'string' &&
-    isObject(candidate!.metadata)
-    ? (candidate as KubeObject)
-    : undefined;
+  const parsed = BackedUpObjectSchema.safeParse(held);
+  return parsed.success ? (parsed.data as KubeObject) : undefined;
 }
 
 /** Whether a backup's metadata says it is of the current form; an earlier one is written anew. */

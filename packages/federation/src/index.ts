@@ -55,7 +55,13 @@ export { portableObject, without } from './portable-object.ts';
 export { NOT_FOLLOWER_SELECTOR, hasPodTemplate, podReferences } from './pod-references.ts';
 export type { PodReferences } from './pod-references.ts';
 export type { PortableObject } from './portable-object.ts';
-export { backedUpObject, cellBackupName, cellBackupOf, isCurrentBackupForm } from './cell-backups.ts';
+export {
+  backedUpObject,
+  cellBackupName,
+  cellBackupOf,
+  cellBackupPath,
+  isCurrentBackupForm,
+} from './cell-backups.ts';
 export { FENCE_POLICY_NAME, fencePolicyObjects, fenceProbe, isFenceRefusal } from './fence-policy.ts';
 export { UNIT, formatResourceList, parseQuantity, parseResourceList, sameResourceList } from './quantity.ts';
 export type { ResourceList } from './quantity.ts';

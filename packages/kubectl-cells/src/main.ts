@@ -1,7 +1,6 @@
 // kubectl cells — a kubectl plugin: `kubectl cells status|where|backup|plan|…`. Reads through the user's kubeconfig
 // (the router, or the router control plane: both serve the CellSet and list every cellular object).
 import {
-  CELL_BACKUPS,
   CELL_BACKUP_NAMESPACE,
   ROUTER_CELLSET_LABEL,
   CELLSET_API_VERSION,
@@ -21,7 +20,7 @@ import {
   METADATA_LIST,
   backedUpObject,
   cellBackupName,
-  resourcePath,
+  cellBackupPath,
   type KubeList,
   routersBehind,
   type RouterLease,
@@ -158,7 +157,7 @@ async function showBackup(
     try {
       const backup = await readIfExists<{ spec?: { data?: unknown; object?: unknown } }>(
         cellClient,
-        resourcePath({ ...CELL_BACKUPS, namespaced: true }, CELL_BACKUP_NAMESPACE, name),
+        cellBackupPath(name),
       );
       if (!backup) continue;
       const object = backedUpObject(backup);

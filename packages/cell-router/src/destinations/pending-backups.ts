@@ -1,13 +1,17 @@
 import {
   BACKUP_CELL_LABEL,
-  CELL_BACKUPS,
-  CELL_BACKUP_NAMESPACE,
   PRIMARY_CELL_LABEL,
   PROMOTED_FROM_ANNOTATION,
   PROMOTION_REQUESTED_ANNOTATION,
 } from '@cellfed/api';
 import { isNotFound, type KubeClient } from '@cellfed/controller-kit';
-import { METADATA, backedUpObject, resourcePath, type KubeObject, cellBackupName } from '@cellfed/federation';
+import {
+  METADATA,
+  backedUpObject,
+  cellBackupName,
+  cellBackupPath,
+  type KubeObject,
+} from '@cellfed/federation';
 
 import { requestObjectPath } from '../request/object-path.ts';
 import type { ResourceRequestInfo } from '../request/request-info.ts';
@@ -58,7 +62,7 @@ export async function failoverState(
   const backup = await client
     .request<KubeObject & { spec?: { data?: unknown; object?: unknown } }>(
       'GET',
-      resourcePath({ ...CELL_BACKUPS, namespaced: true }, CELL_BACKUP_NAMESPACE, name),
+      cellBackupPath(name),
       signal ? { signal } : {},
     )
     .catch((error: unknown) => {

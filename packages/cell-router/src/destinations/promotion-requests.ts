@@ -1,6 +1,6 @@
-import { CELL_BACKUPS, CELL_BACKUP_NAMESPACE, PROMOTION_REQUESTED_ANNOTATION } from '@cellfed/api';
+import { PROMOTION_REQUESTED_ANNOTATION } from '@cellfed/api';
 import { isNotFound, realClock, type Clock, type KubeClient } from '@cellfed/controller-kit';
-import { MERGE_PATCH, resourcePath } from '@cellfed/federation';
+import { MERGE_PATCH, cellBackupPath } from '@cellfed/federation';
 import type { Logger } from 'pino';
 
 /** Asked once per backup per this long at most: clients retry a 429 every second, many of them at once. */
@@ -32,17 +32,21 @@ export class PromotionRequests {
     const id = `${cell}/${name}`;
     if (this.asked.has(id)) return;
     this.asked.set(id, now);
-    const path = resourcePath({ ...CELL_BACKUPS, namespaced: true }, CELL_BACKUP_NAMESPACE, name);
     const annotations = { [PROMOTION_REQUESTED_ANNOTATION]: new Date(now).toISOString() };
-    client.request('PATCH', path, { body: { metadata: { annotations } }, contentType: MERGE_PATCH }).then(
-      () => this.logger.debug({ cell, backup: name }, 'promotion requested'),
-      (error: unknown) => {
-        // Promoted (and its backup removed) meanwhile: what was asked for is done.
-        if (isNotFound(error)) return;
-        this.asked.delete(id);
-        this.logger.warn({ cell, backup: name, err: error }, 'could not request a promotion');
-      },
-    );
+    client
+      .request('PATCH', cellBackupPath(name), {
+        body: { metadata: { annotations } },
+        contentType: MERGE_PATCH,
+      })
+      .then(
+        () => this.logger.debug({ cell, backup: name }, 'promotion requested'),
+        (error: unknown) => {
+          // Promoted (and its backup removed) meanwhile: what was asked for is done.
+          if (isNotFound(error)) return;
+          this.asked.delete(id);
+          this.logger.warn({ cell, backup: name, err: error }, 'could not request a promotion');
+        },
+      );
   }
 
   private forgetOlderThan(cutoff: number): void {
