@@ -167,6 +167,8 @@ const getCpuUs = Object.fromEntries(MODES.map((mode) => [mode, { cell: 0, proxy:
   Mode,
   { cell: number; proxy: number }
 >;
+/** Every answer that was not a success, by arm and `METHOD code`: how many, and the first one's message. */
+const failures: Partial<Record<Mode, Record<string, { count: number; first: string }>>> = {};
 let pinning: Pinning | undefined;
 const bench = BenchEnv.up('router-bench', 1);
 try {
@@ -202,17 +204,25 @@ try {
   // Direct: the cell's apiserver with the cell's admin certificate. Router and bare proxy: the control
   // plane's admin certificate (the router authenticates it, then impersonates it in the cell).
   const http2 = { http2: CLIENT_HTTP2 };
-  const targets: Record<Mode, { base: string; agent: Agent }> = {
-    direct: { base: cell.url, agent: bench.agent(cell.id, cell.id, http2) },
-    router: { base: started.url, agent: bench.agent('control-plane', 'control-plane', http2) },
-    bareProxy: { base: bare.url, agent: bench.agent('control-plane', 'control-plane', http2) },
+  const targets: Record<Mode, { mode: Mode; base: string; agent: Agent }> = {
+    direct: { mode: 'direct', base: cell.url, agent: bench.agent(cell.id, cell.id, http2) },
+    router: {
+      mode: 'router',
+      base: started.url,
+      agent: bench.agent('control-plane', 'control-plane', http2),
+    },
+    bareProxy: {
+      mode: 'bareProxy',
+      base: bare.url,
+      agent: bench.agent('control-plane', 'control-plane', http2),
+    },
     ...Object.fromEntries(
       Object.entries(goArms).map(([arm, { url }]) => [
         arm,
-        { base: url, agent: bench.agent('control-plane', 'control-plane', http2) },
+        { mode: arm, base: url, agent: bench.agent('control-plane', 'control-plane', http2) },
       ]),
     ),
-  } as Record<Mode, { base: string; agent: Agent }>;
+  } as Record<Mode, { mode: Mode; base: string; agent: Agent }>;
   const path = '/api/v1/namespaces/default/configmaps';
   await send(targets.direct, 'POST', path, {
     metadata: { name: 'bench-get' },
@@ -257,7 +267,7 @@ try {
 }
 
 async function send(
-  target: { base: string; agent: Agent },
+  target: { mode: Mode; base: string; agent: Agent },
   method: 'GET' | 'POST',
   path: string,
   body?: unknown,
@@ -268,8 +278,30 @@ async function send(
     headers: { accept: 'application/json', ...(body ? { 'content-type': 'application/json' } : {}) },
     ...(body ? { body: JSON.stringify(body) } : {}),
   });
-  await response.body.dump();
+  if (response.statusCode < 300) {
+    await response.body.dump();
+    return response.statusCode;
+  }
+  // A failure is counted by arm, method and code, with the first answer's message: enough to tell a
+  // refusal of the router's own from the cell's.
+  const text = await response.body.text();
+  const key = `${method} ${response.statusCode}`;
+  const byArm = (failures[target.mode] ??= {});
+  const seen = byArm[key];
+  if (seen) seen.count += 1;
+  else byArm[key] = { count: 1, first: statusMessage(text) };
   return response.statusCode;
+}
+
+/** The `message` of a Kubernetes Status, or the answer's first 200 characters. */
+function statusMessage(text: string): string {
+  try {
+    const status = JSON.parse(text) as { message?: unknown };
+    if (typeof status.message === 'string') return status.message;
+  } catch {
+    // not JSON: the text itself
+  }
+  return text.slice(0, 200);
 }
 
 const direct = { get: summary(runs.direct.get), create: summary(runs.direct.create) };
@@ -379,6 +411,7 @@ const result = {
   router: routed,
   bareProxy,
   goProxy,
+  failures,
 };
 const errors = Object.fromEntries(
   MODES.map((mode) => [
@@ -387,7 +420,7 @@ const errors = Object.fromEntries(
   ]),
 );
 if (Object.values(errors).some((count) => count > 0)) {
-  progress(`errors: ${JSON.stringify(errors)}`);
+  progress(`errors: ${JSON.stringify(errors)}; by arm and answer: ${JSON.stringify(failures)}`);
   process.exitCode = 1;
 }
 writeResult('router', result, { figures, bareProxyFigures, goProxyFigures, identityPath });
