@@ -114,3 +114,37 @@ function outcomes(reports: readonly GinkgoReport[]): Map<string, SpecOutcome> {
   }
   return byName;
 }
+
+/** A spec that failed its first run and passed its second, with what its first run said. */
+export interface SecondRunPass {
+  readonly spec: string;
+  readonly first: string;
+  readonly failure?: string;
+}
+
+/**
+ * Runs once more, in the same arm, those of `specs` that ran in `first` and did not pass (as ginkgo's
+ * --flake-attempts would); answers every spec's outcome, the second run's where there was one, and those
+ * that passed only the second time. A spec `first` does not have (not reached) is not run again.
+ */
+export async function rerunFailed(
+  options: Omit<GinkgoRunOptions, 'specs'>,
+  first: ReadonlyMap<string, SpecOutcome>,
+  specs: readonly string[],
+  run: (options: GinkgoRunOptions) => Promise<Map<string, SpecOutcome>> = runGinkgo,
+): Promise<{ outcomes: Map<string, SpecOutcome>; flaky: SecondRunPass[] }> {
+  const failed = specs.filter((spec) => first.has(spec) && first.get(spec)?.state !== 'passed');
+  if (failed.length === 0) return { outcomes: new Map(first), flaky: [] };
+  const second = await run({ ...options, specs: failed, procs: Math.min(options.procs, failed.length) });
+  const flaky = failed
+    .filter((spec) => second.get(spec)?.state === 'passed')
+    .map((spec) => {
+      const outcome = first.get(spec);
+      return {
+        spec,
+        first: outcome?.state ?? 'not run',
+        ...(outcome?.failure ? { failure: outcome.failure } : {}),
+      };
+    });
+  return { outcomes: new Map([...first, ...second]), flaky };
+}

@@ -15,7 +15,7 @@ import {
   type QuotaControllerProcess,
 } from '../helpers/controller-process.ts';
 import { cellAdder, describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
-import { runGinkgo, type GinkgoRunOptions, type SpecOutcome } from '../helpers/ginkgo-run.ts';
+import { rerunFailed, runGinkgo, type SpecOutcome } from '../helpers/ginkgo-run.ts';
 import { routerKubeconfig, startRouter, stopRouter, type RouterProcess } from '../helpers/router-process.ts';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
@@ -193,43 +193,6 @@ describeE2e('conformance: Kubernetes’ e2e specs pass through the router as aga
     50 * 60_000,
   );
 });
-
-/** A spec that failed its first run and passed its second, with what its first run said. */
-interface SecondRunPass {
-  readonly spec: string;
-  readonly first: string;
-  readonly failure?: string;
-}
-
-/**
- * Runs once more, in the same arm, the specs of `specs` that did not pass in `first`; answers every spec's
- * outcome (the second run's where there was one) and those that passed only the second time.
- */
-async function rerunFailed(
-  options: Omit<GinkgoRunOptions, 'specs'>,
-  first: Map<string, SpecOutcome>,
-  specs: readonly string[],
-): Promise<{ outcomes: Map<string, SpecOutcome>; flaky: SecondRunPass[] }> {
-  const failed = specs.filter((spec) => first.has(spec) && first.get(spec)?.state !== 'passed');
-  if (failed.length === 0) return { outcomes: first, flaky: [] };
-  const second = await runGinkgo({
-    ...options,
-    specs: failed,
-    procs: Math.min(options.procs, failed.length),
-  });
-  const outcomes = new Map([...first, ...second]);
-  const flaky = failed
-    .filter((spec) => second.get(spec)?.state === 'passed')
-    .map((spec) => {
-      const outcome = first.get(spec);
-      return {
-        spec,
-        first: outcome?.state ?? 'not run',
-        ...(outcome?.failure ? { failure: outcome.failure } : {}),
-      };
-    });
-  return { outcomes, flaky };
-}
 
 /** Specs whose outcome through the router differs from their outcome against the apiserver. */
 function compare(direct: Map<string, SpecOutcome>, routed: Map<string, SpecOutcome>): Difference[] {
