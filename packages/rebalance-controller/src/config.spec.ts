@@ -11,6 +11,7 @@ describe('parseRebalanceArgs', () => {
       cellSetName: 'default',
       secretNamespace: 'cellfed-system',
       window: 32,
+      fenceTargetMs: 200,
       deleteAfterMs: 12 * 3_600_000,
       mirrorResyncMs: 60_000,
       collectorResyncMs: 60_000,
@@ -51,7 +52,13 @@ describe('parseRebalanceArgs', () => {
     });
   });
 
+  it('takes --fence-target 0 as no adapting (the window stays at --window)', () => {
+    expect(parseRebalanceArgs(['--fence-target', '0']).fenceTargetMs).toBe(0);
+    expect(parseRebalanceArgs(['--fence-target', '1s']).fenceTargetMs).toBe(1000);
+  });
+
   it.each([
+    [['--fence-target', 'soon'], /--fence-target must be a duration such as 12h, 30s or 1h30m, or 0/],
     [['--window', '0'], /--window must be at least 1/],
     [['--window', 'many'], /--window must be a whole number/],
     [['--delete-after', '12'], /--delete-after must be a duration/],

@@ -19,6 +19,7 @@ const OWN = flagGroup({
   fenceTargetMs: durationFlag('fence-target', {
     help: 'the fence time to stay under: the number of objects moved at once adapts (up to --window) so that fences stay this short while the cells allow',
     default: '200ms',
+    zero: 'no adapting, --window at once',
   }),
   ratePerSecond: positiveNumberFlag('rate', {
     help: 'moves started per second at most',

@@ -102,6 +102,26 @@ describe('flag rows', () => {
     ).toThrow('flag --same is declared twice');
   });
 
+  it('take 0 for a duration only where the flag says what 0 means, and show that in its help', () => {
+    const target = durationFlag('fence-target', { help: 'stay under', default: '200ms', zero: 'off' });
+    const targetGroup = flagGroup({ target });
+    const zeroAllowed = z.object(targetGroup.shape).strict();
+    const read = (text: string) => zeroAllowed.safeParse(targetGroup.input({ 'fence-target': text }));
+    expect(read('0')).toEqual({ success: true, data: { target: 0 } });
+    expect(read('0s')).toEqual({ success: true, data: { target: 0 } });
+    expect(read('1s')).toEqual({ success: true, data: { target: 1000 } });
+    expect(read('-1s').success).toBe(false);
+    expect(read('zero').error?.issues.map((issue) => issue.message)).toEqual([
+      '--fence-target must be a duration such as 12h, 30s or 1h30m, or 0; got "zero"',
+    ]);
+    expect(flagRows(targetGroup.flags)).toEqual([
+      { flag: '`--fence-target DURATION`', meaning: 'stay under; 0: off (default 200ms)' },
+    ]);
+    // Without `zero`, 0 is refused as before.
+    expect(parse({ 'delete-after': '0s' }).success).toBe(false);
+    expect(parse({ 'delete-after': '0' }).success).toBe(false);
+  });
+
   it('refuse a duration default that is not one, when the row is declared', () => {
     expect(() => durationFlag('resync', { help: 'x', default: '10' })).toThrow('--resync: default "10"');
   });

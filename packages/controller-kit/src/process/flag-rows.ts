@@ -114,18 +114,35 @@ export function ratioFlag(name: string, meta: RowMeta & { readonly default: numb
   );
 }
 
-const durationOf = (name: string, text: string): number | Problem => {
-  const ms = parseDuration(text);
-  if (ms === undefined || ms <= 0)
-    return new Problem(`--${name} must be a duration such as 12h, 30s or 1h30m; got "${text}"`);
+const durationOf = (name: string, text: string, zero = false): number | Problem => {
+  // `0` alone, as Go's time.ParseDuration takes it, where 0 means something (`zero`).
+  const ms = zero && text === '0' ? 0 : parseDuration(text);
+  if (ms === undefined || ms < 0 || (ms === 0 && !zero))
+    return new Problem(
+      `--${name} must be a duration such as 12h, 30s or 1h30m${zero ? ', or 0' : ''}; got "${text}"`,
+    );
   return ms;
 };
 
-/** A Go-style duration (`12h`, `90s`, `1h30m`), in milliseconds; `default` is written the same way. */
-export function durationFlag(name: string, meta: RowMeta & { readonly default: string }): FlagRow<number> {
+/**
+ * A Go-style duration (`12h`, `90s`, `1h30m`), in milliseconds; `default` is written the same way. Above 0,
+ * unless `zero` is given: then 0 is allowed too (`0` or `0s`), and `zero` says what it means (the help shows it).
+ */
+export function durationFlag(
+  name: string,
+  meta: RowMeta & { readonly default: string; readonly zero?: string },
+): FlagRow<number> {
   const fallback = parseDuration(meta.default);
   if (fallback === undefined) throw new Error(`--${name}: default "${meta.default}" is not a duration`);
-  return row(name, 'DURATION', meta, meta.default, (text) => durationOf(name, text), fallback);
+  const help = meta.zero ? `${meta.help}; 0: ${meta.zero}` : meta.help;
+  return row(
+    name,
+    'DURATION',
+    { ...meta, help },
+    meta.default,
+    (text) => durationOf(name, text, meta.zero !== undefined),
+    fallback,
+  );
 }
 
 /** A duration in milliseconds, or nothing when the flag is absent (`defaultText` says what that means). */
