@@ -117,7 +117,7 @@ export function ratioFlag(name: string, meta: RowMeta & { readonly default: numb
 const durationOf = (name: string, text: string, zero = false): number | Problem => {
   // `0` alone, as Go's time.ParseDuration takes it, where 0 means something (`zero`).
   const ms = zero && text === '0' ? 0 : parseDuration(text);
-  if (ms === undefined || ms < 0 || (ms === 0 && !zero))
+  if (ms === undefined || (ms === 0 && !zero))
     return new Problem(
       `--${name} must be a duration such as 12h, 30s or 1h30m${zero ? ', or 0' : ''}; got "${text}"`,
     );
