@@ -9,7 +9,7 @@ import { outcomeOf, refusal, type Destination, type Refusal } from '../routing/d
 import { SHOWN_ANSWER, sendRefusal } from './send-refusal.ts';
 import { readBody, relay, sendUpstream, type BufferedBody } from './forward.ts';
 import { cellVersionBody, cellVersionTarget } from './version-translation.ts';
-import { cellOwnersReader, reservedMarksRefusal, shapeOf } from './cell-writes.ts';
+import { cellOwnersReader, reservedMarksRefusal, markShapeOf } from './cell-writes.ts';
 import { requestObjectPath } from '../request/object-path.ts';
 import { sendDrawingQuota, type QuotaDrawing } from './quota-draws.ts';
 import { type RequestOutcome } from '../server/request-outcome.ts';
@@ -68,7 +68,7 @@ export class CellMadeRequests {
       if (translated && 'status' in translated)
         return sendRefusal(response, refusal(translated.status, 'stale-version', destination.cell));
       if (translated) body = { ...body, bytes: translated.body };
-      const shape = shapeOf(plan.info, request.method, contentType);
+      const shape = markShapeOf(request.method, contentType);
       const marked =
         shape &&
         (await reservedMarksRefusal(

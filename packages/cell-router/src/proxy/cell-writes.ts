@@ -9,7 +9,17 @@ import type { Authorize } from '../auth/request-authorization.ts';
 import { keptOf, type CellOwners, type CellOwnersReader } from '../views/cell-owners.ts';
 import { cellViewOfWrite, parseBody, writeShape, type WriteShape } from '../views/cell-view.ts';
 import { cellViewOfProtobuf, protobufMarkWrites } from '../views/protobuf-view.ts';
-import { markWrites, refusedMarks, reservedMarksStatus, type MarkWrite } from '../views/reserved-marks.ts';
+import {
+  marksChangedByJsonPatch,
+  marksRemovedByPatch,
+  markWrites,
+  needsStoredObject,
+  refusedMarks,
+  replacesMarkMaps,
+  reservedMarksStatus,
+  type MarkWrite,
+} from '../views/reserved-marks.ts';
+import { keepIdentityInJsonPatch } from '../views/write-views.ts';
 import { ProtobufWireError, CellViewError } from '../errors.ts';
 
 /** The cell could not be asked for the object's current owners: its answer goes to the caller. */
@@ -39,16 +49,26 @@ export async function cellWriteBody(
   authorize: Authorize,
 ): Promise<{ bytes: Buffer } | { status: KubeStatus }> {
   const { client, id } = cell;
-  const shape = shapeOf(info, method, contentType);
-  if (!shape) return { bytes };
+  const markShape = markShapeOf(method, contentType);
+  if (!markShape) return { bytes };
   const path = requestObjectPath(info, info.namespace, info.name);
   // Read at most once: the mark check and the cell view may both need the object as stored.
   let read: ReturnType<CellOwnersReader> | undefined;
   const stored = cellOwnersReader(client, id, path, impersonation);
   const current: CellOwnersReader = () => (read ??= stored());
   try {
-    const refused = await reservedMarksRefusal(info, shape, method, contentType, bytes, current, authorize);
+    const refused = await reservedMarksRefusal(
+      info,
+      markShape,
+      method,
+      contentType,
+      bytes,
+      current,
+      authorize,
+    );
     if (refused) return { status: refused };
+    const shape = shapeOf(info, method, contentType);
+    if (!shape) return { bytes };
     const written =
       shape === 'object' && mediaType(contentType) === PROTOBUF
         ? await cellViewOfProtobuf(method, bytes, current)
@@ -64,31 +84,66 @@ export async function cellWriteBody(
 
 /**
  * The Status that refuses a write setting, changing or removing cellfed's own marks (views/reserved-marks.ts),
- * or undefined. A caller not allowed the write gets kube-apiserver's 403 first, as authorization comes
- * before validation. An update is compared with the object as its cell stores it (read as the caller).
+ * or undefined. What is judged is what the write means, never its bytes: the body is decoded as the apiserver
+ * will decode it (JSON escapes, YAML, protobuf, each kind of patch, JSON pointers' `~1`), and a write whose
+ * effect depends on the object as stored (a JSON patch's copy or move, a map a patch replaces) is judged
+ * against the object as its cell stores it (read as the caller). A body the router cannot decode is refused:
+ * what cannot be read cannot be checked. A caller not allowed the write gets kube-apiserver's 403 first, as
+ * authorization comes before validation. Every cell also refuses such writes where they land
+ * (@cellfed/federation's marks policy); this check answers first, with the field's name, and covers templates.
  */
 export async function reservedMarksRefusal(
   info: ResourceRequestInfo,
-  shape: WriteShape,
+  shape: MarkShape,
   method: string | undefined,
   contentType: string | undefined,
   bytes: Buffer,
   current: CellOwnersReader,
   authorize: Authorize,
 ): Promise<KubeStatus | undefined> {
-  if (!bytes.includes(MARK_PREFIX)) return undefined;
-  const writes: MarkWrite[] =
-    mediaType(contentType) === PROTOBUF
-      ? protobufMarkWrites(bytes)
-      : markWrites(shape, parseBody(bytes, contentType));
-  if (writes.length === 0) return undefined;
-  const update = shape === 'object' && method === 'PUT' ? ((await current())?.marks ?? {}) : undefined;
+  if (shape === 'unsupported') return unsupportedMediaType(info, contentType);
+  let writes: MarkWrite[];
+  let body: unknown;
+  if (mediaType(contentType) === PROTOBUF) {
+    // Protobuf strings are their bytes: a body without the prefix names no mark.
+    writes = bytes.includes(MARK_PREFIX) ? protobufMarkWrites(bytes) : [];
+  } else {
+    body = parseBody(bytes, contentType);
+    if (body === undefined) return undecodable(contentType);
+    writes = markWrites(shape, body);
+  }
+  const replaces = shape === 'merge-patch' || shape === 'strategic-merge-patch';
+  const stored =
+    (shape === 'object' && method === 'PUT') ||
+    (replaces && replacesMarkMaps(shape, body)) ||
+    needsStoredObject(shape, body)
+      ? await current()
+      : undefined;
+  if (stored && replaces) writes.push(...marksRemovedByPatch(shape, body, stored.marks));
+  if (stored && needsStoredObject(shape, body))
+    writes.push(...marksChangedByJsonPatch(await keepIdentityInJsonPatch(body, current), stored.object));
+  const update = shape === 'object' && method === 'PUT' ? (stored?.marks ?? {}) : undefined;
   const refused = refusedMarks(writes, update);
   if (refused.length === 0) return undefined;
   const denied = await authorize();
   if (denied) return denied.status;
   const { kind, name } = namedIn(bytes, contentType);
   return reservedMarksStatus(kind ?? info.resource, name ?? info.name, info.apiGroup, refused);
+}
+
+/**
+ * How a write may change an object's marks: any write with a body, to the object or any of its subresources
+ * (a `/status` write changes some kinds' metadata; a Binding's annotations go onto its Pod). `unsupported`:
+ * a patch of a type the router cannot decode.
+ */
+export type MarkShape = WriteShape | 'unsupported';
+
+export function markShapeOf(
+  method: string | undefined,
+  contentType: string | undefined,
+): MarkShape | undefined {
+  if (method !== 'POST' && method !== 'PUT' && method !== 'PATCH') return undefined;
+  return writeShape(method, contentType) ?? 'unsupported';
 }
 
 /** How a write to an object changes it: the object's own writes, and an update of its `/status`. */
@@ -102,6 +157,26 @@ export function shapeOf(
 }
 
 const MARK_PREFIX = Buffer.from('cellfed.io/');
+
+/** kube-apiserver's 415 for a body in a media type it does not take; here, one the router cannot read. */
+function unsupportedMediaType(info: ResourceRequestInfo, contentType: string | undefined): KubeStatus {
+  return failure(
+    415,
+    'UnsupportedMediaType',
+    `the body of the request was in an unknown format ${JSON.stringify(mediaType(contentType))} - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (a write to ${info.resource})`,
+  );
+}
+
+function undecodable(contentType: string | undefined): KubeStatus {
+  const type = mediaType(contentType);
+  if (type !== 'application/json' && !type.includes('yaml') && !type.endsWith('+json'))
+    return failure(
+      415,
+      'UnsupportedMediaType',
+      `the body of the request was in an unknown format ${JSON.stringify(type)} - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf`,
+    );
+  return badRequest(`the request body is not valid ${type.includes('yaml') ? 'YAML' : 'JSON'}`);
+}
 
 /** The kind and name a JSON body states, for a Status naming them as kube-apiserver's would. */
 function namedIn(bytes: Buffer, contentType: string | undefined): { kind?: string; name?: string } {
@@ -126,11 +201,13 @@ export function cellOwnersReader(
     const text = await answer.body.text();
     if (answer.statusCode === 404) return undefined;
     if (answer.statusCode !== 200) throw new CellOwnersUnreadable(cellFailure(cell, answer.statusCode, text));
-    const metadata = (JSON.parse(text) as { metadata?: Record<string, unknown> }).metadata ?? {};
+    const object = JSON.parse(text) as { metadata?: Record<string, unknown> };
+    const metadata = object.metadata ?? {};
     const annotations = metadata.annotations as Record<string, string> | undefined;
     const labels = metadata.labels as Record<string, string> | undefined;
     return {
       marks: { labels, annotations },
+      object,
       native: ownerReferencesOf(metadata),
       held: heldOwnersOrNone(annotations),
       resourceVersion: typeof metadata.resourceVersion === 'string' ? metadata.resourceVersion : undefined,

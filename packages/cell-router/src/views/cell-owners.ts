@@ -34,6 +34,8 @@ export interface CellOwners {
   readonly identity: Readonly<Record<string, string>>;
   /** Its labels and annotations, to tell which marks an update changes (views/reserved-marks.ts). */
   readonly marks?: StoredMarks;
+  /** The whole object as stored (JSON), to apply a JSON patch's copies and moves to (views/reserved-marks.ts). */
+  readonly object?: unknown;
 }
 
 /**

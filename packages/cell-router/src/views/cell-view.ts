@@ -98,7 +98,7 @@ export function parseBody(body: Buffer, contentType: string | undefined): unknow
     // Apply bodies and some creates are YAML; anything else the cell answers for itself.
     if (!mediaType(contentType).includes('yaml')) return undefined;
     try {
-      return load(text);
+      return load(text, { json: true });
     } catch {
       return undefined;
     }

@@ -1,4 +1,5 @@
 import { SHARD_BY_LABEL } from '@cellfed/api';
+import jsonPatch, { type Operation } from 'fast-json-patch';
 
 import { failure, type KubeStatus } from '../status/kube-status.ts';
 import { KEPT_ANNOTATIONS, type StoredMarks } from './cell-owners.ts';
@@ -57,6 +58,86 @@ export function refusedMarks(writes: readonly MarkWrite[], update: StoredMarks |
       (!(write.map === 'annotations' && (KEPT_ANNOTATIONS as readonly string[]).includes(write.key)) &&
         update[write.map]?.[write.key] !== write.value),
   );
+}
+
+/**
+ * The stored marks a merge or strategic-merge patch removes without naming them: a labels or annotations
+ * map set to null, and a strategic merge patch's `$patch: replace` or `delete` on that map or on the whole
+ * metadata (the map is then what the patch lists). Only the object's own metadata: its marks are what
+ * cellfed's controllers read.
+ */
+export function marksRemovedByPatch(
+  shape: WriteShape,
+  patch: unknown,
+  stored: StoredMarks | undefined,
+): MarkWrite[] {
+  if (!stored) return [];
+  const metadata = field(patch, 'metadata');
+  return MAPS.flatMap((map) => {
+    if (!replacesMap(shape, metadata, map)) return [];
+    const patched = field(metadata, map);
+    const kept =
+      typeof patched === 'object' && patched !== null && directive(patched) !== 'delete' ? patched : {};
+    return Object.keys(stored[map] ?? {})
+      .filter((key) => isReservedMark(key) && !(key in kept))
+      .map((key) => ({ map, key, value: null, at: 'metadata' }));
+  });
+}
+
+/** Whether a merge or strategic-merge patch may remove stored marks it does not name (see above). */
+export function replacesMarkMaps(shape: WriteShape, patch: unknown): boolean {
+  const metadata = field(patch, 'metadata');
+  return MAPS.some((map) => replacesMap(shape, metadata, map));
+}
+
+function replacesMap(shape: WriteShape, metadata: unknown, map: MarkMap): boolean {
+  if (shape !== 'merge-patch' && shape !== 'strategic-merge-patch') return false;
+  if (metadata === null) return true;
+  const patched = field(metadata, map);
+  if (patched === null) return true;
+  return (
+    shape === 'strategic-merge-patch' &&
+    (directive(metadata) !== undefined || directive(patched) !== undefined)
+  );
+}
+
+/** Whether a write's effect on the marks depends on the object as stored (a JSON patch's move or copy). */
+export function needsStoredObject(shape: WriteShape, patch: unknown): boolean {
+  return (
+    shape === 'json-patch' &&
+    Array.isArray(patch) &&
+    patch.some((operation) => ['move', 'copy'].includes(String(field(operation, 'op'))))
+  );
+}
+
+/**
+ * The marks a JSON patch sets, changes or removes in any metadata (the object's or a template's) found by
+ * applying it to the object as stored: a `copy` or `move` from anywhere (a selector's labels, a custom
+ * resource's map) into a labels or annotations map names no mark in its own text. A patch that does not
+ * apply to the stored object is left to the apiserver (and the cells' marks policy).
+ */
+export function marksChangedByJsonPatch(patch: unknown, stored: unknown): MarkWrite[] {
+  if (!Array.isArray(patch) || typeof stored !== 'object' || stored === null) return [];
+  let result: unknown;
+  try {
+    result = jsonPatch.applyPatch(structuredClone(stored), patch as Operation[], false, false).newDocument;
+  } catch {
+    return [];
+  }
+  const before = new Map(marksWithin(stored, '').map((mark) => [markId(mark), mark]));
+  const after = new Map(marksWithin(result, '').map((mark) => [markId(mark), mark]));
+  const changed: MarkWrite[] = [];
+  for (const [id, mark] of after) if (before.get(id)?.value !== mark.value) changed.push(mark);
+  for (const [id, mark] of before) if (!after.has(id)) changed.push({ ...mark, value: null });
+  return changed;
+}
+
+const markId = (mark: MarkWrite) => `${mark.at}\u0000${mark.map}\u0000${mark.key}`;
+
+/** A strategic merge patch's `$patch` directive on a map, if any. */
+function directive(value: unknown): string | undefined {
+  const patch = field(value, '$patch');
+  return typeof patch === 'string' ? patch : undefined;
 }
 
 /** The Status kube-apiserver's validation would answer, one cause per mark. */
