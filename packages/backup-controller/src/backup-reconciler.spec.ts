@@ -23,6 +23,7 @@ import {
   type KubeObject,
   backedUpObject,
   cellBackupName,
+  legacyCellBackupName,
   formatObjectKey,
   objectKeyOf,
   type CellularObjectRef,
@@ -102,6 +103,15 @@ function setUp(states: Record<string, CellState>) {
 }
 
 const ALL_NORMAL = { a: 'Normal', b: 'Normal', c: 'Normal' } as const;
+
+/** A CellBackup at `at`'s name that says it holds `holds`'s key: a collision, when they differ. */
+const handMade = (at: string, holds: string, name = cellBackupName(refOf(at))): KubeObject => ({
+  metadata: {
+    name,
+    namespace: 'cellfed-backups',
+    annotations: { [BACKUP_SOURCE_ANNOTATION]: formatObjectKey(refOf(holds)) },
+  },
+});
 
 /** A backup as the controller wrote it before `spec.data`: the object as a subtree, no format mark. */
 const earlierForm = (object: KubeObject, primary: string, backup: string): KubeObject => ({
@@ -205,9 +215,7 @@ describe('BackupReconciler', () => {
     const { primary, backup } = t.placement('web');
     t.cells.get(primary)!.put(objectPath('web'), deployment('web'));
     const elsewhere = ['a', 'b', 'c'].find((id) => id !== primary && id !== backup)!;
-    t.cells.get(elsewhere)!.put(backupPath('web'), {
-      metadata: { name: cellBackupName(refOf('web')), namespace: 'cellfed-backups' },
-    });
+    t.cells.get(elsewhere)!.put(backupPath('web'), handMade('web', 'web'));
 
     await t.reconcile('web');
 
@@ -222,9 +230,7 @@ describe('BackupReconciler', () => {
       { apiVersion: 'batch/v1', kind: 'CronJob', name: 'nightly', uid: 'u-1', controller: true },
     ];
     t.cells.get(primary)!.put(objectPath('web'), made);
-    t.cells.get(backup)!.put(backupPath('web'), {
-      metadata: { name: cellBackupName(refOf('web')), namespace: 'cellfed-backups' },
-    });
+    t.cells.get(backup)!.put(backupPath('web'), handMade('web', 'web'));
 
     await t.reconcile('web');
 
@@ -428,6 +434,57 @@ describe('BackupReconciler', () => {
 
     await expect(t.reconcile('web')).rejects.toMatchObject({ code: 'CELLFED_BACKUP_UNREADABLE_BACKUP' });
     expect(t.cells.get(backup)!.get(objectPath('web'))).toBeUndefined();
+  });
+
+  it('never writes over, deletes or promotes a backup at its name that holds another object (a collision forced)', async () => {
+    const t = setUp(ALL_NORMAL);
+    const { primary, backup } = t.placement('web');
+    t.cells.get(primary)!.put(objectPath('web'), deployment('web'));
+    const victims = () => t.cells.get(backup)!.get(backupPath('web'));
+    t.cells.get(backup)!.put(backupPath('web'), handMade('web', 'victim'));
+    const before = victims();
+
+    await expect(t.reconcile('web')).rejects.toMatchObject({
+      code: 'CELLFED_BACKUP_NAME_TAKEN',
+      message: expect.stringContaining('deployments.apps/shop/victim'),
+    });
+    // Deleted, the object takes nothing with it; its cell Down, nothing is promoted from another's backup.
+    t.cells.get(primary)!.objects.delete(objectPath('web'));
+    await t.reconcile('web');
+    t.setStates({ ...ALL_NORMAL, [primary]: 'Down' });
+    await t.reconcile('web');
+    expect(victims()).toEqual(before);
+    expect(t.cells.get(backup)!.writes).toEqual([]);
+    expect(t.cells.get(backup)!.get(objectPath('web'))).toBeUndefined();
+  });
+
+  it('rewrites a backup found under its legacy name under the current one, and promotes it meanwhile', async () => {
+    const t = setUp(ALL_NORMAL);
+    const { primary, backup } = t.placement('web');
+    const legacyPath = backupPath('web').replace(
+      cellBackupName(refOf('web')),
+      legacyCellBackupName(refOf('web')),
+    );
+    const legacy = {
+      ...earlierForm(deployment('web'), primary, backup),
+      metadata: {
+        ...earlierForm(deployment('web'), primary, backup).metadata,
+        name: legacyCellBackupName(refOf('web')),
+      },
+    };
+    // Its cell Down before the controller wrote it anew: the legacy backup is promoted.
+    t.cells.get(backup)!.put(legacyPath, legacy);
+    t.setStates({ ...ALL_NORMAL, [primary]: 'Down' });
+    await t.reconcile('web');
+    expect(t.cells.get(backup)!.get(objectPath('web'))).toMatchObject({ metadata: { name: 'web' } });
+
+    // Served again: backed up under the current name, the legacy one deleted.
+    const fresh = setUp(ALL_NORMAL);
+    fresh.cells.get(primary)!.put(objectPath('web'), deployment('web'));
+    fresh.cells.get(backup)!.put(legacyPath, legacy);
+    await fresh.reconcile('web');
+    expect(fresh.cells.get(backup)!.get(backupPath('web'))).toBeDefined();
+    expect(fresh.cells.get(backup)!.get(legacyPath)).toBeUndefined();
   });
 
   it('decides nothing while a cell it needs is not listed', async () => {

@@ -1,5 +1,6 @@
 import {
   BACKUP_CELL_LABEL,
+  BACKUP_SOURCE_ANNOTATION,
   CELL_BACKUPS,
   CELL_BACKUP_NAMESPACE,
   COPIED_FROM_ANNOTATION,
@@ -35,6 +36,8 @@ import {
   type ObjectMeta,
   backedUpObject,
   cellBackupName,
+  holdsKey,
+  legacyCellBackupName,
   cellBackupOf,
   cellBackupPath,
   isCurrentBackupForm,
@@ -81,9 +84,9 @@ export interface BackupReconcilerOptions {
   clock?: Clock;
 }
 
-/** The CellBackup of an object, as a reference its cell's cache knows. */
-function backupRefOf(ref: CellularObjectRef): CellularObjectRef {
-  return { resource: CELL_BACKUPS, namespace: CELL_BACKUP_NAMESPACE, name: cellBackupName(ref) };
+/** The CellBackup of an object, as a reference its cell's cache knows (by its current or legacy name). */
+function backupRefOf(ref: CellularObjectRef, name = cellBackupName): CellularObjectRef {
+  return { resource: CELL_BACKUPS, namespace: CELL_BACKUP_NAMESPACE, name: name(ref) };
 }
 
 /**
@@ -128,43 +131,66 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
       return { requeueAfterMs: NOT_SYNCED_RETRY_MS };
     }
     const backupRef = backupRefOf(ref);
-    const holders = new Map(
-      [...this.options.backups.copiesOf(backupRef)].filter(([cell]) => federation.liveCells.includes(cell)),
+    const live = ([cell]: [string, Readonly<ObjectMeta>]) => federation.liveCells.includes(cell);
+    const atName = [...this.options.backups.copiesOf(backupRef)].filter(live);
+    // Only a backup that holds this key is this object's: one at its name that holds another is left alone.
+    const holders = new Map(atName.filter(([, metadata]) => holdsKey(metadata, ref)));
+    const taken = atName.filter(([, metadata]) => !holdsKey(metadata, ref));
+    // Backups written under the earlier name: promoted if need be, deleted once the current one is written.
+    const legacyRef = backupRefOf(ref, legacyCellBackupName);
+    const legacy = new Map(
+      [...this.options.backups.copiesOf(legacyRef)]
+        .filter(live)
+        .filter(([, metadata]) => holdsKey(metadata, ref)),
     );
     if (primary) {
       const served = copies.get(primary);
       if (served?.annotations?.[PROMOTED_FROM_ANNOTATION] !== undefined) {
         // Created from its backup by an attempt that stopped before committing it: commit it first, with
         // the field managers its backup here holds. Its commit is a change, which brings it back here.
-        await this.commitPromotion(ref, primary, backupRef, holders.get(primary), served, log, signal);
+        const [fromRef, from] = holders.has(primary) ? [backupRef, holders] : [legacyRef, legacy];
+        await this.commitPromotion(ref, primary, fromRef, from.get(primary), served, log, signal);
         return {};
       }
-      if (backupCell)
+      if (backupCell) {
+        if (taken.some(([cell]) => cell === backupCell))
+          throw nameTaken(
+            backupRef.name,
+            backupCell,
+            taken.filter(([cell]) => cell === backupCell).map(([, metadata]) => metadata),
+          );
         await this.keepBackup(ref, key, primary, backupCell, holders.get(backupCell), log, signal);
-      else this.options.lag.forget(key);
+      } else this.options.lag.forget(key);
       for (const cell of holders.keys())
         if (cell !== backupCell) await this.deleteBackup(cell, backupRef, log, signal);
+      for (const cell of legacy.keys()) await this.deleteBackup(cell, legacyRef, log, signal);
       return {};
     }
     this.options.lag.forget(key);
     const down = federation.table.failedOverFrom(decision.key);
     const target = decision.oldCell;
-    const promotable = holders.get(target);
+    const [promotableRef, promotable] = holders.has(target)
+      ? [backupRef, holders.get(target)]
+      : [legacyRef, legacy.get(target)];
     if (
       down &&
       promotable?.labels?.[BACKUP_CELL_LABEL] === target &&
       promotable.labels[PRIMARY_CELL_LABEL] === down
     ) {
-      await this.promote(ref, target, down, backupRef, promotable.resourceVersion, log, signal);
+      await this.promote(ref, target, down, promotableRef, promotable.resourceVersion, log, signal);
       return {};
     }
     if (down) {
       // Its cell failed and nothing here can bring it back; what backups there are stay for an operator.
-      if (holders.size > 0)
-        log.warn({ down, holders: [...holders.keys()] }, 'no backup to promote in the serving cell');
+      if (holders.size + legacy.size > 0)
+        log.warn(
+          { down, holders: [...holders.keys(), ...legacy.keys()] },
+          'no backup to promote in the serving cell',
+        );
       return {};
     }
     for (const cell of holders.keys()) await this.deleteBackup(cell, backupRef, log, signal);
+    for (const cell of legacy.keys()) await this.deleteBackup(cell, legacyRef, log, signal);
     return {};
   }
 
@@ -191,7 +217,7 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
       return;
     }
     const backup = cellBackupOf(object, ref, { primaryCell: primary, backupCell });
-    await writeBackup(this.client(backupCell), backup, existing?.resourceVersion, signal);
+    await writeBackup(this.client(backupCell), backup, ref, existing?.resourceVersion, signal);
     this.options.metrics.operations.inc({ operation: 'written' });
     const lag = this.options.lag.replicated(key, this.clock.now());
     if (lag !== undefined) this.options.metrics.lagSeconds.observe(lag);
@@ -235,6 +261,7 @@ export class BackupReconciler implements Reconciler<ObjectKey> {
     const client = this.client(target);
     const backup = await readBackup(client, backupRef, cachedVersion, signal);
     if (!backup) return; // the cache was behind: the next event says what happened
+    if (!holdsKey(backup.metadata, ref)) throw nameTaken(backupRef.name, target, [backup.metadata]);
     const held = backedUpObject(backup);
     if (!held)
       throw new BackupError(
@@ -364,6 +391,7 @@ async function ensureNamespace(
 async function writeBackup(
   client: Pick<KubeClient, 'request'>,
   backup: CellBackup,
+  ref: CellularObjectRef,
   known: string | undefined,
   signal: AbortSignal,
 ): Promise<void> {
@@ -386,8 +414,21 @@ async function writeBackup(
     // The cache is behind: the backup is there already, or changed, or went.
     if (!isConflict(error) && !isNotFound(error)) throw error;
     const current = await readIfExists<KubeObject>(client, path, { signal });
+    if (current && !holdsKey(current.metadata, ref))
+      throw nameTaken(backup.metadata.name, backup.metadata.labels?.[BACKUP_CELL_LABEL] ?? '', [
+        current.metadata,
+      ]);
     await (current?.metadata.resourceVersion ? replace(current.metadata.resourceVersion) : create());
   }
+}
+
+/** The error for a CellBackup name that holds another object's backup in `cell`. */
+function nameTaken(name: string, cell: string, taken: readonly Readonly<ObjectMeta>[]): BackupError {
+  const holds = taken.map((metadata) => metadata.annotations?.[BACKUP_SOURCE_ANNOTATION] ?? 'no key');
+  return new BackupError(
+    BackupErrorCode.BackupNameTaken,
+    `the CellBackup ${name} in cell ${cell} holds another object's backup (${holds.join(', ')}): it is neither written over, deleted nor promoted for this object`,
+  );
 }
 
 /**

@@ -8,6 +8,11 @@ export const BackupErrorCode = {
   CellNotEngaged: 'CELLFED_BACKUP_CELL_NOT_ENGAGED',
   /** A backup to promote holds no object that parses (its `spec.data` is not an object's JSON). */
   UnreadableBackup: 'CELLFED_BACKUP_UNREADABLE_BACKUP',
+  /**
+   * The CellBackup at an object's name holds another object's key (made by hand: the names are a
+   * cryptographic hash of the key). It is neither written over, deleted nor promoted for this object.
+   */
+  BackupNameTaken: 'CELLFED_BACKUP_NAME_TAKEN',
 } as const;
 
 export type BackupErrorCode = (typeof BackupErrorCode)[keyof typeof BackupErrorCode];

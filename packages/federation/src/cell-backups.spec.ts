@@ -5,7 +5,16 @@ import {
   SOURCE_RESOURCE_VERSION_ANNOTATION,
 } from '@cellfed/api';
 
-import { backedUpObject, cellBackupName, cellBackupOf, isCurrentBackupForm } from './cell-backups.ts';
+import { createHash } from 'node:crypto';
+
+import {
+  backedUpObject,
+  cellBackupName,
+  cellBackupOf,
+  holdsKey,
+  isCurrentBackupForm,
+  legacyCellBackupName,
+} from './cell-backups.ts';
 
 const deployments = { group: 'apps', version: 'v1', resource: 'deployments' };
 
@@ -56,12 +65,40 @@ describe('CellBackup of an object', () => {
   it('has a short name that depends on the resource, namespace and name alone', () => {
     const long = 'x'.repeat(253);
     const name = cellBackupName({ resource: deployments, namespace: 'n'.repeat(63), name: long });
-    expect(name).toMatch(/^deployments-[0-9a-f]{16}$/);
+    expect(name).toMatch(/^deployments-[0-9a-f]{40}$/);
     const web = (namespace: string) => cellBackupName({ resource: deployments, namespace, name: 'web' });
     expect(web('shop')).toBe(web('shop'));
     expect(web('shop')).not.toBe(web('shop2'));
     expect(
       cellBackupName({ resource: { ...deployments, group: 'x' }, namespace: 'shop', name: 'web' }),
     ).not.toBe(web('shop'));
+  });
+
+  it('names by a cryptographic hash of the key (a tenant cannot pick a key whose backup takes another’s name)', () => {
+    const ref = { resource: deployments, namespace: 'shop', name: 'web' };
+    // The SHA-256 of its key, as any implementation computes it.
+    expect(cellBackupName(ref)).toBe(
+      `deployments-${createHash('sha256').update('deployments.apps/shop/web').digest('hex').slice(0, 40)}`,
+    );
+    expect(legacyCellBackupName(ref)).toMatch(/^deployments-[0-9a-f]{16}$/);
+    expect(legacyCellBackupName(ref)).not.toBe(cellBackupName(ref));
+  });
+
+  it('tells a backup that holds the key from one at its name that holds another', () => {
+    const ref = { resource: deployments, namespace: 'shop', name: 'web' };
+    const object = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: 'shop' },
+    };
+    const own = cellBackupOf(object, ref, { primaryCell: 'a', backupCell: 'b' });
+    expect(holdsKey(own.metadata, ref)).toBe(true);
+    const other = cellBackupOf(
+      { ...object, metadata: { name: 'web2', namespace: 'shop' } },
+      { ...ref, name: 'web2' },
+      { primaryCell: 'a', backupCell: 'b' },
+    );
+    expect(holdsKey(other.metadata, ref)).toBe(false);
+    expect(holdsKey({}, ref)).toBe(false);
   });
 });

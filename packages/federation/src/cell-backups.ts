@@ -12,6 +12,8 @@ import {
   SOURCE_RESOURCE_VERSION_ANNOTATION,
   type CellBackup,
 } from '@cellfed/api';
+import { createHash } from 'node:crypto';
+
 import { hash64Hex } from '@cellfed/hashing';
 
 import type { KubeObject } from './kube-object.ts';
@@ -19,11 +21,36 @@ import { formatObjectKey, type CellularObjectRef } from './object-ref.ts';
 import { resourcePath } from './resource-path.ts';
 
 /**
- * The name of an object's CellBackup: `<resource>-<64-bit hash of its key>`, always a valid name however
- * long the object's namespace and name, and computable from the request alone so the router can read it.
+ * The name of an object's CellBackup: `<resource>-<160 bits of the SHA-256 of its key>`, always a valid name
+ * however long the object's namespace and name, and computable from the request alone so the router can read
+ * it. Tenants choose keys, so the hash must resist a chosen collision: with a 64-bit non-cryptographic hash a
+ * tenant could name an object of its own so that its backup took another tenant's object's name, and the
+ * backup controller would overwrite or delete that backup. Every write and delete also checks whose key a
+ * backup holds ({@link holdsKey}).
  */
 export function cellBackupName(ref: CellularObjectRef): string {
+  const digest = createHash('sha256').update(formatObjectKey(ref)).digest('hex');
+  return `${ref.resource.resource}-${digest.slice(0, 40)}`;
+}
+
+/**
+ * The name backups had before {@link cellBackupName} (a 64-bit XXH64 of the key): read, for their key only,
+ * until the backup controller has written each anew under its current name and deleted the old one.
+ */
+export function legacyCellBackupName(ref: CellularObjectRef): string {
   return `${ref.resource.resource}-${hash64Hex(formatObjectKey(ref))}`;
+}
+
+/**
+ * Whether a CellBackup (its metadata) holds the object `ref`: the key its annotation names. A backup at an
+ * object's name that holds another key (made by hand, or a legacy name's collision) is never written over,
+ * deleted or promoted for it.
+ */
+export function holdsKey(
+  metadata: { annotations?: Record<string, string> },
+  ref: CellularObjectRef,
+): boolean {
+  return metadata.annotations?.[BACKUP_SOURCE_ANNOTATION] === formatObjectKey(ref);
 }
 
 /** The path of the CellBackup `name` in its cell (every one sits in CELL_BACKUP_NAMESPACE); none: their collection. */

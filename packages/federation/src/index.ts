@@ -59,6 +59,8 @@ export {
   backedUpObject,
   cellBackupName,
   cellBackupOf,
+  holdsKey,
+  legacyCellBackupName,
   cellBackupPath,
   isCurrentBackupForm,
 } from './cell-backups.ts';

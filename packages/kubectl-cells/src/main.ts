@@ -20,8 +20,11 @@ import {
   METADATA_LIST,
   backedUpObject,
   cellBackupName,
+  holdsKey,
+  legacyCellBackupName,
   cellBackupPath,
   type KubeList,
+  type KubeObject,
   routersBehind,
   type RouterLease,
 } from '@cellfed/federation';
@@ -140,7 +143,8 @@ async function showBackup(
     );
   const ref = { resource, namespace, name: command.name };
   const cells = backupCellsOf(spec, ref, await namespaceLabels(client, namespace));
-  const name = cellBackupName(ref);
+  // The legacy name: a backup not yet written anew since the names became a SHA-256 of the key.
+  const names = [cellBackupName(ref), legacyCellBackupName(ref)];
   for (const cell of cells) {
     const secretRef = spec.cells.find((entry) => entry.id === cell)!.kubeconfigSecretRef;
     const secret = await client.request<{ data?: Record<string, string> }>(
@@ -155,10 +159,13 @@ async function showBackup(
       );
     const cellClient = KubeClient.fromKubeconfig(Buffer.from(kubeconfig, 'base64').toString('utf8'));
     try {
-      const backup = await readIfExists<{ spec?: { data?: unknown; object?: unknown } }>(
-        cellClient,
-        cellBackupPath(name),
-      );
+      let backup: (KubeObject & { spec?: { data?: unknown; object?: unknown } }) | undefined;
+      let name = '';
+      for (name of names) {
+        backup = await readIfExists(cellClient, cellBackupPath(name));
+        if (backup && holdsKey(backup.metadata, ref)) break;
+        backup = undefined;
+      }
       if (!backup) continue;
       const object = backedUpObject(backup);
       if (!object)

@@ -17,7 +17,7 @@ import {
   type ObjectPlan,
 } from '../routing/object-refusals.ts';
 import type { OldCopies } from './old-copies.ts';
-import { backupNameOf, failoverState, type FailoverState } from './pending-backups.ts';
+import { failoverState, type FailoverState } from './pending-backups.ts';
 import type { PromotionRequests } from './promotion-requests.ts';
 import { type Impersonation } from '../auth/impersonation.ts';
 
@@ -191,7 +191,7 @@ export class ObjectDestinations {
     const promote = access !== 'read' && !state.promotionRequested;
     return {
       ...restoringRefusal(plan, fromBackup),
-      ...(promote ? { promote: { backup: backupNameOf(info) } } : {}),
+      ...(promote ? { promote: { backup: state.name } } : {}),
     };
   }
 }

@@ -10,6 +10,9 @@ import {
   backedUpObject,
   cellBackupName,
   cellBackupPath,
+  holdsKey,
+  legacyCellBackupName,
+  type CellularObjectRef,
   type KubeObject,
 } from '@cellfed/federation';
 
@@ -29,7 +32,13 @@ export type FailoverState =
    * Only the object's backup, not promoted yet: reads are served from it, writes wait (`promotionRequested`:
    * a router already asked for it to be promoted first).
    */
-  | { readonly kind: 'backup'; readonly object: KubeObject; readonly promotionRequested: boolean }
+  | {
+      readonly kind: 'backup';
+      readonly object: KubeObject;
+      readonly promotionRequested: boolean;
+      /** The CellBackup's name: its current one, or the legacy one it still has. */
+      readonly name: string;
+    }
   /** The backup is there but holds no object of this name that can be read: nothing to serve or promote. */
   | { readonly kind: 'unreadable' }
   /** Neither: the object does not exist (or was never backed up); the cell answers as usual. */
@@ -58,34 +67,47 @@ export async function failoverState(
   const text = await answer.body.text();
   if (answer.statusCode === 200) return promoting(text) ? { kind: 'promoting' } : { kind: 'object' };
   if (answer.statusCode !== 404) return { kind: 'refused', code: answer.statusCode, body: text };
-  const name = backupNameOf(info);
-  const backup = await client
-    .request<KubeObject & { spec?: { data?: unknown; object?: unknown } }>(
-      'GET',
-      cellBackupPath(name),
-      signal ? { signal } : {},
-    )
-    .catch((error: unknown) => {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    });
+  const ref = refOf(info);
+  // A backup not yet written anew under its current name is read under its legacy one, if it holds this key.
+  const backup =
+    (await readBackup(client, cellBackupName(ref), signal)) ??
+    (await readBackup(client, legacyCellBackupName(ref), signal).then((legacy) =>
+      legacy && holdsKey(legacy.metadata, ref) ? legacy : undefined,
+    ));
   const labels = backup?.metadata.labels;
   if (!backup || labels?.[PRIMARY_CELL_LABEL] !== down || labels[BACKUP_CELL_LABEL] !== cell)
     return { kind: 'none' };
+  // A backup at this name that holds another object (made by hand: names are a cryptographic hash of the key).
+  if (!holdsKey(backup.metadata, ref)) return { kind: 'unreadable' };
   const object = backedUpObject(backup);
   if (object?.metadata.name !== info.name || (object.metadata.namespace ?? '') !== info.namespace)
     return { kind: 'unreadable' };
   const promotionRequested = backup.metadata.annotations?.[PROMOTION_REQUESTED_ANNOTATION] !== undefined;
-  return { kind: 'backup', object, promotionRequested };
+  return { kind: 'backup', object, promotionRequested, name: backup.metadata.name ?? cellBackupName(ref) };
 }
 
-/** The name of the CellBackup of the object a request is about (the same in every cell). */
-export function backupNameOf(info: ResourceRequestInfo): string {
-  return cellBackupName({
+type StoredBackup = KubeObject & { spec?: { data?: unknown; object?: unknown } };
+
+function readBackup(
+  client: Pick<KubeClient, 'request'>,
+  name: string,
+  signal: AbortSignal | undefined,
+): Promise<StoredBackup | undefined> {
+  return client
+    .request<StoredBackup>('GET', cellBackupPath(name), signal ? { signal } : {})
+    .catch((error: unknown) => {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    });
+}
+
+/** The object a request is about, as the backups name it. */
+function refOf(info: ResourceRequestInfo): CellularObjectRef {
+  return {
     resource: { group: info.apiGroup, version: info.apiVersion, resource: info.resource },
     namespace: info.namespace,
     name: info.name,
-  });
+  };
 }
 
 /** Whether an object's metadata (as JSON) carries the mark of a promotion not committed yet. */

@@ -1,5 +1,6 @@
 import {
   BACKUP_CELL_LABEL,
+  BACKUP_SOURCE_ANNOTATION,
   PRIMARY_CELL_LABEL,
   PROMOTED_FROM_ANNOTATION,
   PROMOTION_REQUESTED_ANNOTATION,
@@ -10,7 +11,7 @@ import { connect as http2Connect, createServer as createHttp2Server } from 'node
 import type { AddressInfo } from 'node:net';
 
 import { KubeClient } from '@cellfed/controller-kit';
-import { cellBackupName } from '@cellfed/federation';
+import { cellBackupName, formatObjectKey } from '@cellfed/federation';
 import { memoryLogger, metricValue, recordingTracer } from '@cellfed/controller-kit/testing';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
@@ -678,8 +679,19 @@ describe('RouterHandler', () => {
         metadata: { name, namespace: 'team' },
         data: { k: 'v' },
       }),
+      holds = name,
     ) => ({
-      metadata: { labels: { [BACKUP_CELL_LABEL]: target, [PRIMARY_CELL_LABEL]: down }, annotations },
+      metadata: {
+        labels: { [BACKUP_CELL_LABEL]: target, [PRIMARY_CELL_LABEL]: down },
+        annotations: {
+          [BACKUP_SOURCE_ANNOTATION]: formatObjectKey({
+            resource: { group: '', version: 'v1', resource: 'configmaps' },
+            namespace: 'team',
+            name: holds,
+          }),
+          ...annotations,
+        },
+      },
       spec: { data },
     });
     /** A ConfigMap name whose key belonged to the Down cell, and the cell that took it over. */
@@ -695,6 +707,22 @@ describe('RouterHandler', () => {
 
     beforeEach(() => {
       cellSet = downSpec;
+    });
+
+    it('serves nothing from a backup at the key’s name that holds another object’s key (a collision forced)', async () => {
+      const { name, target } = failedOver();
+      const other = JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name, namespace: 'team' },
+      });
+      script = (_cell, seen) =>
+        isBackupRead(seen)
+          ? { code: 200, body: backupOf(target, 'c', name, {}, other, 'victim') }
+          : { code: 404, body: { kind: 'Status', code: 404 } };
+      const answer = await send('GET', `/api/v1/namespaces/team/configmaps/${name}`);
+      expect(answer).toMatchObject({ code: 500, body: { reason: 'InternalError' } });
+      expect(answer.body.message).toContain('cannot be read');
     });
 
     it('serves reads from the backup until it is promoted, once the cell says the caller may read', async () => {
