@@ -50,13 +50,26 @@ const OWN = flagGroup({
   }),
   /** What one caller may hold open at once; past it, 429 with Retry-After. */
   maxRequestsInFlightPerCaller: intFlag('max-requests-in-flight-per-caller', {
-    help: 'requests one caller (by user name) may have in flight at once, watches aside; past it a 429 with Retry-After',
+    help: 'requests one caller (its user name, and a ServiceAccount’s namespace) may have in flight at once, watches aside; past it a 429 with Retry-After',
     default: 400,
     max: Number.MAX_SAFE_INTEGER,
   }),
   maxLongRunningPerCaller: intFlag('max-long-running-per-caller', {
     help: 'watches, followed logs, exec and port-forward sessions one caller may have open at once; past it a 429',
     default: 1000,
+    max: Number.MAX_SAFE_INTEGER,
+  }),
+  /** What the router holds of request bodies it reads whole; past it, 429 with Retry-After. */
+  maxBodyBytesInFlight: intFlag('max-body-bytes-in-flight', {
+    help: 'bytes of request bodies the router holds at once, for all callers: the bound on their memory; past it a 429',
+    default: 256 * 1024 * 1024,
+    min: 3 * 1024 * 1024,
+    max: Number.MAX_SAFE_INTEGER,
+  }),
+  maxBodyBytesPerCaller: intFlag('max-body-bytes-per-caller', {
+    help: 'bytes of request bodies one caller (its user name, and a ServiceAccount’s namespace) may have held at once; past it a 429',
+    default: 32 * 1024 * 1024,
+    min: 3 * 1024 * 1024,
     max: Number.MAX_SAFE_INTEGER,
   }),
 });

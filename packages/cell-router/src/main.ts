@@ -63,6 +63,7 @@ try {
       maxRequestsInFlight: config.maxRequestsInFlightPerCaller,
       maxLongRunning: config.maxLongRunningPerCaller,
     },
+    bodies: { totalBytes: config.maxBodyBytesInFlight, perCallerBytes: config.maxBodyBytesPerCaller },
   });
   manager = new Manager({ name: 'cell-router', config: config.manager, logger, registry, controlPlane });
   manager.addReadyCheck('routing', () => router.readyCheck());

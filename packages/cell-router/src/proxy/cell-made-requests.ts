@@ -1,13 +1,12 @@
 import type { Logger } from 'pino';
 import type { CellMadePlan } from '../destinations/cell-made-destinations.ts';
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
-import { requestEntityTooLarge } from '../status/kube-status.ts';
 import { showOwnerUids, type OwnerUids } from '../views/owner-uids.ts';
 import type { CellNamespaces } from './cell-namespaces.ts';
 import { hasRequestBody } from './client-exchange.ts';
 import { outcomeOf, refusal, type Destination, type Refusal } from '../routing/destination.ts';
 import { SHOWN_ANSWER, sendRefusal } from './send-refusal.ts';
-import { readBody, relay, sendUpstream, type BufferedBody } from './forward.ts';
+import { relay, sendUpstream, type BufferedBody } from './forward.ts';
 import { cellVersionBody, cellVersionTarget } from './version-translation.ts';
 import { cellOwnersReader, reservedMarksRefusal, markShapeOf } from './cell-writes.ts';
 import { requestObjectPath } from '../request/object-path.ts';
@@ -57,9 +56,8 @@ export class CellMadeRequests {
     }
     let body = read;
     if (!body && verb !== 'get' && hasRequestBody(request)) {
-      const bytes = await readBody(request, this.options.maxBodyBytes);
-      if (bytes === 'too-large')
-        return sendRefusal(response, refusal(requestEntityTooLarge(this.options.maxBodyBytes), 'too-large'));
+      const bytes = await scope.body.read(this.options.maxBodyBytes);
+      if (!Buffer.isBuffer(bytes)) return sendRefusal(response, bytes);
       body = { bytes };
     }
     if (body) {

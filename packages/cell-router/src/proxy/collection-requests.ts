@@ -14,13 +14,12 @@ import {
   type Placement,
   type RoutingState,
 } from '../routing/route-plan.ts';
-import { requestEntityTooLarge } from '../status/kube-status.ts';
 import type { OwnerUids } from '../views/owner-uids.ts';
 import { acceptsOnlyProtobuf, hasRequestBody, jsonAccept, streamedBody } from './client-exchange.ts';
 import { deleteCollection } from './delete-collection.ts';
 import { refusal } from '../routing/destination.ts';
 import { sendRefusal } from './send-refusal.ts';
-import { readBody, sendJson } from './forward.ts';
+import { sendJson } from './forward.ts';
 import { upstreamHeaders } from './headers.ts';
 import { withSelector, withoutFollowers } from './without-followers.ts';
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
@@ -147,9 +146,8 @@ export class CollectionRequests {
   ): Promise<RequestOutcome> {
     const { request, response, impersonation } = scope;
     const { maxBodyBytes } = this.options;
-    const body = hasRequestBody(request) ? await readBody(request, maxBodyBytes) : undefined;
-    if (body === 'too-large')
-      return sendRefusal(response, refusal(requestEntityTooLarge(maxBodyBytes), 'too-large'));
+    const body = hasRequestBody(request) ? await scope.body.read(maxBodyBytes) : undefined;
+    if (body && !Buffer.isBuffer(body)) return sendRefusal(response, body);
     const resource = { group: info.apiGroup, resource: info.resource };
     const path = withoutFollowers(request.url ?? '/');
     // Of what each apiserver makes for itself (kube-root-ca.crt), the control plane's copy is the one clients

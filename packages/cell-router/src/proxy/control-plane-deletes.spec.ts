@@ -8,6 +8,7 @@ import { refusal } from '../routing/destination.ts';
 import { forbidden } from '../status/kube-status.ts';
 import { readyControlPlaneDelete } from './control-plane-deletes.ts';
 import { type ClientRequest } from '../server/client-request.ts';
+import { RequestBody } from '../server/request-body.ts';
 
 const ACCOUNT = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'builder', uid: 'sa-1' } };
 
@@ -41,6 +42,7 @@ function setup(options: { readable?: boolean; recordFails?: boolean; mayDelete?:
       { controlPlane, recorder, maxBodyBytes: 1024 },
       parseRequestInfo('DELETE', target) as ResourceRequestInfo,
       request,
+      (limit) => new RequestBody(request, { unauthorizedBytes: Infinity }, [], allowed).read(limit),
       { 'Impersonate-User': 'alice' },
       () =>
         Promise.resolve(
@@ -55,6 +57,8 @@ function setup(options: { readable?: boolean; recordFails?: boolean; mayDelete?:
 }
 
 const PATH = '/api/v1/namespaces/shop/serviceaccounts/builder';
+
+const allowed = () => Promise.resolve(undefined);
 
 describe('readyControlPlaneDelete', () => {
   it.each([

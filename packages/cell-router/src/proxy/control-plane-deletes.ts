@@ -5,12 +5,13 @@ import type { Authorize } from '../auth/request-authorization.ts';
 import { publicErrorMessage } from '../status/public-error.ts';
 import type { ResourceRequestInfo } from '../request/request-info.ts';
 import { requestObjectPath } from '../request/object-path.ts';
-import { requestEntityTooLarge, serviceUnavailable } from '../status/kube-status.ts';
+import { serviceUnavailable } from '../status/kube-status.ts';
 import { refusal, type Refusal } from '../routing/destination.ts';
 import { hasRequestBody } from './client-exchange.ts';
-import { readBody, type BufferedBody } from './forward.ts';
+import { type BufferedBody } from './forward.ts';
 import { heldDependentsFinalizer } from './held-dependents-deletes.ts';
 import { type ClientRequest } from '../server/client-request.ts';
+import type { RequestBody } from '../server/request-body.ts';
 import { type Impersonation } from '../auth/impersonation.ts';
 
 /** Records that a control-plane object is deleted with orphan propagation (an events.k8s.io Event). */
@@ -34,12 +35,14 @@ export async function readyControlPlaneDelete(
   options: { controlPlane: KubeClient; recorder: OrphaningRecorder; maxBodyBytes: number },
   info: ResourceRequestInfo,
   request: ClientRequest,
+  readBody: RequestBody['read'],
   impersonation: Impersonation,
   authorize: Authorize,
   signal: AbortSignal,
 ): Promise<{ body: BufferedBody | undefined } | Refusal> {
-  const bytes = hasRequestBody(request) ? await readBody(request, options.maxBodyBytes) : undefined;
-  if (bytes === 'too-large') return refusal(requestEntityTooLarge(options.maxBodyBytes), 'too-large');
+  const read = hasRequestBody(request) ? await readBody(options.maxBodyBytes) : undefined;
+  if (read && !Buffer.isBuffer(read)) return read;
+  const bytes = read;
   const body = bytes ? { bytes } : undefined;
   if (heldDependentsFinalizer(request.url ?? '/', bytes) !== ORPHAN_FINALIZER) return { body };
   const answer = await options.controlPlane.raw('GET', requestObjectPath(info, info.namespace, info.name), {

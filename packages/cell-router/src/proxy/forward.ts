@@ -173,22 +173,3 @@ export function abortOnClose(response: ClientResponse): AbortSignal {
   });
   return abort.signal;
 }
-
-/**
- * Reads a body up to `limit` bytes; a larger one is not kept (the answer is then 413), and the rest of it is
- * read and dropped. The request is not destroyed on the way out (a for-await loop left early would), as that
- * would reset the caller's connection before the 413 reaches it.
- */
-export async function readBody(request: ClientRequest, limit: number): Promise<Buffer | 'too-large'> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request.iterator({ destroyOnReturn: false })) {
-    size += (chunk as Buffer).length;
-    if (size > limit) break;
-    chunks.push(chunk as Buffer);
-  }
-  if (size <= limit) return Buffer.concat(chunks);
-  // After the loop: leaving it pauses the request.
-  request.resume();
-  return 'too-large';
-}

@@ -5,13 +5,13 @@ import { generateName } from '../request/generate-name.ts';
 import { namesFromBody, withName } from '../request/object-name.ts';
 import type { ResourceRequestInfo } from '../request/request-info.ts';
 import { planRoute, type NamespaceLabels, type RoutingState } from '../routing/route-plan.ts';
-import { badRequest, failure, parseStatus, requestEntityTooLarge } from '../status/kube-status.ts';
+import { badRequest, failure, parseStatus } from '../status/kube-status.ts';
 import type { CellMadeRequests } from './cell-made-requests.ts';
 import type { CellNamespaces } from './cell-namespaces.ts';
 import { cellWriteBody } from './cell-writes.ts';
 import { outcomeOf, refusal } from '../routing/destination.ts';
 import { SHOWN_ANSWER, sendRefusal } from './send-refusal.ts';
-import { readBody, relay, sendJson, sendUpstream, type BufferedBody } from './forward.ts';
+import { relay, sendJson, sendUpstream, type BufferedBody } from './forward.ts';
 import type { CellMadeDestinations } from '../destinations/cell-made-destinations.ts';
 import type { ObjectDestinations } from '../destinations/object-destinations.ts';
 import { restoringRefusal } from '../routing/object-refusals.ts';
@@ -62,9 +62,8 @@ export class NamedCreates {
       logger,
       maxBodyBytes,
     } = this.options;
-    const body = await readBody(request, maxBodyBytes);
-    if (body === 'too-large')
-      return sendRefusal(response, refusal(requestEntityTooLarge(maxBodyBytes), 'too-large'));
+    const body = await scope.body.read(maxBodyBytes);
+    if (!Buffer.isBuffer(body)) return sendRefusal(response, body);
     const contentType = request.headers['content-type'];
     const signal = scope.signal;
     for (let attempt = 1; ; attempt++) {

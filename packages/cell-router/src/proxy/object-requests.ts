@@ -2,7 +2,6 @@ import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 
 import { requestObjectPath } from '../request/object-path.ts';
-import { requestEntityTooLarge } from '../status/kube-status.ts';
 import { showObject } from '../views/client-view.ts';
 import type { CellNamespaces } from './cell-namespaces.ts';
 import { cellWriteBody } from './cell-writes.ts';
@@ -11,7 +10,6 @@ import { outcomeOf, refusal, type Destination, type Refusal } from '../routing/d
 import { SHOWN_ANSWER, sendRefusal } from './send-refusal.ts';
 import {
   abortOnClose,
-  readBody,
   relay,
   relayUnlessFenced,
   sendJson,
@@ -64,9 +62,8 @@ export class ObjectRequests {
     if (plan.access === 'write' && hasRequestBody(request)) {
       // An object from a list or watch through the router carries a composite resourceVersion: the cell
       // compares its own. Write bodies are read whole (kube-apiserver's 3 MiB cap) to find it.
-      const read = await readBody(request, maxBodyBytes);
-      if (read === 'too-large')
-        return sendRefusal(response, refusal(requestEntityTooLarge(maxBodyBytes), 'too-large'));
+      const read = await scope.body.read(maxBodyBytes);
+      if (!Buffer.isBuffer(read)) return sendRefusal(response, read);
       bytes = read;
     }
     const sent = await this.send(plan, destination, scope, bytes);

@@ -1,11 +1,11 @@
 import type { KubeClient } from '@cellfed/controller-kit';
 
 import { hasRequestBody } from './client-exchange.ts';
-import { readBody, relay, sendStatus, sendUpstream, type BufferedBody } from './forward.ts';
+import { relay, sendStatus, sendUpstream, type BufferedBody } from './forward.ts';
 import { cellVersionBody, cellVersionTarget } from './version-translation.ts';
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { SHOWN_ANSWER } from './send-refusal.ts';
-import { requestEntityTooLarge, type KubeStatus } from '../status/kube-status.ts';
+import { type KubeStatus } from '../status/kube-status.ts';
 import { type RequestOutcome } from '../server/request-outcome.ts';
 import type { RequestScope } from '../server/request-scope.ts';
 
@@ -25,7 +25,7 @@ export interface OwnObjectRequest {
 export async function toControlPlane(
   controlPlane: KubeClient,
   reason: string,
-  scope: Pick<RequestScope, 'request' | 'response' | 'impersonation' | 'signal'>,
+  scope: Pick<RequestScope, 'request' | 'response' | 'impersonation' | 'signal' | 'body'>,
   body?: BufferedBody,
   ownObject?: OwnObjectRequest,
 ): Promise<RequestOutcome> {
@@ -40,8 +40,11 @@ export async function toControlPlane(
     if (translated && 'status' in translated) return refuse(translated.status);
     target = translated?.target;
     if (!body && request.method !== 'GET' && hasRequestBody(request)) {
-      const bytes = await readBody(request, ownObject.maxBodyBytes);
-      if (bytes === 'too-large') return refuse(requestEntityTooLarge(ownObject.maxBodyBytes));
+      const bytes = await scope.body.read(ownObject.maxBodyBytes);
+      if (!Buffer.isBuffer(bytes)) {
+        sendStatus(response, bytes.status, bytes.headers);
+        return { code: bytes.status.code, cell: 'control-plane', route: bytes.route };
+      }
       body = { bytes };
     }
     if (body) {

@@ -1,3 +1,4 @@
+import { callerKeys } from './body-budget.ts';
 import { CallerLimits } from './caller-limits.ts';
 
 describe('CallerLimits', () => {
@@ -17,6 +18,18 @@ describe('CallerLimits', () => {
     expect(limits.acquire('mallory', false)).toBeUndefined();
     watch();
     expect(limits.acquire('mallory', true)).toBeDefined();
+  });
+
+  it('holds a caller to each of its keys: ServiceAccounts a tenant mints share their namespace’s limits', () => {
+    const limits = new CallerLimits({ maxRequestsInFlight: 2, maxLongRunning: 1 });
+    const account = (name: string) => callerKeys({ username: `system:serviceaccount:team:${name}` });
+    const first = limits.acquire(account('a1'), false)!;
+    expect(limits.acquire(account('a2'), false)).toBeDefined();
+    // A third account of the namespace is held back; nothing is held for it.
+    expect(limits.acquire(account('a3'), false)).toBeUndefined();
+    expect(limits.acquire(callerKeys({ username: 'system:serviceaccount:other:a1' }), false)).toBeDefined();
+    first();
+    expect(limits.acquire(account('a3'), false)).toBeDefined();
   });
 
   it('forgets a caller once it has nothing open', () => {

@@ -9,8 +9,10 @@ export interface CallerLimitsOptions {
 /**
  * Per-caller limits on what is open at once, so that no single identity can hold every socket, stream and
  * cell connection of the router: past a limit the request gets a 429 with Retry-After, as kube-apiserver's
- * flow control answers. Memory is bounded by the callers with something open: an entry goes with its last
- * request.
+ * flow control answers. A caller is held to the limits of each of its keys (server/body-budget.ts's
+ * `callerKeys`: its user name, and a ServiceAccount's namespace), so a tenant that mints ServiceAccounts
+ * shares one namespace's limits among them. Memory is bounded by the keys with something open: an entry
+ * goes with its last request.
  */
 export class CallerLimits {
   private readonly options: CallerLimitsOptions;
@@ -20,20 +22,29 @@ export class CallerLimits {
     this.options = options;
   }
 
-  /** A slot for one request of `caller`, released by the function returned; undefined past the limit. */
-  acquire(caller: string, longRunning: boolean): (() => void) | undefined {
-    const held = this.open.get(caller) ?? { requests: 0, longRunning: 0 };
+  /**
+   * A slot for one request under every one of a caller's `keys`, released by the function returned;
+   * undefined (nothing held) past the limit of any.
+   */
+  acquire(keys: string | readonly string[], longRunning: boolean): (() => void) | undefined {
+    const all = typeof keys === 'string' ? [keys] : keys;
     const kind = longRunning ? 'longRunning' : 'requests';
     const limit = longRunning ? this.options.maxLongRunning : this.options.maxRequestsInFlight;
-    if (held[kind] >= limit) return undefined;
-    held[kind]++;
-    this.open.set(caller, held);
+    if (all.some((key) => (this.open.get(key)?.[kind] ?? 0) >= limit)) return undefined;
+    const held = all.map((key) => {
+      const entry = this.open.get(key) ?? { requests: 0, longRunning: 0 };
+      entry[kind]++;
+      this.open.set(key, entry);
+      return [key, entry] as const;
+    });
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      held[kind]--;
-      if (held.requests === 0 && held.longRunning === 0) this.open.delete(caller);
+      for (const [key, entry] of held) {
+        entry[kind]--;
+        if (entry.requests === 0 && entry.longRunning === 0) this.open.delete(key);
+      }
     };
   }
 

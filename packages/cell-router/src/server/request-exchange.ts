@@ -11,7 +11,9 @@ import type { RequestInfo } from '../request/request-info.ts';
 import { refusal, type Refusal } from '../routing/destination.ts';
 import { badRequest, internalError } from '../status/kube-status.ts';
 import { publicErrorMessage } from '../status/public-error.ts';
+import { callerKeys } from './body-budget.ts';
 import type { CallerLimits } from './caller-limits.ts';
+import { RequestBody, type BodyHolding } from './request-body.ts';
 import { startRequestSpan } from '../tracing/request-span.ts';
 import { logFields, recordRequest, requestInfo } from './access-log.ts';
 import { type ClientRequest } from './client-request.ts';
@@ -36,10 +38,15 @@ export interface ExchangeOptions {
   readonly reviewer: Pick<AccessReviewer, 'allowed'>;
   /** What one caller may hold open at once; none: no limit. */
   readonly limits?: CallerLimits | undefined;
+  /** How request bodies are held (a budget, and how much is read before the caller is authorized). */
+  readonly bodies?: BodyHolding | undefined;
   readonly tracer: Tracer;
   readonly logger: Logger;
   readonly metrics?: RouterMetrics | undefined;
 }
+
+/** Bodies read with no budget and no authorization first (a router built without them: tests). */
+const UNBOUNDED: BodyHolding = { unauthorizedBytes: Number.POSITIVE_INFINITY };
 
 /** What the serving stage may note while it works, so a failure is logged with where it was going. */
 export interface Progress {
@@ -61,6 +68,7 @@ export async function exchange(
     impersonation: Impersonation,
     progress: Progress,
     authorize: Authorize,
+    body: RequestBody,
   ) => Promise<RequestOutcome>,
 ): Promise<void> {
   const started = performance.now();
@@ -69,6 +77,7 @@ export async function exchange(
   const progress: Progress = { outcome: { code: 500, cell: '', route: 'unhandled' } };
   let user: string | undefined;
   let release: (() => void) | undefined;
+  let body: RequestBody | undefined;
   try {
     if (typeof info === 'string') {
       progress.outcome = answerer.refuse(refusal(badRequest(info), 'bad-path'));
@@ -80,8 +89,9 @@ export async function exchange(
       return;
     }
     user = caller.user.username;
+    const keys = callerKeys(caller.user);
     // Held to its limits before anything is asked on its behalf (its impersonation's reviews too).
-    release = options.limits?.acquire(user, isLongRunning(request, info));
+    release = options.limits?.acquire(keys, isLongRunning(request, info));
     if (options.limits && !release) {
       progress.outcome = answerer.refuse(tooManyRefusal('caller-limit'));
       return;
@@ -91,12 +101,9 @@ export async function exchange(
       progress.outcome = answerer.refuse(admission.refusal);
       return;
     }
-    progress.outcome = await serve(
-      info,
-      admission.impersonation,
-      progress,
-      requestAuthorization(options.reviewer, admission.effective, info),
-    );
+    const authorize = requestAuthorization(options.reviewer, admission.effective, info);
+    body = new RequestBody(request, options.bodies ?? UNBOUNDED, keys, authorize);
+    progress.outcome = await serve(info, admission.impersonation, progress, authorize, body);
   } catch (error) {
     if (answerer.callerGone()) {
       // Logged as nginx does, 499, and not as the router's own failure.
@@ -109,6 +116,7 @@ export async function exchange(
       );
     }
   } finally {
+    body?.release();
     release?.();
     answerer.finish?.();
     recordRequest(options, request, info, user, progress.outcome, started, span);

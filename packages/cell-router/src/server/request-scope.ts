@@ -2,6 +2,7 @@ import type { Authorize } from '../auth/request-authorization.ts';
 import type { Impersonation } from '../auth/impersonation.ts';
 import { abortOnClose } from '../proxy/forward.ts';
 import type { ClientRequest, ClientResponse } from './client-request.ts';
+import type { RequestBody } from './request-body.ts';
 
 /**
  * What the front door learned of one request, read by every later stage instead of passed piece by piece
@@ -16,6 +17,8 @@ export interface RequestScope {
   readonly authorize: Authorize;
   /** Aborted when the caller leaves before its answer is written. */
   readonly signal: AbortSignal;
+  /** The request's body, read under the router's body budget (server/request-body.ts). */
+  readonly body: Pick<RequestBody, 'read'>;
 }
 
 /** The scope of an HTTP request; its signal is made when a stage first reads it (most never do). */
@@ -24,6 +27,7 @@ export function requestScope(
   response: ClientResponse,
   impersonation: Impersonation,
   authorize: Authorize,
+  body: Pick<RequestBody, 'read'>,
 ): RequestScope {
   let signal: AbortSignal | undefined;
   return {
@@ -31,6 +35,7 @@ export function requestScope(
     response,
     impersonation,
     authorize,
+    body,
     get signal() {
       return (signal ??= abortOnClose(response));
     },

@@ -41,6 +41,7 @@ import { type ClientRequest, type ClientResponse } from './client-request.ts';
 import { type RequestOutcome } from './request-outcome.ts';
 import { type Impersonation } from '../auth/impersonation.ts';
 import { requestScope, type RequestScope } from './request-scope.ts';
+import type { BodyHolding } from './request-body.ts';
 
 export interface RouterHandlerOptions {
   authenticator: Pick<Authenticator, 'authenticate'>;
@@ -52,6 +53,8 @@ export interface RouterHandlerOptions {
   reviewer?: Pick<AccessReviewer, 'allowed'>;
   /** What one caller may hold open at once (429 past it); none: no limit. */
   limits?: CallerLimits;
+  /** How request bodies are held: a budget (429 past it), and how much is read before authorization. */
+  bodies?: BodyHolding;
   controlPlane: KubeClient;
   /** The client of an engaged cell. */
   cell: (id: string) => KubeClient | undefined;
@@ -108,6 +111,7 @@ export class RouterHandler {
       authenticator: options.authenticator,
       reviewer: options.reviewer ?? new AccessReviewer({ apiserver: options.controlPlane }),
       limits: options.limits,
+      bodies: options.bodies,
       tracer: options.tracer ?? NOOP_TRACER,
       logger: options.logger,
       metrics: options.metrics,
@@ -176,8 +180,8 @@ export class RouterHandler {
         },
         finish: () => releaseUnreadBody(request),
       },
-      (info, impersonation, _progress, authorize) =>
-        this.serve(info, requestScope(request, response, impersonation, authorize)),
+      (info, impersonation, _progress, authorize, body) =>
+        this.serve(info, requestScope(request, response, impersonation, authorize, body)),
     );
 
   /**
@@ -253,6 +257,7 @@ export class RouterHandler {
         { controlPlane, recorder: orphanings, maxBodyBytes: this.options.maxBodyBytes ?? MAX_BODY_BYTES },
         info,
         request,
+        (limit: number) => scope.body.read(limit),
         impersonation,
         authorize,
         signal,

@@ -23,6 +23,7 @@ import { RouterMetrics } from '../metrics/router-metrics.ts';
 
 import { CellNamespaces } from '../proxy/cell-namespaces.ts';
 import { answerClientError } from './client-errors.ts';
+import { BodyBudget, type BodyBudgetOptions } from './body-budget.ts';
 import { CallerLimits, type CallerLimitsOptions } from './caller-limits.ts';
 import { OldCopies } from '../destinations/old-copies.ts';
 import { PromotionRequests } from '../destinations/promotion-requests.ts';
@@ -52,7 +53,16 @@ export interface RouterOptions {
   identity: string;
   /** What one caller may hold open at once; none: no limit. */
   limits?: CallerLimitsOptions;
+  /** The bytes of request bodies the router holds at once; none: no bound. */
+  bodies?: BodyBudgetOptions;
 }
+
+/**
+ * Bytes of a body read before its caller is authorized for the request (a SubjectAccessReview, cached):
+ * nearly every object is smaller, so nearly no write costs a review, and a caller without the right costs
+ * the router at most this much per request it may have in flight.
+ */
+const UNAUTHORIZED_BODY_BYTES = 64 * 1024;
 
 /**
  * The router assembled: the cell pool (a client per cell), the routing state built from the CellSet, the
@@ -128,6 +138,9 @@ export class Router {
         onReview: () => metrics.reviewSent('subjectaccessreview'),
       }),
       ...(options.limits ? { limits: new CallerLimits(options.limits) } : {}),
+      ...(options.bodies
+        ? { bodies: { budget: new BodyBudget(options.bodies), unauthorizedBytes: UNAUTHORIZED_BODY_BYTES } }
+        : {}),
       controlPlane: options.controlPlane,
       cell: (id) => this.pool.get(id)?.client,
       state: () => this.state.current(),
