@@ -64,6 +64,7 @@ export {
   cellBackupPath,
   isCurrentBackupForm,
 } from './cell-backups.ts';
+export { heldSpecPatch } from './held-spec.ts';
 export { FENCE_POLICY_NAME, fencePolicyObjects, fenceProbe, isFenceRefusal } from './fence-policy.ts';
 export { UNIT, formatResourceList, parseQuantity, parseResourceList, sameResourceList } from './quantity.ts';
 export type { ResourceList } from './quantity.ts';

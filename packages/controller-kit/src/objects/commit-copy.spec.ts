@@ -93,6 +93,25 @@ describe('commitCopy', () => {
     expect(cell.writes).toEqual([{ method: 'PATCH', path: jobPath }]);
   });
 
+  it('sets back nothing but suspend, whatever the held spec says: the commit passes no admission', async () => {
+    const cell = new FakeCell('a');
+    const jobPath = '/apis/batch/v1/namespaces/shop/jobs/forged';
+    const forged = '{"suspend":false,"template":{"spec":{"hostNetwork":true}}}';
+    const created = cell.put(jobPath, {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: 'forged', namespace: 'shop', annotations: { [MARK]: 'b', [HELD]: forged } },
+      spec: { suspend: true, template: { spec: { containers: [] } } },
+    } as KubeObject);
+
+    const commit = { client: cell, path: jobPath, mark: MARK, fieldManager: 'committer', signal };
+    expect(await commitCopy({ ...commit, heldSpec: HELD, known: created.metadata })).toBe(true);
+
+    const committed = cell.get(jobPath)! as KubeObject & { spec: unknown };
+    expect(committed.spec).toEqual({ suspend: false, template: { spec: { containers: [] } } });
+    expect(committed.metadata.annotations).toEqual({});
+  });
+
   it('gives up after a few conflicts in a row, with the conflict', async () => {
     const { cell, commit } = setUp();
     // Another writer changes the copy before each write.
@@ -108,8 +127,8 @@ describe('commitCopy', () => {
     const copy = cell.put(PATH, {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
-      metadata: { name: 'web', namespace: 'shop', annotations: { [MARK]: 'b', [HELD]: '{"paused":false}' } },
-      spec: { paused: true },
+      metadata: { name: 'web', namespace: 'shop', annotations: { [MARK]: 'b', [HELD]: '{"suspend":false}' } },
+      spec: { suspend: true },
     });
     expect(copy.metadata.generation).toBe(1);
     await commitCopy({

@@ -1,5 +1,5 @@
 import { ORIGIN_GENERATION_ANNOTATION } from '@cellfed/api';
-import { MERGE_PATCH, type KubeObject, type ObjectMeta } from '@cellfed/federation';
+import { MERGE_PATCH, heldSpecPatch, type KubeObject, type ObjectMeta } from '@cellfed/federation';
 
 import { isConflict } from '../kube/api-error.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
@@ -16,7 +16,8 @@ export interface CommitCopyOptions {
   mark: string;
   /**
    * An annotation holding spec fields (a JSON merge patch) the copy was created without, so that its cell ran
-   * nothing before the commit: the commit sets them and removes the annotation in the same write.
+   * nothing before the commit: the commit sets them (only `suspend`: @cellfed/federation's heldSpecPatch) and
+   * removes the annotation in the same write.
    */
   heldSpec?: string;
   /** The field managers the object had where it was copied from; none known, none written. */
@@ -74,7 +75,8 @@ export async function commitCopy(options: CommitCopyOptions): Promise<boolean> {
             annotations: { [mark]: null, ...(held === undefined ? {} : { [heldSpec!]: null }), ...origin },
             ...(managedFields?.length ? { managedFields } : {}),
           },
-          ...(held === undefined ? {} : { spec: JSON.parse(held) as unknown }),
+          // Only what cellfed holds back is set back (held-spec.ts): this write passes no admission.
+          ...(held === undefined ? {} : { spec: heldSpecPatch(held) }),
         },
         contentType: MERGE_PATCH,
         query: { fieldManager },
