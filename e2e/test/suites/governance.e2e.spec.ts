@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { FOLLOWER_LABEL, MIRRORED_LABEL, QUOTA_SHARE_ANNOTATION, parseCellSetSpec } from '@cellfed/api';
 import { ApiError, KubeClient } from '@cellfed/controller-kit';
 import { RoutingTable } from '@cellfed/hashing';
-import { type KubeList, type KubeObject, parseQuantity } from '@cellfed/federation';
+import { MARKS_POLICY_NAME, type KubeList, type KubeObject, parseQuantity } from '@cellfed/federation';
+import { serviceAccountToken } from '@cellfed/cells/control-plane/service-account-token.ts';
 
 import { cellSetSpec, eventually, newServiceAccountToken } from '../helpers/clients.ts';
 import { DEPLOYMENTS, deployment } from '../helpers/deployments.ts';
@@ -76,6 +77,19 @@ describeE2e('what governs a workload is in force in its cell', () => {
       if (error instanceof ApiError && error.statusCode === 404) return undefined;
       throw error;
     });
+  /** A client of the apiserver `kubeconfigFile` names (or of `server`) with `token` instead of its admin's. */
+  const withToken = (kubeconfigFile: string, token: string, server?: string) => {
+    const config = JSON.parse(readFileSync(kubeconfigFile, 'utf8')) as {
+      clusters: { cluster: { server: string } }[];
+      users: { user: Record<string, unknown> }[];
+    };
+    if (server) config.clusters.forEach((cluster) => (cluster.cluster.server = server));
+    config.users.forEach((user) => (user.user = { token }));
+    return KubeClient.fromKubeconfig(JSON.stringify(config));
+  };
+  /** A client of the router with `token` (the router's certificate is the control plane CA's). */
+  const throughRouter = (token: string) =>
+    withToken(env.controlPlane.kubeconfig, token, started!.federation.router.url);
   /** Waits until every cell of the federation holds the mirrored copy of `path`. */
   const mirroredEverywhere = (path: string) =>
     eventually(`${path} mirrored into ${ids.join(', ')}`, async () => {
@@ -155,14 +169,7 @@ describeE2e('what governs a workload is in force in its cell', () => {
         subjects: [{ kind: 'ServiceAccount', name: 'builder', namespace }],
       },
     });
-    // The control plane's admin kubeconfig, pointed at the router, with the ServiceAccount's token instead.
-    const config = JSON.parse(readFileSync(env.controlPlane.kubeconfig, 'utf8')) as {
-      clusters: { cluster: { server: string } }[];
-      users: { user: Record<string, unknown> }[];
-    };
-    config.clusters.forEach((cluster) => (cluster.cluster.server = started!.federation.router.url));
-    config.users.forEach((user) => (user.user = { token }));
-    const builder = KubeClient.fromKubeconfig(JSON.stringify(config));
+    const builder = throughRouter(token);
     try {
       // A list asks every cell as the ServiceAccount: each must hold the binding.
       const listed = await eventually('the builder to list Deployments in every cell', () =>
@@ -549,19 +556,127 @@ describeE2e('what governs a workload is in force in its cell', () => {
 
     // A caller not allowed the write is told that first, as kube-apiserver authorizes before it validates.
     const token = await newServiceAccountToken(env.controlPlane.kubeconfig, namespace, 'nobody');
-    const config = JSON.parse(readFileSync(env.controlPlane.kubeconfig, 'utf8')) as {
-      clusters: { cluster: { server: string } }[];
-      users: { user: Record<string, unknown> }[];
-    };
-    config.clusters.forEach((cluster) => (cluster.cluster.server = started!.federation.router.url));
-    config.users.forEach((user) => (user.user = { token }));
-    const nobody = KubeClient.fromKubeconfig(JSON.stringify(config));
+    const nobody = throughRouter(token);
     try {
       expect((await refusal(nobody.request('POST', deploymentsPath(), { body: marked }))).statusCode).toBe(
         403,
       );
     } finally {
       await nobody.close();
+    }
+  });
+
+  it('refuses a tenant’s write of a mark however it is spelled, through the router and in the cell itself', async () => {
+    // The tenant of the report: get, list, patch and update of Deployments (and their status) and ConfigMaps.
+    const token = await newServiceAccountToken(env.controlPlane.kubeconfig, namespace, 'tenant');
+    await routed.request('POST', `${RBAC}/namespaces/${namespace}/roles`, {
+      body: {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'Role',
+        metadata: { name: 'tenant' },
+        rules: [
+          {
+            apiGroups: ['apps', ''],
+            resources: ['deployments', 'deployments/status', 'configmaps'],
+            verbs: ['get', 'list', 'patch', 'update'],
+          },
+        ],
+      },
+    });
+    await routed.request('POST', `${RBAC}/namespaces/${namespace}/rolebindings`, {
+      body: {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name: 'tenant' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'tenant' },
+        subjects: [{ kind: 'ServiceAccount', name: 'tenant', namespace }],
+      },
+    });
+    await routed.request('POST', deploymentsPath(), { body: deployment('forged') });
+    await routed.request('POST', inNamespace('configmaps'), {
+      body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'forged' }, data: { a: '1' } },
+    });
+    const tenant = throughRouter(token);
+    const home = cells.get(cellOf('forged'))!;
+    try {
+      await eventually('the tenant’s Role in every cell', () =>
+        tenant.request('GET', deploymentsPath('forged')).then(
+          () => true,
+          () => undefined,
+        ),
+      );
+      // Sent as the text a client writes: the escapes must reach the router as they are.
+      const patch = async (path: string, contentType: string, text: string) =>
+        refusal(tenant.request('PATCH', path, { contentType, body: text }));
+      const refusals = [
+        await patch(
+          deploymentsPath('forged'),
+          'application/json-patch+json',
+          '[{"op":"add","path":"/metadata/annotations/cellfed.io~1held-spec","value":"{}"}]',
+        ),
+        await patch(
+          inNamespace('configmaps', 'forged'),
+          'application/merge-patch+json',
+          '{"metadata":{"annotations":{"cellfed.io\\u002ffenced-at":"2026-12-06T00:00:00Z"}}}',
+        ),
+        await patch(
+          inNamespace('configmaps', 'forged'),
+          'application/merge-patch+json',
+          '{"metadata":{"labels":{"cellfed.io\\/followed-from":"control-plane"}}}',
+        ),
+        await patch(
+          `${deploymentsPath('forged')}/status`,
+          'application/merge-patch+json',
+          '{"metadata":{"annotations":{"cellfed.io/held-spec":"{}"}}}',
+        ),
+      ];
+      expect(refusals.map((refused) => [refused.statusCode, refused.message])).toEqual([
+        [422, expect.stringContaining('metadata.annotations[cellfed.io/held-spec]: Forbidden')],
+        [422, expect.stringContaining('metadata.annotations[cellfed.io/fenced-at]: Forbidden')],
+        [422, expect.stringContaining('metadata.labels[cellfed.io/followed-from]: Forbidden')],
+        [422, expect.stringContaining('metadata.annotations[cellfed.io/held-spec]: Forbidden')],
+      ]);
+      const marksOf = async (path: string) => {
+        const { metadata } = (await found(home, path))!;
+        return [...Object.keys(metadata.labels ?? {}), ...Object.keys(metadata.annotations ?? {})].filter(
+          (key) => key.startsWith('cellfed.io/'),
+        );
+      };
+      expect(await marksOf(deploymentsPath('forged'))).toEqual([]);
+      expect(await marksOf(inNamespace('configmaps', 'forged'))).toEqual([]);
+
+      // In the cell itself, past the router (the cell's own token for the mirrored ServiceAccount): the
+      // marks policy judges the object as stored, whatever the write's encoding.
+      const cellConfig = env.cells.find((cell) => cell.id === cellOf('forged'))!.kubeconfig;
+      const cellTenant = withToken(
+        cellConfig,
+        await serviceAccountToken(cellConfig, namespace, 'tenant', 600),
+      );
+      try {
+        const inCell = await eventually('the tenant’s Role in the cell', () =>
+          refusal(
+            cellTenant.request('PATCH', inNamespace('configmaps', 'forged'), {
+              contentType: 'application/merge-patch+json',
+              body: { metadata: { annotations: { 'cellfed.io/held-spec': '{}' } } },
+            }),
+          ).then((refused) =>
+            refused.statusCode === 403 && !refused.message.includes('cellfed') ? undefined : refused,
+          ),
+        );
+        expect(inCell.statusCode).toBe(422);
+        expect(inCell.message).toContain(`ValidatingAdmissionPolicy '${MARKS_POLICY_NAME}'`);
+        expect(inCell.message).toContain('metadata.annotations[cellfed.io/held-spec]: Forbidden');
+        // Its own labels it may write.
+        await cellTenant.request('PATCH', inNamespace('configmaps', 'forged'), {
+          contentType: 'application/merge-patch+json',
+          body: { metadata: { labels: { team: 'a' } } },
+        });
+      } finally {
+        await cellTenant.close();
+      }
+      expect(await marksOf(inNamespace('configmaps', 'forged'))).toEqual([]);
+    } finally {
+      await tenant.close();
     }
   });
 

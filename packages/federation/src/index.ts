@@ -66,6 +66,7 @@ export {
 } from './cell-backups.ts';
 export { heldSpecPatch } from './held-spec.ts';
 export { FENCE_POLICY_NAME, fencePolicyObjects, fenceProbe, isFenceRefusal } from './fence-policy.ts';
+export { MARKS_POLICY_NAME, marksPolicyObjects } from './marks-policy.ts';
 export { UNIT, formatResourceList, parseQuantity, parseResourceList, sameResourceList } from './quantity.ts';
 export type { ResourceList } from './quantity.ts';
 export { countedResource, countsObjects } from './quota-names.ts';

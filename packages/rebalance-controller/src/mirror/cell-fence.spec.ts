@@ -1,5 +1,5 @@
 import { ApiError } from '@cellfed/controller-kit';
-import { type KubeObject, FENCE_POLICY_NAME } from '@cellfed/federation';
+import { type KubeObject, FENCE_POLICY_NAME, MARKS_POLICY_NAME } from '@cellfed/federation';
 
 import { ensureCellFence, ownUserName } from './cell-fence.ts';
 import { RebalanceErrorCode } from '../errors.ts';
@@ -39,11 +39,19 @@ const fence = async (cell: ReturnType<typeof fakeCell>) =>
   ensureCellFence(cell.client, await ownUserName(cell.client, signal), signal);
 
 describe('ensureCellFence', () => {
-  it('applies the policy and binding exempting the controller’s own user, then proves the cell enforces them', async () => {
+  it('applies the policies and bindings exempting the controller’s own user, then proves the cell enforces them', async () => {
     const cell = fakeCell(() => Promise.reject(FENCE_REFUSAL));
-    await expect(fence(cell)).resolves.toBe(2);
-    const policy = [...cell.stored.values()].find((object) => object.kind === 'ValidatingAdmissionPolicy');
-    expect(JSON.stringify(policy)).toContain('request.userInfo.username == \\"cellfed-components\\"');
+    await expect(fence(cell)).resolves.toBe(4);
+    const policy = (name: string) =>
+      [...cell.stored.values()].find(
+        (object) => object.kind === 'ValidatingAdmissionPolicy' && object.metadata.name === name,
+      );
+    expect(JSON.stringify(policy(FENCE_POLICY_NAME))).toContain(
+      'request.userInfo.username == \\"cellfed-components\\"',
+    );
+    expect(JSON.stringify(policy(MARKS_POLICY_NAME))).toContain(
+      'request.userInfo.username != \\"cellfed-components\\"',
+    );
     expect(cell.calls.at(-1)).toMatchObject({ method: 'POST', query: { dryRun: 'All' } });
   });
 
@@ -52,10 +60,10 @@ describe('ensureCellFence', () => {
     await fence(cell);
     const writes = () => cell.calls.filter((call) => call.method === 'PATCH').length;
     await expect(fence(cell)).resolves.toBe(0);
-    expect(writes()).toBe(2);
-    // Another user name (new credentials for the controller) changes the policy: it is applied again.
+    expect(writes()).toBe(4);
+    // Another user name (new credentials for the controller) changes the policies: they are applied again.
     cell.user = 'cellfed-rotated';
-    await expect(fence(cell)).resolves.toBe(1);
+    await expect(fence(cell)).resolves.toBe(2);
   });
 
   it('fails while the cell accepts the probe (the policy is not loaded yet), so nothing moves out of it', async () => {

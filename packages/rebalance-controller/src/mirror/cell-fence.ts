@@ -1,5 +1,5 @@
 import { ApiError, errorMessage, type KubeClient } from '@cellfed/controller-kit';
-import { fencePolicyObjects, fenceProbe, isFenceRefusal } from '@cellfed/federation';
+import { fencePolicyObjects, fenceProbe, isFenceRefusal, marksPolicyObjects } from '@cellfed/federation';
 
 import { applyIfChanged } from './apply-if-changed.ts';
 import { RebalanceError, RebalanceErrorCode } from '../errors.ts';
@@ -9,17 +9,21 @@ type Client = Pick<KubeClient, 'request'>;
 const POLICIES = '/apis/admissionregistration.k8s.io/v1';
 
 /**
- * Puts the write fence policy in a cell (see `FENCE_POLICY_NAME`), exempting `user`, the controller's own
- * user name there (see {@link ownUserName}), and proves the cell enforces it: a dry-run create of the probe must be refused by it. Until
- * then no object may leave the cell, so this is part of the mirror pass the gate waits for. Answers the
- * number of writes.
+ * Puts the write fence policy in a cell (see `FENCE_POLICY_NAME`), and the policy that keeps cellfed's marks
+ * cellfed's (see `MARKS_POLICY_NAME`), exempting `user`, the controller's own user name there (see
+ * {@link ownUserName}), and proves the cell enforces the fence: a dry-run create of the probe must be refused
+ * by it. Until then no object may leave the cell, so this is part of the mirror pass the gate waits for.
+ * Answers the number of writes.
  */
 export async function ensureCellFence(cell: Client, user: string, signal: AbortSignal): Promise<number> {
   const [policy, binding] = fencePolicyObjects(user);
+  const [marksPolicy, marksBinding] = marksPolicyObjects(user);
   let writes = 0;
   for (const [object, resource] of [
     [policy, 'validatingadmissionpolicies'],
     [binding, 'validatingadmissionpolicybindings'],
+    [marksPolicy, 'validatingadmissionpolicies'],
+    [marksBinding, 'validatingadmissionpolicybindings'],
   ] as const) {
     const path = `${POLICIES}/${resource}/${object.metadata.name ?? ''}`;
     if (await applyIfChanged(cell, path, object, object['spec'], signal)) writes++;
