@@ -73,17 +73,43 @@ describe('AccessReviewer', () => {
     expect(sent).toHaveLength(2);
   });
 
-  it('sends at most maxInFlight reviews at once: past it, busy (the caller retries)', async () => {
-    let release: (allowed: boolean) => void = () => undefined;
-    const held = new Promise<boolean>((resolve) => (release = resolve));
-    const { reviewer } = setup([held, held]);
-    const first = [
-      reviewer.allowed(alice, { ...GET_CM, name: 'a' }),
-      reviewer.allowed(alice, { ...GET_CM, name: 'b' }),
-    ];
-    await expect(reviewer.allowed(alice, { ...GET_CM, name: 'c' })).rejects.toBeInstanceOf(AccessReviewsBusy);
-    release(true);
-    expect(await Promise.all(first)).toEqual([true, true]);
+  it('sends at most maxInFlight reviews at once; the rest wait, and past its queue a caller is busy (a 429)', async () => {
+    const answers: ((allowed: boolean) => void)[] = [];
+    const sent: string[] = [];
+    const apiserver = {
+      request: <T>(_method: string, _path: string, options: { body?: unknown } = {}): Promise<T> => {
+        const spec = (options.body as { spec: { user: string; resourceAttributes: { name: string } } }).spec;
+        sent.push(`${spec.user}/${spec.resourceAttributes.name}`);
+        return new Promise<T>((resolve) => answers.push((allowed) => resolve({ status: { allowed } } as T)));
+      },
+    };
+    const reviewer = new AccessReviewer({ apiserver, maxInFlight: 2, maxWaitingPerCaller: 48 });
+    const tenant = (n: number) => ({
+      username: `system:serviceaccount:tenant:sa-${n}`,
+      groups: [],
+      extra: {},
+    });
+    // A tenant's 50 accounts each ask something no cache holds (2 sent, 48 wait: its queue is full); then alice.
+    const flood = Array.from({ length: 50 }, (_, n) =>
+      reviewer.allowed(tenant(n), { ...GET_CM, name: `x${n}` }),
+    );
+    await expect(reviewer.allowed(tenant(99), { ...GET_CM, name: 'x99' })).rejects.toBeInstanceOf(
+      AccessReviewsBusy,
+    );
+    const hers = reviewer.allowed(alice, GET_CM);
+    expect(sent).toHaveLength(2);
+    // One review of the tenant's ends: the next turn is the tenant's, then hers, not after its 48 others.
+    answers.shift()!(true);
+    await Promise.resolve();
+    answers.shift()!(true);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sent.indexOf('alice/app')).toBe(3);
+    while (answers.length > 0) {
+      answers.shift()!(true);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(await hers).toBe(true);
+    expect(await Promise.all(flood)).toHaveLength(50);
   });
 
   it('keeps at most maxEntries answers: a stream of different asks cannot grow it', async () => {

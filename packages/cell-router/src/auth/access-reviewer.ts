@@ -1,6 +1,8 @@
 import { realClock, type Clock, type KubeClient } from '@cellfed/controller-kit';
 
+import { flowOf } from './caller-keys.ts';
 import { ExpiringCache } from './expiring-cache.ts';
+import { FairQueue } from './fair-queue.ts';
 import type { UserInfo } from './user-info.ts';
 
 /** What a SubjectAccessReview asks: a verb on a resource (or a subresource) or on a non-resource path. */
@@ -24,8 +26,13 @@ export interface AccessReviewerOptions {
   /** How long a denied answer is reused (the webhook authorizer's default, 30 s). */
   readonly deniedTtlMs?: number;
   readonly maxEntries?: number;
-  /** Reviews sent at once at most; past it {@link AccessReviewsBusy} is thrown (a 429). Default 64. */
+  /** Reviews sent at once at most; the others wait their turn by caller (auth/fair-queue.ts). Default 64. */
   readonly maxInFlight?: number;
+  /**
+   * Reviews one caller (a user, or every ServiceAccount of a namespace) may have waiting; past it
+   * {@link AccessReviewsBusy} is thrown (a 429). Default 128.
+   */
+  readonly maxWaitingPerCaller?: number;
   /** Told of each review sent (not answered from the cache). */
   readonly onReview?: () => void;
 }
@@ -33,7 +40,7 @@ export interface AccessReviewerOptions {
 /** Above this many bytes of caller-chosen text a decision is not cached (as kube-apiserver's webhook cache). */
 const MAX_CACHED_KEY_BYTES = 10_000;
 
-/** No review could be sent now: too many are in flight. The caller is told to retry (429). */
+/** No review could be sent now: the caller has too many waiting. It is told to retry (429). */
 export class AccessReviewsBusy extends Error {
   override readonly name = 'AccessReviewsBusy';
 }
@@ -45,16 +52,23 @@ interface SubjectAccessReview {
 /**
  * Asks an apiserver whether a user may do something (SubjectAccessReview), before the router does anything
  * for that user: answers are cached briefly, in a bounded cache, as kube-apiserver's webhook authorizer
- * caches them, so a burst of requests costs one review; a failed review is not cached, and throws; so does
- * one past the cap on reviews in flight ({@link AccessReviewsBusy}).
+ * caches them, so a burst of requests costs one review; a failed review is not cached, and throws. Reviews
+ * in flight are capped and taken in turn by caller (a user, or a namespace's ServiceAccounts), so one
+ * caller's burst of uncacheable questions delays another's by a turn, never locks it out; past its queue a
+ * caller gets {@link AccessReviewsBusy}.
  */
 export class AccessReviewer {
   private readonly options: AccessReviewerOptions;
   private readonly decisions: ExpiringCache<boolean>;
   private readonly pending = new Map<string, Promise<boolean>>();
+  private readonly reviews: FairQueue;
 
   constructor(options: AccessReviewerOptions) {
     this.options = options;
+    this.reviews = new FairQueue({
+      concurrency: options.maxInFlight ?? 64,
+      maxWaitingPerKey: options.maxWaitingPerCaller ?? 128,
+    });
     this.decisions = new ExpiringCache({
       clock: options.clock ?? realClock,
       maxEntries: options.maxEntries ?? 8192,
@@ -78,9 +92,9 @@ export class AccessReviewer {
     // Concurrent requests for the same decision share one review.
     let review = this.pending.get(key);
     if (!review) {
-      if (this.pending.size >= (this.options.maxInFlight ?? 64))
-        throw new AccessReviewsBusy('too many authorization reviews in flight');
-      review = this.review(spec).finally(() => this.pending.delete(key));
+      const queued = this.reviews.run(flowOf(user), () => this.review(spec));
+      if (!queued) throw new AccessReviewsBusy('too many authorization reviews waiting for this caller');
+      review = queued.finally(() => this.pending.delete(key));
       this.pending.set(key, review);
     }
     const allowed = await review;

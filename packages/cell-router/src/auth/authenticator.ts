@@ -5,6 +5,7 @@ import type { PeerCertificate, TLSSocket } from 'node:tls';
 import { realClock, type Clock, type KubeClient } from '@cellfed/controller-kit';
 
 import { ExpiringCache } from './expiring-cache.ts';
+import { FairQueue } from './fair-queue.ts';
 
 import type { UserInfo } from './user-info.ts';
 
@@ -16,18 +17,20 @@ export interface AuthenticatorOptions {
   tokenCacheMs?: number;
   /** How long a TokenReview's no is reused. Default 5 s. */
   rejectedTokenCacheMs?: number;
-  /** At most this many TokenReviews at once; a token past it waits for a retry (429). Default 32. */
+  /** At most this many TokenReviews at once. Default 32. */
   maxReviewsInFlight?: number;
   /**
-   * Of them, at most this many for one client address, so nobody holds them all: half, by default (16), as
-   * many clients may share one address behind a NAT or a proxy.
+   * Reviews one flow may have waiting for their turn (a flow: a client address for tokens never accepted,
+   * the token itself for one accepted before); past it, a 429. Default 64.
    */
-  maxReviewsInFlightPerPeer?: number;
+  maxReviewsWaitingPerFlow?: number;
+  /** How long a token accepted once is known, so that its next review goes in a flow of its own. Default 5 min. */
+  knownTokenMs?: number;
   /**
-   * How long a yes is still used when no review can be sent now (the cap is reached): a known caller is not
-   * turned away by someone else's flood of made-up tokens. Default 5 min.
+   * Tokens one client address may have rejected per `rejectedTokenCacheMs`; past it, its tokens never seen
+   * get a 429 without a review until the period ends (its known tokens are still reviewed). Default 64.
    */
-  staleTokenMs?: number;
+  maxRejectedPerPeer?: number;
   /** Told of each TokenReview sent (not answered from a cache). */
   onReview?: () => void;
 }
@@ -54,16 +57,22 @@ const MAX_TOKEN_BYTES = 16 * 1024;
  * Who sent a request: a client certificate verified against the configured CA (CN is the user, O the
  * groups, as kube-apiserver reads them), or a bearer token the control plane vouches for (TokenReview).
  * Anonymous requests are refused. Reviews are what an unauthenticated caller can make the router send as
- * itself, so they are bounded: answers cached (yes and no apart, each cache bounded, so a spray of bad
- * tokens cannot push the good ones out), one review per token at a time, a cap on reviews in flight.
+ * itself, so they are bounded and shared fairly: answers cached (yes and no apart, each cache bounded, so a
+ * spray of bad tokens cannot push the good ones out; a yes never used past its time, however busy the
+ * reviews are, so a revoked token stops working), one review per token at a time, a cap on reviews in
+ * flight, taken in turn by flow (auth/fair-queue.ts): a token never accepted waits in its client address's
+ * flow, one accepted before in its own, so a flood of made-up tokens delays nobody else's review by more
+ * than a turn.
  */
 export class Authenticator {
   private readonly options: AuthenticatorOptions;
   /** A yes, with when it stops being fresh: kept past that (stale) for when no review can be sent. */
   private readonly accepted: ExpiringCache<{ result: Authentication; freshUntil: number }>;
   private readonly clock: Clock;
-  private readonly pendingPerPeer = new Map<string, number>();
+  private readonly reviews: FairQueue;
   private readonly rejected: ExpiringCache<Authentication>;
+  /** Rejections per client address in the current period: what made-up tokens may cost the control plane. */
+  private readonly rejections: ExpiringCache<{ count: number }>;
   private readonly pending = new Map<string, Promise<Authentication>>();
   private readonly certificateUsers = new WeakMap<object, UserInfo | null>();
 
@@ -72,6 +81,11 @@ export class Authenticator {
     const clock = (this.clock = options.clock ?? realClock);
     this.accepted = new ExpiringCache({ clock, maxEntries: 10_000 });
     this.rejected = new ExpiringCache({ clock, maxEntries: 1_000 });
+    this.rejections = new ExpiringCache({ clock, maxEntries: 10_000 });
+    this.reviews = new FairQueue({
+      concurrency: options.maxReviewsInFlight ?? 32,
+      maxWaitingPerKey: options.maxReviewsWaitingPerFlow ?? 64,
+    });
   }
 
   async authenticate(request: Pick<IncomingMessage, 'headers' | 'socket'>): Promise<Authentication> {
@@ -101,25 +115,19 @@ export class Authenticator {
     if (rejected) return rejected;
     let review = this.pending.get(id);
     if (!review) {
-      const fromPeer = this.pendingPerPeer.get(peer) ?? 0;
-      if (
-        this.pending.size >= (this.options.maxReviewsInFlight ?? 32) ||
-        fromPeer >= (this.options.maxReviewsInFlightPerPeer ?? 16)
-      )
-        return accepted?.result ?? { busy: 'too many token reviews in flight' };
-      this.pendingPerPeer.set(peer, fromPeer + 1);
-      review = this.review(id, token).finally(() => {
-        this.pending.delete(id);
-        const left = (this.pendingPerPeer.get(peer) ?? 1) - 1;
-        if (left > 0) this.pendingPerPeer.set(peer, left);
-        else this.pendingPerPeer.delete(peer);
-      });
+      // A token accepted before (its yes gone stale) is its own flow; any other waits with its address's.
+      const flow = accepted ? `token:${id}` : `peer:${peer}`;
+      if (!accepted && (this.rejections.get(peer)?.count ?? 0) >= (this.options.maxRejectedPerPeer ?? 64))
+        return { busy: 'too many rejected tokens from this client; retry later' };
+      const queued = this.reviews.run(flow, () => this.review(id, token, peer));
+      if (!queued) return { busy: 'too many token reviews waiting from this client' };
+      review = queued.finally(() => this.pending.delete(id));
       this.pending.set(id, review);
     }
     return review;
   }
 
-  private async review(id: string, token: string): Promise<Authentication> {
+  private async review(id: string, token: string, peer: string): Promise<Authentication> {
     this.options.onReview?.();
     let result: Authentication;
     try {
@@ -151,9 +159,16 @@ export class Authenticator {
       this.accepted.set(
         id,
         { result, freshUntil: this.clock.now() + freshMs },
-        Math.max(freshMs, this.options.staleTokenMs ?? 300_000),
+        Math.max(freshMs, this.options.knownTokenMs ?? 300_000),
       );
-    } else this.rejected.set(id, result, this.options.rejectedTokenCacheMs ?? 5_000);
+    } else {
+      const period = this.options.rejectedTokenCacheMs ?? 5_000;
+      this.rejected.set(id, result, period);
+      // Counted per period from the first rejection: the entry is not renewed by later ones.
+      const counted = this.rejections.get(peer);
+      if (counted) counted.count++;
+      else this.rejections.set(peer, { count: 1 }, period);
+    }
     return result;
   }
 }

@@ -1,10 +1,8 @@
-import type { UserInfo } from '../auth/user-info.ts';
-
 /** How many bytes of request bodies the router holds at once. */
 export interface BodyBudgetOptions {
   /** For everyone together: the bound on the router's memory for bodies, whoever sends them. */
   readonly totalBytes: number;
-  /** For one caller key ({@link callerKeys}): what one identity, or one namespace's ServiceAccounts, may hold. */
+  /** For one caller key (auth/caller-keys.ts): what one identity, or one namespace's ServiceAccounts, may hold. */
   readonly perCallerBytes: number;
 }
 
@@ -52,17 +50,4 @@ export class BodyBudget {
   get callers(): number {
     return this.byKey.size;
   }
-}
-
-const SERVICE_ACCOUNT = /^system:serviceaccount:([^:]+):[^:]+$/;
-
-/**
- * The keys a caller's shares are counted under: its user name, and for a ServiceAccount its namespace too,
- * so that a tenant who may mint ServiceAccounts in its namespace does not get a share per account.
- */
-export function callerKeys(user: Pick<UserInfo, 'username'>): string[] {
-  const serviceAccount = SERVICE_ACCOUNT.exec(user.username);
-  return serviceAccount
-    ? [`user:${user.username}`, `serviceaccounts:${serviceAccount[1]!}`]
-    : [`user:${user.username}`];
 }

@@ -1,4 +1,4 @@
-import { callerKeys } from './body-budget.ts';
+import { callerKeys } from '../auth/caller-keys.ts';
 import { CallerLimits } from './caller-limits.ts';
 
 describe('CallerLimits', () => {

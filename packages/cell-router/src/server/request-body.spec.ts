@@ -4,7 +4,8 @@ import { Readable } from 'node:stream';
 import { refusal } from '../routing/destination.ts';
 import { forbidden } from '../status/kube-status.ts';
 import { keepAliveUploads } from '../testing/keep-alive-uploads.ts';
-import { BodyBudget, callerKeys } from './body-budget.ts';
+import { callerKeys } from '../auth/caller-keys.ts';
+import { BodyBudget } from './body-budget.ts';
 import type { ClientRequest } from './client-request.ts';
 import { RequestBody } from './request-body.ts';
 

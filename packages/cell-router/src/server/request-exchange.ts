@@ -11,7 +11,7 @@ import type { RequestInfo } from '../request/request-info.ts';
 import { refusal, type Refusal } from '../routing/destination.ts';
 import { badRequest, internalError } from '../status/kube-status.ts';
 import { publicErrorMessage } from '../status/public-error.ts';
-import { callerKeys } from './body-budget.ts';
+import { callerKeys } from '../auth/caller-keys.ts';
 import type { CallerLimits } from './caller-limits.ts';
 import { RequestBody, type BodyHolding } from './request-body.ts';
 import { startRequestSpan } from '../tracing/request-span.ts';
