@@ -66,6 +66,17 @@ const OWN = flagGroup({
     min: 3 * 1024 * 1024,
     max: Number.MAX_SAFE_INTEGER,
   }),
+  maxConnections: intFlag('max-connections', {
+    help: 'client connections open at once, for all callers; past it a connection is closed at once (an HTTP/2 connection with no stream open for 90 s is closed too)',
+    default: 20_000,
+    max: Number.MAX_SAFE_INTEGER,
+  }),
+  maxWatchBytesHeld: intFlag('max-watch-bytes-held', {
+    help: 'bytes of cells’ events all watches together hold for clients that read slower than the cells send (8 MiB for one watch); past it watches stop reading their cells, and a live watch whose client takes nothing for 10 s is ended (the client resumes)',
+    default: 256 * 1024 * 1024,
+    min: 8 * 1024 * 1024,
+    max: Number.MAX_SAFE_INTEGER,
+  }),
   maxBodyBytesPerCaller: intFlag('max-body-bytes-per-caller', {
     help: 'bytes of request bodies one caller (its user name, and a ServiceAccount’s namespace) may have held at once; past it a 429',
     default: 32 * 1024 * 1024,

@@ -64,6 +64,8 @@ try {
       maxLongRunning: config.maxLongRunningPerCaller,
     },
     bodies: { totalBytes: config.maxBodyBytesInFlight, perCallerBytes: config.maxBodyBytesPerCaller },
+    watchBytes: config.maxWatchBytesHeld,
+    maxConnections: config.maxConnections,
   });
   manager = new Manager({ name: 'cell-router', config: config.manager, logger, registry, controlPlane });
   manager.addReadyCheck('routing', () => router.readyCheck());

@@ -8,6 +8,7 @@ import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { routingState } from '../routing/route-plan.ts';
 import { decodeCellVersions, encodeCellVersions } from './cell-versions.ts';
 import { serveMergedWatch, type CellWatcher } from './merged-watch.ts';
+import { WatchBytesBudget, type WatchBufferLimits } from './watch-buffer.ts';
 import { ResourceHistory } from '../history/resource-history.ts';
 import { shownVersion } from './source-versions.ts';
 
@@ -78,6 +79,7 @@ function watch(
   /** How long each write to the client takes (a slow client: the cells' events wait in the queue). */
   writeDelayMs = 0,
   history?: ResourceHistory,
+  buffer?: WatchBufferLimits,
 ) {
   const state = routingState(spec, 1);
   let current = state;
@@ -90,6 +92,8 @@ function watch(
   const held: typeof lines = [];
   const abort = new AbortController();
   let ended = false;
+  let cut = false;
+  let unblock: () => void = () => undefined;
   const done = serveMergedWatch(
     {
       state: () => current,
@@ -102,13 +106,20 @@ function watch(
       readCopy,
       logger: memoryLogger().logger,
       ...(history ? { history } : {}),
+      ...(buffer ? { buffer } : {}),
     },
     {
       start: () => undefined,
-      // As the client's answer: what is written is held until a flush (or the end) sends it.
+      // As the client's answer: what is written is held until a flush (or the end) sends it; a client that
+      // reads nothing (writeDelayMs Infinity) until the answer is cut.
       write: async (line) => {
-        if (writeDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, writeDelayMs));
+        if (writeDelayMs === Infinity) await new Promise<void>((resolve) => (unblock = resolve));
+        else if (writeDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, writeDelayMs));
         held.push(JSON.parse(line.toString()));
+      },
+      cut: () => {
+        cut = true;
+        unblock();
       },
       flush: async () => {
         lines.push(...held.splice(0));
@@ -129,6 +140,7 @@ function watch(
     home,
     load,
     isEnded: () => ended,
+    isCut: () => cut,
     controlPlane: sources[CONTROL_PLANE_SOURCE]!,
   };
 }
@@ -150,6 +162,37 @@ function joiningCells() {
 }
 
 describe('serveMergedWatch', () => {
+  it('holds at most its buffer for a client that reads nothing, then ends its watch, giving every byte back', async () => {
+    const cells = { a: fakeCell(), b: fakeCell() };
+    const budget = new WatchBytesBudget(1024 * 1024 * 1024);
+    const w = watch(
+      cells,
+      '/api/v1/namespaces/ns/configmaps?watch=1',
+      normal,
+      undefined,
+      Infinity,
+      undefined,
+      {
+        perWatchBytes: 4 * 1024,
+        stallMs: 50,
+        budget,
+      },
+    );
+    await until('both watches', () => cells.a.streams.length === 1 && cells.b.streams.length === 1);
+    // 4,000 events of over 100 bytes: more than 400 KB the client never takes.
+    for (let i = 0; i < 4_000; i++)
+      cells.a.send('ADDED', { namespace: 'ns', name: `cm-${i}`, resourceVersion: String(10 + i) });
+    await until('the buffer full', () => budget.held >= 4 * 1024);
+    // The buffer's limit and the one chunk (64 KiB) read past it: the rest waits in the cell's stream.
+    expect(budget.held).toBeLessThan(4 * 1024 + 64 * 1024 + 1024);
+    expect(cells.a.streams[0]!.readableLength + cells.a.streams[0]!.writableLength).toBeGreaterThan(
+      200 * 1024,
+    );
+    await w.done;
+    expect(w.isCut()).toBe(true);
+    expect(budget.held).toBe(0);
+  });
+
   it('merges the cells, shows each object from its cell only, and stamps every event with the composite version', async () => {
     const cells = { a: fakeCell(), b: fakeCell() };
     const w = watch(cells, '/api/v1/namespaces/ns/configmaps?watch=1');

@@ -1,4 +1,4 @@
-import { Fifo, errorMessage, realClock, sleep, type Clock, type WatchEvent } from '@cellfed/controller-kit';
+import { errorMessage, realClock, sleep, type Clock, type WatchEvent } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 
 import {
@@ -27,6 +27,7 @@ import { resolveCollectionStart } from './watch-start.ts';
 import { withRequirement } from '../request/selector-terms.ts';
 import { parseRequestInfo } from '../request/request-info.ts';
 import { ownObjectsOnly } from './own-objects.ts';
+import { DEFAULT_WATCH_BUFFER, WatchBuffer, type WatchBufferLimits } from './watch-buffer.ts';
 
 /** What the merged watch needs of a cell's client (KubeClient.raw): a streaming GET. */
 export interface CellWatcher {
@@ -69,11 +70,13 @@ export interface MergedWatchRequest {
   readonly history?: ResourceHistory;
   /** Makes the history follow cells that joined (called before a joined cell's watch opens). */
   readonly followSources?: () => Promise<unknown>;
+  /** What the watch holds for its client at most (collections/watch-buffer.ts); a default of 8 MiB. */
+  readonly buffer?: WatchBufferLimits;
 }
 
 /** A cell's event, with the cell's version it gives (none for a streaming list's initial objects). */
 type CellEvent =
-  | { cell: string; event: WatchEvent; resourceVersion: string | undefined }
+  | { cell: string; event: WatchEvent; resourceVersion: string | undefined; bytes?: number }
   | { cell: string; closed: KubeStatus };
 
 const CONTROL_PARAMS = ['resourceVersion', 'resourceVersionMatch', 'watch', 'sendInitialEvents'];
@@ -109,12 +112,11 @@ export async function serveMergedWatch(
 
   const stop = new AbortController();
   request.signal.addEventListener('abort', () => stop.abort(), { once: true });
-  // A streaming list queues its cells' initial events by the thousand: an array's shift would copy them all.
-  const queue = new Fifo<CellEvent>();
-  let wake: (() => void) | undefined;
+  // What the client has yet to be sent, bounded: a client that reads slowly holds its cells' readers back.
+  const queue = new WatchBuffer<CellEvent>(request.buffer ?? DEFAULT_WATCH_BUFFER, clock);
   const push = (item: CellEvent) => {
-    queue.push(item);
-    wake?.();
+    // Once the watch is over nothing more is held (what is left is given back on the way out).
+    if (!stop.signal.aborted) queue.push(item, 'bytes' in item ? (item.bytes ?? 0) : 0);
   };
   const watching = new Set<string>();
 
@@ -180,7 +182,25 @@ export async function serveMergedWatch(
             throw new Error(`cell ${cell} answered ${answer.code}: ${answer.text?.slice(0, 200)}`);
           body = answer.body;
         }
-        for await (const event of codec.events(body!)) {
+        const counted = countedBytes(body!);
+        let before = 0;
+        for await (const event of codec.events(counted.chunks)) {
+          // Its size as it came: what the client's buffer holds it at.
+          const bytes = counted.total() - before;
+          before = counted.total();
+          if (queue.full) {
+            // Ended only once live: a streaming list's initial events are waited for, however slowly read.
+            const room = await queue.room(stop.signal, initialEventsEnded);
+            if (room === 'stalled') {
+              request.logger.warn(
+                { cell, heldBytes: queue.held },
+                'watch ended: its client took nothing from a full buffer; it resumes from its last event',
+              );
+              stop.abort();
+              out.cut?.();
+              return;
+            }
+          }
           // Initial events carry each object's own version, in no order: the closing BOOKMARK's counts.
           const rv = watchedMeta(event.object as WatchedObject).resourceVersion;
           const resourceVersion = rv && (!midInitialEvents || event.type === 'BOOKMARK') ? rv : undefined;
@@ -190,7 +210,7 @@ export async function serveMergedWatch(
           )
             lastRv = resourceVersion;
           if (event.type === 'BOOKMARK' && isInitialEventsEnd(event.object)) midInitialEvents = false;
-          deliver({ cell, event, resourceVersion });
+          deliver({ cell, event, resourceVersion, bytes });
           delayMs = 500;
         }
       } catch (error) {
@@ -313,7 +333,6 @@ export async function serveMergedWatch(
     }
   }, 1000);
   const timeout = timeoutSeconds > 0 ? setTimeout(() => stop.abort(), timeoutSeconds * 1000) : undefined;
-  stop.signal.addEventListener('abort', () => wake?.(), { once: true });
 
   const tracker: WatchVisibility =
     placement === 'anywhere'
@@ -332,8 +351,7 @@ export async function serveMergedWatch(
         // while flushing are taken first).
         await out.flush();
         if (queue.length > 0) continue;
-        await new Promise<void>((resolve) => (wake = resolve));
-        wake = undefined;
+        await queue.nextItem(stop.signal);
         continue;
       }
       if ('closed' in item) {
@@ -401,6 +419,8 @@ export async function serveMergedWatch(
   } finally {
     stop.abort();
     order?.close();
+    // What was never sent goes back to the router's budget.
+    while (queue.shift() !== undefined);
     clearInterval(joinTimer);
     if (timeout) clearTimeout(timeout);
     out.end();
@@ -434,4 +454,18 @@ function leftTheSources(cell: string): KubeStatus {
 
 function gone(cell: string, message: string | undefined): KubeStatus {
   return failure(410, 'Expired', `cell ${cell}: ${message ?? 'too old resource version'}`);
+}
+
+/** A cell's watch body, counting the bytes read off it so far. */
+function countedBytes(body: AsyncIterable<Buffer>): { chunks: AsyncIterable<Buffer>; total: () => number } {
+  let total = 0;
+  return {
+    chunks: (async function* () {
+      for await (const chunk of body) {
+        total += chunk.length;
+        yield chunk;
+      }
+    })(),
+    total: () => total,
+  };
 }

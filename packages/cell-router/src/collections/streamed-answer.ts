@@ -8,6 +8,11 @@ export interface StreamedAnswer {
   /** Sends what is held now: a watch does before it waits for its next event. */
   flush(): Promise<void>;
   end(): void;
+  /**
+   * Ends the answer at once, whatever is unsent: for a client that reads nothing, which a last write would
+   * wait on forever (its connection's stream is reset; the client starts again, as after any broken watch).
+   */
+  cut?(): void;
 }
 
 /** What a list or watch across cells ended with: its code, or the Status to answer instead of any stream. */

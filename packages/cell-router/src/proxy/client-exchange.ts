@@ -99,7 +99,11 @@ export function streamedBody(
       if (size > 0) await writeNow(response, take());
     },
     end: () => {
-      response.end(take());
+      if (!response.destroyed) response.end(take());
+    },
+    cut: () => {
+      take();
+      response.destroy();
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { KubeClient } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 import { PROTOBUF, PROTOBUF_WATCH_STREAM, cellOwnObjectName } from '@cellfed/federation';
+import type { WatchBufferLimits } from '../collections/watch-buffer.ts';
 
 import { serveMergedList } from '../collections/merged-list.ts';
 import { serveMergedWatch } from '../collections/merged-watch.ts';
@@ -43,6 +44,8 @@ export interface CollectionRequestsOptions {
   readonly maxBodyBytes: number;
   /** The router's histories of resources: a watch's joined cells are followed. */
   readonly histories?: ResourceHistories | undefined;
+  /** What each watch holds for its client (collections/watch-buffer.ts); none: the defaults, no shared budget. */
+  readonly watchBuffer?: WatchBufferLimits | undefined;
 }
 
 /**
@@ -128,6 +131,7 @@ export class CollectionRequests {
         logger: this.options.logger,
         ...(protobuf ? { codec: PROTOBUF_WATCH } : {}),
         ...(history ? { history, followSources: () => histories!.of(resource) } : {}),
+        ...(this.options.watchBuffer ? { buffer: this.options.watchBuffer } : {}),
       },
       streamedBody(response, {
         watch: true,

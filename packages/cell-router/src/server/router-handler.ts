@@ -42,6 +42,7 @@ import { type RequestOutcome } from './request-outcome.ts';
 import { type Impersonation } from '../auth/impersonation.ts';
 import { requestScope, type RequestScope } from './request-scope.ts';
 import type { BodyHolding } from './request-body.ts';
+import type { WatchBufferLimits } from '../collections/watch-buffer.ts';
 
 export interface RouterHandlerOptions {
   authenticator: Pick<Authenticator, 'authenticate'>;
@@ -55,6 +56,8 @@ export interface RouterHandlerOptions {
   limits?: CallerLimits;
   /** How request bodies are held: a budget (429 past it), and how much is read before authorization. */
   bodies?: BodyHolding;
+  /** What each watch holds for its client, and the budget every watch shares (collections/watch-buffer.ts). */
+  watchBuffer?: WatchBufferLimits;
   controlPlane: KubeClient;
   /** The client of an engaged cell. */
   cell: (id: string) => KubeClient | undefined;
@@ -144,6 +147,7 @@ export class RouterHandler {
       logger: options.logger,
       maxBodyBytes,
       histories: options.histories,
+      watchBuffer: options.watchBuffer,
     });
     this.cellMadeDestinations = new CellMadeDestinations({ state, source: this.source });
     this.cellMade = new CellMadeRequests({

@@ -23,7 +23,9 @@ import { RouterMetrics } from '../metrics/router-metrics.ts';
 
 import { CellNamespaces } from '../proxy/cell-namespaces.ts';
 import { answerClientError } from './client-errors.ts';
+import { closeIdleSessions } from './idle-sessions.ts';
 import { BodyBudget, type BodyBudgetOptions } from './body-budget.ts';
+import { DEFAULT_WATCH_BUFFER, WatchBytesBudget } from '../collections/watch-buffer.ts';
 import { CallerLimits, type CallerLimitsOptions } from './caller-limits.ts';
 import { OldCopies } from '../destinations/old-copies.ts';
 import { PromotionRequests } from '../destinations/promotion-requests.ts';
@@ -55,6 +57,10 @@ export interface RouterOptions {
   limits?: CallerLimitsOptions;
   /** The bytes of request bodies the router holds at once; none: no bound. */
   bodies?: BodyBudgetOptions;
+  /** The bytes of cells' events every watch together holds for its client; none: each watch's own bound only. */
+  watchBytes?: number;
+  /** Client connections open at once; none: no cap. */
+  maxConnections?: number;
 }
 
 /**
@@ -141,6 +147,9 @@ export class Router {
       ...(options.bodies
         ? { bodies: { budget: new BodyBudget(options.bodies), unauthorizedBytes: UNAUTHORIZED_BODY_BYTES } }
         : {}),
+      ...(options.watchBytes
+        ? { watchBuffer: { ...DEFAULT_WATCH_BUFFER, budget: new WatchBytesBudget(options.watchBytes) } }
+        : {}),
       controlPlane: options.controlPlane,
       cell: (id) => this.pool.get(id)?.client,
       state: () => this.state.current(),
@@ -223,6 +232,9 @@ export class Router {
       this.handler.handle,
     );
     server.on('upgrade', (request, socket, head) => void this.handler.handleUpgrade(request, socket, head));
+    closeIdleSessions(server);
+    // Connections past this are refused at once: each costs the router its TLS and HTTP/2 state.
+    if (this.options.maxConnections) server.maxConnections = this.options.maxConnections;
     server.on('clientError', answerClientError);
     const connections = new Set<Socket>();
     server.on('secureConnection', (socket: Socket) => {
