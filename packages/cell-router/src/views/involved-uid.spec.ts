@@ -19,11 +19,17 @@ describe('takeInvolvedUid', () => {
     expect(filter.matches('not json')).toBe(false);
   });
 
-  it('reads events.k8s.io’s regarding, with ==, and drops a selector left empty', () => {
-    const query = new URLSearchParams({ fieldSelector: 'regarding.uid==first' });
+  it('reads events.k8s.io’s regarding, with ==', () => {
+    const query = new URLSearchParams({ fieldSelector: 'regarding.name==web,regarding.uid==first' });
     const filter = takeInvolvedUid({ group: 'events.k8s.io', resource: 'events' }, query, JSON_ACCEPT)!;
-    expect(query.has('fieldSelector')).toBe(false);
+    expect(query.get('fieldSelector')).toBe('regarding.name==web');
     expect(filter.matches(Buffer.from(JSON.stringify({ regarding: { uid: 'first' } })))).toBe(true);
+  });
+
+  it('leaves a selector by uid alone to the cells: the router never fetches every Event to filter them', () => {
+    const query = new URLSearchParams({ fieldSelector: 'involvedObject.uid=first' });
+    expect(takeInvolvedUid(EVENTS, query, JSON_ACCEPT)).toBeUndefined();
+    expect(query.get('fieldSelector')).toBe('involvedObject.uid=first');
   });
 
   it('leaves other resources, Tables, other selectors and a != alone', () => {

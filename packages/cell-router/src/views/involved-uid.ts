@@ -15,10 +15,16 @@ export interface InvolvedUidFilter {
   matches(json: Buffer | string): boolean;
 }
 
+/** The field selectors that name an Event's object by name. */
+const NAME_FIELDS = ['involvedObject.name', 'regarding.name'];
+
 /**
  * Takes the uid term out of the `fieldSelector` of an Events list (`query`, in place) and answers the
  * filter that replaces it; undefined (and `query` unchanged) for anything else, and for a Table, whose
- * rows carry only the Events' metadata.
+ * rows carry only the Events' metadata. Only where another term names the object (as `kubectl describe`
+ * does): a selector by uid alone is left to the cells, so a caller cannot make the router fetch every
+ * Event of the federation to filter them (a moved object's own events, recorded under its uid in its new
+ * cell, are then not found by that uid).
  */
 export function takeInvolvedUid(
   resource: CellularResource,
@@ -31,6 +37,7 @@ export function takeInvolvedUid(
   const selector = query.get('fieldSelector');
   if (!selector) return undefined;
   const terms = selector.split(',');
+  if (!terms.some((term) => NAME_FIELDS.some((field) => uidOf(term, field) !== undefined))) return undefined;
   const index = terms.findIndex((term) => UID_FIELDS.some((field) => uidOf(term, field) !== undefined));
   if (index < 0) return undefined;
   const term = terms[index]!;

@@ -147,4 +147,23 @@ describe('OwnerUids', () => {
     // Only the first 16 references are read, each once.
     expect(reads).toHaveLength(13);
   });
+
+  it('reads as the router only for an Event’s object in the Event’s own namespace, boundedly, and not again soon', async () => {
+    const { uids, reads } = fixture();
+    const event = (name: string, namespace = 'shop') => ({
+      kind: 'Event',
+      metadata: { namespace: 'shop', name: `${name}.1` },
+      involvedObject: { apiVersion: 'apps/v1', kind: 'Deployment', namespace, name, uid: `u-${name}` },
+    });
+    // Another namespace's object: never read.
+    expect(await uids.show('a', event('web', 'victims'))).toBe(false);
+    expect(reads).toEqual([]);
+    // A list of 100 Events naming made-up objects: one answer costs at most 32 reads…
+    const list = { kind: 'EventList', items: Array.from({ length: 100 }, (_, i) => event(`made-up-${i}`)) };
+    await uids.show('a', list);
+    expect(reads).toHaveLength(32);
+    // …and what named nothing is not read again for a while.
+    await uids.show('a', { kind: 'EventList', items: list.items.slice(0, 32) });
+    expect(reads).toHaveLength(32);
+  });
 });

@@ -24,6 +24,13 @@ export type ReadInCell = (cell: string, path: string) => Promise<KubeObject | un
 
 /** How many uid pairs are remembered (oldest forgotten first): about 200 bytes each. */
 const REMEMBERED = 50_000;
+/** How long a reference that named no object to translate is not read again. */
+const MISSED_FOR_MS = 30_000;
+/**
+ * Reads as the router one answer (a list, a watch event) or one write may cost at most: references are a
+ * caller's text, so a list of Events naming made-up objects costs a bounded number of reads, not one each.
+ */
+const MAX_READS_PER_ANSWER = 32;
 
 /**
  * The uids in owner references a cell's own controllers set. A ReplicaSet names its Deployment by the uid
@@ -44,12 +51,16 @@ export class OwnerUids {
   private readonly shown = new Map<string, string>();
   /** `client uid` → the cell's uid, per cell. */
   private readonly stored = new Map<string, string>();
+  /** References read lately that named nothing to translate (`cell path uid` → until when). */
+  private readonly missed = new Map<string, number>();
   private readonly kinds: CellularKinds;
   private readonly read: ReadInCell;
+  private readonly now: () => number;
 
-  constructor(kinds: CellularKinds, read: ReadInCell) {
+  constructor(kinds: CellularKinds, read: ReadInCell, now: () => number = Date.now) {
     this.kinds = kinds;
     this.read = read;
+    this.now = now;
   }
 
   /**
@@ -57,26 +68,29 @@ export class OwnerUids {
    * Table's rows' objects. Whether anything changed.
    */
   async show(cell: string, value: unknown): Promise<boolean> {
-    return this.rewrite(value, '', (namespace, ref) => this.clientUid(cell, namespace, ref));
+    return this.rewrite(value, '', (namespace, ref, reads) => this.clientUid(cell, namespace, ref, reads));
   }
 
   /** The reverse of {@link show} for an object written into `cell`, in place. Whether anything changed. */
   async store(cell: string, namespace: string, value: unknown): Promise<boolean> {
-    return this.rewrite(value, namespace, (objectNamespace, ref) => this.cellUid(cell, objectNamespace, ref));
+    return this.rewrite(value, namespace, (objectNamespace, ref, reads) =>
+      this.cellUid(cell, objectNamespace, ref, reads),
+    );
   }
 
   /** Sets each owner reference's uid to what `translate` gives for it (undefined: left as it is). */
   private async rewrite(
     value: unknown,
     namespace: string,
-    translate: (namespace: string, ref: OwnerRef) => Promise<string | undefined>,
+    translate: (namespace: string, ref: OwnerRef, reads: { left: number }) => Promise<string | undefined>,
   ): Promise<boolean> {
     let changed = false;
+    const reads = { left: MAX_READS_PER_ANSWER };
     for (const object of objectsIn(value))
       // References are a caller's text (written, or stored by an earlier write): each may cost a read as the
       // router, so only so many, in written objects and answers alike.
       for (const { ref, refNamespace } of refsOf(object).slice(0, MAX_OWNER_REFERENCES)) {
-        const uid = await translate(refNamespace ?? object.metadata?.namespace ?? namespace, ref);
+        const uid = await translate(refNamespace ?? object.metadata?.namespace ?? namespace, ref, reads);
         if (uid !== undefined && uid !== ref.uid) {
           ref.uid = uid;
           changed = true;
@@ -85,34 +99,59 @@ export class OwnerUids {
     return changed;
   }
 
-  private async clientUid(cell: string, namespace: string, ref: OwnerRef): Promise<string | undefined> {
+  private async clientUid(
+    cell: string,
+    namespace: string,
+    ref: OwnerRef,
+    reads: { left: number },
+  ): Promise<string | undefined> {
     const known = this.shown.get(`${cell} ${String(ref.uid)}`);
     if (known !== undefined) return known;
-    const owner = await this.owner(cell, namespace, ref);
+    const owner = await this.owner(cell, namespace, ref, reads);
     // A different uid: the owner was deleted (and made again); the reference is shown as the cell has it.
     return owner && owner.cellUid === ref.uid ? owner.clientUid : undefined;
   }
 
-  private async cellUid(cell: string, namespace: string, ref: OwnerRef): Promise<string | undefined> {
+  private async cellUid(
+    cell: string,
+    namespace: string,
+    ref: OwnerRef,
+    reads: { left: number },
+  ): Promise<string | undefined> {
     const known = this.stored.get(`${cell} ${String(ref.uid)}`);
     if (known !== undefined) return known;
-    const owner = await this.owner(cell, namespace, ref);
+    const owner = await this.owner(cell, namespace, ref, reads);
     return owner && owner.clientUid === ref.uid ? owner.cellUid : undefined;
   }
 
   /** The owner a reference names, read by name in `cell`: its uid there and the one clients know. */
-  private async owner(cell: string, namespace: string, ref: OwnerRef) {
+  private async owner(cell: string, namespace: string, ref: OwnerRef, reads: { left: number }) {
     if (typeof ref.apiVersion !== 'string' || typeof ref.kind !== 'string' || typeof ref.name !== 'string')
       return undefined;
     const resource = await this.kinds.resourceOf(ref.apiVersion, ref.kind);
     if (!resource) return undefined;
+    const path = resourcePath(resource, namespace, ref.name);
+    const missKey = `${cell} ${path} ${String(ref.uid)}`;
+    const missedUntil = this.missed.get(missKey);
+    if (missedUntil !== undefined && missedUntil > this.now()) return undefined;
+    if (reads.left <= 0) return undefined;
+    reads.left--;
     let object: KubeObject | undefined;
     try {
-      object = await this.read(cell, resourcePath(resource, namespace, ref.name));
+      object = await this.read(cell, path);
     } catch {
       return undefined; // shown as stored; the next answer asks again
     }
     const cellUid = object?.metadata.uid;
+    if (
+      !object ||
+      !cellUid ||
+      (cellUid !== ref.uid && object.metadata.annotations?.[ORIGIN_UID_ANNOTATION] !== ref.uid)
+    ) {
+      this.missed.delete(missKey);
+      this.missed.set(missKey, this.now() + MISSED_FOR_MS);
+      if (this.missed.size > REMEMBERED) this.missed.delete(this.missed.keys().next().value!);
+    }
     if (!object || !cellUid) return undefined;
     const clientUid = object.metadata.annotations?.[ORIGIN_UID_ANNOTATION] ?? cellUid;
     remember(this.shown, `${cell} ${cellUid}`, clientUid);
@@ -155,8 +194,12 @@ function refsOf(object: WithOwners): { ref: OwnerRef; refNamespace?: string }[] 
   const found: { ref: OwnerRef; refNamespace?: string }[] = Array.isArray(owners)
     ? owners.filter(isRef).map((ref) => ({ ref }))
     : [];
+  // An Event's object in its own namespace only: its text is the writer's, and a reference into another
+  // namespace would have the router read there, as itself, for a caller who may list Events here.
+  const own = object.metadata?.namespace;
   for (const ref of [object.involvedObject, object.regarding])
-    if (isRef(ref)) found.push({ ref, refNamespace: typeof ref.namespace === 'string' ? ref.namespace : '' });
+    if (isRef(ref) && typeof ref.namespace === 'string' && ref.namespace === own)
+      found.push({ ref, refNamespace: ref.namespace });
   return found;
 }
 
