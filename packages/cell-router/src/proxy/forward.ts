@@ -103,7 +103,7 @@ export async function relay(
         ? showProtobufAnswerVersion(held, versionSource)
         : showAnswerVersion(held, versionSource);
     }
-    const headers = downstreamHeaders(upstream.headers);
+    const headers = downstreamHeaders(upstream.headers, requestPathOf(response));
     headers['content-length'] = String(Buffer.byteLength(shown));
     writeHead(response, upstream.statusCode, headers, false);
     response.end(shown);
@@ -114,7 +114,7 @@ export async function relay(
   writeHead(
     response,
     upstream.statusCode,
-    downstreamHeaders(upstream.headers),
+    downstreamHeaders(upstream.headers, requestPathOf(response)),
     upstream.headers['content-length'] === undefined,
   );
   await pipeline(upstream.body, response).catch(() => upstream.body.destroy());
@@ -139,7 +139,12 @@ export async function relayUnlessFenced(
   // JSON or protobuf: the policy's name is plain bytes in either.
   const bytes = Buffer.from(await upstream.body.arrayBuffer());
   if (isFenceRefusal(bytes.toString('latin1'))) return false;
-  writeHead(response, upstream.statusCode, downstreamHeaders(upstream.headers), false);
+  writeHead(
+    response,
+    upstream.statusCode,
+    downstreamHeaders(upstream.headers, requestPathOf(response)),
+    false,
+  );
   response.end(bytes);
   return true;
 }
@@ -172,4 +177,9 @@ export function abortOnClose(response: ClientResponse): AbortSignal {
     if (!response.writableEnded) abort.abort();
   });
   return abort.signal;
+}
+
+/** The path the answer is for (its request's), to tell a proxied server's answer from an apiserver's own. */
+function requestPathOf(response: ClientResponse): string {
+  return (response as { req?: { url?: string } }).req?.url ?? '';
 }

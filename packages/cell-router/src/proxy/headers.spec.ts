@@ -48,14 +48,33 @@ describe('proxy headers', () => {
     expect(upstreamHeaders({ 'content-length': '99' }, {}, 12)).toEqual({ 'content-length': '12' });
   });
 
-  it('passes response headers except hop-by-hop ones', () => {
-    expect(
-      downstreamHeaders({
-        'content-type': 'application/json',
-        'transfer-encoding': 'chunked',
-        'content-length': '5',
-        'audit-id': 'x',
-      }),
-    ).toEqual({ 'content-type': 'application/json', 'content-length': '5', 'audit-id': 'x' });
+  it('passes an apiserver answer’s own headers, by allow-list, and nothing else a cell sends', () => {
+    const answer = {
+      'content-type': 'application/json',
+      'transfer-encoding': 'chunked',
+      'content-length': '5',
+      'audit-id': 'x',
+      warning: '299 - "deprecated"',
+      'x-kubernetes-pf-flowschema-uid': 'f',
+      'set-cookie': 'session=1',
+      'x-cell-internal': 'cell-2.internal:6443',
+    };
+    expect(downstreamHeaders(answer, '/api/v1/namespaces/shop/configmaps/app')).toEqual({
+      'content-type': 'application/json',
+      'content-length': '5',
+      'audit-id': 'x',
+      warning: '299 - "deprecated"',
+      'x-kubernetes-pf-flowschema-uid': 'f',
+    });
+    // A proxy subresource's answer is the proxied server's: all but the hop-by-hop headers, as kube relays it.
+    expect(downstreamHeaders(answer, '/api/v1/namespaces/shop/services/web/proxy/login?next=/')).toEqual({
+      'content-type': 'application/json',
+      'content-length': '5',
+      'audit-id': 'x',
+      warning: '299 - "deprecated"',
+      'x-kubernetes-pf-flowschema-uid': 'f',
+      'set-cookie': 'session=1',
+      'x-cell-internal': 'cell-2.internal:6443',
+    });
   });
 });

@@ -51,13 +51,46 @@ export function upstreamHeaders(
   return { ...headers, ...own };
 }
 
-/** An apiserver's response headers as the router returns them. */
+/**
+ * The headers of an apiserver's own answers that reach the caller; anything else a cell sends (a header an
+ * admission webhook, a proxy or a misconfigured cell adds) stays in the router. The flow-control uids are the
+ * cell's flow schema's and priority level's, as one apiserver shows its own.
+ */
+const ANSWER_HEADERS = new Set([
+  'audit-id',
+  'cache-control',
+  'content-encoding',
+  'content-length',
+  'content-type',
+  'date',
+  'location',
+  'retry-after',
+  'strict-transport-security',
+  'vary',
+  'warning',
+  'www-authenticate',
+  'x-content-type-options',
+  'x-kubernetes-pf-flowschema-uid',
+  'x-kubernetes-pf-prioritylevel-uid',
+]);
+
+/** A request to a `proxy` subresource: its answer is the proxied server's, headers and all. */
+const PROXY_PATH = /^\/api\/v1\/(?:namespaces\/[^/]+\/)?(?:pods|services|nodes)\/[^/]+\/proxy(?:[/?]|$)/;
+
+/**
+ * An apiserver's response headers as the router returns them: those of an apiserver's own answer, by
+ * allow-list; a `proxy` subresource's answer (`requestPath`), which kube-apiserver relays as the proxied
+ * server sent it, with all but the hop-by-hop ones.
+ */
 export function downstreamHeaders(
   incoming: Record<string, string | string[] | undefined>,
+  requestPath = '',
 ): Record<string, string | string[]> {
+  const proxied = PROXY_PATH.test(requestPath);
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(incoming)) {
-    if (value === undefined || (NOT_FORWARDED.has(name) && name !== 'content-length')) continue;
+    if (value === undefined) continue;
+    if (proxied ? NOT_FORWARDED.has(name) && name !== 'content-length' : !ANSWER_HEADERS.has(name)) continue;
     headers[name] = value;
   }
   return headers;
