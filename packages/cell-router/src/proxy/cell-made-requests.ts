@@ -62,7 +62,11 @@ export class CellMadeRequests {
     }
     if (body) {
       const contentType = body.contentType ?? request.headers['content-type'];
-      const translated = cellVersionBody(contentType, body.bytes, source);
+      const translated = cellVersionBody(contentType, body.bytes, source, {
+        resource: plan.info.resource,
+        group: plan.info.apiGroup,
+        name: plan.info.name,
+      });
       if (translated && 'status' in translated)
         return sendRefusal(response, refusal(translated.status, 'stale-version', destination.cell));
       if (translated) body = { ...body, bytes: translated.body };

@@ -103,7 +103,11 @@ export class ObjectRequests {
     }
     let body: BufferedBody | undefined;
     if (bytes) {
-      const translated = cellVersionBody(request.headers['content-type'], bytes, destination.cell);
+      const translated = cellVersionBody(request.headers['content-type'], bytes, destination.cell, {
+        resource: plan.info.resource,
+        group: plan.info.apiGroup,
+        name: plan.info.name,
+      });
       if (translated && 'status' in translated)
         return refused(response, refusal(translated.status, 'stale-version', destination.cell));
       const written = await cellWriteBody(

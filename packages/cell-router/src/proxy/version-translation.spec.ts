@@ -54,9 +54,19 @@ describe('cellVersionBody', () => {
     });
   });
 
-  it('answers a conflict where the composite does not name the cell', () => {
+  it('answers a conflict where the composite does not name the cell, in kube-apiserver’s words', () => {
     const body = Buffer.from(JSON.stringify({ metadata: { resourceVersion: listed } }));
     expect(cellVersionBody('application/json', body, 'cell-3')).toMatchObject({ status: { code: 409 } });
+    const about = { resource: 'deployments', group: 'apps', name: 'web' };
+    expect(cellVersionBody('application/json', body, 'cell-3', about)).toMatchObject({
+      status: {
+        code: 409,
+        reason: 'Conflict',
+        message:
+          'Operation cannot be fulfilled on deployments.apps "web": the object has been modified; please apply your changes to the latest version and try again',
+        details: { name: 'web', group: 'apps', kind: 'deployments' },
+      },
+    });
   });
 
   it("puts the cell's own version for an object version's number, in the bytes, and refuses another cell's", () => {

@@ -23,13 +23,15 @@ export function cellVersionBody(
   contentType: string | undefined,
   body: Buffer,
   cell: string,
+  /** The object written, for the Conflict kube-apiserver would answer about it. */
+  about?: ConflictSubject,
 ): { body: Buffer } | { status: KubeStatus } | undefined {
   const type = mediaType(contentType);
   try {
     if (type === PROTOBUF) {
       const envelope = body.subarray(4);
       const version = nestedField(envelope, PROTOBUF_VERSION_PATH)?.toString('utf8');
-      const own = version ? cellVersion(version, cell) : undefined;
+      const own = version ? cellVersion(version, cell, about) : undefined;
       if (own === undefined) return undefined;
       if (typeof own !== 'string') return own;
       const rewritten = appendToNested(
@@ -52,7 +54,7 @@ export function cellVersionBody(
     for (const holder of ['metadata', 'preconditions']) {
       edited =
         withVersionIn(edited ?? body, root + 1, holder, (version) => {
-          const own = cellVersion(version, cell);
+          const own = cellVersion(version, cell, about);
           if (own !== undefined && typeof own !== 'string') refused = own.status;
           return typeof own === 'string' ? own : undefined;
         }) ?? edited;
@@ -95,16 +97,20 @@ export function cellVersionTarget(
   return { target: target.slice(0, query) + (rest ? `?${rest}` : '') };
 }
 
-function cellVersion(version: string, cell: string): string | { status: KubeStatus } | undefined {
+function cellVersion(
+  version: string,
+  cell: string,
+  about: ConflictSubject | undefined,
+): string | { status: KubeStatus } | undefined {
   let own: string | undefined | null;
   try {
     own = ownVersionOf(version, cell);
   } catch (error) {
-    if (error instanceof CellTokenError) return { status: conflict() };
+    if (error instanceof CellTokenError) return { status: conflict(about) };
     throw error;
   }
   if (own === null) return undefined;
-  return own ?? { status: conflict() };
+  return own ?? { status: conflict(about) };
 }
 
 /**
@@ -121,11 +127,28 @@ function ownVersionOf(version: string, cell: string): string | undefined | null 
   return parsed.slot === sourceSlot(cell) ? parsed.ownVersion : undefined;
 }
 
-/** What kube-apiserver says when the version does not match: the client re-reads and retries. */
-function conflict(): KubeStatus {
+/** The object a write is about: its resource (plural), group and name. */
+export interface ConflictSubject {
+  readonly resource: string;
+  readonly group: string;
+  readonly name: string;
+}
+
+const MODIFIED =
+  'the object has been modified; please apply your changes to the latest version and try again';
+
+/** What kube-apiserver says when the version does not match (its words and details): the client retries. */
+function conflict(about: ConflictSubject | undefined): KubeStatus {
+  if (!about) return failure(409, 'Conflict', MODIFIED);
+  const qualified = about.group ? `${about.resource}.${about.group}` : about.resource;
   return failure(
     409,
     'Conflict',
-    'the object has been modified; please apply your changes to the latest version and try again',
+    `Operation cannot be fulfilled on ${qualified} "${about.name}": ${MODIFIED}`,
+    {
+      name: about.name,
+      group: about.group,
+      kind: about.resource,
+    },
   );
 }
