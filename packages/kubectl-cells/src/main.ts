@@ -30,6 +30,7 @@ import {
 } from '@cellfed/federation';
 
 import { backupCellsOf } from './backup-cells.ts';
+import { staticCellKubeconfig } from './cell-kubeconfig.ts';
 import { editCells, editSettled, progressLine } from './cell-edit.ts';
 import { USAGE, parseCli, type CliCommand, type CliOptions } from './cli-args.ts';
 import { planChange } from './plan.ts';
@@ -157,7 +158,9 @@ async function showBackup(
         CellsCliErrorCode.NoBackup,
         `cell ${cell}: Secret ${secretRef.namespace}/${secretRef.name} has no key ${secretRef.key}`,
       );
-    const cellClient = KubeClient.fromKubeconfig(Buffer.from(kubeconfig, 'base64').toString('utf8'));
+    const cellClient = KubeClient.fromKubeconfig(
+      staticCellKubeconfig(cell, Buffer.from(kubeconfig, 'base64').toString('utf8')),
+    );
     try {
       let backup: (KubeObject & { spec?: { data?: unknown; object?: unknown } }) | undefined;
       let name = '';
