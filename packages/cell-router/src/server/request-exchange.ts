@@ -45,6 +45,13 @@ export interface ExchangeOptions {
   readonly metrics?: RouterMetrics | undefined;
 }
 
+/** What the serving stage gets of an admitted caller besides its impersonation and its request's authorization. */
+export interface Admitted {
+  readonly body: RequestBody;
+  /** Whether the caller may make another request than its own (a check of the router's own, by its attributes). */
+  readonly authorizeFor: (info: RequestInfo) => Authorize;
+}
+
 /** Bodies read with no budget and no authorization first (a router built without them: tests). */
 const UNBOUNDED: BodyHolding = { unauthorizedBytes: Number.POSITIVE_INFINITY };
 
@@ -68,7 +75,7 @@ export async function exchange(
     impersonation: Impersonation,
     progress: Progress,
     authorize: Authorize,
-    body: RequestBody,
+    admitted: Admitted,
   ) => Promise<RequestOutcome>,
 ): Promise<void> {
   const started = performance.now();
@@ -103,7 +110,12 @@ export async function exchange(
     }
     const authorize = requestAuthorization(options.reviewer, admission.effective, info);
     body = new RequestBody(request, options.bodies ?? UNBOUNDED, keys, authorize);
-    progress.outcome = await serve(info, admission.impersonation, progress, authorize, body);
+    const authorizeFor = (other: RequestInfo) =>
+      requestAuthorization(options.reviewer, admission.effective, other);
+    progress.outcome = await serve(info, admission.impersonation, progress, authorize, {
+      body,
+      authorizeFor,
+    });
   } catch (error) {
     if (answerer.callerGone()) {
       // Logged as nginx does, 499, and not as the router's own failure.

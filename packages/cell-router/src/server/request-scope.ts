@@ -3,6 +3,7 @@ import type { Impersonation } from '../auth/impersonation.ts';
 import { abortOnClose } from '../proxy/forward.ts';
 import type { ClientRequest, ClientResponse } from './client-request.ts';
 import type { RequestBody } from './request-body.ts';
+import type { RequestInfo } from '../request/request-info.ts';
 
 /**
  * What the front door learned of one request, read by every later stage instead of passed piece by piece
@@ -19,6 +20,8 @@ export interface RequestScope {
   readonly signal: AbortSignal;
   /** The request's body, read under the router's body budget (server/request-body.ts). */
   readonly body: Pick<RequestBody, 'read'>;
+  /** Whether the caller may make another request than this one: a check cellfed adds (a shard-by change). */
+  readonly authorizeFor: (info: RequestInfo) => Authorize;
 }
 
 /** The scope of an HTTP request; its signal is made when a stage first reads it (most never do). */
@@ -27,7 +30,7 @@ export function requestScope(
   response: ClientResponse,
   impersonation: Impersonation,
   authorize: Authorize,
-  body: Pick<RequestBody, 'read'>,
+  admitted: Pick<RequestScope, 'body' | 'authorizeFor'>,
 ): RequestScope {
   let signal: AbortSignal | undefined;
   return {
@@ -35,7 +38,8 @@ export function requestScope(
     response,
     impersonation,
     authorize,
-    body,
+    body: admitted.body,
+    authorizeFor: admitted.authorizeFor,
     get signal() {
       return (signal ??= abortOnClose(response));
     },

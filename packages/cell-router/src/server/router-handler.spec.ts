@@ -139,7 +139,7 @@ describe('RouterHandler', () => {
           const asked =
             'path' in attributes
               ? `${attributes.verb} ${attributes.path}`
-              : `${attributes.verb} ${attributes.resource}/${attributes.name ?? ''}`;
+              : `${attributes.verb} ${attributes.resource}${attributes.subresource === 'shard-by' ? ':shard-by' : ''}/${attributes.name ?? ''}`;
           reviews.push(`${user.username}: ${asked}`);
           return !denied.has(asked);
         },
@@ -592,6 +592,25 @@ describe('RouterHandler', () => {
     const path = '/apis/rbac.authorization.k8s.io/v1/clusterroles/../x?dryRun=All';
     expect(await send('GET', path)).toMatchObject({ code: 200 });
     expect(cells['control-plane']!.seen.map((seen) => seen.url)).toEqual([path]);
+  });
+
+  it('asks a right of its own before a namespace write that re-keys its objects (cellfed.io/shard-by)', async () => {
+    const path = '/api/v1/namespaces/team';
+    const patch = (labels: Record<string, string | null>) =>
+      send('PATCH', path, { metadata: { labels } }, { 'content-type': 'application/merge-patch+json' });
+    denied.add('update namespaces:shard-by/team');
+    const refused = await patch({ 'cellfed.io/shard-by': 'name' });
+    expect(refused).toMatchObject({ code: 403, body: { reason: 'Forbidden' } });
+    expect(refused.body.message).toContain('cannot update resource "namespaces/shard-by"');
+    expect(cells['control-plane']!.seen).toEqual([]);
+    // Other labels need no more than the control plane's own check; with the right, the label goes too.
+    expect(await patch({ team: 'a' })).toMatchObject({ code: 200 });
+    denied.clear();
+    expect(await patch({ 'cellfed.io/shard-by': 'name' })).toMatchObject({ code: 200 });
+    expect(cells['control-plane']!.seen.map((seen) => JSON.parse(seen.body))).toEqual([
+      { metadata: { labels: { team: 'a' } } },
+      { metadata: { labels: { 'cellfed.io/shard-by': 'name' } } },
+    ]);
   });
 
   it('sends global resources to the control plane as the caller', async () => {

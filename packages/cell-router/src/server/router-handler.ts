@@ -18,7 +18,8 @@ import type { CallerLimits } from './caller-limits.ts';
 import { exchange, type ExchangeOptions } from './request-exchange.ts';
 import { CellMadeRequests } from '../proxy/cell-made-requests.ts';
 import type { CellNamespaces } from '../proxy/cell-namespaces.ts';
-import { abortResponse, releaseUnreadBody } from '../proxy/client-exchange.ts';
+import { abortResponse, hasRequestBody, releaseUnreadBody } from '../proxy/client-exchange.ts';
+import { changesShardBy } from '../proxy/shard-by-writes.ts';
 import { CollectionRequests, historyResource } from '../proxy/collection-requests.ts';
 import type { ResourceHistory } from '../history/resource-history.ts';
 import type { ResourceHistories } from '../history/resource-histories.ts';
@@ -184,8 +185,8 @@ export class RouterHandler {
         },
         finish: () => releaseUnreadBody(request),
       },
-      (info, impersonation, _progress, authorize, body) =>
-        this.serve(info, requestScope(request, response, impersonation, authorize, body)),
+      (info, impersonation, _progress, authorize, admitted) =>
+        this.serve(info, requestScope(request, response, impersonation, authorize, admitted)),
     );
 
   /**
@@ -268,6 +269,21 @@ export class RouterHandler {
       );
       if ('status' in ready) return sendRefusal(response, ready);
       body = ready.body;
+    }
+    if (isNamespaceWrite(info) && hasRequestBody(request)) {
+      const bytes = await scope.body.read(this.options.maxBodyBytes ?? MAX_BODY_BYTES);
+      if (!Buffer.isBuffer(bytes)) return sendRefusal(response, bytes);
+      body = { bytes };
+      // Re-keying a namespace moves everyone's objects in it: a right of its own (docs/routing.md).
+      const stored = info.name ? this.options.namespaceLabels?.(info.name) : undefined;
+      if (changesShardBy(request.method, request.headers['content-type'], bytes, stored)) {
+        const refused = await scope.authorizeFor({
+          ...info,
+          verb: 'update',
+          subresource: SHARD_BY_SUBRESOURCE,
+        })();
+        if (refused) return sendRefusal(response, refused);
+      }
     }
     // One object the control plane makes for itself (or its status): not a watch or a whole collection.
     const ownObject =
@@ -364,4 +380,18 @@ export class RouterHandler {
   /** A collection source's client: a live cell's, or the control plane's (see CONTROL_PLANE_SOURCE). */
   private readonly source = (id: string): KubeClient | undefined =>
     id === CONTROL_PLANE_SOURCE ? this.options.controlPlane : this.options.cell(id);
+}
+
+/** The RBAC subresource whose `update` lets a caller set a namespace's `cellfed.io/shard-by` label. */
+const SHARD_BY_SUBRESOURCE = 'shard-by';
+
+/** A create, update or patch of a namespace itself (not its status or finalize). */
+function isNamespaceWrite(info: RequestInfo): info is ResourceRequestInfo {
+  return (
+    info.isResourceRequest &&
+    info.apiGroup === '' &&
+    info.resource === 'namespaces' &&
+    info.subresource === '' &&
+    ['create', 'update', 'patch'].includes(info.verb)
+  );
 }
