@@ -6,6 +6,7 @@ import type { CellNamespaces } from './cell-namespaces.ts';
 import { hasRequestBody } from './client-exchange.ts';
 import { outcomeOf, refusal, type Destination, type Refusal } from '../routing/destination.ts';
 import { SHOWN_ANSWER, sendRefusal } from './send-refusal.ts';
+import { mayNameOwners } from '../views/cell-view.ts';
 import { relay, sendUpstream, type BufferedBody } from './forward.ts';
 import { cellVersionBody, cellVersionTarget } from './version-translation.ts';
 import { cellOwnersReader, reservedMarksRefusal, markShapeOf } from './cell-writes.ts';
@@ -89,7 +90,7 @@ export class CellMadeRequests {
         ));
       if (marked) return sendRefusal(response, refusal(marked, 'bad-body', destination.cell));
       // Its owners are read as the router: only for a caller allowed the write.
-      if (body.bytes.includes('"ownerReferences"')) {
+      if (mayNameOwners(body.bytes, contentType)) {
         const refused = await authorize();
         if (refused) return sendRefusal(response, refused);
       }
@@ -147,7 +148,7 @@ export class CellMadeRequests {
   ): Promise<BufferedBody> {
     const uids = this.options.ownerUids;
     if (!uids || cell === 'control-plane' || !String(contentType ?? '').includes('json')) return body;
-    if (!body.bytes.includes('"ownerReferences"')) return body;
+    if (!mayNameOwners(body.bytes, contentType)) return body;
     let value: unknown;
     try {
       value = JSON.parse(body.bytes.toString());

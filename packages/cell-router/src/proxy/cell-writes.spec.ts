@@ -1,14 +1,17 @@
 import { parseRequestInfo, type ResourceRequestInfo } from '../request/request-info.ts';
 import type { KubeStatus } from '../status/kube-status.ts';
 import type { CellOwners } from '../views/cell-owners.ts';
+import { lengthDelimited } from '../request/protobuf-wire.ts';
+import { protobufEnveloped } from '../testing/protobuf-item.ts';
 import { markShapeOf, reservedMarksRefusal } from './cell-writes.ts';
 
 const JSON_PATCH = 'application/json-patch+json';
 const MERGE_PATCH = 'application/merge-patch+json';
 const STRATEGIC = 'application/strategic-merge-patch+json';
+const PROTOBUF_TYPE = 'application/vnd.kubernetes.protobuf';
 
 /** The object as its cell stores it: a Deployment with one kept mark and a selector a tenant wrote. */
-const STORED = {
+const STORED: { metadata: Record<string, unknown> } & Record<string, unknown> = {
   apiVersion: 'apps/v1',
   kind: 'Deployment',
   metadata: {
@@ -27,7 +30,10 @@ const stored = (): CellOwners => ({
   resourceVersion: '7',
   hasAnnotations: true,
   identity: { 'cellfed.io/uid': 'u-1' },
-  marks: { labels: STORED.metadata.labels, annotations: STORED.metadata.annotations },
+  marks: {
+    labels: STORED.metadata['labels'] as Record<string, string>,
+    annotations: STORED.metadata['annotations'] as Record<string, string>,
+  },
   object: STORED,
 });
 
@@ -37,6 +43,7 @@ async function refusalOf(
   target: string,
   contentType: string,
   text: string,
+  encoding: BufferEncoding = 'utf8',
 ): Promise<KubeStatus | undefined> {
   const info = parseRequestInfo(method, target) as ResourceRequestInfo;
   const shape = markShapeOf(method, contentType);
@@ -46,7 +53,7 @@ async function refusalOf(
     shape,
     method,
     contentType,
-    Buffer.from(text),
+    Buffer.from(text, encoding),
     () => Promise.resolve(stored()),
     () => Promise.resolve(undefined),
   );
@@ -201,5 +208,95 @@ describe('reservedMarksRefusal: what a write means, not its bytes', () => {
       () => Promise.resolve({ status: forbidden } as never),
     );
     expect(refused).toBe(forbidden);
+  });
+
+  it('refuses what it would read one way and the apiserver another: duplicate JSON keys, YAML merge keys', async () => {
+    // Go merges both labels maps into the Deployment; JavaScript would keep the last only.
+    const duplicated = await refusalOf(
+      'PUT',
+      DEPLOYMENT,
+      'application/json',
+      '{"metadata":{"name":"web","labels":{"cellfed.io/followed-from":"x"},"labels":{"app":"web"}}}',
+    );
+    expect(duplicated).toMatchObject({ code: 400, reason: 'BadRequest' });
+    expect(duplicated!.message).toContain('"labels" twice');
+    const merged = await refusalOf(
+      'PATCH',
+      `${DEPLOYMENT}?fieldManager=m`,
+      'application/apply-patch+yaml',
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {template: {metadata: {labels: {app: web, <<: {cellfed.io/followed-from: x}}}}}\n',
+    );
+    expect(merged).toMatchObject({ code: 400 });
+    expect(merged!.message).toContain('merge key');
+  });
+
+  it('refuses a JSON patch that does not apply to the object as stored (it might in the cell), or drops a mark', async () => {
+    const proto = await refusalOf(
+      'PATCH',
+      DEPLOYMENT,
+      JSON_PATCH,
+      JSON.stringify([
+        { op: 'add', path: '/spec/__proto__', value: 0 },
+        {
+          op: 'add',
+          path: '/spec/template',
+          value: { spec: { nodeSelector: { 'cellfed.io/followed-from': 'x' } } },
+        },
+        { op: 'move', from: '/spec/template/spec/nodeSelector', path: '/spec/template/metadata' },
+      ]),
+    );
+    expect(proto).toMatchObject({ code: 422, reason: 'Invalid' });
+    // The kept uid is kept (the router writes it back); another stored mark may not go.
+    const stored = STORED.metadata;
+    STORED.metadata = { ...stored, labels: { app: 'web', 'cellfed.io/mirrored-from': 'control-plane' } };
+    try {
+      expect(
+        (await refusalOf('PATCH', DEPLOYMENT, JSON_PATCH, '[{"op":"remove","path":"/metadata/labels"}]'))
+          ?.message,
+      ).toContain('metadata.labels[cellfed.io/mirrored-from]');
+      expect(
+        (
+          await refusalOf(
+            'PUT',
+            DEPLOYMENT,
+            'application/json',
+            JSON.stringify({ ...STORED, metadata: { ...STORED.metadata, labels: { app: 'web' } } }),
+          )
+        )?.message,
+      ).toContain('metadata.labels[cellfed.io/mirrored-from]');
+      expect(
+        (
+          await refusalOf(
+            'PATCH',
+            DEPLOYMENT,
+            STRATEGIC,
+            '{"metadata":{"labels":{"$retainKeys":["app"],"app":"web"}}}',
+          )
+        )?.message,
+      ).toContain('metadata.labels[cellfed.io/mirrored-from]');
+    } finally {
+      STORED.metadata = stored;
+    }
+  });
+
+  it('refuses a protobuf body with the prefix anywhere but the object’s own labels and annotations', async () => {
+    const own = protobufEnveloped({ name: 'web', labels: { 'cellfed.io/followed-from': 'x' } }, 'Deployment');
+    expect(await refusalOf('PUT', DEPLOYMENT, PROTOBUF_TYPE, own.toString('latin1'), 'latin1')).toMatchObject(
+      {
+        code: 422,
+      },
+    );
+    // A Deployment whose spec (field 2: its template, here) names the prefix.
+    const item = Buffer.concat([
+      lengthDelimited(1, lengthDelimited(1, Buffer.from('web'))),
+      lengthDelimited(2, lengthDelimited(3, Buffer.from('cellfed.io/followed-from'))),
+    ]);
+    const elsewhere = Buffer.concat([Buffer.from('k8s\0', 'binary'), lengthDelimited(2, item)]);
+    expect(
+      await refusalOf('PUT', DEPLOYMENT, PROTOBUF_TYPE, elsewhere.toString('latin1'), 'latin1'),
+    ).toMatchObject({
+      code: 400,
+      message: expect.stringContaining('outside the object’s own labels and annotations'),
+    });
   });
 });

@@ -11,6 +11,7 @@ import { cellViewOfWrite, parseBody, writeShape, type WriteShape } from '../view
 import { cellViewOfProtobuf, protobufMarkWrites } from '../views/protobuf-view.ts';
 import {
   marksChangedByJsonPatch,
+  marksDroppedByUpdate,
   marksRemovedByPatch,
   markWrites,
   needsStoredObject,
@@ -20,6 +21,7 @@ import {
   type MarkWrite,
 } from '../views/reserved-marks.ts';
 import { keepIdentityInJsonPatch } from '../views/write-views.ts';
+import { decodeWriteBody } from '../views/write-body.ts';
 import { ProtobufWireError, CellViewError } from '../errors.ts';
 
 /** The cell could not be asked for the object's current owners: its answer goes to the caller. */
@@ -105,11 +107,15 @@ export async function reservedMarksRefusal(
   let writes: MarkWrite[];
   let body: unknown;
   if (mediaType(contentType) === PROTOBUF) {
-    // Protobuf strings are their bytes: a body without the prefix names no mark.
-    writes = bytes.includes(MARK_PREFIX) ? protobufMarkWrites(bytes) : [];
+    // Protobuf strings are their bytes: a body without the prefix names no mark. One that has it anywhere
+    // but the object's own labels and annotations (a template's, a second metadata field) is not judged.
+    const found = countOf(bytes, MARK_PREFIX);
+    writes = found > 0 ? protobufMarkWrites(bytes) : [];
+    if (found > writes.length) return protobufMarksRefusal();
   } else {
-    body = parseBody(bytes, contentType);
-    if (body === undefined) return undecodable(contentType);
+    const decoded = decodeWriteBody(bytes, contentType);
+    if ('refused' in decoded) return undecodable(contentType, decoded.refused);
+    body = decoded.value;
     writes = markWrites(shape, body);
   }
   const replaces = shape === 'merge-patch' || shape === 'strategic-merge-patch';
@@ -120,9 +126,13 @@ export async function reservedMarksRefusal(
       ? await current()
       : undefined;
   if (stored && replaces) writes.push(...marksRemovedByPatch(shape, body, stored.marks));
-  if (stored && needsStoredObject(shape, body))
-    writes.push(...marksChangedByJsonPatch(await keepIdentityInJsonPatch(body, current), stored.object));
+  if (stored && needsStoredObject(shape, body)) {
+    const changed = marksChangedByJsonPatch(await keepIdentityInJsonPatch(body, current), stored.object);
+    if (changed === 'does-not-apply') return jsonPatchRefusal(info);
+    writes.push(...changed);
+  }
   const update = shape === 'object' && method === 'PUT' ? (stored?.marks ?? {}) : undefined;
+  if (update && body !== undefined) writes.push(...marksDroppedByUpdate(body, stored?.marks));
   const refused = refusedMarks(writes, update);
   if (refused.length === 0) return undefined;
   const denied = await authorize();
@@ -167,7 +177,7 @@ function unsupportedMediaType(info: ResourceRequestInfo, contentType: string | u
   );
 }
 
-function undecodable(contentType: string | undefined): KubeStatus {
+function undecodable(contentType: string | undefined, why: string): KubeStatus {
   const type = mediaType(contentType);
   if (type !== 'application/json' && !type.includes('yaml') && !type.endsWith('+json'))
     return failure(
@@ -175,7 +185,29 @@ function undecodable(contentType: string | undefined): KubeStatus {
       'UnsupportedMediaType',
       `the body of the request was in an unknown format ${JSON.stringify(type)} - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf`,
     );
-  return badRequest(`the request body is not valid ${type.includes('yaml') ? 'YAML' : 'JSON'}`);
+  return badRequest(why);
+}
+
+function protobufMarksRefusal(): KubeStatus {
+  return badRequest(
+    'the protobuf body names the cellfed.io/ prefix outside the object’s own labels and annotations (a template’s, or a second metadata): the prefix is reserved for cellfed; send the object as JSON to be told which field',
+  );
+}
+
+/** kube-apiserver's words for a JSON patch that does not apply (here: to the object as its cell stores it). */
+function jsonPatchRefusal(info: ResourceRequestInfo): KubeStatus {
+  return failure(
+    422,
+    'Invalid',
+    `the server rejected our request due to an error in our request: the JSON patch does not apply to ${info.resource} "${info.name}" as it is stored`,
+  );
+}
+
+/** How many times `needle` occurs in `bytes`. */
+function countOf(bytes: Buffer, needle: Buffer): number {
+  let count = 0;
+  for (let at = bytes.indexOf(needle); at >= 0; at = bytes.indexOf(needle, at + 1)) count++;
+  return count;
 }
 
 /** The kind and name a JSON body states, for a Status naming them as kube-apiserver's would. */

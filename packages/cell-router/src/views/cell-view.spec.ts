@@ -157,6 +157,19 @@ describe('cell view of a write', () => {
     });
   });
 
+  it('reads owner references whose key a JSON escape spells, as the apiserver would', async () => {
+    const text = JSON.stringify({ metadata: { ownerReferences: [owner('a')] } }).replace(
+      'ownerReferences',
+      'owner\\u0052eferences',
+    );
+    expect(text).not.toContain('ownerReferences');
+    const { body } = await view('merge-patch', text, inCell([], []));
+    expect(body!.metadata).toEqual({
+      ownerReferences: null,
+      annotations: { [HELD_OWNERS_ANNOTATION]: formatHeldOwners([owner('a')]) },
+    });
+  });
+
   it('turns a merge patch of the list into the native list and the held annotation, null for empty', async () => {
     const { body } = await view(
       'merge-patch',

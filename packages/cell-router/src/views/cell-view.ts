@@ -44,6 +44,16 @@ export function writeShape(
 }
 
 const OWNER_MARK = Buffer.from('ownerReferences');
+const JSON_ESCAPE = Buffer.from('\\u');
+
+/**
+ * Whether a write body may name owner references, judged on its bytes without parsing it (most writes name
+ * none): the key spelled out, or spelled with a JSON escape (`owner\u0052eferences` is the same key to the
+ * apiserver), or any YAML (whose keys have escapes of their own).
+ */
+export function mayNameOwners(body: Buffer, contentType: string | undefined): boolean {
+  return body.includes(OWNER_MARK) || body.includes(JSON_ESCAPE) || mediaType(contentType).includes('yaml');
+}
 
 /**
  * The cell view of a write's body (JSON or YAML; protobuf goes through views/cell-view-protobuf.ts). Reads
@@ -59,7 +69,7 @@ export async function cellViewOfWrite(
   // Most writes carry no owner references: only an update (which may be of a copy) and a patch that
   // replaces the annotations whole (kubectl rollout undo does) need a look.
   if (
-    !body.includes(OWNER_MARK) &&
+    !mayNameOwners(body, contentType) &&
     !(shape === 'object' && method === 'PUT') &&
     !(shape === 'json-patch' && body.includes(`"${ANNOTATIONS_POINTER}"`))
   )

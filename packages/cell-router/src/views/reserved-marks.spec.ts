@@ -1,4 +1,4 @@
-import { markWrites, refusedMarks, reservedMarksStatus } from './reserved-marks.ts';
+import { markWrites, needsStoredObject, refusedMarks, reservedMarksStatus } from './reserved-marks.ts';
 
 const object = (labels: Record<string, unknown>, annotations: Record<string, unknown> = {}) => ({
   metadata: { name: 'web', labels, annotations },
@@ -139,5 +139,26 @@ describe('reservedMarksStatus', () => {
       'ConfigMap "settings" is invalid: [metadata.labels[cellfed.io/a]: Forbidden: the cellfed.io/ prefix is reserved for cellfed, metadata.labels[cellfed.io/b]: Forbidden: the cellfed.io/ prefix is reserved for cellfed]',
     );
     expect(both.details?.causes).toHaveLength(2);
+  });
+});
+
+describe('needsStoredObject', () => {
+  it('reads the object for a JSON patch that copies, moves, or replaces what holds marks, and for no other', () => {
+    const needs = (op: string, path: string) => needsStoredObject('json-patch', [{ op, path, value: {} }]);
+    expect(needs('add', '/metadata/labels/app')).toBe(false);
+    expect(needs('replace', '/spec/replicas')).toBe(false);
+    expect(needs('add', '/spec/template/spec/nodeSelector')).toBe(false);
+    expect(needs('test', '/metadata')).toBe(false);
+    for (const path of [
+      '',
+      '/metadata',
+      '/metadata/labels',
+      '/spec',
+      '/spec/template',
+      '/spec/volumeClaimTemplates/0',
+    ])
+      expect([path, needs('remove', path)]).toEqual([path, true]);
+    expect(needsStoredObject('json-patch', [{ op: 'copy', from: '/data/a', path: '/data/b' }])).toBe(true);
+    expect(needsStoredObject('merge-patch', { metadata: null })).toBe(false);
   });
 });

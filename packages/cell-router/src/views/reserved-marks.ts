@@ -1,4 +1,4 @@
-import { SHARD_BY_LABEL } from '@cellfed/api';
+import { HELD_OWNERS_ANNOTATION, REBALANCE_STATUS_LABEL, SHARD_BY_LABEL } from '@cellfed/api';
 import jsonPatch, { type Operation } from 'fast-json-patch';
 
 import { failure, type KubeStatus } from '../status/kube-status.ts';
@@ -74,7 +74,7 @@ export function marksRemovedByPatch(
   if (!stored) return [];
   const metadata = field(patch, 'metadata');
   return MAPS.flatMap((map) => {
-    if (!replacesMap(shape, metadata, map)) return [];
+    if (!replacesMap(shape, metadata, map, patch)) return [];
     const patched = field(metadata, map);
     const kept =
       typeof patched === 'object' && patched !== null && directive(patched) !== 'delete' ? patched : {};
@@ -87,42 +87,100 @@ export function marksRemovedByPatch(
 /** Whether a merge or strategic-merge patch may remove stored marks it does not name (see above). */
 export function replacesMarkMaps(shape: WriteShape, patch: unknown): boolean {
   const metadata = field(patch, 'metadata');
-  return MAPS.some((map) => replacesMap(shape, metadata, map));
+  return MAPS.some((map) => replacesMap(shape, metadata, map, patch));
 }
 
-function replacesMap(shape: WriteShape, metadata: unknown, map: MarkMap): boolean {
+function replacesMap(shape: WriteShape, metadata: unknown, map: MarkMap, root?: unknown): boolean {
   if (shape !== 'merge-patch' && shape !== 'strategic-merge-patch') return false;
   if (metadata === null) return true;
   const patched = field(metadata, map);
   if (patched === null) return true;
+  // A strategic merge patch's directives on the whole object, the metadata or the map replace what they name.
   return (
     shape === 'strategic-merge-patch' &&
-    (directive(metadata) !== undefined || directive(patched) !== undefined)
-  );
-}
-
-/** Whether a write's effect on the marks depends on the object as stored (a JSON patch's move or copy). */
-export function needsStoredObject(shape: WriteShape, patch: unknown): boolean {
-  return (
-    shape === 'json-patch' &&
-    Array.isArray(patch) &&
-    patch.some((operation) => ['move', 'copy'].includes(String(field(operation, 'op'))))
+    [root, metadata, patched].some(
+      (level) => directive(level) !== undefined || field(level, '$retainKeys') !== undefined,
+    )
   );
 }
 
 /**
+ * Whether a write's effect on the marks depends on the object as stored: a JSON patch's `copy` or `move`
+ * (from anywhere), and an `add`, `replace` or `remove` of a labels or annotations map or of what holds one
+ * (a metadata, a template, the whole object), which replaces the marks in it. (Reading the object costs a
+ * GET as the caller, so a patch of a key inside a map, or of a field no metadata is in, is judged as sent.)
+ */
+export function needsStoredObject(shape: WriteShape, patch: unknown): boolean {
+  if (shape !== 'json-patch' || !Array.isArray(patch)) return false;
+  return patch.some((operation) => {
+    const op = String(field(operation, 'op'));
+    if (op === 'copy' || op === 'move') return true;
+    const path = field(operation, 'path');
+    return op !== 'test' && typeof path === 'string' && holdsMarkMaps(path.split('/').slice(1).map(unescape));
+  });
+}
+
+/** Where metadata sits in an object: its own, a pod template's, a CronJob's, each claim template's. */
+const METADATA_PATHS: readonly (readonly string[])[] = [
+  ['metadata'],
+  ['spec', 'template', 'metadata'],
+  ['spec', 'jobTemplate', 'spec', 'template', 'metadata'],
+  ['spec', 'volumeClaimTemplates', '*', 'metadata'],
+];
+
+/** Whether a JSON pointer's segments name a labels or annotations map, or something that holds one. */
+function holdsMarkMaps(segments: readonly string[]): boolean {
+  return METADATA_PATHS.some((metadata) => {
+    const maps = [...metadata, '*'];
+    if (segments.length > maps.length) return false;
+    return segments.every((segment, i) =>
+      maps[i] === '*'
+        ? i === metadata.length
+          ? segment === 'labels' || segment === 'annotations'
+          : /^(\d+|-)$/.test(segment)
+        : maps[i] === segment,
+    );
+  });
+}
+
+/**
+ * The marks an update (a whole object, `PUT`) drops by leaving them out: every reserved label or annotation
+ * the object has that the body does not name, but those the router keeps itself (the kept annotations and
+ * the held owners, which it writes back or rewrites) and the fence label (a fenced copy takes no write).
+ */
+export function marksDroppedByUpdate(body: unknown, stored: StoredMarks | undefined): MarkWrite[] {
+  if (!stored) return [];
+  const metadata = field(body, 'metadata');
+  return MAPS.flatMap((map) => {
+    const sent = field(metadata, map);
+    return Object.keys(stored[map] ?? {})
+      .filter((key) => isReservedMark(key) && !ROUTER_KEPT.has(key))
+      .filter((key) => typeof sent !== 'object' || sent === null || !(key in sent))
+      .map((key) => ({ map, key, value: null, at: 'metadata' }));
+  });
+}
+
+const ROUTER_KEPT: ReadonlySet<string> = new Set([
+  ...KEPT_ANNOTATIONS,
+  HELD_OWNERS_ANNOTATION,
+  REBALANCE_STATUS_LABEL,
+]);
+
+/**
  * The marks a JSON patch sets, changes or removes in any metadata (the object's or a template's) found by
  * applying it to the object as stored: a `copy` or `move` from anywhere (a selector's labels, a custom
- * resource's map) into a labels or annotations map names no mark in its own text. A patch that does not
- * apply to the stored object is left to the apiserver (and the cells' marks policy).
+ * resource's map) into a labels or annotations map names no mark in its own text; a `remove` of a map
+ * drops the marks it holds. A patch that does not apply to the stored object answers `does-not-apply`.
  */
-export function marksChangedByJsonPatch(patch: unknown, stored: unknown): MarkWrite[] {
+export function marksChangedByJsonPatch(patch: unknown, stored: unknown): MarkWrite[] | 'does-not-apply' {
   if (!Array.isArray(patch) || typeof stored !== 'object' || stored === null) return [];
   let result: unknown;
   try {
-    result = jsonPatch.applyPatch(structuredClone(stored), patch as Operation[], false, false).newDocument;
+    result = jsonPatch.applyPatch(structuredClone(stored), patch as Operation[], true, false).newDocument;
   } catch {
-    return [];
+    // Not judged, so not sent: a patch that does not apply here (or names what this check will not walk,
+    // such as __proto__) might apply in the cell to a newer object.
+    return 'does-not-apply';
   }
   const before = new Map(marksWithin(stored, '').map((mark) => [markId(mark), mark]));
   const after = new Map(marksWithin(result, '').map((mark) => [markId(mark), mark]));
