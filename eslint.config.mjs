@@ -110,9 +110,9 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: '^(?!zod$|@cellfed/api$|@cellfed/hashing$|\\.{1,2}/)',
+              regex: '^(?!zod$|@cellfed/api$|@cellfed/hashing$|@noble/hashes/[a-z0-9]+\\.js$|\\.{1,2}/)',
               message:
-                '@cellfed/federation is pure: it may import only zod, @cellfed/api, @cellfed/hashing and its own modules.',
+                '@cellfed/federation is pure: it may import only zod, @cellfed/api, @cellfed/hashing, @noble/hashes (the CellBackup names’ SHA-256) and its own modules.',
             },
           ],
         },

@@ -6,7 +6,7 @@ import { connect } from 'node:tls';
 
 import { Agent, request, type Dispatcher } from 'undici';
 
-import { clientsFor, newServiceAccountToken } from '../helpers/clients.ts';
+import { clientsFor, grantRole, newServiceAccountToken } from '../helpers/clients.ts';
 import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
 import { answersOnOneConnection } from '../helpers/one-connection.ts';
 import { recordProof } from '../helpers/proof-results.ts';
@@ -24,6 +24,19 @@ const SMUGGLING_ATTEMPTS = Math.max(50, Math.round(REQUESTS / 200));
 /** A request without an answer this long is counted as unanswered and left. */
 const ANSWER_WITHIN_MS = 15_000;
 const CONCURRENCY = 32;
+/** Connections of a caller with no rights, each sending a 3 MiB create but its last byte (300 for the record). */
+const BODY_FLOOD = Number(process.env['CELLFED_FUZZ_BODY_FLOOD'] ?? 100);
+/** Watches of one tenant that never read (1,000 for the record, the per-caller limit of long-running requests). */
+const SLOW_WATCHERS = Number(process.env['CELLFED_FUZZ_SLOW_WATCHERS'] ?? 200);
+/** What all watches may hold for their clients here (`--max-watch-bytes-held`): the flood runs into it. */
+const WATCH_BYTES_HELD = 32 * 1024 * 1024;
+/**
+ * The memory goals under the flood: the router's RSS after the body flood (3 GiB of bodies sent, none of
+ * them the caller's to send: before bodies were authorized first, it grew by 2.2 GB), and at its peak through
+ * the watches, heap garbage and all (half the chart's 1 GiB limit).
+ */
+const BODY_FLOOD_RSS_GROWTH_MIB = 128;
+const FLOOD_RSS_GROWTH_MIB = 512;
 const SEED = Number(process.env['CELLFED_FUZZ_SEED'] ?? 20261123);
 
 interface Answer {
@@ -209,18 +222,19 @@ describeE2e('proof: 100k malformed and hostile requests at the router', () => {
     for (const close of closers) close();
   });
 
+  /** An HTTP/1.1 agent (undici offers HTTP/2 by default; the HTTP/2 share goes through Node's client). */
+  const agent = (options: ConstructorParameters<typeof Agent>[0]) => {
+    const made = new Agent({ ...options, allowH2: false });
+    agents.push(made);
+    return made;
+  };
+
   const rssKiB = (pid: number) =>
     Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? Number.NaN);
 
   it(`answers all ${REQUESTS}, errors as Kubernetes Statuses and none with a 5xx, and keeps serving`, async () => {
     router = await startRouter(env, { logFile: join(env.dir, 'router-fuzz.log') });
     const { port } = new URL(router.url);
-    // HTTP/1.1 (undici offers HTTP/2 by default; the HTTP/2 share goes through Node's client below).
-    const agent = (options: ConstructorParameters<typeof Agent>[0]) => {
-      const made = new Agent({ ...options, allowH2: false });
-      agents.push(made);
-      return made;
-    };
     const dispatchers = {
       admin: agent({ connect: adminTls, connections: 16 }),
       anonymous: agent({ connect: tls, connections: 4 }),
@@ -482,4 +496,144 @@ describeE2e('proof: 100k malformed and hostile requests at the router', () => {
     expect(routerServerErrors.slice(0, 3)).toEqual([]);
     expect(routerErrors.slice(0, 3)).toEqual([]);
   }, 900_000);
+
+  it(`keeps its memory under a body flood (${BODY_FLOOD} × 3 MiB) and ${SLOW_WATCHERS} watches of one tenant that never read`, async () => {
+    const flooded = await startRouter(env, {
+      logFile: join(env.dir, 'router-flood.log'),
+      keepLines: 1_000,
+      args: ['--max-watch-bytes-held', String(WATCH_BYTES_HELD)],
+    });
+    const namespace = `flood-${Date.now().toString(36)}`;
+    const admin = agent({ connect: adminTls, connections: 8 });
+    const { port } = new URL(flooded.url);
+    const sockets: ReturnType<typeof connect>[] = [];
+    closers.push(() => sockets.forEach((socket) => socket.destroy()));
+    const rss = () => rssKiB(flooded.child.pid!);
+    let peak = 0;
+    const sampler = setInterval(() => (peak = Math.max(peak, rss())), 200);
+    try {
+      // The tenant's namespace everywhere, a caller bound to nothing, and one that may watch ConfigMaps.
+      for (const file of [env.controlPlane.kubeconfig, ...env.cells.map((cell) => cell.kubeconfig)])
+        await clientsFor(file).core.createNamespace({ body: { metadata: { name: namespace } } });
+      const nobody = await newServiceAccountToken(env.controlPlane.kubeconfig, namespace, 'nobody');
+      const watcher = await newServiceAccountToken(env.controlPlane.kubeconfig, namespace, 'watcher');
+      for (const file of [env.controlPlane.kubeconfig, ...env.cells.map((cell) => cell.kubeconfig)])
+        await grantRole(
+          file,
+          namespace,
+          {
+            name: 'watch',
+            rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'watch'] }],
+          },
+          'watcher',
+        );
+      await sleep(1_000);
+      const before = rss();
+      peak = before;
+      const open = (head: string) =>
+        new Promise<ReturnType<typeof connect>>((resolve, reject) => {
+          const socket = connect({ host: '127.0.0.1', port: Number(port), ...tls }, () => {
+            socket.write(head);
+            resolve(socket);
+          });
+          socket.once('error', reject);
+          sockets.push(socket);
+        });
+
+      // The body flood: each connection sends all of a 3 MiB ConfigMap create but its last byte, then waits.
+      const size = 3 * 1024 * 1024;
+      const answers: Promise<string>[] = [];
+      const floods = await Promise.all(
+        Array.from({ length: BODY_FLOOD }, async (_, i) => {
+          const socket = await open(
+            [
+              `POST /api/v1/namespaces/${namespace}/configmaps HTTP/1.1`,
+              'Host: router',
+              `Authorization: Bearer ${nobody}`,
+              'Content-Type: application/json',
+              `Content-Length: ${size}`,
+              '',
+              '',
+            ].join('\r\n'),
+          );
+          let answer = '';
+          socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+          answers.push(new Promise((resolve) => socket.once('close', () => resolve(answer))));
+          const body = Buffer.alloc(size - 1, i % 10);
+          await new Promise<void>((resolve) => socket.write(body, () => resolve()));
+          return socket;
+        }),
+      );
+      await sleep(3_000);
+      const afterBodies = rss();
+      for (const socket of floods) socket.end('x');
+      const codes = (await Promise.all(answers)).map((answer) => /^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]);
+
+      // The slow watchers: every watch opened, none ever read (paused sockets).
+      await Promise.all(
+        Array.from({ length: SLOW_WATCHERS }, async () => {
+          const socket = await open(
+            [
+              `GET /api/v1/namespaces/${namespace}/configmaps?watch=1 HTTP/1.1`,
+              'Host: router',
+              `Authorization: Bearer ${watcher}`,
+              '',
+              '',
+            ].join('\r\n'),
+          );
+          socket.pause();
+        }),
+      );
+      // Events for every watch: 200 ConfigMaps of 16 KiB, as the admin through the router.
+      const data = { blob: 'x'.repeat(16 * 1024) };
+      for (let i = 0; i < 200; i++) {
+        const created = await request(`${flooded.url}/api/v1/namespaces/${namespace}/configmaps`, {
+          method: 'POST',
+          dispatcher: admin,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}` }, data }),
+        });
+        await created.body.dump();
+      }
+      // Long enough for a full buffer to stall past its 10 s: every watch still open then is cut.
+      await sleep(15_000);
+      const afterWatches = rss();
+      const growthMiB = Math.round((peak - before) / 1024);
+      const bodiesGrowthMiB = Math.round((afterBodies - before) / 1024);
+      recordProof('router-flood', {
+        proof: `one tenant's ${BODY_FLOOD} connections each sending a 3 MiB create but its last byte as a caller with no rights, then ${SLOW_WATCHERS} of its watches that never read while 200 ConfigMaps of 16 KiB are written, at the router in front of ${env.cells.length} real cells (all watches may hold ${WATCH_BYTES_HELD / 1024 / 1024} MiB)`,
+        goals: {
+          routerRssGrowthAfterBodiesMiB: `<= ${BODY_FLOOD_RSS_GROWTH_MIB}`,
+          routerRssGrowthMiB: `<= ${FLOOD_RSS_GROWTH_MIB}`,
+          bodiesNotRefused: '= 0',
+        },
+        figures: {
+          routerRssGrowthAfterBodiesMiB: bodiesGrowthMiB,
+          routerRssGrowthMiB: growthMiB,
+          bodiesNotRefused: codes.filter((code) => code !== '403').length,
+        },
+        measured: {
+          rssKiBBefore: before,
+          rssKiBAfterBodies: afterBodies,
+          rssKiBAfterWatches: afterWatches,
+          rssKiBPeak: peak,
+          bodyCodes: Object.fromEntries(
+            [...new Set(codes)].map((code) => [String(code), codes.filter((one) => one === code).length]),
+          ),
+        },
+      });
+      expect(codes.filter((code) => code !== '403')).toEqual([]);
+      expect(bodiesGrowthMiB).toBeLessThanOrEqual(BODY_FLOOD_RSS_GROWTH_MIB);
+      expect(growthMiB).toBeLessThanOrEqual(FLOOD_RSS_GROWTH_MIB);
+      expect(flooded.child.exitCode).toBeNull();
+    } finally {
+      clearInterval(sampler);
+      for (const socket of sockets) socket.destroy();
+      await stopRouter(flooded);
+      for (const file of [env.controlPlane.kubeconfig, ...env.cells.map((cell) => cell.kubeconfig)])
+        await clientsFor(file)
+          .core.deleteNamespace({ name: namespace })
+          .catch(() => undefined);
+    }
+  }, 600_000);
 });

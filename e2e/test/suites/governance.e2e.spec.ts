@@ -666,6 +666,17 @@ describeE2e('what governs a workload is in force in its cell', () => {
         expect(inCell.statusCode).toBe(422);
         expect(inCell.message).toContain(`ValidatingAdmissionPolicy '${MARKS_POLICY_NAME}'`);
         expect(inCell.message).toContain('metadata.annotations[cellfed.io/held-spec]: Forbidden');
+        // A pod template's marks too: the cell's controllers would copy them onto the Pods they make.
+        const template = await refusal(
+          cellTenant.request('PATCH', deploymentsPath('forged'), {
+            contentType: 'application/merge-patch+json',
+            body: { spec: { template: { metadata: { labels: { 'cellfed.io/followed-from': 'x' } } } } },
+          }),
+        );
+        expect(template.statusCode).toBe(422);
+        expect(template.message).toContain(
+          'spec.template.metadata.labels[cellfed.io/followed-from]: Forbidden',
+        );
         // Its own labels it may write.
         await cellTenant.request('PATCH', inNamespace('configmaps', 'forged'), {
           contentType: 'application/merge-patch+json',

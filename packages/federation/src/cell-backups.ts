@@ -12,9 +12,9 @@ import {
   SOURCE_RESOURCE_VERSION_ANNOTATION,
   type CellBackup,
 } from '@cellfed/api';
-import { createHash } from 'node:crypto';
-
 import { hash64Hex } from '@cellfed/hashing';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 
 import type { KubeObject } from './kube-object.ts';
 import { formatObjectKey, type CellularObjectRef } from './object-ref.ts';
@@ -29,7 +29,7 @@ import { resourcePath } from './resource-path.ts';
  * backup holds ({@link holdsKey}).
  */
 export function cellBackupName(ref: CellularObjectRef): string {
-  const digest = createHash('sha256').update(formatObjectKey(ref)).digest('hex');
+  const digest = bytesToHex(sha256(utf8ToBytes(formatObjectKey(ref))));
   return `${ref.resource.resource}-${digest.slice(0, 40)}`;
 }
 

@@ -25,6 +25,7 @@ describe('marksPolicyObjects', () => {
     );
     expect(who!.expression).toContain('request.userInfo.username != "system:kube-controller-manager"');
     expect(who!.expression).toContain('!("system:serviceaccounts:kube-system" in request.userInfo.groups)');
+    expect(who!.expression).toContain('!("system:masters" in request.userInfo.groups)');
   });
 
   it('looks further only at writes whose object carries a cellfed.io/ key', () => {
@@ -38,8 +39,8 @@ describe('marksPolicyObjects', () => {
   it('refuses a mark set or changed, but not a client’s own, the held owners, or one kept as stored', () => {
     const { variables, validations } = policyOf().spec;
     for (const [map, name] of [
-      ['labels', 'setLabels'],
-      ['annotations', 'setAnnotations'],
+      ['labels', 'setOwnLabels'],
+      ['annotations', 'setOwnAnnotations'],
     ] as const) {
       const variable = variables.find((each) => each.name === name)!;
       expect(variable.expression).toContain(`object.metadata.${map}.filter(k, k.startsWith("cellfed.io/")`);
@@ -51,6 +52,22 @@ describe('marksPolicyObjects', () => {
         reason: 'Invalid',
       });
     }
+  });
+
+  it('judges a workload’s pod template too, whose marks the cell’s controllers copy onto what they make', () => {
+    const { variables, validations, matchConditions } = policyOf().spec;
+    const template = variables.find((each) => each.name === 'setTemplateLabels')!;
+    expect(template.expression).toContain("request.resource.group == 'apps'");
+    expect(template.expression).toContain(
+      'has(object.spec) && has(object.spec.template) && has(object.spec.template.metadata) && has(object.spec.template.metadata.labels)',
+    );
+    expect(variables.find((each) => each.name === 'setJobTemplateAnnotations')!.expression).toContain(
+      'object.spec.jobTemplate.spec.template.metadata.annotations.filter(',
+    );
+    expect(validations.map((validation) => validation.messageExpression)).toContainEqual(
+      "'spec.template.metadata.labels[' + variables.setTemplateLabels[0] + ']: Forbidden: the cellfed.io/ prefix is reserved for cellfed'",
+    );
+    expect(matchConditions[1]!.expression).toContain('object.spec.template.metadata.annotations.exists(');
   });
 
   it('binds the policy to deny, cluster-wide', () => {

@@ -10,7 +10,8 @@ import type { KubeObject } from './kube-object.ts';
  * lands, so it judges the object as the cell will store it, whatever the encoding (JSON, YAML, protobuf,
  * CBOR), the kind of patch or the subresource (`/status` writes change metadata of some kinds): in every
  * cell, a create or update by anyone but cellfed's components and the cell's own controllers that sets or
- * changes a reserved mark is refused.
+ * changes a reserved mark in an object's metadata, or in a workload's pod template (which those controllers
+ * copy onto what they make), is refused.
  *
  * What it lets through, and why:
  * - the marks a client may write (a namespace's `shard-by`) and the held owner references, which the
@@ -21,7 +22,8 @@ import type { KubeObject } from './kube-object.ts';
  *   refuses every write anyway: fence-policy.ts), and the router refuses it;
  * - the cell's controllers (kube-controller-manager and the ServiceAccounts of `kube-system`): they copy
  *   marks from what cellfed wrote (a Deployment's annotations onto its ReplicaSets, a Service's labels onto
- *   its EndpointSlices). A caller cannot be them through the router without the right to impersonate them.
+ *   its EndpointSlices), and the cell's administrators (`system:masters`), who may delete this policy. A
+ *   caller cannot be any of them through the router without the right to impersonate them.
  */
 export const MARKS_POLICY_NAME = 'cellfed-reserved-marks';
 
@@ -35,19 +37,60 @@ const cel = (text: string) => JSON.stringify(text);
 const CLIENT_MARKS = `[${cel(SHARD_BY_LABEL)}, ${cel(HELD_OWNERS_ANNOTATION)}]`;
 const CELL_CONTROLLERS_USER = 'system:kube-controller-manager';
 const CELL_CONTROLLERS_GROUP = 'system:serviceaccounts:kube-system';
+/** The cell's administrators: they may delete the policy itself, so nothing is kept from them. */
+const CELL_ADMINS_GROUP = 'system:masters';
 
 type MarkMap = 'labels' | 'annotations';
 const MAPS: readonly MarkMap[] = ['labels', 'annotations'];
 
-/** A reserved key of `object.metadata.<map>` a write may not set: not a client's, not kept as stored. */
-const setMark = (map: MarkMap) =>
+/**
+ * Where an object carries metadata whose marks matter: its own, and its pod template's, whose labels and
+ * annotations the cell's (exempt) controllers copy onto the ReplicaSets and Pods they make. `when`: the
+ * resources that have that template (a CEL condition on the request).
+ */
+interface MarkedMetadata {
+  readonly name: string;
+  /** The field path of the metadata, from the object. */
+  readonly path: readonly string[];
+  readonly when?: string;
+}
+
+const LOCATIONS: readonly MarkedMetadata[] = [
+  { name: 'Own', path: ['metadata'] },
+  {
+    name: 'Template',
+    path: ['spec', 'template', 'metadata'],
+    when: "(request.resource.group == 'apps' || (request.resource.group == 'batch' && request.resource.resource == 'jobs') || (request.resource.group == '' && request.resource.resource == 'replicationcontrollers'))",
+  },
+  {
+    name: 'JobTemplate',
+    path: ['spec', 'jobTemplate', 'spec', 'template', 'metadata'],
+    when: "(request.resource.group == 'batch' && request.resource.resource == 'cronjobs')",
+  },
+];
+
+/** `has()` of every step of `root.path.map`: false where any is missing, never an error. */
+const present = (root: string, path: readonly string[]) =>
+  path.map((_, i) => `has(${[root, ...path.slice(0, i + 1)].join('.')})`).join(' && ');
+
+const at = (root: string, location: MarkedMetadata, map: MarkMap) => [root, ...location.path, map].join('.');
+
+/** Whether the written object has `location`'s `map` (false for other resources, without reading it). */
+const has = (location: MarkedMetadata, map: MarkMap) =>
+  [location.when, present('object', [...location.path, map])].filter(Boolean).join(' && ');
+
+/** A reserved key of the map a write may not set: not a client's, not kept as the object has it. */
+const setMark = (location: MarkedMetadata, map: MarkMap) =>
   [
     `k.startsWith(${cel(PREFIX)}) && !(k in ${CLIENT_MARKS})`,
-    `&& !(oldObject != null && has(oldObject.metadata) && has(oldObject.metadata.${map})`,
-    `&& k in oldObject.metadata.${map} && oldObject.metadata.${map}[k] == object.metadata.${map}[k])`,
+    `&& !(oldObject != null && ${present('oldObject', [...location.path, map])}`,
+    `&& k in ${at('oldObject', location, map)} && ${at('oldObject', location, map)}[k] == ${at('object', location, map)}[k])`,
   ].join(' ');
 
-const variableName = (map: MarkMap) => `set${map[0]!.toUpperCase()}${map.slice(1)}`;
+const variableName = (location: MarkedMetadata, map: MarkMap) =>
+  `set${location.name}${map[0]!.toUpperCase()}${map.slice(1)}`;
+
+const CHECKS = LOCATIONS.flatMap((location) => MAPS.map((map) => ({ location, map })));
 
 /**
  * The policy and its binding for one cell, exempting `componentsUser`, the user cellfed's components call the
@@ -78,24 +121,25 @@ export function marksPolicyObjects(componentsUser: string): [KubeObject, KubeObj
             `request.userInfo.username != ${cel(componentsUser)}`,
             `&& request.userInfo.username != ${cel(CELL_CONTROLLERS_USER)}`,
             `&& !(${cel(CELL_CONTROLLERS_GROUP)} in request.userInfo.groups)`,
+            `&& !(${cel(CELL_ADMINS_GROUP)} in request.userInfo.groups)`,
           ].join(' '),
         },
-        // Every other write pays this one look at its own metadata.
+        // Every other write pays this one look at its own metadata (and a workload's at its template's).
         {
           name: 'carries-a-reserved-mark',
-          expression: MAPS.map(
-            (map) =>
-              `(has(object.metadata) && has(object.metadata.${map}) && object.metadata.${map}.exists(k, k.startsWith(${cel(PREFIX)})))`,
+          expression: CHECKS.map(
+            ({ location, map }) =>
+              `(${has(location, map)} && ${at('object', location, map)}.exists(k, k.startsWith(${cel(PREFIX)})))`,
           ).join(' || '),
         },
       ],
-      variables: MAPS.map((map) => ({
-        name: variableName(map),
-        expression: `has(object.metadata.${map}) ? object.metadata.${map}.filter(k, ${setMark(map)}) : []`,
+      variables: CHECKS.map(({ location, map }) => ({
+        name: variableName(location, map),
+        expression: `${has(location, map)} ? ${at('object', location, map)}.filter(k, ${setMark(location, map)}) : []`,
       })),
-      validations: MAPS.map((map) => ({
-        expression: `size(variables.${variableName(map)}) == 0`,
-        messageExpression: `'metadata.${map}[' + variables.${variableName(map)}[0] + ']: Forbidden: the ${PREFIX} prefix is reserved for cellfed'`,
+      validations: CHECKS.map(({ location, map }) => ({
+        expression: `size(variables.${variableName(location, map)}) == 0`,
+        messageExpression: `'${[...location.path, map].join('.')}[' + variables.${variableName(location, map)}[0] + ']: Forbidden: the ${PREFIX} prefix is reserved for cellfed'`,
         reason: 'Invalid',
       })),
     },

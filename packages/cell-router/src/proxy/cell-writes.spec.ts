@@ -210,7 +210,7 @@ describe('reservedMarksRefusal: what a write means, not its bytes', () => {
     expect(refused).toBe(forbidden);
   });
 
-  it('refuses what it would read one way and the apiserver another: duplicate JSON keys, YAML merge keys', async () => {
+  it('reads a body as the apiserver would (duplicate JSON keys merged), and refuses YAML merge keys', async () => {
     // Go merges both labels maps into the Deployment; JavaScript would keep the last only.
     const duplicated = await refusalOf(
       'PUT',
@@ -218,8 +218,8 @@ describe('reservedMarksRefusal: what a write means, not its bytes', () => {
       'application/json',
       '{"metadata":{"name":"web","labels":{"cellfed.io/followed-from":"x"},"labels":{"app":"web"}}}',
     );
-    expect(duplicated).toMatchObject({ code: 400, reason: 'BadRequest' });
-    expect(duplicated!.message).toContain('"labels" twice');
+    expect(duplicated).toMatchObject({ code: 422, reason: 'Invalid' });
+    expect(duplicated!.message).toContain('metadata.labels[cellfed.io/followed-from]');
     const merged = await refusalOf(
       'PATCH',
       `${DEPLOYMENT}?fieldManager=m`,
