@@ -1,9 +1,11 @@
+import type { KubeClient } from '@cellfed/controller-kit';
+
 import { parseRequestInfo, type ResourceRequestInfo } from '../request/request-info.ts';
 import type { KubeStatus } from '../status/kube-status.ts';
 import type { CellOwners } from '../views/cell-owners.ts';
 import { lengthDelimited } from '../request/protobuf-wire.ts';
 import { protobufEnveloped } from '../testing/protobuf-item.ts';
-import { markShapeOf, reservedMarksRefusal } from './cell-writes.ts';
+import { cellOwnersReader, markShapeOf, reservedMarksRefusal } from './cell-writes.ts';
 
 const JSON_PATCH = 'application/json-patch+json';
 const MERGE_PATCH = 'application/merge-patch+json';
@@ -298,5 +300,27 @@ describe('reservedMarksRefusal: what a write means, not its bytes', () => {
       code: 400,
       message: expect.stringContaining('outside the object’s own labels and annotations'),
     });
+  });
+
+  it('answers the cell’s refusal when the cell will not show the caller the object it updates', async () => {
+    const forbidden = { kind: 'Status', code: 403, reason: 'Forbidden', message: 'pods "p" is forbidden' };
+    const client = {
+      raw: () =>
+        Promise.resolve({
+          statusCode: 403,
+          body: { text: () => Promise.resolve(JSON.stringify(forbidden)) },
+        }),
+    } as unknown as KubeClient;
+    const info = parseRequestInfo('PUT', '/api/v1/namespaces/team/pods/p') as ResourceRequestInfo;
+    const refused = await reservedMarksRefusal(
+      info,
+      'object',
+      'PUT',
+      'application/json',
+      Buffer.from('{"metadata":{"name":"p"}}'),
+      cellOwnersReader(client, 'cell-1', '/api/v1/namespaces/team/pods/p', {}),
+      () => Promise.resolve(undefined),
+    );
+    expect(refused).toMatchObject({ code: 403 });
   });
 });

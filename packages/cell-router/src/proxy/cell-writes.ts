@@ -119,12 +119,19 @@ export async function reservedMarksRefusal(
     writes = markWrites(shape, body);
   }
   const replaces = shape === 'merge-patch' || shape === 'strategic-merge-patch';
-  const stored =
-    (shape === 'object' && method === 'PUT') ||
-    (replaces && replacesMarkMaps(shape, body)) ||
-    needsStoredObject(shape, body)
-      ? await current()
-      : undefined;
+  let stored: CellOwners | undefined;
+  try {
+    if (
+      (shape === 'object' && method === 'PUT') ||
+      (replaces && replacesMarkMaps(shape, body)) ||
+      needsStoredObject(shape, body)
+    )
+      stored = await current();
+  } catch (error) {
+    // The cell would not show the caller its object: its answer is the caller's.
+    if (error instanceof CellOwnersUnreadable) return error.status;
+    throw error;
+  }
   if (stored && replaces) writes.push(...marksRemovedByPatch(shape, body, stored.marks));
   if (stored && needsStoredObject(shape, body)) {
     const changed = marksChangedByJsonPatch(await keepIdentityInJsonPatch(body, current), stored.object);

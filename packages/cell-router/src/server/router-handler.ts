@@ -177,7 +177,8 @@ export class RouterHandler {
       request,
       {
         refuse: (destination) => sendRefusal(response, destination),
-        callerGone: () => request.destroyed || response.destroyed,
+        // A request whose body was read whole is destroyed too: only one cut short means the caller left.
+        callerGone: () => (request.destroyed && !request.complete) || response.destroyed,
         fail: (destination) => {
           if (!response.headersSent) return sendRefusal(response, destination);
           abortResponse(response);
