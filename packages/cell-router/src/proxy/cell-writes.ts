@@ -164,7 +164,7 @@ export function markShapeOf(
 }
 
 /** How a write to an object changes it: the object's own writes, and an update of its `/status`. */
-export function shapeOf(
+function shapeOf(
   info: ResourceRequestInfo,
   method: string | undefined,
   contentType: string | undefined,

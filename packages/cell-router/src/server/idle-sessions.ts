@@ -6,7 +6,7 @@ import type { Http2Server, Http2SecureServer, ServerHttp2Session } from 'node:ht
  * connections, and the router the memory of each, for nothing. A watch is a stream: it keeps its
  * connection, however quiet.
  */
-export const HTTP2_IDLE_MS = 90_000;
+const HTTP2_IDLE_MS = 90_000;
 
 /** Closes each HTTP/2 session of `server` once it has had no open stream for `idleMs`. */
 export function closeIdleSessions(server: Http2Server | Http2SecureServer, idleMs = HTTP2_IDLE_MS): void {
