@@ -1,6 +1,7 @@
 import { FENCE_PROBE_LABEL, FENCED_AT_ANNOTATION, MIGRATED_AT_ANNOTATION } from '@cellfed/api';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
+import { cel, cellPolicyObjects, everyResource } from './cell-policy.ts';
 import type { KubeObject } from './kube-object.ts';
 
 /**
@@ -13,12 +14,6 @@ import type { KubeObject } from './kube-object.ts';
 export const FENCE_POLICY_NAME = 'cellfed-rebalance-fence';
 
 const FENCE_PROBE_NAME = 'cellfed-fence-probe';
-
-const POLICIES = 'admissionregistration.k8s.io/v1';
-const MANAGED = { 'app.kubernetes.io/managed-by': 'cellfed-rebalance-controller' };
-
-/** A Go-style quoted string is also a CEL string literal. */
-const cel = (text: string) => JSON.stringify(text);
 
 const FENCED_VALUES = `[${cel(MIGRATING)}, ${cel(MIGRATED)}]`;
 const STATUS = `oldObject.metadata.labels[${cel(REBALANCE_STATUS_LABEL)}]`;
@@ -63,35 +58,16 @@ const MESSAGE = [
  * (several CellSets may share cells): only cellfed labels an object `migrating` or `migrated`.
  */
 export function fencePolicyObjects(controllerUser: string): [KubeObject, KubeObject] {
-  const policy = {
-    apiVersion: POLICIES,
-    kind: 'ValidatingAdmissionPolicy',
-    metadata: { name: FENCE_POLICY_NAME, labels: MANAGED },
-    spec: {
-      failurePolicy: 'Fail',
-      matchConstraints: {
-        resourceRules: [
-          {
-            apiGroups: ['*'],
-            apiVersions: ['*'],
-            resources: ['*/*'],
-            operations: ['UPDATE', 'DELETE'],
-            scope: '*',
-          },
-          { apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces'], operations: ['CREATE'] },
-        ],
-      },
-      matchConditions: [{ name: 'fenced-copy-or-probe', expression: MATCH }],
-      validations: [{ expression: allowed(controllerUser), messageExpression: MESSAGE, reason: 'Forbidden' }],
+  return cellPolicyObjects(FENCE_POLICY_NAME, {
+    matchConstraints: {
+      resourceRules: [
+        everyResource(['UPDATE', 'DELETE']),
+        { apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces'], operations: ['CREATE'] },
+      ],
     },
-  };
-  const binding = {
-    apiVersion: POLICIES,
-    kind: 'ValidatingAdmissionPolicyBinding',
-    metadata: { name: FENCE_POLICY_NAME, labels: MANAGED },
-    spec: { policyName: FENCE_POLICY_NAME, validationActions: ['Deny'] },
-  };
-  return [policy, binding];
+    matchConditions: [{ name: 'fenced-copy-or-probe', expression: MATCH }],
+    validations: [{ expression: allowed(controllerUser), messageExpression: MESSAGE, reason: 'Forbidden' }],
+  });
 }
 
 /** What the controller creates with `dryRun=All`: refused when, and only when, the cell enforces the fence. */

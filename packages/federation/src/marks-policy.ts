@@ -1,5 +1,6 @@
 import { HELD_OWNERS_ANNOTATION, SHARD_BY_LABEL } from '@cellfed/api';
 
+import { cel, cellPolicyObjects, everyResource } from './cell-policy.ts';
 import type { KubeObject } from './kube-object.ts';
 
 /**
@@ -27,12 +28,7 @@ import type { KubeObject } from './kube-object.ts';
  */
 export const MARKS_POLICY_NAME = 'cellfed-reserved-marks';
 
-const POLICIES = 'admissionregistration.k8s.io/v1';
-const MANAGED = { 'app.kubernetes.io/managed-by': 'cellfed-rebalance-controller' };
 const PREFIX = 'cellfed.io/';
-
-/** A Go-style quoted string is also a CEL string literal. */
-const cel = (text: string) => JSON.stringify(text);
 
 const CLIENT_MARKS = `[${cel(SHARD_BY_LABEL)}, ${cel(HELD_OWNERS_ANNOTATION)}]`;
 const CELL_CONTROLLERS_USER = 'system:kube-controller-manager';
@@ -97,58 +93,35 @@ const CHECKS = LOCATIONS.flatMap((location) => MAPS.map((map) => ({ location, ma
  * cell as. It matches creates and updates of every resource and subresource.
  */
 export function marksPolicyObjects(componentsUser: string): [KubeObject, KubeObject] {
-  const policy = {
-    apiVersion: POLICIES,
-    kind: 'ValidatingAdmissionPolicy',
-    metadata: { name: MARKS_POLICY_NAME, labels: MANAGED },
-    spec: {
-      failurePolicy: 'Fail',
-      matchConstraints: {
-        resourceRules: [
-          {
-            apiGroups: ['*'],
-            apiVersions: ['*'],
-            resources: ['*/*'],
-            operations: ['CREATE', 'UPDATE'],
-            scope: '*',
-          },
-        ],
+  return cellPolicyObjects(MARKS_POLICY_NAME, {
+    matchConstraints: { resourceRules: [everyResource(['CREATE', 'UPDATE'])] },
+    matchConditions: [
+      {
+        name: 'not-cellfed-nor-the-cells-controllers',
+        expression: [
+          `request.userInfo.username != ${cel(componentsUser)}`,
+          `&& request.userInfo.username != ${cel(CELL_CONTROLLERS_USER)}`,
+          `&& !(${cel(CELL_CONTROLLERS_GROUP)} in request.userInfo.groups)`,
+          `&& !(${cel(CELL_ADMINS_GROUP)} in request.userInfo.groups)`,
+        ].join(' '),
       },
-      matchConditions: [
-        {
-          name: 'not-cellfed-nor-the-cells-controllers',
-          expression: [
-            `request.userInfo.username != ${cel(componentsUser)}`,
-            `&& request.userInfo.username != ${cel(CELL_CONTROLLERS_USER)}`,
-            `&& !(${cel(CELL_CONTROLLERS_GROUP)} in request.userInfo.groups)`,
-            `&& !(${cel(CELL_ADMINS_GROUP)} in request.userInfo.groups)`,
-          ].join(' '),
-        },
-        // Every other write pays this one look at its own metadata (and a workload's at its template's).
-        {
-          name: 'carries-a-reserved-mark',
-          expression: CHECKS.map(
-            ({ location, map }) =>
-              `(${has(location, map)} && ${at('object', location, map)}.exists(k, k.startsWith(${cel(PREFIX)})))`,
-          ).join(' || '),
-        },
-      ],
-      variables: CHECKS.map(({ location, map }) => ({
-        name: variableName(location, map),
-        expression: `${has(location, map)} ? ${at('object', location, map)}.filter(k, ${setMark(location, map)}) : []`,
-      })),
-      validations: CHECKS.map(({ location, map }) => ({
-        expression: `size(variables.${variableName(location, map)}) == 0`,
-        messageExpression: `'${[...location.path, map].join('.')}[' + variables.${variableName(location, map)}[0] + ']: Forbidden: the ${PREFIX} prefix is reserved for cellfed'`,
-        reason: 'Invalid',
-      })),
-    },
-  };
-  const binding = {
-    apiVersion: POLICIES,
-    kind: 'ValidatingAdmissionPolicyBinding',
-    metadata: { name: MARKS_POLICY_NAME, labels: MANAGED },
-    spec: { policyName: MARKS_POLICY_NAME, validationActions: ['Deny'] },
-  };
-  return [policy, binding];
+      // Every other write pays this one look at its own metadata (and a workload's at its template's).
+      {
+        name: 'carries-a-reserved-mark',
+        expression: CHECKS.map(
+          ({ location, map }) =>
+            `(${has(location, map)} && ${at('object', location, map)}.exists(k, k.startsWith(${cel(PREFIX)})))`,
+        ).join(' || '),
+      },
+    ],
+    variables: CHECKS.map(({ location, map }) => ({
+      name: variableName(location, map),
+      expression: `${has(location, map)} ? ${at('object', location, map)}.filter(k, ${setMark(location, map)}) : []`,
+    })),
+    validations: CHECKS.map(({ location, map }) => ({
+      expression: `size(variables.${variableName(location, map)}) == 0`,
+      messageExpression: `'${[...location.path, map].join('.')}[' + variables.${variableName(location, map)}[0] + ']: Forbidden: the ${PREFIX} prefix is reserved for cellfed'`,
+      reason: 'Invalid',
+    })),
+  });
 }
