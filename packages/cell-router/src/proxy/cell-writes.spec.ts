@@ -323,4 +323,24 @@ describe('reservedMarksRefusal: what a write means, not its bytes', () => {
     );
     expect(refused).toMatchObject({ code: 403 });
   });
+
+  it('lets kubectl rollout undo replace the annotations whole: what the router keeps itself is its own', async () => {
+    const stored = STORED.metadata;
+    STORED.metadata = {
+      ...stored,
+      annotations: { 'cellfed.io/uid': 'u-1', 'cellfed.io/owner-references': '[]', note: 'x' },
+    };
+    try {
+      expect(
+        await refusalOf(
+          'PATCH',
+          DEPLOYMENT,
+          JSON_PATCH,
+          '[{"op":"replace","path":"/metadata/annotations","value":{"deployment.kubernetes.io/revision":"1"}}]',
+        ),
+      ).toBeUndefined();
+    } finally {
+      STORED.metadata = stored;
+    }
+  });
 });

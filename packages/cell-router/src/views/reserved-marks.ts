@@ -186,7 +186,10 @@ export function marksChangedByJsonPatch(patch: unknown, stored: unknown): MarkWr
   const after = new Map(marksWithin(result, '').map((mark) => [markId(mark), mark]));
   const changed: MarkWrite[] = [];
   for (const [id, mark] of after) if (before.get(id)?.value !== mark.value) changed.push(mark);
-  for (const [id, mark] of before) if (!after.has(id)) changed.push({ ...mark, value: null });
+  // What the router manages itself (kept annotations, held owners, the fence label) is its to drop or keep:
+  // `kubectl rollout undo` replaces the annotations whole.
+  for (const [id, mark] of before)
+    if (!after.has(id) && !ROUTER_KEPT.has(mark.key)) changed.push({ ...mark, value: null });
   return changed;
 }
 
