@@ -7,7 +7,7 @@ import type { ResourceRequestInfo } from '../request/request-info.ts';
 import { badRequest, cellFailure, failure, type KubeStatus } from '../status/kube-status.ts';
 import type { Authorize } from '../auth/request-authorization.ts';
 import { keptOf, type CellOwners, type CellOwnersReader } from '../views/cell-owners.ts';
-import { cellViewOfWrite, parseBody, writeShape, type WriteShape } from '../views/cell-view.ts';
+import { cellViewOfWrite, writeShape, type WriteShape } from '../views/cell-view.ts';
 import { cellViewOfProtobuf, protobufMarkWrites } from '../views/protobuf-view.ts';
 import {
   marksChangedByJsonPatch,
@@ -119,12 +119,13 @@ export async function reservedMarksRefusal(
     writes = markWrites(shape, body);
   }
   const replaces = shape === 'merge-patch' || shape === 'strategic-merge-patch';
+  const jsonPatchOnStored = needsStoredObject(shape, body);
   let stored: CellOwners | undefined;
   try {
     if (
       (shape === 'object' && method === 'PUT') ||
       (replaces && replacesMarkMaps(shape, body)) ||
-      needsStoredObject(shape, body)
+      jsonPatchOnStored
     )
       stored = await current();
   } catch (error) {
@@ -133,7 +134,7 @@ export async function reservedMarksRefusal(
     throw error;
   }
   if (stored && replaces) writes.push(...marksRemovedByPatch(shape, body, stored.marks));
-  if (stored && needsStoredObject(shape, body)) {
+  if (stored && jsonPatchOnStored) {
     const changed = marksChangedByJsonPatch(await keepIdentityInJsonPatch(body, current), stored.object);
     if (changed === 'does-not-apply') return jsonPatchRefusal(info);
     writes.push(...changed);
@@ -144,7 +145,7 @@ export async function reservedMarksRefusal(
   if (refused.length === 0) return undefined;
   const denied = await authorize();
   if (denied) return denied.status;
-  const { kind, name } = namedIn(bytes, contentType);
+  const { kind, name } = namedIn(body);
   return reservedMarksStatus(kind ?? info.resource, name ?? info.name, info.apiGroup, refused);
 }
 
@@ -217,9 +218,9 @@ function countOf(bytes: Buffer, needle: Buffer): number {
   return count;
 }
 
-/** The kind and name a JSON body states, for a Status naming them as kube-apiserver's would. */
-function namedIn(bytes: Buffer, contentType: string | undefined): { kind?: string; name?: string } {
-  const body = parseBody(bytes, contentType) as { kind?: unknown; metadata?: { name?: unknown } } | undefined;
+/** The kind and name a decoded body states, for a Status naming them as kube-apiserver's would. */
+function namedIn(decoded: unknown): { kind?: string; name?: string } {
+  const body = decoded as { kind?: unknown; metadata?: { name?: unknown } } | null | undefined;
   return {
     ...(typeof body?.kind === 'string' ? { kind: body.kind } : {}),
     ...(typeof body?.metadata?.name === 'string' ? { name: body.metadata.name } : {}),
