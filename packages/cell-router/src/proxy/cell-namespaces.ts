@@ -7,6 +7,7 @@ import {
   type CellAware,
   type EngagedCell,
   type KubeClient,
+  type ListWatch,
 } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 import { NAMESPACES, type ObjectMeta } from '@cellfed/federation';
@@ -25,24 +26,33 @@ export class CellNamespaces implements CellAware {
   private readonly pending = new Map<string, Promise<void>>();
   private readonly registry: Registry;
   private readonly log: Logger;
-  /** The control plane's labels of a namespace, or undefined if it has none by that name. */
+  /** The control plane's metadata of a namespace as cached, or undefined if the cache has none by that name. */
   private readonly controlPlaneNamespace: (name: string) => ObjectMeta | undefined;
+  /** The same, read from the control plane itself: for a namespace made a moment ago, which the cache has not seen. */
+  private readonly readControlPlaneNamespace: ((name: string) => Promise<ObjectMeta | undefined>) | undefined;
+  private readonly cellListWatch: (cell: EngagedCell) => ListWatch;
 
   constructor(options: {
     registry: Registry;
     logger: Logger;
     controlPlaneNamespace: (name: string) => ObjectMeta | undefined;
+    readControlPlaneNamespace?: (name: string) => Promise<ObjectMeta | undefined>;
+    /** Where a cell's namespaces come from: its apiserver, metadata only, by default (tests give a fake). */
+    cellListWatch?: (cell: EngagedCell) => ListWatch;
   }) {
     this.registry = options.registry;
     this.log = options.logger;
     this.controlPlaneNamespace = options.controlPlaneNamespace;
+    this.readControlPlaneNamespace = options.readControlPlaneNamespace;
+    this.cellListWatch =
+      options.cellListWatch ?? ((cell) => resourceListWatch(cell.client, NAMESPACES, { metadataOnly: true }));
   }
 
   engage(cell: EngagedCell): void {
     const informer = new Informer({
       cell: cell.id,
       resource: 'v1/namespaces',
-      listWatch: resourceListWatch(cell.client, NAMESPACES, { metadataOnly: true }),
+      listWatch: this.cellListWatch(cell),
       logger: this.log,
       registry: this.registry,
     });
@@ -56,8 +66,10 @@ export class CellNamespaces implements CellAware {
   /**
    * Makes sure `namespace` exists in `cell` when the control plane has it, for a write that `authorize`
    * says the caller may make: the router creates it as itself, so never for a caller who may not (it gets
-   * the refusal instead). Never throws: if the namespace cannot be created the write goes on and the cell
-   * answers for itself (404 NotFound).
+   * the refusal instead). A namespace the control plane's cache has not seen yet (`kubectl create ns` a
+   * moment ago) is read from the control plane, after `authorize`, as the router reads nothing for a caller
+   * before. Never throws: if the namespace cannot be created the write goes on and the cell answers for itself
+   * (404 NotFound).
    */
   async ensure(cell: string, namespace: string, authorize: Authorize): Promise<Refusal | undefined> {
     if (namespace === '') return undefined;
@@ -65,19 +77,39 @@ export class CellNamespaces implements CellAware {
     if (!entry) return undefined;
     const { informer, client } = entry;
     if (informer.hasSynced() && informer.has(`${cell}//${namespace}`)) return undefined;
-    const source = this.controlPlaneNamespace(namespace);
-    if (!source) return undefined;
+    const cached = this.controlPlaneNamespace(namespace);
+    if (!cached && !this.readControlPlaneNamespace) return undefined;
     const refused = await authorize();
     if (refused) return refused;
-    // A burst of writes into a new namespace shares one create.
+    // A burst of writes into a new namespace shares one read and one create.
     const key = `${cell}/${namespace}`;
     let pending = this.pending.get(key);
     if (!pending) {
-      pending = this.create(cell, client, namespace, source).finally(() => this.pending.delete(key));
+      pending = this.createFrom(cell, client, namespace, cached).finally(() => this.pending.delete(key));
       this.pending.set(key, pending);
     }
     await pending;
     return undefined;
+  }
+
+  private async createFrom(
+    cell: string,
+    client: KubeClient,
+    namespace: string,
+    cached: ObjectMeta | undefined,
+  ): Promise<void> {
+    let source = cached;
+    if (!source) {
+      try {
+        source = await this.readControlPlaneNamespace?.(namespace);
+      } catch (error) {
+        this.log.warn(
+          { cell, namespace, err: errorMessage(error) },
+          'could not read the namespace from the control plane',
+        );
+      }
+    }
+    if (source) await this.create(cell, client, namespace, source);
   }
 
   private async create(

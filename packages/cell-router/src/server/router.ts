@@ -125,6 +125,13 @@ export class Router {
       registry: options.registry,
       logger: log.child({ component: 'cell-namespaces' }),
       controlPlaneNamespace: namespaceOf,
+      readControlPlaneNamespace: async (name) =>
+        (
+          await readIfExists<KubeObject>(
+            options.controlPlane,
+            `/api/v1/namespaces/${encodeURIComponent(name)}`,
+          )
+        )?.metadata,
     });
     this.pool.subscribe(cellNamespaces);
     const metrics = new RouterMetrics(options.registry);
