@@ -1,6 +1,13 @@
 import { readFileSync } from 'node:fs';
 
-import { FOLLOWER_LABEL, MIRRORED_LABEL, QUOTA_SHARE_ANNOTATION, parseCellSetSpec } from '@cellfed/api';
+import {
+  CELLS_FINALIZER,
+  FOLLOWER_LABEL,
+  MIRRORED_LABEL,
+  NAMESPACE_UID_ANNOTATION,
+  QUOTA_SHARE_ANNOTATION,
+  parseCellSetSpec,
+} from '@cellfed/api';
 import { ApiError, KubeClient } from '@cellfed/controller-kit';
 import { RoutingTable } from '@cellfed/hashing';
 import { MARKS_POLICY_NAME, type KubeList, type KubeObject, parseQuantity } from '@cellfed/federation';
@@ -906,6 +913,81 @@ describeE2e('what governs a workload is in force in its cell', () => {
       async () => ((await found(home, `/api/v1/namespaces/${brief}`)) ? undefined : true),
       60_000,
     );
+  });
+
+  it("ends a namespace's deletion only once the cells' copies are gone: the name made again shows none of its objects", async () => {
+    const reused = `${namespace}-reused`;
+    const configMaps = `/api/v1/namespaces/${reused}/configmaps`;
+    const inControlPlane = `/api/v1/namespaces/${reused}`;
+    await routed.request('POST', '/api/v1/namespaces', {
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: reused } },
+    });
+    // Spread over the cells by name.
+    for (let i = 0; i < 6; i++)
+      await routed.request('POST', configMaps, {
+        body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `old-${i}` } },
+      });
+    await eventually(`${reused} finalized by the rebalance controller`, async () =>
+      (await routed.request<KubeObject>('GET', inControlPlane)).metadata.finalizers?.includes(CELLS_FINALIZER)
+        ? true
+        : undefined,
+    );
+    await routed.request('DELETE', inControlPlane);
+    // While the cells still have it, the control plane's namespace stays (Terminating), as one apiserver's
+    // stays while its contents go; once it is gone, no cell has it.
+    await eventually(
+      `${reused} gone from the control plane`,
+      async () => ((await found(routed, inControlPlane)) ? undefined : true),
+      120_000,
+    );
+    expect(await Promise.all(inCells.map((cell) => found(cell, inControlPlane)))).toEqual(
+      ids.map(() => undefined),
+    );
+    await routed.request('POST', '/api/v1/namespaces', {
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: reused } },
+    });
+    const listed = await routed.request<KubeList>('GET', configMaps);
+    expect(listed.items.map((item) => item.metadata.name).filter((name) => name?.startsWith('old-'))).toEqual(
+      [],
+    );
+    await routed.request('DELETE', inControlPlane);
+  });
+
+  it("deletes a cell's copy of an earlier namespace of the same name (told by uid), with what it holds", async () => {
+    const earlier = `${namespace}-earlier`;
+    const path = `/api/v1/namespaces/${earlier}`;
+    await routed.request('POST', '/api/v1/namespaces', {
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: earlier } },
+    });
+    const [cell] = inCells as [KubeClient];
+    const copy = await eventually(`${earlier} mirrored with its uid`, async () => {
+      const made = await found(cell, path);
+      return made?.metadata.annotations?.[NAMESPACE_UID_ANNOTATION] ? made : undefined;
+    });
+    const uid = (await routed.request<KubeObject>('GET', path)).metadata.uid;
+    expect(copy.metadata.annotations?.[NAMESPACE_UID_ANNOTATION]).toBe(uid);
+    // As a cell that was out of reach while the namespace was deleted and made again would have it: the
+    // cell's administrator stamps another uid on the copy (the marks policy leaves system:masters alone).
+    await cell.request('PATCH', path, {
+      body: { metadata: { annotations: { [NAMESPACE_UID_ANNOTATION]: 'an-earlier-uid' } } },
+      contentType: 'application/merge-patch+json',
+    });
+    // A change of the control plane's namespace has the mirror compare every cell at once.
+    await routed.request('PATCH', path, {
+      body: { metadata: { labels: { 'e2e.cellfed.io/touched': 'yes' } } },
+      contentType: 'application/merge-patch+json',
+    });
+    await eventually(
+      `the earlier copy of ${earlier} deleted and made again with the current uid`,
+      async () => {
+        const now = await found(cell, path);
+        return now && !now.metadata.deletionTimestamp && now.metadata.uid !== copy.metadata.uid
+          ? now
+          : undefined;
+      },
+      120_000,
+    ).then((made) => expect(made.metadata.annotations?.[NAMESPACE_UID_ANNOTATION]).toBe(uid));
+    await routed.request('DELETE', path);
   });
 
   it('puts NetworkPolicies and webhook configurations in every cell and takes them out when deleted', async () => {

@@ -132,6 +132,17 @@ export const FOLLOWED_VERSION_ANNOTATION = 'cellfed.io/followed-version';
 export const MIRRORED_LABEL = 'cellfed.io/mirrored-from';
 /** The value of MIRRORED_LABEL: where a mirrored object comes from. */
 export const MIRRORED_FROM_CONTROL_PLANE = 'control-plane';
+/**
+ * On a namespace the mirror or the router made in a cell: the uid of the control-plane namespace it stands
+ * for. A cell's namespace is the control plane's by name and uid: one left from an earlier namespace of the
+ * same name (a cell that was unreachable while it was deleted) is deleted, never taken for the new one.
+ */
+export const NAMESPACE_UID_ANNOTATION = 'cellfed.io/namespace-uid';
+/**
+ * On every control-plane namespace, put by the rebalance controller: its deletion ends only once no live cell
+ * has its copy (and so its contents) any more, as one apiserver's namespace ends after its contents.
+ */
+export const CELLS_FINALIZER = 'cellfed.io/cells';
 /** On mirrored CRDs and shared objects: a hash of the content applied, so an unchanged one is not applied again. */
 export const MIRROR_HASH_ANNOTATION = 'cellfed.io/mirror-hash';
 

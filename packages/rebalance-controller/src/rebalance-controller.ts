@@ -24,6 +24,7 @@ import type { CopiedKindController } from './copies/copied-kind-controller.ts';
 import { FollowerController } from './followers/follower-controller.ts';
 import { isPolicyKind } from './followers/admission-params.ts';
 import { backgroundRunner, type LeadingController } from './leading-controller.ts';
+import { NamespaceDeletionController } from './namespaces/namespace-deletion-controller.ts';
 import { MigrationController, type MigrationSettings } from './migration/migration-controller.ts';
 import { MirrorController } from './mirror/mirror-controller.ts';
 import { MirrorState } from './mirror/mirror-state.ts';
@@ -251,9 +252,23 @@ export class RebalanceController {
       ...(settings.mirrorResyncMs === undefined ? {} : { resyncMs: settings.mirrorResyncMs }),
       runner,
     });
-    this.controllers = [this.cellSet, mirror, migrations, collector, followers, quotas].filter(
-      (part) => part !== undefined,
-    );
+    // Mirrored namespaces end in the cells before they end in the control plane.
+    const namespaceDeletion = new NamespaceDeletionController({
+      controlPlane,
+      plans,
+      namespaces: this.namespaces,
+      cell,
+      runner: background,
+    });
+    this.controllers = [
+      this.cellSet,
+      mirror,
+      namespaceDeletion,
+      migrations,
+      collector,
+      followers,
+      quotas,
+    ].filter((part) => part !== undefined);
     this.copiedKinds = [budgets, autoscalers, claims].filter((part) => part !== undefined);
     pool.subscribe(this.objects);
   }

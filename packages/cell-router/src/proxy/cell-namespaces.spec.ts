@@ -1,4 +1,4 @@
-import { MIRRORED_FROM_CONTROL_PLANE, MIRRORED_LABEL } from '@cellfed/api';
+import { MIRRORED_FROM_CONTROL_PLANE, MIRRORED_LABEL, NAMESPACE_UID_ANNOTATION } from '@cellfed/api';
 import type { EngagedCell, KubeClient } from '@cellfed/controller-kit';
 import { FakeCell, FakeListWatch, memoryLogger } from '@cellfed/controller-kit/testing';
 import type { ObjectMeta } from '@cellfed/federation';
@@ -51,16 +51,15 @@ function setUp(options: { cached?: ObjectMeta; inControlPlane?: ObjectMeta; inCe
 describe('CellNamespaces', () => {
   it('makes a namespace the control plane made a moment ago (not yet in its cache) in the cell, once the caller may write', async () => {
     const { cell, namespaces, reads, authorized, allow, stop } = setUp({
-      inControlPlane: { name: 'brief', labels: { team: 'a' } },
+      inControlPlane: { name: 'brief', uid: 'uid-1', labels: { team: 'a' } },
     });
     await settled();
     expect(await namespaces.ensure('cell-1', 'brief', allow)).toBeUndefined();
     expect(authorized).toEqual(['asked']);
     expect(reads).toEqual(['brief']);
-    expect(cell.get('/api/v1/namespaces/brief')?.metadata.labels).toEqual({
-      team: 'a',
-      [MIRRORED_LABEL]: MIRRORED_FROM_CONTROL_PLANE,
-    });
+    const made = cell.get('/api/v1/namespaces/brief')?.metadata;
+    expect(made?.labels).toEqual({ team: 'a', [MIRRORED_LABEL]: MIRRORED_FROM_CONTROL_PLANE });
+    expect(made?.annotations).toEqual({ [NAMESPACE_UID_ANNOTATION]: 'uid-1' });
     stop.abort();
   });
 

@@ -1,4 +1,4 @@
-import { MIRRORED_FROM_CONTROL_PLANE, MIRRORED_LABEL } from '@cellfed/api';
+import { MIRRORED_FROM_CONTROL_PLANE, MIRRORED_LABEL, NAMESPACE_UID_ANNOTATION } from '@cellfed/api';
 import {
   Informer,
   errorMessage,
@@ -128,6 +128,8 @@ export class CellNamespaces implements CellAware {
           metadata: {
             name: namespace,
             labels: { ...source.labels, [MIRRORED_LABEL]: MIRRORED_FROM_CONTROL_PLANE },
+            // Which namespace of that name it stands for (the mirror deletes one left from an earlier).
+            ...(source.uid ? { annotations: { [NAMESPACE_UID_ANNOTATION]: source.uid } } : {}),
           },
         },
       });

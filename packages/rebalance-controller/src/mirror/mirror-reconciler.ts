@@ -1,4 +1,4 @@
-import { type GroupVersionResource, MIRRORED_LABEL } from '@cellfed/api';
+import { type GroupVersionResource, MIRRORED_LABEL, NAMESPACE_UID_ANNOTATION } from '@cellfed/api';
 import {
   errorMessage,
   isNotFound,
@@ -26,8 +26,8 @@ import { MIRROR_FIELD_MANAGER as FIELD_MANAGER, MIRRORED_VALUE } from '../mirror
 import type { PlanHolder } from '../rebalance-plan.ts';
 import { mirrorSharedObjects, mirroredResources } from './shared-objects.ts';
 
-// Every apiserver has these of its own.
-const CELL_OWN_NAMESPACES = new Set(['default', ...CELL_SYSTEM_NAMESPACES]);
+/** Every apiserver has these of its own: never mirrored. */
+export const CELL_OWN_NAMESPACES = new Set(['default', ...CELL_SYSTEM_NAMESPACES]);
 
 export interface MirrorReconcilerOptions {
   plans: PlanHolder;
@@ -116,17 +116,44 @@ export class MirrorReconciler implements Reconciler<CellKey> {
       this.options
         .namespaces()
         .filter((ns) => !CELL_OWN_NAMESPACES.has(ns.metadata.name ?? '') && !ns.metadata.deletionTimestamp)
-        .map((ns) => [ns.metadata.name ?? '', { ...ns.metadata.labels, [MIRRORED_LABEL]: MIRRORED_VALUE }]),
+        .map((ns) => [
+          ns.metadata.name ?? '',
+          {
+            labels: { ...ns.metadata.labels, [MIRRORED_LABEL]: MIRRORED_VALUE },
+            uid: ns.metadata.uid ?? '',
+          },
+        ]),
     );
     const writes: (() => Promise<unknown>)[] = [];
-    for (const [name, labels] of wanted) {
+    const stale: { name: string; stamp: string }[] = [];
+    for (const [name, { labels, uid }] of wanted) {
       const current = have.get(name);
       if (current?.deletionTimestamp) continue;
-      if (current && Object.entries(labels).every(([label, value]) => current.labels?.[label] === value))
+      const stamp = current?.annotations?.[NAMESPACE_UID_ANNOTATION];
+      // The copy of an earlier namespace of this name (deleted while this cell was out of reach): it goes,
+      // with what it holds, before the new one is made.
+      if (
+        current &&
+        stamp !== undefined &&
+        stamp !== uid &&
+        current.labels?.[MIRRORED_LABEL] === MIRRORED_VALUE
+      ) {
+        stale.push({ name, stamp });
+        continue;
+      }
+      if (
+        current &&
+        stamp === uid &&
+        Object.entries(labels).every(([label, value]) => current.labels?.[label] === value)
+      )
         continue;
       writes.push(() =>
         cell.client.request('PATCH', `/api/v1/namespaces/${name}`, {
-          body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } }),
+          body: JSON.stringify({
+            apiVersion: 'v1',
+            kind: 'Namespace',
+            metadata: { name, labels, annotations: { [NAMESPACE_UID_ANNOTATION]: uid } },
+          }),
           contentType: APPLY_PATCH,
           query: { fieldManager: FIELD_MANAGER, force: true },
           signal,
@@ -140,15 +167,30 @@ export class MirrorReconciler implements Reconciler<CellKey> {
         // The cache may not have a namespace made a moment ago, which the router may already have made in
         // the cell for a write into it: only the control plane's own answer says it is gone.
         if (await this.inControlPlane(name, signal)) return;
-        await cell.client
-          .request('DELETE', `/api/v1/namespaces/${name}`, { signal })
-          .catch((error: unknown) => {
-            if (!isNotFound(error)) throw error;
-          });
+        await this.deleteInCell(cell, name, signal);
       });
     }
+    for (const { name, stamp } of stale)
+      writes.push(async () => {
+        // Only the control plane's own answer says which namespace of that name is current (the cache may
+        // still have the earlier one).
+        const current = await readIfExists<KubeObject>(
+          this.options.controlPlane,
+          `/api/v1/namespaces/${name}`,
+          {
+            signal,
+          },
+        );
+        if (current?.metadata.uid !== stamp) await this.deleteInCell(cell, name, signal);
+      });
     await inParallel(writes, this.options.parallelism ?? 8);
     return writes.length;
+  }
+
+  private async deleteInCell(cell: EngagedCell, name: string, signal: AbortSignal): Promise<void> {
+    await cell.client.request('DELETE', `/api/v1/namespaces/${name}`, { signal }).catch((error: unknown) => {
+      if (!isNotFound(error)) throw error;
+    });
   }
 
   /** Whether the control plane has namespace `name` (and is not deleting it), asked, not cached. */
