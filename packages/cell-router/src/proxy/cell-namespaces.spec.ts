@@ -81,6 +81,16 @@ describe('CellNamespaces', () => {
     stop.abort();
   });
 
+  it('does not make a namespace the control plane is deleting', async () => {
+    const { cell, namespaces, allow, stop } = setUp({
+      cached: { name: 'leaving', deletionTimestamp: '2026-12-06T12:00:00Z' },
+    });
+    await settled();
+    await namespaces.ensure('cell-1', 'leaving', allow);
+    expect(cell.writes).toEqual([]);
+    stop.abort();
+  });
+
   it('takes the cached namespace without reading the control plane', async () => {
     const { cell, namespaces, reads, allow, stop } = setUp({ cached: { name: 'kept' } });
     await settled();

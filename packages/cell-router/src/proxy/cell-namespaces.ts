@@ -109,7 +109,9 @@ export class CellNamespaces implements CellAware {
         );
       }
     }
-    if (source) await this.create(cell, client, namespace, source);
+    // One being deleted is not made again: the write meets the cell's terminating copy, or none (the cell's
+    // 404), where one apiserver refuses new content in a terminating namespace.
+    if (source && !source.deletionTimestamp) await this.create(cell, client, namespace, source);
   }
 
   private async create(
