@@ -26,13 +26,18 @@ export type { QuotaControllerProcess } from '@cellfed/cells/apps/quota-controlle
  * (past 1 s too, in CI) whatever the number of moves at once, so the adaptive window would only make each
  * rebalance up to 4× slower (a suite then ran out of time). The window is measured pinned by the rebalance
  * benchmark, its rules by fence-window.spec.ts, and the chart's default target runs in the kind suite.
+ * Namespaces are finalized (`--finalize-namespaces`) only where the test asks.
  */
 export const startRebalanceController = (env: EnvFile, options: StartControllerOptions = {}) =>
   startRebalanceControllerWith(env, {
     ...options,
-    args: options.args?.includes('--fence-target')
-      ? options.args
-      : ['--fence-target', '0', ...(options.args ?? [])],
+    args: [
+      ...(options.args?.includes('--fence-target') ? [] : ['--fence-target', '0']),
+      // Every controller finalizes every namespace of the shared control plane, and the finalizer outlives a
+      // suite's controller: only the suite that shows it (governance) runs it.
+      ...(options.args?.includes('--finalize-namespaces') ? [] : ['--finalize-namespaces', 'false']),
+      ...(options.args ?? []),
+    ],
   });
 
 /** The quota controller (kube-controller-manager's, from the suite's tools) counting through `routerUrl`. */

@@ -138,7 +138,7 @@ describeE2e('what governs a workload is in force in its cell', () => {
         // Its quotas' status, counted through the router as the chart's quota controller counts it.
         quotaController: true,
       },
-      ['--mirror-resync', '2s'],
+      ['--mirror-resync', '2s', '--finalize-namespaces', 'true'],
     );
     routed = started.federation.routed;
   });

@@ -58,6 +58,10 @@ const OWN = flagGroup({
     help: "copy each control-plane HorizontalPodAutoscaler into its target's cell, where that cell's autoscaler scales the target, and show the copy's status; the control plane's own autoscaler must then be off",
     default: true,
   }),
+  finalizeNamespaces: boolFlag('finalize-namespaces', {
+    help: "put the cellfed.io/cells finalizer on every control-plane namespace, so a namespace's deletion ends only once no live cell has its copy; needs patch on namespaces in the control plane",
+    default: true,
+  }),
   followClaims: boolFlag('follow-claims', {
     help: "copy each control-plane PersistentVolumeClaim into the cell whose pod templates mount it, where it is provisioned and bound, and show the copy's status (with --follow-pod-references); the control plane's own volume binder must then be off",
     default: true,

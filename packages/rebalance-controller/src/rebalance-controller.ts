@@ -67,6 +67,10 @@ interface RebalanceSettings extends MigrationSettings {
    * copy's status (with followPodReferences; the control plane's own volume binder must be off). Default true.
    */
   followClaims?: boolean;
+  /**
+   * Finalize every control-plane namespace until no live cell has its copy (namespaces/). Default true.
+   */
+  finalizeNamespaces?: boolean;
 }
 
 export interface RebalanceControllerOptions {
@@ -253,13 +257,16 @@ export class RebalanceController {
       runner,
     });
     // Mirrored namespaces end in the cells before they end in the control plane.
-    const namespaceDeletion = new NamespaceDeletionController({
-      controlPlane,
-      plans,
-      namespaces: this.namespaces,
-      cell,
-      runner: background,
-    });
+    const namespaceDeletion =
+      settings.finalizeNamespaces === false
+        ? undefined
+        : new NamespaceDeletionController({
+            controlPlane,
+            plans,
+            namespaces: this.namespaces,
+            cell,
+            runner: background,
+          });
     this.controllers = [
       this.cellSet,
       mirror,
