@@ -49,6 +49,11 @@ const BENCHMARKS = {
       routerRssGrowthOverResponse: '≤',
     },
   },
+  'auth-fairness.json': {
+    command: 'npx nx run cell-router:bench-auth',
+    anchor:
+      "one kube-apiserver (its own authenticator and API Priority and Fairness) with the same RBAC, under the same flood; each arm's tenant p99 over its own idle p99",
+  },
   'rebalance.json': {
     command: 'npx nx run rebalance-controller:bench',
     anchor:
