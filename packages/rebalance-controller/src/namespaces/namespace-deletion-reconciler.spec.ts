@@ -1,24 +1,17 @@
-import { CELLS_FINALIZER, MIRRORED_FROM_CONTROL_PLANE, MIRRORED_LABEL, parseCellSetSpec } from '@cellfed/api';
+import { CELLS_FINALIZER, MIRRORED_FROM_CONTROL_PLANE, MIRRORED_LABEL } from '@cellfed/api';
 import { FakeCell, memoryLogger } from '@cellfed/controller-kit/testing';
 import type { KubeObject, ObjectMeta } from '@cellfed/federation';
 
 import { PlanHolder } from '../rebalance-plan.ts';
+import { configMapCellSet } from '../testing/configmap-cells.ts';
 import { NamespaceDeletionReconciler } from './namespace-deletion-reconciler.ts';
 
 const SHOP = '/api/v1/namespaces/shop';
 
 function setup(namespace: ObjectMeta | undefined, options: { down?: string; unengaged?: string } = {}) {
   const plans = new PlanHolder();
-  plans.load(
-    parseCellSetSpec({
-      cells: ['a', 'b', 'c'].map((id) => ({
-        id,
-        state: id === options.down ? ('Down' as const) : ('Normal' as const),
-        kubeconfigSecretRef: { name: id },
-      })),
-    }),
-    1,
-  );
+  const state = (id: string) => (id === options.down ? 'Down' : 'Normal');
+  plans.load(configMapCellSet({ a: state('a'), b: state('b'), c: state('c') }), 1);
   const cells = new Map(['a', 'b', 'c'].map((id) => [id, new FakeCell(id)]));
   const patches: { path: string; body: unknown }[] = [];
   const controlPlane = {
