@@ -36,6 +36,7 @@ import { USAGE, parseCli, type CliCommand, type CliOptions } from './cli-args.ts
 import { planChange } from './plan.ts';
 import { renderStatus } from './status.ts';
 import { table } from './table.ts';
+import { isTransient, patientRead } from './transient.ts';
 import { whereIs } from './where.ts';
 import { CellsCliError, CellsCliErrorCode } from './errors.ts';
 
@@ -227,10 +228,17 @@ async function edit(
         `cell ${command.edit.id}: not done after ${command.timeoutMs / 1000} s`,
       );
   };
+  // A read of the wait that fails on its way (a router replica restarting) is asked again until the deadline.
+  const read = <T>(what: () => Promise<T>) =>
+    patientRead(what, {
+      overdue,
+      report: (line) => process.stderr.write(`${line}\n`),
+      sleep,
+    });
   // First every live router routes by the change (for `down`, that is the failover itself).
   const generation = written.metadata.generation ?? 0;
   for (;;) {
-    const behind = await routersStillBehind(client, name, generation);
+    const behind = await read(() => routersStillBehind(client, name, generation));
     if (behind === 0) break;
     overdue();
     process.stderr.write(`waiting for ${behind} router(s) to route with CellSet generation ${generation}\n`);
@@ -238,7 +246,7 @@ async function edit(
   }
   let last = '';
   for (;;) {
-    const now = await client.request<CellSetObject>('GET', path);
+    const now = await read(() => client.request<CellSetObject>('GET', path));
     if (editSettled(now.spec.cells, command.edit)) return `${done}; done`;
     overdue();
     const line = progressLine(now.status?.objects, now.status?.etaSeconds);
@@ -250,7 +258,8 @@ async function edit(
 
 /**
  * How many live router replicas still route with an older CellSet generation, from their Leases; 0 when the
- * Leases cannot be read (a user without access to them waits for the CellSet alone).
+ * Leases may not be read (a user without access to them waits for the CellSet alone). A transient failure
+ * is thrown, for the wait to ask again.
  */
 async function routersStillBehind(client: KubeClient, cellSet: string, generation: number): Promise<number> {
   try {
@@ -260,7 +269,9 @@ async function routersStillBehind(client: KubeClient, cellSet: string, generatio
       { query: { labelSelector: `${ROUTER_CELLSET_LABEL}=${cellSet}` } },
     );
     return routersBehind(leases.items ?? [], generation, Date.now()).length;
-  } catch {
+  } catch (error) {
+    // A failure on the way is no answer: the wait asks again rather than take it for "none behind".
+    if (isTransient(error)) throw error;
     return 0;
   }
 }
