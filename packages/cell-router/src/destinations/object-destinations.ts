@@ -97,9 +97,19 @@ export class ObjectDestinations {
       const status = serviceUnavailable(`cell ${target.cell} is not connected`, 1);
       return { ...refusal(status, 'cell-unavailable', target.cell), routeCase, headers: RETRY_SOON };
     }
-    if (plan.failedOverFrom)
-      return this.failover(plan, plan.failedOverFrom, client, target.cell, impersonation);
-    return { kind: 'cell', client, cell: target.cell, route: target.reason, routeCase };
+    const down = plan.failedOverFrom;
+    if (!down) return { kind: 'cell', client, cell: target.cell, route: target.reason, routeCase };
+    const toTarget = () => this.failover(plan, down, client, target.cell, impersonation);
+    // While a rebalance runs, a Down cell's key is promoted in its old cell, where its backup is, and moves
+    // on only once it is a real object there: until then that backup is the object, though the old cell
+    // has no copy and the rule names the new cell.
+    const backupHolder =
+      oldCopy?.found === false && target.cell !== decision.oldCell
+        ? this.options.cell(decision.oldCell)
+        : undefined;
+    return backupHolder
+      ? this.failover(plan, down, backupHolder, decision.oldCell, impersonation, toTarget)
+      : toTarget();
   }
 
   /**
@@ -147,13 +157,17 @@ export class ObjectDestinations {
     return now !== undefined && !now.liveCells.includes(cell);
   }
 
-  /** A key of a Down cell: the cell that took it over, or the backup it holds until the promotion is committed. */
+  /**
+   * A key of a Down cell: the cell that took it over, or the backup it holds until the promotion is committed.
+   * `elsewhere`: where the request goes when this cell holds neither the object nor its backup.
+   */
   private async failover(
     plan: ObjectPlan,
     down: string,
     client: KubeClient,
     cell: string,
     impersonation: Impersonation,
+    elsewhere?: () => Promise<Destination>,
   ): Promise<Destination> {
     const { info, access } = plan;
     const routeCase = plan.decision.case;
@@ -167,6 +181,7 @@ export class ObjectDestinations {
       );
       return { ...refusal(status, 'backup-unreadable', cell), routeCase };
     }
+    if (state.kind === 'none' && elsewhere) return elsewhere();
     if (state.kind === 'refused')
       return { ...refusal(cellFailure(cell, state.code, state.body), 'backup-refused', cell), routeCase };
     if (state.kind === 'unreadable') {

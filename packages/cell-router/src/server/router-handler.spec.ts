@@ -894,6 +894,54 @@ describe('RouterHandler', () => {
       expect(cells[target]!.seen.some(isBackupRead)).toBe(false);
     });
 
+    describe('while a cell joins', () => {
+      const joiningSpec = parseCellSetSpec({
+        cells: [
+          { id: 'a', state: 'Normal', kubeconfigSecretRef: { name: 'a-kubeconfig' } },
+          { id: 'b', state: 'Joining', kubeconfigSecretRef: { name: 'b-kubeconfig' } },
+          { id: 'c', state: 'Down', kubeconfigSecretRef: { name: 'c-kubeconfig' } },
+        ],
+      });
+      /** A ConfigMap of the Down cell whose key the rebalance moves on from the cell that took it over. */
+      const movingOn = () => {
+        const state = routingState(joiningSpec, 8);
+        for (let i = 0; ; i++) {
+          const key = state.table.keyOf({ namespace: 'team', name: `cfg-${i}` });
+          const { oldCell, newCell } = state.table.route(key);
+          if (state.table.failedOverFrom(key) === 'c' && oldCell === 'a' && newCell === 'b')
+            return `cfg-${i}`;
+        }
+      };
+
+      beforeEach(() => {
+        cellSet = joiningSpec;
+      });
+
+      it('serves the backup in the old cell, where it is promoted, not the new cell’s 404', async () => {
+        const name = movingOn();
+        script = (cell, seen) =>
+          cell === 'a' && isBackupRead(seen)
+            ? { code: 200, body: backupOf('a', 'c', name) }
+            : { code: 404, body: { kind: 'Status', code: 404 } };
+        const read = await send('GET', `/api/v1/namespaces/team/configmaps/${name}`);
+        expect(read).toMatchObject({ code: 200, body: { kind: 'ConfigMap', data: { k: 'v' } } });
+        const write = await send('PUT', `/api/v1/namespaces/team/configmaps/${name}`, { metadata: { name } });
+        expect(write).toMatchObject({ code: 429, body: { reason: 'TooManyRequests' } });
+        // Nothing was written in the joining cell, where a create would make a second object of the key.
+        expect(cells['b']!.seen.filter((seen) => seen.method !== 'GET')).toEqual([]);
+      });
+
+      it('sends the key to the new cell once the old cell holds neither it nor its backup (moved on)', async () => {
+        const name = movingOn();
+        script = (cell, seen) =>
+          cell === 'b' && !isBackupRead(seen)
+            ? { code: 200, body: { kind: 'ConfigMap', metadata: { name }, data: { k: 'moved' } } }
+            : { code: 404, body: { kind: 'Status', code: 404 } };
+        const read = await send('GET', `/api/v1/namespaces/team/configmaps/${name}`);
+        expect(read).toMatchObject({ code: 200, body: { data: { k: 'moved' } } });
+      });
+    });
+
     it('ignores a backup that names another primary cell', async () => {
       const { name, target } = failedOver();
       script = (_cell, seen) =>
