@@ -74,6 +74,28 @@ describeE2e(
 
     const everyObjectBackedUp = (live: readonly string[], table: RoutingTable, count = OBJECTS) =>
       everyObjectBackedUpIn(cells, { live, namespace, table, count });
+    // Four workers: a lost cell's promotions then take seconds, long enough to show a write to one of its
+    // keys succeeding before they end.
+    const startBackup = (ids: readonly string[]) =>
+      startBackupController(env, {
+        args: ['--cellset', cellSetName, '--leader-elect', 'false', '--resync', '30s', '--workers', '4'],
+        cells: [...ids],
+        logFile: join(env.dir, `${cellSetName}-backup-controller.log`),
+      });
+    const startRebalancer = (ids: readonly string[]) =>
+      startRebalanceController(env, {
+        args: [
+          ...['--cellset', cellSetName, '--leader-elect', 'false', '--delete-after', '2s'],
+          ...['--mirror-resync', '2s'],
+        ],
+        cells: [...ids],
+        logFile: join(env.dir, `${cellSetName}-rebalance-controller.log`),
+      });
+    const cellSetNow = async () =>
+      (await readCellSet(env.controlPlane.kubeconfig, cellSetName)) as {
+        spec: { cells: { id: string; state: string }[] };
+        status?: { conditions?: { type: string; status: string; reason: string }[] };
+      };
 
     afterAll(async () => {
       await writer?.stop().catch(() => undefined);
@@ -113,13 +135,7 @@ describeE2e(
             query: { fieldManager: 'e2e-applier' },
           });
         await forEachInParallel(names, 16, (name) => applyLabel(name, 'before'));
-        // Four workers: the lost cell's promotions then take seconds, long enough to show a write to one of
-        // its keys succeeding before they end.
-        controller = await startBackupController(env, {
-          args: ['--cellset', cellSetName, '--leader-elect', 'false', '--resync', '30s', '--workers', '4'],
-          cells: [one, two, doomed],
-          logFile: join(env.dir, `${cellSetName}-backup-controller.log`),
-        });
+        controller = await startBackup([one, two, doomed]);
         const healthyTable = RoutingTable.fromCellSet(parseCellSetSpec(healthy));
         const backedUpAt = Date.now();
         await eventually(
@@ -369,14 +385,7 @@ describeE2e(
       );
     const rejoin = async (doomed: string) => {
       const [one, two] = env.cells.map((cell) => cell.id) as [string, string];
-      rebalancer ??= await startRebalanceController(env, {
-        args: [
-          ...['--cellset', cellSetName, '--leader-elect', 'false', '--delete-after', '2s'],
-          ...['--mirror-resync', '2s'],
-        ],
-        cells: [one, two, doomed],
-        logFile: join(env.dir, `${cellSetName}-rebalance-controller.log`),
-      });
+      rebalancer ??= await startRebalancer([one, two, doomed]);
       await updateCellSet(
         env.controlPlane.kubeconfig,
         cellSetName,
@@ -384,12 +393,10 @@ describeE2e(
       );
       await eventually(
         `${doomed} to rejoin and turn Normal`,
-        async () => {
-          const current = (await readCellSet(env.controlPlane.kubeconfig, cellSetName)) as {
-            spec: { cells: { id: string; state: string }[] };
-          };
-          return current.spec.cells.find((cell) => cell.id === doomed)?.state === 'Normal' ? true : undefined;
-        },
+        async () =>
+          (await cellSetNow()).spec.cells.find((cell) => cell.id === doomed)?.state === 'Normal'
+            ? true
+            : undefined,
         180_000,
       );
       return RoutingTable.fromCellSet(
@@ -499,8 +506,111 @@ describeE2e(
           () => everyObjectBackedUp([one, two, doomed], table, expected.size),
           90_000,
         );
+        failedOver = {
+          ...failedOver,
+          served: new Map(
+            [...(await placement([one, two, doomed]))].map(([name, at]) => [name, at.metadata]),
+          ),
+        };
       },
       300_000,
+    );
+
+    runnable(
+      'a cell that fails while another drains: its objects are read from their backups in the draining cell, promoted there, moved on, and the drain ends only then',
+      async () => {
+        if (!failedOver) throw new Error('needs the tests before it');
+        const { doomed, served } = failedOver;
+        const [one, two] = env.cells.map((cell) => cell.id) as [string, string];
+        const expected = new Map(
+          [...served].map(([name, metadata]) => [name, metadata.annotations?.[SEQ] ?? '']),
+        );
+        // Neither controller runs while the cell dies: nothing is promoted or moved until the test says.
+        await stopController(rebalancer);
+        await stopController(controller);
+        rebalancer = controller = undefined;
+        await updateCellSet(
+          env.controlPlane.kubeconfig,
+          cellSetName,
+          cellSetSpec({ [one]: 'Normal', [two]: 'Draining', [doomed]: 'Normal' }),
+        );
+        const local = LocalCells.open(env.dir);
+        await local.stop(doomed, 'kube-apiserver', 0);
+        await local.stop(doomed, 'etcd', 0);
+        const failed = cellSetSpec({ [one]: 'Normal', [two]: 'Draining', [doomed]: 'Down' });
+        await updateCellSet(env.controlPlane.kubeconfig, cellSetName, failed);
+        const table = RoutingTable.fromCellSet(parseCellSetSpec(failed));
+        // The dead cell's keys that the drain sends on: their backups are in the draining cell, their old cell.
+        const movingOn = [...expected.keys()].filter((name) => {
+          const key = table.keyOf({ namespace, name });
+          const { oldCell, newCell } = table.route(key);
+          return table.failedOverFrom(key) === doomed && oldCell === two && newCell === one;
+        });
+        expect(movingOn.length).toBeGreaterThan(OBJECTS / 20);
+
+        const everyReadable = async (what: string) =>
+          eventually(
+            what,
+            async () => {
+              const unread: string[] = [];
+              await forEachInParallel([...expected.keys()], 16, (name) =>
+                routed!
+                  .request('GET', `${DEPLOYMENTS}/namespaces/${namespace}/deployments/${name}`)
+                  .catch(() => unread.push(name)),
+              );
+              return unread.length === 0 ? true : undefined;
+            },
+            60_000,
+          );
+        // Read from their backups, though the ring names a cell that holds neither them nor a backup.
+        await everyReadable('every object to be readable from its backup, the drain not begun');
+        const write = await routed!
+          .request('PATCH', `${DEPLOYMENTS}/namespaces/${namespace}/deployments/${movingOn[0]}`, {
+            body: { metadata: { labels: { 'e2e.cellfed.io/written': 'yes' } } },
+            contentType: 'application/merge-patch+json',
+          })
+          .then(
+            () => 200,
+            (error: unknown) => (error instanceof ApiError ? error.statusCode : 0),
+          );
+        expect(write).toBe(429);
+        expect((await deploymentsIn(cells.get(one)!, namespace)).has(movingOn[0]!)).toBe(false);
+
+        // The drain moves all it can, and waits for the promotions rather than take the draining cell away
+        // with the backups in it.
+        rebalancer = await startRebalancer([one, two]);
+        await eventually(
+          'the drain to wait for the dead cell’s promotions',
+          async () =>
+            (await cellSetNow()).status?.conditions?.some(
+              (condition) => condition.type === 'Blocked' && condition.reason === 'PromotionsPending',
+            )
+              ? true
+              : undefined,
+          120_000,
+        );
+        expect((await cellSetNow()).spec.cells.map((cell) => cell.id)).toContain(two);
+        await everyReadable('every object to be readable while the drain waits');
+
+        // Promoted in the draining cell, then moved on: the drain ends with every object in the one cell left.
+        controller = await startBackup([one, two]);
+        await eventually(
+          `${two} to be drained and leave the CellSet`,
+          async () => ((await cellSetNow()).spec.cells.some((cell) => cell.id === two) ? undefined : true),
+          180_000,
+        );
+        const drained = RoutingTable.fromCellSet(
+          parseCellSetSpec(cellSetSpec({ [one]: 'Normal', [doomed]: 'Down' })),
+        );
+        await expectPlaced([one, two], drained, expected);
+        const listed = await routed!.request<KubeList>(
+          'GET',
+          `${DEPLOYMENTS}/namespaces/${namespace}/deployments`,
+          { accept: METADATA_LIST },
+        );
+        expect(listed.items).toHaveLength(expected.size);
+      },
+      420_000,
     );
   },
 );

@@ -173,6 +173,16 @@ describeE2e('the cellfed-cell chart in a real cell', () => {
     expect(await may('e2e-rebalance', 'create', '', 'secrets', 'shop')).toBe(true);
     expect(await may('e2e-rebalance', 'watch', '', 'secrets', 'shop')).toBe(false);
     expect(await may('e2e-rebalance', 'patch', '', 'secrets', 'shop')).toBe(false);
+    // It lists backups (a rebalance ends only once no Down cell's backup waits), and never touches one.
+    expect(await may('e2e-rebalance', 'list', 'cells.cellfed.io', 'cellbackups', 'cellfed-backups')).toBe(
+      true,
+    );
+    expect(await may('e2e-rebalance', 'get', 'cells.cellfed.io', 'cellbackups', 'cellfed-backups')).toBe(
+      false,
+    );
+    expect(await may('e2e-rebalance', 'delete', 'cells.cellfed.io', 'cellbackups', 'cellfed-backups')).toBe(
+      false,
+    );
     // The backup controller: backups, promotion (create, or replace a follower copy; then the commit, a
     // patch), purge (delete); nothing beyond the cellular resources, and never anyone's identity.
     expect(await may('e2e-backup', 'patch', 'cells.cellfed.io', 'cellbackups', 'cellfed-backups')).toBe(true);

@@ -1,9 +1,14 @@
-import { LOADED_GENERATION_ANNOTATION, parseCellSet } from '@cellfed/api';
+import {
+  BACKUP_CELL_LABEL,
+  LOADED_GENERATION_ANNOTATION,
+  PRIMARY_CELL_LABEL,
+  parseCellSet,
+} from '@cellfed/api';
 import { ApiError, CellSetReader } from '@cellfed/controller-kit';
 import { FakeCell, FakeClock, fakeCopies, memoryLogger } from '@cellfed/controller-kit/testing';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
 import { Registry } from 'prom-client';
-import { type KubeObject, type RouterLease } from '@cellfed/federation';
+import { cellBackupPath, type KubeObject, type RouterLease } from '@cellfed/federation';
 
 import { CellSetReconciler } from './cellset-reconciler.ts';
 import { MirrorState } from '../mirror/mirror-state.ts';
@@ -59,7 +64,8 @@ function setup(object: KubeObject) {
       cellSetName: 'default',
       cellSetObject: () => state.object,
       cellSet: () => reader.read(state.object),
-      get: (id: string) => (id in cells ? ({ id } as never) : undefined),
+      get: (id: string) =>
+        id in cells ? ({ id, client: cells[id as keyof typeof cells] } as never) : undefined,
       recordOnCellSet: async (type, reason, note) => {
         events.push(`${type} ${reason}: ${note}`);
       },
@@ -245,6 +251,42 @@ describe('CellSetReconciler', () => {
     expect(events.some((event) => event.startsWith('Normal RebalanceFinished'))).toBe(true);
     expect(events.find((event) => event.includes('CellRemoved'))).toContain('left for the operator');
   });
+  it('finishes a join only once no live cell holds a Down cell’s backup not promoted yet', async () => {
+    const { mirror, cells, writes, reconcile, lastStatus, condition, events } = setup(
+      cellSet(4, { a: 'Normal', b: 'Joining', c: 'Down' }),
+    );
+    for (const id of ['a', 'b']) mirror.set(id, true);
+    const backup = cellBackupPath('configmaps-0123');
+    cells.a.put(backup, {
+      apiVersion: 'cells.cellfed.io/v1alpha1',
+      kind: 'CellBackup',
+      metadata: {
+        name: 'configmaps-0123',
+        namespace: 'cellfed-backups',
+        labels: { [PRIMARY_CELL_LABEL]: 'c', [BACKUP_CELL_LABEL]: 'a' },
+      },
+    });
+    // Nothing left to move, but the promotion in a (then the move into b) is still to come.
+    expect(await reconcile()).toEqual({ requeueAfterMs: 2000 });
+    expect(writes.some((write) => write.path === CELLSET_PATH)).toBe(false);
+    expect(lastStatus().phase).toBe('Blocked');
+    expect(condition('Blocked')).toMatchObject({ status: 'True', reason: 'PromotionsPending' });
+    expect(events.find((event) => event.includes('PromotionsPending'))).toContain('c not promoted yet in: a');
+
+    // Promoted (the backup controller deletes the backup once the object is written anew): it finishes.
+    cells.a.objects.delete(backup);
+    await reconcile();
+    expect(writes.find((write) => write.path === CELLSET_PATH)?.body).toMatchObject({
+      spec: {
+        cells: [
+          { id: 'a', state: 'Normal' },
+          { id: 'b', state: 'Normal' },
+          { id: 'c', state: 'Down' },
+        ],
+      },
+    });
+  });
+
   /** A drain with nothing left to move: a finished migration of x from a (Draining) to b. */
   function finishedDrain() {
     const harness = setup(cellSet(3, { a: 'Draining', b: 'Normal' }));

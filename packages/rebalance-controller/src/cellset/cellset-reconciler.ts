@@ -31,6 +31,7 @@ import {
   type StoredCell,
 } from './cellset-status.ts';
 import type { MirrorState } from '../mirror/mirror-state.ts';
+import { unpromotedBackupsGate } from './unpromoted-backups.ts';
 import { countProgress, MoveRate, type Progress } from './progress.ts';
 import type { PlanHolder, RebalancePlan } from '../rebalance-plan.ts';
 import type { RebalanceMetrics } from '../rebalance-metrics.ts';
@@ -63,6 +64,8 @@ export interface CellSetReconcilerOptions {
  * under a second; one in flight this long was left by a leader that died mid-move and its key lost.
  */
 const STALL_MS = 30_000;
+/** How often a rebalance that waits only for a Down cell's promotions asks the cells again. */
+const PROMOTIONS_RECHECK_MS = 2000;
 
 /**
  * The cell lifecycle, keyed by the CellSet's name: validates the CellSet (an invalid one is refused with a
@@ -127,6 +130,7 @@ export class CellSetReconciler implements Reconciler<CellSetKey> {
     this.rate.add(now, progress.moved);
     this.updateGauges(progress);
     const rebalancing = current.table.rebalancing;
+    let finishGate: Gate | undefined;
     if (
       rebalancing &&
       current.movesAllowed &&
@@ -134,21 +138,25 @@ export class CellSetReconciler implements Reconciler<CellSetKey> {
       progress.uncommitted === 0 &&
       this.allListed(current)
     ) {
-      return this.finish(object, current, progress.moved, signal, log);
+      finishGate = await unpromotedBackupsGate(current, (id) => pool.get(id)?.client, signal);
+      if (!finishGate) return this.finish(object, current, progress.moved, signal, log);
     }
-    const phase: RebalancePhase = !rebalancing ? 'Stable' : gate ? 'Blocked' : 'Rebalancing';
-    conditions = rebalanceConditions(conditions, { generation, rebalancing, gate, progress }, now);
-    await this.reportBlocked(gate, log);
-    if (rebalancing && !gate) this.nudgeIfStalled(current, progress, now, log);
+    const blocked = gate ?? finishGate;
+    const phase: RebalancePhase = !rebalancing ? 'Stable' : blocked ? 'Blocked' : 'Rebalancing';
+    conditions = rebalanceConditions(conditions, { generation, rebalancing, gate: blocked, progress }, now);
+    await this.reportBlocked(blocked, log);
+    if (rebalancing && !blocked) this.nudgeIfStalled(current, progress, now, log);
     const status = progressStatus(progress, rebalancing ? this.rate.perSecond() : undefined);
     const written = await this.status.write(
       { observedGeneration: generation, phase, ...status, ...this.lastRebalanceOf(object), conditions },
       signal,
     );
-    if (written === 'written' && rebalancing && !gate) {
+    if (written === 'written' && rebalancing && !blocked) {
       const { ratePerSecond, etaSeconds } = status;
       log.info({ generation, ...status.objects, ratePerSecond, etaSeconds }, 'rebalance progress');
     }
+    // Promotions are asked after in the cells: not every progress tick.
+    if (finishGate) return { requeueAfterMs: PROMOTIONS_RECHECK_MS };
     if (rebalancing) return { requeueAfterMs: this.options.progressIntervalMs ?? 250 };
     return typeof written === 'number' ? { requeueAfterMs: written } : {};
   }

@@ -109,7 +109,7 @@ export function finishedCells(cells: readonly StoredCell[]): { cells: StoredCell
 
 /** Why objects may not move for a generation yet: the CellSet's Blocked condition says it. */
 export interface Gate {
-  readonly reason: 'CellsNotReady' | 'MirrorPending' | 'RoutersBehind';
+  readonly reason: 'CellsNotReady' | 'MirrorPending' | 'RoutersBehind' | 'PromotionsPending';
   readonly message: string;
 }
 

@@ -1,4 +1,4 @@
-import { parseCellSetSpec, type CellSetSpecInput } from '@cellfed/api';
+import { PROMOTED_FROM_ANNOTATION, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/api';
 import { ApiError, TokenBucket, type CopiesView } from '@cellfed/controller-kit';
 import { FakeCell, FakeClock, fakeCopies, memoryLogger } from '@cellfed/controller-kit/testing';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
@@ -167,6 +167,24 @@ describe('MigrationReconciler', () => {
 
     expect(cells.a.writes).toEqual([]);
     expect(cells.b.objects.size).toBe(0);
+  });
+
+  it('moves an object promoted from a Down cell’s backup only once its promotion is committed', async () => {
+    const name = movingName();
+    const { cells, plans, reconcile } = setup();
+    plans.allowMoves(2);
+    const promoted = configMap(name);
+    promoted.metadata.annotations = { [PROMOTED_FROM_ANNOTATION]: 'c' };
+    cells.a.put(path(name), promoted);
+
+    expect(await reconcile(name)).toEqual({ requeueAfterMs: 2000 });
+    expect(cells.a.writes).toEqual([]);
+    expect(cells.b.objects.size).toBe(0);
+
+    // Committed: the mark is gone, and the object moves as any other.
+    cells.a.put(path(name), configMap(name));
+    expect(await reconcile(name)).toEqual({ requeueAfterMs: DELETE_AFTER });
+    expect(cells.b.get(path(name))!.data).toEqual({ v: '1' });
   });
 
   it('takes the fence down when the CellSet changed back before the move finished', async () => {

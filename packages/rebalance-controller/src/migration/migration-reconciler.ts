@@ -1,4 +1,4 @@
-import { QUIESCED_ANNOTATION, MIGRATED_AT_ANNOTATION } from '@cellfed/api';
+import { QUIESCED_ANNOTATION, MIGRATED_AT_ANNOTATION, PROMOTED_FROM_ANNOTATION } from '@cellfed/api';
 import { type Clock, type ReconcileResult, type TokenBucket, type CopiesView } from '@cellfed/controller-kit';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import type { Logger } from 'pino';
@@ -59,6 +59,8 @@ const OUTCOME_METRIC: Record<MoveOutcome['result'], MigrationResult> = {
  * often, up to the last.
  */
 const QUOTA_WAITS_MS = { first: 250, last: 10_000 };
+/** How soon an object promoted from a Down cell's backup is looked at again if its commit is not seen. */
+const PROMOTION_COMMIT_WAIT_MS = 2000;
 
 /**
  * Puts one object where the CellSet says it belongs, keyed by the object alone (`deployments.apps/ns/name`)
@@ -143,6 +145,12 @@ export class MigrationReconciler implements ObjectReconciler {
     // Nothing in the old cell: it was created in the new one, or its copy there awaits its source's fate.
     if (!oldCopy && copiedFromCell(newCopy) === undefined) return earliest(results);
     if (!plan.movesAllowed) return earliest(results);
+    // Promoted from a Down cell's backup, but not committed: the commit reads the backup in this cell, so
+    // the object moves once it is done (the commit's change brings the key back).
+    if (status !== MIGRATING && oldCopy?.annotations?.[PROMOTED_FROM_ANNOTATION] !== undefined) {
+      objectLog.debug('promotion not committed yet; the move waits for it');
+      return earliest([...results, { requeueAfterMs: PROMOTION_COMMIT_WAIT_MS }]);
+    }
     const { rate, clock, fences } = this.options;
     // A new move needs room in the fence window (its key is queued again when there is, no worker waits);
     // one whose object is already fenced (resumed) goes on at once, and counts.
