@@ -93,7 +93,55 @@ describeInCluster(
     }
 
     beforeAll(() => symlinkSync(PLUGIN, join(bin, 'kubectl-cells')));
-    afterAll(() => rmSync(bin, { recursive: true, force: true }));
+    afterAll(async () => {
+      rmSync(bin, { recursive: true, force: true });
+      await reportRestarts(env.controlPlane.kubeconfig, env.secretNamespace);
+    });
+
+    /**
+     * Every container of the chart that restarted during the tour, with why and the end of its previous log,
+     * on stderr: a failure through the router (a connection dropped) is then read with its cause beside it.
+     */
+    async function reportRestarts(kubeconfig: string, namespace: string): Promise<void> {
+      const listed = await kubectlAt(kubeconfig, '-n', namespace, 'get', 'pods', '-o', 'json');
+      if (listed.code !== 0) return void process.stderr.write(`kind tour: pods not listed: ${listed.out}\n`);
+      const pods = JSON.parse(listed.stdout) as {
+        items: {
+          metadata: { name: string };
+          status: {
+            containerStatuses?: {
+              name: string;
+              restartCount: number;
+              lastState?: { terminated?: { reason?: string; exitCode?: number; finishedAt?: string } };
+            }[];
+          };
+        }[];
+      };
+      for (const pod of pods.items)
+        for (const container of pod.status.containerStatuses ?? []) {
+          if (container.restartCount === 0) continue;
+          const ended = container.lastState?.terminated;
+          const previous = await kubectlAt(
+            kubeconfig,
+            ...[
+              '-n',
+              namespace,
+              'logs',
+              pod.metadata.name,
+              '-c',
+              container.name,
+              '--previous',
+              '--tail',
+              '20',
+            ],
+          );
+          process.stderr.write(
+            `kind tour: ${pod.metadata.name}/${container.name} restarted ${container.restartCount}×, last ` +
+              `${ended?.reason ?? '?'} (exit ${ended?.exitCode ?? '?'}) at ${ended?.finishedAt ?? '?'}; its log ended:\n` +
+              `${previous.out}\n`,
+          );
+        }
+    }
 
     it('runs every pod of the chart Ready, and helm test passes', async () => {
       const pods = JSON.parse(
