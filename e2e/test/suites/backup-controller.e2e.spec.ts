@@ -477,15 +477,20 @@ describeE2e(
       300_000,
     );
 
+    /** What the tests before left: the cell that died, the environment's two, each object's last write. */
+    const leftBefore = () => {
+      if (!failedOver) throw new Error('needs the tests before it');
+      const [one, two] = env.cells.map((cell) => cell.id) as [string, string];
+      const expected = new Map(
+        [...failedOver.served].map(([name, metadata]) => [name, metadata.annotations?.[SEQ] ?? '']),
+      );
+      return { doomed: failedOver.doomed, one, two, expected };
+    };
+
     runnable(
       'disposable cells: a cell whose data is deleted is marked Down, an empty cell rebuilt under its id joins, and nothing is lost',
       async () => {
-        if (!failedOver) throw new Error('needs the tests before it');
-        const { doomed, served } = failedOver;
-        const [one, two] = env.cells.map((cell) => cell.id) as [string, string];
-        const expected = new Map(
-          [...served].map(([name, metadata]) => [name, metadata.annotations?.[SEQ] ?? '']),
-        );
+        const { doomed, one, two, expected } = leftBefore();
         // Its disk is gone.
         const local = LocalCells.open(env.dir);
         await local.wipe(doomed);
@@ -507,7 +512,7 @@ describeE2e(
           90_000,
         );
         failedOver = {
-          ...failedOver,
+          ...failedOver!,
           served: new Map(
             [...(await placement([one, two, doomed]))].map(([name, at]) => [name, at.metadata]),
           ),
@@ -519,12 +524,7 @@ describeE2e(
     runnable(
       'a cell that fails while another drains: its objects are read from their backups in the draining cell, promoted there, moved on, and the drain ends only then',
       async () => {
-        if (!failedOver) throw new Error('needs the tests before it');
-        const { doomed, served } = failedOver;
-        const [one, two] = env.cells.map((cell) => cell.id) as [string, string];
-        const expected = new Map(
-          [...served].map(([name, metadata]) => [name, metadata.annotations?.[SEQ] ?? '']),
-        );
+        const { doomed, one, two, expected } = leftBefore();
         // Neither controller runs while the cell dies: nothing is promoted or moved until the test says.
         await stopController(rebalancer);
         await stopController(controller);
