@@ -6,10 +6,26 @@ import { join } from 'node:path';
 
 import { Agent, request, type Dispatcher } from 'undici';
 
+import { CELL_BACKUP_NAMESPACE, cellBackupCrd, parseCellSetSpec } from '@cellfed/api';
 import { KubeClient } from '@cellfed/controller-kit';
-import type { KubeObject } from '@cellfed/federation';
+import {
+  APPLY_PATCH as APPLY,
+  cellBackupName,
+  cellBackupOf,
+  cellBackupPath,
+  type CellularObjectRef,
+  type KubeObject,
+} from '@cellfed/federation';
+import { MIGRATING, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
 
-import { newServiceAccountToken } from '../helpers/clients.ts';
+import {
+  createCellSet,
+  deleteCellSet,
+  eventually,
+  newServiceAccountToken,
+  readCellSet,
+  updateCellSet,
+} from '../helpers/clients.ts';
 import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
 import { recordProof } from '../helpers/proof-results.ts';
 import { controlPlanePki, startRouter, stopRouter, type RouterProcess } from '../helpers/router-process.ts';
@@ -75,6 +91,8 @@ describeE2e('proof: the router authorizes as one kube-apiserver does', () => {
   let router: RouterProcess;
   let routerAdmin: KubeClient;
   const callers: Caller[] = [];
+  /** The CellBackups the failover phase wrote by hand, deleted after. */
+  const backups: { cell: string; name: string }[] = [];
 
   /** The same RBAC object in the control plane and in every cell (RBAC reaches cells as configured). */
   async function everywhere(path: string, object: Record<string, unknown>): Promise<void> {
@@ -391,6 +409,10 @@ describeE2e('proof: the router authorizes as one kube-apiserver does', () => {
 
   afterAll(async () => {
     await stopRouter(router);
+    for (const backup of backups)
+      await cells[env.cells.findIndex((cell) => cell.id === backup.cell)]
+        ?.request('DELETE', cellBackupPath(backup.name))
+        .catch(() => undefined);
     // From the cells too: no controller runs here to carry the control plane's deletion over, and an object
     // left in a namespace the control plane no longer has would hold a later rebalance.
     for (const client of [admin, ...cells])
@@ -409,6 +431,53 @@ describeE2e('proof: the router authorizes as one kube-apiserver does', () => {
     for (const client of [admin, routerAdmin, ...cells]) await client?.close();
     for (const agent of agents) await agent.close();
   });
+
+  /**
+   * Sends every probe to the plain apiserver and through the router at `routerUrl`: the requests the router
+   * let through that the apiserver refused (escalations), the differences `explain` does not account for
+   * (mismatches), those it does, by what it says, and every `plain → router` pair of codes, so the record
+   * shows what was allowed and refused, not only that they agree.
+   */
+  async function compare(
+    table: readonly Probe[],
+    routerUrl: string,
+    explain: (probe: Probe, plain: number, router: number) => string | undefined,
+  ) {
+    const mismatches: { probe: Probe; plain: number; router: number }[] = [];
+    const escalations: { probe: Probe; plain: number; router: number }[] = [];
+    const documented = new Map<string, number>();
+    const pairs = new Map<string, number>();
+    let matched = 0;
+    const queue = [...table];
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        for (let probe = queue.pop(); probe; probe = queue.pop()) {
+          const plain = await send(env.controlPlane.url, probe);
+          const routed = await send(routerUrl, probe);
+          const pair = `${plain} → ${routed}`;
+          pairs.set(pair, (pairs.get(pair) ?? 0) + 1);
+          if (routed < 400 && plain >= 400) escalations.push({ probe, plain, router: routed });
+          if (routed === plain) matched++;
+          else {
+            const difference = explain(probe, plain, routed);
+            if (difference) documented.set(difference, (documented.get(difference) ?? 0) + 1);
+            else mismatches.push({ probe, plain, router: routed });
+          }
+        }
+      }),
+    );
+    return { escalations, mismatches, documented, pairs, matched };
+  }
+
+  /** Every caller × every request of the table, as it is: no impersonation, nothing random. */
+  const plainTable = (): Probe[] =>
+    callers.flatMap((caller) =>
+      [...requestsIn(nsA), ...requestsIn(nsB), ...CLUSTER_REQUESTS].map((one) => ({
+        caller: caller.name,
+        headers: {},
+        ...one,
+      })),
+    );
 
   it('never lets a request through that one apiserver refuses, and answers with its codes', async () => {
     const table: Probe[] = [];
@@ -441,29 +510,10 @@ describeE2e('proof: the router authorizes as one kube-apiserver does', () => {
     for (const caller of callers)
       await send(router.url, { caller: caller.name, method: 'GET', path: '/version', headers: {} });
     const reviewsBefore = await reviews();
-    const mismatches: { probe: Probe; plain: number; router: number }[] = [];
-    const escalations: { probe: Probe; plain: number; router: number }[] = [];
-    const documented = new Map<string, number>();
-    /** `plain → router` codes, so the record shows what was allowed and refused, not only that they agree. */
-    const pairs = new Map<string, number>();
-    let matched = 0;
-    const queue = [...table];
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        for (let probe = queue.pop(); probe; probe = queue.pop()) {
-          const plain = await send(env.controlPlane.url, probe);
-          const routed = await send(router.url, probe);
-          const pair = `${plain} → ${routed}`;
-          pairs.set(pair, (pairs.get(pair) ?? 0) + 1);
-          if (routed < 400 && plain >= 400) escalations.push({ probe, plain, router: routed });
-          if (routed === plain) matched++;
-          else {
-            const difference = documentedDifference(probe, plain, routed);
-            if (difference) documented.set(difference, (documented.get(difference) ?? 0) + 1);
-            else mismatches.push({ probe, plain, router: routed });
-          }
-        }
-      }),
+    const { escalations, mismatches, documented, pairs, matched } = await compare(
+      table,
+      router.url,
+      documentedDifference,
     );
     const reviewsSent = (await reviews()) - reviewsBefore;
     recordProof('authz', {
@@ -511,5 +561,153 @@ describeE2e('proof: the router authorizes as one kube-apiserver does', () => {
           );
         }
     expect(marks).toEqual([]);
+  }, 600_000);
+
+  it('while the table’s objects move, and while their cell is Down: no escalation, and only the documented answers differ', async () => {
+    // A CellSet of the test's own over the same cells, and a router of its own in front of it.
+    const base = (await readCellSet(env.controlPlane.kubeconfig, env.cellSet)) as {
+      spec: { cells: { id: string; state: string }[] } & Record<string, unknown>;
+    };
+    const ids = base.spec.cells.filter((cell) => cell.state === 'Normal').map((cell) => cell.id);
+    expect(ids.length).toBeGreaterThan(1);
+    const specWith = (states: Record<string, string>) => ({
+      ...base.spec,
+      cells: base.spec.cells.map((cell) => ({ ...cell, state: states[cell.id] ?? cell.state })),
+    });
+    const healthy = RoutingTable.fromCellSet(parseCellSetSpec(base.spec));
+    const objects: { ref: CellularObjectRef; path: string }[] = [nsA, nsB].flatMap((namespace) => [
+      {
+        ref: { resource: { group: '', version: 'v1', resource: 'configmaps' }, namespace, name: 'cm-1' },
+        path: `/api/v1/namespaces/${namespace}/configmaps/cm-1`,
+      },
+      {
+        ref: { resource: { group: 'apps', version: 'v1', resource: 'deployments' }, namespace, name: 'web' },
+        path: `/apis/apps/v1/namespaces/${namespace}/deployments/web`,
+      },
+    ]);
+    const cellOf = (ref: CellularObjectRef) => healthy.route(healthy.keyOf(ref)).oldCell;
+    // The cell that holds most of the table's objects moves them, then fails.
+    const held = (id: string) => objects.filter((object) => cellOf(object.ref) === id);
+    const moving = [...ids].sort((a, b) => held(b).length - held(a).length)[0]!;
+    const affected = held(moving);
+    const cellClient = (id: string) => cells[env.cells.findIndex((cell) => cell.id === id)]!;
+    const label = (value: string | null) =>
+      Promise.all(
+        affected.map((object) =>
+          cellClient(moving).request('PATCH', object.path, {
+            body: { metadata: { labels: { [REBALANCE_STATUS_LABEL]: value } } },
+            contentType: 'application/merge-patch+json',
+          }),
+        ),
+      );
+    const cellSetName = `authz-${suffix}`;
+    await createCellSet(env.controlPlane.kubeconfig, cellSetName, specWith({ [moving]: 'Draining' }));
+    const scratch = await startRouter(env, { args: ['--cellset', cellSetName], cells: ids });
+    const scratchAdmin = KubeClient.fromKubeconfig(
+      readFileSync(env.controlPlane.kubeconfig, 'utf8').replace(env.controlPlane.url, scratch.url),
+    );
+    /** An allowed write to an affected object, through the scratch router: its code. */
+    const adminWrite = () =>
+      scratchAdmin
+        .request('PATCH', `${affected[0]!.path}?dryRun=All`, {
+          body: { metadata: { labels: { written: 'yes' } } },
+          contentType: 'application/merge-patch+json',
+        })
+        .then(
+          () => 200,
+          (error: unknown) => (error as { statusCode?: number }).statusCode ?? 0,
+        );
+    const isWrite = (probe: Probe) => probe.method !== 'GET';
+    const phases: Record<string, unknown> = {};
+    try {
+      // During a move: the old copies say `migrating` (the router's reading; the cell's own fence needs the
+      // controller's annotation too, so the test can take the label off again).
+      await label(MIGRATING);
+      await eventually('an allowed write to a moving object to be fenced', async () =>
+        (await adminWrite()) === 429 ? true : undefined,
+      );
+      const fenced = (probe: Probe, plain: number, routed: number) =>
+        documentedDifference(probe, plain, routed) ??
+        (routed === 429 && plain < 300 && isWrite(probe)
+          ? 'a write to an object in flight is fenced'
+          : undefined);
+      const move = await compare(plainTable(), scratch.url, fenced);
+
+      // During a failover: the cell is Down (its apiserver still runs, but nothing routes to it), each of its
+      // objects has a backup in its backup cell, and no controller promotes one.
+      await label(null);
+      const down = specWith({ [moving]: 'Down' });
+      const failed = RoutingTable.fromCellSet(parseCellSetSpec(down));
+      for (const object of affected) {
+        const stored = await cellClient(moving).request<KubeObject>('GET', object.path);
+        const backupCell = failed.route(failed.keyOf(object.ref)).oldCell;
+        // What the backup controller prepares in a cell: the CellBackup CRD and the reserved namespace.
+        const crd = cellBackupCrd();
+        await cellClient(backupCell).request(
+          'PATCH',
+          `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`,
+          { body: crd, contentType: APPLY, query: { fieldManager: 'authz-proof', force: true } },
+        );
+        await cellClient(backupCell).request('PATCH', `/api/v1/namespaces/${CELL_BACKUP_NAMESPACE}`, {
+          body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: CELL_BACKUP_NAMESPACE } },
+          contentType: APPLY,
+          query: { fieldManager: 'authz-proof' },
+        });
+        const backup = cellBackupOf(stored, object.ref, { primaryCell: moving, backupCell });
+        await eventually('the backup to be written (the CRD established)', () =>
+          cellClient(backupCell)
+            .request('POST', cellBackupPath(), { body: backup })
+            .then(
+              () => true,
+              () => undefined,
+            ),
+        );
+        backups.push({ cell: backupCell, name: cellBackupName(object.ref) });
+      }
+      await updateCellSet(env.controlPlane.kubeconfig, cellSetName, down);
+      await eventually('an allowed write to the Down cell’s object to wait for its promotion', async () =>
+        (await adminWrite()) === 429 ? true : undefined,
+      );
+      const restoring = (probe: Probe, plain: number, routed: number) =>
+        documentedDifference(probe, plain, routed) ??
+        (routed === 429 && plain < 300 && isWrite(probe)
+          ? 'a write to a Down cell’s object waits for its promotion'
+          : undefined);
+      const failover = await compare(plainTable(), scratch.url, restoring);
+
+      for (const [name, phase] of Object.entries({ move, failover }))
+        phases[name] = {
+          requests: [...phase.pairs.values()].reduce((sum, count) => sum + count, 0),
+          privilegeEscalations: phase.escalations.length,
+          mismatches: phase.mismatches.length,
+          codes: Object.fromEntries([...phase.pairs].sort(([a], [b]) => a.localeCompare(b))),
+          documented: Object.fromEntries(phase.documented),
+          examples: [...phase.escalations, ...phase.mismatches].slice(0, 10),
+        };
+      recordProof('authz-move-failover', {
+        proof: `the table (${plainTable().length} requests, every caller) through a router whose CellSet first moves, then loses, the cell of ${affected.length} of the table's objects (${moving}), against one plain kube-apiserver`,
+        goals: { privilegeEscalations: '= 0', mismatches: '= 0' },
+        figures: {
+          privilegeEscalations: move.escalations.length + failover.escalations.length,
+          mismatches: move.mismatches.length + failover.mismatches.length,
+        },
+        measured: phases,
+      });
+      expect(move.escalations).toEqual([]);
+      expect(failover.escalations).toEqual([]);
+      expect(move.mismatches.slice(0, 10)).toEqual([]);
+      expect(failover.mismatches.slice(0, 10)).toEqual([]);
+      // Both phases met what they are about: an allowed write held back, a refused one refused as before.
+      expect([...move.documented.keys()]).toContain('a write to an object in flight is fenced');
+      expect([...failover.documented.keys()]).toContain(
+        'a write to a Down cell’s object waits for its promotion',
+      );
+      for (const phase of [move, failover]) expect(phase.pairs.get('403 → 403') ?? 0).toBeGreaterThan(0);
+    } finally {
+      await label(null).catch(() => undefined);
+      await stopRouter(scratch);
+      await scratchAdmin.close();
+      await deleteCellSet(env.controlPlane.kubeconfig, cellSetName);
+    }
   }, 600_000);
 });
