@@ -84,6 +84,8 @@ describeE2e('proof: the router authorizes as one kube-apiserver does', () => {
   const ca = readFileSync(join(pki, 'ca.crt'));
   const admin = KubeClient.fromFile(env.controlPlane.kubeconfig);
   const cells = env.cells.map((cell) => KubeClient.fromFile(cell.kubeconfig));
+  /** The admin client of cell `id`. */
+  const cellClient = (id: string) => cells[env.cells.findIndex((cell) => cell.id === id)]!;
   const suffix = Date.now().toString(36);
   const nsA = `authz-a-${suffix}`;
   const nsB = `authz-b-${suffix}`;
@@ -410,8 +412,8 @@ describeE2e('proof: the router authorizes as one kube-apiserver does', () => {
   afterAll(async () => {
     await stopRouter(router);
     for (const backup of backups)
-      await cells[env.cells.findIndex((cell) => cell.id === backup.cell)]
-        ?.request('DELETE', cellBackupPath(backup.name))
+      await cellClient(backup.cell)
+        .request('DELETE', cellBackupPath(backup.name))
         .catch(() => undefined);
     // From the cells too: no controller runs here to carry the control plane's deletion over, and an object
     // left in a namespace the control plane no longer has would hold a later rebalance.
@@ -469,21 +471,15 @@ describeE2e('proof: the router authorizes as one kube-apiserver does', () => {
     return { escalations, mismatches, documented, pairs, matched };
   }
 
+  /** The table's requests: both namespaces' and the cluster's. */
+  const tableRequests = () => [...requestsIn(nsA), ...requestsIn(nsB), ...CLUSTER_REQUESTS];
   /** Every caller × every request of the table, as it is: no impersonation, nothing random. */
   const plainTable = (): Probe[] =>
-    callers.flatMap((caller) =>
-      [...requestsIn(nsA), ...requestsIn(nsB), ...CLUSTER_REQUESTS].map((one) => ({
-        caller: caller.name,
-        headers: {},
-        ...one,
-      })),
-    );
+    callers.flatMap((caller) => tableRequests().map((one) => ({ caller: caller.name, headers: {}, ...one })));
 
   it('never lets a request through that one apiserver refuses, and answers with its codes', async () => {
-    const table: Probe[] = [];
-    const requests = [...requestsIn(nsA), ...requestsIn(nsB), ...CLUSTER_REQUESTS];
-    for (const caller of callers)
-      for (const one of requests) table.push({ caller: caller.name, headers: {}, ...one });
+    const requests = tableRequests();
+    const table = plainTable();
     // Each impersonation shape once per caller, on a request its target may or may not make.
     for (const caller of callers)
       for (let index = 1; index < HEADER_VARIANTS.length; index++)
@@ -590,7 +586,6 @@ describeE2e('proof: the router authorizes as one kube-apiserver does', () => {
     // of the table it holds, then fails.
     const moving = cellOf(objects[0]!.ref);
     const affected = objects.filter((object) => cellOf(object.ref) === moving);
-    const cellClient = (id: string) => cells[env.cells.findIndex((cell) => cell.id === id)]!;
     const label = (value: string | null) =>
       Promise.all(
         affected.map((object) =>
