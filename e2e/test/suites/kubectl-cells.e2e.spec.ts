@@ -1,12 +1,14 @@
-import { parseCellSet } from '@cellfed/api';
+import { CELL_BACKUP_NAMESPACE, cellBackupCrd, parseCellSet } from '@cellfed/api';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { KubeClient } from '@cellfed/controller-kit';
+import { APPLY_PATCH, cellBackupName, cellBackupOf, cellBackupPath } from '@cellfed/federation';
 import { RoutingTable } from '@cellfed/hashing';
+import { KubeConfig } from '@kubernetes/client-node';
 
 import { cellSetSpec, createCellSet, deleteCellSet, readCellSet } from '../helpers/clients.ts';
 import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
@@ -24,7 +26,8 @@ describeE2e('kubectl cells', () => {
   const controlPlane = KubeClient.fromFile(env.controlPlane.kubeconfig);
   // kubectl finds plugins on PATH (and takes no flags before a plugin's name: the kubeconfig comes from
   // KUBECONFIG, as users set it); the plugin's shebang finds Node.js 24 on PATH too.
-  const cells = (...args: string[]) =>
+  const cells = (...args: string[]) => cellsWith(env.controlPlane.kubeconfig, ...args);
+  const cellsWith = (kubeconfig: string, ...args: string[]) =>
     new Promise<{ code: number | null; out: string }>((resolve) => {
       execFile(
         join(process.env['CELLFED_TOOLS_BIN'] ?? '', 'kubectl'),
@@ -32,7 +35,7 @@ describeE2e('kubectl cells', () => {
         {
           env: {
             ...process.env,
-            KUBECONFIG: env.controlPlane.kubeconfig,
+            KUBECONFIG: kubeconfig,
             PATH: `${bin}:${dirname(process.execPath)}:${process.env['PATH'] ?? ''}`,
           },
         },
@@ -81,6 +84,100 @@ describeE2e('kubectl cells', () => {
     expect(code).toBe(0);
     expect(out).toMatch(/^\d+ of \d+ objects would move \(the fewest possible: \d+\)$/m);
     expect(out).toMatch(/^cell-99\s+0\s+\d+\s+\d+\s+0$/m);
+  });
+
+  it('backup reads the object in its backup cell with the operator’s own context there, never a cell Secret', async () => {
+    const spec = parseCellSet(
+      await controlPlane.request<unknown>('GET', `/apis/cells.cellfed.io/v1alpha1/cellsets/${env.cellSet}`),
+    ).spec;
+    const { primary, backup } = RoutingTable.fromCellSet(spec).locateCurrent(`${namespace}/settings`);
+    const backupCell = env.cells.find((cell) => cell.id === backup)!;
+    const cell = KubeClient.fromFile(backupCell.kubeconfig);
+    const ref = {
+      resource: { group: '', version: 'v1', resource: 'configmaps' },
+      namespace,
+      name: 'settings',
+    };
+    const configMap = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        namespace,
+        name: 'settings',
+        uid: 'b1e2c3d4-0000-4000-8000-000000000001',
+        resourceVersion: '7',
+      },
+      data: { colour: 'teal' },
+    };
+    // The operator: the control plane as the current context, and a context of their own for the backup
+    // cell under a name of their choosing (their kubeconfig file beside the control plane's, as kubectl merges).
+    const dir = mkdtempSync(join(tmpdir(), 'kubectl-cells-operator-'));
+    const own = new KubeConfig();
+    own.loadFromFile(backupCell.kubeconfig);
+    const context = own.getContextObject(own.getCurrentContext())!;
+    own.loadFromOptions({
+      clusters: [{ ...own.getCluster(context.cluster)!, name: `ops-${backup}` }],
+      users: [{ ...own.getUser(context.user)!, name: `ops-${backup}` }],
+      contexts: [{ name: `ops@${backup}`, cluster: `ops-${backup}`, user: `ops-${backup}` }],
+      currentContext: `ops@${backup}`,
+    });
+    const operatorFile = join(dir, 'operator.kubeconfig');
+    writeFileSync(operatorFile, own.exportConfig(), { mode: 0o600 });
+    const operator = `${env.controlPlane.kubeconfig}:${operatorFile}`;
+    try {
+      // What the backup controller prepares in a cell, then a backup as it writes one.
+      const crd = cellBackupCrd();
+      await cell.request(
+        'PATCH',
+        `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`,
+        {
+          body: crd,
+          contentType: APPLY_PATCH,
+          query: { fieldManager: 'kubectl-cells-e2e', force: true },
+        },
+      );
+      await cell.request('PATCH', `/api/v1/namespaces/${CELL_BACKUP_NAMESPACE}`, {
+        body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: CELL_BACKUP_NAMESPACE } },
+        contentType: APPLY_PATCH,
+        query: { fieldManager: 'kubectl-cells-e2e' },
+      });
+      const written = cellBackupOf(configMap, ref, { primaryCell: primary, backupCell: backup! });
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const stored = await cell.request('POST', cellBackupPath(), { body: written }).then(
+          () => true,
+          (error: unknown) => (Date.now() > deadline ? Promise.reject(error) : false),
+        );
+        if (stored) break;
+        await new Promise((resolve) => setTimeout(resolve, 250)); // the CRD being established
+      }
+
+      // No context reaches the backup cell: said in one line, nothing read.
+      const missing = await cellsWith(operator, 'backup', 'cm/settings', '-n', namespace);
+      expect(missing.code).toBe(1);
+      expect(missing.out.trim().split('\n')).toEqual([
+        `kubectl cells: cell ${backup}: your kubeconfig has no context named ${backup}; name the one that reaches the cell with --cell-context ${backup}=CONTEXT`,
+      ]);
+
+      const shown = await cellsWith(
+        operator,
+        'backup',
+        'cm/settings',
+        '-n',
+        namespace,
+        '--cell-context',
+        `${backup}=ops@${backup}`,
+      );
+      expect(shown.code).toBe(0);
+      expect(JSON.parse(shown.out)).toMatchObject({
+        metadata: { name: 'settings', namespace },
+        data: { colour: 'teal' },
+      });
+    } finally {
+      await cell.request('DELETE', cellBackupPath(cellBackupName(ref))).catch(() => undefined);
+      await cell.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('says what is wrong in one line and exits non-zero', async () => {

@@ -18,7 +18,18 @@ describe('parseCli', () => {
       resource: 'cm',
       name: 'settings',
       namespace: undefined,
+      cellContexts: {},
     });
+    expect(
+      parseCli([
+        'backup',
+        'cm/settings',
+        '--cell-context',
+        'cell-2=ops@cell-2',
+        '--cell-context',
+        'cell-3=x=y',
+      ]).command,
+    ).toMatchObject({ cellContexts: { 'cell-2': 'ops@cell-2', 'cell-3': 'x=y' } });
     expect(parseCli(['plan', '--add', 'cell-4=2']).command).toEqual({
       command: 'plan',
       change: { kind: 'add', id: 'cell-4', weight: 2 },
@@ -41,6 +52,14 @@ describe('parseCli', () => {
     [['move'], 'unknown command "move"'],
     [['where', 'web'], 'where needs RESOURCE/NAME'],
     [['backup', 'deploy/'], 'backup needs RESOURCE/NAME'],
+    [['backup', 'cm/a', '--cell-context', 'cell-2'], '--cell-context needs CELL=CONTEXT'],
+    [['backup', 'cm/a', '--cell-context', '=ctx'], '--cell-context needs CELL=CONTEXT'],
+    [['backup', 'cm/a', '--cell-context', 'Cell_2=ctx'], '--cell-context needs CELL=CONTEXT'],
+    [
+      ['backup', 'cm/a', '--cell-context', 'c=a', '--cell-context', 'c=b'],
+      '--cell-context names two contexts for c',
+    ],
+    [['where', 'cm/a', '--cell-context', 'c=a'], '--cell-context is for backup only'],
     [['plan'], 'plan needs exactly one of'],
     [['plan', '--add', 'c=0'], '--add: the weight must be a whole number from 1; got "0"'],
     [['plan', '--weight', 'c'], '--weight needs ID=WEIGHT'],

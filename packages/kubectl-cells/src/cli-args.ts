@@ -9,8 +9,10 @@ import { CellsCliError, CellsCliErrorCode } from './errors.ts';
 export const USAGE = `usage: kubectl cells COMMAND [options]
   status                              the cells, their state, weight and objects, and the rebalance
   where RESOURCE/NAME [-n NAMESPACE]  the cell an object lives in, its backup cell, whether it moves
-  backup RESOURCE/NAME [-n NAMESPACE] the object as its backup holds it, as JSON (reads the backup cell's
-                                      kubeconfig Secret in the control plane)
+  backup RESOURCE/NAME [-n NAMESPACE] [--cell-context CELL=CONTEXT ...]
+                                      the object as its backup holds it, as JSON, read in the backup cell
+                                      with your own credentials there: your kubeconfig's context CONTEXT
+                                      (default: the context named as the cell)
   plan --add ID[=WEIGHT] | --drain ID | --weight ID=WEIGHT
                                       what the change would move, from where to where, beside the optimum
   add ID [--weight N] [--secret NS/NAME] [--wait]
@@ -48,11 +50,40 @@ const durationMs = (text: string) => {
   return Number(match[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[match[2] as 's' | 'm' | 'h'];
 };
 
+/** `--cell-context CELL=CONTEXT`, repeated: one context per cell. */
+function cellContextsOf(given: readonly string[]): Record<string, string> {
+  const contexts: Record<string, string> = {};
+  for (const entry of given) {
+    const equals = entry.indexOf('=');
+    const cell = entry.slice(0, equals);
+    const context = entry.slice(equals + 1);
+    if (equals <= 0 || !context || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(cell))
+      throw new CellsCliError(
+        CellsCliErrorCode.InvalidArguments,
+        `--cell-context needs CELL=CONTEXT (a cell id, then a context of your kubeconfig); got "${entry}"`,
+      );
+    if (contexts[cell] !== undefined && contexts[cell] !== context)
+      throw new CellsCliError(
+        CellsCliErrorCode.InvalidArguments,
+        `--cell-context names two contexts for ${cell}`,
+      );
+    contexts[cell] = context;
+  }
+  return contexts;
+}
+
 /** What the command line asks for, read once. */
 export type CliCommand =
   | { command: 'status' }
   | { command: 'where'; resource: string; name: string; namespace: string | undefined }
-  | { command: 'backup'; resource: string; name: string; namespace: string | undefined }
+  | {
+      command: 'backup';
+      resource: string;
+      name: string;
+      namespace: string | undefined;
+      /** The operator's kubeconfig context for a cell, where it is not the context named as the cell. */
+      cellContexts: Record<string, string>;
+    }
   | { command: 'plan'; change: CellChange }
   | { command: 'edit'; edit: CellEdit; wait: boolean; timeoutMs: number };
 
@@ -98,6 +129,7 @@ function parseCliOrThrow(argv: string[]): { command: CliCommand; options: CliOpt
       drain: { type: 'string' },
       weight: { type: 'string' },
       secret: { type: 'string' },
+      'cell-context': { type: 'string', multiple: true },
       wait: { type: 'boolean' },
       timeout: { type: 'string' },
     },
@@ -123,6 +155,8 @@ function parseCliOrThrow(argv: string[]): { command: CliCommand; options: CliOpt
       return { command: { command: 'status' }, options };
     case 'where':
     case 'backup': {
+      if (verb === 'where' && values['cell-context'] !== undefined)
+        throw new CellsCliError(CellsCliErrorCode.InvalidArguments, '--cell-context is for backup only');
       const target = rest[0];
       const slash = target?.indexOf('/') ?? -1;
       if (!target || slash <= 0 || slash === target.length - 1)
@@ -130,13 +164,16 @@ function parseCliOrThrow(argv: string[]): { command: CliCommand; options: CliOpt
           CellsCliErrorCode.InvalidArguments,
           `${verb} needs RESOURCE/NAME, e.g. kubectl cells ${verb} deployment/web -n shop`,
         );
+      const object = {
+        resource: target.slice(0, slash),
+        name: target.slice(slash + 1),
+        namespace: values.namespace,
+      };
       return {
-        command: {
-          command: verb,
-          resource: target.slice(0, slash),
-          name: target.slice(slash + 1),
-          namespace: values.namespace,
-        },
+        command:
+          verb === 'where'
+            ? { command: verb, ...object }
+            : { command: verb, ...object, cellContexts: cellContextsOf(values['cell-context'] ?? []) },
         options,
       };
     }

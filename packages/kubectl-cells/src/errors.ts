@@ -10,8 +10,8 @@ export const CellsCliErrorCode = {
   InvalidCellSet: 'CELLFED_CELLS_INVALID_CELLSET',
   /** `backup`: no backup of the object in the cells that would hold it, or one that cannot be read. */
   NoBackup: 'CELLFED_CELLS_NO_BACKUP',
-  /** A cell's kubeconfig Secret would run a command here (an exec plugin, an auth provider), or does not parse. */
-  UnsafeCellCredentials: 'CELLFED_CELLS_UNSAFE_CELL_CREDENTIALS',
+  /** `backup`: the operator's kubeconfig has no context for a cell the backup may be in. */
+  NoCellContext: 'CELLFED_CELLS_NO_CELL_CONTEXT',
   /** `--wait` ran out of time before the change was done. */
   Timeout: 'CELLFED_CELLS_TIMEOUT',
 } as const;

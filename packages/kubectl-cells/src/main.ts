@@ -30,7 +30,7 @@ import {
 } from '@cellfed/federation';
 
 import { backupCellsOf } from './backup-cells.ts';
-import { staticCellKubeconfig } from './cell-kubeconfig.ts';
+import { cellKubeConfig } from './cell-context.ts';
 import { editCells, editSettled, progressLine } from './cell-edit.ts';
 import { USAGE, parseCli, type CliCommand, type CliOptions } from './cli-args.ts';
 import { planChange } from './plan.ts';
@@ -82,7 +82,9 @@ async function run(command: CliCommand, options: CliOptions): Promise<string> {
     if (command.command === 'backup') {
       const namespace =
         command.namespace ?? config.getContextObject(config.getCurrentContext())?.namespace ?? 'default';
-      return await showBackup(client, spec, command, namespace);
+      return await showBackup(client, spec, command, namespace, (cell) =>
+        cellKubeConfig(config, cell, command.cellContexts),
+      );
     }
     if (command.command === 'where') {
       const resource = cellularResource(spec.cellularResources, command.resource);
@@ -128,14 +130,14 @@ async function run(command: CliCommand, options: CliOptions): Promise<string> {
 
 /**
  * The object as its CellBackup holds it, as JSON: looked for in the cells that would hold it
- * (backup-cells.ts), each reached with its kubeconfig Secret in the control plane (as cellfed's components
- * reach it; reading that Secret is an operator's right).
+ * (backup-cells.ts), each read with the operator's own credentials there (cell-context.ts).
  */
 async function showBackup(
   client: KubeClient,
   spec: CellSetSpec,
   command: Extract<CliCommand, { command: 'backup' }>,
   namespace: string,
+  cellConfig: (cell: string) => KubeConfig,
 ): Promise<string> {
   const resource = cellularResource(spec.cellularResources, command.resource);
   if (!resource)
@@ -145,23 +147,12 @@ async function showBackup(
     );
   const ref = { resource, namespace, name: command.name };
   const cells = backupCellsOf(spec, ref, await namespaceLabels(client, namespace));
+  // Every cell's way in first: a missing context is said before anything is read.
+  const configs = cells.map((cell) => [cell, cellConfig(cell)] as const);
   // The legacy name: a backup not yet written anew since the names became a SHA-256 of the key.
   const names = [cellBackupName(ref), legacyCellBackupName(ref)];
-  for (const cell of cells) {
-    const secretRef = spec.cells.find((entry) => entry.id === cell)!.kubeconfigSecretRef;
-    const secret = await client.request<{ data?: Record<string, string> }>(
-      'GET',
-      `/api/v1/namespaces/${secretRef.namespace}/secrets/${secretRef.name}`,
-    );
-    const kubeconfig = secret.data?.[secretRef.key];
-    if (!kubeconfig)
-      throw new CellsCliError(
-        CellsCliErrorCode.NoBackup,
-        `cell ${cell}: Secret ${secretRef.namespace}/${secretRef.name} has no key ${secretRef.key}`,
-      );
-    const cellClient = KubeClient.fromKubeconfig(
-      staticCellKubeconfig(cell, Buffer.from(kubeconfig, 'base64').toString('utf8')),
-    );
+  for (const [cell, config] of configs) {
+    const cellClient = new KubeClient(config, { userAgent: 'kubectl-cells' });
     try {
       let backup: (KubeObject & { spec?: { data?: unknown; object?: unknown } }) | undefined;
       let name = '';
