@@ -68,7 +68,8 @@ try {
 async function run(command: CliCommand, options: CliOptions): Promise<string> {
   const config = new KubeConfig();
   if (options.kubeconfig) config.loadFromFile(options.kubeconfig);
-  else config.loadFromDefault();
+  // As kubectl merges $KUBECONFIG's files: the first that names a current context sets it.
+  else config.loadFromDefault(undefined, true);
   if (options.context) config.setCurrentContext(options.context);
   const client = new KubeClient(config, { userAgent: 'kubectl-cells' });
   try {
