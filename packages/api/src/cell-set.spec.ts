@@ -67,7 +67,8 @@ describe('CellSet schema', () => {
           id: 'a',
           weight: 1,
           state: 'Normal',
-          kubeconfigSecretRef: { name: 'a-kubeconfig', namespace: 'cellfed-system', key: 'kubeconfig' },
+          // No namespace: each component reads the Secret from its own credentials namespace.
+          kubeconfigSecretRef: { name: 'a-kubeconfig', key: 'kubeconfig' },
         },
       ],
     });

@@ -11,7 +11,10 @@ export const CELLSET_API_VERSION = 'cells.cellfed.io/v1alpha1';
 export const CELLSET_KIND = 'CellSet';
 /** Name of the CellSet the federation uses unless configured otherwise. */
 export const DEFAULT_CELLSET_NAME = 'default';
-/** Namespace of the cells' kubeconfig Secrets in the router control plane unless a cell says otherwise. */
+/**
+ * The namespace cellfed runs in, in the router control plane: the routers' Leases, and the cells' kubeconfig
+ * Secrets of every component not given a credentials namespace of its own.
+ */
 export const DEFAULT_SECRET_NAMESPACE = 'cellfed-system';
 /** Key in a cell's Secret that holds its kubeconfig unless a cell says otherwise. */
 export const DEFAULT_SECRET_KEY = 'kubeconfig';
@@ -128,11 +131,16 @@ export const CellStateSchema = z.enum(CELL_STATES, {
   error: expected(`one of ${CELL_STATES.join(', ')}`),
 });
 
-/** Zod schema of the reference to a cell's kubeconfig Secret in the router control plane. */
+/**
+ * Zod schema of the reference to a cell's kubeconfig Secret in the router control plane. Without a
+ * namespace, each of cellfed's components reads the Secret of that name from its own credentials namespace,
+ * so each can call the cell as an identity of its own, with only its rights there, and read no other
+ * component's credentials. With one, every component reads that Secret (one identity for all of them).
+ */
 export const SecretRefSchema = z.object(
   {
     name: dnsSubdomain('secret name'),
-    namespace: dnsLabel('secret namespace').default(DEFAULT_SECRET_NAMESPACE),
+    namespace: dnsLabel('secret namespace').optional(),
     key: z
       .string()
       .regex(SECRET_KEY, { error: (issue) => `${show(issue.input)} is not a valid Secret data key` })

@@ -12,6 +12,7 @@ import {
   processSettings,
   readFlags,
   secretNamespaceFlag,
+  credentialsNamespaceFlag,
   textFlag,
   usageOf,
   type Flag,
@@ -41,6 +42,7 @@ const OWN = flagGroup({
   port: intFlag('port', { help: 'its port; 0 picks one', default: 6443, min: 0, max: 65535 }),
   cellSetName: cellSetFlag('the CellSet it routes by'),
   secretNamespace: secretNamespaceFlag("where the cells' kubeconfig Secrets and the routers' Leases are"),
+  credentialsNamespace: credentialsNamespaceFlag(),
   /** This replica's name in its Lease; the pod name in a cluster. */
   replicaId: textFlag('replica-id', {
     value: 'ID',

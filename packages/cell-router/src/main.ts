@@ -58,6 +58,7 @@ try {
     },
     cellSetName: config.cellSetName,
     secretNamespace: config.secretNamespace,
+    credentialsNamespace: config.credentialsNamespace ?? config.secretNamespace,
     identity: config.replicaId,
     limits: {
       maxRequestsInFlight: config.maxRequestsInFlightPerCaller,

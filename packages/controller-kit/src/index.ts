@@ -57,6 +57,7 @@ export {
   processSettings,
   readControllerConfig,
   secretNamespaceFlag,
+  credentialsNamespaceFlag,
   type ControllerConfig,
 } from './process/controller-flags.ts';
 export {

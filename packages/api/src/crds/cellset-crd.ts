@@ -1,11 +1,6 @@
 import { CELL_STATES } from '@cellfed/hashing';
 
-import {
-  CELLSET_RULES,
-  DEFAULT_CELLULAR_RESOURCES,
-  DEFAULT_SECRET_KEY,
-  DEFAULT_SECRET_NAMESPACE,
-} from '../cell-set.ts';
+import { CELLSET_RULES, DEFAULT_CELLULAR_RESOURCES, DEFAULT_SECRET_KEY } from '../cell-set.ts';
 import { cellfedCrd, type CustomResourceDefinition } from './crd-types.ts';
 
 const label = (description?: string) => ({
@@ -143,11 +138,14 @@ export function cellSetCrd(): CustomResourceDefinition {
               },
               kubeconfigSecretRef: {
                 type: 'object',
-                description: "The Secret in the router control plane that holds the cell's kubeconfig.",
+                description:
+                  "The Secret in the router control plane that holds the cell's kubeconfig. Without a namespace, each " +
+                  'cellfed component reads the Secret of that name from its own credentials namespace (an identity ' +
+                  'of its own in the cell); with one, every component reads that Secret.',
                 required: ['name'],
                 properties: {
                   name: subdomain(),
-                  namespace: { ...label(), default: DEFAULT_SECRET_NAMESPACE },
+                  namespace: label(),
                   key: {
                     type: 'string',
                     pattern: CELLSET_RULES.secretKey.pattern,

@@ -51,6 +51,8 @@ export interface RouterOptions {
   };
   cellSetName?: string;
   secretNamespace?: string;
+  /** Where the router's own kubeconfig Secrets of the cells are; `secretNamespace` unless given. */
+  credentialsNamespace?: string;
   /** This replica's name in its Lease (the pod name in a cluster). */
   identity: string;
   /** What one caller may hold open at once; none: no limit. */
@@ -94,7 +96,8 @@ export class Router {
       registry: options.registry,
       ...(options.tracer ? { tracer: options.tracer } : {}),
       ...(options.cellSetName ? { cellSetName: options.cellSetName } : {}),
-      ...(options.secretNamespace ? { secretNamespace: options.secretNamespace } : {}),
+      credentialsNamespace:
+        options.credentialsNamespace ?? options.secretNamespace ?? DEFAULT_SECRET_NAMESPACE,
     });
     this.state = new RoutingStateHolder(log.child({ component: 'routing-state' }));
     // One Lease per replica says which CellSet generation it routes with: the rebalance controller moves

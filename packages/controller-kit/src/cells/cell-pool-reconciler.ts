@@ -10,7 +10,7 @@ import type { CellSetReading } from './cell-set-reader.ts';
  */
 export interface PoolEngagements {
   readonly cellSetName: string;
-  readonly secretNamespace: string;
+  readonly credentialsNamespace: string;
   cellSet(): CellSetReading;
   kubeconfigOf(spec: Cell): string | undefined;
   engagement(id: string): { fingerprint: string } | undefined;
@@ -68,17 +68,18 @@ export class CellPoolReconciler implements Reconciler<CellKey> {
 
   private async kubeconfig(spec: Cell): Promise<string> {
     const ref = spec.kubeconfigSecretRef;
-    if (ref.namespace !== this.pool.secretNamespace) {
+    const namespace = ref.namespace ?? this.pool.credentialsNamespace;
+    if (namespace !== this.pool.credentialsNamespace) {
       throw await this.problem(
         'CellSecretNamespace',
-        `cell ${spec.id}: its Secret is in namespace ${ref.namespace}, but cell Secrets are read only from ${this.pool.secretNamespace}`,
+        `cell ${spec.id}: its Secret is in namespace ${namespace}, but this component reads cell Secrets only from ${this.pool.credentialsNamespace}`,
       );
     }
     const kubeconfig = this.pool.kubeconfigOf(spec);
     if (kubeconfig === undefined) {
       throw await this.problem(
         'CellSecretMissing',
-        `cell ${spec.id}: Secret ${ref.namespace}/${ref.name} or its key "${ref.key}" does not exist`,
+        `cell ${spec.id}: Secret ${namespace}/${ref.name} or its key "${ref.key}" does not exist`,
       );
     }
     return kubeconfig;

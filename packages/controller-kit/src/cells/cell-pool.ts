@@ -56,8 +56,11 @@ export interface CellPoolOptions {
   clock?: Clock;
   /** Default `default`. */
   cellSetName?: string;
-  /** The only namespace cell Secrets are read from (least privilege). Default `cellfed-system`. */
-  secretNamespace?: string;
+  /**
+   * The only namespace cell Secrets are read from (least privilege): this component's own, where a cell's
+   * Secret reference names none. Default `cellfed-system`.
+   */
+  credentialsNamespace?: string;
   probe?: ProbeOptions;
   /** Names this process in the Events it records (`reportingInstance`). Default: the host name. */
   instance?: string;
@@ -82,7 +85,7 @@ const CELLSETS = { group: 'cells.cellfed.io', version: 'v1alpha1', resource: 'ce
  */
 export class CellPool implements PoolEngagements {
   readonly cellSetName: string;
-  readonly secretNamespace: string;
+  readonly credentialsNamespace: string;
   readonly cellSets: Informer;
   readonly secrets: Informer;
   readonly events: EventRecorder;
@@ -100,7 +103,7 @@ export class CellPool implements PoolEngagements {
 
   constructor(options: CellPoolOptions) {
     this.cellSetName = options.cellSetName ?? DEFAULT_CELLSET_NAME;
-    this.secretNamespace = options.secretNamespace ?? DEFAULT_SECRET_NAMESPACE;
+    this.credentialsNamespace = options.credentialsNamespace ?? DEFAULT_SECRET_NAMESPACE;
     this.log = options.logger.child({ component: 'cell-pool' });
     this.clock = options.clock ?? realClock;
     this.probe = options.probe ?? {};
@@ -128,7 +131,7 @@ export class CellPool implements PoolEngagements {
     this.secrets = new Informer({
       ...common,
       resource: 'v1/secrets',
-      listWatch: resourceListWatch(options.controlPlane, SECRETS, { namespace: this.secretNamespace }),
+      listWatch: resourceListWatch(options.controlPlane, SECRETS, { namespace: this.credentialsNamespace }),
     });
     this.controller = new Controller({
       name: 'cell-pool',
@@ -318,7 +321,10 @@ export class CellPool implements PoolEngagements {
   /** The kubeconfig text in a cell's Secret, if the Secret and its key exist. */
   kubeconfigOf(spec: Cell): string | undefined {
     const ref = spec.kubeconfigSecretRef;
-    const data = (this.secret(ref.namespace, ref.name)?.data ?? {}) as Record<string, string>;
+    const data = (this.secret(ref.namespace ?? this.credentialsNamespace, ref.name)?.data ?? {}) as Record<
+      string,
+      string
+    >;
     const encoded = data[ref.key];
     return encoded === undefined ? undefined : Buffer.from(encoded, 'base64').toString('utf8');
   }

@@ -32,6 +32,20 @@ export const secretNamespaceFlag = (help: string) =>
   textFlag('secret-namespace', { value: 'NS', help, default: DEFAULT_SECRET_NAMESPACE });
 
 /**
+ * `--credentials-namespace`: where this component's own kubeconfig Secrets of the cells are (a cell whose
+ * Secret reference names no namespace), so each component calls the cells as an identity of its own and
+ * reads no other component's credentials. Unset: `--secret-namespace`.
+ */
+export const credentialsNamespaceFlag = () =>
+  textFlag('credentials-namespace', {
+    value: 'NS',
+    help: "where this component's kubeconfig Secrets of the cells are (a cell's Secret reference without a namespace)",
+    defaultText: 'the --secret-namespace',
+    pattern: /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/,
+    message: '--credentials-namespace must be a namespace name',
+  });
+
+/**
  * The flags of a process's health port, log and traces, which the router and every controller take;
  * `otlpHelp` says what a span is for the binary.
  */
@@ -87,6 +101,7 @@ const COMMON = flagGroup({
   secretNamespace: secretNamespaceFlag(
     "where the cells' kubeconfig Secrets, the routers' Leases and the leader Lease are",
   ),
+  credentialsNamespace: credentialsNamespaceFlag(),
   leaderElect: boolFlag('leader-elect', { help: 'leader election', default: true }),
   leaseDurationMs: durationFlag('leader-elect-lease-duration', {
     help: 'how long a leader’s Lease lasts: a crashed leader is replaced within it and a retry period',
@@ -132,6 +147,7 @@ export function readControllerConfig<G extends FlagGroup<Record<string, FlagRow<
     ...(flags.kubeconfig === undefined ? {} : { kubeconfig: flags.kubeconfig }),
     cellSetName: flags.cellSetName,
     secretNamespace: flags.secretNamespace,
+    credentialsNamespace: flags.credentialsNamespace ?? flags.secretNamespace,
     ...processSettings(flags, {
       enabled: flags.leaderElect,
       namespace: flags.secretNamespace,
@@ -153,6 +169,8 @@ const ControllerConfigSchema = z.object({
   kubeconfig: z.string().min(1).optional(),
   cellSetName: z.string().min(1).default(DEFAULT_CELLSET_NAME),
   secretNamespace: z.string().min(1).default(DEFAULT_SECRET_NAMESPACE),
+  /** Where this component's kubeconfig Secrets of the cells are: `secretNamespace` unless given. */
+  credentialsNamespace: z.string().min(1).default(DEFAULT_SECRET_NAMESPACE),
   manager: ManagerConfigSchema,
   tracing: TracingConfigSchema,
 });

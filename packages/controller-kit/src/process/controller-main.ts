@@ -18,6 +18,7 @@ export interface ControllerProcessConfig {
   kubeconfig?: string | undefined;
   cellSetName: string;
   secretNamespace: string;
+  credentialsNamespace: string;
   manager: ManagerConfig;
   tracing: TracingConfig;
 }
@@ -82,7 +83,7 @@ export async function runControllerProcess<C extends ControllerProcessConfig>(op
       logger,
       registry,
       cellSetName: config.cellSetName,
-      secretNamespace: config.secretNamespace,
+      credentialsNamespace: config.credentialsNamespace,
       tracer,
     });
     const parts = options.build({ config, controlPlane, pool, logger, registry, tracer });
