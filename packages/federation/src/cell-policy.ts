@@ -11,6 +11,15 @@ const MANAGED = { 'app.kubernetes.io/managed-by': 'cellfed-rebalance-controller'
 /** A Go-style quoted string is also a CEL string literal. */
 export const cel = (text: string) => JSON.stringify(text);
 
+/**
+ * A CEL condition that the request's user is one of `users` (cellfed's components in the cell: each calls
+ * it as an identity of its own). None given matches no one.
+ */
+export const celUserIsOneOf = (users: readonly string[]) =>
+  users.length === 0
+    ? 'false'
+    : `request.userInfo.username in [${[...new Set(users)].sort().map(cel).join(', ')}]`;
+
 /** A rule matching `operations` on every resource and subresource of every group. */
 export function everyResource(operations: readonly string[]): Record<string, unknown> {
   return { apiGroups: ['*'], apiVersions: ['*'], resources: ['*/*'], operations, scope: '*' };

@@ -10,7 +10,7 @@ type Policy = {
 
 describe('fencePolicyObjects', () => {
   it('fences updates and deletes of every resource and subresource, and matches the probe', () => {
-    const [policy] = fencePolicyObjects('cellfed');
+    const [policy] = fencePolicyObjects(['cellfed']);
     expect((policy as unknown as Policy).spec.matchConstraints.resourceRules).toEqual([
       expect.objectContaining({
         apiGroups: ['*'],
@@ -22,16 +22,25 @@ describe('fencePolicyObjects', () => {
     ]);
   });
 
-  it('exempts exactly the controller’s user name, written as a CEL string whatever it holds', () => {
-    const [policy] = fencePolicyObjects('system:serviceaccount:x:"odd\\name"');
+  it('exempts exactly the components’ user names, each written as a CEL string whatever it holds', () => {
+    const [policy] = fencePolicyObjects([
+      'system:serviceaccount:x:"odd\\name"',
+      'cellfed-backup',
+      'cellfed-backup',
+    ]);
     const [validation] = (policy as unknown as Policy).spec.validations;
     expect(validation!.expression).toContain(
-      'request.userInfo.username == "system:serviceaccount:x:\\"odd\\\\name\\""',
+      'request.userInfo.username in ["cellfed-backup", "system:serviceaccount:x:\\"odd\\\\name\\""]',
+    );
+    // None given exempts no one (never everyone).
+    const [none] = fencePolicyObjects([]);
+    expect((none as unknown as Policy).spec.validations[0]!.expression).toContain(
+      "request.operation != 'CREATE' && ( false ||",
     );
   });
 
   it('binds the policy to deny, cluster-wide', () => {
-    const [, binding] = fencePolicyObjects('cellfed');
+    const [, binding] = fencePolicyObjects(['cellfed']);
     expect(binding).toMatchObject({
       kind: 'ValidatingAdmissionPolicyBinding',
       metadata: { name: FENCE_POLICY_NAME },
@@ -41,7 +50,7 @@ describe('fencePolicyObjects', () => {
   });
 
   it('matches only fenced copies and the probe, by the label values of the protocol', () => {
-    const [policy] = fencePolicyObjects('cellfed');
+    const [policy] = fencePolicyObjects(['cellfed']);
     const [condition] = (policy as unknown as Policy).spec.matchConditions;
     expect(condition!.expression).toContain('"cellfed.io/rebalance-status" in oldObject.metadata.labels');
     expect(condition!.expression).toContain('["migrating", "migrated"]');

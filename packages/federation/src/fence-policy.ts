@@ -1,7 +1,7 @@
 import { FENCE_PROBE_LABEL, FENCED_AT_ANNOTATION, MIGRATED_AT_ANNOTATION } from '@cellfed/api';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 
-import { cel, cellPolicyObjects, everyResource } from './cell-policy.ts';
+import { cel, cellPolicyObjects, everyResource, celUserIsOneOf } from './cell-policy.ts';
 import type { KubeObject } from './kube-object.ts';
 
 /**
@@ -38,10 +38,10 @@ const MATCH = [
  * Allowed: the controller itself; an old copy being deleted (its finalizers must be removable); and
  * anything in a namespace being deleted (the namespace controller empties it). The probe never is.
  */
-const allowed = (controllerUser: string) =>
+const allowed = (componentUsers: readonly string[]) =>
   [
     `request.operation != 'CREATE' && (`,
-    `request.userInfo.username == ${cel(controllerUser)}`,
+    celUserIsOneOf(componentUsers),
     `|| has(oldObject.metadata.deletionTimestamp)`,
     `|| (namespaceObject != null && has(namespaceObject.metadata.deletionTimestamp)))`,
   ].join(' ');
@@ -53,11 +53,11 @@ const MESSAGE = [
 ].join(' ');
 
 /**
- * The policy and its binding for one cell, exempting `controllerUser`, the rebalance controller's user name
- * there. It matches updates and deletes of every resource, whatever the CellSets' cellular resources are
+ * The policy and its binding for one cell, exempting `componentUsers`, the user names cellfed's components
+ * call the cell as (the rebalance controller moves, the backup controller promotes and purges). It matches updates and deletes of every resource, whatever the CellSets' cellular resources are
  * (several CellSets may share cells): only cellfed labels an object `migrating` or `migrated`.
  */
-export function fencePolicyObjects(controllerUser: string): [KubeObject, KubeObject] {
+export function fencePolicyObjects(componentUsers: readonly string[]): [KubeObject, KubeObject] {
   return cellPolicyObjects(FENCE_POLICY_NAME, {
     matchConstraints: {
       resourceRules: [
@@ -66,7 +66,7 @@ export function fencePolicyObjects(controllerUser: string): [KubeObject, KubeObj
       ],
     },
     matchConditions: [{ name: 'fenced-copy-or-probe', expression: MATCH }],
-    validations: [{ expression: allowed(controllerUser), messageExpression: MESSAGE, reason: 'Forbidden' }],
+    validations: [{ expression: allowed(componentUsers), messageExpression: MESSAGE, reason: 'Forbidden' }],
   });
 }
 

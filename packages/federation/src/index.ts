@@ -67,6 +67,7 @@ export {
 export { heldSpecPatch } from './held-spec.ts';
 export { FENCE_POLICY_NAME, fencePolicyObjects, fenceProbe, isFenceRefusal } from './fence-policy.ts';
 export { MARKS_POLICY_NAME, marksPolicyObjects } from './marks-policy.ts';
+export { celUserIsOneOf } from './cell-policy.ts';
 export { UNIT, formatResourceList, parseQuantity, parseResourceList, sameResourceList } from './quantity.ts';
 export type { ResourceList } from './quantity.ts';
 export { countedResource, countsObjects } from './quota-names.ts';

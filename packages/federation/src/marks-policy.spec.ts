@@ -9,7 +9,7 @@ type Policy = {
   };
 };
 
-const policyOf = (user = 'cellfed-components') => marksPolicyObjects(user)[0] as unknown as Policy;
+const policyOf = (users = ['cellfed-components']) => marksPolicyObjects(users)[0] as unknown as Policy;
 
 describe('marksPolicyObjects', () => {
   it('judges creates and updates of every resource and subresource (a /status write changes metadata too)', () => {
@@ -19,9 +19,9 @@ describe('marksPolicyObjects', () => {
   });
 
   it('leaves cellfed’s components and the cell’s own controllers alone, the user written as a CEL string', () => {
-    const [who] = policyOf('system:serviceaccount:x:"odd\\name"').spec.matchConditions;
+    const [who] = policyOf(['system:serviceaccount:x:"odd\\name"', 'cellfed-router']).spec.matchConditions;
     expect(who!.expression).toContain(
-      'request.userInfo.username != "system:serviceaccount:x:\\"odd\\\\name\\""',
+      '!(request.userInfo.username in ["cellfed-router", "system:serviceaccount:x:\\"odd\\\\name\\""])',
     );
     expect(who!.expression).toContain('request.userInfo.username != "system:kube-controller-manager"');
     expect(who!.expression).toContain('!("system:serviceaccounts:kube-system" in request.userInfo.groups)');
@@ -71,7 +71,7 @@ describe('marksPolicyObjects', () => {
   });
 
   it('binds the policy to deny, cluster-wide', () => {
-    const [, binding] = marksPolicyObjects('cellfed');
+    const [, binding] = marksPolicyObjects(['cellfed']);
     expect(binding).toMatchObject({
       kind: 'ValidatingAdmissionPolicyBinding',
       metadata: { name: MARKS_POLICY_NAME },

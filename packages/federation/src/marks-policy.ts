@@ -1,6 +1,6 @@
 import { HELD_OWNERS_ANNOTATION, SHARD_BY_LABEL } from '@cellfed/api';
 
-import { cel, cellPolicyObjects, everyResource } from './cell-policy.ts';
+import { cel, cellPolicyObjects, everyResource, celUserIsOneOf } from './cell-policy.ts';
 import type { KubeObject } from './kube-object.ts';
 
 /**
@@ -89,17 +89,17 @@ const variableName = (location: MarkedMetadata, map: MarkMap) =>
 const CHECKS = LOCATIONS.flatMap((location) => MAPS.map((map) => ({ location, map })));
 
 /**
- * The policy and its binding for one cell, exempting `componentsUser`, the user cellfed's components call the
- * cell as. It matches creates and updates of every resource and subresource.
+ * The policy and its binding for one cell, exempting `componentUsers`, the user names cellfed's components
+ * call the cell as. It matches creates and updates of every resource and subresource.
  */
-export function marksPolicyObjects(componentsUser: string): [KubeObject, KubeObject] {
+export function marksPolicyObjects(componentUsers: readonly string[]): [KubeObject, KubeObject] {
   return cellPolicyObjects(MARKS_POLICY_NAME, {
     matchConstraints: { resourceRules: [everyResource(['CREATE', 'UPDATE'])] },
     matchConditions: [
       {
         name: 'not-cellfed-nor-the-cells-controllers',
         expression: [
-          `request.userInfo.username != ${cel(componentsUser)}`,
+          `!(${celUserIsOneOf(componentUsers)})`,
           `&& request.userInfo.username != ${cel(CELL_CONTROLLERS_USER)}`,
           `&& !(${cel(CELL_CONTROLLERS_GROUP)} in request.userInfo.groups)`,
           `&& !(${cel(CELL_ADMINS_GROUP)} in request.userInfo.groups)`,

@@ -1,4 +1,5 @@
 import type { Tracer } from '@opentelemetry/api';
+import { DEFAULT_SECRET_NAMESPACE } from '@cellfed/api';
 import {
   CellObjects,
   ControlPlaneNamespaces,
@@ -71,6 +72,14 @@ interface RebalanceSettings extends MigrationSettings {
    * Finalize every control-plane namespace until no live cell has its copy (namespaces/). Default true.
    */
   finalizeNamespaces?: boolean;
+  /**
+   * The user names the router and the backup controller call the cells as, comma-separated, where they
+   * have identities of their own there: exempt, with the controller's own, from the fence, the marks policy
+   * and mirrored admission objects. Default: none (one identity for all components).
+   */
+  componentCellUsers?: string | undefined;
+  /** Where the routers' Leases are. Default `cellfed-system`. */
+  secretNamespace?: string;
 }
 
 export interface RebalanceControllerOptions {
@@ -243,6 +252,7 @@ export class RebalanceController {
       namespaceLabels,
       enqueueAllObjects: () => migrations.enqueueAll(),
       metrics,
+      secretNamespace: settings.secretNamespace ?? DEFAULT_SECRET_NAMESPACE,
       runner,
     });
     const mirror = new MirrorController({
@@ -253,6 +263,7 @@ export class RebalanceController {
       sharedChanges: this.sharedChanges,
       state: mirrorState,
       onMirrored: () => this.cellSet.enqueue(),
+      componentCellUsers: (settings.componentCellUsers ?? '').split(',').filter(Boolean),
       ...(settings.mirrorResyncMs === undefined ? {} : { resyncMs: settings.mirrorResyncMs }),
       runner,
     });

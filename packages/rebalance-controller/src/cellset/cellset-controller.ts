@@ -20,6 +20,8 @@ import { CELLSET_KEYS, CellSetReconciler, type CellSetKey } from './cellset-reco
 export interface CellSetControllerOptions {
   controlPlane: KubeClient;
   pool: CellPool;
+  /** Where the routers' Leases are. */
+  secretNamespace: string;
   plans: PlanHolder;
   copies: CopiesView;
   mirror: MirrorState;
@@ -48,7 +50,7 @@ export class CellSetController implements LeadingController {
       cell: CONTROL_PLANE,
       resource: 'coordination.k8s.io/v1/leases',
       listWatch: resourceListWatch(controlPlane, LEASES, {
-        namespace: pool.secretNamespace,
+        namespace: options.secretNamespace,
         labelSelector: `${ROUTER_CELLSET_LABEL}=${pool.cellSetName}`,
       }) as ListWatch<RouterLease>,
     });

@@ -36,10 +36,10 @@ function fakeCell(probe: () => unknown) {
 const signal = new AbortController().signal;
 /** The fence, for the user the cell says the controller is. */
 const fence = async (cell: ReturnType<typeof fakeCell>) =>
-  ensureCellFence(cell.client, await ownUserName(cell.client, signal), signal);
+  ensureCellFence(cell.client, [await ownUserName(cell.client, signal), 'cellfed-router'], signal);
 
 describe('ensureCellFence', () => {
-  it('applies the policies and bindings exempting the controller’s own user, then proves the cell enforces them', async () => {
+  it('applies the policies and bindings exempting the controller’s own user and the other components’, then proves the cell enforces them', async () => {
     const cell = fakeCell(() => Promise.reject(FENCE_REFUSAL));
     await expect(fence(cell)).resolves.toBe(4);
     const policy = (name: string) =>
@@ -47,10 +47,10 @@ describe('ensureCellFence', () => {
         (object) => object.kind === 'ValidatingAdmissionPolicy' && object.metadata.name === name,
       );
     expect(JSON.stringify(policy(FENCE_POLICY_NAME))).toContain(
-      'request.userInfo.username == \\"cellfed-components\\"',
+      'request.userInfo.username in [\\"cellfed-components\\", \\"cellfed-router\\"]',
     );
     expect(JSON.stringify(policy(MARKS_POLICY_NAME))).toContain(
-      'request.userInfo.username != \\"cellfed-components\\"',
+      '!(request.userInfo.username in [\\"cellfed-components\\", \\"cellfed-router\\"])',
     );
     expect(cell.calls.at(-1)).toMatchObject({ method: 'POST', query: { dryRun: 'All' } });
   });

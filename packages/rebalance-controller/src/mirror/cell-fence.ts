@@ -10,14 +10,18 @@ const POLICIES = '/apis/admissionregistration.k8s.io/v1';
 
 /**
  * Puts the write fence policy in a cell (see `FENCE_POLICY_NAME`), and the policy that keeps cellfed's marks
- * cellfed's (see `MARKS_POLICY_NAME`), exempting `user`, the controller's own user name there (see
- * {@link ownUserName}), and proves the cell enforces the fence: a dry-run create of the probe must be refused
+ * cellfed's (see `MARKS_POLICY_NAME`), exempting `users`, cellfed's components' user names there (the
+ * controller's own, see {@link ownUserName}, and the others it is told), and proves the cell enforces the fence: a dry-run create of the probe must be refused
  * by it. Until then no object may leave the cell, so this is part of the mirror pass the gate waits for.
  * Answers the number of writes.
  */
-export async function ensureCellFence(cell: Client, user: string, signal: AbortSignal): Promise<number> {
-  const [policy, binding] = fencePolicyObjects(user);
-  const [marksPolicy, marksBinding] = marksPolicyObjects(user);
+export async function ensureCellFence(
+  cell: Client,
+  users: readonly string[],
+  signal: AbortSignal,
+): Promise<number> {
+  const [policy, binding] = fencePolicyObjects(users);
+  const [marksPolicy, marksBinding] = marksPolicyObjects(users);
   let writes = 0;
   for (const [object, resource] of [
     [policy, 'validatingadmissionpolicies'],

@@ -29,6 +29,8 @@ export interface MirrorControllerOptions {
   state: MirrorState;
   /** Called after each complete pass over a cell (the CellSet's gate may open). */
   onMirrored: () => void;
+  /** The other components' user names in the cells, exempt with the controller's own. */
+  componentCellUsers?: readonly string[];
   resyncMs?: number;
   runner: RunnerSettings;
 }
@@ -65,6 +67,7 @@ export class MirrorController implements LeadingController {
         crd: (name) => this.crds.get(formatKey({ cell: CONTROL_PLANE, namespace: '', name })),
         state,
         onMirrored: options.onMirrored,
+        ...(options.componentCellUsers ? { componentCellUsers: options.componentCellUsers } : {}),
       }),
       workers: 2,
       keys: CELL_KEYS,

@@ -41,6 +41,11 @@ export interface MirrorReconcilerOptions {
   state: MirrorState;
   /** Called after each complete pass over a cell. */
   onMirrored: (cell: string) => void;
+  /**
+   * The user names cellfed's other components (router, backup controller) call the cells as: the fence,
+   * the marks policy and mirrored admission objects exempt them with the controller's own. Default none.
+   */
+  componentCellUsers?: readonly string[];
   /** How often a cell is compared again although nothing changed. Default 60 s. */
   resyncMs?: number;
   /** Writes at once per cell. Default 8. */
@@ -77,8 +82,9 @@ export class MirrorReconciler implements Reconciler<CellKey> {
     }
     let namespaceWrites: number, crdWrites: number, sharedWrites: number, fenceWrites: number;
     try {
-      // Who the controller is in this cell: the write fence and the mirrored admission objects exempt it.
-      const user = await ownUserName(cell.client, signal);
+      // Who cellfed is in this cell: the write fence, the marks policy and the mirrored admission objects
+      // exempt the controller (as the cell knows it) and the other components.
+      const users = [await ownUserName(cell.client, signal), ...(this.options.componentCellUsers ?? [])];
       namespaceWrites = await this.mirrorNamespaces(cell, signal);
       // A shared custom resource needs its CRD in the cells as much as a cellular one does.
       crdWrites = await this.mirrorCrds(cell, [...spec.cellularResources, ...spec.sharedResources], signal);
@@ -88,9 +94,9 @@ export class MirrorReconciler implements Reconciler<CellKey> {
         mirroredResources(spec),
         signal,
         this.options.parallelism ?? 8,
-        user,
+        users,
       );
-      fenceWrites = await ensureCellFence(cell.client, user, signal);
+      fenceWrites = await ensureCellFence(cell.client, users, signal);
     } catch (error) {
       state.failed(cellId, errorMessage(error));
       throw error;

@@ -77,12 +77,16 @@ describe('mirroredCopy', () => {
 
 describe('mirroredCopy of admission objects', () => {
   const condition = {
-    name: 'cellfed.io/not-the-rebalance-controller',
-    expression: 'request.userInfo.username != "system:serviceaccount:cellfed-system:cellfed"',
+    name: 'cellfed.io/not-cellfed',
+    expression:
+      '!(request.userInfo.username in ["system:serviceaccount:cellfed-system:cellfed", "system:serviceaccount:cellfed-system:cellfed-router"])',
   };
-  const controller = 'system:serviceaccount:cellfed-system:cellfed';
+  const controller = [
+    'system:serviceaccount:cellfed-system:cellfed',
+    'system:serviceaccount:cellfed-system:cellfed-router',
+  ];
 
-  it('exempts the controller’s own writes in each policy and each webhook, beside their own conditions', () => {
+  it('exempts cellfed’s components’ own writes in each policy and each webhook, beside their own conditions', () => {
     const own = { name: 'only-prod', expression: 'true' };
     const policy = mirroredCopy(
       {
@@ -111,7 +115,7 @@ describe('mirroredCopy of admission objects', () => {
       { ...clusterRole('reader', ['get']), apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole' },
       controller,
     );
-    expect(JSON.stringify(role)).not.toContain('not-the-rebalance-controller');
+    expect(JSON.stringify(role)).not.toContain('not-cellfed');
   });
 });
 

@@ -14,6 +14,7 @@ import {
   type KubeObject,
   CELL_SYSTEM_NAMESPACES,
   FENCE_POLICY_NAME,
+  celUserIsOneOf,
 } from '@cellfed/federation';
 
 import { RebalanceError, RebalanceErrorCode } from '../errors.ts';
@@ -73,8 +74,8 @@ export async function mirrorSharedObjects(
   resources: readonly GroupVersionResource[],
   signal: AbortSignal,
   parallelism: number,
-  /** The controller's own user name in the cell, which mirrored admission objects exempt. */
-  controller?: string,
+  /** cellfed's components' user names in the cell, which mirrored admission objects exempt. */
+  components?: readonly string[],
 ): Promise<number> {
   let writes = 0;
   for (const resource of resources) {
@@ -108,7 +109,7 @@ export async function mirrorSharedObjects(
       const { namespace = '', name = '' } = object.metadata;
       if (isCellOwn(object, resource) || object.metadata.deletionTimestamp) continue;
       wanted.add(placeOf(object));
-      const copy = mirroredCopy({ ...object, apiVersion, kind }, controller);
+      const copy = mirroredCopy({ ...object, apiVersion, kind }, components);
       const current = have.get(placeOf(object));
       if (
         current?.annotations?.[MIRROR_HASH_ANNOTATION] === copy.metadata.annotations?.[MIRROR_HASH_ANNOTATION]
@@ -144,19 +145,20 @@ export async function mirrorSharedObjects(
 }
 
 /** The match condition each mirrored admission policy and webhook gets in a cell. */
-const EXEMPT_CONTROLLER_CONDITION = 'cellfed.io/not-the-rebalance-controller';
+const EXEMPT_COMPONENTS_CONDITION = 'cellfed.io/not-cellfed';
 
 /**
- * An admission policy or webhook configuration that leaves the rebalance controller's own writes alone:
- * moving an object creates it anew in its new cell, which a policy made after the object would refuse (or a
- * mutating one change) although no client wrote anything; and the fence, commit and quiesce patches and the
- * fence probe must not depend on what users put in the cells. Other objects are as they are.
+ * An admission policy or webhook configuration that leaves cellfed's components' own writes alone: moving
+ * or promoting an object creates it anew in a cell, which a policy made after the object would refuse (or a
+ * mutating one change) although no client wrote anything; the fence, commit and quiesce patches and the
+ * fence probe must not depend on what users put in the cells; nor may the namespaces and quota shares the
+ * router writes as itself. Other objects are as they are.
  */
-function exemptingController<T extends Omit<KubeObject, 'metadata'>>(object: T, controller: string): T {
-  const condition = {
-    name: EXEMPT_CONTROLLER_CONDITION,
-    expression: `request.userInfo.username != ${JSON.stringify(controller)}`,
-  };
+function exemptingComponents<T extends Omit<KubeObject, 'metadata'>>(
+  object: T,
+  components: readonly string[],
+): T {
+  const condition = { name: EXEMPT_COMPONENTS_CONDITION, expression: `!(${celUserIsOneOf(components)})` };
   const withCondition = <M extends { matchConditions?: unknown[] }>(matching: M): M => ({
     ...matching,
     matchConditions: [...(matching.matchConditions ?? []), condition],
@@ -186,12 +188,12 @@ function notServed(resource: GroupVersionResource): RebalanceError {
  * What the mirror applies for a control-plane object: its content without what the apiserver keeps (uid,
  * versions, owners, status) or cellfed's marks (`cellfed.io/…`), labelled as mirrored and annotated with a
  * hash of that content. An admission
- * policy or webhook configuration exempts `controller`, the controller's own user in the cell (see
- * {@link exemptingController}).
+ * policy or webhook configuration exempts `components`, cellfed's components' user names in the cell (see
+ * {@link exemptingComponents}).
  */
-export function mirroredCopy(object: KubeObject, controller?: string): KubeObject {
+export function mirroredCopy(object: KubeObject, components?: readonly string[]): KubeObject {
   const { metadata, status: _status, ...exempted } = object as KubeObject & { status?: unknown };
-  const rest = controller === undefined ? exempted : exemptingController(exempted, controller);
+  const rest = components === undefined ? exempted : exemptingComponents(exempted, components);
   const { name, namespace } = metadata;
   // cellfed's own marks on a copy are cellfed's to set (a user's would steer the cell's controllers).
   const labels = userMarks(metadata.labels);
