@@ -53,6 +53,11 @@ app.kubernetes.io/component: {{ .component }}
 {{- default .Release.Namespace .Values.global.secretNamespace -}}
 {{- end -}}
 
+{{/* Where a component reads the cells' kubeconfig Secrets: its credentialsNamespace, else the secret namespace. */}}
+{{- define "cellfed.credentialsNamespace" -}}
+{{- default (include "cellfed.secretNamespace" .root) .values.credentialsNamespace -}}
+{{- end -}}
+
 {{/* A component's image: repository, then @digest or :tag (default: the chart's appVersion). */}}
 {{- define "cellfed.image" -}}
 {{- $image := .values.image -}}
@@ -67,6 +72,9 @@ app.kubernetes.io/component: {{ .component }}
 {{- define "cellfed.commonArgs" -}}
 - --cellset={{ .root.Values.global.cellSet }}
 - --secret-namespace={{ include "cellfed.secretNamespace" .root }}
+{{- if .values.credentialsNamespace }}
+- --credentials-namespace={{ .values.credentialsNamespace }}
+{{- end }}
 - --http-port={{ .values.metricsPort }}
 - --log-level={{ .values.logLevel | default .root.Values.global.logLevel }}
 {{- with .root.Values.global.tracing }}
@@ -292,17 +300,22 @@ The Role and RoleBinding every controller needs in the secret namespace (the cel
 leader Lease) and in `default` (Events about the cluster-scoped CellSet land there).
 */}}
 {{- define "cellfed.controllerNamespaceRbac" -}}
+{{- $credentials := include "cellfed.credentialsNamespace" . -}}
+{{- $shared := include "cellfed.secretNamespace" .root -}}
 apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata:
   name: {{ include "cellfed.componentName" . }}
-  namespace: {{ include "cellfed.secretNamespace" .root }}
+  namespace: {{ $shared }}
   labels:
     {{- include "cellfed.componentLabels" . | nindent 4 }}
 rules:
+  {{- if eq $credentials $shared }}
+  # The cells' kubeconfig Secrets, shared with the other components (credentialsNamespace empty).
   - apiGroups: [""]
     resources: [secrets]
     verbs: [get, list, watch]
+  {{- end }}
   - apiGroups: [coordination.k8s.io]
     resources: [leases]
     verbs: [get, list, watch, create, update, patch, delete]
@@ -323,6 +336,37 @@ subjects:
     name: {{ include "cellfed.componentName" . }}
     namespace: {{ .root.Release.Namespace }}
 ---
+{{- if ne $credentials $shared }}
+# The cells' kubeconfig Secrets of this component alone: no other component may read this namespace.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: {{ include "cellfed.componentName" . }}-credentials
+  namespace: {{ $credentials }}
+  labels:
+    {{- include "cellfed.componentLabels" . | nindent 4 }}
+rules:
+  - apiGroups: [""]
+    resources: [secrets]
+    verbs: [get, list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: {{ include "cellfed.componentName" . }}-credentials
+  namespace: {{ $credentials }}
+  labels:
+    {{- include "cellfed.componentLabels" . | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: {{ include "cellfed.componentName" . }}-credentials
+subjects:
+  - kind: ServiceAccount
+    name: {{ include "cellfed.componentName" . }}
+    namespace: {{ .root.Release.Namespace }}
+---
+{{- end }}
 apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata:
