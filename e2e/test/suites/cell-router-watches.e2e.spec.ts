@@ -1,6 +1,6 @@
 import { parseCellSetSpec } from '@cellfed/api';
 import { spawn } from 'node:child_process';
-import { componentsKubeconfigPath } from '@cellfed/cells/local/local-provider.ts';
+import { cellComponentKubeconfigPath } from '@cellfed/cells/local/local-provider.ts';
 import { join } from 'node:path';
 
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
@@ -384,7 +384,10 @@ describeE2e(
         const [one, two, three] = env.cells.map((cell) => cell.id) as [string, string, string];
         // As the rebalance controller: the cells' write fence lets only its identity write a fenced copy.
         const core = new Map(
-          env.cells.map((cell) => [cell.id, clientsFor(componentsKubeconfigPath(env.dir, cell.id)).core]),
+          env.cells.map((cell) => [
+            cell.id,
+            clientsFor(cellComponentKubeconfigPath(env.dir, cell.id, 'rebalance-controller')).core,
+          ]),
         );
         const spec = cellSetSpec({ [one]: 'Normal', [two]: 'Normal', [three]: 'Joining' });
         await createCellSet(env.controlPlane.kubeconfig, cellSetName, spec);
@@ -446,7 +449,7 @@ describeE2e(
         // A 4th cell, started now, joins the ring while the informer's watch stays open.
         added = await provider.addCell({ dir: env.dir, controllerManager: false, log });
         const four = added.id;
-        core.set(four, clientsFor(componentsKubeconfigPath(env.dir, four)).core);
+        core.set(four, clientsFor(cellComponentKubeconfigPath(env.dir, four, 'rebalance-controller')).core);
         await core.get(four)!.createNamespace({ body: { metadata: { name: namespace } } });
         const withFour = cellSetSpec({
           [one]: 'Normal',

@@ -1,6 +1,6 @@
 import { parseCellSet, parseCellSetSpec, LOADED_GENERATION_ANNOTATION } from '@cellfed/api';
 import { readFileSync } from 'node:fs';
-import { componentsKubeconfigPath } from '@cellfed/cells/local/local-provider.ts';
+import { cellComponentKubeconfigPath } from '@cellfed/cells/local/local-provider.ts';
 import { join } from 'node:path';
 
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
@@ -229,7 +229,7 @@ describeE2e('cell router: writes to a migrating object are fenced until it has m
         (candidate) => table.route(table.keyOf({ namespace, name: candidate })).case === 2,
       )!;
       // Acting as the rebalance controller: the cell's write fence lets only its identity write a fenced copy.
-      const old = clientsFor(componentsKubeconfigPath(env.dir, oldCell!.id)).core;
+      const old = clientsFor(cellComponentKubeconfigPath(env.dir, oldCell!.id, 'rebalance-controller')).core;
       const fresh = clientsFor(newCell!.kubeconfig).core;
       await old.createNamespacedConfigMap({
         namespace,

@@ -184,7 +184,7 @@ describeE2e('controller-kit against real apiservers', () => {
           logger,
           registry,
           cellSetName: name,
-          secretNamespace: env.secretNamespace,
+          credentialsNamespace: env.secretNamespace,
           probe: { periodMs: 300, timeoutMs: 1000, failureThreshold: 3, successThreshold: 2 },
         });
         const engaged: string[] = [];

@@ -6,6 +6,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { ApiError, KubeClient } from '@cellfed/controller-kit';
 import { MIGRATED, REBALANCE_STATUS_LABEL, RoutingTable } from '@cellfed/hashing';
 
+import { CELL_COMPONENTS, credentialsNamespace } from '@cellfed/cells/chart/cell-identities.ts';
 import { cellSecretName } from '@cellfed/cells/control-plane/cell-secrets.ts';
 import { LocalCells } from '@cellfed/cells/local/local-cells.ts';
 import { createLogger } from '@cellfed/cells/log.ts';
@@ -309,7 +310,7 @@ describeE2e('rebalance controller: cells join and leave live', () => {
       const asController = async (method: 'PATCH' | 'DELETE', metadata?: Record<string, unknown>) => {
         const answer = await cell.raw(method, path, {
           headers: {
-            'impersonate-user': 'cellfed-components',
+            'impersonate-user': 'cellfed-rebalance-controller',
             'impersonate-group': 'system:masters',
             'content-type': 'application/merge-patch+json',
           },
@@ -398,12 +399,14 @@ describeE2e('rebalance controller: cells join and leave live', () => {
           (event) => event.reason === 'CellRemoved' && event.note?.includes(`cell ${four} drained`) === true,
         ),
       ).toBe(true);
-      // The Secret stays: the operator deletes it with the cell.
-      const secret = await controlPlane.request<KubeObject>(
-        'GET',
-        `/api/v1/namespaces/cellfed-system/secrets/${cellSecretName(four)}`,
-      );
-      expect(secret.metadata.name).toBe(cellSecretName(four));
+      // The Secrets stay (one per component): the operator deletes them with the cell.
+      for (const component of CELL_COMPONENTS) {
+        const secret = await controlPlane.request<KubeObject>(
+          'GET',
+          `/api/v1/namespaces/${credentialsNamespace(component)}/secrets/${cellSecretName(four)}`,
+        );
+        expect(secret.metadata.name).toBe(cellSecretName(four));
+      }
     },
     180_000,
   );

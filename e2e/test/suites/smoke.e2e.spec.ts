@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 
 import type { V1Deployment } from '@kubernetes/client-node';
 
+import { CELL_COMPONENTS, credentialsNamespace } from '@cellfed/cells/chart/cell-identities.ts';
 import { resolveTools } from '@cellfed/cells/tools.ts';
 import { clientsFor, eventually } from '../helpers/clients.ts';
 import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
@@ -70,7 +71,7 @@ describeE2e('real cells: smoke', () => {
     },
   );
 
-  it('the control plane holds the CellSet "default" listing every cell as Normal, and a kubeconfig Secret per cell', async () => {
+  it('the control plane holds the CellSet "default" listing every cell as Normal, and a kubeconfig Secret per cell and component', async () => {
     const { core, custom } = clientsFor(env.controlPlane.kubeconfig);
     const cellSet = parseCellSet(
       await custom.getClusterCustomObject({ group, version, plural: 'cellsets', name: env.cellSet }),
@@ -79,11 +80,19 @@ describeE2e('real cells: smoke', () => {
       env.cells.map((cell) => [cell.id, 'Normal', 1]),
     );
     for (const cell of cellSet.spec.cells) {
-      const { name, namespace: secretNamespace, key } = cell.kubeconfigSecretRef;
-      const secret = await core.readNamespacedSecret({ name, namespace: secretNamespace });
-      const kubeconfig = JSON.parse(Buffer.from(secret.data?.[key] ?? '', 'base64').toString('utf8'));
-      const url = env.cells.find((entry) => entry.id === cell.id)?.url;
-      expect(kubeconfig.clusters[0].cluster.server).toBe(url);
+      const { name, namespace, key } = cell.kubeconfigSecretRef;
+      // No namespace: each component reads the Secret of that name from its own namespace, and calls the
+      // cell as an identity of its own.
+      expect(namespace).toBeUndefined();
+      const users = new Set<string>();
+      for (const component of CELL_COMPONENTS) {
+        const secret = await core.readNamespacedSecret({ name, namespace: credentialsNamespace(component) });
+        const kubeconfig = JSON.parse(Buffer.from(secret.data?.[key] ?? '', 'base64').toString('utf8'));
+        const url = env.cells.find((entry) => entry.id === cell.id)?.url;
+        expect(kubeconfig.clusters[0].cluster.server).toBe(url);
+        users.add(JSON.stringify(kubeconfig.users[0].user));
+      }
+      expect(users.size).toBe(CELL_COMPONENTS.length);
     }
   });
 

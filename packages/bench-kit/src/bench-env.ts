@@ -12,6 +12,12 @@ import { Agent } from 'undici';
 import { PINNING, canPin, pinToCpu } from './cpu-pinning.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
+
+/**
+ * Where the environment puts a component's kubeconfig Secrets of the cells (tools/cells writes one per
+ * component, in a namespace of its own, as the chart's `<component>.credentialsNamespace`).
+ */
+const credentialsNamespace = (component: string) => `cellfed-${component}-cells`;
 export const ROOT = join(HERE, '../../..');
 
 export const progress = (message: string) => process.stderr.write(`${message}\n`);
@@ -120,7 +126,14 @@ export class BenchEnv {
         ...(process.env['CELLFED_BENCH_ROUTER_NODE_OPTIONS'] ?? '').split(' ').filter(Boolean),
         join(ROOT, 'packages/cell-router/src/main.ts'),
         ...['--kubeconfig', this.env.controlPlane.kubeconfig, '--host', '127.0.0.1', '--port', '0'],
-        ...['--http-port', '0', '--log-level', 'info'],
+        ...[
+          '--credentials-namespace',
+          credentialsNamespace('router'),
+          '--http-port',
+          '0',
+          '--log-level',
+          'info',
+        ],
         ...['--tls-cert-file', join(pki, 'apiserver.crt'), '--tls-key-file', join(pki, 'apiserver.key')],
         ...['--client-ca-file', join(pki, 'ca.crt')],
       ],
@@ -148,6 +161,11 @@ export class BenchEnv {
         ...(process.env['CELLFED_BENCH_CONTROLLER_NODE_OPTIONS'] ?? '').split(' ').filter(Boolean),
         join(ROOT, `packages/${name}/src/main.ts`),
         ...['--kubeconfig', this.env.controlPlane.kubeconfig, '--http-port', '0', '--leader-elect', 'false'],
+        ...['--credentials-namespace', credentialsNamespace(name)],
+        // The router and the backup controller are someone else in the cells (their certificates' names).
+        ...(name === 'rebalance-controller'
+          ? ['--component-cell-users=cellfed-router,cellfed-backup-controller']
+          : []),
         ...args,
       ],
       (entry) => {

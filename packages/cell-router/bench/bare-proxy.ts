@@ -1,5 +1,5 @@
 // The least a Node.js proxy in front of a cell can do, for the router benchmark's second baseline: TLS in,
-// undici (HTTP/1.1 keep-alive) out as cellfed's components, impersonating the control plane's admin as the
+// undici (HTTP/1.1 keep-alive) out as the router's cell identity, impersonating the control plane's admin as the
 // router does for it (user, its two groups, the credential-id extra), the answer piped back. No
 // authentication, routing, logging or metrics. Prints its port on stdout.
 //   node bare-proxy.ts <cell url> <cell pki dir> <serving pki dir>
@@ -16,8 +16,8 @@ const [cellUrl, cellPki, servingPki] = process.argv.slice(2) as [string, string,
 const upstream = new Agent({
   connect: {
     ca: readFileSync(join(cellPki, 'ca.crt')),
-    cert: readFileSync(join(cellPki, 'cellfed-components.crt')),
-    key: readFileSync(join(cellPki, 'cellfed-components.key')),
+    cert: readFileSync(join(cellPki, 'cellfed-router.crt')),
+    key: readFileSync(join(cellPki, 'cellfed-router.key')),
   },
   allowH2: false,
 });

@@ -11,7 +11,7 @@ describe('editCells', () => {
       id: 'c',
       state: 'Joining',
       weight: 2,
-      kubeconfigSecretRef: { name: 'c-kubeconfig', namespace: 'cellfed-system' },
+      kubeconfigSecretRef: { name: 'c-kubeconfig' },
     });
     expect(
       editCells(cells, { kind: 'add', id: 'c', weight: 1, secret: { namespace: 'x', name: 'y' } }).at(-1)

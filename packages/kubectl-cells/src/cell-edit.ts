@@ -1,14 +1,9 @@
-import {
-  CellSetError,
-  DEFAULT_SECRET_NAMESPACE,
-  parseCellSetSpec,
-  type CellSetSpecInput,
-} from '@cellfed/api';
+import { CellSetError, parseCellSetSpec, type CellSetSpecInput } from '@cellfed/api';
 import { CellsCliError, CellsCliErrorCode } from './errors.ts';
 
 /** A change `kubectl cells` makes to the CellSet's cells. */
 export type CellEdit =
-  | { kind: 'add'; id: string; weight: number; secret?: { namespace: string; name: string } }
+  | { kind: 'add'; id: string; weight: number; secret?: { namespace?: string; name: string } }
   | { kind: 'drain'; id: string }
   | { kind: 'down'; id: string }
   | { kind: 'rejoin'; id: string }
@@ -18,7 +13,8 @@ type CellInput = CellSetSpecInput['cells'][number];
 
 /**
  * The CellSet's `spec.cells` after `edit`, checked as the controllers will check it (the same zod schema):
- * - add: a new cell, Joining, its kubeconfig Secret `<id>-kubeconfig` unless given;
+ * - add: a new cell, Joining, its kubeconfig Secret `<id>-kubeconfig` unless given (without a namespace:
+ *   each component reads its own Secret of that name, in its credentials namespace);
  * - drain: a Normal (or Joining) cell becomes Draining: its objects move out, then it leaves the CellSet;
  * - down: the cell failed: its keys are served from their backups, which are promoted;
  * - rejoin: a Down cell comes back as Joining; its stale copies are deleted before anything moves in;
@@ -52,10 +48,7 @@ export function editCells(cells: readonly CellInput[], edit: CellEdit): CellInpu
           id: edit.id,
           state: 'Joining',
           weight: edit.weight,
-          kubeconfigSecretRef: edit.secret ?? {
-            name: `${edit.id}-kubeconfig`,
-            namespace: DEFAULT_SECRET_NAMESPACE,
-          },
+          kubeconfigSecretRef: edit.secret ?? { name: `${edit.id}-kubeconfig` },
         },
       ];
       break;

@@ -39,6 +39,12 @@ describe('parseCli', () => {
       command: 'plan',
       change: { kind: 'drain', id: 'cell-2' },
     });
+    expect(parseCli(['add', 'cell-4', '--secret', 'four']).command).toMatchObject({
+      edit: { kind: 'add', id: 'cell-4', secret: { name: 'four' } },
+    });
+    expect(parseCli(['add', 'cell-4', '--secret', 'ops/four']).command).toMatchObject({
+      edit: { secret: { namespace: 'ops', name: 'four' } },
+    });
     expect(parseCli(['weight', 'cell-2=3', '--wait']).command).toEqual({
       command: 'edit',
       edit: { kind: 'weight', id: 'cell-2', weight: 3 },
@@ -67,7 +73,8 @@ describe('parseCli', () => {
     [['status', '--nope'], "Unknown option '--nope'"],
     [['drain'], 'drain needs a cell id'],
     [['add', 'Cell_4'], 'add needs a cell id'],
-    [['add', 'c', '--secret', 'x'], '--secret needs NAMESPACE/NAME'],
+    [['add', 'c', '--secret', 'x/'], '--secret needs NAME or NAMESPACE/NAME'],
+    [['add', 'c', '--secret', 'a/b/c'], '--secret needs NAME or NAMESPACE/NAME'],
     [['rejoin', 'c', '--wait', '--timeout', 'soon'], '--timeout must be a duration'],
     [['weight', 'cell-2'], 'weight needs ID=WEIGHT'],
     [['weight', 'cell-2=heavy'], 'weight: the weight must be a whole number from 1; got "heavy"'],

@@ -15,8 +15,9 @@ export const USAGE = `usage: kubectl cells COMMAND [options]
                                       (default: the context named as the cell)
   plan --add ID[=WEIGHT] | --drain ID | --weight ID=WEIGHT
                                       what the change would move, from where to where, beside the optimum
-  add ID [--weight N] [--secret NS/NAME] [--wait]
-                                      a new cell, Joining (its kubeconfig Secret: cellfed-system/ID-kubeconfig)
+  add ID [--weight N] [--secret [NS/]NAME] [--wait]
+                                      a new cell, Joining; its kubeconfig Secret ID-kubeconfig (or NAME) in
+                                      each component's credentials namespace (or NS/NAME, one for all)
   drain ID [--wait]                   the cell's objects move out, then it leaves the CellSet
   down ID [--wait]                    the cell failed: its keys are served from their backups, then promoted
   rejoin ID [--wait]                  a Down cell comes back as Joining (its stale copies are deleted first)
@@ -233,14 +234,23 @@ function parseCliOrThrow(argv: string[]): { command: CliCommand; options: CliOpt
         );
       let edit: CellEdit;
       if (verb === 'add') {
+        // NAME: each component's own Secret of that name; NAMESPACE/NAME: one Secret every component reads.
         const secret = values.secret?.split('/');
-        if (values.secret !== undefined && (secret?.length !== 2 || !secret[0] || !secret[1]))
-          throw new CellsCliError(CellsCliErrorCode.InvalidArguments, '--secret needs NAMESPACE/NAME');
+        if (values.secret !== undefined && (!secret || secret.length > 2 || secret.some((part) => !part)))
+          throw new CellsCliError(
+            CellsCliErrorCode.InvalidArguments,
+            '--secret needs NAME or NAMESPACE/NAME',
+          );
         edit = {
           kind: 'add',
           id,
           weight: values.weight === undefined ? 1 : weightOf(values.weight, '--weight'),
-          ...(secret ? { secret: { namespace: secret[0]!, name: secret[1]! } } : {}),
+          ...(secret
+            ? {
+                secret:
+                  secret.length === 2 ? { namespace: secret[0]!, name: secret[1]! } : { name: secret[0]! },
+              }
+            : {}),
         };
       } else edit = { kind: verb, id };
       return {

@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
+import { componentCellUsersArg, credentialsNamespace, localCellUser } from '../chart/cell-identities.ts';
 import { componentKubeconfig, type EnvFile } from '../env-file.ts';
 import { spawnApp, stopApp, waitUntilReady } from './node-app.ts';
 
@@ -42,7 +43,18 @@ export async function startController(
   const app = spawnApp({
     name: name.replace('-', ' '),
     main: fileURLToPath(new URL(CONTROLLER_MAINS[name], import.meta.url)),
-    args: ['--kubeconfig', componentKubeconfig(env, name), '--http-port', '0', ...(options.args ?? [])],
+    args: [
+      '--kubeconfig',
+      componentKubeconfig(env, name),
+      '--http-port',
+      '0',
+      // Its own cell credentials, as the chart gives them (charts/cellfed: <component>.credentialsNamespace).
+      '--credentials-namespace',
+      credentialsNamespace(name),
+      // The router and the backup controller are someone else in the cells; the fence exempts them too.
+      ...(name === 'rebalance-controller' ? [componentCellUsersArg(localCellUser)] : []),
+      ...(options.args ?? []),
+    ],
     ...(options.logFile ? { logFile: options.logFile } : {}),
     ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.keepLines !== undefined ? { keepLines: options.keepLines } : {}),

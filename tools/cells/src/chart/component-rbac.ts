@@ -1,4 +1,10 @@
 import { applyObjects } from '../control-plane/bootstrap.ts';
+import {
+  COMPONENTS_NAMESPACE,
+  identityValues,
+  localCellUser,
+  type CellComponent,
+} from './cell-identities.ts';
 import { CELL_CHART_DIR, CHART_DIR, renderChart, type Rendered } from './helm-chart.ts';
 
 /**
@@ -13,14 +19,8 @@ export const COMPONENTS = [
 ] as const;
 export type ComponentName = (typeof COMPONENTS)[number];
 
-/** The namespace the chart runs them in, in the router control plane. */
-export const COMPONENTS_NAMESPACE = 'cellfed-system';
-
 /** A component's ServiceAccount in the control plane, as the chart (release `cellfed`) names it. */
 export const componentServiceAccount = (component: ComponentName) => `cellfed-${component}`;
-
-/** Who the components are in a cell: the one identity of the cell's kubeconfig Secret. */
-export const CELL_COMPONENTS_USER = 'cellfed-components';
 
 /**
  * What the cellfed chart makes that governs its components: their identities and RBAC, and the admission
@@ -44,12 +44,19 @@ export interface ControlPlaneRbacValues {
 
 /**
  * The cellfed chart's RBAC (release `cellfed`) and its admission policy, as it would install them: nothing
- * else of the chart.
+ * else of the chart. Each component reads its cell credentials from its own namespace (a local cell's
+ * identities: {@link localCellUser}).
  */
 export function controlPlaneRbac(helm: string, values: ControlPlaneRbacValues = {}): Rendered[] {
-  const args = values.sharedResourceRules
-    ? ['--set-json', `rebalanceController.sharedResourceRules=${JSON.stringify(values.sharedResourceRules)}`]
-    : [];
+  const args = [
+    ...identityValues(localCellUser),
+    ...(values.sharedResourceRules
+      ? [
+          '--set-json',
+          `rebalanceController.sharedResourceRules=${JSON.stringify(values.sharedResourceRules)}`,
+        ]
+      : []),
+  ];
   return renderChart(helm, args, 'cellfed', COMPONENTS_NAMESPACE, CHART_DIR).filter((object) =>
     RBAC_KINDS.has(object.kind),
   );
@@ -77,20 +84,26 @@ export interface Subject {
   readonly namespace?: string;
 }
 
+/** A local cell's subjects: each component's certificate user ({@link localCellUser}). */
+export const localCellSubject = (component: CellComponent): Subject => ({
+  kind: 'User',
+  name: localCellUser(component),
+});
+
 /**
- * The cellfed-cell chart (release `cellfed`), every component bound to `subject`: by default the user
- * {@link CELL_COMPONENTS_USER} (a local cell's certificate).
+ * The cellfed-cell chart (release `cellfed`), each component bound to its own subject: by default a local
+ * cell's certificate users ({@link localCellSubject}).
  */
 export function cellRbac(
   helm: string,
   values: CellRbacValues = {},
-  subject: Subject = { kind: 'User', name: CELL_COMPONENTS_USER },
+  subject: (component: CellComponent) => Subject = localCellSubject,
 ): Rendered[] {
-  const subjects = JSON.stringify([subject]);
+  const subjects = (component: CellComponent) => JSON.stringify([subject(component)]);
   const args = [
-    ...['--set-json', `router.subjects=${subjects}`],
-    ...['--set-json', `rebalanceController.subjects=${subjects}`],
-    ...['--set-json', `backupController.subjects=${subjects}`],
+    ...['--set-json', `router.subjects=${subjects('router')}`],
+    ...['--set-json', `rebalanceController.subjects=${subjects('rebalance-controller')}`],
+    ...['--set-json', `backupController.subjects=${subjects('backup-controller')}`],
     ...(values.cellularResources
       ? ['--set-json', `cellularResources=${JSON.stringify(values.cellularResources)}`]
       : []),
@@ -103,7 +116,7 @@ export function cellRbac(
 
 /**
  * Installs the cellfed-cell chart's RBAC into a cell, as an operator does into every cell (and again into a
- * cell rebuilt empty): what the components may do there, bound to {@link CELL_COMPONENTS_USER}.
+ * cell rebuilt empty): what each component may do there, bound to its local certificate user.
  */
 export async function installCellRbac(
   kubeconfigFile: string,

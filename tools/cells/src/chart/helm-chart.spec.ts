@@ -497,6 +497,56 @@ describe('the cellfed chart', () => {
     expect(container(rebalance).args).toContain('--follow-pod-references=false');
   });
 
+  it('gives each component its own cell credentials namespace, which no other component may read, and exempts the others’ cell users', () => {
+    const own = [
+      ...['--set', 'router.credentialsNamespace=cf-router'],
+      ...['--set', 'rebalanceController.credentialsNamespace=cf-rebalance'],
+      ...['--set', 'backupController.credentialsNamespace=cf-backup'],
+      ...['--set', 'router.cellUser=system:serviceaccount:cellfed-system:cellfed-router'],
+      ...['--set', 'backupController.cellUser=cellfed-backup-controller'],
+    ];
+    const objects = renderChart(helm, own);
+    // Who may read Secrets in which namespace, by Role and binding.
+    const readers = only(objects, 'RoleBinding').flatMap((binding) => {
+      const role = named(objects, 'Role', (binding['roleRef'] as { name: string }).name);
+      const readsSecrets = rules(role).some(
+        (rule) => rule.resources.includes('secrets') && rule.verbs.includes('get'),
+      );
+      const subjects = binding['subjects'] as { name: string }[];
+      return readsSecrets
+        ? subjects
+            .map((subject) => `${subject.name}@${binding.metadata.namespace}`)
+            .filter((who) => !who.includes('tls'))
+        : [];
+    });
+    expect(readers.filter((who) => !who.startsWith('cellfed-router@cellfed-system')).sort()).toEqual([
+      'cellfed-backup-controller@cf-backup',
+      'cellfed-rebalance-controller@cf-rebalance',
+      'cellfed-router@cf-router',
+    ]);
+    // The router's one Secret in the release namespace is its serving certificate's, by name.
+    const tls = named(objects, 'Role', 'cellfed-router-tls');
+    expect(rules(tls)).toEqual([
+      expect.objectContaining({ resources: ['secrets'], resourceNames: ['cellfed-router-tls'] }),
+    ]);
+    for (const component of COMPONENTS)
+      expect(container(named(objects, 'Deployment', `cellfed-${component}`)).args).toContain(
+        `--credentials-namespace=${{ router: 'cf-router', 'rebalance-controller': 'cf-rebalance', 'backup-controller': 'cf-backup' }[component]}`,
+      );
+    expect(container(named(objects, 'Deployment', 'cellfed-rebalance-controller')).args).toContain(
+      '--component-cell-users=system:serviceaccount:cellfed-system:cellfed-router,cellfed-backup-controller',
+    );
+    // Without them, the components share the release namespace's Secrets and the rebalance controller's
+    // identity, as before.
+    const shared = renderChart(helm, []);
+    expect(container(named(shared, 'Deployment', 'cellfed-rebalance-controller')).args.join(' ')).not.toMatch(
+      /--credentials-namespace|--component-cell-users/,
+    );
+    expect(rules(named(shared, 'Role', 'cellfed-backup-controller'))).toContainEqual(
+      expect.objectContaining({ resources: ['secrets'], verbs: ['get', 'list', 'watch'] }),
+    );
+  });
+
   it.each([
     [['--set', 'router.replicaCount=-1'], "at '/router/replicaCount': minimum: got -1, want 0"],
     [['--set', 'router.bogus=1'], "at '/router': additional properties 'bogus' not allowed"],
@@ -508,6 +558,8 @@ describe('the cellfed chart', () => {
     [['--set', 'quotaController.image.tag=1.37'], "at '/quotaController/image/tag'"],
     // Zero would turn its full count off, and a creation in a cell would never show.
     [['--set', 'quotaController.syncPeriod=0s'], "at '/quotaController/syncPeriod'"],
+    [['--set', 'router.credentialsNamespace=Not_A_Namespace'], "at '/router/credentialsNamespace'"],
+    [['--set-json', 'backupController.cellUser="a,b"'], "at '/backupController/cellUser'"],
   ])('refuses %j and says where', (args, message) => {
     expect(() => renderChart(helm, args)).toThrow(HelmRefused);
     expect(() => renderChart(helm, args)).toThrow(message);

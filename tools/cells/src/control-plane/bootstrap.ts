@@ -14,7 +14,8 @@ import {
 
 import { E2eError, E2eErrorCode } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { cellSecret, cellSecretName, initialCellSet, type CellCredentials } from './cell-secrets.ts';
+import { CELL_COMPONENTS, credentialsNamespace } from '../chart/cell-identities.ts';
+import { cellSecretName, cellSecrets, initialCellSet, type CellCredentials } from './cell-secrets.ts';
 
 const FIELD_MANAGER = 'cellfed-cells';
 
@@ -29,8 +30,8 @@ export interface BootstrapOptions {
 }
 
 /**
- * Writes what the controllers read into the router control plane: the CRDs, the namespace, a kubeconfig
- * Secret per cell and the CellSet `default`. Server-side apply, so running it again converges.
+ * Writes what the controllers read into the router control plane: the CRDs, the namespaces, a kubeconfig
+ * Secret per cell and component and the CellSet `default`. Server-side apply, so running it again converges.
  */
 export async function bootstrapControlPlane(options: BootstrapOptions): Promise<void> {
   const api = objectApi(options.kubeconfigFile);
@@ -43,8 +44,9 @@ export async function bootstrapControlPlane(options: BootstrapOptions): Promise<
   for (const crd of crds) await apply(crd);
   await Promise.all(crds.map((crd) => waitEstablished(api, crd.metadata?.name ?? '', options)));
 
-  await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: DEFAULT_SECRET_NAMESPACE } });
-  for (const cell of options.cells) await apply(cellSecret(cell));
+  for (const name of [DEFAULT_SECRET_NAMESPACE, ...CELL_COMPONENTS.map(credentialsNamespace)])
+    await apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  for (const cell of options.cells) for (const secret of cellSecrets(cell)) await apply(secret);
   const cellSet = initialCellSet(options.cells.map((cell) => cell.id));
   await retryWhileUndiscovered(() => apply(cellSet as KubernetesObject), options);
   options.log.info(
@@ -53,21 +55,23 @@ export async function bootstrapControlPlane(options: BootstrapOptions): Promise<
   );
 }
 
-/** Puts one cell's kubeconfig Secret in the control plane (a cell added to a running environment). */
+/** Puts one cell's kubeconfig Secrets in the control plane (a cell added to a running environment). */
 export async function applyCellSecret(kubeconfigFile: string, cell: CellCredentials): Promise<void> {
-  await serverSideApply(objectApi(kubeconfigFile), cellSecret(cell));
+  for (const secret of cellSecrets(cell)) await serverSideApply(objectApi(kubeconfigFile), secret);
 }
 
-/** Deletes a cell's kubeconfig Secret from the control plane; one already gone is not an error. */
+/** Deletes a cell's kubeconfig Secrets from the control plane; one already gone is not an error. */
 export async function deleteCellSecret(kubeconfigFile: string, cellId: string): Promise<void> {
-  try {
-    await objectApi(kubeconfigFile).delete({
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: cellSecretName(cellId), namespace: DEFAULT_SECRET_NAMESPACE },
-    });
-  } catch (error) {
-    if (!(error instanceof ApiException && error.code === 404)) throw error;
+  for (const component of CELL_COMPONENTS) {
+    try {
+      await objectApi(kubeconfigFile).delete({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: cellSecretName(cellId), namespace: credentialsNamespace(component) },
+      });
+    } catch (error) {
+      if (!(error instanceof ApiException && error.code === 404)) throw error;
+    }
   }
 }
 

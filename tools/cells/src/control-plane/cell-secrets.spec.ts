@@ -1,5 +1,5 @@
 import { parseCellSet } from '@cellfed/api';
-import { cellSecret, cellSecretName, initialCellSet } from './cell-secrets.ts';
+import { cellSecretName, cellSecrets, initialCellSet } from './cell-secrets.ts';
 
 describe('control-plane objects', () => {
   it('lists every cell as Normal with weight 1, each pointing at its Secret, and passes the schema', () => {
@@ -11,13 +11,13 @@ describe('control-plane objects', () => {
         id: 'cell-1',
         state: 'Normal',
         weight: 1,
-        kubeconfigSecretRef: { name: 'cell-1-kubeconfig', namespace: 'cellfed-system', key: 'kubeconfig' },
+        kubeconfigSecretRef: { name: 'cell-1-kubeconfig', key: 'kubeconfig' },
       },
       {
         id: 'cell-2',
         state: 'Normal',
         weight: 1,
-        kubeconfigSecretRef: { name: 'cell-2-kubeconfig', namespace: 'cellfed-system', key: 'kubeconfig' },
+        kubeconfigSecretRef: { name: 'cell-2-kubeconfig', key: 'kubeconfig' },
       },
     ]);
   });
@@ -26,9 +26,21 @@ describe('control-plane objects', () => {
     expect(() => initialCellSet(['Cell_1'])).toThrow(/spec\.cells\[0\]\.id: "Cell_1" is not a valid cell id/);
   });
 
-  it('stores the kubeconfig under the key the CellSet names', () => {
-    const secret = cellSecret({ id: 'cell-1', kubeconfig: 'apiVersion: v1\n' });
-    expect(secret.metadata).toMatchObject({ name: cellSecretName('cell-1'), namespace: 'cellfed-system' });
-    expect(Buffer.from(secret.data.kubeconfig, 'base64').toString()).toBe('apiVersion: v1\n');
+  it('stores each component’s kubeconfig under the name the CellSet names, in that component’s own namespace', () => {
+    const secrets = cellSecrets({
+      id: 'cell-1',
+      kubeconfigs: { router: 'r\n', 'rebalance-controller': 'm\n', 'backup-controller': 'b\n' },
+    });
+    expect(
+      secrets.map((secret) => [
+        secret.metadata.namespace,
+        secret.metadata.name,
+        Buffer.from(secret.data.kubeconfig, 'base64').toString(),
+      ]),
+    ).toEqual([
+      ['cellfed-router-cells', cellSecretName('cell-1'), 'r\n'],
+      ['cellfed-rebalance-controller-cells', cellSecretName('cell-1'), 'm\n'],
+      ['cellfed-backup-controller-cells', cellSecretName('cell-1'), 'b\n'],
+    ]);
   });
 });

@@ -3,16 +3,17 @@ import {
   CELLSET_KIND,
   DEFAULT_CELLSET_NAME,
   DEFAULT_SECRET_KEY,
-  DEFAULT_SECRET_NAMESPACE,
   parseCellSet,
   type CellSet,
 } from '@cellfed/api';
 
-/** A cell as the control plane's controllers will reach it. */
+import { CELL_COMPONENTS, credentialsNamespace, type CellComponent } from '../chart/cell-identities.ts';
+
+/** A cell as the control plane's components will reach it, each as an identity of its own. */
 export interface CellCredentials {
   id: string;
-  /** kubeconfig text valid where the controllers run (for kind: the cluster-internal address). */
-  kubeconfig: string;
+  /** Each component's kubeconfig text, valid where it runs (for kind: the cluster-internal address). */
+  kubeconfigs: Readonly<Record<CellComponent, string>>;
 }
 
 /** Name of the Secret holding a cell's kubeconfig. */
@@ -22,26 +23,30 @@ export function cellSecretName(cellId: string): string {
 
 export const CELL_LABEL = 'cells.cellfed.io/cell';
 
-/** The Secret for one cell's kubeconfig, labelled with the cell so it can be listed. */
-export function cellSecret(cell: CellCredentials, namespace = DEFAULT_SECRET_NAMESPACE) {
-  return {
+/**
+ * One cell's kubeconfig Secrets, one per component in that component's credentials namespace (the same
+ * name in each, as the CellSet names it without a namespace), labelled with the cell so they can be listed.
+ */
+export function cellSecrets(cell: CellCredentials) {
+  return CELL_COMPONENTS.map((component) => ({
     apiVersion: 'v1',
     kind: 'Secret',
     metadata: {
       name: cellSecretName(cell.id),
-      namespace,
+      namespace: credentialsNamespace(component),
       labels: { [CELL_LABEL]: cell.id, 'app.kubernetes.io/part-of': 'cellfed' },
     },
     type: 'Opaque',
-    data: { [DEFAULT_SECRET_KEY]: Buffer.from(cell.kubeconfig, 'utf8').toString('base64') },
-  };
+    data: { [DEFAULT_SECRET_KEY]: Buffer.from(cell.kubeconfigs[component], 'utf8').toString('base64') },
+  }));
 }
 
 /**
  * The CellSet listing every cell as Normal with weight 1, built and validated with @cellfed/hashing's
- * schema, so what the environment writes is what the controllers will accept.
+ * schema, so what the environment writes is what the controllers will accept. Its Secret references name
+ * no namespace: each component reads its own.
  */
-export function initialCellSet(cellIds: readonly string[], namespace = DEFAULT_SECRET_NAMESPACE): CellSet {
+export function initialCellSet(cellIds: readonly string[]): CellSet {
   return parseCellSet({
     apiVersion: CELLSET_API_VERSION,
     kind: CELLSET_KIND,
@@ -51,7 +56,7 @@ export function initialCellSet(cellIds: readonly string[], namespace = DEFAULT_S
         id,
         state: 'Normal',
         weight: 1,
-        kubeconfigSecretRef: { name: cellSecretName(id), namespace, key: DEFAULT_SECRET_KEY },
+        kubeconfigSecretRef: { name: cellSecretName(id), key: DEFAULT_SECRET_KEY },
       })),
     },
   });

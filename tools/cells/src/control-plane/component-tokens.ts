@@ -1,11 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 
-import {
-  COMPONENTS,
-  COMPONENTS_NAMESPACE,
-  componentServiceAccount,
-  type ComponentName,
-} from '../chart/component-rbac.ts';
+import { COMPONENTS_NAMESPACE } from '../chart/cell-identities.ts';
+import { COMPONENTS, componentServiceAccount, type ComponentName } from '../chart/component-rbac.ts';
 import { renderKubeconfig } from '../kubeconfig.ts';
 import { serviceAccountToken } from './service-account-token.ts';
 

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 
 import { dump, load } from 'js-yaml';
 
-import { CELL_COMPONENTS_USER, COMPONENTS_NAMESPACE, cellRbac } from '../chart/component-rbac.ts';
+import { CELL_COMPONENTS, kindCellAccount, type CellComponent } from '../chart/cell-identities.ts';
+import { cellRbac } from '../chart/component-rbac.ts';
 import { applyObjects } from '../control-plane/bootstrap.ts';
 import { serviceAccountToken } from '../control-plane/service-account-token.ts';
 import type { KindClusterPlan } from './kind-plan.ts';
@@ -11,29 +12,31 @@ import type { KindClusterPlan } from './kind-plan.ts';
 const TOKEN_SECONDS = 7 * 24 * 3600;
 
 /**
- * What cellfed's components get in a kind cell, for its kubeconfig Secret: not kind's admin, but a
- * ServiceAccount of their own (`cellfed-system/cellfed-components`) that only the cellfed-cell chart's
- * bindings give any right. Applies the chart's RBAC and answers the cell's internal kubeconfig with that
- * ServiceAccount's token as its user.
+ * What cellfed's components get in a kind cell, for their kubeconfig Secrets: not kind's admin, but a
+ * ServiceAccount each (`cellfed-system/cellfed-<component>`) that only the cellfed-cell chart's bindings for
+ * that component give any right. Applies the chart's RBAC and answers the cell's internal kubeconfig with
+ * each ServiceAccount's token as its user.
  */
-export async function leastPrivilegeCellKubeconfig(plan: KindClusterPlan, helm: string): Promise<string> {
-  const account = {
-    kind: 'ServiceAccount' as const,
-    name: CELL_COMPONENTS_USER,
-    namespace: COMPONENTS_NAMESPACE,
-  };
+export async function leastPrivilegeCellKubeconfigs(
+  plan: KindClusterPlan,
+  helm: string,
+): Promise<Record<CellComponent, string>> {
   await applyObjects(plan.kubeconfig, [
-    {
-      apiVersion: 'v1',
-      kind: 'ServiceAccount',
-      metadata: { name: account.name, namespace: account.namespace },
-    },
-    ...cellRbac(helm, {}, account),
+    ...CELL_COMPONENTS.map((component) => {
+      const { name, namespace } = kindCellAccount(component);
+      return { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } };
+    }),
+    ...cellRbac(helm, {}, kindCellAccount),
   ]);
-  const token = await serviceAccountToken(plan.kubeconfig, account.namespace, account.name, TOKEN_SECONDS);
-  const internal = load(readFileSync(plan.internalKubeconfig, 'utf8')) as {
-    users?: { name: string; user: Record<string, unknown> }[];
-  };
-  for (const user of internal.users ?? []) user.user = { token };
-  return dump(internal);
+  const kubeconfigs = {} as Record<CellComponent, string>;
+  for (const component of CELL_COMPONENTS) {
+    const { name, namespace } = kindCellAccount(component);
+    const token = await serviceAccountToken(plan.kubeconfig, namespace, name, TOKEN_SECONDS);
+    const internal = load(readFileSync(plan.internalKubeconfig, 'utf8')) as {
+      users?: { name: string; user: Record<string, unknown> }[];
+    };
+    for (const user of internal.users ?? []) user.user = { token };
+    kubeconfigs[component] = dump(internal);
+  }
+  return kubeconfigs;
 }

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 
+import { identityValues, kindCellAccount, serviceAccountUser } from '../chart/cell-identities.ts';
 import { KUBEADM_EXTRA_CONTROLLERS, controllersFlagValue } from '../control-plane/controllers.ts';
 import { serviceRangeOf } from '../control-plane/service-ranges.ts';
 
@@ -228,6 +229,8 @@ export function planChartInstall(input: ChartInstallInput): Command[] {
       args: [
         ...['upgrade', '--install', 'cellfed', input.chartDir, ...kube],
         ...sets.flatMap((set) => ['--set', set]),
+        // Each component reads its own cell credentials and is its own ServiceAccount in the cells.
+        ...identityValues((component) => serviceAccountUser(kindCellAccount(component))),
         ...['--wait', '--timeout', '5m'],
       ],
     },

@@ -47,7 +47,10 @@ const scratch = () => {
 afterAll(() => scratches.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
 /** A cell's internal kubeconfig as it is: the identity set-up needs real clusters (cell-identity.ts). */
-const cellIdentity = async (plan: KindClusterPlan) => readFileSync(plan.internalKubeconfig, 'utf8');
+const cellIdentity = async (plan: KindClusterPlan) => {
+  const kubeconfig = readFileSync(plan.internalKubeconfig, 'utf8');
+  return { router: kubeconfig, 'rebalance-controller': kubeconfig, 'backup-controller': kubeconfig };
+};
 
 describe('KindProvider', () => {
   it('says why it cannot run without a Docker engine, and starts nothing', async () => {
@@ -98,8 +101,10 @@ describe('KindProvider', () => {
       ['cell-1', 'https://127.0.0.1:40001'],
       ['cell-2', 'https://127.0.0.1:40001'],
     ]);
-    const [options] = bootstrap.mock.calls[0] as unknown as [{ cells: { id: string; kubeconfig: string }[] }];
-    expect(options.cells.map((cell) => cell.kubeconfig)).toEqual([
+    const [options] = bootstrap.mock.calls[0] as unknown as [
+      { cells: { id: string; kubeconfigs: Record<string, string> }[] },
+    ];
+    expect(options.cells.map((cell) => cell.kubeconfigs['router'])).toEqual([
       'server: https://cellfed-x-control-plane:6443\n',
       'server: https://cellfed-x-control-plane:6443\n',
     ]);

@@ -27,7 +27,8 @@ import { onPath, runCommand, type CommandRunner } from './command-runner.ts';
 import { createApiserverPki } from '../local/pki.ts';
 import { freePorts } from '../local/ports.ts';
 import { resolveTools } from '../tools.ts';
-import { leastPrivilegeCellKubeconfig } from './cell-identity.ts';
+import type { CellComponent } from '../chart/cell-identities.ts';
+import { leastPrivilegeCellKubeconfigs } from './cell-identity.ts';
 import {
   DOCKER_INFO,
   kindClusterConfig,
@@ -59,7 +60,7 @@ export interface KindProviderOptions {
    * What a cell's Secret holds: its internal kubeconfig with an identity bound only by the cellfed-cell
    * chart (cell-identity.ts); injected as `bootstrap` is.
    */
-  cellIdentity?: (plan: KindClusterPlan) => Promise<string>;
+  cellIdentity?: (plan: KindClusterPlan) => Promise<Record<CellComponent, string>>;
 }
 
 /**
@@ -129,7 +130,7 @@ export class KindProvider implements Provider {
         // The controllers run inside the control-plane cluster and reach the cells over the kind network,
         // each cell's as the identity the cellfed-cell chart binds, never kind's admin.
         cells: await Promise.all(
-          plans.slice(1).map(async (plan) => ({ id: plan.id, kubeconfig: await this.cellIdentity(plan) })),
+          plans.slice(1).map(async (plan) => ({ id: plan.id, kubeconfigs: await this.cellIdentity(plan) })),
         ),
         crdDir: this.options.crdDir,
         log,
@@ -167,7 +168,7 @@ export class KindProvider implements Provider {
       await this.createCluster(dir, plan!, state, log, { signal: options.signal });
       await (this.options.cellSecrets?.apply ?? applyCellSecret)(env.controlPlane.kubeconfig, {
         id,
-        kubeconfig: await this.cellIdentity(plan!),
+        kubeconfigs: await this.cellIdentity(plan!),
       });
     } catch (error) {
       log.error({ err: error, cell: id }, 'adding the cell failed; deleting its cluster');
@@ -210,9 +211,9 @@ export class KindProvider implements Provider {
   }
 
   /** A cell's kubeconfig for its Secret (see KindProviderOptions.cellIdentity). */
-  private cellIdentity(plan: KindClusterPlan): Promise<string> {
+  private cellIdentity(plan: KindClusterPlan): Promise<Record<CellComponent, string>> {
     if (this.options.cellIdentity) return this.options.cellIdentity(plan);
-    return leastPrivilegeCellKubeconfig(plan, resolveTools(this.options.toolsDir, ['helm']).helm);
+    return leastPrivilegeCellKubeconfigs(plan, resolveTools(this.options.toolsDir, ['helm']).helm);
   }
 
   /**

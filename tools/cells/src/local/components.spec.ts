@@ -17,8 +17,6 @@ const pki = Object.fromEntries(
     'servingKey',
     'adminCert',
     'adminKey',
-    'componentsCert',
-    'componentsKey',
     'frontProxyCaCert',
     'frontProxyCaKey',
     'frontProxyClientCert',

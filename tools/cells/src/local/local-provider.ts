@@ -1,7 +1,17 @@
-import { accessSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
+import { CELL_COMPONENTS, localCellUser, type CellComponent } from '../chart/cell-identities.ts';
 import { controlPlaneRbac, installCellRbac, type ComponentName } from '../chart/component-rbac.ts';
 import { writeComponentKubeconfigs } from '../control-plane/component-tokens.ts';
 import { CONTROL_PLANE_DISABLED_CONTROLLERS } from '../control-plane/controllers.ts';
@@ -131,10 +141,7 @@ export class LocalProvider implements Provider {
       };
       await bootstrapControlPlane({
         kubeconfigFile: env.controlPlane.kubeconfig,
-        cells: env.cells.map((cell) => ({
-          id: cell.id,
-          kubeconfig: readFileSync(componentsKubeconfigPath(dir, cell.id), 'utf8'),
-        })),
+        cells: env.cells.map((cell) => cellCredentials(dir, cell.id)),
         crdDir: this.options.crdDir,
         log,
         signal,
@@ -193,10 +200,7 @@ export class LocalProvider implements Provider {
       });
       const cell = entryOf(dir, state.apiservers[id]!);
       await installCellRbac(cell.kubeconfig, resolveTools(this.options.toolsDir, ['helm']).helm);
-      await applyCellSecret(env.controlPlane.kubeconfig, {
-        id,
-        kubeconfig: readFileSync(componentsKubeconfigPath(dir, id), 'utf8'),
-      });
+      await applyCellSecret(env.controlPlane.kubeconfig, cellCredentials(dir, id));
       writeEnvFile({ ...env, cells: [...env.cells, cell] });
       log.info({ seconds: (Date.now() - startedAt) / 1000 }, 'cell added');
       return cell;
@@ -383,12 +387,13 @@ function writeKubeconfigs(dir: string, apiserver: ApiserverState, layout: Apiser
       { mode: 0o600 },
     );
   write(adminKubeconfigPath(dir, apiserver.id), 'admin', pki.adminCert, pki.adminKey);
-  write(
-    componentsKubeconfigPath(dir, apiserver.id),
-    'cellfed-components',
-    pki.componentsCert,
-    pki.componentsKey,
-  );
+  for (const component of CELL_COMPONENTS)
+    write(
+      cellComponentKubeconfigPath(dir, apiserver.id, component),
+      localCellUser(component),
+      pki.componentCerts[component].cert,
+      pki.componentCerts[component].key,
+    );
   write(
     layout.controllerManagerKubeconfig,
     'kube-controller-manager',
@@ -407,11 +412,24 @@ function adminKubeconfigPath(dir: string, id: string): string {
 }
 
 /**
- * What the cell's kubeconfig Secret holds: the identity cellfed's router and controllers use there (a test
- * that acts as the rebalance controller uses it too, as the cell's write fence exempts only that identity).
+ * What a component's kubeconfig Secret of the cell holds: the identity that component uses there (a test
+ * that acts as the rebalance controller uses its one, as the cell's write fence exempts only cellfed's).
  */
-export function componentsKubeconfigPath(dir: string, id: string): string {
-  return join(dir, 'kubeconfig', `${id}.cellfed-components.kubeconfig`);
+export function cellComponentKubeconfigPath(dir: string, id: string, component: CellComponent): string {
+  return join(dir, 'kubeconfig', `${id}.${localCellUser(component)}.kubeconfig`);
+}
+
+/** A cell's credentials for the control plane's Secrets: each component's kubeconfig of it. */
+function cellCredentials(dir: string, id: string) {
+  return {
+    id,
+    kubeconfigs: Object.fromEntries(
+      CELL_COMPONENTS.map((component) => [
+        component,
+        readFileSync(cellComponentKubeconfigPath(dir, id, component), 'utf8'),
+      ]),
+    ) as Record<CellComponent, string>,
+  };
 }
 
 function withoutApiserver(apiservers: LocalState['apiservers'], id: string): LocalState['apiservers'] {
@@ -434,8 +452,15 @@ function runningEnvironment(dir: string, cells: number): EnvFile | undefined {
     const env = readEnvFile(dir);
     const state = readLocalState(dir);
     const daemons = Object.values(state.apiservers).flatMap((apiserver) => Object.values(apiserver.daemons));
-    // One made before its components had identities of their own is made again.
-    return env.components && env.cells.length === cells && daemons.every((record) => isRunning(record))
+    // One made before its components had identities of their own (in the control plane, then in each
+    // cell) is made again.
+    const ownCellIdentities = env.cells.every((cell) =>
+      existsSync(cellComponentKubeconfigPath(dir, cell.id, 'router')),
+    );
+    return env.components &&
+      ownCellIdentities &&
+      env.cells.length === cells &&
+      daemons.every((record) => isRunning(record))
       ? env
       : undefined;
   } catch {

@@ -16,7 +16,12 @@ describe('createApiserverPki', () => {
   it('makes a CA that signed every certificate', () => {
     expect(ca.ca).toBe(true);
     expect(ca.subject).toBe('CN=cell-1-ca');
-    for (const file of [pki.servingCert, pki.adminCert, pki.componentsCert, pki.controllerManagerCert]) {
+    for (const file of [
+      pki.servingCert,
+      pki.adminCert,
+      ...Object.values(pki.componentCerts).map((pair) => pair.cert),
+      pki.controllerManagerCert,
+    ]) {
       const leaf = cert(file);
       expect(leaf.ca).toBe(false);
       expect(leaf.checkIssued(ca)).toBe(true);
@@ -56,11 +61,18 @@ describe('createApiserverPki', () => {
     expect(admin.subject.split('\n').sort()).toEqual(['CN=admin', 'O=system:masters']);
     expect(admin.keyUsage).toEqual(['1.3.6.1.5.5.7.3.2']); // clientAuth
     expect(cert(pki.controllerManagerCert).subject).toBe('CN=system:kube-controller-manager');
-    // cellfed's own components are someone else than the admin: the cell's write fence tells them apart.
-    // Only in system:monitoring (traces continued, /metrics): the cellfed-cell chart's bindings give it the rest.
-    expect(cert(pki.componentsCert).subject.split('\n').sort()).toEqual([
-      'CN=cellfed-components',
-      'O=system:monitoring',
+    // cellfed's own components are someone else than the admin, and each is someone else than the others:
+    // the cell's write fence tells them apart, and each component's bindings give it only its own rights.
+    // Only in system:monitoring (traces continued, /metrics): the cellfed-cell chart's bindings give the rest.
+    expect(
+      Object.entries(pki.componentCerts).map(([component, pair]) => [
+        component,
+        cert(pair.cert).subject.split('\n').sort(),
+      ]),
+    ).toEqual([
+      ['router', ['CN=cellfed-router', 'O=system:monitoring']],
+      ['rebalance-controller', ['CN=cellfed-rebalance-controller', 'O=system:monitoring']],
+      ['backup-controller', ['CN=cellfed-backup-controller', 'O=system:monitoring']],
     ]);
   });
 
@@ -72,7 +84,7 @@ describe('createApiserverPki', () => {
     for (const file of [
       pki.caKey,
       pki.adminKey,
-      pki.componentsKey,
+      ...Object.values(pki.componentCerts).map((pair) => pair.key),
       pki.serviceAccountKey,
       pki.frontProxyCaKey,
       pki.frontProxyClientKey,

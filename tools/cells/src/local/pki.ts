@@ -3,6 +3,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { CELL_COMPONENTS, localCellUser, type CellComponent } from '../chart/cell-identities.ts';
 import { E2eError, E2eErrorCode } from '../errors.ts';
 
 /** Paths of one apiserver's credentials, all PEM. */
@@ -15,14 +16,14 @@ export interface ApiserverPki {
   adminCert: string;
   adminKey: string;
   /**
-   * CN cellfed-components, O system:monitoring: what cellfed's router and controllers use in the cell (their
-   * kubeconfig Secret), which only the cellfed-cell chart's bindings give any right to an object. Its one
-   * group lets kube-apiserver continue the router's traces (docs/running.md) and read /metrics and health.
-   * Not the admin's: the cell's write fence exempts the rebalance controller by name, and people reach the
-   * cell through the router as themselves, often as admin.
+   * CN cellfed-<component>, O system:monitoring, one per component that calls the cell (router, rebalance
+   * controller, backup controller): what each uses in the cell (its kubeconfig Secret), which only the
+   * cellfed-cell chart's bindings for that component give any right to an object. Its one group lets
+   * kube-apiserver continue the router's traces (docs/running.md) and read /metrics and health. Not the
+   * admin's: the cell's write fence exempts cellfed's components by name, and people reach the cell through
+   * the router as themselves, often as admin.
    */
-  componentsCert: string;
-  componentsKey: string;
+  componentCerts: Readonly<Record<CellComponent, { cert: string; key: string }>>;
   /**
    * The front-proxy CA (`--requestheader-client-ca-file`) and its one client, CN front-proxy-client (the one
    * name `--requestheader-allowed-names` accepts), as kubeadm sets them up: a proxy holding this certificate
@@ -68,8 +69,12 @@ export function createApiserverPki(dir: string, options: PkiOptions): ApiserverP
     servingKey: path('apiserver.key'),
     adminCert: path('admin.crt'),
     adminKey: path('admin.key'),
-    componentsCert: path('cellfed-components.crt'),
-    componentsKey: path('cellfed-components.key'),
+    componentCerts: Object.fromEntries(
+      CELL_COMPONENTS.map((component) => [
+        component,
+        { cert: path(`${localCellUser(component)}.crt`), key: path(`${localCellUser(component)}.key`) },
+      ]),
+    ) as Record<CellComponent, { cert: string; key: string }>,
     frontProxyCaCert: path('front-proxy-ca.crt'),
     frontProxyCaKey: path('front-proxy-ca.key'),
     frontProxyClientCert: path('front-proxy-client.crt'),
@@ -98,9 +103,12 @@ export function createApiserverPki(dir: string, options: PkiOptions): ApiserverP
   issue(openssl, ca, pki.adminKey, pki.adminCert, '/O=system:masters/CN=admin', [
     'extendedKeyUsage=clientAuth',
   ]);
-  issue(openssl, ca, pki.componentsKey, pki.componentsCert, '/O=system:monitoring/CN=cellfed-components', [
-    'extendedKeyUsage=clientAuth',
-  ]);
+  for (const component of CELL_COMPONENTS) {
+    const { cert, key } = pki.componentCerts[component];
+    issue(openssl, ca, key, cert, `/O=system:monitoring/CN=${localCellUser(component)}`, [
+      'extendedKeyUsage=clientAuth',
+    ]);
+  }
   issue(openssl, frontProxyCa, pki.frontProxyClientKey, pki.frontProxyClientCert, '/CN=front-proxy-client', [
     'extendedKeyUsage=clientAuth',
   ]);

@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { credentialsNamespace } from '../chart/cell-identities.ts';
 import { spawnApp, stopApp, waitUntilReady } from '../apps/node-app.ts';
 import { CONTROL_PLANE_ID, componentKubeconfig, type EnvFile } from '../env-file.ts';
 
@@ -48,6 +49,8 @@ export async function startRouter(env: EnvFile, options: StartRouterOptions = {}
     args: [
       '--kubeconfig',
       componentKubeconfig(env, 'router'),
+      '--credentials-namespace',
+      credentialsNamespace('router'),
       '--host',
       '127.0.0.1',
       '--port',
