@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import {
@@ -11,6 +12,7 @@ import {
 } from '@kubernetes/client-node';
 
 import { cellSecretName } from '@cellfed/cells/control-plane/cell-secrets.ts';
+import type { EnvFile } from '@cellfed/cells/env-file.ts';
 import { serviceAccountToken } from '@cellfed/cells/control-plane/service-account-token.ts';
 
 /** client-node API clients for the apiserver a kubeconfig file names. */
@@ -22,6 +24,25 @@ export function clientsFor(kubeconfigFile: string) {
     apps: kubeConfig.makeApiClient(AppsV1Api),
     custom: kubeConfig.makeApiClient(CustomObjectsApi),
   };
+}
+
+/**
+ * An operator's kubeconfig, written to `file`: the control plane as the current context, and a context of
+ * their own named after each cell (its admin here), as `kubectl cells backup` looks for them.
+ */
+export function writeOperatorKubeconfig(env: EnvFile, file: string): string {
+  const operator = new KubeConfig();
+  operator.loadFromFile(env.controlPlane.kubeconfig);
+  for (const cell of env.cells) {
+    const own = new KubeConfig();
+    own.loadFromFile(cell.kubeconfig);
+    const context = own.getContextObject(own.getCurrentContext())!;
+    operator.addCluster({ ...own.getCluster(context.cluster)!, name: `operator-${cell.id}` });
+    operator.addUser({ ...own.getUser(context.user)!, name: `operator-${cell.id}` });
+    operator.addContext({ name: cell.id, cluster: `operator-${cell.id}`, user: `operator-${cell.id}` });
+  }
+  writeFileSync(file, operator.exportConfig(), { mode: 0o600 });
+  return file;
 }
 
 /** A new ServiceAccount `namespace/name` in the apiserver of `kubeconfigFile`, and a token for it (an hour). */

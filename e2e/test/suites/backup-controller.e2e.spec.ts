@@ -19,6 +19,7 @@ import {
   forEachInParallel,
   readCellSet,
   updateCellSet,
+  writeOperatorKubeconfig,
 } from '../helpers/clients.ts';
 import {
   startBackupController,
@@ -155,8 +156,8 @@ describeE2e(
         );
         expect(uidsBefore.size).toBe(OBJECTS);
 
-        // kubectl cells prints an object as its backup holds it, read from its backup cell through that
-        // cell's kubeconfig Secret: the field the applier owns is there.
+        // kubectl cells prints an object as its backup holds it, read from its backup cell with the
+        // operator's own context there: the field the applier owns is there.
         const printed = await cellsPlugin([
           'backup',
           `deployments/${names[0]}`,
@@ -165,7 +166,7 @@ describeE2e(
           '--cellset',
           cellSetName,
           '--kubeconfig',
-          env.controlPlane.kubeconfig,
+          writeOperatorKubeconfig(env, join(env.dir, `${cellSetName}-operator.kubeconfig`)),
         ]);
         expect(printed).toMatchObject({ code: 0 });
         expect(JSON.parse(printed.out)).toMatchObject({

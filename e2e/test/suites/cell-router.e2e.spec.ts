@@ -343,7 +343,8 @@ describeE2e('cell router: publishes the CellSet generation it routes with', () =
 describeE2e('cell router: serves the certificate of a TLS Secret', () => {
   const env = e2eEnv();
   const controlPlane = clientsFor(env.controlPlane.kubeconfig);
-  const secretName = `router-tls-${Date.now()}`;
+  // The one Secret of the release namespace the chart lets the router read (router.tls.secretName).
+  const secretName = 'cellfed-router-tls';
   let router: RouterProcess | undefined;
 
   afterAll(async () => {
@@ -367,7 +368,7 @@ describeE2e('cell router: serves the certificate of a TLS Secret', () => {
       },
     });
     router = await startRouter(env, { tlsSecret: `cellfed-system/${secretName}` });
-    const kubeconfig = routerKubeconfig(env, router, join(env.dir, `${secretName}.kubeconfig`));
+    const kubeconfig = routerKubeconfig(env, router, join(env.dir, `${secretName}-${Date.now()}.kubeconfig`));
     // kubectl verifies the served certificate against the control plane's CA.
     const namespaces = await kubectl(kubeconfig, ['get', 'namespace', 'cellfed-system', '-o', 'name']);
     expect(namespaces).toEqual({ code: 0, out: 'namespace/cellfed-system\n' });

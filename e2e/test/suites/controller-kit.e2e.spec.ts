@@ -15,6 +15,7 @@ import {
 import { memoryLogger, metricValue } from '@cellfed/controller-kit/testing';
 import { Registry } from 'prom-client';
 
+import { credentialsNamespace } from '@cellfed/cells/chart/cell-identities.ts';
 import { cellSecretName } from '@cellfed/cells/control-plane/cell-secrets.ts';
 import { LocalCells } from '@cellfed/cells/local/local-cells.ts';
 import { readLocalState } from '@cellfed/cells/local/local-state.ts';
@@ -163,7 +164,9 @@ describeE2e('controller-kit against real apiservers', () => {
         const entry = (id: string) => ({
           id,
           state: 'Normal',
-          kubeconfigSecretRef: { name: cellSecretName(id), namespace: env.secretNamespace },
+          // No namespace: the pool reads the Secret of that name from its own credentials namespace (here the
+          // router's, where the environment keeps the router's kubeconfigs of the cells).
+          kubeconfigSecretRef: { name: cellSecretName(id) },
         });
         const cellSetPath = '/apis/cells.cellfed.io/v1alpha1/cellsets';
         const apply = (ids: string[]) =>
@@ -184,7 +187,7 @@ describeE2e('controller-kit against real apiservers', () => {
           logger,
           registry,
           cellSetName: name,
-          credentialsNamespace: env.secretNamespace,
+          credentialsNamespace: credentialsNamespace('router'),
           probe: { periodMs: 300, timeoutMs: 1000, failureThreshold: 3, successThreshold: 2 },
         });
         const engaged: string[] = [];
@@ -247,7 +250,7 @@ describeE2e('controller-kit against real apiservers', () => {
           expect(await metricValue(registry, 'cellfed_cell_healthy', { cell: second!.id })).toBe(1);
 
           // New credentials in the Secret (here: the same kubeconfig, re-encoded) recreate the cell.
-          const secretPath = `/api/v1/namespaces/${env.secretNamespace}/secrets/${cellSecretName(first!.id)}`;
+          const secretPath = `/api/v1/namespaces/${credentialsNamespace('router')}/secrets/${cellSecretName(first!.id)}`;
           const secret = await client.request<{ data: Record<string, string> }>('GET', secretPath);
           const kubeconfig = Buffer.from(secret.data['kubeconfig']!, 'base64').toString('utf8');
           const engagementsOfFirst = engaged.filter((id) => id === first!.id).length;

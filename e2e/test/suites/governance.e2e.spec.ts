@@ -758,11 +758,19 @@ describeE2e('what governs a workload is in force in its cell', () => {
     } as KubeObject);
     for (const path of clusterScoped.filter((one) => one.startsWith(ADMISSION)))
       await mirroredEverywhere(path);
-    // In the cells each policy leaves the rebalance controller's own writes (moves) alone, and nothing else.
+    // In the cells each policy leaves cellfed's components' own writes (moves, promotions) alone, each by
+    // its own user name there, and nothing else.
     const [inCell] = await mirroredEverywhere(`${ADMISSION}/validatingadmissionpolicies/small-${suffix}`);
     expect(
-      (inCell as KubeObject & { spec: { matchConditions?: { name: string }[] } }).spec.matchConditions,
-    ).toEqual([expect.objectContaining({ name: 'cellfed.io/not-the-rebalance-controller' })]);
+      (inCell as KubeObject & { spec: { matchConditions?: { name: string; expression: string }[] } }).spec
+        .matchConditions,
+    ).toEqual([
+      {
+        name: 'cellfed.io/not-cellfed',
+        expression:
+          '!(request.userInfo.username in ["cellfed-backup-controller", "cellfed-rebalance-controller", "cellfed-router"])',
+      },
+    ]);
 
     // Names in each cell, so that each cell's copy of the policies is the one that answers.
     const names = ids.flatMap((id) =>

@@ -3,7 +3,13 @@ import { spawnSync } from 'node:child_process';
 
 import type { V1Deployment } from '@kubernetes/client-node';
 
-import { CELL_COMPONENTS, credentialsNamespace } from '@cellfed/cells/chart/cell-identities.ts';
+import { KubeClient } from '@cellfed/controller-kit';
+
+import {
+  CELL_COMPONENTS,
+  credentialsNamespace,
+  localCellUser,
+} from '@cellfed/cells/chart/cell-identities.ts';
 import { resolveTools } from '@cellfed/cells/tools.ts';
 import { clientsFor, eventually } from '../helpers/clients.ts';
 import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
@@ -94,6 +100,73 @@ describeE2e('real cells: smoke', () => {
       }
       expect(users.size).toBe(CELL_COMPONENTS.length);
     }
+  });
+
+  it('each component reads only its own cell credentials, and is someone else in each cell with only its own rights', async () => {
+    // As the components are here: the cellfed chart's ServiceAccounts in the control plane, and each
+    // component's certificate user in the cells, bound by the cellfed-cell chart.
+    const may = async (kubeconfig: string, user: string, attributes: Record<string, string>) => {
+      const client = KubeClient.fromFile(kubeconfig);
+      try {
+        const review = await client.request<{ status: { allowed: boolean } }>(
+          'POST',
+          '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+          {
+            body: {
+              apiVersion: 'authorization.k8s.io/v1',
+              kind: 'SubjectAccessReview',
+              spec: { user, resourceAttributes: attributes },
+            },
+          },
+        );
+        return review.status.allowed;
+      } finally {
+        await client.close();
+      }
+    };
+    const readers: Record<string, string[]> = {};
+    for (const reader of CELL_COMPONENTS)
+      for (const namespace of [...CELL_COMPONENTS.map(credentialsNamespace), env.secretNamespace])
+        if (
+          await may(env.controlPlane.kubeconfig, `system:serviceaccount:cellfed-system:cellfed-${reader}`, {
+            verb: 'list',
+            resource: 'secrets',
+            namespace,
+          })
+        )
+          (readers[reader] ??= []).push(namespace);
+    expect(readers).toEqual({
+      router: ['cellfed-router-cells'],
+      'rebalance-controller': ['cellfed-rebalance-controller-cells'],
+      'backup-controller': ['cellfed-backup-controller-cells'],
+    });
+    // In a cell: only the router impersonates; only the backup controller writes backups; only the
+    // rebalance controller writes the cell's admission policies.
+    const cell = env.cells[0]!.kubeconfig;
+    const rights = async (component: (typeof CELL_COMPONENTS)[number]) => {
+      const user = localCellUser(component);
+      return {
+        impersonate: await may(cell, user, { verb: 'impersonate', resource: 'users' }),
+        backups: await may(cell, user, {
+          verb: 'create',
+          group: 'cells.cellfed.io',
+          resource: 'cellbackups',
+          namespace: 'cellfed-backups',
+        }),
+        policies: await may(cell, user, {
+          verb: 'update',
+          group: 'admissionregistration.k8s.io',
+          resource: 'validatingadmissionpolicies',
+        }),
+      };
+    };
+    expect(await rights('router')).toEqual({ impersonate: true, backups: false, policies: false });
+    expect(await rights('rebalance-controller')).toEqual({
+      impersonate: false,
+      backups: false,
+      policies: true,
+    });
+    expect(await rights('backup-controller')).toEqual({ impersonate: false, backups: true, policies: false });
   });
 
   it('the CellSet CRD rejects what the schema rejects: no Normal cell', async () => {
