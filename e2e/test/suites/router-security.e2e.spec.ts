@@ -101,6 +101,18 @@ describeE2e('cell router: a caller gets nothing one apiserver would refuse it', 
     },
   );
 
+  it('keeps an idle HTTP/1.1 connection as long as kube-apiserver does (90 s), not Node’s 5 s', async () => {
+    // A client that reuses a connection later than the server keeps it loses the request it writes as the
+    // server closes it; Go's transport keeps idle connections 90 s, as kube-apiserver does.
+    const response = await request(`${router.url}/version`, {
+      dispatcher: tls,
+      headers: { authorization: `Bearer ${mallory}` },
+    });
+    await response.body.text();
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['keep-alive']).toBe('timeout=90');
+  });
+
   it('writes no orphaning record for a caller who may read an owner but not delete it', async () => {
     const reader = await serviceAccountToken('owner-reader');
     const owner = await controlPlane.core.createNamespacedServiceAccount({

@@ -23,7 +23,7 @@ import { RouterMetrics } from '../metrics/router-metrics.ts';
 
 import { CellNamespaces } from '../proxy/cell-namespaces.ts';
 import { answerClientError } from './client-errors.ts';
-import { closeIdleSessions } from './idle-sessions.ts';
+import { closeIdleSessions, keepHttp1ConnectionsAsKubeApiserver } from './idle-sessions.ts';
 import { BodyBudget, type BodyBudgetOptions } from './body-budget.ts';
 import { DEFAULT_WATCH_BUFFER, WatchBytesBudget } from '../collections/watch-buffer.ts';
 import { CallerLimits, type CallerLimitsOptions } from './caller-limits.ts';
@@ -243,6 +243,7 @@ export class Router {
     );
     server.on('upgrade', (request, socket, head) => void this.handler.handleUpgrade(request, socket, head));
     closeIdleSessions(server);
+    keepHttp1ConnectionsAsKubeApiserver(server);
     // Connections past this are refused at once: each costs the router its TLS and HTTP/2 state.
     if (this.options.maxConnections) server.maxConnections = this.options.maxConnections;
     server.on('clientError', answerClientError);
