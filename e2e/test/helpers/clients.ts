@@ -13,6 +13,7 @@ import {
 
 import { cellSecretName } from '@cellfed/cells/control-plane/cell-secrets.ts';
 import type { EnvFile } from '@cellfed/cells/env-file.ts';
+import type { KubeClient } from '@cellfed/controller-kit';
 import { serviceAccountToken } from '@cellfed/cells/control-plane/service-account-token.ts';
 
 /** client-node API clients for the apiserver a kubeconfig file names. */
@@ -24,6 +25,26 @@ export function clientsFor(kubeconfigFile: string) {
     apps: kubeConfig.makeApiClient(AppsV1Api),
     custom: kubeConfig.makeApiClient(CustomObjectsApi),
   };
+}
+
+/** Whether `user` may do what `attributes` say, as the apiserver `client` reaches decides (a SubjectAccessReview). */
+export async function userMay(
+  client: Pick<KubeClient, 'request'>,
+  user: string,
+  attributes: Readonly<Record<string, string>>,
+): Promise<boolean> {
+  const review = await client.request<{ status: { allowed: boolean } }>(
+    'POST',
+    '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+    {
+      body: {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SubjectAccessReview',
+        spec: { user, resourceAttributes: attributes },
+      },
+    },
+  );
+  return review.status.allowed;
 }
 
 /**

@@ -6,6 +6,7 @@ import { KubeClient } from '@cellfed/controller-kit';
 import { CELL_CHART_DIR, CHART_DIR } from '@cellfed/cells/chart/helm-chart.ts';
 import { type KubeList } from '@cellfed/federation';
 
+import { userMay } from '../helpers/clients.ts';
 import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
 
 // `helm install` of the chart into the router control plane, as an operator would. The pods cannot start
@@ -96,27 +97,14 @@ describeE2e('the cellfed-cell chart in a real cell', () => {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-  const may = async (
+  const may = (
     user: string,
     verb: string,
     group: string,
     resource: string,
     namespace = '',
     subresource = '',
-  ) => {
-    const review = await client.request<{ status: { allowed: boolean } }>(
-      'POST',
-      '/apis/authorization.k8s.io/v1/subjectaccessreviews',
-      {
-        body: {
-          apiVersion: 'authorization.k8s.io/v1',
-          kind: 'SubjectAccessReview',
-          spec: { user, resourceAttributes: { verb, group, resource, namespace, subresource } },
-        },
-      },
-    );
-    return review.status.allowed;
-  };
+  ) => userMay(client, user, { verb, group, resource, namespace, subresource });
 
   afterAll(async () => {
     try {

@@ -11,7 +11,7 @@ import {
   localCellUser,
 } from '@cellfed/cells/chart/cell-identities.ts';
 import { resolveTools } from '@cellfed/cells/tools.ts';
-import { clientsFor, eventually } from '../helpers/clients.ts';
+import { clientsFor, eventually, userMay } from '../helpers/clients.ts';
 import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
 
 const [group, version] = CELLSET_API_VERSION.split('/') as [string, string];
@@ -108,18 +108,7 @@ describeE2e('real cells: smoke', () => {
     const may = async (kubeconfig: string, user: string, attributes: Record<string, string>) => {
       const client = KubeClient.fromFile(kubeconfig);
       try {
-        const review = await client.request<{ status: { allowed: boolean } }>(
-          'POST',
-          '/apis/authorization.k8s.io/v1/subjectaccessreviews',
-          {
-            body: {
-              apiVersion: 'authorization.k8s.io/v1',
-              kind: 'SubjectAccessReview',
-              spec: { user, resourceAttributes: attributes },
-            },
-          },
-        );
-        return review.status.allowed;
+        return await userMay(client, user, attributes);
       } finally {
         await client.close();
       }
