@@ -164,7 +164,7 @@ export class BenchEnv {
         ...['--credentials-namespace', credentialsNamespace(name)],
         // The router and the backup controller are someone else in the cells (their certificates' names).
         ...(name === 'rebalance-controller'
-          ? ['--component-cell-users=cellfed-router,cellfed-backup-controller']
+          ? ['--router-cell-user=cellfed-router', '--backup-controller-cell-user=cellfed-backup-controller']
           : []),
         ...args,
       ],

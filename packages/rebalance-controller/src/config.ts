@@ -63,14 +63,22 @@ const OWN = flagGroup({
     help: "put the cellfed.io/cells finalizer on every control-plane namespace, so a namespace's deletion ends only once no live cell has its copy; needs patch on namespaces in the control plane",
     default: true,
   }),
-  componentCellUsers: textFlag('component-cell-users', {
-    value: 'USER,…',
-    help: "the user names cellfed's router and backup controller call the cells as, where each component has an identity of its own there: the write fence, the reserved-marks policy and the mirrored admission policies and webhooks exempt them, with this controller's own",
-    defaultText: 'this controller’s own only (one identity for all components)',
-    // User names, comma-separated: no empty one, none starting with a space, no control character.
+  routerCellUser: textFlag('router-cell-user', {
+    value: 'USER',
+    help: 'the user name the router calls the cells as, where it has an identity of its own there: the reserved-marks policy and the mirrored admission policies and webhooks exempt it (its own writes: namespaces, quota shares)',
+    defaultText: 'none (it shares this controller’s identity)',
     // eslint-disable-next-line no-control-regex
-    pattern: /^[^,\s][^,\u0000-\u001f]*(?:,[^,\s][^,\u0000-\u001f]*)*$/,
-    message: '--component-cell-users must be user names separated by commas',
+    pattern: /^[^\s\u0000-\u001f][^\u0000-\u001f]*(?<!\s)$/,
+    message: '--router-cell-user must be a user name (no control character, no space at either end)',
+  }),
+  backupControllerCellUser: textFlag('backup-controller-cell-user', {
+    value: 'USER',
+    help: 'the user name the backup controller calls the cells as, where it has an identity of its own there: the write fence, the reserved-marks policy and the mirrored admission policies and webhooks exempt it (promotions and purges)',
+    defaultText: 'none (it shares this controller’s identity)',
+    // eslint-disable-next-line no-control-regex
+    pattern: /^[^\s\u0000-\u001f][^\u0000-\u001f]*(?<!\s)$/,
+    message:
+      '--backup-controller-cell-user must be a user name (no control character, no space at either end)',
   }),
   followClaims: boolFlag('follow-claims', {
     help: "copy each control-plane PersistentVolumeClaim into the cell whose pod templates mount it, where it is provisioned and bound, and show the copy's status (with --follow-pod-references); the control plane's own volume binder must then be off",

@@ -73,11 +73,12 @@ interface RebalanceSettings extends MigrationSettings {
    */
   finalizeNamespaces?: boolean;
   /**
-   * The user names the router and the backup controller call the cells as, comma-separated, where they
-   * have identities of their own there: exempt, with the controller's own, from the fence, the marks policy
-   * and mirrored admission objects. Default: none (one identity for all components).
+   * The user names the router and the backup controller call the cells as, where they have identities of
+   * their own there: exempt, with the controller's own, from the marks policy and mirrored admission
+   * objects, and the backup controller's from the fence too. Default: none (one identity for all components).
    */
-  componentCellUsers?: string | undefined;
+  routerCellUser?: string | undefined;
+  backupControllerCellUser?: string | undefined;
   /** Where the routers' Leases are. Default `cellfed-system`. */
   secretNamespace?: string;
 }
@@ -263,7 +264,11 @@ export class RebalanceController {
       sharedChanges: this.sharedChanges,
       state: mirrorState,
       onMirrored: () => this.cellSet.enqueue(),
-      componentCellUsers: (settings.componentCellUsers ?? '').split(',').filter(Boolean),
+      componentCellUsers: [settings.routerCellUser, settings.backupControllerCellUser].filter(
+        (user): user is string => user !== undefined,
+      ),
+      backupCellUsers:
+        settings.backupControllerCellUser === undefined ? [] : [settings.backupControllerCellUser],
       ...(settings.mirrorResyncMs === undefined ? {} : { resyncMs: settings.mirrorResyncMs }),
       runner,
     });

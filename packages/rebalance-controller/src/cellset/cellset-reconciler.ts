@@ -335,7 +335,10 @@ export class CellSetReconciler implements Reconciler<CellSetKey> {
         'Normal',
         'CellRemoved',
         `cell ${cell.id} drained and removed from the CellSet; its kubeconfig Secret ` +
-          `${ref?.namespace ?? 'cellfed-system'}/${ref?.name ?? '?'} is left for the operator to delete`,
+          (ref?.namespace
+            ? `${ref.namespace}/${ref.name ?? '?'} is`
+            : `${ref?.name ?? '?'} in each component's credentials namespace is`) +
+          ' left for the operator to delete (revoke the identities it holds in the cell too)',
       );
     }
     return { requeue: true };

@@ -36,18 +36,26 @@ function fakeCell(probe: () => unknown) {
 const signal = new AbortController().signal;
 /** The fence, for the user the cell says the controller is. */
 const fence = async (cell: ReturnType<typeof fakeCell>) =>
-  ensureCellFence(cell.client, [await ownUserName(cell.client, signal), 'cellfed-router'], signal);
+  ensureCellFence(
+    cell.client,
+    {
+      controllers: [await ownUserName(cell.client, signal)],
+      components: [await ownUserName(cell.client, signal), 'cellfed-router'],
+    },
+    signal,
+  );
 
 describe('ensureCellFence', () => {
-  it('applies the policies and bindings exempting the controller’s own user and the other components’, then proves the cell enforces them', async () => {
+  it('applies the policies and bindings exempting the controllers from the fence and every component from the marks policy, then proves the cell enforces them', async () => {
     const cell = fakeCell(() => Promise.reject(FENCE_REFUSAL));
     await expect(fence(cell)).resolves.toBe(4);
     const policy = (name: string) =>
       [...cell.stored.values()].find(
         (object) => object.kind === 'ValidatingAdmissionPolicy' && object.metadata.name === name,
       );
+    // The fence exempts the controllers only: the router never writes a fenced copy as itself.
     expect(JSON.stringify(policy(FENCE_POLICY_NAME))).toContain(
-      'request.userInfo.username in [\\"cellfed-components\\", \\"cellfed-router\\"]',
+      'request.userInfo.username in [\\"cellfed-components\\"]',
     );
     expect(JSON.stringify(policy(MARKS_POLICY_NAME))).toContain(
       '!(request.userInfo.username in [\\"cellfed-components\\", \\"cellfed-router\\"])',

@@ -10,18 +10,20 @@ const POLICIES = '/apis/admissionregistration.k8s.io/v1';
 
 /**
  * Puts the write fence policy in a cell (see `FENCE_POLICY_NAME`), and the policy that keeps cellfed's marks
- * cellfed's (see `MARKS_POLICY_NAME`), exempting `users`, cellfed's components' user names there (the
- * controller's own, see {@link ownUserName}, and the others it is told), and proves the cell enforces the fence: a dry-run create of the probe must be refused
+ * cellfed's (see `MARKS_POLICY_NAME`): the fence exempting the controllers' user names there, the marks
+ * policy every component's (the controller's own, see {@link ownUserName}, and the others it is told), and proves the cell enforces the fence: a dry-run create of the probe must be refused
  * by it. Until then no object may leave the cell, so this is part of the mirror pass the gate waits for.
  * Answers the number of writes.
  */
 export async function ensureCellFence(
   cell: Client,
-  users: readonly string[],
+  users: { readonly controllers: readonly string[]; readonly components: readonly string[] },
   signal: AbortSignal,
 ): Promise<number> {
-  const [policy, binding] = fencePolicyObjects(users);
-  const [marksPolicy, marksBinding] = marksPolicyObjects(users);
+  // Only the controllers write fenced copies (moves, promotions, purges); the router's own writes (a
+  // namespace, a quota share, a backup's mark) never touch one, so it is not exempt from the fence.
+  const [policy, binding] = fencePolicyObjects(users.controllers);
+  const [marksPolicy, marksBinding] = marksPolicyObjects(users.components);
   let writes = 0;
   for (const [object, resource] of [
     [policy, 'validatingadmissionpolicies'],

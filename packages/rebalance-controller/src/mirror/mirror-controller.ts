@@ -31,6 +31,8 @@ export interface MirrorControllerOptions {
   onMirrored: () => void;
   /** The other components' user names in the cells, exempt with the controller's own. */
   componentCellUsers?: readonly string[];
+  /** Of those, the backup controller's (exempt from the fence too). */
+  backupCellUsers?: readonly string[];
   resyncMs?: number;
   runner: RunnerSettings;
 }
@@ -68,6 +70,7 @@ export class MirrorController implements LeadingController {
         state,
         onMirrored: options.onMirrored,
         ...(options.componentCellUsers ? { componentCellUsers: options.componentCellUsers } : {}),
+        ...(options.backupCellUsers ? { backupCellUsers: options.backupCellUsers } : {}),
       }),
       workers: 2,
       keys: CELL_KEYS,

@@ -46,6 +46,8 @@ export interface MirrorReconcilerOptions {
    * the marks policy and mirrored admission objects exempt them with the controller's own. Default none.
    */
   componentCellUsers?: readonly string[];
+  /** Of those, the backup controller's: the fence exempts it with the controller (it promotes and purges). */
+  backupCellUsers?: readonly string[];
   /** How often a cell is compared again although nothing changed. Default 60 s. */
   resyncMs?: number;
   /** Writes at once per cell. Default 8. */
@@ -84,7 +86,8 @@ export class MirrorReconciler implements Reconciler<CellKey> {
     try {
       // Who cellfed is in this cell: the write fence, the marks policy and the mirrored admission objects
       // exempt the controller (as the cell knows it) and the other components.
-      const users = [await ownUserName(cell.client, signal), ...(this.options.componentCellUsers ?? [])];
+      const own = await ownUserName(cell.client, signal);
+      const users = [own, ...(this.options.componentCellUsers ?? [])];
       namespaceWrites = await this.mirrorNamespaces(cell, signal);
       // A shared custom resource needs its CRD in the cells as much as a cellular one does.
       crdWrites = await this.mirrorCrds(cell, [...spec.cellularResources, ...spec.sharedResources], signal);
@@ -96,7 +99,11 @@ export class MirrorReconciler implements Reconciler<CellKey> {
         this.options.parallelism ?? 8,
         users,
       );
-      fenceWrites = await ensureCellFence(cell.client, users, signal);
+      fenceWrites = await ensureCellFence(
+        cell.client,
+        { controllers: [own, ...(this.options.backupCellUsers ?? [])], components: users },
+        signal,
+      );
     } catch (error) {
       state.failed(cellId, errorMessage(error));
       throw error;

@@ -533,14 +533,17 @@ describe('the cellfed chart', () => {
       expect(container(named(objects, 'Deployment', `cellfed-${component}`)).args).toContain(
         `--credentials-namespace=${{ router: 'cf-router', 'rebalance-controller': 'cf-rebalance', 'backup-controller': 'cf-backup' }[component]}`,
       );
-    expect(container(named(objects, 'Deployment', 'cellfed-rebalance-controller')).args).toContain(
-      '--component-cell-users=system:serviceaccount:cellfed-system:cellfed-router,cellfed-backup-controller',
+    expect(container(named(objects, 'Deployment', 'cellfed-rebalance-controller')).args).toEqual(
+      expect.arrayContaining([
+        '--router-cell-user=system:serviceaccount:cellfed-system:cellfed-router',
+        '--backup-controller-cell-user=cellfed-backup-controller',
+      ]),
     );
     // Without them, the components share the release namespace's Secrets and the rebalance controller's
     // identity, as before.
     const shared = renderChart(helm, []);
     expect(container(named(shared, 'Deployment', 'cellfed-rebalance-controller')).args.join(' ')).not.toMatch(
-      /--credentials-namespace|--component-cell-users/,
+      /--credentials-namespace|-cell-user=/,
     );
     expect(rules(named(shared, 'Role', 'cellfed-backup-controller'))).toContainEqual(
       expect.objectContaining({ resources: ['secrets'], verbs: ['get', 'list', 'watch'] }),
