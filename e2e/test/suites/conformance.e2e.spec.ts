@@ -88,7 +88,8 @@ describeE2e('conformance: Kubernetes’ e2e specs pass through the router as aga
       const cells = env.cells.map((cell) => cell.id);
       router = await startRouter(env, { keepLines: 2000, cells });
       rebalancer = await startRebalanceController(env, {
-        args: ['--leader-elect', 'false', '--mirror-resync', '5s'],
+        // As the chart runs it: a namespace's deletion ends only once no cell holds its copy.
+        args: ['--leader-elect', 'false', '--mirror-resync', '5s', '--finalize-namespaces', 'true'],
         cells,
       });
       // Quotas' status: kube-controller-manager's quota controller counting through the router, as the

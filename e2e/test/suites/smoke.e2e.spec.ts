@@ -129,6 +129,25 @@ describeE2e('real cells: smoke', () => {
       'rebalance-controller': ['cellfed-rebalance-controller-cells'],
       'backup-controller': ['cellfed-backup-controller-cells'],
     });
+    // Reading one Secret by name: the router and the backup controller only their own; the rebalance
+    // controller any (it follows what pod templates name, cluster-wide: docs/security.md says so).
+    const getters: Record<string, string[]> = {};
+    for (const reader of CELL_COMPONENTS)
+      for (const namespace of CELL_COMPONENTS.map(credentialsNamespace))
+        if (
+          await may(env.controlPlane.kubeconfig, `system:serviceaccount:cellfed-system:cellfed-${reader}`, {
+            verb: 'get',
+            resource: 'secrets',
+            namespace,
+            name: 'cell-1-kubeconfig',
+          })
+        )
+          (getters[reader] ??= []).push(namespace);
+    expect(getters).toEqual({
+      router: ['cellfed-router-cells'],
+      'rebalance-controller': CELL_COMPONENTS.map(credentialsNamespace),
+      'backup-controller': ['cellfed-backup-controller-cells'],
+    });
     // In a cell: only the router impersonates; only the backup controller writes backups; only the
     // rebalance controller writes the cell's admission policies.
     const cell = env.cells[0]!.kubeconfig;
@@ -150,6 +169,14 @@ describeE2e('real cells: smoke', () => {
       };
     };
     expect(await rights('router')).toEqual({ impersonate: true, backups: false, policies: false });
+    // The router impersonates anyone, the controllers too: its identity is still cell-admin in effect.
+    expect(
+      await may(cell, localCellUser('router'), {
+        verb: 'impersonate',
+        resource: 'users',
+        name: localCellUser('backup-controller'),
+      }),
+    ).toBe(true);
     expect(await rights('rebalance-controller')).toEqual({
       impersonate: false,
       backups: false,

@@ -134,8 +134,9 @@ export const CellStateSchema = z.enum(CELL_STATES, {
 /**
  * Zod schema of the reference to a cell's kubeconfig Secret in the router control plane. Without a
  * namespace, each of cellfed's components reads the Secret of that name from its own credentials namespace,
- * so each can call the cell as an identity of its own, with only its rights there, and read no other
- * component's credentials. With one, every component reads that Secret (one identity for all of them).
+ * so each can call the cell as an identity of its own, with only its rights there. With one, it is that
+ * Secret for every component whose credentials namespace it is (one identity for all of them); a component
+ * with a credentials namespace of its own refuses it.
  */
 export const SecretRefSchema = z.object(
   {

@@ -41,7 +41,9 @@ const OWN = flagGroup({
   host: textFlag('host', { value: 'HOST', help: 'address of the Kubernetes API front', default: '0.0.0.0' }),
   port: intFlag('port', { help: 'its port; 0 picks one', default: 6443, min: 0, max: 65535 }),
   cellSetName: cellSetFlag('the CellSet it routes by'),
-  secretNamespace: secretNamespaceFlag("where the cells' kubeconfig Secrets and the routers' Leases are"),
+  secretNamespace: secretNamespaceFlag(
+    "where the routers' Leases are, and the cells' kubeconfig Secrets without --credentials-namespace",
+  ),
   credentialsNamespace: credentialsNamespaceFlag(),
   /** This replica's name in its Lease; the pod name in a cluster. */
   replicaId: textFlag('replica-id', {

@@ -17,7 +17,8 @@ export const USAGE = `usage: kubectl cells COMMAND [options]
                                       what the change would move, from where to where, beside the optimum
   add ID [--weight N] [--secret [NS/]NAME] [--wait]
                                       a new cell, Joining; its kubeconfig Secret ID-kubeconfig (or NAME) in
-                                      each component's credentials namespace (or NS/NAME, one for all)
+                                      each component's credentials namespace (or NS/NAME: one Secret for the
+                                      components that share namespace NS)
   drain ID [--wait]                   the cell's objects move out, then it leaves the CellSet
   down ID [--wait]                    the cell failed: its keys are served from their backups, then promoted
   rejoin ID [--wait]                  a Down cell comes back as Joining (its stale copies are deleted first)

@@ -141,7 +141,7 @@ export function cellSetCrd(): CustomResourceDefinition {
                 description:
                   "The Secret in the router control plane that holds the cell's kubeconfig. Without a namespace, each " +
                   'cellfed component reads the Secret of that name from its own credentials namespace (an identity ' +
-                  'of its own in the cell); with one, every component reads that Secret.',
+                  'of its own in the cell); with one, that Secret, for every component whose credentials namespace it is.',
                 required: ['name'],
                 properties: {
                   name: subdomain(),

@@ -99,7 +99,7 @@ const COMMON = flagGroup({
   kubeconfig: kubeconfigFlag('control plane kubeconfig'),
   cellSetName: cellSetFlag('the CellSet'),
   secretNamespace: secretNamespaceFlag(
-    "where the cells' kubeconfig Secrets, the routers' Leases and the leader Lease are",
+    "where the routers' Leases and the leader Lease are, and the cells' kubeconfig Secrets without --credentials-namespace",
   ),
   credentialsNamespace: credentialsNamespaceFlag(),
   leaderElect: boolFlag('leader-elect', { help: 'leader election', default: true }),

@@ -17,10 +17,14 @@ export const credentialsNamespace = (component: CellComponent) => `cellfed-${com
 /** Who a component is in a local cell: its certificate's common name. */
 export const localCellUser = (component: CellComponent) => `cellfed-${component}`;
 
-/** Who a component is in a kind cell: a ServiceAccount of the cell's, `cellfed-system/cellfed-<component>`. */
+/**
+ * Who a component is in a kind cell: a ServiceAccount of the cell's, `cellfed-system/cellfed-<component>-cell`,
+ * named apart from the chart's ServiceAccounts in the control plane: the router impersonates its callers'
+ * names into the cells, and a caller named like a component would be exempt there (docs/security.md).
+ */
 export const kindCellAccount = (component: CellComponent) => ({
   kind: 'ServiceAccount' as const,
-  name: `cellfed-${component}`,
+  name: `cellfed-${component}-cell`,
   namespace: COMPONENTS_NAMESPACE,
 });
 
@@ -49,6 +53,8 @@ export function identityValues(cellUser: (component: CellComponent) => string): 
   );
 }
 
-/** The rebalance controller's flag naming the other components' cell users, as the chart passes it. */
-export const componentCellUsersArg = (cellUser: (component: CellComponent) => string) =>
-  `--component-cell-users=${[cellUser('router'), cellUser('backup-controller')].join(',')}`;
+/** The rebalance controller's flags naming the other components' cell users, as the chart passes them. */
+export const componentCellUserArgs = (cellUser: (component: CellComponent) => string) => [
+  `--router-cell-user=${cellUser('router')}`,
+  `--backup-controller-cell-user=${cellUser('backup-controller')}`,
+];

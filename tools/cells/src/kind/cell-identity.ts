@@ -13,7 +13,7 @@ const TOKEN_SECONDS = 7 * 24 * 3600;
 
 /**
  * What cellfed's components get in a kind cell, for their kubeconfig Secrets: not kind's admin, but a
- * ServiceAccount each (`cellfed-system/cellfed-<component>`) that only the cellfed-cell chart's bindings for
+ * ServiceAccount each (`cellfed-system/cellfed-<component>-cell`) that only the cellfed-cell chart's bindings for
  * that component give any right. Applies the chart's RBAC and answers the cell's internal kubeconfig with
  * each ServiceAccount's token as its user.
  */
