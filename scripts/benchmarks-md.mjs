@@ -73,6 +73,11 @@ const BENCHMARKS = {
     anchor:
       'one plain kube-apiserver with the same RBAC and objects, asked the same requests by the same callers (a zero is the only passing figure)',
   },
+  'proof-authz-move-failover.json': {
+    command: 'npx nx run e2e:proof',
+    anchor:
+      'one plain kube-apiserver with the same RBAC and objects, asked the same requests by the same callers (a zero is the only passing figure)',
+  },
   'proof-leader-failover.json': {
     command: 'npx nx run e2e:proof',
     anchor:
