@@ -302,6 +302,11 @@ leader Lease) and in `default` (Events about the cluster-scoped CellSet land the
 {{- define "cellfed.controllerNamespaceRbac" -}}
 {{- $credentials := include "cellfed.credentialsNamespace" . -}}
 {{- $shared := include "cellfed.secretNamespace" .root -}}
+{{- /* A credentials namespace is one component's alone: two sharing one would read each other's. */ -}}
+{{- $own := list .root.Values.router.credentialsNamespace .root.Values.rebalanceController.credentialsNamespace .root.Values.backupController.credentialsNamespace | compact -}}
+{{- if ne (len $own) (len (uniq $own)) -}}
+{{- fail "router, rebalanceController and backupController: each credentialsNamespace must be that component's alone (two components given one would read each other's cell credentials)" -}}
+{{- end -}}
 apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata:

@@ -563,6 +563,10 @@ describe('the cellfed chart', () => {
     [['--set', 'quotaController.syncPeriod=0s'], "at '/quotaController/syncPeriod'"],
     [['--set', 'router.credentialsNamespace=Not_A_Namespace'], "at '/router/credentialsNamespace'"],
     [['--set-json', 'backupController.cellUser="a,b"'], "at '/backupController/cellUser'"],
+    [
+      ['--set', 'router.credentialsNamespace=cells', '--set', 'backupController.credentialsNamespace=cells'],
+      "each credentialsNamespace must be that component's alone",
+    ],
   ])('refuses %j and says where', (args, message) => {
     expect(() => renderChart(helm, args)).toThrow(HelmRefused);
     expect(() => renderChart(helm, args)).toThrow(message);
