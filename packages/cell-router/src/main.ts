@@ -58,7 +58,7 @@ try {
     },
     cellSetName: config.cellSetName,
     secretNamespace: config.secretNamespace,
-    credentialsNamespace: config.credentialsNamespace ?? config.secretNamespace,
+    ...(config.credentialsNamespace ? { credentialsNamespace: config.credentialsNamespace } : {}),
     identity: config.replicaId,
     limits: {
       maxRequestsInFlight: config.maxRequestsInFlightPerCaller,

@@ -53,9 +53,10 @@ const MESSAGE = [
 ].join(' ');
 
 /**
- * The policy and its binding for one cell, exempting `componentUsers`, the user names cellfed's components
- * call the cell as (the rebalance controller moves, the backup controller promotes and purges). It matches updates and deletes of every resource, whatever the CellSets' cellular resources are
- * (several CellSets may share cells): only cellfed labels an object `migrating` or `migrated`.
+ * The policy and its binding for one cell, exempting `componentUsers`, the user names cellfed's controllers
+ * call the cell as (the rebalance controller moves, the backup controller promotes and purges). It matches
+ * updates and deletes of every resource, whatever the CellSets' cellular resources are (several CellSets may
+ * share cells): only cellfed labels an object `migrating` or `migrated`.
  */
 export function fencePolicyObjects(componentUsers: readonly string[]): [KubeObject, KubeObject] {
   return cellPolicyObjects(FENCE_POLICY_NAME, {

@@ -52,6 +52,9 @@ const durationMs = (text: string) => {
   return Number(match[1]) * { s: 1000, m: 60_000, h: 3_600_000 }[match[2] as 's' | 'm' | 'h'];
 };
 
+/** A cell id: a DNS-1123 label, as the CellSet's schema says. */
+const CELL_ID = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
 /** `--cell-context CELL=CONTEXT`, repeated: one context per cell. */
 function cellContextsOf(given: readonly string[]): Record<string, string> {
   const contexts: Record<string, string> = {};
@@ -59,7 +62,7 @@ function cellContextsOf(given: readonly string[]): Record<string, string> {
     const equals = entry.indexOf('=');
     const cell = entry.slice(0, equals);
     const context = entry.slice(equals + 1);
-    if (equals <= 0 || !context || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(cell))
+    if (equals <= 0 || !context || !CELL_ID.test(cell))
       throw new CellsCliError(
         CellsCliErrorCode.InvalidArguments,
         `--cell-context needs CELL=CONTEXT (a cell id, then a context of your kubeconfig); got "${entry}"`,
@@ -208,7 +211,7 @@ function parseCliOrThrow(argv: string[]): { command: CliCommand; options: CliOpt
     }
     case 'weight': {
       const [id, weight] = (rest[0] ?? '').split('=');
-      if (!id || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(id) || weight === undefined)
+      if (!id || !CELL_ID.test(id) || weight === undefined)
         throw new CellsCliError(
           CellsCliErrorCode.InvalidArguments,
           'weight needs ID=WEIGHT, e.g. weight cell-2=3',
@@ -228,7 +231,7 @@ function parseCliOrThrow(argv: string[]): { command: CliCommand; options: CliOpt
     case 'down':
     case 'rejoin': {
       const id = rest[0];
-      if (!id || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(id))
+      if (!id || !CELL_ID.test(id))
         throw new CellsCliError(
           CellsCliErrorCode.InvalidArguments,
           `${verb} needs a cell id (a DNS-1123 label)`,

@@ -14,6 +14,10 @@ import {
 
 import { RebalanceError, RebalanceErrorCode } from './errors.ts';
 
+/** A user name another component calls the cells as: no control character, no space at either end. */
+// eslint-disable-next-line no-control-regex
+const CELL_USER = /^[^\s\u0000-\u001f][^\u0000-\u001f]*(?<!\s)$/;
+
 /** The rebalance controller's own flags, each declared once: usage, parsing, default and the README table. */
 const OWN = flagGroup({
   window: intFlag('window', { help: 'objects moved at once at most', default: 32, max: 1000 }),
@@ -67,16 +71,14 @@ const OWN = flagGroup({
     value: 'USER',
     help: 'the user name the router calls the cells as, where it has an identity of its own there: the reserved-marks policy and the mirrored admission policies and webhooks exempt it (its own writes: namespaces, quota shares)',
     defaultText: 'none (it shares this controller’s identity)',
-    // eslint-disable-next-line no-control-regex
-    pattern: /^[^\s\u0000-\u001f][^\u0000-\u001f]*(?<!\s)$/,
+    pattern: CELL_USER,
     message: '--router-cell-user must be a user name (no control character, no space at either end)',
   }),
   backupControllerCellUser: textFlag('backup-controller-cell-user', {
     value: 'USER',
     help: 'the user name the backup controller calls the cells as, where it has an identity of its own there: the write fence, the reserved-marks policy and the mirrored admission policies and webhooks exempt it (promotions and purges)',
     defaultText: 'none (it shares this controller’s identity)',
-    // eslint-disable-next-line no-control-regex
-    pattern: /^[^\s\u0000-\u001f][^\u0000-\u001f]*(?<!\s)$/,
+    pattern: CELL_USER,
     message:
       '--backup-controller-cell-user must be a user name (no control character, no space at either end)',
   }),

@@ -264,11 +264,7 @@ export class RebalanceController {
       sharedChanges: this.sharedChanges,
       state: mirrorState,
       onMirrored: () => this.cellSet.enqueue(),
-      componentCellUsers: [settings.routerCellUser, settings.backupControllerCellUser].filter(
-        (user): user is string => user !== undefined,
-      ),
-      backupCellUsers:
-        settings.backupControllerCellUser === undefined ? [] : [settings.backupControllerCellUser],
+      cellUsers: { router: settings.routerCellUser, backupController: settings.backupControllerCellUser },
       ...(settings.mirrorResyncMs === undefined ? {} : { resyncMs: settings.mirrorResyncMs }),
       runner,
     });

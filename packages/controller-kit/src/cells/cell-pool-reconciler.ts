@@ -12,6 +12,7 @@ export interface PoolEngagements {
   readonly cellSetName: string;
   readonly credentialsNamespace: string;
   cellSet(): CellSetReading;
+  secretNamespaceOf(spec: Cell): string;
   kubeconfigOf(spec: Cell): string | undefined;
   engagement(id: string): { fingerprint: string } | undefined;
   fingerprint(kubeconfig: string): string;
@@ -68,7 +69,7 @@ export class CellPoolReconciler implements Reconciler<CellKey> {
 
   private async kubeconfig(spec: Cell): Promise<string> {
     const ref = spec.kubeconfigSecretRef;
-    const namespace = ref.namespace ?? this.pool.credentialsNamespace;
+    const namespace = this.pool.secretNamespaceOf(spec);
     if (namespace !== this.pool.credentialsNamespace) {
       throw await this.problem(
         'CellSecretNamespace',

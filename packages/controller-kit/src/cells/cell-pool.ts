@@ -318,13 +318,15 @@ export class CellPool implements PoolEngagements {
     else this.engage(engagement.cell.spec, kubeconfig, reason);
   }
 
+  /** Where a cell's Secret is: the namespace its reference names, else this component's own. */
+  secretNamespaceOf(spec: Cell): string {
+    return spec.kubeconfigSecretRef.namespace ?? this.credentialsNamespace;
+  }
+
   /** The kubeconfig text in a cell's Secret, if the Secret and its key exist. */
   kubeconfigOf(spec: Cell): string | undefined {
     const ref = spec.kubeconfigSecretRef;
-    const data = (this.secret(ref.namespace ?? this.credentialsNamespace, ref.name)?.data ?? {}) as Record<
-      string,
-      string
-    >;
+    const data = (this.secret(this.secretNamespaceOf(spec), ref.name)?.data ?? {}) as Record<string, string>;
     const encoded = data[ref.key];
     return encoded === undefined ? undefined : Buffer.from(encoded, 'base64').toString('utf8');
   }

@@ -11,8 +11,8 @@ const POLICIES = '/apis/admissionregistration.k8s.io/v1';
 /**
  * Puts the write fence policy in a cell (see `FENCE_POLICY_NAME`), and the policy that keeps cellfed's marks
  * cellfed's (see `MARKS_POLICY_NAME`): the fence exempting the controllers' user names there, the marks
- * policy every component's (the controller's own, see {@link ownUserName}, and the others it is told), and proves the cell enforces the fence: a dry-run create of the probe must be refused
- * by it. Until then no object may leave the cell, so this is part of the mirror pass the gate waits for.
+ * policy every component's (the controller's own, see {@link ownUserName}, and the others it is told), and
+ * proves the cell enforces the fence: a dry-run create of the probe must be refused by it. Until then no object may leave the cell, so this is part of the mirror pass the gate waits for.
  * Answers the number of writes.
  */
 export async function ensureCellFence(

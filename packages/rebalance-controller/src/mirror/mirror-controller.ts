@@ -14,7 +14,7 @@ import { CRDS } from '@cellfed/federation';
 
 import type { LeadingController, RunnerSettings } from '../leading-controller.ts';
 import type { PlanHolder } from '../rebalance-plan.ts';
-import { MirrorReconciler } from './mirror-reconciler.ts';
+import { MirrorReconciler, type OtherCellUsers } from './mirror-reconciler.ts';
 import type { MirrorState } from './mirror-state.ts';
 import type { SharedChanges } from './shared-changes.ts';
 import { mirroredResources } from './shared-objects.ts';
@@ -29,10 +29,8 @@ export interface MirrorControllerOptions {
   state: MirrorState;
   /** Called after each complete pass over a cell (the CellSet's gate may open). */
   onMirrored: () => void;
-  /** The other components' user names in the cells, exempt with the controller's own. */
-  componentCellUsers?: readonly string[];
-  /** Of those, the backup controller's (exempt from the fence too). */
-  backupCellUsers?: readonly string[];
+  /** The other components' user names in the cells (see MirrorReconcilerOptions). */
+  cellUsers?: OtherCellUsers;
   resyncMs?: number;
   runner: RunnerSettings;
 }
@@ -69,8 +67,7 @@ export class MirrorController implements LeadingController {
         crd: (name) => this.crds.get(formatKey({ cell: CONTROL_PLANE, namespace: '', name })),
         state,
         onMirrored: options.onMirrored,
-        ...(options.componentCellUsers ? { componentCellUsers: options.componentCellUsers } : {}),
-        ...(options.backupCellUsers ? { backupCellUsers: options.backupCellUsers } : {}),
+        ...(options.cellUsers ? { cellUsers: options.cellUsers } : {}),
       }),
       workers: 2,
       keys: CELL_KEYS,

@@ -29,6 +29,12 @@ import { mirrorSharedObjects, mirroredResources } from './shared-objects.ts';
 /** Every apiserver has these of its own: never mirrored. */
 export const CELL_OWN_NAMESPACES = new Set(['default', ...CELL_SYSTEM_NAMESPACES]);
 
+/** The user names the router and the backup controller call the cells as, where they are not the controller's. */
+export interface OtherCellUsers {
+  readonly router?: string | undefined;
+  readonly backupController?: string | undefined;
+}
+
 export interface MirrorReconcilerOptions {
   plans: PlanHolder;
   /** The router control plane, for the objects of the CellSet's shared resources. */
@@ -42,12 +48,11 @@ export interface MirrorReconcilerOptions {
   /** Called after each complete pass over a cell. */
   onMirrored: (cell: string) => void;
   /**
-   * The user names cellfed's other components (router, backup controller) call the cells as: the fence,
-   * the marks policy and mirrored admission objects exempt them with the controller's own. Default none.
+   * The user names cellfed's other components call the cells as, where they have identities of their own
+   * there: the marks policy and mirrored admission objects exempt both with the controller's own, the fence
+   * the backup controller's (it promotes and purges). None: they share the controller's identity.
    */
-  componentCellUsers?: readonly string[];
-  /** Of those, the backup controller's: the fence exempts it with the controller (it promotes and purges). */
-  backupCellUsers?: readonly string[];
+  cellUsers?: OtherCellUsers;
   /** How often a cell is compared again although nothing changed. Default 60 s. */
   resyncMs?: number;
   /** Writes at once per cell. Default 8. */
@@ -87,7 +92,9 @@ export class MirrorReconciler implements Reconciler<CellKey> {
       // Who cellfed is in this cell: the write fence, the marks policy and the mirrored admission objects
       // exempt the controller (as the cell knows it) and the other components.
       const own = await ownUserName(cell.client, signal);
-      const users = [own, ...(this.options.componentCellUsers ?? [])];
+      const { router, backupController } = this.options.cellUsers ?? {};
+      const controllers = [own, backupController].filter((user) => user !== undefined);
+      const users = [...controllers, router].filter((user) => user !== undefined);
       namespaceWrites = await this.mirrorNamespaces(cell, signal);
       // A shared custom resource needs its CRD in the cells as much as a cellular one does.
       crdWrites = await this.mirrorCrds(cell, [...spec.cellularResources, ...spec.sharedResources], signal);
@@ -99,11 +106,7 @@ export class MirrorReconciler implements Reconciler<CellKey> {
         this.options.parallelism ?? 8,
         users,
       );
-      fenceWrites = await ensureCellFence(
-        cell.client,
-        { controllers: [own, ...(this.options.backupCellUsers ?? [])], components: users },
-        signal,
-      );
+      fenceWrites = await ensureCellFence(cell.client, { controllers, components: users }, signal);
     } catch (error) {
       state.failed(cellId, errorMessage(error));
       throw error;

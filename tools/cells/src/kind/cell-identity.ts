@@ -28,13 +28,13 @@ export async function leastPrivilegeCellKubeconfigs(
     }),
     ...cellRbac(helm, {}, kindCellAccount),
   ]);
+  const text = readFileSync(plan.internalKubeconfig, 'utf8');
   const kubeconfigs = {} as Record<CellComponent, string>;
   for (const component of CELL_COMPONENTS) {
     const { name, namespace } = kindCellAccount(component);
     const token = await serviceAccountToken(plan.kubeconfig, namespace, name, TOKEN_SECONDS);
-    const internal = load(readFileSync(plan.internalKubeconfig, 'utf8')) as {
-      users?: { name: string; user: Record<string, unknown> }[];
-    };
+    // Parsed anew for each component: each gets a copy with its own token.
+    const internal = load(text) as { users?: { name: string; user: Record<string, unknown> }[] };
     for (const user of internal.users ?? []) user.user = { token };
     kubeconfigs[component] = dump(internal);
   }
