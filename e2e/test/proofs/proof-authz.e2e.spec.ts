@@ -1,7 +1,4 @@
-import { spawnSync } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 
@@ -27,6 +24,7 @@ import {
   readCellSet,
   updateCellSet,
 } from '../helpers/clients.ts';
+import { clientCertificate } from '../helpers/client-certificate.ts';
 import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
 import { recordProof } from '../helpers/proof-results.ts';
 import { controlPlanePki, startRouter, stopRouter, type RouterProcess } from '../helpers/router-process.ts';
@@ -196,25 +194,10 @@ describeE2e('proof: the router authorizes as one kube-apiserver does', () => {
 
   /** A client certificate of `subject`, signed by the control plane's CA with openssl. */
   function certificateCaller(name: string, subject: string): Caller {
-    const dir = mkdtempSync(join(tmpdir(), 'cellfed-authz-'));
-    const key = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({
-      type: 'pkcs8',
-      format: 'pem',
-    });
-    writeFileSync(join(dir, 'client.key'), key, { mode: 0o600 });
-    const result = spawnSync(
-      'openssl',
-      [
-        ...['req', '-x509', '-new', '-key', join(dir, 'client.key'), '-sha256', '-days', '1'],
-        ...['-CA', join(pki, 'ca.crt'), '-CAkey', join(pki, 'ca.key'), '-subj', subject, '-utf8'],
-        ...['-addext', 'extendedKeyUsage=clientAuth', '-out', join(dir, 'client.crt')],
-      ],
-      { encoding: 'utf8' },
-    );
-    if (result.status !== 0) throw new Error(`openssl: ${result.stderr}`);
+    const { cert, key } = clientCertificate(pki, subject);
     const agent = new Agent({
       allowH2: false,
-      connect: { ca, cert: readFileSync(join(dir, 'client.crt')), key },
+      connect: { ca, cert, key },
     });
     agents.push(agent);
     return { name, agent };

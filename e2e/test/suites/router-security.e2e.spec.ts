@@ -6,7 +6,17 @@ import { ORPHANED_DEPENDENTS_REASON, parseCellSet } from '@cellfed/api';
 import { RoutingTable } from '@cellfed/hashing';
 import { Agent, request } from 'undici';
 
-import { clientsFor, grantRole, newServiceAccountToken, readCellSet } from '../helpers/clients.ts';
+import { localCellUser } from '@cellfed/cells/chart/cell-identities.ts';
+import { KubeClient } from '@cellfed/controller-kit';
+
+import { clientCertificate } from '../helpers/client-certificate.ts';
+import {
+  clientsFor,
+  eventually,
+  grantRole,
+  newServiceAccountToken,
+  readCellSet,
+} from '../helpers/clients.ts';
 import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
 import { answersOnOneConnection } from '../helpers/one-connection.ts';
 import { controlPlanePki, startRouter, stopRouter, type RouterProcess } from '../helpers/router-process.ts';
@@ -128,6 +138,85 @@ describeE2e('cell router: a caller gets nothing one apiserver would refuse it', 
       call.end();
     });
     expect(answer).toEqual({ code: 200, keepAlive: 'timeout=90' });
+  });
+
+  it("serves no caller known, or impersonating someone known, by a name cellfed's components call the cells as", async () => {
+    // In the cells those names pass the reserved-marks policy, the write fence and the mirrored admission
+    // objects: a caller by one of them would be cellfed there. One apiserver would serve both requests.
+    const component = localCellUser('backup-controller');
+    const configMaps = `/api/v1/namespaces/${namespace}/configmaps`;
+    const { cert, key } = clientCertificate(pki, `/CN=${component}`);
+    const named = new Agent({ connect: { ca, cert, key } });
+    try {
+      for (const base of [env.controlPlane.url, router.url]) {
+        const answer = await request(`${base}${configMaps}`, { dispatcher: named });
+        const status = (await answer.body.json()) as { message: string };
+        expect({ base, code: answer.statusCode }).toEqual({ base, code: 403 });
+        // The control plane knows the certificate (RBAC refuses it); the router refuses the name itself.
+        expect(status.message).toContain(
+          base === router.url
+            ? `User "${component}" is a name cellfed's components call the cells as`
+            : `User "${component}" cannot list resource "configmaps"`,
+        );
+      }
+    } finally {
+      await named.close();
+    }
+    // Impersonation: a caller allowed to impersonate a component's name is refused once it is allowed.
+    const impersonator = await serviceAccountToken('impersonator');
+    const rbac = KubeClient.fromFile(env.controlPlane.kubeconfig);
+    const grant = `${namespace}-impersonate`;
+    await rbac.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+      body: {
+        metadata: { name: grant },
+        rules: [
+          {
+            apiGroups: [''],
+            resources: ['users'],
+            verbs: ['impersonate'],
+            resourceNames: [component, 'carol'],
+          },
+        ],
+      },
+    });
+    await rbac.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+      body: {
+        metadata: { name: grant },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: grant },
+        subjects: [{ kind: 'ServiceAccount', name: 'impersonator', namespace }],
+      },
+    });
+    try {
+      const asUser = async (user: string) => {
+        const answer = await request(`${router.url}${configMaps}`, {
+          dispatcher: tls,
+          headers: { authorization: `Bearer ${impersonator}`, 'impersonate-user': user },
+        });
+        return {
+          code: answer.statusCode,
+          message: ((await answer.body.json()) as { message: string }).message,
+        };
+      };
+      const asComponent = await eventually('the impersonation grant to be in force', async () => {
+        const answer = await asUser(component);
+        return answer.message.includes('cannot impersonate') ? undefined : answer;
+      });
+      expect(asComponent).toEqual({
+        code: 403,
+        message: expect.stringContaining(
+          `User "${component}" is a name cellfed's components call the cells as`,
+        ),
+      });
+      // Anyone else is impersonated as before: carol's own RBAC answers.
+      expect(await asUser('carol')).toEqual({
+        code: 403,
+        message: expect.stringContaining('User "carol" cannot list resource "configmaps"'),
+      });
+    } finally {
+      await rbac.request('DELETE', `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${grant}`);
+      await rbac.request('DELETE', `/apis/rbac.authorization.k8s.io/v1/clusterroles/${grant}`);
+      await rbac.close();
+    }
   });
 
   it('writes no orphaning record for a caller who may read an owner but not delete it', async () => {

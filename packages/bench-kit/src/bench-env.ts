@@ -18,6 +18,8 @@ const HERE = dirname(fileURLToPath(import.meta.url));
  * component, in a namespace of its own, as the chart's `<component>.credentialsNamespace`).
  */
 const credentialsNamespace = (component: string) => `cellfed-${component}-cells`;
+/** Who a component is in the environment's cells: its certificate's common name. */
+const cellUserArg = (component: string) => `--${component}-cell-user=cellfed-${component}`;
 export const ROOT = join(HERE, '../../..');
 
 export const progress = (message: string) => process.stderr.write(`${message}\n`);
@@ -129,6 +131,7 @@ export class BenchEnv {
         ...[
           '--credentials-namespace',
           credentialsNamespace('router'),
+          ...['router', 'rebalance-controller', 'backup-controller'].map(cellUserArg),
           '--http-port',
           '0',
           '--log-level',
@@ -163,9 +166,7 @@ export class BenchEnv {
         ...['--kubeconfig', this.env.controlPlane.kubeconfig, '--http-port', '0', '--leader-elect', 'false'],
         ...['--credentials-namespace', credentialsNamespace(name)],
         // The router and the backup controller are someone else in the cells (their certificates' names).
-        ...(name === 'rebalance-controller'
-          ? ['--router-cell-user=cellfed-router', '--backup-controller-cell-user=cellfed-backup-controller']
-          : []),
+        ...(name === 'rebalance-controller' ? ['router', 'backup-controller'].map(cellUserArg) : []),
         ...args,
       ],
       (entry) => {

@@ -4,6 +4,7 @@ import {
   ManagerConfigSchema,
   TracingConfigSchema,
   cellSetFlag,
+  cellUserFlag,
   flagGroup,
   intFlag,
   issuesLine,
@@ -45,6 +46,22 @@ const OWN = flagGroup({
     "where the routers' Leases are, and the cells' kubeconfig Secrets without --credentials-namespace",
   ),
   credentialsNamespace: credentialsNamespaceFlag(),
+  /** Names the cells' own policies exempt: the router serves no caller by them (docs/security.md). */
+  routerCellUser: cellUserFlag(
+    'router',
+    'the user name this router calls the cells as, where each component has an identity of its own there; the cells exempt it from cellfed’s policies, so a caller by that name, or impersonating it, is refused (403)',
+    'none',
+  ),
+  rebalanceControllerCellUser: cellUserFlag(
+    'rebalance-controller',
+    'the user name the rebalance controller calls the cells as; refused as a caller as --router-cell-user is',
+    'none',
+  ),
+  backupControllerCellUser: cellUserFlag(
+    'backup-controller',
+    'the user name the backup controller calls the cells as; refused as a caller as --router-cell-user is',
+    'none',
+  ),
   /** This replica's name in its Lease; the pod name in a cluster. */
   replicaId: textFlag('replica-id', {
     value: 'ID',

@@ -60,6 +60,11 @@ try {
     secretNamespace: config.secretNamespace,
     ...(config.credentialsNamespace ? { credentialsNamespace: config.credentialsNamespace } : {}),
     identity: config.replicaId,
+    componentCellUsers: [
+      config.routerCellUser,
+      config.rebalanceControllerCellUser,
+      config.backupControllerCellUser,
+    ].filter((user) => user !== undefined),
     limits: {
       maxRequestsInFlight: config.maxRequestsInFlightPerCaller,
       maxLongRunning: config.maxLongRunningPerCaller,

@@ -50,6 +50,7 @@ export { ManagerConfigSchema } from './process/manager-config.ts';
 export {
   CONTROLLER_FLAGS,
   cellSetFlag,
+  cellUserFlag,
   controllerUsage,
   issuesLine,
   kubeconfigFlag,

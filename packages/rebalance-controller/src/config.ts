@@ -1,11 +1,11 @@
 import {
   boolFlag,
+  cellUserFlag,
   controllerUsage,
   durationFlag,
   flagGroup,
   intFlag,
   positiveNumberFlag,
-  textFlag,
   type Flag,
   readControllerConfig,
   type FlagSettings,
@@ -13,10 +13,6 @@ import {
 } from '@cellfed/controller-kit';
 
 import { RebalanceError, RebalanceErrorCode } from './errors.ts';
-
-/** A user name another component calls the cells as: no control character, no space at either end. */
-// eslint-disable-next-line no-control-regex
-const CELL_USER = /^[^\s\u0000-\u001f][^\u0000-\u001f]*(?<!\s)$/;
 
 /** The rebalance controller's own flags, each declared once: usage, parsing, default and the README table. */
 const OWN = flagGroup({
@@ -67,21 +63,16 @@ const OWN = flagGroup({
     help: "put the cellfed.io/cells finalizer on every control-plane namespace, so a namespace's deletion ends only once no live cell has its copy; needs patch on namespaces in the control plane",
     default: true,
   }),
-  routerCellUser: textFlag('router-cell-user', {
-    value: 'USER',
-    help: 'the user name the router calls the cells as, where it has an identity of its own there: the reserved-marks policy and the mirrored admission policies and webhooks exempt it (its own writes: namespaces, quota shares)',
-    defaultText: 'none (it shares this controller’s identity)',
-    pattern: CELL_USER,
-    message: '--router-cell-user must be a user name (no control character, no space at either end)',
-  }),
-  backupControllerCellUser: textFlag('backup-controller-cell-user', {
-    value: 'USER',
-    help: 'the user name the backup controller calls the cells as, where it has an identity of its own there: the write fence, the reserved-marks policy and the mirrored admission policies and webhooks exempt it (promotions and purges)',
-    defaultText: 'none (it shares this controller’s identity)',
-    pattern: CELL_USER,
-    message:
-      '--backup-controller-cell-user must be a user name (no control character, no space at either end)',
-  }),
+  routerCellUser: cellUserFlag(
+    'router',
+    'the user name the router calls the cells as, where it has an identity of its own there: the reserved-marks policy and the mirrored admission policies and webhooks exempt it (its own writes: namespaces, quota shares)',
+    'none (it shares this controller’s identity)',
+  ),
+  backupControllerCellUser: cellUserFlag(
+    'backup-controller',
+    'the user name the backup controller calls the cells as, where it has an identity of its own there: the write fence, the reserved-marks policy and the mirrored admission policies and webhooks exempt it (promotions and purges)',
+    'none (it shares this controller’s identity)',
+  ),
   followClaims: boolFlag('follow-claims', {
     help: "copy each control-plane PersistentVolumeClaim into the cell whose pod templates mount it, where it is provisioned and bound, and show the copy's status (with --follow-pod-references); the control plane's own volume binder must then be off",
     default: true,

@@ -25,6 +25,8 @@ import { type Impersonation } from './impersonation.ts';
 export type Admission =
   { user: UserInfo; effective: UserInfo; impersonation: Impersonation } | { refusal: Refusal };
 
+const NO_COMPONENT_USERS: ReadonlySet<string> = new Set();
+
 /** kube-apiserver's words when its flow control turns a request away. */
 const TOO_MANY_REQUESTS = 'Too many requests, please try again later.';
 
@@ -61,16 +63,34 @@ export async function authenticateCaller(
 }
 
 /**
+ * The 403 for a request that would reach the cells as one of cellfed's components: the cells exempt those
+ * names from the reserved-marks policy, the write fence and the mirrored admission policies and webhooks,
+ * so no caller may be known there by one (docs/security.md).
+ */
+function componentNameRefusal(username: string): Refusal {
+  return refusal(
+    forbidden(
+      `forbidden: User "${username}" is a name cellfed's components call the cells as; the cell router serves no request as it`,
+    ),
+    'component-name',
+  );
+}
+
+/**
  * Whom an authenticated caller's request acts as: itself, or whom it asks to impersonate if the control
  * plane allows it every permission kube-apiserver checks (400 and 403 Statuses otherwise; 429 or 503 when the
- * control plane cannot be asked now).
+ * control plane cannot be asked now). Never one of `componentUsers`, the names cellfed's components call the
+ * cells as (403): a caller by such a name is refused at once, an impersonation of one once it is allowed
+ * (so the refusal tells nobody who may not impersonate that the name is special).
  */
 export async function admit(
   reviewer: Pick<AccessReviewer, 'allowed'>,
   caller: UserInfo,
   request: ClientRequest,
   span: Span,
+  componentUsers: ReadonlySet<string> = NO_COMPONENT_USERS,
 ): Promise<Admission> {
+  if (componentUsers.has(caller.username)) return { refusal: componentNameRefusal(caller.username) };
   const asked = requestedImpersonation(request.rawHeaders);
   let effective = caller;
   if (asked) {
@@ -89,6 +109,7 @@ export async function admit(
       return { refusal: refusal(badRequest(decided.invalid), 'impersonation-invalid') };
     if ('denied' in decided) return { refusal: refusal(forbidden(decided.denied), 'impersonation-denied') };
     effective = decided.user;
+    if (componentUsers.has(effective.username)) return { refusal: componentNameRefusal(effective.username) };
     const unsafe = unsafeIdentityField(effective);
     if (unsafe)
       return {

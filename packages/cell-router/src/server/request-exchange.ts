@@ -38,6 +38,8 @@ export interface ExchangeOptions {
   readonly reviewer: Pick<AccessReviewer, 'allowed'>;
   /** What one caller may hold open at once; none: no limit. */
   readonly limits?: CallerLimits | undefined;
+  /** The names cellfed's components call the cells as: no request reaches a cell as one (403). */
+  readonly componentUsers?: ReadonlySet<string> | undefined;
   /** How request bodies are held (a budget, and how much is read before the caller is authorized). */
   readonly bodies?: BodyHolding | undefined;
   readonly tracer: Tracer;
@@ -103,7 +105,7 @@ export async function exchange(
       progress.outcome = answerer.refuse(tooManyRefusal('caller-limit'));
       return;
     }
-    const admission = await admit(options.reviewer, caller.user, request, span);
+    const admission = await admit(options.reviewer, caller.user, request, span, options.componentUsers);
     if ('refusal' in admission) {
       progress.outcome = answerer.refuse(admission.refusal);
       return;

@@ -613,6 +613,47 @@ describe('RouterHandler', () => {
     ]);
   });
 
+  it("serves no caller as a name cellfed's components call the cells as, its own or impersonated", async () => {
+    const authenticate = options.authenticator.authenticate;
+    handler = new RouterHandler({
+      ...options,
+      componentUsers: new Set(['cellfed-backup-controller']),
+      authenticator: {
+        authenticate: async (req) =>
+          req.headers.authorization === 'Bearer minted'
+            ? { user: { username: 'cellfed-backup-controller', groups: ['system:authenticated'], extra: {} } }
+            : authenticate(req),
+      },
+    });
+    const path = '/apis/rbac.authorization.k8s.io/v1/clusterroles/view';
+    const asCaller = await send('GET', path, undefined, { authorization: 'Bearer minted' });
+    expect(asCaller).toMatchObject({ code: 403, body: { kind: 'Status', reason: 'Forbidden' } });
+    expect(asCaller.body.message).toContain(
+      'User "cellfed-backup-controller" is a name cellfed\'s components',
+    );
+    expect(reviews).toEqual([]);
+    // Impersonated: refused once allowed, and only then, so the name tells no one without the right anything.
+    const impersonating = { 'impersonate-user': 'cellfed-backup-controller' };
+    denied.add('impersonate users/cellfed-backup-controller');
+    const notAllowed = await send('GET', path, undefined, impersonating);
+    expect(notAllowed).toMatchObject({ code: 403 });
+    expect(notAllowed.body.message).toContain('cannot impersonate resource "users"');
+    denied.clear();
+    const allowed = await send('GET', path, undefined, impersonating);
+    expect(allowed).toMatchObject({ code: 403 });
+    expect(allowed.body.message).toContain(
+      'User "cellfed-backup-controller" is a name cellfed\'s components',
+    );
+    expect(reviews).toEqual([
+      'alice: impersonate users/cellfed-backup-controller',
+      'alice: impersonate users/cellfed-backup-controller',
+    ]);
+    for (const cell of Object.values(cells)) expect(cell.seen).toEqual([]);
+    // Anyone else is served as before.
+    expect(await send('GET', path, undefined, { 'impersonate-user': 'bob' })).toMatchObject({ code: 200 });
+    expect(cells['control-plane']!.seen.map((seen) => seen.headers['impersonate-user'])).toEqual(['bob']);
+  });
+
   it('sends global resources to the control plane as the caller', async () => {
     const answer = await send('GET', '/apis/rbac.authorization.k8s.io/v1/clusterroles/view');
     expect(answer).toMatchObject({ code: 200 });

@@ -55,6 +55,8 @@ export interface RouterHandlerOptions {
   reviewer?: Pick<AccessReviewer, 'allowed'>;
   /** What one caller may hold open at once (429 past it); none: no limit. */
   limits?: CallerLimits;
+  /** The names cellfed's components call the cells as: no caller is served as one (403). */
+  componentUsers?: ReadonlySet<string>;
   /** How request bodies are held: a budget (429 past it), and how much is read before authorization. */
   bodies?: BodyHolding;
   /** What each watch holds for its client, and the budget every watch shares (collections/watch-buffer.ts). */
@@ -115,6 +117,7 @@ export class RouterHandler {
       authenticator: options.authenticator,
       reviewer: options.reviewer ?? new AccessReviewer({ apiserver: options.controlPlane }),
       limits: options.limits,
+      componentUsers: options.componentUsers,
       bodies: options.bodies,
       tracer: options.tracer ?? NOOP_TRACER,
       logger: options.logger,

@@ -53,6 +53,11 @@ export interface RouterOptions {
   secretNamespace?: string;
   /** Where the router's own kubeconfig Secrets of the cells are; `secretNamespace` unless given. */
   credentialsNamespace?: string;
+  /**
+   * The user names cellfed's components call the cells as (its own, the controllers'), which the cells'
+   * policies exempt: a caller by one, or impersonating one, is refused (403).
+   */
+  componentCellUsers?: readonly string[];
   /** This replica's name in its Lease (the pod name in a cluster). */
   identity: string;
   /** What one caller may hold open at once; none: no limit. */
@@ -154,6 +159,7 @@ export class Router {
         onReview: () => metrics.reviewSent('subjectaccessreview'),
       }),
       ...(options.limits ? { limits: new CallerLimits(options.limits) } : {}),
+      componentUsers: new Set(options.componentCellUsers),
       ...(options.bodies
         ? { bodies: { budget: new BodyBudget(options.bodies), unauthorizedBytes: UNAUTHORIZED_BODY_BYTES } }
         : {}),

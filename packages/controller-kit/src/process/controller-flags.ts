@@ -45,6 +45,28 @@ export const credentialsNamespaceFlag = () =>
     message: '--credentials-namespace must be a namespace name',
   });
 
+/** A user name a component calls the cells as: no control character, no space at either end. */
+// eslint-disable-next-line no-control-regex
+const CELL_USER = /^[^\s\u0000-\u001f][^\u0000-\u001f]*(?<!\s)$/;
+
+/**
+ * `--<component>-cell-user`: the user name `component` calls the cells as, where it has an identity of its
+ * own there (the chart's `<component>.cellUser`). The cells' reserved-marks and mirrored admission policies
+ * exempt these names, so the router serves no caller by them, and the rebalance controller writes them.
+ */
+export const cellUserFlag = (
+  component: string,
+  help: string,
+  defaultText = 'none (it shares the rebalance controller’s identity)',
+) =>
+  textFlag(`${component}-cell-user`, {
+    value: 'USER',
+    help,
+    defaultText,
+    pattern: CELL_USER,
+    message: `--${component}-cell-user must be a user name (no control character, no space at either end)`,
+  });
+
 /**
  * The flags of a process's health port, log and traces, which the router and every controller take;
  * `otlpHelp` says what a span is for the binary.

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-import { componentCellUserArgs, credentialsNamespace, localCellUser } from '../chart/cell-identities.ts';
+import { cellUserArgs, credentialsNamespace, localCellUser } from '../chart/cell-identities.ts';
 import { componentKubeconfig, type EnvFile } from '../env-file.ts';
 import { spawnApp, stopApp, waitUntilReady } from './node-app.ts';
 
@@ -52,7 +52,9 @@ export async function startController(
       '--credentials-namespace',
       credentialsNamespace(name),
       // The router and the backup controller are someone else in the cells; the fence exempts them too.
-      ...(name === 'rebalance-controller' ? componentCellUserArgs(localCellUser) : []),
+      ...(name === 'rebalance-controller'
+        ? cellUserArgs(localCellUser, ['router', 'backup-controller'])
+        : []),
       ...(options.args ?? []),
     ],
     ...(options.logFile ? { logFile: options.logFile } : {}),

@@ -34,12 +34,16 @@ export const serviceAccountUser = (account: { name: string; namespace: string })
 
 /**
  * The cellfed chart's values that give each component its own cell identity: its credentials namespace, and
- * the router's and backup controller's user names in the cells (the rebalance controller exempts them).
+ * its user name in the cells (the rebalance controller exempts the others', the router refuses callers by
+ * any of them).
  */
 export function identityValues(cellUser: (component: CellComponent) => string): string[] {
   const values = {
     router: { credentialsNamespace: credentialsNamespace('router'), cellUser: cellUser('router') },
-    rebalanceController: { credentialsNamespace: credentialsNamespace('rebalance-controller') },
+    rebalanceController: {
+      credentialsNamespace: credentialsNamespace('rebalance-controller'),
+      cellUser: cellUser('rebalance-controller'),
+    },
     backupController: {
       credentialsNamespace: credentialsNamespace('backup-controller'),
       cellUser: cellUser('backup-controller'),
@@ -53,8 +57,11 @@ export function identityValues(cellUser: (component: CellComponent) => string): 
   );
 }
 
-/** The rebalance controller's flags naming the other components' cell users, as the chart passes them. */
-export const componentCellUserArgs = (cellUser: (component: CellComponent) => string) => [
-  `--router-cell-user=${cellUser('router')}`,
-  `--backup-controller-cell-user=${cellUser('backup-controller')}`,
-];
+/**
+ * The flags naming other components' cell users, as the chart passes them: the rebalance controller is
+ * given the router's and the backup controller's (it exempts them), the router all three (it refuses them).
+ */
+export const cellUserArgs = (
+  cellUser: (component: CellComponent) => string,
+  components: readonly CellComponent[],
+) => components.map((component) => `--${component}-cell-user=${cellUser(component)}`);

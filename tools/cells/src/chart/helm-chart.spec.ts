@@ -497,13 +497,14 @@ describe('the cellfed chart', () => {
     expect(container(rebalance).args).toContain('--follow-pod-references=false');
   });
 
-  it('gives each component its own cell credentials namespace, which no other component may read, and exempts the others’ cell users', () => {
+  it('gives each component its own cell credentials namespace, which no other component may read, exempts the others’ cell users and has the router refuse callers by them', () => {
     const own = [
       ...['--set', 'router.credentialsNamespace=cf-router'],
       ...['--set', 'rebalanceController.credentialsNamespace=cf-rebalance'],
       ...['--set', 'backupController.credentialsNamespace=cf-backup'],
       ...['--set', 'router.cellUser=system:serviceaccount:cellfed-system:cellfed-router'],
       ...['--set', 'backupController.cellUser=cellfed-backup-controller'],
+      ...['--set', 'rebalanceController.cellUser=cellfed-rebalance-controller'],
     ];
     const objects = renderChart(helm, own);
     // Who may read Secrets in which namespace, by Role and binding.
@@ -539,9 +540,19 @@ describe('the cellfed chart', () => {
         '--backup-controller-cell-user=cellfed-backup-controller',
       ]),
     );
+    expect(container(named(objects, 'Deployment', 'cellfed-router')).args).toEqual(
+      expect.arrayContaining([
+        '--router-cell-user=system:serviceaccount:cellfed-system:cellfed-router',
+        '--rebalance-controller-cell-user=cellfed-rebalance-controller',
+        '--backup-controller-cell-user=cellfed-backup-controller',
+      ]),
+    );
     // Without them, the components share the release namespace's Secrets and the rebalance controller's
     // identity, as before.
     const shared = renderChart(helm, []);
+    expect(container(named(shared, 'Deployment', 'cellfed-router')).args.join(' ')).not.toMatch(
+      /-cell-user=/,
+    );
     expect(container(named(shared, 'Deployment', 'cellfed-rebalance-controller')).args.join(' ')).not.toMatch(
       /--credentials-namespace|-cell-user=/,
     );
@@ -563,6 +574,7 @@ describe('the cellfed chart', () => {
     [['--set', 'quotaController.syncPeriod=0s'], "at '/quotaController/syncPeriod'"],
     [['--set', 'router.credentialsNamespace=Not_A_Namespace'], "at '/router/credentialsNamespace'"],
     [['--set-json', 'backupController.cellUser="a,b"'], "at '/backupController/cellUser'"],
+    [['--set-json', 'rebalanceController.cellUser=" a"'], "at '/rebalanceController/cellUser'"],
     [
       ['--set', 'router.credentialsNamespace=cells', '--set', 'backupController.credentialsNamespace=cells'],
       "each credentialsNamespace must be that component's alone",

@@ -3,7 +3,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { credentialsNamespace } from '../chart/cell-identities.ts';
+import {
+  CELL_COMPONENTS,
+  cellUserArgs,
+  credentialsNamespace,
+  localCellUser,
+} from '../chart/cell-identities.ts';
 import { spawnApp, stopApp, waitUntilReady } from '../apps/node-app.ts';
 import { CONTROL_PLANE_ID, componentKubeconfig, type EnvFile } from '../env-file.ts';
 
@@ -51,6 +56,8 @@ export async function startRouter(env: EnvFile, options: StartRouterOptions = {}
       componentKubeconfig(env, 'router'),
       '--credentials-namespace',
       credentialsNamespace('router'),
+      // Who cellfed's components are in the cells, as the chart gives them: no caller is served as one.
+      ...cellUserArgs(localCellUser, CELL_COMPONENTS),
       '--host',
       '127.0.0.1',
       '--port',
