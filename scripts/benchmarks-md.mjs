@@ -68,6 +68,11 @@ const BENCHMARKS = {
     anchor:
       'seeded hostile requests at the router in front of real cells (a zero is the only passing figure)',
   },
+  'proof-router-flood.json': {
+    command: 'npx nx run e2e:proof',
+    anchor:
+      "the router's RSS before the flood; before bodies were authorized first, 300 such bodies grew it by 2.2 GB",
+  },
   'proof-authz.json': {
     command: 'npx nx run e2e:proof',
     anchor:

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 
@@ -43,6 +44,8 @@ interface Caller {
   readonly token?: string;
   /** A client certificate (signed by the control plane's CA, which the router trusts too). */
   readonly agent?: Dispatcher;
+  /** That certificate, for a connection of its own (an upgrade). */
+  readonly certificate?: { readonly cert: Buffer; readonly key: string };
 }
 
 interface Probe {
@@ -53,6 +56,8 @@ interface Probe {
   readonly body?: string;
   /** The body's media type: JSON unless a patch says otherwise. */
   readonly contentType?: string;
+  /** Sent as an upgrade (an exec as kubectl asks for one, SPDY), on a connection of its own. */
+  readonly upgrade?: boolean;
 }
 
 /** The bytes a probe's body uses for cellfed's own mark: however spelled, `cellfed.io/` (docs/security.md). */
@@ -200,15 +205,62 @@ describeE2e('proof: the router authorizes as one kube-apiserver does', () => {
       connect: { ca, cert, key },
     });
     agents.push(agent);
-    return { name, agent };
+    return { name, agent, certificate: { cert, key } };
   }
 
   const anonymousAgent = new Agent({ allowH2: false, connect: { ca } });
   agents.push(anonymousAgent);
 
+  /**
+   * An upgrade as kubectl exec sends it, on a TLS connection of its own: the code of the answer's head (a
+   * 101, or the refusal). What was answered after the head is not read.
+   */
+  function upgradeCode(base: string, caller: Caller, probe: Probe): Promise<number> {
+    const lines = [
+      `${probe.method} ${probe.path} HTTP/1.1`,
+      'Host: localhost',
+      'Connection: Upgrade',
+      'Upgrade: SPDY/3.1',
+      'X-Stream-Protocol-Version: v4.channel.k8s.io',
+      ...(caller.token ? [`Authorization: Bearer ${caller.token}`] : []),
+      ...Object.entries(probe.headers).flatMap(([name, value]) =>
+        [value].flat().map((one) => `${name}: ${one}`),
+      ),
+    ];
+    return new Promise((resolve, reject) => {
+      const socket = tlsConnect({
+        ca,
+        ...caller.certificate,
+        host: '127.0.0.1',
+        port: Number(new URL(base).port),
+        servername: 'localhost',
+        ALPNProtocols: ['http/1.1'],
+      });
+      let head = '';
+      const timer = setTimeout(() => {
+        socket.destroy();
+        reject(new Error(`no answer from ${base} to the upgrade ${probe.path}`));
+      }, 30_000);
+      socket.once('secureConnect', () => socket.write(`${lines.join('\r\n')}\r\n\r\n`));
+      socket.on('data', (chunk: Buffer) => {
+        head += chunk.toString('latin1');
+        const code = /^HTTP\/1\.1 (\d{3})/.exec(head)?.[1];
+        if (!code || !head.includes('\r\n\r\n')) return;
+        clearTimeout(timer);
+        socket.destroy();
+        resolve(Number(code));
+      });
+      socket.on('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+    });
+  }
+
   /** Sends `probe` to `base` (the router or the plain apiserver): its status code, and what it said (viewOf). */
   async function send(base: string, probe: Probe): Promise<{ code: number; view: unknown }> {
     const caller = callers.find((one) => one.name === probe.caller)!;
+    if (probe.upgrade) return { code: await upgradeCode(base, caller, probe), view: undefined };
     const answer = await request(`${base}${probe.path}`, {
       method: probe.method as Dispatcher.HttpMethod,
       dispatcher: caller.agent ?? anonymousAgent,
@@ -253,6 +305,13 @@ describeE2e('proof: the router authorizes as one kube-apiserver does', () => {
       { method: 'GET', path: `/api/v1/namespaces/${namespace}/pods` },
       { method: 'GET', path: `/api/v1/namespaces/${namespace}/pods/absent` },
       { method: 'POST', path: `/api/v1/namespaces/${namespace}/pods/absent/exec?command=sh&stdout=true` },
+      // Upgrades, as kubectl exec asks: of a pod that is there (no node runs it: one apiserver answers a
+      // caller allowed the exec 400), and of one that is not.
+      ...['p-1', 'absent'].map((pod) => ({
+        method: 'POST',
+        path: `/api/v1/namespaces/${namespace}/pods/${pod}/exec?command=date&stdout=true`,
+        upgrade: true,
+      })),
       { method: 'GET', path: `/api/v1/namespaces/${namespace}/events` },
       { method: 'GET', path: `/api/v1/namespaces/${namespace}/secrets/s-1` },
       { method: 'GET', path: `/api/v1/namespaces/${namespace}/serviceaccounts` },
@@ -389,6 +448,17 @@ describeE2e('proof: the router authorizes as one kube-apiserver does', () => {
           },
         });
       }
+    // A pod to exec into, the same on both sides (no node runs it here).
+    for (const client of [admin, routerAdmin])
+      for (const namespace of [nsA, nsB])
+        await client.request('POST', `/api/v1/namespaces/${namespace}/pods`, {
+          body: {
+            apiVersion: 'v1',
+            kind: 'Pod',
+            metadata: { name: 'p-1' },
+            spec: { containers: [{ name: 'c', image: 'x' }] },
+          },
+        });
     await admin.request('POST', `/api/v1/namespaces/${nsA}/secrets`, {
       body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's-1' }, stringData: { k: 'v' } },
     });
@@ -404,6 +474,9 @@ describeE2e('proof: the router authorizes as one kube-apiserver does', () => {
         resources: ['configmaps'],
         verbs: ['get', 'create', 'update', 'patch', 'delete', 'deletecollection'],
       },
+      // kubectl exec: the pod's get, then the upgrade's create of pods/exec.
+      { apiGroups: [''], resources: ['pods'], verbs: ['get'] },
+      { apiGroups: [''], resources: ['pods/exec'], verbs: ['create'] },
     ]);
     await role(nsA, 'impersonate-reader', [
       { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['impersonate'], resourceNames: ['reader'] },
@@ -599,6 +672,17 @@ describeE2e('proof: the router authorizes as one kube-apiserver does', () => {
     expect(bodiesCompared).toBeGreaterThanOrEqual(40);
     // The table reaches both sides of every decision: allowed reads and dry-run writes, and refusals.
     expect([...pairs.keys()]).toEqual(expect.arrayContaining(['200 → 200', '201 → 201', '403 → 403']));
+    // And of an exec: the router lets through the upgrade of a caller allowed it (the cell's 400: no node
+    // runs the pod), and refuses the others' with one apiserver's 403 before anything reaches a cell.
+    const exec = (caller: string) =>
+      send(router.url, {
+        caller,
+        method: 'POST',
+        path: `/api/v1/namespaces/${nsA}/pods/p-1/exec?command=date&stdout=true`,
+        headers: {},
+        upgrade: true,
+      });
+    expect([(await exec('writer')).code, (await exec('reader')).code]).toEqual([400, 403]);
     expect(mismatches.slice(0, 10)).toEqual([]);
     // Every documented difference was met, so the table still tries it.
     expect([...documented.keys()].sort()).toEqual([

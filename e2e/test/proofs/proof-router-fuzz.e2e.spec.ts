@@ -26,14 +26,19 @@ const ANSWER_WITHIN_MS = 15_000;
 const CONCURRENCY = 32;
 /** Connections of a caller with no rights, each sending a 3 MiB create but its last byte (300 for the record). */
 const BODY_FLOOD = Number(process.env['CELLFED_FUZZ_BODY_FLOOD'] ?? 100);
-/** Watches of one tenant that never read (1,000 for the record, the per-caller limit of long-running requests). */
-const SLOW_WATCHERS = Number(process.env['CELLFED_FUZZ_SLOW_WATCHERS'] ?? 200);
+/**
+ * Watches of one tenant that never read (1,000 for the record); past the router's per-caller limit of
+ * long-running requests (`--max-long-running-per-caller`, 250 by default) each is a 429.
+ */
+const SLOW_WATCHERS = Number(process.env['CELLFED_FUZZ_SLOW_WATCHERS'] ?? 300);
+const LONG_RUNNING_PER_CALLER = 250;
 /** What all watches may hold for their clients here (`--max-watch-bytes-held`): the flood runs into it. */
 const WATCH_BYTES_HELD = 32 * 1024 * 1024;
 /**
  * The memory goals under the flood: the router's RSS after the body flood (3 GiB of bodies sent, none of
  * them the caller's to send: before bodies were authorized first, it grew by 2.2 GB), and at its peak through
- * the watches, heap garbage and all (half the chart's 1 GiB limit).
+ * the watches, heap garbage and all (a quarter of the chart's 2 GiB limit; 1,000 watches of one tenant all
+ * served grew it by 1.2 GB, before the per-caller limit of 250).
  */
 const BODY_FLOOD_RSS_GROWTH_MIB = 128;
 const FLOOD_RSS_GROWTH_MIB = 512;
@@ -569,8 +574,8 @@ describeE2e('proof: 100k malformed and hostile requests at the router', () => {
       for (const socket of floods) socket.end('x');
       const codes = (await Promise.all(answers)).map((answer) => /^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]);
 
-      // The slow watchers: every watch opened, none ever read (paused sockets).
-      await Promise.all(
+      // The slow watchers: every watch opened, none read past its head (paused sockets).
+      const watchCodes = await Promise.all(
         Array.from({ length: SLOW_WATCHERS }, async () => {
           const socket = await open(
             [
@@ -581,7 +586,11 @@ describeE2e('proof: 100k malformed and hostile requests at the router', () => {
               '',
             ].join('\r\n'),
           );
+          const head = await new Promise<string>((resolve) =>
+            socket.once('data', (chunk: Buffer) => resolve(chunk.toString('latin1'))),
+          );
           socket.pause();
+          return /^HTTP\/1\.1 (\d{3})/.exec(head)?.[1];
         }),
       );
       // Events for every watch: 200 ConfigMaps of 16 KiB, as the admin through the router.
@@ -606,11 +615,16 @@ describeE2e('proof: 100k malformed and hostile requests at the router', () => {
           routerRssGrowthAfterBodiesMiB: `<= ${BODY_FLOOD_RSS_GROWTH_MIB}`,
           routerRssGrowthMiB: `<= ${FLOOD_RSS_GROWTH_MIB}`,
           bodiesNotRefused: '= 0',
+          watchesPastTheCallerLimitServed: '= 0',
         },
         figures: {
           routerRssGrowthAfterBodiesMiB: bodiesGrowthMiB,
           routerRssGrowthMiB: growthMiB,
           bodiesNotRefused: codes.filter((code) => code !== '403').length,
+          watchesPastTheCallerLimitServed: Math.max(
+            0,
+            watchCodes.filter((code) => code === '200').length - LONG_RUNNING_PER_CALLER,
+          ),
         },
         measured: {
           rssKiBBefore: before,
@@ -620,10 +634,24 @@ describeE2e('proof: 100k malformed and hostile requests at the router', () => {
           bodyCodes: Object.fromEntries(
             [...new Set(codes)].map((code) => [String(code), codes.filter((one) => one === code).length]),
           ),
+          watchCodes: Object.fromEntries(
+            [...new Set(watchCodes)].map((code) => [
+              String(code),
+              watchCodes.filter((one) => one === code).length,
+            ]),
+          ),
         },
       });
       expect(codes.filter((code) => code !== '403')).toEqual([]);
       expect(bodiesGrowthMiB).toBeLessThanOrEqual(BODY_FLOOD_RSS_GROWTH_MIB);
+      // The tenant's watches up to its limit are served; the others are told to come back (429), as
+      // kube-apiserver's flow control tells them.
+      expect(watchCodes.filter((code) => code === '200')).toHaveLength(
+        Math.min(SLOW_WATCHERS, LONG_RUNNING_PER_CALLER),
+      );
+      expect(watchCodes.filter((code) => code !== '200')).toEqual(
+        Array.from({ length: Math.max(0, SLOW_WATCHERS - LONG_RUNNING_PER_CALLER) }, () => '429'),
+      );
       expect(growthMiB).toBeLessThanOrEqual(FLOOD_RSS_GROWTH_MIB);
       expect(flooded.child.exitCode).toBeNull();
     } finally {

@@ -18,7 +18,8 @@ describe('parseRouterArgs', () => {
     expect(files).toMatchObject({
       host: '0.0.0.0',
       maxRequestsInFlightPerCaller: 400,
-      maxLongRunningPerCaller: 1000,
+      maxLongRunningPerCaller: 250,
+      maxLongRunning: 1000,
     });
     expect(parseRouterArgs(['--tls-secret', 'cellfed-system/router-tls']).tlsSecret).toBe(
       'cellfed-system/router-tls',

@@ -76,7 +76,12 @@ const OWN = flagGroup({
     max: Number.MAX_SAFE_INTEGER,
   }),
   maxLongRunningPerCaller: intFlag('max-long-running-per-caller', {
-    help: 'watches, followed logs, exec and port-forward sessions one caller may have open at once; past it a 429',
+    help: 'watches, followed logs, exec and port-forward sessions one caller (its user name, and a ServiceAccount’s namespace) may have open at once; past it a 429',
+    default: 250,
+    max: Number.MAX_SAFE_INTEGER,
+  }),
+  maxLongRunning: intFlag('max-long-running', {
+    help: 'watches, followed logs, exec and port-forward sessions open at once for all callers together, the bound on what they hold: a watch costs about 0.3 MB per cell it reads (a connection to each); past it a 429',
     default: 1000,
     max: Number.MAX_SAFE_INTEGER,
   }),

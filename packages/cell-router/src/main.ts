@@ -68,6 +68,7 @@ try {
     limits: {
       maxRequestsInFlight: config.maxRequestsInFlightPerCaller,
       maxLongRunning: config.maxLongRunningPerCaller,
+      maxLongRunningTotal: config.maxLongRunning,
     },
     bodies: { totalBytes: config.maxBodyBytesInFlight, perCallerBytes: config.maxBodyBytesPerCaller },
     watchBytes: config.maxWatchBytesHeld,

@@ -32,6 +32,18 @@ describe('CallerLimits', () => {
     expect(limits.acquire(account('a3'), false)).toBeDefined();
   });
 
+  it('bounds long-running requests for everyone together, beside each caller’s own limit', () => {
+    const limits = new CallerLimits({ maxRequestsInFlight: 10, maxLongRunning: 2, maxLongRunningTotal: 3 });
+    const watches = ['alice', 'alice', 'bob'].map((caller) => limits.acquire(caller, true)!);
+    expect(watches.every(Boolean)).toBe(true);
+    // carol has none open, but everyone's are: her watch waits; her plain requests do not.
+    expect(limits.acquire('carol', true)).toBeUndefined();
+    expect(limits.acquire('carol', false)).toBeDefined();
+    watches[0]!();
+    expect(limits.acquire('carol', true)).toBeDefined();
+    expect(limits.acquire('bob', true)).toBeUndefined();
+  });
+
   it('forgets a caller once it has nothing open', () => {
     const limits = new CallerLimits({ maxRequestsInFlight: 1, maxLongRunning: 1 });
     const releases = Array.from({ length: 1000 }, (_, i) => limits.acquire(`user-${i}`, i % 2 === 0)!);

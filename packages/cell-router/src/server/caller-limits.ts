@@ -4,15 +4,23 @@ export interface CallerLimitsOptions {
   readonly maxRequestsInFlight: number;
   /** Long-running requests open at once: watches, followed logs, exec and port-forward tunnels. */
   readonly maxLongRunning: number;
+  /**
+   * Long-running requests open at once for all callers together: what the router's memory carries (a
+   * watch holds a connection to every cell it reads); none: no such bound.
+   */
+  readonly maxLongRunningTotal?: number;
 }
+
+/** The key every long-running request is also counted under, for {@link CallerLimitsOptions.maxLongRunningTotal}. */
+const EVERYONE = '*';
 
 /**
  * Per-caller limits on what is open at once, so that no single identity can hold every socket, stream and
  * cell connection of the router: past a limit the request gets a 429 with Retry-After, as kube-apiserver's
  * flow control answers. A caller is held to the limits of each of its keys (server/body-budget.ts's
  * `callerKeys`: its user name, and a ServiceAccount's namespace), so a tenant that mints ServiceAccounts
- * shares one namespace's limits among them. Memory is bounded by the keys with something open: an entry
- * goes with its last request.
+ * shares one namespace's limits among them; long-running requests are bounded for everyone together too.
+ * Memory is bounded by the keys with something open: an entry goes with its last request.
  */
 export class CallerLimits {
   private readonly options: CallerLimitsOptions;
@@ -27,10 +35,12 @@ export class CallerLimits {
    * undefined (nothing held) past the limit of any.
    */
   acquire(keys: string | readonly string[], longRunning: boolean): (() => void) | undefined {
-    const all = typeof keys === 'string' ? [keys] : keys;
+    const total = longRunning ? this.options.maxLongRunningTotal : undefined;
+    const all = [...(typeof keys === 'string' ? [keys] : keys), ...(total === undefined ? [] : [EVERYONE])];
     const kind = longRunning ? 'longRunning' : 'requests';
     const limit = longRunning ? this.options.maxLongRunning : this.options.maxRequestsInFlight;
-    if (all.some((key) => (this.open.get(key)?.[kind] ?? 0) >= limit)) return undefined;
+    const limitOf = (key: string) => (key === EVERYONE ? total! : limit);
+    if (all.some((key) => (this.open.get(key)?.[kind] ?? 0) >= limitOf(key))) return undefined;
     const held = all.map((key) => {
       const entry = this.open.get(key) ?? { requests: 0, longRunning: 0 };
       entry[kind]++;

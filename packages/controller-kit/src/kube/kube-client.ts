@@ -40,6 +40,8 @@ interface DispatchInit {
   signal: AbortSignal | undefined;
   headersTimeout: number;
   bodyTimeout: number;
+  /** Bytes of the answer's body read ahead of its reader (undici's default: 64 KiB). */
+  highWaterMark?: number;
 }
 
 /**
@@ -136,9 +138,15 @@ export class KubeClient {
       body?: Dispatcher.DispatchOptions['body'];
       signal?: AbortSignal;
       headersTimeoutMs?: number;
+      /**
+       * Bytes of the body read ahead of its reader: what a stream whose reader waits (a watch for a slow
+       * client) holds besides what the reader has; undici's default, 64 KiB, when not given.
+       */
+      highWaterMark?: number;
     } = {},
   ): Promise<Dispatcher.ResponseData> {
     return this.dispatch(method, this.target(pathAndQuery), (own) => ({
+      ...(options.highWaterMark === undefined ? {} : { highWaterMark: options.highWaterMark }),
       headers: { ...options.headers, ...own },
       body: options.body ?? null,
       signal: options.signal,
