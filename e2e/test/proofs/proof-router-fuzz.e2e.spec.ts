@@ -37,7 +37,7 @@ const WATCH_BYTES_HELD = 32 * 1024 * 1024;
 /**
  * The memory goals under the flood: the router's RSS after the body flood (3 GiB of bodies sent, none of
  * them the caller's to send: before bodies were authorized first, it grew by 2.2 GB), and at its peak through
- * the watches, heap garbage and all (a quarter of the chart's 2 GiB limit; 1,000 watches of one tenant all
+ * the watches, heap garbage and all (a sixth of the chart's 3 GiB limit; 1,000 watches of one tenant all
  * served grew it by 1.2 GB, before the per-caller limit of 250).
  */
 const BODY_FLOOD_RSS_GROWTH_MIB = 128;

@@ -1,4 +1,4 @@
-import { CELL_BACKUP_NAMESPACE, cellBackupCrd, parseCellSet } from '@cellfed/api';
+import { BACKUP_CELL_LABEL, CELL_BACKUP_NAMESPACE, cellBackupCrd, parseCellSet } from '@cellfed/api';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -173,6 +173,26 @@ describeE2e('kubectl cells', () => {
         metadata: { name: 'settings', namespace },
         data: { colour: 'teal' },
       });
+
+      // A context that reaches another cell than the one it is used for: what it holds says so (each backup
+      // is labelled with the cell that keeps it), and nothing of it is shown.
+      await cell.request('PATCH', cellBackupPath(cellBackupName(ref)), {
+        body: { metadata: { labels: { [BACKUP_CELL_LABEL]: primary } } },
+        contentType: 'application/merge-patch+json',
+      });
+      const elsewhere = await cellsWith(
+        operator,
+        'backup',
+        'cm/settings',
+        '-n',
+        namespace,
+        '--cell-context',
+        `${backup}=ops@${backup}`,
+      );
+      expect(elsewhere.code).toBe(1);
+      expect(elsewhere.out.trim().split('\n')).toEqual([
+        `kubectl cells: the context used for cell ${backup} reaches cell ${primary} (its backup ${CELL_BACKUP_NAMESPACE}/${cellBackupName(ref)} is labelled ${BACKUP_CELL_LABEL}=${primary}); name the right one with --cell-context ${backup}=CONTEXT`,
+      ]);
     } finally {
       await cell.request('DELETE', cellBackupPath(cellBackupName(ref))).catch(() => undefined);
       await cell.close();

@@ -1,7 +1,7 @@
 import { parseCellSetSpec } from '@cellfed/api';
 import { RoutingTable } from '@cellfed/hashing';
 
-import { backupCellsOf } from './backup-cells.ts';
+import { backupCellsOf, otherCellOf } from './backup-cells.ts';
 
 const spec = (states: Record<string, 'Normal' | 'Down'>) =>
   parseCellSetSpec({
@@ -40,5 +40,17 @@ describe('backupCellsOf', () => {
 
   it('is nothing when the federation has one cell', () => {
     expect(backupCellsOf(spec({ a: 'Normal' }), { namespace: 'shop', name: 'web' })).toEqual([]);
+  });
+});
+
+describe('otherCellOf', () => {
+  it('names the cell a backup is labelled with when it is not the one it was read from', () => {
+    const backup = (cell?: string) => ({
+      metadata: { labels: cell ? ({ 'cellfed.io/backup-cell-id': cell } as Record<string, string>) : {} },
+    });
+    expect(otherCellOf(backup('cell-2'), 'cell-1')).toBe('cell-2');
+    expect(otherCellOf(backup('cell-1'), 'cell-1')).toBeUndefined();
+    // Unlabelled (written by hand): nothing to tell by.
+    expect(otherCellOf(backup(), 'cell-1')).toBeUndefined();
   });
 });

@@ -1,4 +1,4 @@
-import type { CellSetSpec } from '@cellfed/api';
+import { BACKUP_CELL_LABEL, type CellSetSpec } from '@cellfed/api';
 import { RoutingTable } from '@cellfed/hashing';
 
 /**
@@ -18,4 +18,17 @@ export function backupCellsOf(
   const next = table.backupOf(key, serving);
   const cells = table.failedOverFrom(key) ? [serving, next] : [next];
   return cells.filter((cell): cell is string => cell !== undefined);
+}
+
+/**
+ * The cell a backup says it is kept in (`cellfed.io/backup-cell-id`), when that is not `cell`, the one it
+ * was read from: the context used for `cell` then reaches another cluster, and what it holds is not
+ * `cell`'s to show.
+ */
+export function otherCellOf(
+  backup: { metadata?: { labels?: Readonly<Record<string, string>> } },
+  cell: string,
+): string | undefined {
+  const labelled = backup.metadata?.labels?.[BACKUP_CELL_LABEL];
+  return labelled !== undefined && labelled !== cell ? labelled : undefined;
 }

@@ -12,6 +12,8 @@ export const CellsCliErrorCode = {
   NoBackup: 'CELLFED_CELLS_NO_BACKUP',
   /** `backup`: the operator's kubeconfig has no context for a cell the backup may be in. */
   NoCellContext: 'CELLFED_CELLS_NO_CELL_CONTEXT',
+  /** `backup`: the context used for a cell reaches another cell (what it holds is labelled so). */
+  WrongCellContext: 'CELLFED_CELLS_WRONG_CELL_CONTEXT',
   /** `--wait` ran out of time before the change was done. */
   Timeout: 'CELLFED_CELLS_TIMEOUT',
 } as const;

@@ -1,6 +1,7 @@
 // kubectl cells — a kubectl plugin: `kubectl cells status|where|backup|plan|…`. Reads through the user's kubeconfig
 // (the router, or the router control plane: both serve the CellSet and list every cellular object).
 import {
+  BACKUP_CELL_LABEL,
   CELL_BACKUP_NAMESPACE,
   ROUTER_CELLSET_LABEL,
   CELLSET_API_VERSION,
@@ -29,7 +30,7 @@ import {
   type RouterLease,
 } from '@cellfed/federation';
 
-import { backupCellsOf } from './backup-cells.ts';
+import { backupCellsOf, otherCellOf } from './backup-cells.ts';
 import { cellKubeConfig } from './cell-context.ts';
 import { editCells, editSettled, progressLine } from './cell-edit.ts';
 import { USAGE, parseCli, type CliCommand, type CliOptions } from './cli-args.ts';
@@ -163,6 +164,12 @@ async function showBackup(
         backup = undefined;
       }
       if (!backup) continue;
+      const other = otherCellOf(backup, cell);
+      if (other)
+        throw new CellsCliError(
+          CellsCliErrorCode.WrongCellContext,
+          `the context used for cell ${cell} reaches cell ${other} (its backup ${CELL_BACKUP_NAMESPACE}/${name} is labelled ${BACKUP_CELL_LABEL}=${other}); name the right one with --cell-context ${cell}=CONTEXT`,
+        );
       const object = backedUpObject(backup);
       if (!object)
         throw new CellsCliError(

@@ -8,6 +8,7 @@ import { resolveTools } from '../tools.ts';
 import {
   CELL_CHART_DIR,
   CHART_DIR,
+  chartNotes,
   HelmRefused,
   lintChart,
   renderChart,
@@ -559,6 +560,17 @@ describe('the cellfed chart', () => {
     expect(rules(named(shared, 'Role', 'cellfed-backup-controller'))).toContainEqual(
       expect.objectContaining({ resources: ['secrets'], verbs: ['get', 'list', 'watch'] }),
     );
+  });
+
+  it('warns after install of a credentials namespace without its cell user, and only then', () => {
+    const notes = chartNotes(helm, [
+      ...['--set', 'router.credentialsNamespace=cf-router', '--set', 'router.cellUser=cellfed-router'],
+      ...['--set', 'backupController.credentialsNamespace=cf-backup'],
+    ]);
+    expect(notes.match(/^Warning: .*/gm)).toEqual([
+      'Warning: backupController.credentialsNamespace is set but backupController.cellUser is not. If this component calls the cells',
+    ]);
+    expect(chartNotes(helm)).not.toContain('Warning');
   });
 
   it.each([

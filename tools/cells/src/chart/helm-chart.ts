@@ -47,6 +47,20 @@ export function renderChart(
   return (loadAll(text) as (Rendered | null)[]).filter((object): object is Rendered => object !== null);
 }
 
+/** What `helm install` would print after installing the chart with `args` (its NOTES.txt), installing nothing. */
+export function chartNotes(helmBin: string, args: string[] = [], chartDir = CHART_DIR): string {
+  const out = helm(helmBin, [
+    'install',
+    'cellfed',
+    chartDir,
+    '--dry-run=client',
+    '--namespace',
+    'cellfed-system',
+    ...args,
+  ]);
+  return out.slice(out.indexOf('NOTES:'));
+}
+
 /** `helm lint --strict` of the chart with `args`; throws HelmRefused with helm's words when it fails. */
 export function lintChart(helmBin: string, args: string[] = [], chartDir = CHART_DIR): string {
   return helm(helmBin, ['lint', '--strict', chartDir, ...args]);
