@@ -673,7 +673,7 @@ describeE2e('proof: the router authorizes as one kube-apiserver does', () => {
     // The table reaches both sides of every decision: allowed reads and dry-run writes, and refusals.
     expect([...pairs.keys()]).toEqual(expect.arrayContaining(['200 → 200', '201 → 201', '403 → 403']));
     // And of an exec: the router lets through the upgrade of a caller allowed it (the cell's 400: no node
-    // runs the pod), and refuses the others' with one apiserver's 403 before anything reaches a cell.
+    // runs the pod), and refuses the others' with one apiserver's 403.
     const exec = (caller: string) =>
       send(router.url, {
         caller,

@@ -141,9 +141,17 @@ describeE2e('cell router: a caller gets nothing one apiserver would refuse it', 
   });
 
   it("serves no caller known, or impersonating someone known, by a name cellfed's components call the cells as", async () => {
-    // In the cells those names pass the reserved-marks policy, the write fence and the mirrored admission
-    // objects: a caller by one of them would be cellfed there. One apiserver would serve both requests.
+    // In the cells those names pass the reserved-marks policy and the mirrored admission objects (the
+    // controllers' the write fence too): a caller by one of them would be cellfed there. One apiserver would
+    // serve both requests.
     const component = localCellUser('backup-controller');
+    // Its own name it also asks of every cell, whatever it was given (the shared identity has no flag).
+    const ownNames = router.lines.filter(
+      (line) => line['msg'] === 'the router’s own user in the cell: refused as a caller',
+    );
+    expect(ownNames.map((line) => [line['cell'], line['user']]).sort()).toEqual(
+      env.cells.map((cell) => [cell.id, localCellUser('router')]).sort(),
+    );
     const configMaps = `/api/v1/namespaces/${namespace}/configmaps`;
     const { cert, key } = clientCertificate(pki, `/CN=${component}`);
     const named = new Agent({ connect: { ca, cert, key } });

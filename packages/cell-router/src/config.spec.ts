@@ -26,6 +26,23 @@ describe('parseRouterArgs', () => {
     );
   });
 
+  it("takes the components' cell users, which it refuses as callers", () => {
+    const config = parseRouterArgs([
+      ...[
+        '--tls-secret',
+        'a/b',
+        '--router-cell-user',
+        'system:serviceaccount:cellfed-system:cellfed-router-cell',
+      ],
+      ...['--backup-controller-cell-user', 'cellfed-backup-controller'],
+    ]);
+    expect(config).toMatchObject({
+      routerCellUser: 'system:serviceaccount:cellfed-system:cellfed-router-cell',
+      backupControllerCellUser: 'cellfed-backup-controller',
+    });
+    expect(config.rebalanceControllerCellUser).toBeUndefined();
+  });
+
   it.each([
     [[], 'give --tls-cert-file and --tls-key-file, or --tls-secret'],
     [['--tls-cert-file', 'c.pem'], 'give --tls-cert-file and --tls-key-file, or --tls-secret'],
@@ -36,6 +53,11 @@ describe('parseRouterArgs', () => {
     [['--tls-secret', 'no-slash'], '--tls-secret must be NAMESPACE/NAME'],
     [['--tls-secret', 'a/b', '--port', 'x'], 'port: --port must be a whole number'],
     [['--tls-secret', 'a/b', '--port', '70000'], 'port: --port must be at most 65535'],
+    // A space at either end would be trimmed on its way to a cell: another name than the one refused.
+    [
+      ['--tls-secret', 'a/b', '--rebalance-controller-cell-user', 'cellfed-rebalance-controller '],
+      '--rebalance-controller-cell-user must be a user name (no control character, no space at either end)',
+    ],
   ])('%j fails with one readable line', (argv, message) => {
     expect(() => parseRouterArgs(argv)).toThrow(message);
   });

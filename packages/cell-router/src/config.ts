@@ -49,7 +49,7 @@ const OWN = flagGroup({
   /** Names the cells' own policies exempt: the router serves no caller by them (docs/security.md). */
   routerCellUser: cellUserFlag(
     'router',
-    'the user name this router calls the cells as, where each component has an identity of its own there; the cells exempt it from cellfed’s policies, so a caller by that name, or impersonating it, is refused (403)',
+    'the user name this router calls the cells as, where each component has an identity of its own there; the cells exempt it from the reserved-marks policy and the mirrored admission policies, so a caller by that name, or impersonating it, is refused (403)',
     'none',
   ),
   rebalanceControllerCellUser: cellUserFlag(

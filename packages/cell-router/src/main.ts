@@ -65,6 +65,7 @@ try {
       config.rebalanceControllerCellUser,
       config.backupControllerCellUser,
     ].filter((user) => user !== undefined),
+    ...(config.routerCellUser ? { routerCellUser: config.routerCellUser } : {}),
     limits: {
       maxRequestsInFlight: config.maxRequestsInFlightPerCaller,
       maxLongRunning: config.maxLongRunningPerCaller,

@@ -12,6 +12,7 @@ import {
 import { publicErrorMessage } from '../status/public-error.ts';
 import { AccessReviewsBusy, type AccessReviewer } from './access-reviewer.ts';
 import type { Authenticator } from './authenticator.ts';
+import type { ComponentUsers } from './component-users.ts';
 import { authorizeImpersonation, impersonationHeaders, requestedImpersonation } from './impersonation.ts';
 import { unsafeIdentityField, type UserInfo } from './user-info.ts';
 import { type ClientRequest } from '../server/client-request.ts';
@@ -25,7 +26,7 @@ import { type Impersonation } from './impersonation.ts';
 export type Admission =
   { user: UserInfo; effective: UserInfo; impersonation: Impersonation } | { refusal: Refusal };
 
-const NO_COMPONENT_USERS: ReadonlySet<string> = new Set();
+const NO_COMPONENT_USERS: Pick<ComponentUsers, 'has'> = new Set<string>();
 
 /** kube-apiserver's words when its flow control turns a request away. */
 const TOO_MANY_REQUESTS = 'Too many requests, please try again later.';
@@ -39,7 +40,8 @@ export const tooManyRefusal = (route: string): Refusal => ({
 /**
  * Who the caller is (401 if nobody; 429 or 503 with Retry-After when that cannot be told now). A name the
  * router could not write into a header as it is (a certificate's CN, a token reviewer's answer holding a
- * control character) is never acted on: it could smuggle headers into what the router sends as itself.
+ * control character, or a space at either end) is never acted on: it could smuggle headers into what the
+ * router sends as itself, or reach a cell as another name than the control plane knows.
  */
 export async function authenticateCaller(
   authenticator: Pick<Authenticator, 'authenticate'>,
@@ -64,8 +66,8 @@ export async function authenticateCaller(
 
 /**
  * The 403 for a request that would reach the cells as one of cellfed's components: the cells exempt those
- * names from the reserved-marks policy, the write fence and the mirrored admission policies and webhooks,
- * so no caller may be known there by one (docs/security.md).
+ * names from the reserved-marks policy and the mirrored admission policies and webhooks (the controllers'
+ * from the write fence too), so no caller may be known there by one (docs/security.md).
  */
 function componentNameRefusal(username: string): Refusal {
   return refusal(
@@ -88,7 +90,7 @@ export async function admit(
   caller: UserInfo,
   request: ClientRequest,
   span: Span,
-  componentUsers: ReadonlySet<string> = NO_COMPONENT_USERS,
+  componentUsers: Pick<ComponentUsers, 'has'> = NO_COMPONENT_USERS,
 ): Promise<Admission> {
   if (componentUsers.has(caller.username)) return { refusal: componentNameRefusal(caller.username) };
   const asked = requestedImpersonation(request.rawHeaders);
@@ -114,7 +116,9 @@ export async function admit(
     if (unsafe)
       return {
         refusal: refusal(
-          badRequest(`the impersonated ${unsafe} holds a control character`),
+          badRequest(
+            `the impersonated ${unsafe} holds a control character or a space at either end, which the router cannot send on as it is`,
+          ),
           'impersonation-invalid',
         ),
       };

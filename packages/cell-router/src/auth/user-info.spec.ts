@@ -15,7 +15,12 @@ describe('unsafeIdentityField', () => {
     ['group', { groups: ['dev', 'system:masters\u0000'] }],
     ['extra', { extra: { 'scopes\r': ['view'] } }],
     ['extra', { extra: { scopes: ['view\u007f'] } }],
-  ])('names the %s holding a control character', (field, change) => {
+    // The cell's HTTP parser trims these: it would act as `cellfed-backup-controller`, whom it exempts.
+    ['user name', { username: 'cellfed-backup-controller ' }],
+    ['user name', { username: '\tjane' }],
+    ['group', { groups: [' system:masters'] }],
+    ['uid', { uid: 'u ' }],
+  ])('names the %s holding a control character or a space at either end', (field, change) => {
     expect(unsafeIdentityField({ ...user, ...change })).toBe(field);
   });
 });

@@ -7,16 +7,20 @@ export interface UserInfo {
   extra: Record<string, string[]>;
 }
 
-// Anything a header value may not hold: NUL, CR, LF and the other control characters but tab.
+/**
+ * What a header value cannot carry as it is: NUL, CR, LF and the other control characters but tab, and a
+ * space or tab at either end, which the cell's HTTP parser trims (the cell would act as another name than
+ * the one the control plane authorized: `jane ` as `jane`, or as a component's name it exempts).
+ */
 // eslint-disable-next-line no-control-regex
-const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
+const UNSENDABLE = /[\x00-\x08\x0a-\x1f\x7f]|^[ \t]|[ \t]$/;
 
-/** Which part of `user` holds a control character (it cannot be sent on in a header), if any. */
+/** Which part of `user` the router cannot send on in a header as it is (see UNSENDABLE), if any. */
 export function unsafeIdentityField(user: UserInfo): string | undefined {
-  if (CONTROL.test(user.username)) return 'user name';
-  if (user.uid !== undefined && CONTROL.test(user.uid)) return 'uid';
-  if (user.groups.some((group) => CONTROL.test(group))) return 'group';
+  if (UNSENDABLE.test(user.username)) return 'user name';
+  if (user.uid !== undefined && UNSENDABLE.test(user.uid)) return 'uid';
+  if (user.groups.some((group) => UNSENDABLE.test(group))) return 'group';
   for (const [key, values] of Object.entries(user.extra))
-    if (CONTROL.test(key) || values.some((value) => CONTROL.test(value))) return 'extra';
+    if (UNSENDABLE.test(key) || values.some((value) => UNSENDABLE.test(value))) return 'extra';
   return undefined;
 }

@@ -25,6 +25,7 @@ import { EventOrder } from './event-order.ts';
 import { shownVersion } from './source-versions.ts';
 import { resolveCollectionStart } from './watch-start.ts';
 import { withRequirement } from '../request/selector-terms.ts';
+import { queryBool } from '../request/query-bool.ts';
 import { parseRequestInfo } from '../request/request-info.ts';
 import { ownObjectsOnly } from './own-objects.ts';
 import { DEFAULT_WATCH_BUFFER, WatchBuffer, type WatchBufferLimits } from './watch-buffer.ts';
@@ -108,10 +109,10 @@ export async function serveMergedWatch(
   const query = new URLSearchParams(params);
   for (const name of CONTROL_PARAMS) query.delete(name);
   const rv = params.get('resourceVersion') ?? '';
-  const bookmarks = params.get('allowWatchBookmarks') === 'true';
+  const bookmarks = queryBool(params.get('allowWatchBookmarks'));
   // A streaming list (client-go's default since 0.35): every cell sends its objects as ADDED, then a BOOKMARK
   // ending them; the client gets the merged objects and one such BOOKMARK, once every cell has ended its own.
-  const streamingList = params.get('sendInitialEvents') === 'true';
+  const streamingList = queryBool(params.get('sendInitialEvents'));
   const rvMatch = params.get('resourceVersionMatch');
   /** Cells whose initial events are not all in yet. */
   const initialPending = new Set<string>();

@@ -132,6 +132,14 @@ describe('parseRequestInfo', () => {
     expect(parseRequestInfo('GET', '/api/v1/namespaces/o/configmaps?watch=false')).toMatchObject({
       verb: 'list',
     });
+    // As kube-apiserver reads a boolean: all but 0 and false (any case) watch, an empty value too.
+    for (const value of ['True', 'yes', ''])
+      expect(parseRequestInfo('GET', `/api/v1/namespaces/o/configmaps?watch=${value}`)).toMatchObject({
+        verb: 'watch',
+      });
+    expect(parseRequestInfo('GET', '/api/v1/namespaces/o/configmaps?watch=FALSE')).toMatchObject({
+      verb: 'list',
+    });
     expect(
       parseRequestInfo('GET', '/api/v1/namespaces/o/configmaps?fieldSelector=metadata.name%3Dcfg&watch=true'),
     ).toMatchObject({ verb: 'watch', name: 'cfg' });

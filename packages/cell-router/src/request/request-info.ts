@@ -1,3 +1,5 @@
+import { queryBool } from './query-bool.ts';
+
 /**
  * What a request is about, parsed from its method, path and query alone, the way kube-apiserver's
  * RequestInfoFactory does it (k8s.io/apiserver/pkg/endpoints/request/requestinfo.go), so the router and
@@ -102,7 +104,7 @@ export function parseRequestInfo(method: string, target: string): RequestInfo {
   const subresource = parts.length >= 3 && verb !== 'proxy' ? parts[2]! : '';
 
   if (name === '' && verb === 'get') {
-    verb = isTrue(searchParams.get('watch')) ? 'watch' : 'list';
+    verb = queryBool(searchParams.get('watch')) ? 'watch' : 'list';
     name = nameFromFieldSelector(searchParams.get('fieldSelector')) ?? '';
   } else if (name === '' && verb === 'delete') {
     verb = 'deletecollection';
@@ -148,10 +150,6 @@ function unescapePath(rawPath: string): string {
 function splitPath(path: string): string[] {
   const trimmed = path.replace(/^\/+|\/+$/g, '');
   return trimmed === '' ? [] : trimmed.split('/');
-}
-
-function isTrue(value: string | null): boolean {
-  return value === 'true' || value === '1';
 }
 
 /** `metadata.name=web` (alone or among other requirements) names one object, as kube treats it. */

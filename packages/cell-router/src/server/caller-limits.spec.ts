@@ -40,8 +40,14 @@ describe('CallerLimits', () => {
     expect(limits.acquire('carol', true)).toBeUndefined();
     expect(limits.acquire('carol', false)).toBeDefined();
     watches[0]!();
-    expect(limits.acquire('carol', true)).toBeDefined();
+    const carols = limits.acquire('carol', true)!;
     expect(limits.acquire('bob', true)).toBeUndefined();
+    // A release counts once, however often it is called.
+    carols();
+    carols();
+    expect(limits.acquire('bob', true)).toBeDefined();
+    expect(limits.acquire('dave', true)).toBeUndefined();
+    expect(limits.callers).toBe(3);
   });
 
   it('forgets a caller once it has nothing open', () => {

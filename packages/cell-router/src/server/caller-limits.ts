@@ -11,9 +11,6 @@ export interface CallerLimitsOptions {
   readonly maxLongRunningTotal?: number;
 }
 
-/** The key every long-running request is also counted under, for {@link CallerLimitsOptions.maxLongRunningTotal}. */
-const EVERYONE = '*';
-
 /**
  * Per-caller limits on what is open at once, so that no single identity can hold every socket, stream and
  * cell connection of the router: past a limit the request gets a 429 with Retry-After, as kube-apiserver's
@@ -25,6 +22,8 @@ const EVERYONE = '*';
 export class CallerLimits {
   private readonly options: CallerLimitsOptions;
   private readonly open = new Map<string, { requests: number; longRunning: number }>();
+  /** Long-running requests open for everyone together. */
+  private longRunningTotal = 0;
 
   constructor(options: CallerLimitsOptions) {
     this.options = options;
@@ -35,12 +34,13 @@ export class CallerLimits {
    * undefined (nothing held) past the limit of any.
    */
   acquire(keys: string | readonly string[], longRunning: boolean): (() => void) | undefined {
-    const total = longRunning ? this.options.maxLongRunningTotal : undefined;
-    const all = [...(typeof keys === 'string' ? [keys] : keys), ...(total === undefined ? [] : [EVERYONE])];
+    const all = typeof keys === 'string' ? [keys] : keys;
     const kind = longRunning ? 'longRunning' : 'requests';
     const limit = longRunning ? this.options.maxLongRunning : this.options.maxRequestsInFlight;
-    const limitOf = (key: string) => (key === EVERYONE ? total! : limit);
-    if (all.some((key) => (this.open.get(key)?.[kind] ?? 0) >= limitOf(key))) return undefined;
+    if (all.some((key) => (this.open.get(key)?.[kind] ?? 0) >= limit)) return undefined;
+    const total = this.options.maxLongRunningTotal;
+    if (longRunning && total !== undefined && this.longRunningTotal >= total) return undefined;
+    if (longRunning) this.longRunningTotal++;
     const held = all.map((key) => {
       const entry = this.open.get(key) ?? { requests: 0, longRunning: 0 };
       entry[kind]++;
@@ -51,6 +51,7 @@ export class CallerLimits {
     return () => {
       if (released) return;
       released = true;
+      if (longRunning) this.longRunningTotal--;
       for (const [key, entry] of held) {
         entry[kind]--;
         if (entry.requests === 0 && entry.longRunning === 0) this.open.delete(key);

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { admit, authenticateCaller, tooManyRefusal } from '../auth/admission.ts';
 import type { AccessReviewer } from '../auth/access-reviewer.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
+import type { ComponentUsers } from '../auth/component-users.ts';
 import { requestAuthorization, type Authorize } from '../auth/request-authorization.ts';
 import type { RouterMetrics } from '../metrics/router-metrics.ts';
 import type { RequestInfo } from '../request/request-info.ts';
@@ -13,6 +14,7 @@ import { badRequest, internalError } from '../status/kube-status.ts';
 import { publicErrorMessage } from '../status/public-error.ts';
 import { callerKeys } from '../auth/caller-keys.ts';
 import type { CallerLimits } from './caller-limits.ts';
+import { isLongRunning } from './long-running.ts';
 import { RequestBody, type BodyHolding } from './request-body.ts';
 import { startRequestSpan } from '../tracing/request-span.ts';
 import { logFields, recordRequest, requestInfo } from './access-log.ts';
@@ -39,7 +41,7 @@ export interface ExchangeOptions {
   /** What one caller may hold open at once; none: no limit. */
   readonly limits?: CallerLimits | undefined;
   /** The names cellfed's components call the cells as: no request reaches a cell as one (403). */
-  readonly componentUsers?: ReadonlySet<string> | undefined;
+  readonly componentUsers?: Pick<ComponentUsers, 'has'> | undefined;
   /** How request bodies are held (a budget, and how much is read before the caller is authorized). */
   readonly bodies?: BodyHolding | undefined;
   readonly tracer: Tracer;
@@ -135,14 +137,4 @@ export async function exchange(
     answerer.finish?.();
     recordRequest(options, request, info, user, progress.outcome, started, span);
   }
-}
-
-/** Whether a request stays open for as long as the caller wants: a watch, a followed log, an upgrade. */
-function isLongRunning(request: ClientRequest, info: RequestInfo): boolean {
-  if (request.headers.upgrade !== undefined) return true;
-  if (!info.isResourceRequest) return false;
-  return (
-    info.verb === 'watch' ||
-    (info.subresource === 'log' && /[?&]follow=(?:true|1)(?:&|$)/.test(request.url ?? ''))
-  );
 }

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 
 import { AccessReviewer } from '../auth/access-reviewer.ts';
 import type { Authenticator } from '../auth/authenticator.ts';
+import type { ComponentUsers } from '../auth/component-users.ts';
 import type { Authorize } from '../auth/request-authorization.ts';
 import type { RouterMetrics } from '../metrics/router-metrics.ts';
 import type { RequestInfo, ResourceRequestInfo } from '../request/request-info.ts';
@@ -56,7 +57,7 @@ export interface RouterHandlerOptions {
   /** What one caller may hold open at once (429 past it); none: no limit. */
   limits?: CallerLimits;
   /** The names cellfed's components call the cells as: no caller is served as one (403). */
-  componentUsers?: ReadonlySet<string>;
+  componentUsers?: Pick<ComponentUsers, 'has'>;
   /** How request bodies are held: a budget (429 past it), and how much is read before authorization. */
   bodies?: BodyHolding;
   /** What each watch holds for its client, and the budget every watch shares (collections/watch-buffer.ts). */

@@ -19,6 +19,7 @@ import { type KubeObject } from '@cellfed/federation';
 
 import { AccessReviewer } from '../auth/access-reviewer.ts';
 import { Authenticator } from '../auth/authenticator.ts';
+import { ComponentUsers } from '../auth/component-users.ts';
 import { RouterMetrics } from '../metrics/router-metrics.ts';
 
 import { CellNamespaces } from '../proxy/cell-namespaces.ts';
@@ -55,9 +56,12 @@ export interface RouterOptions {
   credentialsNamespace?: string;
   /**
    * The user names cellfed's components call the cells as (its own, the controllers'), which the cells'
-   * policies exempt: a caller by one, or impersonating one, is refused (403).
+   * policies exempt: a caller by one, or impersonating one, is refused (403). Its own in each cell is asked
+   * of the cell too (auth/component-users.ts).
    */
   componentCellUsers?: readonly string[];
+  /** Of them, the one given as the router's own (`--router-cell-user`): a cell that says otherwise is logged. */
+  routerCellUser?: string;
   /** This replica's name in its Lease (the pod name in a cluster). */
   identity: string;
   /** What one caller may hold open at once; none: no limit. */
@@ -142,6 +146,13 @@ export class Router {
         )?.metadata,
     });
     this.pool.subscribe(cellNamespaces);
+    // Its own name in every cell it engages, and the names it is given: no caller is served as one.
+    const componentUsers = new ComponentUsers({
+      configured: options.componentCellUsers ?? [],
+      routerCellUser: options.routerCellUser,
+      logger: log.child({ component: 'component-users' }),
+    });
+    this.pool.subscribe(componentUsers);
     const metrics = new RouterMetrics(options.registry);
     this.histories = new ResourceHistories({
       state: () => this.state.current(),
@@ -159,7 +170,7 @@ export class Router {
         onReview: () => metrics.reviewSent('subjectaccessreview'),
       }),
       ...(options.limits ? { limits: new CallerLimits(options.limits) } : {}),
-      componentUsers: new Set(options.componentCellUsers),
+      componentUsers,
       ...(options.bodies
         ? { bodies: { budget: new BodyBudget(options.bodies), unauthorizedBytes: UNAUTHORIZED_BODY_BYTES } }
         : {}),

@@ -52,13 +52,9 @@ const CELL_USER = /^[^\s\u0000-\u001f][^\u0000-\u001f]*(?<!\s)$/;
 /**
  * `--<component>-cell-user`: the user name `component` calls the cells as, where it has an identity of its
  * own there (the chart's `<component>.cellUser`). The cells' reserved-marks and mirrored admission policies
- * exempt these names, so the router serves no caller by them, and the rebalance controller writes them.
+ * exempt these names (the rebalance controller writes them there), so the router serves no caller by them.
  */
-export const cellUserFlag = (
-  component: string,
-  help: string,
-  defaultText = 'none (it shares the rebalance controller’s identity)',
-) =>
+export const cellUserFlag = (component: string, help: string, defaultText: string) =>
   textFlag(`${component}-cell-user`, {
     value: 'USER',
     help,

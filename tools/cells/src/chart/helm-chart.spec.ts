@@ -587,6 +587,8 @@ describe('the cellfed chart', () => {
     [['--set', 'router.credentialsNamespace=Not_A_Namespace'], "at '/router/credentialsNamespace'"],
     [['--set-json', 'backupController.cellUser="a,b"'], "at '/backupController/cellUser'"],
     [['--set-json', 'rebalanceController.cellUser=" a"'], "at '/rebalanceController/cellUser'"],
+    // What the flag refuses too: a name the cells' HTTP parsers would trim.
+    [['--set-json', 'router.cellUser="cellfed-router "'], "at '/router/cellUser'"],
     [
       ['--set', 'router.credentialsNamespace=cells', '--set', 'backupController.credentialsNamespace=cells'],
       "each credentialsNamespace must be that component's alone",

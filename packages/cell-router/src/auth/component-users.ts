@@ -1,0 +1,80 @@
+import type { CellAware, Clock, EngagedCell } from '@cellfed/controller-kit';
+import { errorMessage, realClock, sleep } from '@cellfed/controller-kit';
+import type { Logger } from 'pino';
+
+/**
+ * The user names cellfed's components call the cells as, which the cells' reserved-marks and mirrored
+ * admission policies exempt: the router serves no caller by one (auth/admission.ts). Those it is given
+ * (`--<component>-cell-user`), and its own in every engaged cell, as that cell tells it (a
+ * SelfSubjectReview): so it refuses its own name however it was configured, the shared identity of all
+ * three components too, where no name was given.
+ */
+export class ComponentUsers implements CellAware {
+  private readonly configured: ReadonlySet<string>;
+  private readonly ownByCell = new Map<string, string>();
+  private readonly log: Logger;
+  private readonly retryMs: number;
+  private readonly clock: Clock;
+
+  /** `--router-cell-user`: the name the cells' policies exempt as the router's, told apart from what a cell says. */
+  private readonly routerCellUser: string | undefined;
+
+  constructor(options: {
+    configured: readonly string[];
+    routerCellUser?: string | undefined;
+    logger: Logger;
+    retryMs?: number;
+    clock?: Clock;
+  }) {
+    this.configured = new Set(options.configured);
+    this.routerCellUser = options.routerCellUser;
+    this.log = options.logger;
+    this.retryMs = options.retryMs ?? 5_000;
+    this.clock = options.clock ?? realClock;
+  }
+
+  has(username: string): boolean {
+    if (this.configured.has(username)) return true;
+    for (const own of this.ownByCell.values()) if (own === username) return true;
+    return false;
+  }
+
+  /** Asks the cell who the router is there, again every `retryMs` until it answers; forgotten when the cell goes. */
+  async engage(cell: EngagedCell): Promise<void> {
+    cell.signal.addEventListener('abort', () => this.ownByCell.delete(cell.id), { once: true });
+    while (!cell.signal.aborted) {
+      try {
+        const review = await cell.client.request<{ status?: { userInfo?: { username?: string } } }>(
+          'POST',
+          '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+          {
+            body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+            signal: cell.signal,
+          },
+        );
+        const own = review.status?.userInfo?.username;
+        if (own) {
+          this.ownByCell.set(cell.id, own);
+          this.log.info(
+            { cell: cell.id, user: own },
+            'the router’s own user in the cell: refused as a caller',
+          );
+          if (this.routerCellUser !== undefined && own !== this.routerCellUser)
+            this.log.warn(
+              { cell: cell.id, user: own, routerCellUser: this.routerCellUser },
+              'the cell knows the router by another name than --router-cell-user: the cells’ policies exempt that one, not this',
+            );
+          return;
+        }
+        this.log.warn({ cell: cell.id }, 'the cell did not say who the router is there; asking again');
+      } catch (error) {
+        if (cell.signal.aborted) return;
+        this.log.warn(
+          { cell: cell.id, err: errorMessage(error) },
+          'could not ask the cell who the router is there',
+        );
+      }
+      await sleep(this.clock, this.retryMs, cell.signal);
+    }
+  }
+}
