@@ -287,6 +287,54 @@ describeInCluster(
       }
     });
 
+    it('execs into a pod in its cell through the router, as kubectl exec does: the upgrade relayed to the kubelet', async () => {
+      // A pod any kind node runs without a registry: the pause image its containerd holds, as a cell's Node
+      // lists it. `pause -v` prints its version and exits.
+      const nodes = JSON.parse(
+        await succeeded(
+          kubectlAt(env.cells[0]!.kubeconfig, 'get', 'nodes', '-o', 'json'),
+          'reading a cell’s nodes',
+        ),
+      ) as { items: { status: { images?: { names?: string[] }[] } }[] };
+      const pause = nodes.items
+        .flatMap((node) => node.status.images ?? [])
+        .flatMap((image) => image.names ?? [])
+        .find((name) => /\/pause:[^@/]+$/.test(name));
+      expect(pause).toBeDefined();
+      const pod = {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'exec-target', namespace },
+        spec: {
+          containers: [{ name: 'pause', image: pause, imagePullPolicy: 'Never' }],
+          terminationGracePeriodSeconds: 0,
+        },
+      };
+      // The cell makes the namespace's default ServiceAccount a moment after the router made the namespace.
+      await eventually(
+        'the pod created through the router',
+        async () =>
+          (await kubectlWith(env.router.kubeconfig, ['apply', '-f', '-'], { input: JSON.stringify(pod) }))
+            .code === 0
+            ? true
+            : undefined,
+        60_000,
+      );
+      try {
+        await succeeded(
+          kubectl('-n', namespace, 'wait', '--for=condition=Ready', 'pod/exec-target', '--timeout=120s'),
+          'the pod Ready',
+        );
+        const printed = await succeeded(
+          kubectl('-n', namespace, 'exec', 'exec-target', '--', '/pause', '-v'),
+          'kubectl exec through the router',
+        );
+        expect(printed).toMatch(/^pause\.c /m);
+      } finally {
+        await kubectl('-n', namespace, 'delete', 'pod', 'exec-target', '--wait=false');
+      }
+    });
+
     it('adds a cell: the rebalance controller pod moves what the ring now places there', async () => {
       const added = (await succeeded(cellsCli('add-cell'), 'cells add-cell')).trim();
       expect(added).toBe(`cell-${env.cells.length + 1}`);
