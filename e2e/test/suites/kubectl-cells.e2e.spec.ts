@@ -159,15 +159,18 @@ describeE2e('kubectl cells', () => {
         `kubectl cells: cell ${backup}: your kubeconfig has no context named ${backup}; name the one that reaches the cell with --cell-context ${backup}=CONTEXT`,
       ]);
 
-      const shown = await cellsWith(
-        operator,
-        'backup',
-        'cm/settings',
-        '-n',
-        namespace,
-        '--cell-context',
-        `${backup}=ops@${backup}`,
-      );
+      /** `kubectl cells backup` of the ConfigMap, with the operator's context for the backup cell. */
+      const showBackup = () =>
+        cellsWith(
+          operator,
+          'backup',
+          'cm/settings',
+          '-n',
+          namespace,
+          '--cell-context',
+          `${backup}=ops@${backup}`,
+        );
+      const shown = await showBackup();
       expect(shown.code).toBe(0);
       expect(JSON.parse(shown.out)).toMatchObject({
         metadata: { name: 'settings', namespace },
@@ -180,15 +183,7 @@ describeE2e('kubectl cells', () => {
         body: { metadata: { labels: { [BACKUP_CELL_LABEL]: primary } } },
         contentType: 'application/merge-patch+json',
       });
-      const elsewhere = await cellsWith(
-        operator,
-        'backup',
-        'cm/settings',
-        '-n',
-        namespace,
-        '--cell-context',
-        `${backup}=ops@${backup}`,
-      );
+      const elsewhere = await showBackup();
       expect(elsewhere.code).toBe(1);
       expect(elsewhere.out.trim().split('\n')).toEqual([
         `kubectl cells: the context used for cell ${backup} reaches cell ${primary} (its backup ${CELL_BACKUP_NAMESPACE}/${cellBackupName(ref)} is labelled ${BACKUP_CELL_LABEL}=${primary}); name the right one with --cell-context ${backup}=CONTEXT`,
