@@ -289,7 +289,8 @@ describeInCluster(
 
     it('execs into a pod in its cell through the router, as kubectl exec does: the upgrade relayed to the kubelet', async () => {
       // A pod any kind node runs without a registry: the pause image its containerd holds, as a cell's Node
-      // lists it. `pause -v` prints its version and exits.
+      // lists it. Its binary, whatever its path in the image, is the container's first process:
+      // `/proc/1/exe -v` runs it again, and `pause -v` prints its version and exits.
       const nodes = JSON.parse(
         await succeeded(
           kubectlAt(env.cells[0]!.kubeconfig, 'get', 'nodes', '-o', 'json'),
@@ -326,8 +327,8 @@ describeInCluster(
           'the pod Ready',
         );
         const printed = await succeeded(
-          kubectl('-n', namespace, 'exec', 'exec-target', '--', '/pause', '-v'),
-          'kubectl exec through the router',
+          kubectl('-n', namespace, 'exec', 'exec-target', '--', '/proc/1/exe', '-v'),
+          `kubectl exec through the router into ${pause}`,
         );
         expect(printed).toMatch(/^pause\.c /m);
       } finally {
