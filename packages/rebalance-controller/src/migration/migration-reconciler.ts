@@ -183,6 +183,9 @@ export class MigrationReconciler implements ObjectReconciler {
     if (outcome.result === 'quota-wait') {
       const waits = (this.quotaWaits.get(key) ?? 0) + 1;
       this.quotaWaits.set(key, waits);
+      // Once per wait, not per retry: why a move stays fenced is then in the log at its default level.
+      if (waits === 1)
+        objectLog.info({ refusal: outcome.refusal }, 'move waits for quota share in its new cell');
       results.push({
         requeueAfterMs: Math.min(QUOTA_WAITS_MS.first * 2 ** (waits - 1), QUOTA_WAITS_MS.last),
       });

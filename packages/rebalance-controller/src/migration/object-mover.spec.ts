@@ -339,10 +339,49 @@ describe('ObjectMover: quota', () => {
       quota: { drawTo: () => Promise.resolve(false) },
       onQuotaRefused: (namespace) => refused.push(namespace),
     });
-    expect(await stuck.move(move)).toEqual({ result: 'quota-wait' });
+    expect(await stuck.move(move)).toEqual({
+      result: 'quota-wait',
+      refusal: expect.stringContaining('exceeded quota: team'),
+    });
     expect(refused).toEqual(['shop']);
     expect(to.get(PATH)).toBeUndefined();
     expect(from.get(PATH)?.metadata.labels?.[REBALANCE_STATUS_LABEL]).toBe(MIGRATING);
+  });
+
+  it('goes on with a copy an earlier attempt made, though the new cell refuses its create for quota first', async () => {
+    // A move retried once its copy was made (its status write met a 409): the apiserver's quota admission
+    // refuses the second create before it finds the name taken, and at the quota's limit nothing can be
+    // drawn. The copy already holds its share: the move replaces it and goes on.
+    const { from, to, mover, move } = setup();
+    // The first attempt made the copy, then stopped (here the plan changed; in the e2e, a 409 on its status).
+    await expect(mover.move({ ...move, planStillCurrent: () => false })).rejects.toThrow();
+    expect(to.get(PATH)!.metadata.annotations?.[COPIED_FROM_ANNOTATION]).toBeDefined();
+    expect(from.get(PATH)?.metadata.labels?.[REBALANCE_STATUS_LABEL]).toBe(MIGRATING);
+    const exceeded = new ApiError(
+      403,
+      {
+        code: 403,
+        reason: 'Forbidden',
+        message:
+          'deployments.apps "web" is forbidden: exceeded quota: team, requested: count/deployments.apps=1, used: count/deployments.apps=1, limited: count/deployments.apps=1',
+      },
+      'POST',
+    );
+    to.before = (method) => {
+      if (method === 'POST') throw exceeded;
+    };
+    const draws: string[] = [];
+    const refused: string[] = [];
+    const retried = new ObjectMover({
+      clock: new FakeClock(),
+      statusSubresources: new StatusSubresources(),
+      quota: { drawTo: (cell, namespace) => (draws.push(`${cell}/${namespace}`), Promise.resolve(false)) },
+      onQuotaRefused: (namespace) => refused.push(namespace),
+    });
+    expect(await retried.move(move)).toMatchObject({ result: 'moved' });
+    expect(draws).toEqual([]);
+    expect(refused).toEqual([]);
+    expect(from.get(PATH)?.metadata.labels?.[REBALANCE_STATUS_LABEL]).toBe(MIGRATED);
   });
 });
 

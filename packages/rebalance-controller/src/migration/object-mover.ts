@@ -79,7 +79,8 @@ export type MoveOutcome =
   /** The old copy is being deleted: it is not moved. */
   | { readonly result: 'source-deleting' }
   /** The new cell's quota refused the copy even after a draw: the old copy stays fenced, tried again soon. */
-  | { readonly result: 'quota-wait' };
+  /** `refusal`: the new cell's words (its quota, what was asked, used and limited). */
+  | { readonly result: 'quota-wait'; readonly refusal: string };
 
 /** An old copy found labelled `migrated` when the move began: an earlier attempt handed over. */
 class AlreadyMigrated {
@@ -140,8 +141,7 @@ export class ObjectMover {
       // The fenced old copy frees its share once the quota controller counts it apart: ask it to, and
       // come back when it has (a wait, not a failure).
       this.onQuotaRefused?.(ref.namespace);
-      move.log.debug({ err: errorMessage(error) }, 'move waits for quota share in its new cell');
-      return { result: 'quota-wait' };
+      return { result: 'quota-wait', refusal: errorMessage(error) };
     }
     await this.copyHistory(move, old, copy);
     // Writes through the router are fenced, but the old cell's own controllers still write status
@@ -476,15 +476,22 @@ function create(
   });
 }
 
-/** Creates `object`; undefined when something already has its name (nothing is read or changed). */
+/**
+ * Creates `object`; undefined when something already has its name (nothing is changed). The apiserver's
+ * quota admission runs before its name check (kubernetes/kubernetes#106842): a create refused for quota is
+ * read after, and a name taken is taken. Without it, a move retried after its copy was made (a 409 on the
+ * copy's status, a crash) asked for share the copy already holds, and at a quota's limit waited for it
+ * forever.
+ */
 function createIfAbsent(
   client: CellClient,
   ref: CellularObjectRef,
   object: KubeObject,
   signal: AbortSignal,
 ): Promise<KubeObject | undefined> {
-  return create(client, ref, object, signal).catch((error: unknown) => {
+  return create(client, ref, object, signal).catch(async (error: unknown) => {
     if (isAlreadyExists(error)) return undefined;
+    if (quotaRefusalIn(error) && (await read(client, ref, signal)) !== undefined) return undefined;
     throw error;
   });
 }
