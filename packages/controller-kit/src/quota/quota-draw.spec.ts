@@ -7,6 +7,7 @@ import {
 import { quotaRefusalOf, type KubeObject, type ResourceQuota } from '@cellfed/federation';
 
 import { FakeCell } from '../testing/fake-cell.ts';
+import { quotaRefusal } from '../testing/quota-refusal.ts';
 import { memoryLogger } from '../testing/memory-logger.ts';
 import { ApiError } from '../kube/api-error.ts';
 import { QuotaDraw, quotaRefusalIn, writeDrawingQuota } from './quota-draw.ts';
@@ -144,16 +145,7 @@ describe('QuotaDraw', () => {
 });
 
 describe('writeDrawingQuota', () => {
-  const exceeded = new ApiError(
-    403,
-    {
-      code: 403,
-      reason: 'Forbidden',
-      message:
-        'deployments.apps "web" is forbidden: exceeded quota: team, requested: count/deployments.apps=1, used: count/deployments.apps=1, limited: count/deployments.apps=1',
-    },
-    'POST',
-  );
+  const exceeded = quotaRefusal();
   const forbidden = new ApiError(403, { code: 403, reason: 'Forbidden', message: 'cannot create' }, 'POST');
 
   it('tells a quota refusal from any other, and reads the quota and the names it names', () => {

@@ -6,3 +6,4 @@ export { fakeCopies } from './fake-copies.ts';
 export { memoryLogger } from './memory-logger.ts';
 export { metricValue } from './metric-value.ts';
 export { recordingTracer } from './recording-tracer.ts';
+export { quotaRefusal } from './quota-refusal.ts';

@@ -9,7 +9,7 @@ import {
   MIGRATED_AT_ANNOTATION,
 } from '@cellfed/api';
 import { ApiError } from '@cellfed/controller-kit';
-import { FakeCell, FakeClock, memoryLogger } from '@cellfed/controller-kit/testing';
+import { FakeCell, FakeClock, memoryLogger, quotaRefusal } from '@cellfed/controller-kit/testing';
 import { MIGRATED, MIGRATING, REBALANCE_STATUS_LABEL } from '@cellfed/hashing';
 import { type KubeObject, type CellularObjectRef } from '@cellfed/federation';
 
@@ -297,18 +297,10 @@ describe('ObjectMover', () => {
 });
 
 describe('ObjectMover: quota', () => {
+  const exceeded = quotaRefusal();
+
   it('draws quota share into a new cell that refuses the copy, and waits, asking the quota controller to look, when that was not enough', async () => {
     const { from, to, move } = setup();
-    const exceeded = new ApiError(
-      403,
-      {
-        code: 403,
-        reason: 'Forbidden',
-        message:
-          'deployments.apps "web" is forbidden: exceeded quota: team, requested: count/deployments.apps=1, used: count/deployments.apps=1, limited: count/deployments.apps=1',
-      },
-      'POST',
-    );
     let refusals = 1;
     to.before = (method) => {
       if (method === 'POST' && refusals-- > 0) throw exceeded;
@@ -357,16 +349,6 @@ describe('ObjectMover: quota', () => {
     await expect(mover.move({ ...move, planStillCurrent: () => false })).rejects.toThrow();
     expect(to.get(PATH)!.metadata.annotations?.[COPIED_FROM_ANNOTATION]).toBeDefined();
     expect(from.get(PATH)?.metadata.labels?.[REBALANCE_STATUS_LABEL]).toBe(MIGRATING);
-    const exceeded = new ApiError(
-      403,
-      {
-        code: 403,
-        reason: 'Forbidden',
-        message:
-          'deployments.apps "web" is forbidden: exceeded quota: team, requested: count/deployments.apps=1, used: count/deployments.apps=1, limited: count/deployments.apps=1',
-      },
-      'POST',
-    );
     to.before = (method) => {
       if (method === 'POST') throw exceeded;
     };
