@@ -23,6 +23,7 @@ export type { EventSubject } from './kube/event-recorder.ts';
 export { KubeClient } from './kube/kube-client.ts';
 export { ApiError, isAlreadyExists, isConflict, isGone, isNotFound } from './kube/api-error.ts';
 export { readIfExists } from './kube/read-if-exists.ts';
+export { selfUserName } from './kube/self-user-name.ts';
 export { watchEvents } from './kube/watch-lines.ts';
 export type { WatchEvent } from './kube/watch-lines.ts';
 

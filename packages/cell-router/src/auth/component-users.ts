@@ -1,5 +1,5 @@
 import type { CellAware, Clock, EngagedCell } from '@cellfed/controller-kit';
-import { errorMessage, realClock, sleep } from '@cellfed/controller-kit';
+import { errorMessage, realClock, selfUserName, sleep } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 
 /**
@@ -12,6 +12,8 @@ import type { Logger } from 'pino';
 export class ComponentUsers implements CellAware {
   private readonly configured: ReadonlySet<string>;
   private readonly ownByCell = new Map<string, string>();
+  /** The configured names and every cell's answer together (see `has`). */
+  private known: ReadonlySet<string>;
   private readonly log: Logger;
   private readonly retryMs: number;
   private readonly clock: Clock;
@@ -27,34 +29,38 @@ export class ComponentUsers implements CellAware {
     clock?: Clock;
   }) {
     this.configured = new Set(options.configured);
+    this.known = this.configured;
     this.routerCellUser = options.routerCellUser;
     this.log = options.logger;
     this.retryMs = options.retryMs ?? 5_000;
     this.clock = options.clock ?? realClock;
   }
 
+  /** Asked per request: a set kept as the cells' answers come and go, not a walk over the cells. */
   has(username: string): boolean {
-    if (this.configured.has(username)) return true;
-    for (const own of this.ownByCell.values()) if (own === username) return true;
-    return false;
+    return this.known.has(username);
+  }
+
+  private refreshKnown(): void {
+    this.known = new Set([...this.configured, ...this.ownByCell.values()]);
   }
 
   /** Asks the cell who the router is there, again every `retryMs` until it answers; forgotten when the cell goes. */
   async engage(cell: EngagedCell): Promise<void> {
-    cell.signal.addEventListener('abort', () => this.ownByCell.delete(cell.id), { once: true });
+    cell.signal.addEventListener(
+      'abort',
+      () => {
+        this.ownByCell.delete(cell.id);
+        this.refreshKnown();
+      },
+      { once: true },
+    );
     while (!cell.signal.aborted) {
       try {
-        const review = await cell.client.request<{ status?: { userInfo?: { username?: string } } }>(
-          'POST',
-          '/apis/authentication.k8s.io/v1/selfsubjectreviews',
-          {
-            body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
-            signal: cell.signal,
-          },
-        );
-        const own = review.status?.userInfo?.username;
+        const own = await selfUserName(cell.client, cell.signal);
         if (own) {
           this.ownByCell.set(cell.id, own);
+          this.refreshKnown();
           this.log.info(
             { cell: cell.id, user: own },
             'the router’s own user in the cell: refused as a caller',

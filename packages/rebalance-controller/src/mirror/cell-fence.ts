@@ -1,4 +1,4 @@
-import { ApiError, errorMessage, type KubeClient } from '@cellfed/controller-kit';
+import { ApiError, errorMessage, selfUserName, type KubeClient } from '@cellfed/controller-kit';
 import { fencePolicyObjects, fenceProbe, isFenceRefusal, marksPolicyObjects } from '@cellfed/federation';
 
 import { applyIfChanged } from './apply-if-changed.ts';
@@ -40,15 +40,7 @@ export async function ensureCellFence(
 
 /** The user name the cell knows the controller by (a SelfSubjectReview: any authenticated user may ask). */
 export async function ownUserName(cell: Client, signal: AbortSignal): Promise<string> {
-  const review = await cell.request<{ status?: { userInfo?: { username?: string } } }>(
-    'POST',
-    '/apis/authentication.k8s.io/v1/selfsubjectreviews',
-    {
-      body: JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }),
-      signal,
-    },
-  );
-  const user = review.status?.userInfo?.username;
+  const user = await selfUserName(cell, signal);
   if (!user)
     throw new RebalanceError(
       RebalanceErrorCode.FenceNotInForce,
