@@ -212,3 +212,11 @@ export const PROMOTION_REQUESTED_ANNOTATION = 'cellfed.io/promotion-requested';
 export const ROUTER_CELLSET_LABEL = 'cellfed.io/router-cellset';
 /** On every router Lease: the CellSet generation that replica routes with now. */
 export const LOADED_GENERATION_ANNOTATION = 'cellfed.io/loaded-cellset-generation';
+
+// ---- Component names ----
+
+/**
+ * On the reserved-marks policy in a cell: the user names it exempts as cellfed's components (a JSON array),
+ * as the rebalance controller wrote it. The router reads it and serves no caller by any of them.
+ */
+export const COMPONENT_USERS_ANNOTATION = 'cellfed.io/component-users';

@@ -66,7 +66,7 @@ export {
 } from './cell-backups.ts';
 export { heldSpecPatch } from './held-spec.ts';
 export { FENCE_POLICY_NAME, fencePolicyObjects, fenceProbe, isFenceRefusal } from './fence-policy.ts';
-export { MARKS_POLICY_NAME, marksPolicyObjects } from './marks-policy.ts';
+export { MARKS_POLICY_NAME, exemptComponentUsers, marksPolicyObjects } from './marks-policy.ts';
 export { celUserIsOneOf } from './cell-policy.ts';
 export { UNIT, formatResourceList, parseQuantity, parseResourceList, sameResourceList } from './quantity.ts';
 export type { ResourceList } from './quantity.ts';

@@ -1,4 +1,4 @@
-import { HELD_OWNERS_ANNOTATION, SHARD_BY_LABEL } from '@cellfed/api';
+import { COMPONENT_USERS_ANNOTATION, HELD_OWNERS_ANNOTATION, SHARD_BY_LABEL } from '@cellfed/api';
 
 import { cel, cellPolicyObjects, everyResource, celUserIsOneOf } from './cell-policy.ts';
 import type { KubeObject } from './kube-object.ts';
@@ -93,7 +93,7 @@ const CHECKS = LOCATIONS.flatMap((location) => MAPS.map((map) => ({ location, ma
  * call the cell as. It matches creates and updates of every resource and subresource.
  */
 export function marksPolicyObjects(componentUsers: readonly string[]): [KubeObject, KubeObject] {
-  return cellPolicyObjects(MARKS_POLICY_NAME, {
+  const [policy, binding] = cellPolicyObjects(MARKS_POLICY_NAME, {
     matchConstraints: { resourceRules: [everyResource(['CREATE', 'UPDATE'])] },
     matchConditions: [
       {
@@ -124,4 +124,16 @@ export function marksPolicyObjects(componentUsers: readonly string[]): [KubeObje
       reason: 'Invalid',
     })),
   });
+  policy.metadata.annotations = { [COMPONENT_USERS_ANNOTATION]: JSON.stringify([...componentUsers]) };
+  return [policy, binding];
+}
+
+/** The component users a marks policy read from a cell exempts (its annotation); none if unreadable. */
+export function exemptComponentUsers(policy: KubeObject | undefined): string[] {
+  try {
+    const users = JSON.parse(policy?.metadata.annotations?.[COMPONENT_USERS_ANNOTATION] ?? '[]') as unknown;
+    return Array.isArray(users) ? users.filter((user): user is string => typeof user === 'string') : [];
+  } catch {
+    return [];
+  }
 }

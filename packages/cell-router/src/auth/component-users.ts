@@ -1,21 +1,28 @@
 import type { CellAware, Clock, EngagedCell } from '@cellfed/controller-kit';
-import { errorMessage, realClock, selfUserName, sleep } from '@cellfed/controller-kit';
+import { errorMessage, readIfExists, realClock, selfUserName, sleep } from '@cellfed/controller-kit';
+import { MARKS_POLICY_NAME, exemptComponentUsers, type KubeObject } from '@cellfed/federation';
 import type { Logger } from 'pino';
+
+const MARKS_POLICY_PATH = `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${MARKS_POLICY_NAME}`;
 
 /**
  * The user names cellfed's components call the cells as, which the cells' reserved-marks and mirrored
  * admission policies exempt: the router serves no caller by one (auth/admission.ts). Those it is given
- * (`--<component>-cell-user`), and its own in every engaged cell, as that cell tells it (a
+ * (`--<component>-cell-user`), its own in every engaged cell, as that cell tells it (a
  * SelfSubjectReview): so it refuses its own name however it was configured, the shared identity of all
- * three components too, where no name was given.
+ * three components too, where no name was given; and every name the cell's marks policy exempts, as the
+ * rebalance controller wrote it (federation's COMPONENT_USERS_ANNOTATION, read again every
+ * `policyRefreshMs`): so whatever a cell exempts, the router refuses, whatever it was told.
  */
 export class ComponentUsers implements CellAware {
   private readonly configured: ReadonlySet<string>;
   private readonly ownByCell = new Map<string, string>();
+  private readonly exemptByCell = new Map<string, readonly string[]>();
   /** The configured names and every cell's answer together (see `has`). */
   private known: ReadonlySet<string>;
   private readonly log: Logger;
   private readonly retryMs: number;
+  private readonly policyRefreshMs: number;
   private readonly clock: Clock;
 
   /** `--router-cell-user`: the name the cells' policies exempt as the router's, told apart from what a cell says. */
@@ -26,6 +33,7 @@ export class ComponentUsers implements CellAware {
     routerCellUser?: string | undefined;
     logger: Logger;
     retryMs?: number;
+    policyRefreshMs?: number;
     clock?: Clock;
   }) {
     this.configured = new Set(options.configured);
@@ -33,6 +41,7 @@ export class ComponentUsers implements CellAware {
     this.routerCellUser = options.routerCellUser;
     this.log = options.logger;
     this.retryMs = options.retryMs ?? 5_000;
+    this.policyRefreshMs = options.policyRefreshMs ?? 30_000;
     this.clock = options.clock ?? realClock;
   }
 
@@ -42,15 +51,54 @@ export class ComponentUsers implements CellAware {
   }
 
   private refreshKnown(): void {
-    this.known = new Set([...this.configured, ...this.ownByCell.values()]);
+    this.known = new Set([
+      ...this.configured,
+      ...this.ownByCell.values(),
+      ...[...this.exemptByCell.values()].flat(),
+    ]);
   }
 
-  /** Asks the cell who the router is there, again every `retryMs` until it answers; forgotten when the cell goes. */
+  /**
+   * Asks the cell who the router is there, again every `retryMs` until it answers, then follows the names its
+   * marks policy exempts; all forgotten when the cell goes.
+   */
   async engage(cell: EngagedCell): Promise<void> {
+    await this.learnOwnName(cell);
+    await this.followExemptions(cell);
+  }
+
+  private async followExemptions(cell: EngagedCell): Promise<void> {
+    while (!cell.signal.aborted) {
+      try {
+        const policy = await readIfExists<KubeObject>(cell.client, MARKS_POLICY_PATH, {
+          signal: cell.signal,
+        });
+        const users = exemptComponentUsers(policy);
+        if (JSON.stringify(users) !== JSON.stringify(this.exemptByCell.get(cell.id) ?? [])) {
+          this.exemptByCell.set(cell.id, users);
+          this.refreshKnown();
+          this.log.info(
+            { cell: cell.id, users },
+            'the cell’s marks policy exempts these components: refused as callers',
+          );
+        }
+      } catch (error) {
+        if (cell.signal.aborted) return;
+        this.log.warn(
+          { cell: cell.id, err: errorMessage(error) },
+          'could not read which components the cell exempts; asking again',
+        );
+      }
+      await sleep(this.clock, this.policyRefreshMs, cell.signal);
+    }
+  }
+
+  private async learnOwnName(cell: EngagedCell): Promise<void> {
     cell.signal.addEventListener(
       'abort',
       () => {
         this.ownByCell.delete(cell.id);
+        this.exemptByCell.delete(cell.id);
         this.refreshKnown();
       },
       { once: true },

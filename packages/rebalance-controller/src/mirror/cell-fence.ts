@@ -32,7 +32,11 @@ export async function ensureCellFence(
     [marksBinding, 'validatingadmissionpolicybindings'],
   ] as const) {
     const path = `${POLICIES}/${resource}/${object.metadata.name ?? ''}`;
-    if (await applyIfChanged(cell, path, object, object['spec'], signal)) writes++;
+    // The marks policy's annotation (the names it exempts, which the router reads) is content too.
+    const content = object.metadata.annotations
+      ? { spec: object['spec'], annotations: object.metadata.annotations }
+      : object['spec'];
+    if (await applyIfChanged(cell, path, object, content, signal)) writes++;
   }
   await proveInForce(cell, signal);
   return writes;
