@@ -60,40 +60,9 @@ export class ComponentUsers implements CellAware {
 
   /**
    * Asks the cell who the router is there, again every `retryMs` until it answers, then follows the names its
-   * marks policy exempts; all forgotten when the cell goes.
+   * marks policy exempts, read again every `policyRefreshMs`; all forgotten when the cell goes.
    */
   async engage(cell: EngagedCell): Promise<void> {
-    await this.learnOwnName(cell);
-    await this.followExemptions(cell);
-  }
-
-  private async followExemptions(cell: EngagedCell): Promise<void> {
-    while (!cell.signal.aborted) {
-      try {
-        const policy = await readIfExists<KubeObject>(cell.client, MARKS_POLICY_PATH, {
-          signal: cell.signal,
-        });
-        const users = exemptComponentUsers(policy);
-        if (JSON.stringify(users) !== JSON.stringify(this.exemptByCell.get(cell.id) ?? [])) {
-          this.exemptByCell.set(cell.id, users);
-          this.refreshKnown();
-          this.log.info(
-            { cell: cell.id, users },
-            'the cell’s marks policy exempts these components: refused as callers',
-          );
-        }
-      } catch (error) {
-        if (cell.signal.aborted) return;
-        this.log.warn(
-          { cell: cell.id, err: errorMessage(error) },
-          'could not read which components the cell exempts; asking again',
-        );
-      }
-      await sleep(this.clock, this.policyRefreshMs, cell.signal);
-    }
-  }
-
-  private async learnOwnName(cell: EngagedCell): Promise<void> {
     cell.signal.addEventListener(
       'abort',
       () => {
@@ -103,32 +72,66 @@ export class ComponentUsers implements CellAware {
       },
       { once: true },
     );
+    await this.repeat(cell, this.retryMs, 'could not ask the cell who the router is there', () =>
+      this.learnOwnName(cell),
+    );
+    await this.repeat(
+      cell,
+      this.policyRefreshMs,
+      'could not read which components the cell exempts; asking again',
+      async () => {
+        await this.readExemptions(cell);
+        return false;
+      },
+    );
+  }
+
+  /** Runs `step` every `everyMs` until it answers true or the cell goes; a failed step is logged as `failed`. */
+  private async repeat(
+    cell: EngagedCell,
+    everyMs: number,
+    failed: string,
+    step: () => Promise<boolean>,
+  ): Promise<void> {
     while (!cell.signal.aborted) {
       try {
-        const own = await selfUserName(cell.client, cell.signal);
-        if (own) {
-          this.ownByCell.set(cell.id, own);
-          this.refreshKnown();
-          this.log.info(
-            { cell: cell.id, user: own },
-            'the router’s own user in the cell: refused as a caller',
-          );
-          if (this.routerCellUser !== undefined && own !== this.routerCellUser)
-            this.log.warn(
-              { cell: cell.id, user: own, routerCellUser: this.routerCellUser },
-              'the cell knows the router by another name than --router-cell-user: the cells’ policies exempt that one, not this',
-            );
-          return;
-        }
-        this.log.warn({ cell: cell.id }, 'the cell did not say who the router is there; asking again');
+        if (await step()) return;
       } catch (error) {
         if (cell.signal.aborted) return;
-        this.log.warn(
-          { cell: cell.id, err: errorMessage(error) },
-          'could not ask the cell who the router is there',
-        );
+        this.log.warn({ cell: cell.id, err: errorMessage(error) }, failed);
       }
-      await sleep(this.clock, this.retryMs, cell.signal);
+      await sleep(this.clock, everyMs, cell.signal);
     }
+  }
+
+  /** Whether the cell said who the router is there (then refused as a caller). */
+  private async learnOwnName(cell: EngagedCell): Promise<boolean> {
+    const own = await selfUserName(cell.client, cell.signal);
+    if (!own) {
+      this.log.warn({ cell: cell.id }, 'the cell did not say who the router is there; asking again');
+      return false;
+    }
+    this.ownByCell.set(cell.id, own);
+    this.refreshKnown();
+    this.log.info({ cell: cell.id, user: own }, 'the router’s own user in the cell: refused as a caller');
+    if (this.routerCellUser !== undefined && own !== this.routerCellUser)
+      this.log.warn(
+        { cell: cell.id, user: own, routerCellUser: this.routerCellUser },
+        'the cell knows the router by another name than --router-cell-user: the cells’ policies exempt that one, not this',
+      );
+    return true;
+  }
+
+  /** The names the cell's marks policy exempts, now (none until the rebalance controller wrote it). */
+  private async readExemptions(cell: EngagedCell): Promise<void> {
+    const policy = await readIfExists<KubeObject>(cell.client, MARKS_POLICY_PATH, { signal: cell.signal });
+    const users = exemptComponentUsers(policy);
+    if (JSON.stringify(users) === JSON.stringify(this.exemptByCell.get(cell.id) ?? [])) return;
+    this.exemptByCell.set(cell.id, users);
+    this.refreshKnown();
+    this.log.info(
+      { cell: cell.id, users },
+      'the cell’s marks policy exempts these components: refused as callers',
+    );
   }
 }
