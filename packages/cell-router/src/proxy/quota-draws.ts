@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 
 import type { Authorize } from '../auth/request-authorization.ts';
+import { isDryRun } from '../request/query-param.ts';
 import { quotaRefusalOf, type QuotaRefusal } from '@cellfed/federation';
 
 /** Moves unused quota share into a cell (controller-kit's QuotaDraw). */
@@ -40,7 +41,7 @@ export async function sendDrawingQuota(
   write: DrawingWrite,
 ): Promise<Dispatcher.ResponseData> {
   const { cell, namespace, log } = write;
-  const drawing = quota && namespace && !/[?&]dryRun=/.test(write.url);
+  const drawing = quota && namespace && !isDryRun(write.url);
   for (let draws = 0; ; draws++) {
     const upstream = await send();
     if (!drawing || upstream.statusCode !== 403) return upstream;

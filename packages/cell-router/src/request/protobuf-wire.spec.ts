@@ -1,4 +1,12 @@
-import { appendToNested, encodeVarint, findField, lengthDelimited, nestedField } from './protobuf-wire.ts';
+import {
+  appendToNested,
+  encodeVarint,
+  fieldSpans,
+  findField,
+  int32At,
+  lengthDelimited,
+  nestedField,
+} from './protobuf-wire.ts';
 import { ProtobufWireError } from '../errors.ts';
 
 describe('protobuf wire', () => {
@@ -37,5 +45,26 @@ describe('protobuf wire', () => {
     expect(() => findField(Buffer.from([0x0a, 0x05, 0x61]), 1)).toThrow(ProtobufWireError);
     expect(() => findField(Buffer.from([0x0b]), 1)).toThrow('wire type 3');
     expect(() => appendToNested(Buffer.alloc(0), [4], Buffer.alloc(0))).toThrow('no field 4');
+  });
+
+  it('refuses a field number Go would read as another field, or refuse', () => {
+    // Field 2^32 + 2: Go's int32(tag >> 3) makes it field 2; the router must not read it as an unknown field.
+    const wrapped = Buffer.concat([encodeVarint((2 ** 32 + 2) * 8 + 2), encodeVarint(1), Buffer.from('x')]);
+    expect(() => fieldSpans(wrapped)).toThrow('field number out of range');
+    expect(() => findField(wrapped, 2)).toThrow('field number out of range');
+    // Field 0, and 2^31 (a negative int32), are errors to Go.
+    expect(() => fieldSpans(Buffer.from([0x02, 0x00]))).toThrow('field number out of range');
+    expect(() => fieldSpans(Buffer.concat([encodeVarint(2 ** 31 * 8), encodeVarint(1)]))).toThrow(
+      'field number out of range',
+    );
+    // The largest field number is read as itself.
+    const largest = Buffer.concat([encodeVarint((2 ** 29 - 1) * 8 + 2), encodeVarint(0)]);
+    expect(fieldSpans(largest)[0]?.number).toBe(2 ** 29 - 1);
+  });
+
+  it('reads an int32 as Go does: its low 32 bits, signed', () => {
+    expect(int32At(encodeVarint(30080), 0)).toBe(30080);
+    expect(int32At(Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]), 0)).toBe(-1);
+    expect(int32At(encodeVarint(2 ** 32 + 7), 0)).toBe(7);
   });
 });

@@ -24,7 +24,7 @@ export function findField(message: Uint8Array, number: number): FieldSpan | unde
   let offset = 0;
   while (offset < message.length) {
     const tagStart = offset;
-    const [tag, afterTag] = readVarint(message, offset);
+    const [tag, afterTag] = readTag(message, offset);
     const wireType = tag % 8;
     offset = afterTag;
     switch (wireType) {
@@ -65,7 +65,7 @@ export function fieldSpans(message: Uint8Array): AnyFieldSpan[] {
   let offset = 0;
   while (offset < message.length) {
     const tagStart = offset;
-    const [tag, afterTag] = readVarint(message, offset);
+    const [tag, afterTag] = readTag(message, offset);
     const wireType = tag % 8;
     let start = afterTag;
     let end: number;
@@ -98,6 +98,23 @@ export function fieldSpans(message: Uint8Array): AnyFieldSpan[] {
 /** The value of a varint field (wire type 0) whose bytes start at `start`. */
 export function varintAt(message: Uint8Array, start: number): number {
   return readVarint(message, start)[0];
+}
+
+/**
+ * A varint field read as Go reads an int32: its low 32 bits, signed, however long it is on the wire (a
+ * negative int32 takes ten bytes; only the first five reach the low 32 bits, so the value stays exact).
+ */
+export function int32At(message: Uint8Array, start: number): number {
+  let value = 0;
+  let scale = 1;
+  for (let i = start; i < start + 5 && i < message.length; i++) {
+    const byte = message[i]!;
+    value += (byte % 128) * scale;
+    if (byte < 128) break;
+    scale *= 128;
+  }
+  const low = value % 2 ** 32;
+  return low >= 2 ** 31 ? low - 2 ** 32 : low;
 }
 
 /** Field `number` with wire type 0 (an integer or a bool). */
@@ -153,6 +170,18 @@ export function encodeVarint(value: number): Buffer {
   }
   bytes.push(rest);
   return Buffer.from(bytes);
+}
+
+/**
+ * A field's tag. Go's decoders take the field number as `int32(tag >> 3)`, so a longer tag wraps to another
+ * field than it says; a tag of more than five bytes, or a field number of 0 or past 2^31 (an error to Go), is
+ * refused rather than read another way than the apiserver reads it.
+ */
+function readTag(buffer: Uint8Array, offset: number): [tag: number, next: number] {
+  const [tag, next] = readVarint(buffer, offset);
+  if (next - offset > 5 || tag >= 2 ** 34 || tag < 8)
+    throw new ProtobufWireError('the protobuf body has a field number out of range');
+  return [tag, next];
 }
 
 function readVarint(buffer: Uint8Array, offset: number): [value: number, next: number] {

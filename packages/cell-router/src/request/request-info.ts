@@ -1,4 +1,5 @@
 import { queryBool } from './query-bool.ts';
+import { goQueryParams } from './query-param.ts';
 
 /**
  * What a request is about, parsed from its method, path and query alone, the way kube-apiserver's
@@ -58,7 +59,7 @@ export function parseRequestInfo(method: string, target: string): RequestInfo {
   // changed (no `..` resolved). A WHATWG URL would resolve dot segments and keep `%2F`, and the router
   // would then route a path the apiserver reads as another object.
   const path = unescapePath(rawPath);
-  const searchParams = new URLSearchParams(query);
+  const searchParams = goQueryParams(query);
   const nonResource = (): NonResourceRequestInfo => ({
     isResourceRequest: false,
     path,
