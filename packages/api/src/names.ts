@@ -213,8 +213,18 @@ export const ROUTER_CELLSET_LABEL = 'cellfed.io/router-cellset';
 /** On every router Lease: the CellSet generation that replica routes with now. */
 export const LOADED_GENERATION_ANNOTATION = 'cellfed.io/loaded-cellset-generation';
 
-// ---- Component names ----
+// ---- Node-port claims and component names ----
 
+/**
+ * On a Service in cellfed's namespace of the control plane that holds, in the control plane's allocator, the
+ * node ports of one of the federation's Services (which lives in a cell): the router writes it before a cell
+ * gives the ports out, so no two cells give out the same one (docs/routing.md, "Node ports").
+ */
+export const NODE_PORT_CLAIM_LABEL = 'cellfed.io/node-port-claim';
+/** On a node-port claim: `namespace/name` of the Service whose ports it holds (its own name is a hash of it). */
+export const NODE_PORTS_OF_ANNOTATION = 'cellfed.io/node-ports-of';
+/** On a node-port claim a create took over: when (RFC 3339); the claim collector's grace counts from it. */
+export const NODE_PORTS_CLAIMED_AT_ANNOTATION = 'cellfed.io/node-ports-claimed-at';
 /**
  * On the reserved-marks policy in a cell: the user names it exempts as cellfed's components (a JSON array),
  * as the rebalance controller wrote it. The router reads it and serves no caller by any of them.

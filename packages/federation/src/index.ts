@@ -17,7 +17,27 @@ export {
   PROTOBUF_WATCH_STREAM,
   STRATEGIC_MERGE_PATCH,
 } from './wire.ts';
-export { CLAIMS, CONFIG_MAPS, CRDS, LEASES, NAMESPACES, RESOURCE_QUOTAS, SECRETS } from './resources.ts';
+export {
+  CLAIMS,
+  CONFIG_MAPS,
+  CRDS,
+  LEASES,
+  NAMESPACES,
+  RESOURCE_QUOTAS,
+  SECRETS,
+  SERVICES,
+} from './resources.ts';
+export {
+  claimedService,
+  hasNodePorts,
+  holdsClaimedPorts,
+  isNodePortClaim,
+  nodePortClaim,
+  nodePortClaimRef,
+  nodePortsOf,
+  withClaimedPorts,
+} from './node-port-claims.ts';
+export type { Service, ServiceRef, ServiceSpec } from './node-port-claims.ts';
 export type { KubeList, KubeObject, ObjectMeta } from './kube-object.ts';
 export { compileCellSet, type CellSetGeneration } from './cell-set-generation.ts';
 export { resourceId, resourceName, resourcePath, type ResourceRef } from './resource-path.ts';

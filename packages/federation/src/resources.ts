@@ -16,6 +16,7 @@ export const CONFIG_MAPS: ResourceRef = {
   resource: 'configmaps',
   namespaced: true,
 };
+export const SERVICES: ResourceRef = { group: '', version: 'v1', resource: 'services', namespaced: true };
 export const SECRETS: ResourceRef = { group: '', version: 'v1', resource: 'secrets', namespaced: true };
 export const CLAIMS: ResourceRef = {
   group: '',

@@ -72,7 +72,8 @@ export class FakeCell {
     if (method === 'PATCH' && options.contentType === APPLY_PATCH)
       return this.apply(path, body as KubeObject) as T;
     if (method === 'PATCH') return this.patch(path, body as KubeObject) as T;
-    if (method === 'DELETE') return this.remove(path, body as { preconditions?: { uid?: string } }) as T;
+    if (method === 'DELETE')
+      return this.remove(path, body as { preconditions?: { uid?: string; resourceVersion?: string } }) as T;
     throw new Error(`fake cell: ${method} not supported`);
   }
 
@@ -148,12 +149,16 @@ export class FakeCell {
     return this.put(path, { ...object, metadata });
   }
 
-  private remove(path: string, options: { preconditions?: { uid?: string } } | undefined): unknown {
+  private remove(
+    path: string,
+    options: { preconditions?: { uid?: string; resourceVersion?: string } } | undefined,
+  ): unknown {
     const existing = this.objects.get(path);
     if (!existing) throw notFound(path);
     const uid = options?.preconditions?.uid;
     if (uid !== undefined && uid !== existing.metadata.uid)
       throw new ApiError(409, { reason: 'Conflict', code: 409 }, `DELETE ${path}: uid precondition`);
+    this.checkVersion(path, existing, options?.preconditions?.resourceVersion);
     this.objects.delete(path);
     return { kind: 'Status', status: 'Success' };
   }
