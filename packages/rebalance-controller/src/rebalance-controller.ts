@@ -19,6 +19,7 @@ import { budgetStatusController } from './budgets/budget-status-controller.ts';
 import type { CellLookup } from './cell-end.ts';
 import { CellSetController } from './cellset/cellset-controller.ts';
 import { claimController } from './claims/claim-controller.ts';
+import { nodePortClaimController } from './node-ports/node-port-claim-controller.ts';
 import { CollectorController } from './collector/collector-controller.ts';
 import { OwnerKinds } from './collector/owner-kinds.ts';
 import type { CopiedKindController } from './copies/copied-kind-controller.ts';
@@ -243,6 +244,14 @@ export class RebalanceController {
         cellsNaming: (ref) => followers.cellsNaming(ref),
         runner: background,
       });
+    const nodePortClaims = nodePortClaimController({
+      controlPlane,
+      claimsNamespace: settings.secretNamespace ?? DEFAULT_SECRET_NAMESPACE,
+      pool,
+      plans,
+      cell,
+      runner: background,
+    });
     const mirrorState = new MirrorState();
     this.cellSet = new CellSetController({
       controlPlane,
@@ -288,7 +297,7 @@ export class RebalanceController {
       followers,
       quotas,
     ].filter((part) => part !== undefined);
-    this.copiedKinds = [budgets, autoscalers, claims].filter((part) => part !== undefined);
+    this.copiedKinds = [budgets, autoscalers, claims, nodePortClaims].filter((part) => part !== undefined);
     pool.subscribe(this.objects);
   }
 

@@ -24,9 +24,14 @@ export type NamespacedKey = Key<'namespace' | 'name'>;
 export interface CopiedKindControllerOptions<T extends KubeObject> {
   /** Names the controller in metrics and logs. */
   name: string;
-  /** The control-plane resource, and the label selector of cellfed's copies of it in the cells. */
+  /**
+   * The control-plane resource, and the label selector of cellfed's copies of it in the cells (none: the
+   * cells are read by the reconciler only, nothing of them is watched).
+   */
   resource: ResourceRef;
-  copySelector: string;
+  /** Which control-plane objects: one namespace's, those a label selector picks (all when absent). */
+  watched?: { namespace?: string; labelSelector?: string };
+  copySelector: string | undefined;
   controlPlane: KubeClient;
   pool: CellPool;
   plans: PlanHolder;
@@ -52,7 +57,7 @@ export class CopiedKindController<T extends KubeObject> implements LeadingContro
     this.objects = new Informer<T>({
       cell: CONTROL_PLANE,
       resource: resourceId(resource),
-      listWatch: resourceListWatch(controlPlane, resource) as ListWatch<T>,
+      listWatch: resourceListWatch(controlPlane, resource, options.watched) as ListWatch<T>,
       logger,
       registry,
       clock,
@@ -67,15 +72,16 @@ export class CopiedKindController<T extends KubeObject> implements LeadingContro
       const { namespace, name } = parseKey(event.key);
       this.enqueue({ namespace, name }, event.lane);
     });
-    pool.subscribe(
-      new CopyWatch({
-        resource,
-        labelSelector: options.copySelector,
-        logger,
-        registry,
-        onChange: (namespace, name) => this.enqueue({ namespace, name }),
-      }),
-    );
+    if (options.copySelector !== undefined)
+      pool.subscribe(
+        new CopyWatch({
+          resource,
+          labelSelector: options.copySelector,
+          logger,
+          registry,
+          onChange: (namespace, name) => this.enqueue({ namespace, name }),
+        }),
+      );
     // A cell that joins, leaves or goes Down changes where the copies are.
     plans.onLoad(() => this.enqueueAll());
     pool.subscribe({ engage: () => this.enqueueAll() });
