@@ -324,6 +324,20 @@ rules:
   - apiGroups: [coordination.k8s.io]
     resources: [leases]
     verbs: [get, list, watch, create, update, patch, delete]
+  {{- if eq .component "router" }}
+  # Node-port claims (docs/routing.md#node-ports): before a write gives a Service node ports, the router
+  # claims them in the control plane's allocator, in a Service here holding only the ports, so that no two
+  # cells give out the same one; written only once the caller is allowed its write.
+  - apiGroups: [""]
+    resources: [services]
+    verbs: [get, create, update, delete]
+  {{- else if eq .component "rebalance-controller" }}
+  # The router's node-port claims: one no cell's Service holds any more (after a collection delete, a
+  # router stopped mid-write) is freed; one that holds other ports than its Service is written again.
+  - apiGroups: [""]
+    resources: [services]
+    verbs: [list, watch, update, delete]
+  {{- end }}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding

@@ -26,6 +26,7 @@ import {
   readCellSet,
 } from '../helpers/clients.ts';
 import { describeE2e, e2eEnv } from '../helpers/e2e-env.ts';
+import { pickName } from '../helpers/join-fixture.ts';
 import {
   controlPlanePki,
   kubectl,
@@ -51,6 +52,10 @@ describeE2e('cell router: single objects reach the cell the ring names', () => {
     const table = RoutingTable.fromCellSet(parseCellSet(cellSet).spec);
     return table.route(table.keyOf({ namespace, name })).oldCell;
   }
+
+  let table: RoutingTable;
+  /** Where the ring puts namespace/name, by the CellSet as the suite began. */
+  const cellOfSync = (name: string) => table.route(table.keyOf({ namespace, name })).oldCell;
 
   /** The cells that hold Deployment `name` in the test namespace. */
   async function holders(name: string): Promise<string[]> {
@@ -91,6 +96,8 @@ describeE2e('cell router: single objects reach the cell the ring names', () => {
     // Namespaces are global: created in the control plane through the router, which creates it in a cell
     // ahead of the first write there.
     await core.createNamespace({ body: { metadata: { name: namespace } } });
+    const cellSet = await readCellSet(env.controlPlane.kubeconfig, env.cellSet);
+    table = RoutingTable.fromCellSet(parseCellSet(cellSet).spec);
   });
 
   afterAll(() => stopRouter(router));
@@ -161,6 +168,79 @@ describeE2e('cell router: single objects reach the cell the ring names', () => {
       .core.readNamespacedConfigMap({ name: 'not-cellular-here', namespace })
       .catch(() => undefined);
     expect(inControlPlane).toBeUndefined();
+  });
+
+  it('gives out each node port once across cells, as one apiserver does, and frees it when its Service goes', async () => {
+    // Two names in different cells: their cells' own allocators would each give out the same port.
+    const first = pickName('np', (name) => cellOfSync(name) === env.cells[0]!.id);
+    const other = (prefix: string) => pickName(prefix, (name) => cellOfSync(name) === env.cells[1]!.id);
+    const nodePortService = (name: string, nodePort?: number) => ({
+      metadata: { name },
+      spec: {
+        type: 'NodePort',
+        selector: { app: name },
+        ports: [{ port: 80, ...(nodePort ? { nodePort } : {}) }],
+      },
+    });
+    const made = await core.createNamespacedService({ namespace, body: nodePortService(first) });
+    const port = made.spec!.ports![0]!.nodePort!;
+    const second = other('np-other');
+    const refused = await core
+      .createNamespacedService({ namespace, body: nodePortService(second, port) })
+      .catch((error: unknown) => error as { code?: number; body?: string });
+    expect(refused).toMatchObject({ code: 422 });
+    expect(JSON.parse(String((refused as { body?: string }).body))).toMatchObject({
+      kind: 'Status',
+      reason: 'Invalid',
+      message: `Service "${second}" is invalid: spec.ports[0].nodePort: Invalid value: ${port}: provided port is already allocated`,
+    });
+    // One the control plane's allocator chose, and the cell holds what the caller was told.
+    const chosen = await core.createNamespacedService({ namespace, body: nodePortService(second) });
+    const chosenPort = chosen.spec!.ports![0]!.nodePort!;
+    expect(chosenPort).not.toBe(port);
+    const inCell = await cells[env.cells[1]!.id]!.core.readNamespacedService({ name: second, namespace });
+    expect(inCell.spec?.ports?.[0]?.nodePort).toBe(chosenPort);
+    // A patch to a port another cell's Service holds is refused too (a JSON patch, as kubectl sends one).
+    const patched = await core
+      .patchNamespacedService(
+        { name: second, namespace, body: [{ op: 'replace', path: '/spec/ports/0/nodePort', value: port }] },
+        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+      )
+      .catch((error: unknown) => error);
+    expect(patched).toMatchObject({ code: 422 });
+    // The claims stay the router's: in cellfed's namespace of the control plane, none in the tenant's;
+    // listed through the router, each Service is there once.
+    const controlPlaneCore = clientsFor(env.controlPlane.kubeconfig).core;
+    const claimed = await controlPlaneCore.listNamespacedService({
+      namespace: 'cellfed-system',
+      labelSelector: 'cellfed.io/node-port-claim',
+    });
+    expect(claimed.items.map((item) => item.metadata?.annotations?.['cellfed.io/node-ports-of'])).toEqual(
+      expect.arrayContaining([`${namespace}/${first}`, `${namespace}/${second}`]),
+    );
+    expect((await controlPlaneCore.listNamespacedService({ namespace })).items).toEqual([]);
+    const listed = await core.listNamespacedService({ namespace });
+    expect(listed.items.map((item) => item.metadata?.name).sort()).toEqual([first, second].sort());
+    // Deleted through the router, its port is free at once.
+    await core.deleteNamespacedService({ name: first, namespace });
+    const third = other('np-third');
+    const reused = await core.createNamespacedService({ namespace, body: nodePortService(third, port) });
+    expect(reused.spec?.ports?.[0]?.nodePort).toBe(port);
+    // Made a ClusterIP Service, it frees its port as well.
+    await core.patchNamespacedService(
+      {
+        name: second,
+        namespace,
+        body: { spec: { type: 'ClusterIP', ports: [{ port: 80, nodePort: null }] } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const fourth = other('np-fourth');
+    const freed = await core.createNamespacedService({
+      namespace,
+      body: nodePortService(fourth, chosenPort),
+    });
+    expect(freed.spec?.ports?.[0]?.nodePort).toBe(chosenPort);
   });
 
   it('answers 401 with a Status to a client without credentials, and 400 to a body it cannot read', async () => {

@@ -21,6 +21,8 @@ export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 export interface BufferedBody {
   readonly bytes: Buffer;
   readonly contentType?: string;
+  /** The method it is sent with, when not the caller's (a Service patch sent as the update of its result). */
+  readonly method?: 'POST' | 'PUT';
 }
 
 /**
@@ -38,7 +40,7 @@ export function sendUpstream(
 ): Promise<Dispatcher.ResponseData> {
   const headers = upstreamHeaders(request.headers, impersonation, body?.bytes.length);
   if (body?.contentType) headers['content-type'] = body.contentType;
-  return client.raw((request.method ?? 'GET') as 'GET', target, {
+  return client.raw((body?.method ?? request.method ?? 'GET') as 'GET', target, {
     headers,
     body: body ? body.bytes : hasRequestBody(request) ? detachedBody(request) : null,
     signal,

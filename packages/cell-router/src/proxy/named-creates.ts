@@ -17,6 +17,8 @@ import type { ObjectDestinations } from '../destinations/object-destinations.ts'
 import { restoringRefusal } from '../routing/object-refusals.ts';
 import { toControlPlane } from './to-control-plane.ts';
 import { sendDrawingQuota, type QuotaDrawing } from './quota-draws.ts';
+import { NodePortClaims } from './node-port-claims.ts';
+import { withQuery } from '../request/query-param.ts';
 import { BodyNameError } from '../errors.ts';
 import { type RequestOutcome } from '../server/request-outcome.ts';
 import type { RequestScope } from '../server/request-scope.ts';
@@ -36,6 +38,8 @@ export interface NamedCreatesOptions {
   readonly maxBodyBytes: number;
   /** Moves unused quota share into a cell whose quota admission refused a write (quota-draws.ts). */
   readonly quota?: QuotaDrawing | undefined;
+  /** Claims Services' node ports in the control plane before a cell gives them out (node-port-claims.ts). */
+  readonly nodePorts?: NodePortClaims | undefined;
 }
 
 /**
@@ -129,12 +133,39 @@ export class NamedCreates {
       );
       if ('status' in written)
         return sendRefusal(response, refusal(written.status, 'bad-body', destination.cell));
+      let sent: BufferedBody = { ...payload, bytes: written.bytes };
+      let settle = (_code: number): Promise<void> => Promise.resolve();
+      const { nodePorts } = this.options;
+      if (nodePorts && NodePortClaims.concerns(plan.info)) {
+        const asWritten = sent;
+        const prepared = await nodePorts.prepare({
+          info: plan.info,
+          method: request.method,
+          url: request.url ?? '/',
+          contentType: asWritten.contentType ?? contentType,
+          bytes: asWritten.bytes,
+          authorize,
+          dryRunInCell: () =>
+            sendUpstream(
+              destination.client,
+              request,
+              { ...impersonation, ...SHOWN_ANSWER, accept: 'application/json' },
+              signal,
+              asWritten,
+              withQuery(request.url ?? '/', 'dryRun', 'All'),
+            ),
+        });
+        if (prepared.kind === 'refuse')
+          return sendRefusal(response, refusal(prepared.status, 'node-ports', destination.cell));
+        if (prepared.kind === 'cell-answer') {
+          await relay(prepared.upstream, response, true, undefined, destination.cell);
+          return { ...outcomeOf(destination, prepared.upstream.statusCode), name };
+        }
+        if (prepared.body) sent = prepared.body;
+        settle = (code) => prepared.settle(code);
+      }
       const upstream = await sendDrawingQuota(
-        () =>
-          sendUpstream(destination.client, request, { ...impersonation, ...SHOWN_ANSWER }, signal, {
-            ...payload,
-            bytes: written.bytes,
-          }),
+        () => sendUpstream(destination.client, request, { ...impersonation, ...SHOWN_ANSWER }, signal, sent),
         this.options.quota,
         {
           cell: destination.cell,
@@ -144,6 +175,8 @@ export class NamedCreates {
           log: logger,
         },
       );
+      // Before the caller hears of it: a port given back can be asked for at once.
+      await settle(upstream.statusCode);
       if (generated && upstream.statusCode === 409) {
         const text = await upstream.body.text();
         if (attempt < GENERATE_NAME_ATTEMPTS && parseStatus(text)?.reason === 'AlreadyExists') {

@@ -1,3 +1,4 @@
+import { readIfExists } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 
@@ -21,6 +22,8 @@ import type { ObjectDestinations } from '../destinations/object-destinations.ts'
 import { cellLeftRefusal, fenceRefusal, type ObjectPlan } from '../routing/object-refusals.ts';
 import { cellVersionBody, cellVersionTarget } from './version-translation.ts';
 import { sendDrawingQuota, type QuotaDrawing } from './quota-draws.ts';
+import { NodePortClaims } from './node-port-claims.ts';
+import { withQuery } from '../request/query-param.ts';
 import { type ClientResponse } from '../server/client-request.ts';
 import { type RequestOutcome } from '../server/request-outcome.ts';
 import type { RequestScope } from '../server/request-scope.ts';
@@ -32,6 +35,8 @@ export interface ObjectRequestsOptions {
   readonly maxBodyBytes: number;
   /** Moves unused quota share into a cell whose quota admission refused a write (quota-draws.ts). */
   readonly quota?: QuotaDrawing | undefined;
+  /** Claims Services' node ports in the control plane before a cell gives them out (node-port-claims.ts). */
+  readonly nodePorts?: NodePortClaims | undefined;
   readonly logger?: Logger | undefined;
 }
 
@@ -123,6 +128,37 @@ export class ObjectRequests {
         return refused(response, refusal(written.status, 'bad-body', destination.cell));
       body = { bytes: written.bytes };
     }
+    let settle = (_code: number): Promise<void> => Promise.resolve();
+    const { nodePorts } = this.options;
+    if (nodePorts && body && NodePortClaims.concerns(plan.info)) {
+      const asWritten = body;
+      const prepared = await nodePorts.prepare({
+        info: plan.info,
+        method: request.method,
+        url: request.url ?? '/',
+        contentType: request.headers['content-type'],
+        bytes: asWritten.bytes,
+        authorize,
+        dryRunInCell: () =>
+          sendUpstream(
+            destination.client,
+            request,
+            { ...impersonation, ...SHOWN_ANSWER, accept: 'application/json' },
+            scope.signal,
+            asWritten,
+            withQuery(request.url ?? '/', 'dryRun', 'All'),
+          ),
+      });
+      if (prepared.kind === 'refuse')
+        return refused(response, refusal(prepared.status, 'node-ports', destination.cell));
+      if (prepared.kind === 'cell-answer') {
+        if (!(await relayUnlessFenced(prepared.upstream, response, true, destination.cell)))
+          return refused(response, fenceRefusal(plan, destination.cell, 'cell-fence', destination.routeCase));
+        return { outcome: outcomeOf(destination, prepared.upstream.statusCode) };
+      }
+      if (prepared.body) body = prepared.body;
+      settle = (code) => prepared.settle(code);
+    }
     // Held dependents are orphaned, or deleted first, by cellfed's collector, which the finalizer waits for.
     const holdFor =
       plan.info.verb === 'delete' && plan.info.subresource === ''
@@ -136,9 +172,14 @@ export class ObjectRequests {
         holdFor,
         scope.signal,
       );
-    // A read at a listed item's composite version reads the cell at its own.
+    // A read at a listed item's composite version reads the cell at its own; a patch sent as an update
+    // goes without the apply patch's `force`, which an update does not take.
     const target =
-      plan.info.verb === 'get' ? cellVersionTarget(request.url ?? '/', destination.cell) : undefined;
+      plan.info.verb === 'get'
+        ? cellVersionTarget(request.url ?? '/', destination.cell)
+        : body?.method === 'PUT' && request.method === 'PATCH'
+          ? { target: withQuery(request.url ?? '/', 'force', undefined) }
+          : undefined;
     if (target && 'status' in target)
       return refused(response, refusal(target.status, 'bad-version', destination.cell));
     // The object itself and its status are shown in their client view; other subresources (scale, a
@@ -180,6 +221,14 @@ export class ObjectRequests {
       throw error;
     }
     if (lookElsewhere && upstream.statusCode === 404) return { notFound: upstream };
+    // Before the caller hears of it: a port given back or freed can be asked for at once.
+    await settle(upstream.statusCode);
+    if (nodePorts && plan.info.verb === 'delete')
+      await nodePorts.deleted(plan.info, request.url ?? '/', upstream.statusCode, authorize, async () => {
+        // A 200 is no proof it is gone (finalizers hold it; kube answers 202 only to orphanDependents=false).
+        const path = requestObjectPath(plan.info, plan.info.namespace, plan.info.name);
+        return (await readIfExists(destination.client, path, { signal: scope.signal })) === undefined;
+      });
     if (plan.access !== 'write') await relay(upstream, response, shown, undefined, versioned);
     else if (!(await relayUnlessFenced(upstream, response, shown, versioned)))
       return refused(response, fenceRefusal(plan, destination.cell, 'cell-fence', destination.routeCase));

@@ -38,6 +38,7 @@ import { toControlPlane } from '../proxy/to-control-plane.ts';
 import { readyControlPlaneDelete, type OrphaningRecorder } from '../proxy/control-plane-deletes.ts';
 import { relayUpgrade, writeStatusToSocket } from '../proxy/upgrade-relay.ts';
 import type { QuotaDrawing } from '../proxy/quota-draws.ts';
+import type { NodePortClaims } from '../proxy/node-port-claims.ts';
 import { isUpgradable } from '../routing/upgrades.ts';
 import { type ClientRequest, type ClientResponse } from './client-request.ts';
 import { type RequestOutcome } from './request-outcome.ts';
@@ -93,6 +94,8 @@ export interface RouterHandlerOptions {
   histories?: ResourceHistories;
   /** Moves unused quota share into a cell whose quota admission refused a write (proxy/quota-draws.ts). */
   quota?: QuotaDrawing;
+  /** Claims Services' node ports in the control plane, so that no two cells give out the same one. */
+  nodePorts?: NodePortClaims;
 }
 
 /**
@@ -127,7 +130,7 @@ export class RouterHandler {
     // Read through the options on each call, as the handler itself does.
     const state = () => this.options.state();
     const cell = (id: string) => this.options.cell(id);
-    const { ownerUids, cellNamespaces, quota, logger } = options;
+    const { ownerUids, cellNamespaces, quota, nodePorts, logger } = options;
     const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
     this.destinations = new ObjectDestinations({
       state,
@@ -140,6 +143,7 @@ export class RouterHandler {
       cellNamespaces,
       maxBodyBytes,
       quota,
+      nodePorts,
       logger,
     });
     this.collections = new CollectionRequests({
@@ -172,6 +176,7 @@ export class RouterHandler {
       logger: options.logger,
       maxBodyBytes,
       quota,
+      nodePorts,
     });
   }
 

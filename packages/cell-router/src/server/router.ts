@@ -36,6 +36,7 @@ import { OwnerUids } from '../views/owner-uids.ts';
 import { RoutingStateHolder } from '../routing/routing-state-holder.ts';
 import { ResourceHistories } from '../history/resource-histories.ts';
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
+import { NodePortClaims } from '../proxy/node-port-claims.ts';
 
 export interface RouterOptions {
   /** The router control plane, with the router's own identity (allowed to impersonate). */
@@ -210,6 +211,11 @@ export class Router {
           }),
         logger: log.child({ component: 'quota-draw' }),
       }),
+      nodePorts: new NodePortClaims(
+        options.controlPlane,
+        options.secretNamespace ?? DEFAULT_SECRET_NAMESPACE,
+        log.child({ component: 'node-ports' }),
+      ),
       orphanings: new EventRecorder({
         client: options.controlPlane,
         controller: CELL_ROUTER_CONTROLLER,

@@ -56,3 +56,32 @@ function mapField(number: number, map: Record<string, string> | undefined): Buff
     ),
   );
 }
+
+/** A Service in the `k8s\0` envelope: spec {ports 1 {port 3, nodePort 5}, type 4}, as client-go writes one. */
+export function protobufService(spec: {
+  type: string;
+  ports: { port: number; nodePort?: number }[];
+}): Buffer {
+  const ports = spec.ports.map((port) =>
+    lengthDelimited(
+      1,
+      Buffer.concat([
+        varintField(3, port.port),
+        ...(port.nodePort === undefined ? [] : [varintField(5, port.nodePort)]),
+      ]),
+    ),
+  );
+  const service = Buffer.concat([
+    lengthDelimited(1, lengthDelimited(1, Buffer.from('web'))),
+    lengthDelimited(2, Buffer.concat([...ports, lengthDelimited(4, Buffer.from(spec.type))])),
+  ]);
+  const typeMeta = Buffer.concat([
+    lengthDelimited(1, Buffer.from('v1')),
+    lengthDelimited(2, Buffer.from('Service')),
+  ]);
+  return Buffer.concat([
+    Buffer.from('k8s\0', 'binary'),
+    lengthDelimited(1, typeMeta),
+    lengthDelimited(2, service),
+  ]);
+}
