@@ -46,9 +46,12 @@ function fakeCell(resourceVersion: string, objects: Meta[], requests: string[] =
       const token = params.get('continue');
       const start = token ? JSON.parse(Buffer.from(token, 'base64url').toString()).start : undefined;
       const selector = params.get('labelSelector');
-      const matching = selector
-        ? sorted.filter((meta) => meta.labels?.[selector.split('=')[0]!] === selector.split('=')[1])
-        : sorted;
+      const onlyName = /(?:^|,)metadata\.name=([^,]+)/.exec(params.get('fieldSelector') ?? '')?.[1];
+      const matching = (
+        selector
+          ? sorted.filter((meta) => meta.labels?.[selector.split('=')[0]!] === selector.split('=')[1])
+          : sorted
+      ).filter((meta) => onlyName === undefined || meta.name === onlyName);
       const offset = start ? matching.filter((meta) => `${key(meta)}\u0000` <= start).length : 0;
       const page = matching.slice(offset, offset + limit);
       fake.served += page.length;
@@ -128,6 +131,7 @@ async function list(
   accept = 'application/json',
   stateOverride = state,
   namespaceDeleted?: (namespace: string) => boolean,
+  namespace?: string,
 ) {
   const clients = Object.fromEntries(
     Object.entries(byCell).map(([cell, metas], i) => [cell, fakeCell(String(100 + i), metas)]),
@@ -148,6 +152,7 @@ async function list(
       ...(namespaceDeleted ? { namespaceDeleted } : {}),
       client: (cell) => clients[cell],
       target,
+      ...(namespace ? { namespace } : {}),
       headers: { accept },
       signal: new AbortController().signal,
       pageSize: 4,
@@ -406,6 +411,42 @@ describe('serveMergedList', () => {
       expect(served).toBeLessThanOrEqual(many.length * 1.6);
     },
   );
+
+  it('reads only its own objects of the control plane in one namespace, and shares a page among the cells', async () => {
+    const many = Array.from({ length: 60 }, (_, i) => ({ namespace: 'shop', name: `cm-${i}` }));
+    // What the control plane holds in that namespace besides its own (written to it directly) is never shown.
+    const byCell = cellsWith(many, {
+      [CONTROL_PLANE_SOURCE]: [
+        { namespace: 'shop', name: 'kube-root-ca.crt' },
+        ...Array.from({ length: 40 }, (_, i) => ({ namespace: 'shop', name: `direct-${i}` })),
+      ],
+    });
+    const path = '/api/v1/namespaces/shop/configmaps';
+    const { body, clients } = await list(
+      byCell,
+      `${path}?limit=30`,
+      'application/json',
+      state,
+      undefined,
+      'shop',
+    );
+    expect(names(body)).toEqual(
+      ['kube-root-ca.crt', ...many.map((meta) => meta.name)]
+        .map((name) => `shop/${name}`)
+        .sort()
+        .slice(0, 30),
+    );
+    const selector = `fieldSelector=${encodeURIComponent('metadata.name=kube-root-ca.crt')}`;
+    expect(clients[CONTROL_PLANE_SOURCE]!.requests).toEqual([`${path}?${selector}&limit=30`]);
+    expect(clients[CONTROL_PLANE_SOURCE]!.served).toBe(1);
+    // The ring's three cells share the page: each asked for a third of it with the margin (1.2 × 10 + 2).
+    for (const cell of ['a', 'b', 'c']) expect(clients[cell]!.requests[0]).toBe(`${path}?limit=14`);
+    // Across namespaces the control plane is read whole (its system namespaces'), still outside the share.
+    const across = await list(byCell, '/api/v1/configmaps?limit=30');
+    expect(across.clients[CONTROL_PLANE_SOURCE]!.requests).toEqual(['/api/v1/configmaps?limit=30']);
+    for (const cell of ['a', 'b', 'c'])
+      expect(across.clients[cell]!.requests[0]).toBe('/api/v1/configmaps?limit=14');
+  });
 
   it('resumes a cell on its first page at the pinned version, and passes selectors through', async () => {
     const byCell = cellsWith(objects);

@@ -18,8 +18,10 @@ import type { OwnerUids } from '../views/owner-uids.ts';
 import { jsonListWriter, protobufListWriter } from './list-writer.ts';
 import { takeInvolvedUid } from '../views/involved-uid.ts';
 import { realClock } from '@cellfed/controller-kit';
-import { ownObjectView } from './own-objects.ts';
+import { ownObjectView, ownObjectsOnly } from './own-objects.ts';
+import { withRequirement } from '../request/selector-terms.ts';
 import type { CellularResource } from '../routing/cellular-resources.ts';
+import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { CellTokenError, CellListError } from '../errors.ts';
 import type { ResourceHistory } from '../history/resource-history.ts';
 import { versionSource } from './source-versions.ts';
@@ -52,6 +54,8 @@ export interface MergedListRequest {
   readonly client: (cell: string) => CellLister | undefined;
   /** The request target: collection path and the caller's query. */
   readonly target: string;
+  /** The namespace listed (never a system one: those go to the control plane whole); none for all. */
+  readonly namespace?: string;
   /** Headers for the cells: the caller's (impersonation) with a JSON-only accept. */
   readonly headers: Record<string, string | string[]>;
   readonly signal: AbortSignal;
@@ -123,11 +127,32 @@ export async function serveMergedList(
   if (missing.length > 0)
     return refuse(serviceUnavailable(`cells ${missing.join(', ')} are not connected`, 1));
 
+  // In one namespace, of a ring-placed resource the control plane holds nothing clients see but what it
+  // makes for itself (kube-root-ca.crt): only that is read from it. A list of all namespaces reads it whole,
+  // for what it holds in the system namespaces.
+  const ownOnly = (cell: string) =>
+    request.namespace === undefined
+      ? undefined
+      : ownObjectsOnly(request.resource, request.placement ?? 'ring', cell);
+  const queryOf = (cell: string) => {
+    const own = ownOnly(cell);
+    if (own === undefined) return query;
+    const narrowed = new URLSearchParams(query);
+    narrowed.set('fieldSelector', withRequirement(narrowed.get('fieldSelector'), own));
+    return narrowed;
+  };
   // A client's page takes about limit/cells from each cell (the ring spreads objects evenly), so each cell
-  // is asked for that with some margin; a cell that runs short is asked for its next page mid-merge.
-  const pageSize =
+  // is asked for that with some margin; a cell that runs short is asked for its next page mid-merge. What
+  // the control plane holds of a ring-placed resource is not spread by the ring (its own objects, the
+  // system namespaces'): it is not counted among the cells sharing a page, and is asked for a whole one.
+  const ringSpread = (cell: string) =>
+    (request.placement ?? 'ring') !== 'ring' || cell !== CONTROL_PLANE_SOURCE;
+  const spreadOver = Math.max(1, cells.filter(ringSpread).length);
+  const pageSize = (cell: string) =>
     limit > 0
-      ? Math.min(limit, Math.ceil((limit * PAGE_MARGIN) / cells.length) + 2)
+      ? ringSpread(cell)
+        ? Math.min(limit, Math.ceil((limit * PAGE_MARGIN) / spreadOver) + 2)
+        : limit
       : (request.pageSize ?? DEFAULT_PAGE_SIZE);
   const start = (cell: string) =>
     rv === '0'
@@ -144,14 +169,19 @@ export async function serveMergedList(
       client: request.client(cell)!,
       cell,
       path: url.pathname,
-      query,
+      query: queryOf(cell),
       headers: request.headers,
       signal: request.signal,
     };
     return whole
       ? new CellStream(asked, start(cell))
       : new CellPager(
-          { ...asked, pageSize, prefetch: limit === 0, ...(request.protobuf ? { protobuf: true } : {}) },
+          {
+            ...asked,
+            pageSize: pageSize(cell),
+            prefetch: limit === 0,
+            ...(request.protobuf ? { protobuf: true } : {}),
+          },
           cursors ? { cursor: cursors.get(cell)! } : start(cell),
         );
   });

@@ -79,6 +79,7 @@ export class CollectionRequests {
         ...(this.options.namespaceDeleted ? { namespaceDeleted: this.options.namespaceDeleted } : {}),
         client: this.options.source,
         target: request.url ?? '/',
+        ...(info.namespace ? { namespace: info.namespace } : {}),
         headers,
         signal: scope.signal,
         ...(protobuf ? { protobuf } : {}),
