@@ -1,9 +1,11 @@
 import { continueAfter, tokenShape, type TokenShape } from './cell-continue.ts';
 import type { CellCursor } from './cell-versions.ts';
-import { arrayElements } from './json-elements.ts';
+import { arrayElements, arrayStart } from './json-elements.ts';
+import { itemWithMetadataOnly } from './item-metadata.ts';
+import { JsonListSplitter } from './json-list-splitter.ts';
 import { isProtobuf, parseProtobufList, protobufStatusJson } from './protobuf-list.ts';
 import { CellListError } from '../errors.ts';
-import type { CellPage, ItemMeta, ItemSource } from './item-source.ts';
+import type { CellPage, ItemMeta, ItemSource, ListFields } from './item-source.ts';
 
 /** What the pager needs of a cell's client (KubeClient.raw): one GET, its status and body text. */
 export interface CellLister {
@@ -64,6 +66,11 @@ export class CellPager implements ItemSource {
   /** The first page's answer (kind, version, columns); fetches it if needed. */
   async first(): Promise<CellPage> {
     if (!this.page) await this.fetchFirst();
+    return this.page!;
+  }
+
+  /** The list's fields, as its first page gave them (pages are parsed whole, wherever they are). */
+  listFields(): ListFields {
     return this.page!;
   }
 
@@ -172,30 +179,67 @@ export class CellPager implements ItemSource {
     if (response.statusCode !== 200) throw await cellListError(cell, response);
     const bytes = Buffer.from(await response.body.arrayBuffer());
     if (this.request.protobuf) return parseProtobufList(bytes);
-    const text = bytes.toString('utf8');
-    const body = JSON.parse(text) as {
-      kind: string;
-      apiVersion: string;
-      metadata?: { resourceVersion?: string; continue?: string };
-      items?: unknown[];
-      rows?: unknown[];
-      columnDefinitions?: unknown[];
-    };
-    const table = body.kind === 'Table';
-    const items = (table ? body.rows : body.items) ?? [];
-    const ranges = arrayElements(bytes, table ? 'rows' : 'items');
-    return {
-      kind: body.kind,
-      apiVersion: body.apiVersion,
-      resourceVersion: body.metadata?.resourceVersion ?? '',
-      continue: body.metadata?.continue || undefined,
-      items,
-      ...(ranges?.length === items.length
-        ? { raw: ranges.map(([start, end]) => bytes.subarray(start, end)) }
-        : {}),
-      ...(body.columnDefinitions ? { columnDefinitions: body.columnDefinitions } : {}),
-    };
+    return jsonListPage(bytes) ?? parsedPage(bytes);
   }
+}
+
+const ITEMS = Buffer.from('"items"');
+
+/**
+ * A JSON list's page read by its bytes: the list's own fields parsed, each item only for its metadata
+ * (item-metadata.ts) and kept as the cell wrote it. Undefined for a Table, or what is not a list.
+ */
+function jsonListPage(bytes: Buffer): CellPage | undefined {
+  // A Table, an empty list whose items Go wrote as null, or no list at all: parsed whole.
+  const start = arrayStart(bytes, ITEMS);
+  if (start === undefined || start === 'whole') return undefined;
+  const splitter = new JsonListSplitter('items');
+  let raw: Buffer[];
+  try {
+    raw = splitter.push(bytes);
+  } catch {
+    return undefined;
+  }
+  // Its fields before and after the items (a custom resource list's come after).
+  const head = (splitter.done ? splitter.allFields() : undefined) as
+    | { kind?: string; apiVersion?: string; metadata?: { resourceVersion?: string; continue?: string } }
+    | undefined;
+  if (!head || typeof head.kind !== 'string' || head.kind === 'Table') return undefined;
+  return {
+    kind: head.kind,
+    apiVersion: head.apiVersion ?? 'v1',
+    resourceVersion: head.metadata?.resourceVersion ?? '',
+    continue: head.metadata?.continue || undefined,
+    items: raw.map(itemWithMetadataOnly),
+    raw,
+  };
+}
+
+/** A page parsed whole (a Table: its rows are small, and their columns are read). */
+function parsedPage(bytes: Buffer): CellPage {
+  const text = bytes.toString('utf8');
+  const body = JSON.parse(text) as {
+    kind: string;
+    apiVersion: string;
+    metadata?: { resourceVersion?: string; continue?: string };
+    items?: unknown[];
+    rows?: unknown[];
+    columnDefinitions?: unknown[];
+  };
+  const table = body.kind === 'Table';
+  const items = (table ? body.rows : body.items) ?? [];
+  const ranges = arrayElements(bytes, table ? 'rows' : 'items');
+  return {
+    kind: body.kind,
+    apiVersion: body.apiVersion,
+    resourceVersion: body.metadata?.resourceVersion ?? '',
+    continue: body.metadata?.continue || undefined,
+    items,
+    ...(ranges?.length === items.length
+      ? { raw: ranges.map(([start, end]) => bytes.subarray(start, end)) }
+      : {}),
+    ...(body.columnDefinitions ? { columnDefinitions: body.columnDefinitions } : {}),
+  };
 }
 
 /** A cell's refusal of a list, with its Status (JSON, or read out of protobuf). */

@@ -1,9 +1,10 @@
 import { CellListError } from '../errors.ts';
 import { cellListError, itemMeta, type PagerRequest } from './cell-pager.ts';
-import type { CellPage } from './item-source.ts';
+import type { CellPage, ListFields } from './item-source.ts';
 import type { CellCursor } from './cell-versions.ts';
 import type { ItemSource } from './item-source.ts';
 import { JsonListSplitter } from './json-list-splitter.ts';
+import { itemWithMetadataOnly } from './item-metadata.ts';
 
 /** What a stream asks a cell: a pager's request without the paging. */
 type StreamRequest = Omit<PagerRequest, 'pageSize' | 'prefetch' | 'protobuf'>;
@@ -22,9 +23,11 @@ export class CellStream implements ItemSource {
   private index = 0;
   private chunks: AsyncIterator<Uint8Array> | undefined;
   private ended = false;
-  /** The head, parsed once (for its metadata). */
+  /** The head's metadata, parsed once (the rest is passed on as the cell wrote it). */
   private parsed: { item: unknown; key: string | undefined } | undefined;
   private page: CellPage | undefined;
+  /** The list's fields, all of them (read at its end). */
+  private tailFields: ListFields | undefined;
 
   constructor(request: StreamRequest, start: { rv?: string; rvMatch?: string }) {
     this.request = request;
@@ -44,19 +47,13 @@ export class CellStream implements ItemSource {
     if (response.statusCode !== 200) throw await cellListError(cell, response);
     this.chunks = response.body[Symbol.asyncIterator]();
     while (!this.splitter.head && !this.ended) await this.pull();
-    const head = (this.splitter.head ?? {}) as {
-      kind?: string;
-      apiVersion?: string;
-      metadata?: { resourceVersion?: string };
-    };
-    this.page = {
-      kind: head.kind ?? 'List',
-      apiVersion: head.apiVersion ?? 'v1',
-      resourceVersion: head.metadata?.resourceVersion ?? '',
-      continue: undefined,
-      items: [],
-    };
+    this.page = { ...listFields(this.splitter.head ?? {}), continue: undefined, items: [] };
     return this.page;
+  }
+
+  /** The list's kind and resourceVersion: known once it has ended where they follow the items. */
+  listFields(): ListFields {
+    return this.tailFields ?? this.page!;
   }
 
   ready(): boolean {
@@ -106,7 +103,7 @@ export class CellStream implements ItemSource {
   private parse(): { item: unknown; key: string | undefined } | undefined {
     const bytes = this.items[this.index];
     if (bytes === undefined) return undefined;
-    this.parsed ??= { item: JSON.parse(bytes.toString('utf8')), key: undefined };
+    this.parsed ??= { item: itemWithMetadataOnly(bytes), key: undefined };
     return this.parsed;
   }
 
@@ -120,10 +117,29 @@ export class CellStream implements ItemSource {
     }
     const chunk = Buffer.from(next.value.buffer, next.value.byteOffset, next.value.byteLength);
     for (const item of this.splitter.push(chunk)) this.items.push(item);
-    // The rest of the body (the list's closing brace) is not needed, but is read to free the connection.
+    // The rest of the body: the list's end, and its kind and metadata where they follow the items.
     if (this.splitter.done) {
-      for (;;) if ((await this.chunks!.next()).done) break;
+      for (;;) {
+        const rest = await this.chunks!.next();
+        if (rest.done) break;
+        this.splitter.push(Buffer.from(rest.value.buffer, rest.value.byteOffset, rest.value.byteLength));
+      }
       this.ended = true;
+      this.tailFields = listFields(this.splitter.allFields() ?? {});
     }
   }
+}
+
+/** A list's kind, version and resourceVersion from its fields (as far as they are known). */
+function listFields(fields: Readonly<Record<string, unknown>>): ListFields {
+  const { kind, apiVersion, metadata } = fields as {
+    kind?: string;
+    apiVersion?: string;
+    metadata?: { resourceVersion?: string };
+  };
+  return {
+    kind: kind ?? 'List',
+    apiVersion: apiVersion ?? 'v1',
+    resourceVersion: metadata?.resourceVersion ?? '',
+  };
 }

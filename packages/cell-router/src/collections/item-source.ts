@@ -9,6 +9,12 @@ export interface ItemSource {
   readonly cell: string;
   /** The answer's kind, version and list resourceVersion (and a Table's columns); starts the list. */
   first(): Promise<CellPage>;
+  /**
+   * The list's kind, version and resourceVersion, complete once the source has ended: a custom resource
+   * list writes them after its items (apiextensions-apiserver sorts its keys), so a streamed one learns
+   * them last.
+   */
+  listFields(): ListFields;
   /** Whether `head` answers without waiting: an item is in, or the cell's list has ended. */
   ready(): boolean;
   /** Waits until `ready`; answers the head. */
@@ -34,6 +40,14 @@ export interface ItemMeta {
   creationTimestamp?: string;
   /** Read only for their `controller` flags (see madeByItsCell). */
   ownerReferences?: readonly unknown[];
+}
+
+/** What a list says of itself. */
+export interface ListFields {
+  readonly kind: string;
+  readonly apiVersion: string;
+  /** The list's own resourceVersion (pinned by the first page). */
+  readonly resourceVersion: string;
 }
 
 /** One page of a cell's list as its apiserver answered. */

@@ -87,6 +87,42 @@ export function arrayStart(
   return undefined;
 }
 
+/**
+ * [start, end) of the object value of top-level field `wanted` (a quoted key) of the JSON object in
+ * `bytes`; undefined if it has no such field with an object value (or the bytes are not one object). The
+ * first such field: an apiserver writes each key once.
+ */
+export function objectFieldSpan(bytes: Buffer, wanted: Buffer): [number, number] | undefined {
+  let depth = 0;
+  let key = -1;
+  let keyEnd = -1;
+  let valueStart = -1;
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i]!;
+    if (byte === QUOTE) {
+      const end = stringEnd(bytes, i);
+      if (end < 0) return undefined;
+      if (depth === 1) [key, keyEnd] = [i, end + 1];
+      i = end;
+    } else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
+      if (
+        byte === OPEN_OBJECT &&
+        depth === 1 &&
+        keyEnd >= 0 &&
+        followsKey(bytes, keyEnd, i) &&
+        bytes.subarray(key, keyEnd).equals(wanted)
+      )
+        valueStart = i;
+      depth += 1;
+    } else if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) {
+      depth -= 1;
+      if (depth === 1 && valueStart >= 0) return [valueStart, i + 1];
+      if (depth <= 0) return undefined;
+    }
+  }
+  return undefined;
+}
+
 /** The index of the quote that closes the string opening at `open`; -1 if it never closes. */
 function stringEnd(bytes: Buffer, open: number): number {
   let at = open;

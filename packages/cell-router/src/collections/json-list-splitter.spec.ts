@@ -72,6 +72,41 @@ describe('JsonListSplitter', () => {
     );
   });
 
+  it('gives the fields after the items too once the list has ended, as a custom resource list writes them', () => {
+    // apiextensions-apiserver sorts a list's keys: items before kind and metadata.
+    const body = Buffer.from(
+      '{"apiVersion":"example.com/v1","items":[{"a":1},{"b":"],\\"kind\\":"}] , "kind":"WidgetList","metadata":{"resourceVersion":"9"}}',
+    );
+    fc.assert(
+      fc.property(fc.array(fc.nat(body.length), { maxLength: 6 }), (cuts) => {
+        const splitter = new JsonListSplitter();
+        let from = 0;
+        const elements: string[] = [];
+        for (const cut of [...new Set(cuts)].sort((a, b) => a - b).concat(body.length)) {
+          if (cut <= from) continue;
+          elements.push(...splitter.push(body.subarray(from, cut)).map(String));
+          from = cut;
+        }
+        expect(elements).toEqual(['{"a":1}', '{"b":"],\\"kind\\":"}']);
+        expect(splitter.head).toEqual({ apiVersion: 'example.com/v1' });
+        expect(splitter.allFields()).toEqual({
+          apiVersion: 'example.com/v1',
+          kind: 'WidgetList',
+          metadata: { resourceVersion: '9' },
+        });
+      }),
+      { numRuns: 100 },
+    );
+    expect(split(list([{ a: 1 }]), [5]).done).toBe(true);
+    const kubeOrder = new JsonListSplitter();
+    kubeOrder.push(list([{ a: 1 }]));
+    expect(kubeOrder.allFields()).toEqual({
+      kind: 'ConfigMapList',
+      apiVersion: 'v1',
+      metadata: { resourceVersion: '42' },
+    });
+  });
+
   it('is not done until the items array closes', () => {
     const body = list([{ a: 1 }, { b: '}]"' }]);
     const splitter = new JsonListSplitter();

@@ -31,6 +31,9 @@ export class JsonListSplitter {
   /** The current element's bytes from earlier chunks. */
   private parts: Buffer[] = [];
   private inElement = false;
+  /** The bytes after the items array (fields a list writes after its items, as custom resources' do). */
+  private tail: Buffer[] = [];
+  private tailBytes = 0;
 
   constructor(field = 'items') {
     this.field = field;
@@ -42,6 +45,19 @@ export class JsonListSplitter {
     return this.fields;
   }
 
+  /**
+   * The list's fields before and after its items, once the whole document has been pushed: kube-apiserver
+   * writes `kind` and `metadata` first, but apiextensions-apiserver sorts a custom resource list's keys,
+   * so its `items` come before them.
+   */
+  allFields(): Readonly<Record<string, unknown>> | undefined {
+    if (!this.fields || this.phase !== 'after') return undefined;
+    let text = Buffer.concat(this.tail).toString('utf8').trimStart();
+    if (text.startsWith(',')) text = text.slice(1);
+    const after = text.trim() === '}' || text.trim() === '' ? {} : (JSON.parse(`{${text}`) as object);
+    return { ...this.fields, ...after };
+  }
+
   /** Whether the items array has closed: every element has been given. */
   get done(): boolean {
     return this.phase === 'after';
@@ -50,6 +66,10 @@ export class JsonListSplitter {
   /** Reads `chunk`; answers the elements it completes, in order. Throws if the document is not a list. */
   push(chunk: Buffer): Buffer[] {
     const elements: Buffer[] = [];
+    if (this.phase === 'after') {
+      this.keepTail(chunk);
+      return elements;
+    }
     let rest = chunk;
     if (this.phase === 'head') {
       this.headBytes = this.headBytes.length > 0 ? Buffer.concat([this.headBytes, chunk]) : chunk;
@@ -104,9 +124,10 @@ export class JsonListSplitter {
         depth += 1;
       } else if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) {
         if (depth === 0) {
-          // The items array itself closes; what follows (the list's end) is not needed.
+          // The items array itself closes; what follows is the list's end (fields, for some lists).
           this.phase = 'after';
           this.depth = depth;
+          this.keepTail(chunk.subarray(i + 1));
           return;
         }
         depth -= 1;
@@ -122,6 +143,13 @@ export class JsonListSplitter {
     }
     this.depth = depth;
     if (this.inElement) this.parts.push(chunk.subarray(start));
+  }
+
+  private keepTail(bytes: Buffer): void {
+    this.tailBytes += bytes.length;
+    if (this.tailBytes > MAX_HEAD_BYTES)
+      throw new SyntaxError(`more than ${MAX_HEAD_BYTES} bytes after the ${this.wanted.toString()} array`);
+    if (bytes.length > 0) this.tail.push(bytes);
   }
 
   /**

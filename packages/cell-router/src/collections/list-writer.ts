@@ -11,8 +11,8 @@ import type { StreamedAnswer } from './streamed-answer.ts';
 export interface ListWriter {
   /** Writes one item as a cell stores it, in the client view; false when the view leaves it out. */
   item(cell: string, item: Buffer | string): Promise<boolean>;
-  /** Ends the list with its composite resourceVersion and continue token. */
-  finish(metadata: { resourceVersion: string; continue?: string | undefined }): Promise<void>;
+  /** Ends the list with its kind, its composite resourceVersion and continue token. */
+  finish(list: ListShape & { resourceVersion: string; continue?: string | undefined }): Promise<void>;
 }
 
 export interface ListShape {
@@ -20,7 +20,7 @@ export interface ListShape {
   readonly apiVersion: string;
 }
 
-export interface JsonListOptions extends ListShape {
+export interface JsonListOptions {
   /** The Table's column definitions, when the cells answered Tables (`kubectl get`). */
   readonly columns?: unknown[] | undefined;
   readonly table: boolean;
@@ -32,13 +32,14 @@ export interface JsonListOptions extends ListShape {
 
 const ITEM_SEPARATOR = Buffer.from(',');
 
-/** Streams a JSON list (or Table): the cells' item bytes spliced in, re-encoded only where the view changes them. */
+/**
+ * Streams a JSON list (or Table): the cells' item bytes spliced in, re-encoded only where the view changes
+ * them. The list's kind and metadata follow its items, as in a custom resource list: a streamed custom
+ * resource list learns them from its cells last.
+ */
 export async function jsonListWriter(out: StreamedAnswer, options: JsonListOptions): Promise<ListWriter> {
-  const { kind, apiVersion, table, columns } = options;
-  await out.write(
-    `{"kind":${JSON.stringify(kind)},"apiVersion":${JSON.stringify(apiVersion)},` +
-      (table ? `"columnDefinitions":${JSON.stringify(columns ?? [])},"rows":[` : `"items":[`),
-  );
+  const { table, columns } = options;
+  await out.write(table ? `{"columnDefinitions":${JSON.stringify(columns ?? [])},"rows":[` : `{"items":[`);
   const creationOfRows = table ? creationColumns(columns) : undefined;
   const view = { copies: options.copies, ...(creationOfRows ? { columns: creationOfRows } : {}) };
   let given = 0;
@@ -53,10 +54,11 @@ export async function jsonListWriter(out: StreamedAnswer, options: JsonListOptio
       given += 1;
       return true;
     },
-    async finish(metadata) {
-      const { resourceVersion, continue: token } = metadata;
+    async finish(list) {
+      const { kind, apiVersion, resourceVersion, continue: token } = list;
       await out.write(
-        `],"metadata":${JSON.stringify({ resourceVersion, ...(token ? { continue: token } : {}) })}}`,
+        `],"kind":${JSON.stringify(kind)},"apiVersion":${JSON.stringify(apiVersion)},` +
+          `"metadata":${JSON.stringify({ resourceVersion, ...(token ? { continue: token } : {}) })}}`,
       );
       out.end();
     },
@@ -77,8 +79,8 @@ export function protobufListWriter(out: StreamedAnswer, shape: ListShape, copies
       items.push(withProtobufItemVersion(showProtobufMessage(item, view), cell));
       return Promise.resolve(true);
     },
-    async finish(metadata) {
-      await out.write(encodeProtobufList({ ...shape, ...metadata, items }));
+    async finish({ resourceVersion, continue: token }) {
+      await out.write(encodeProtobufList({ ...shape, resourceVersion, continue: token, items }));
       out.end();
     },
   };

@@ -105,6 +105,26 @@ function answerBody(bytes: Buffer) {
   };
 }
 
+/** A cell answering as apiextensions-apiserver does: top-level keys sorted, so `items` before `kind` and `metadata`. */
+function withSortedKeys(fake: ReturnType<typeof fakeCell>): ReturnType<typeof fakeCell> {
+  return {
+    ...fake,
+    raw: async (...args: Parameters<typeof fake.raw>) => {
+      const answer = await fake.raw(...args);
+      const body = JSON.parse(Buffer.from(await answer.body.arrayBuffer()).toString('utf8')) as Record<
+        string,
+        unknown
+      >;
+      const sorted = Object.fromEntries(
+        Object.keys(body)
+          .sort()
+          .map((key) => [key, body[key]]),
+      );
+      return { ...answer, body: answerBody(Buffer.from(JSON.stringify(sorted))) };
+    },
+  };
+}
+
 const spec = parseCellSetSpec({
   cells: ['a', 'b', 'c'].map((id) => ({
     id,
@@ -128,13 +148,21 @@ function cellsWith(objects: Meta[], extras: Record<string, Meta[]> = {}) {
 async function list(
   byCell: Record<string, Meta[]>,
   target: string,
-  accept = 'application/json',
-  stateOverride = state,
-  namespaceDeleted?: (namespace: string) => boolean,
-  namespace?: string,
+  options: {
+    accept?: string;
+    state?: typeof state;
+    namespaceDeleted?: (namespace: string) => boolean;
+    namespace?: string;
+    /** Answer as apiextensions-apiserver does for custom resources: top-level keys sorted, items first. */
+    customResource?: boolean;
+  } = {},
 ) {
+  const { accept = 'application/json', state: stateOverride = state, namespaceDeleted, namespace } = options;
   const clients = Object.fromEntries(
-    Object.entries(byCell).map(([cell, metas], i) => [cell, fakeCell(String(100 + i), metas)]),
+    Object.entries(byCell).map(([cell, metas], i) => {
+      const fake = fakeCell(String(100 + i), metas);
+      return [cell, options.customResource ? withSortedKeys(fake) : fake];
+    }),
   );
   let text = '';
   let code = 0;
@@ -232,19 +260,33 @@ describe('serveMergedList', () => {
     expect(body.kind).toBe('ConfigMapList');
   });
 
+  it.each([
+    ['whole', '/api/v1/configmaps'],
+    ['paged', '/api/v1/configmaps?limit=7'],
+  ])(
+    'reads a list whose items come before its kind and metadata, as custom resources are written (%s)',
+    async (_, target) => {
+      const { body } = await list(cellsWith(objects), target, { customResource: true });
+      expect(body.kind).toBe('ConfigMapList');
+      expect(Object.fromEntries(decodeCellVersions(body.metadata.resourceVersion)!)).toEqual({
+        a: '100',
+        b: '101',
+        c: '102',
+        [CONTROL_PLANE_SOURCE]: '103',
+      });
+      expect(names(body)).toEqual(target.includes('limit') ? all.slice(0, 7) : all);
+    },
+  );
+
   it('leaves out the objects of a namespace the control plane deleted, which linger in the cells a while', async () => {
     const gone = [
       { namespace: 'gone', name: 'x1' },
       { namespace: 'gone', name: 'x2' },
       { namespace: 'gone', name: 'x3' },
     ];
-    const { body } = await list(
-      cellsWith([...objects, ...gone]),
-      '/api/v1/configmaps',
-      'application/json',
-      state,
-      (namespace) => namespace === 'gone',
-    );
+    const { body } = await list(cellsWith([...objects, ...gone]), '/api/v1/configmaps', {
+      namespaceDeleted: (namespace) => namespace === 'gone',
+    });
     expect(names(body)).toEqual(all);
     // Without the deletion known, they are listed (the test above would not see the difference otherwise).
     const { body: before } = await list(cellsWith([...objects, ...gone]), '/api/v1/configmaps');
@@ -314,7 +356,10 @@ describe('serveMergedList', () => {
 
     expect(names((await list(byCell, '/api/v1/configmaps')).body)).toEqual(expected);
     expect(
-      names((await list(byCell, '/api/v1/configmaps', 'application/json;as=Table;v=v1;g=meta.k8s.io')).body),
+      names(
+        (await list(byCell, '/api/v1/configmaps', { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' }))
+          .body,
+      ),
     ).toEqual(expected);
     const protobuf = await listProtobuf(byCell, '/api/v1/configmaps');
     expect(protobuf.items.map((item) => `${item.metadata.namespace}/${item.metadata.name}`)).toEqual(
@@ -346,21 +391,11 @@ describe('serveMergedList', () => {
       ],
       [decision.newCell]: [{ namespace: 'ns', name, labels: { copy: 'new' } }],
     });
-    const during = await list(
-      copies(MIGRATING),
-      '/api/v1/namespaces/ns/configmaps',
-      'application/json',
-      moving,
-    );
+    const during = await list(copies(MIGRATING), '/api/v1/namespaces/ns/configmaps', { state: moving });
     expect(during.body.items).toHaveLength(1);
     // The old copy, without the fence label: clients never see it.
     expect(during.body.items[0].metadata.labels).toEqual({ copy: 'old' });
-    const after = await list(
-      copies(MIGRATED),
-      '/api/v1/namespaces/ns/configmaps',
-      'application/json',
-      moving,
-    );
+    const after = await list(copies(MIGRATED), '/api/v1/namespaces/ns/configmaps', { state: moving });
     expect(after.body.items).toHaveLength(1);
     expect(after.body.items[0].metadata.labels).toEqual({ copy: 'new' });
   });
@@ -422,14 +457,7 @@ describe('serveMergedList', () => {
       ],
     });
     const path = '/api/v1/namespaces/shop/configmaps';
-    const { body, clients } = await list(
-      byCell,
-      `${path}?limit=30`,
-      'application/json',
-      state,
-      undefined,
-      'shop',
-    );
+    const { body, clients } = await list(byCell, `${path}?limit=30`, { namespace: 'shop' });
     expect(names(body)).toEqual(
       ['kube-root-ca.crt', ...many.map((meta) => meta.name)]
         .map((name) => `shop/${name}`)
@@ -486,11 +514,9 @@ describe('serveMergedList', () => {
   });
 
   it('merges Tables row by row under one set of columns', async () => {
-    const { body } = await list(
-      cellsWith(objects),
-      '/api/v1/configmaps',
-      'application/json;as=Table;v=v1;g=meta.k8s.io',
-    );
+    const { body } = await list(cellsWith(objects), '/api/v1/configmaps', {
+      accept: 'application/json;as=Table;v=v1;g=meta.k8s.io',
+    });
     expect(body.kind).toBe('Table');
     expect(body.columnDefinitions).toEqual([{ name: 'Name' }, { name: 'Ready' }]);
     expect(names(body)).toEqual(all);

@@ -193,19 +193,11 @@ export async function serveMergedList(
     throw error;
   }
   const table = firsts.some((page) => page.kind === 'Table');
-  const first = firsts[0];
-  const listVersions = new Map([
-    ...(cursors ? [...cursors].map(([cell, cursor]) => [cell, cursor.rv] as const) : []),
-    ...pagers.map((pager, i) => [pager.cell, firsts[i]!.resourceVersion] as const),
-  ]);
-  const resourceVersion = encodeCellVersions(listVersions);
 
   out.start(200);
-  const shape = { kind: first?.kind ?? 'List', apiVersion: first?.apiVersion ?? 'v1' };
   const writer = request.protobuf
-    ? protobufListWriter(out, shape, request.placement !== 'anywhere')
+    ? protobufListWriter(out, shapeOf(pagers), request.placement !== 'anywhere')
     : await jsonListWriter(out, {
-        ...shape,
         table,
         columns: firsts.find((page) => page.columnDefinitions)?.columnDefinitions,
         copies: request.placement !== 'anywhere',
@@ -233,7 +225,16 @@ export async function serveMergedList(
       continueToken = encodeContinue(next);
     }
   }
-  await writer.finish({ resourceVersion, continue: continueToken });
+  // Every cell's position, and the list's kind: known at the end for a streamed custom resource list.
+  const listVersions = new Map([
+    ...(cursors ? [...cursors].map(([cell, cursor]) => [cell, cursor.rv] as const) : []),
+    ...pagers.map((pager) => [pager.cell, pager.listFields().resourceVersion] as const),
+  ]);
+  await writer.finish({
+    ...shapeOf(pagers),
+    resourceVersion: encodeCellVersions(listVersions),
+    continue: continueToken,
+  });
   return { code: 200 };
 
   function refuse(status: KubeStatus): CollectionOutcome {
@@ -242,6 +243,12 @@ export async function serveMergedList(
 }
 
 const END = Symbol('end of every cell');
+
+/** The list's kind and version, as its first source says them. */
+function shapeOf(pagers: readonly ItemSource[]): { kind: string; apiVersion: string } {
+  const fields = pagers[0]?.listFields();
+  return { kind: fields?.kind ?? 'List', apiVersion: fields?.apiVersion ?? 'v1' };
+}
 
 function acceptsTable(accept: string | string[] | undefined): boolean {
   return (Array.isArray(accept) ? accept.join(',') : (accept ?? '')).includes('as=Table');
