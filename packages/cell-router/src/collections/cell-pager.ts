@@ -55,6 +55,8 @@ export class CellPager implements ItemSource {
   /** How this cell's continue tokens for this snapshot are built, once a page has shown one. */
   private shape: TokenShape | undefined;
   private start: { rv?: string; rvMatch?: string; cursor?: CellCursor };
+  /** The first page's kind, version and resourceVersion (the snapshot's). */
+  private firstFields: ListFields | undefined;
 
   constructor(request: PagerRequest, start: { rv?: string; rvMatch?: string; cursor?: CellCursor }) {
     this.request = request;
@@ -69,9 +71,9 @@ export class CellPager implements ItemSource {
     return this.page!;
   }
 
-  /** The list's fields, as its first page gave them (pages are parsed whole, wherever they are). */
+  /** The list's fields, as its first page gave them (a page says them whole, wherever they are). */
   listFields(): ListFields {
-    return this.page!;
+    return this.firstFields ?? this.page!;
   }
 
   /** Whether `head` answers now: an item of the page is in, or the cell's list has ended. */
@@ -148,7 +150,13 @@ export class CellPager implements ItemSource {
       params.set('resourceVersion', this.start.rv);
       if (this.start.rvMatch) params.set('resourceVersionMatch', this.start.rvMatch);
     }
-    this.install(await this.fetch(params), cursor?.skip ?? 0);
+    const page = await this.fetch(params);
+    this.firstFields = {
+      kind: page.kind,
+      apiVersion: page.apiVersion,
+      resourceVersion: page.resourceVersion,
+    };
+    this.install(page, cursor?.skip ?? 0);
     // Once the first page is in, a resumed cursor has done its job.
     this.start = {};
   }
@@ -184,6 +192,7 @@ export class CellPager implements ItemSource {
 }
 
 const ITEMS = Buffer.from('"items"');
+const OPEN_BRACE = 0x7b;
 
 /**
  * A JSON list's page read by its bytes: the list's own fields parsed, each item only for its metadata
@@ -205,6 +214,8 @@ function jsonListPage(bytes: Buffer): CellPage | undefined {
     | { kind?: string; apiVersion?: string; metadata?: { resourceVersion?: string; continue?: string } }
     | undefined;
   if (!head || typeof head.kind !== 'string' || head.kind === 'Table') return undefined;
+  // Items that are not objects (no apiserver writes them) are left to the whole parse.
+  if (raw.some((item) => item[0] !== OPEN_BRACE)) return undefined;
   return {
     kind: head.kind,
     apiVersion: head.apiVersion ?? 'v1',

@@ -155,6 +155,7 @@ async function list(
     namespace?: string;
     /** Answer as apiextensions-apiserver does for custom resources: top-level keys sorted, items first. */
     customResource?: boolean;
+    resource?: string;
   } = {},
 ) {
   const { accept = 'application/json', state: stateOverride = state, namespaceDeleted, namespace } = options;
@@ -175,7 +176,7 @@ async function list(
   const outcome = await serveMergedList(
     {
       state: stateOverride,
-      resource: { group: '', resource: 'configmaps' },
+      resource: { group: '', resource: options.resource ?? 'configmaps' },
       namespaceLabels: () => undefined,
       ...(namespaceDeleted ? { namespaceDeleted } : {}),
       client: (cell) => clients[cell],
@@ -469,6 +470,17 @@ describe('serveMergedList', () => {
     expect(clients[CONTROL_PLANE_SOURCE]!.served).toBe(1);
     // The ring's three cells share the page: each asked for a third of it with the margin (1.2 × 10 + 2).
     for (const cell of ['a', 'b', 'c']) expect(clients[cell]!.requests[0]).toBe(`${path}?limit=14`);
+    // Services: the control plane has its own only in `default`, so a list elsewhere never asks it.
+    const services = await list(byCell, `/api/v1/namespaces/shop/services?limit=30`, {
+      namespace: 'shop',
+      resource: 'services',
+    });
+    expect(services.clients[CONTROL_PLANE_SOURCE]!.requests).toEqual([]);
+    expect([...decodeCellVersions(services.body.metadata.resourceVersion)!.keys()].sort()).toEqual([
+      'a',
+      'b',
+      'c',
+    ]);
     // Across namespaces the control plane is read whole (its system namespaces'), still outside the share.
     const across = await list(byCell, '/api/v1/configmaps?limit=30');
     expect(across.clients[CONTROL_PLANE_SOURCE]!.requests).toEqual(['/api/v1/configmaps?limit=30']);

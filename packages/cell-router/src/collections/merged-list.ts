@@ -1,4 +1,4 @@
-import { madeByItsCell } from '@cellfed/federation';
+import { cellOwnObjectName, madeByItsCell } from '@cellfed/federation';
 
 import {
   collectionSources,
@@ -95,7 +95,15 @@ export async function serveMergedList(
   let versions: Map<string, string> | undefined;
   const rv = params.get('resourceVersion') ?? undefined;
   const rvMatch = params.get('resourceVersionMatch') ?? undefined;
-  const sources = collectionSources(request.state, request.placement ?? 'ring', request.resource);
+  // The control plane is asked only where it may hold what every apiserver makes for itself: not for
+  // Services outside `default`, say.
+  const sources = collectionSources(request.state, request.placement ?? 'ring', request.resource).filter(
+    (source) =>
+      source !== CONTROL_PLANE_SOURCE ||
+      (request.placement ?? 'ring') !== 'ring' ||
+      request.namespace === undefined ||
+      cellOwnObjectName(request.resource, request.namespace) !== undefined,
+  );
   try {
     const token = params.get('continue');
     if (token) cursors = decodeContinue(token);
