@@ -27,10 +27,19 @@ describe('itemWithMetadataOnly', () => {
         const item = { ...before, metadata: meta, ...after };
         const bytes = Buffer.from(JSON.stringify(item, null, spaced ? 2 : undefined));
         const parsed = JSON.parse(bytes.toString('utf8')) as { metadata: unknown };
-        expect(itemWithMetadataOnly(bytes)).toEqual({ metadata: parsed.metadata });
+        expect(itemWithMetadataOnly(bytes, 0)).toEqual({ metadata: parsed.metadata });
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('parses a small item whole, a large one for its metadata alone', () => {
+    const item = { metadata: { name: 'a' }, data: { big: 'x'.repeat(4096) } };
+    expect(itemWithMetadataOnly(Buffer.from(JSON.stringify({ ...item, data: {} })))).toEqual({
+      ...item,
+      data: {},
+    });
+    expect(itemWithMetadataOnly(Buffer.from(JSON.stringify(item)))).toEqual({ metadata: { name: 'a' } });
   });
 
   it('parses an item whole where its metadata is not an object of its own', () => {
@@ -39,6 +48,6 @@ describe('itemWithMetadataOnly', () => {
       { metadata: null, data: { a: '1' } },
       { spec: { metadata: { name: 'inner' } } },
     ])
-      expect(itemWithMetadataOnly(Buffer.from(JSON.stringify(item)))).toEqual(item);
+      expect(itemWithMetadataOnly(Buffer.from(JSON.stringify(item)), 0)).toEqual(item);
   });
 });
