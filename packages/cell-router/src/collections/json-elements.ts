@@ -64,6 +64,30 @@ export function arrayStart(
   bytes: Buffer,
   wanted: Buffer,
 ): { key: number; bracket: number } | 'whole' | undefined {
+  return fieldValueStart(bytes, wanted, OPEN_ARRAY);
+}
+
+/**
+ * [start, end) of the object value of top-level field `wanted` (a quoted key) of the JSON object in
+ * `bytes`; undefined if it has no such field with an object value (or the bytes are not one object). The
+ * first such field: an apiserver writes each key once.
+ */
+export function objectFieldSpan(bytes: Buffer, wanted: Buffer): [number, number] | undefined {
+  const start = fieldValueStart(bytes, wanted, OPEN_OBJECT);
+  if (start === undefined || start === 'whole') return undefined;
+  const end = closingBracket(bytes, start.bracket);
+  return end < 0 ? undefined : [start.bracket, end + 1];
+}
+
+/**
+ * Where the value of top-level field `wanted` opens with `opener` (`[` or `{`): the offset of its key and
+ * of its bracket; 'whole' when the document ends without it; undefined while the bytes end before either.
+ */
+function fieldValueStart(
+  bytes: Buffer,
+  wanted: Buffer,
+  opener: number,
+): { key: number; bracket: number } | 'whole' | undefined {
   let depth = 0;
   let key = -1;
   let keyEnd = -1;
@@ -75,7 +99,7 @@ export function arrayStart(
       if (depth === 1) [key, keyEnd] = [i, end + 1];
       i = end;
     } else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
-      if (byte === OPEN_ARRAY && depth === 1 && keyEnd >= 0 && followsKey(bytes, keyEnd, i)) {
+      if (byte === opener && depth === 1 && keyEnd >= 0 && followsKey(bytes, keyEnd, i)) {
         if (bytes.subarray(key, keyEnd).equals(wanted)) return { key, bracket: i };
       }
       depth += 1;
@@ -87,40 +111,21 @@ export function arrayStart(
   return undefined;
 }
 
-/**
- * [start, end) of the object value of top-level field `wanted` (a quoted key) of the JSON object in
- * `bytes`; undefined if it has no such field with an object value (or the bytes are not one object). The
- * first such field: an apiserver writes each key once.
- */
-export function objectFieldSpan(bytes: Buffer, wanted: Buffer): [number, number] | undefined {
+/** The index of the bracket that closes the one at `open`; -1 if the bytes end first. */
+function closingBracket(bytes: Buffer, open: number): number {
   let depth = 0;
-  let key = -1;
-  let keyEnd = -1;
-  let valueStart = -1;
-  for (let i = 0; i < bytes.length; i++) {
+  for (let i = open; i < bytes.length; i++) {
     const byte = bytes[i]!;
     if (byte === QUOTE) {
-      const end = stringEnd(bytes, i);
-      if (end < 0) return undefined;
-      if (depth === 1) [key, keyEnd] = [i, end + 1];
-      i = end;
-    } else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
-      if (
-        byte === OPEN_OBJECT &&
-        depth === 1 &&
-        keyEnd >= 0 &&
-        followsKey(bytes, keyEnd, i) &&
-        bytes.subarray(key, keyEnd).equals(wanted)
-      )
-        valueStart = i;
-      depth += 1;
-    } else if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) {
+      i = stringEnd(bytes, i);
+      if (i < 0) return -1;
+    } else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) depth += 1;
+    else if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) {
       depth -= 1;
-      if (depth === 1 && valueStart >= 0) return [valueStart, i + 1];
-      if (depth <= 0) return undefined;
+      if (depth === 0) return i;
     }
   }
-  return undefined;
+  return -1;
 }
 
 /** The index of the quote that closes the string opening at `open`; -1 if it never closes. */

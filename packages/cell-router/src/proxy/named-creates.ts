@@ -17,8 +17,7 @@ import type { ObjectDestinations } from '../destinations/object-destinations.ts'
 import { restoringRefusal } from '../routing/object-refusals.ts';
 import { toControlPlane } from './to-control-plane.ts';
 import { sendDrawingQuota, type QuotaDrawing } from './quota-draws.ts';
-import { NodePortClaims } from './node-port-claims.ts';
-import { withQuery } from '../request/query-param.ts';
+import { NodePortClaims, cellServiceWrite } from './node-port-claims.ts';
 import { BodyNameError } from '../errors.ts';
 import { type RequestOutcome } from '../server/request-outcome.ts';
 import type { RequestScope } from '../server/request-scope.ts';
@@ -137,24 +136,18 @@ export class NamedCreates {
       let settle = (_code: number): Promise<void> => Promise.resolve();
       const { nodePorts } = this.options;
       if (nodePorts && NodePortClaims.concerns(plan.info)) {
-        const asWritten = sent;
-        const prepared = await nodePorts.prepare({
-          info: plan.info,
-          method: request.method,
-          url: request.url ?? '/',
-          contentType: asWritten.contentType ?? contentType,
-          bytes: asWritten.bytes,
-          authorize,
-          dryRunInCell: () =>
-            sendUpstream(
-              destination.client,
-              request,
-              { ...impersonation, ...SHOWN_ANSWER, accept: 'application/json' },
-              signal,
-              asWritten,
-              withQuery(request.url ?? '/', 'dryRun', 'All'),
-            ),
-        });
+        const prepared = await nodePorts.prepare(
+          cellServiceWrite({
+            info: plan.info,
+            request,
+            contentType: sent.contentType ?? contentType,
+            body: sent,
+            authorize,
+            client: destination.client,
+            headers: { ...impersonation, ...SHOWN_ANSWER },
+            signal,
+          }),
+        );
         if (prepared.kind === 'refuse')
           return sendRefusal(response, refusal(prepared.status, 'node-ports', destination.cell));
         if (prepared.kind === 'cell-answer') {

@@ -20,11 +20,12 @@ import type { Dispatcher } from 'undici';
 import type { Authorize } from '../auth/request-authorization.ts';
 import { mediaType } from '../request/object-name.ts';
 import { protobufServiceWithNodePorts, readProtobufService } from '../request/protobuf-service.ts';
-import { isDryRun } from '../request/query-param.ts';
+import { isDryRun, withQuery } from '../request/query-param.ts';
 import type { ResourceRequestInfo } from '../request/request-info.ts';
 import { failure, parseStatus, statusFromText, type KubeStatus } from '../status/kube-status.ts';
 import { decodeWriteBody } from '../views/write-body.ts';
-import type { BufferedBody } from './forward.ts';
+import { sendUpstream, type BufferedBody } from './forward.ts';
+import type { ClientRequest } from '../server/client-request.ts';
 
 /** A write to one Service, as its cell will take it. */
 export interface ServiceWrite {
@@ -51,6 +52,41 @@ export type PreparedWrite =
   | { readonly kind: 'refuse'; readonly status: KubeStatus }
   /** The cell's answer to the dry run, which refused the write: the caller's answer. */
   | { readonly kind: 'cell-answer'; readonly upstream: Dispatcher.ResponseData };
+
+/**
+ * A Service write as the proxy sends it to `client` for the caller (`headers`: the caller's identity
+ * there), its dry run the same request with `dryRun=All`, answered in JSON.
+ */
+export function cellServiceWrite(options: {
+  readonly info: ResourceRequestInfo;
+  readonly request: ClientRequest;
+  readonly contentType: string | undefined;
+  readonly body: BufferedBody;
+  readonly authorize: Authorize;
+  readonly client: KubeClient;
+  readonly headers: Record<string, string | string[]>;
+  readonly signal: AbortSignal;
+}): ServiceWrite {
+  const { info, request, body, client, headers, signal } = options;
+  const url = request.url ?? '/';
+  return {
+    info,
+    method: request.method,
+    url,
+    contentType: options.contentType,
+    bytes: body.bytes,
+    authorize: options.authorize,
+    dryRunInCell: () =>
+      sendUpstream(
+        client,
+        request,
+        { ...headers, accept: 'application/json' },
+        signal,
+        body,
+        withQuery(url, 'dryRun', 'All'),
+      ),
+  };
+}
 
 const SENT_AS_IS: PreparedWrite = { kind: 'send', settle: () => Promise.resolve() };
 

@@ -22,7 +22,7 @@ import type { ObjectDestinations } from '../destinations/object-destinations.ts'
 import { cellLeftRefusal, fenceRefusal, type ObjectPlan } from '../routing/object-refusals.ts';
 import { cellVersionBody, cellVersionTarget } from './version-translation.ts';
 import { sendDrawingQuota, type QuotaDrawing } from './quota-draws.ts';
-import { NodePortClaims } from './node-port-claims.ts';
+import { NodePortClaims, cellServiceWrite } from './node-port-claims.ts';
 import { withQuery } from '../request/query-param.ts';
 import { type ClientResponse } from '../server/client-request.ts';
 import { type RequestOutcome } from '../server/request-outcome.ts';
@@ -131,24 +131,18 @@ export class ObjectRequests {
     let settle = (_code: number): Promise<void> => Promise.resolve();
     const { nodePorts } = this.options;
     if (nodePorts && body && NodePortClaims.concerns(plan.info)) {
-      const asWritten = body;
-      const prepared = await nodePorts.prepare({
-        info: plan.info,
-        method: request.method,
-        url: request.url ?? '/',
-        contentType: request.headers['content-type'],
-        bytes: asWritten.bytes,
-        authorize,
-        dryRunInCell: () =>
-          sendUpstream(
-            destination.client,
-            request,
-            { ...impersonation, ...SHOWN_ANSWER, accept: 'application/json' },
-            scope.signal,
-            asWritten,
-            withQuery(request.url ?? '/', 'dryRun', 'All'),
-          ),
-      });
+      const prepared = await nodePorts.prepare(
+        cellServiceWrite({
+          info: plan.info,
+          request,
+          contentType: request.headers['content-type'],
+          body,
+          authorize,
+          client: destination.client,
+          headers: { ...impersonation, ...SHOWN_ANSWER },
+          signal: scope.signal,
+        }),
+      );
       if (prepared.kind === 'refuse')
         return refused(response, refusal(prepared.status, 'node-ports', destination.cell));
       if (prepared.kind === 'cell-answer') {
