@@ -1,4 +1,12 @@
-import { fieldSpans, lengthDelimited, nestedField, stringField, varintAt } from './protobuf-wire.ts';
+import {
+  fieldSpans,
+  lastSpan,
+  lengthDelimited,
+  nestedField,
+  replaceSpan,
+  stringField,
+  varintAt,
+} from './protobuf-wire.ts';
 
 /**
  * The shapes of Kubernetes' protobuf encoding that the router reads and writes without the types' schemas:
@@ -8,10 +16,30 @@ import { fieldSpans, lengthDelimited, nestedField, stringField, varintAt } from 
  */
 
 export const K8S_MAGIC = Buffer.from('k8s\0', 'binary');
+/** runtime.Unknown's raw object. */
+const RAW = 2;
 
 /** Whether a body is in the `k8s\0` envelope. */
 export function isEnveloped(body: Buffer): boolean {
   return body.subarray(0, K8S_MAGIC.length).equals(K8S_MAGIC);
+}
+
+/** A field of a message opened: its bytes, and the whole message again with other bytes in its place. */
+export interface Opened {
+  readonly inner: Buffer;
+  with(inner: Buffer): Buffer;
+}
+
+/** The object in a body's `k8s\0` envelope (its raw, field 2, the last one). */
+export function openEnvelope(body: Buffer): Opened | undefined {
+  if (!isEnveloped(body)) return undefined;
+  const envelope = body.subarray(K8S_MAGIC.length);
+  const rawSpan = lastSpan(envelope, RAW);
+  if (!rawSpan) return undefined;
+  return {
+    inner: envelope.subarray(rawSpan.start, rawSpan.end),
+    with: (raw) => Buffer.concat([K8S_MAGIC, replaceSpan(envelope, rawSpan, lengthDelimited(RAW, raw))]),
+  };
 }
 
 /** `raw` (an object or a list message) in the envelope, typed `apiVersion` and `kind`. */

@@ -1,9 +1,8 @@
 import type { Service, ServiceSpec } from '@cellfed/federation';
 
-import { K8S_MAGIC, isEnveloped } from './kube-protobuf.ts';
+import { openEnvelope } from './kube-protobuf.ts';
 import {
   fieldSpans,
-  findField,
   int32At,
   lengthDelimited,
   stringField,
@@ -21,7 +20,6 @@ import {
  * allocateLoadBalancerNodePorts 20}, ServicePort {name 1, protocol 2, port 3, nodePort 5}.
  */
 
-const UNKNOWN_RAW = 2;
 const SERVICE_SPEC = 2;
 const SPEC_PORTS = 1;
 const SPEC_TYPE = 4;
@@ -35,7 +33,7 @@ const PORT_NODE_PORT = 5;
 
 /** What a protobuf Service body says of its node ports (metadata left empty); undefined if it is no envelope. */
 export function readProtobufService(body: Buffer): Service | undefined {
-  const service = rawObject(body);
+  const service = openEnvelope(body)?.inner;
   if (!service) return undefined;
   const spec = mergedSpec(service);
   const read: ServiceSpec = {
@@ -69,9 +67,9 @@ export function readProtobufService(body: Buffer): Service | undefined {
  * (the last value wins), the spec written once, merged, everything else of the body kept as it was.
  */
 export function protobufServiceWithNodePorts(body: Buffer, claim: Service): Buffer {
-  const unknown = body.subarray(K8S_MAGIC.length);
-  const service = rawObject(body);
-  if (!service) throw new TypeError('not a protobuf Service');
+  const envelope = openEnvelope(body);
+  if (!envelope) throw new TypeError('not a protobuf Service');
+  const service = envelope.inner;
   const claimed = claim.spec?.ports ?? [];
   let index = 0;
   const spec = mergedSpec(service);
@@ -87,23 +85,9 @@ export function protobufServiceWithNodePorts(body: Buffer, claim: Service): Buff
   });
   const healthCheck = claim.spec?.healthCheckNodePort;
   if (healthCheck) parts.push(varintField(SPEC_HEALTH_CHECK_NODE_PORT, healthCheck));
-  const rewritten = Buffer.concat([
-    ...without(service, SERVICE_SPEC),
-    lengthDelimited(SERVICE_SPEC, Buffer.concat(parts)),
-  ]);
-  return Buffer.concat([
-    K8S_MAGIC,
-    ...without(unknown, UNKNOWN_RAW),
-    lengthDelimited(UNKNOWN_RAW, rewritten),
-  ]);
-}
-
-/** The Service message in the envelope (runtime.Unknown's raw bytes, the last occurrence). */
-function rawObject(body: Buffer): Buffer | undefined {
-  if (!isEnveloped(body)) return undefined;
-  const unknown = body.subarray(K8S_MAGIC.length);
-  const raw = findField(unknown, UNKNOWN_RAW);
-  return raw ? unknown.subarray(raw.start, raw.end) : undefined;
+  return envelope.with(
+    Buffer.concat([...without(service, SERVICE_SPEC), lengthDelimited(SERVICE_SPEC, Buffer.concat(parts))]),
+  );
 }
 
 /** Every `spec` of the Service, as one message (their concatenation is their merge). */

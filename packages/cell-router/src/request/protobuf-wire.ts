@@ -151,6 +151,16 @@ export function appendToNested(message: Buffer, path: readonly number[], suffix:
 }
 
 /** The last length-delimited field `number` of a message as text; undefined when absent. */
+/** The last occurrence of field `number`, of any wire type (a decoder lets the last one win). */
+export function lastSpan(message: Buffer, number: number): AnyFieldSpan | undefined {
+  return fieldSpans(message).findLast((span) => span.number === number);
+}
+
+/** `message` with `field` (a whole field, tag and all) where `span` was. */
+export function replaceSpan(message: Buffer, span: AnyFieldSpan, field: Buffer): Buffer {
+  return Buffer.concat([message.subarray(0, span.tagStart), field, message.subarray(span.end)]);
+}
+
 export function stringField(message: Buffer, number: number): string | undefined {
   const span = findField(message, number);
   return span ? message.subarray(span.start, span.end).toString('utf8') : undefined;

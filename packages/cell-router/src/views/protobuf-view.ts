@@ -17,13 +17,21 @@ import {
 
 import {
   fieldSpans,
+  lastSpan,
   lengthDelimited,
+  replaceSpan,
   stringField,
   varintAt,
   varintField,
   type AnyFieldSpan,
 } from '../request/protobuf-wire.ts';
-import { isEnveloped, K8S_MAGIC, mapEntryField, readMapEntry } from '../request/kube-protobuf.ts';
+import {
+  K8S_MAGIC,
+  mapEntryField,
+  openEnvelope,
+  readMapEntry,
+  type Opened,
+} from '../request/kube-protobuf.ts';
 import { KEPT_ANNOTATIONS, type CellOwnersReader, type CellWrite } from './cell-owners.ts';
 import { observedAs } from './client-view.ts';
 import { isReservedMark, type MarkWrite } from './reserved-marks.ts';
@@ -35,7 +43,6 @@ import { isReservedMark, type MarkWrite } from './reserved-marks.ts';
  * 2), labels map entries in field 11, annotations field 12, owner references field 13.
  */
 
-const RAW = 2;
 const METADATA = 1;
 const UID = 5;
 const GENERATION = 7;
@@ -156,12 +163,12 @@ function withObservedGeneration(raw: Buffer, number: number, offset: number, gen
   const status = raw.subarray(statusSpan.start, statusSpan.end);
   const span = fieldSpans(status).findLast((field) => field.number === number && field.wireType === 0);
   if (!span) return raw;
-  const moved = replace(
+  const moved = replaceSpan(
     status,
     span,
     varintField(number, observedAs(varintAt(status, span.start), offset, generation)),
   );
-  return replace(raw, statusSpan, lengthDelimited(STATUS, moved));
+  return replaceSpan(raw, statusSpan, lengthDelimited(STATUS, moved));
 }
 
 /** The cell view of a protobuf create or update; undefined when it carries no owner references. */
@@ -215,31 +222,13 @@ export function protobufMarkWrites(body: Buffer): MarkWrite[] {
   return writes;
 }
 
-/** A field of a message opened: its bytes, and the whole message again with other bytes in its place. */
-interface Opened {
-  readonly inner: Buffer;
-  with(inner: Buffer): Buffer;
-}
-
-/** The object in a body's `k8s\0` envelope (its raw, field 2). */
-function openEnvelope(body: Buffer): Opened | undefined {
-  if (!isEnveloped(body)) return undefined;
-  const envelope = body.subarray(K8S_MAGIC.length);
-  const rawSpan = lastSpan(envelope, RAW);
-  if (!rawSpan) return undefined;
-  return {
-    inner: envelope.subarray(rawSpan.start, rawSpan.end),
-    with: (raw) => Buffer.concat([K8S_MAGIC, replace(envelope, rawSpan, lengthDelimited(RAW, raw))]),
-  };
-}
-
 /** An object message's metadata (field 1). */
 function openMeta(raw: Buffer): Opened | undefined {
   const metaSpan = lastSpan(raw, METADATA);
   if (!metaSpan || metaSpan.wireType !== 2) return undefined;
   return {
     inner: raw.subarray(metaSpan.start, metaSpan.end),
-    with: (meta) => replace(raw, metaSpan, lengthDelimited(METADATA, meta)),
+    with: (meta) => replaceSpan(raw, metaSpan, lengthDelimited(METADATA, meta)),
   };
 }
 
@@ -249,14 +238,6 @@ function openObject(body: Buffer): { meta: Buffer; withMeta(meta: Buffer): Buffe
   const object = envelope && openMeta(envelope.inner);
   if (!envelope || !object) return undefined;
   return { meta: object.inner, withMeta: (meta) => envelope.with(object.with(meta)) };
-}
-
-function lastSpan(message: Buffer, number: number): AnyFieldSpan | undefined {
-  return fieldSpans(message).findLast((span) => span.number === number);
-}
-
-function replace(message: Buffer, span: AnyFieldSpan, field: Buffer): Buffer {
-  return Buffer.concat([message.subarray(0, span.tagStart), field, message.subarray(span.end)]);
 }
 
 /** The map entry of annotation `wanted` in ObjectMeta, and its value. */
