@@ -1,4 +1,4 @@
-import { cellOwnObjectName, madeByItsCell } from '@cellfed/federation';
+import { madeByItsCell } from '@cellfed/federation';
 
 import {
   collectionSources,
@@ -18,7 +18,7 @@ import type { OwnerUids } from '../views/owner-uids.ts';
 import { jsonListWriter, protobufListWriter } from './list-writer.ts';
 import { takeInvolvedUid } from '../views/involved-uid.ts';
 import { realClock } from '@cellfed/controller-kit';
-import { ownObjectView, ownObjectsOnly } from './own-objects.ts';
+import { asksControlPlane, ownObjectView, ownObjectsOnly } from './own-objects.ts';
 import { withRequirement } from '../request/selector-terms.ts';
 import type { CellularResource } from '../routing/cellular-resources.ts';
 import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
@@ -97,12 +97,10 @@ export async function serveMergedList(
   const rvMatch = params.get('resourceVersionMatch') ?? undefined;
   // The control plane is asked only where it may hold what every apiserver makes for itself: not for
   // Services outside `default`, say.
-  const sources = collectionSources(request.state, request.placement ?? 'ring', request.resource).filter(
+  const placement = request.placement ?? 'ring';
+  const sources = collectionSources(request.state, placement, request.resource).filter(
     (source) =>
-      source !== CONTROL_PLANE_SOURCE ||
-      (request.placement ?? 'ring') !== 'ring' ||
-      request.namespace === undefined ||
-      cellOwnObjectName(request.resource, request.namespace) !== undefined,
+      source !== CONTROL_PLANE_SOURCE || asksControlPlane(request.resource, placement, request.namespace),
   );
   try {
     const token = params.get('continue');
@@ -139,9 +137,7 @@ export async function serveMergedList(
   // makes for itself (kube-root-ca.crt): only that is read from it. A list of all namespaces reads it whole,
   // for what it holds in the system namespaces.
   const ownOnly = (cell: string) =>
-    request.namespace === undefined
-      ? undefined
-      : ownObjectsOnly(request.resource, request.placement ?? 'ring', cell);
+    request.namespace === undefined ? undefined : ownObjectsOnly(request.resource, placement, cell);
   const queryOf = (cell: string) => {
     const own = ownOnly(cell);
     if (own === undefined) return query;
@@ -153,8 +149,7 @@ export async function serveMergedList(
   // is asked for that with some margin; a cell that runs short is asked for its next page mid-merge. What
   // the control plane holds of a ring-placed resource is not spread by the ring (its own objects, the
   // system namespaces'): it is not counted among the cells sharing a page, and is asked for a whole one.
-  const ringSpread = (cell: string) =>
-    (request.placement ?? 'ring') !== 'ring' || cell !== CONTROL_PLANE_SOURCE;
+  const ringSpread = (cell: string) => placement !== 'ring' || cell !== CONTROL_PLANE_SOURCE;
   const spreadOver = Math.max(1, cells.filter(ringSpread).length);
   const pageSize = (cell: string) =>
     limit > 0

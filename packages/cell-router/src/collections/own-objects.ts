@@ -39,3 +39,18 @@ export function ownObjectsOnly(
   const own = cellOwnObjectName(resource);
   return own === undefined ? undefined : `metadata.name=${own}`;
 }
+
+/**
+ * Whether a collection request of `resource` in `namespace` (undefined: all namespaces, read whole) asks
+ * the control plane at all: of a ring-placed resource it holds only what it makes for itself, so not where
+ * it makes nothing (Services outside `default`).
+ */
+export function asksControlPlane(
+  resource: CellularResource,
+  placement: Placement,
+  namespace: string | undefined,
+): boolean {
+  return (
+    placement !== 'ring' || namespace === undefined || cellOwnObjectName(resource, namespace) !== undefined
+  );
+}

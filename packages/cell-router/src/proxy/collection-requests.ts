@@ -4,6 +4,7 @@ import { PROTOBUF, PROTOBUF_WATCH_STREAM, cellOwnObjectName } from '@cellfed/fed
 import type { WatchBufferLimits } from '../collections/watch-buffer.ts';
 
 import { serveMergedList } from '../collections/merged-list.ts';
+import { asksControlPlane } from '../collections/own-objects.ts';
 import { serveMergedWatch } from '../collections/merged-watch.ts';
 import { protobufObject } from '../collections/protobuf-watch.ts';
 import { PROTOBUF_WATCH } from '../collections/watch-codec.ts';
@@ -160,7 +161,7 @@ export class CollectionRequests {
     // Of a ring-placed resource, nothing else in the control plane is the federation's.
     const own = cellOwnObjectName(resource, info.namespace);
     const sources = collectionSources(state, placement, resource).filter(
-      (source) => source !== CONTROL_PLANE_SOURCE || placement !== 'ring' || own !== undefined,
+      (source) => source !== CONTROL_PLANE_SOURCE || asksControlPlane(resource, placement, info.namespace),
     );
     const sourcePath = (source: string) => {
       if (own === undefined) return path;
