@@ -77,12 +77,13 @@ function setup(options: { down?: string } = {}) {
       spec,
     } as KubeObject);
   };
-  const serviceIn = (cell: string, type = 'NodePort') =>
+  /** The federation's Service in `cell`; `nodePort`: another than its claim holds. */
+  const serviceIn = (cell: string, type = 'NodePort', nodePort = spec.ports[0]!.nodePort) =>
     cells.get(cell)!.put(PATH, {
       apiVersion: 'v1',
       kind: 'Service',
       metadata: { name: 'web', namespace: 'shop' },
-      spec: { ...spec, type },
+      spec: { type, ports: [{ port: 80, nodePort }] },
     } as KubeObject);
   return {
     reconcile,
@@ -151,14 +152,9 @@ describe('NodePortClaimReconciler', () => {
   });
 
   it('sets a claim to the ports its Service holds when a write’s outcome never reached the router', async () => {
-    const { reconcile, claim, cells, clock, controlPlane, lines } = setup();
+    const { reconcile, claim, serviceIn, clock, controlPlane, lines } = setup();
     claim();
-    cells.get('a')!.put(PATH, {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name: 'web', namespace: 'shop' },
-      spec: { type: 'NodePort', ports: [{ port: 80, nodePort: 30090 }] },
-    } as KubeObject);
+    serviceIn('a', 'NodePort', 30090);
     await clock.advance(CLAIM_GRACE_MS);
     expect(await reconcile()).toEqual({ requeueAfterMs: CLAIM_RECHECK_MS });
     const held = controlPlane.get(CLAIM_PATH) as Service;
@@ -168,14 +164,9 @@ describe('NodePortClaimReconciler', () => {
   });
 
   it('warns on the CellSet when the ports its Service holds are another Service’s too', async () => {
-    const { reconcile, claim, cells, clock, controlPlane, events } = setup();
+    const { reconcile, claim, serviceIn, clock, controlPlane, events } = setup();
     claim();
-    cells.get('a')!.put(PATH, {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name: 'web', namespace: 'shop' },
-      spec: { type: 'NodePort', ports: [{ port: 80, nodePort: 30090 }] },
-    } as KubeObject);
+    serviceIn('a', 'NodePort', 30090);
     const message = `Service "${CLAIM.name}" is invalid: spec.ports[0].nodePort: Invalid value: 30090: provided port is already allocated`;
     controlPlane.request = () =>
       Promise.reject(new ApiError(422, { reason: 'Invalid', message }, `PUT ${CLAIM_PATH}`));
