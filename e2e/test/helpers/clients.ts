@@ -49,12 +49,17 @@ export async function userMay(
 
 /**
  * An operator's kubeconfig, written to `file`: the control plane as the current context, and a context of
- * their own named after each cell (its admin here), as `kubectl cells backup` looks for them.
+ * their own named after each cell (its admin here), as `kubectl cells backup` looks for them: the
+ * environment's cells and any a test added (`cells`; without them a backup held there is out of reach).
  */
-export function writeOperatorKubeconfig(env: EnvFile, file: string): string {
+export function writeOperatorKubeconfig(
+  env: EnvFile,
+  file: string,
+  cells: readonly { id: string; kubeconfig: string }[] = env.cells,
+): string {
   const operator = new KubeConfig();
   operator.loadFromFile(env.controlPlane.kubeconfig);
-  for (const cell of env.cells) {
+  for (const cell of cells) {
     const own = new KubeConfig();
     own.loadFromFile(cell.kubeconfig);
     const context = own.getContextObject(own.getCurrentContext())!;

@@ -166,9 +166,13 @@ describeE2e(
           '--cellset',
           cellSetName,
           '--kubeconfig',
-          writeOperatorKubeconfig(env, join(env.dir, `${cellSetName}-operator.kubeconfig`)),
+          writeOperatorKubeconfig(env, join(env.dir, `${cellSetName}-operator.kubeconfig`), [
+            ...env.cells,
+            added,
+          ]),
         ]);
-        expect(printed).toMatchObject({ code: 0 });
+        // The plugin's own line says why when it fails (which cell, which context).
+        expect({ code: printed.code, err: printed.err }).toEqual({ code: 0, err: '' });
         expect(JSON.parse(printed.out)).toMatchObject({
           kind: 'Deployment',
           metadata: { name: names[0], labels: { [APPLIED]: 'before' } },
