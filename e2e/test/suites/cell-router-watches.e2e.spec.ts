@@ -260,6 +260,70 @@ describeE2e('cell router: watches across cells', () => {
     expect([...new Set(labelled)].sort()).toEqual(changed);
   });
 
+  it('orders a label-selected watch through a router that holds nothing of its objects: whether each matched before a change is read from its cell', async () => {
+    const { core } = routerClients(kubeconfig);
+    const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+    const unselected = Array.from({ length: 12 }, (_, i) => `unselected-${i}`);
+    const selected = ['selected-0', 'selected-1', 'selected-2'];
+    await forEachInParallel([...unselected, ...selected], 8, (name) =>
+      core.createNamespacedConfigMap({
+        namespace,
+        body: { metadata: { name, labels: { selected: String(selected.includes(name)) } } },
+      }),
+    );
+    // A router started now: its history begins after every one of these objects' last change, so it
+    // cannot tell from what it holds whether a change of one was a selected object's.
+    const fresh = await startRouter(env);
+    try {
+      const freshKubeconfig = routerKubeconfig(env, fresh, join(env.dir, 'router-fresh.kubeconfig'));
+      const path = `/api/v1/namespaces/${namespace}/configmaps`;
+      const listed = await kubectl(freshKubeconfig, [
+        'get',
+        '--raw',
+        `${path}?labelSelector=selected%3Dtrue`,
+      ]);
+      expect(listed).toMatchObject({ code: 0 });
+      const from = (JSON.parse(listed.out) as { metadata: { resourceVersion: string } }).metadata
+        .resourceVersion;
+      const watching = kubectl(freshKubeconfig, [
+        'get',
+        '--raw',
+        `${path}?watch=1&labelSelector=selected%3Dtrue&timeoutSeconds=6&resourceVersion=${encodeURIComponent(from)}`,
+      ]);
+      // Changes the watch never gets (unselected before and after), in every cell, between those it gets:
+      // without reading the cells, each would hold the next ones back until the router gave up waiting.
+      const expected: string[] = [];
+      for (const [i, name] of unselected.entries()) {
+        await core.patchNamespacedConfigMap({ name, namespace, body: { data: { n: '1' } } }, mergePatch);
+        const next = selected[(i - 3) / 4];
+        if (i % 4 !== 3 || !next) continue;
+        await core.patchNamespacedConfigMap(
+          { name: next, namespace, body: { data: { n: '1' } } },
+          mergePatch,
+        );
+        expected.push(`MODIFIED ${next}`);
+      }
+      // One that stops matching: a DELETED for the watch.
+      await core.patchNamespacedConfigMap(
+        { name: 'selected-0', namespace, body: { metadata: { labels: { selected: 'false' } } } },
+        mergePatch,
+      );
+      expected.push('DELETED selected-0');
+      const watched = await watching;
+      expect(watched).toMatchObject({ code: 0 });
+      const events = watched.out
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { type: string; object: V1ConfigMap })
+        .map((event) => `${event.type} ${event.object.metadata!.name}`);
+      expect(events).toEqual(expected);
+      const waited = fresh.lines.filter((line) => /gave up waiting|not read/.test(String(line['msg'])));
+      expect(waited).toEqual([]);
+    } finally {
+      await stopRouter(fresh);
+    }
+  });
+
   it('resumes a watch from a composite version, and answers a version the cells no longer have with 410', async () => {
     const { apps } = routerClients(kubeconfig);
     const list = await apps.listNamespacedDeployment({ namespace });

@@ -4,6 +4,9 @@ import type { Logger } from 'pino';
 import type { HistoryEntry, ResourceHistory } from '../history/resource-history.ts';
 import type { Relevance } from '../history/watch-scope.ts';
 
+/** How many changes past the one a watch waits on have their labels before them read with it. */
+const LOOK_AHEAD = 64;
+
 /** One item of a cell's watch stream, kept in the cell's order. */
 interface CellItem<T> {
   /** A change (ADDED, MODIFIED, DELETED) with its own version: released in the history's order. */
@@ -137,10 +140,14 @@ export class EventOrder<T> {
         this.next += 1;
         continue;
       }
-      if (relevance(entry) === 'no') {
+      const relevant = relevance(entry);
+      if (relevant === 'no') {
         this.next += 1;
         continue;
       }
+      // Whether it matched before is read once for every watch (the history keeps no labels per object);
+      // the changes behind it are asked for too, so that a burst is read at once, not one by one.
+      if (relevant === 'unknown') this.resolveFrom(entry.seq);
       if (this.stalled(`seq:${entry.seq}`)) {
         this.options.logger.warn(
           { cell: entry.source, object: `${entry.namespace}/${entry.name}`, version: entry.version },
@@ -153,6 +160,17 @@ export class EventOrder<T> {
     }
     for (const key of this.waits.keys()) if (!this.seen.has(key)) this.waits.delete(key);
     this.wakeWhenStalled();
+  }
+
+  /** Asks the history for the labels before the unknown changes from `seq` on, a bounded look ahead. */
+  private resolveFrom(seq: number): void {
+    const { history, relevance } = this.options;
+    for (let ahead = seq; ahead < seq + LOOK_AHEAD; ahead++) {
+      const entry = history.entry(ahead);
+      if (!entry) break;
+      if (entry.previousLabels === undefined && this.orders(entry.source) && relevance(entry) === 'unknown')
+        history.resolve(ahead);
+    }
   }
 
   /**

@@ -252,6 +252,38 @@ describe('ResourceHistory', () => {
     ]);
   });
 
+  it('keeps labels only of the changes it holds, and reads those before any other change once, for every watch', async () => {
+    const reads: string[] = [];
+    let answer: (labels: Record<string, string>) => void = () => undefined;
+    const history = new ResourceHistory({
+      minEntries: 0,
+      maxEntries: 2,
+      labelsBefore: (source, change) => {
+        reads.push(`${source}:${change.namespace}/${change.name}@${change.version}`);
+        return new Promise((resolve) => (answer = resolve));
+      },
+    });
+    let told = 0;
+    history.listen(() => (told += 1));
+    history.begin('cell-1', 10);
+    history.record('cell-1', { type: 'ADDED', version: 11, namespace: 'ns', name: 'a', labels: { x: '1' } });
+    history.record('cell-1', { type: 'ADDED', version: 12, namespace: 'ns', name: 'b' });
+    history.record('cell-1', { type: 'ADDED', version: 13, namespace: 'ns', name: 'c' });
+    // a's ADDED is evicted (two changes held), and its labels with it.
+    history.record('cell-1', { type: 'MODIFIED', version: 14, namespace: 'ns', name: 'a' });
+    expect(history.firstSeq()).toBe(2);
+    expect(history.entry(3)!.previousLabels).toBeUndefined();
+    history.resolve(3);
+    history.resolve(3);
+    history.resolve(2); // an ADDED: nothing to read
+    expect(reads).toEqual(['cell-1:ns/a@14']);
+    const before = told;
+    answer({ x: '1' });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(history.entry(3)!.previousLabels).toEqual({ x: '1' });
+    expect(told).toBe(before + 1);
+  });
+
   it('answers nothing of a source that stopped until it begins again, and nothing from before that', () => {
     const history = new ResourceHistory();
     history.begin('cell-1', 10);

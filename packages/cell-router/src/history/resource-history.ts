@@ -14,10 +14,19 @@ export interface HistoryEntry {
   /**
    * The object's labels in that source before this change: what a filtered watch compares too (a change
    * that makes an object stop matching reaches it as a DELETED). `null` for an object new to the source,
-   * undefined when the history does not know (not listed when the source began).
+   * undefined while the history does not know: the object's previous change is not among those it holds
+   * (it keeps nothing per object), until {@link ResourceHistory.resolve} has read them.
    */
-  readonly previousLabels: Readonly<Record<string, string>> | null | undefined;
+  readonly previousLabels: Labels | null | undefined;
 }
+
+type Labels = Readonly<Record<string, string>>;
+
+/** Reads an object's labels in a source just before its change at `version`; null: it did not exist then. */
+export type LabelsBefore = (
+  source: string,
+  change: { readonly namespace: string; readonly name: string; readonly version: number },
+) => Promise<Labels | null>;
 
 /** Every source's own resourceVersion at one point of the order. */
 export type HistoryCut = ReadonlyMap<string, number>;
@@ -39,12 +48,19 @@ export interface ResourceHistoryOptions {
   readonly minEntries?: number;
   /** Never more than this many changes: the oldest go first. */
   readonly maxEntries?: number;
+  /** How the labels before a change are read when the history does not hold them (none: they stay unknown). */
+  readonly labelsBefore?: LabelsBefore;
+  /** How many such reads run at once, for all the history's watches. */
+  readonly maxReads?: number;
 }
 
 interface StoredEntry extends HistoryEntry {
   /** Every source's version just after it, indexed as `sources`. */
   readonly cut: readonly number[];
   readonly at: number;
+  previousLabels: Labels | null | undefined;
+  /** Whether its previous labels were asked for (once: a failed read leaves them unknown). */
+  asked?: boolean;
 }
 
 /** A source as the history follows it. */
@@ -63,10 +79,14 @@ interface SourceState {
   versions: number[];
   seqs: number[];
   head: number;
-  labels: Map<string, Readonly<Record<string, string>>>;
+  /**
+   * The labels after each object's latest change the history holds (null once deleted): bounded by the
+   * changes held, as kube-apiserver's watch cache window is, never by the objects of the federation.
+   */
+  recent: Map<string, { readonly seq: number; readonly labels: Labels | null }>;
 }
 
-const EMPTY: Readonly<Record<string, string>> = Object.freeze({});
+const EMPTY: Labels = Object.freeze({});
 
 /**
  * The changes of one resource in every source (cells and the control plane) in one order: the order this
@@ -89,25 +109,27 @@ export class ResourceHistory {
   /** The cut just after the last evicted change (before the oldest held one). */
   private baseCut: readonly number[] = [];
   private readonly listeners = new Set<() => void>();
+  private readonly labelsBefore: LabelsBefore | undefined;
+  private readonly maxReads: number;
+  /** Seqs whose previous labels are to be read, oldest first, and how many reads run. */
+  private readonly toRead: number[] = [];
+  private reading = 0;
 
   constructor(options: ResourceHistoryOptions = {}) {
     this.clock = options.clock ?? realClock;
     this.retainMs = options.retainMs ?? 75_000;
     this.minEntries = options.minEntries ?? 1_000;
     this.maxEntries = options.maxEntries ?? 100_000;
+    this.labelsBefore = options.labelsBefore;
+    this.maxReads = options.maxReads ?? 8;
   }
 
   /**
-   * A source's watch starts at its own version `from` (a list's, with each listed object's labels by
-   * `namespace/name`): the history holds its changes after it.
+   * A source's watch starts at its own version `from` (a list's): the history holds its changes after it.
    * A source beginning again (its watch broke and was listed anew) forgets what came before: a version
    * from before `from` is expired, as what happened in between was not seen.
    */
-  begin(
-    source: string,
-    from: number,
-    labels: Map<string, Readonly<Record<string, string>>> = new Map(),
-  ): void {
+  begin(source: string, from: number): void {
     const state = this.sources.get(source);
     const seq = this.nextSeq - 1;
     if (!state) {
@@ -121,7 +143,7 @@ export class ResourceHistory {
         versions: [],
         seqs: [],
         head: 0,
-        labels,
+        recent: new Map(),
       });
     } else {
       state.latest = Math.max(state.latest, from);
@@ -132,7 +154,7 @@ export class ResourceHistory {
       state.versions = [];
       state.seqs = [];
       state.head = 0;
-      state.labels = labels;
+      state.recent = new Map();
     }
     this.notify();
   }
@@ -151,27 +173,27 @@ export class ResourceHistory {
       version: number;
       namespace: string;
       name: string;
-      labels?: Readonly<Record<string, string>>;
+      labels?: Labels;
     },
   ): void {
     const state = this.sources.get(source);
     if (!state?.following || change.version <= state.latest) return;
     const key = `${change.namespace}/${change.name}`;
-    const previous = state.labels.get(key);
+    const previous = state.recent.get(key);
     const labels = change.labels ?? EMPTY;
-    if (change.type === 'DELETED') state.labels.delete(key);
-    else state.labels.set(key, labels);
+    const seq = this.nextSeq++;
+    state.recent.set(key, { seq, labels: change.type === 'DELETED' ? null : labels });
     state.latest = change.version;
     const cut = this.currentCut();
     const entry: StoredEntry = {
-      seq: this.nextSeq++,
+      seq,
       source,
       version: change.version,
       type: change.type,
       namespace: change.namespace,
       name: change.name,
       labels,
-      previousLabels: change.type === 'ADDED' ? null : previous,
+      previousLabels: change.type === 'ADDED' ? null : previous?.labels,
       cut,
       at: this.clock.now(),
     };
@@ -204,6 +226,19 @@ export class ResourceHistory {
     if (!cut) return { kind: 'expired' };
     cut.set(source, version);
     return { kind: 'at', seq, cut };
+  }
+
+  /**
+   * Reads the labels before the change at `seq` when the history does not know them (once; reads run a few
+   * at a time for all its watches, oldest change first); listeners are told when they are known. A read
+   * that fails leaves them unknown.
+   */
+  resolve(seq: number): void {
+    const entry = this.entry(seq) as StoredEntry | undefined;
+    if (!entry || entry.previousLabels !== undefined || entry.asked || !this.labelsBefore) return;
+    entry.asked = true;
+    this.toRead.push(seq);
+    this.readNext();
   }
 
   /** The seq of the source's change at exactly `version`, if the history holds one. */
@@ -293,6 +328,8 @@ export class ResourceHistory {
       this.head += 1;
       this.baseCut = oldest.cut;
       const state = this.sources.get(oldest.source)!;
+      const key = `${oldest.namespace}/${oldest.name}`;
+      if (state.recent.get(key)?.seq === oldest.seq) state.recent.delete(key);
       if (state.seqs[state.head] === oldest.seq) {
         state.floor = Math.max(state.floor, oldest.version);
         state.floorSeq = oldest.seq;
@@ -307,6 +344,26 @@ export class ResourceHistory {
     if (this.head > 1024 && this.head * 2 > this.entries.length) {
       this.entries = this.entries.slice(this.head);
       this.head = 0;
+    }
+  }
+
+  private readNext(): void {
+    while (this.reading < this.maxReads && this.toRead.length > 0) {
+      const entry = this.entry(this.toRead.shift()!) as StoredEntry | undefined;
+      if (!entry) continue; // evicted while it waited
+      this.reading += 1;
+      this.labelsBefore!(entry.source, entry)
+        .then(
+          (labels) => {
+            entry.previousLabels = labels;
+            this.notify();
+          },
+          () => undefined, // unknown still: the watch waits for the cell's stream (its stall is the net)
+        )
+        .finally(() => {
+          this.reading -= 1;
+          this.readNext();
+        });
     }
   }
 
