@@ -215,7 +215,7 @@ try {
       const index = i * step + (i % 7);
       if (index % 500 === 1) selectedChanges += 1;
       const name = `config-${index}`;
-      return call(cellOf(name), 'PUT', `${PATH}/${name}`, configMap(name, index, `changed ${i}`));
+      return call(cellOf(name), 'PUT', `${PATH}/${name}`, configMap(name, index, `changed ${i} at ${size}`));
     });
     const deadline = Date.now() + 60_000;
     const caughtUp = () =>
