@@ -30,6 +30,10 @@ export interface WatchVisibility {
 /**
  * What the client sees of one cell's event while objects move: the old copy until it is `migrated`, then
  * the new one (announced by one MODIFIED); the other copies never.
+ *
+ * It keeps what it knows of an object only while the object moves: a CellSet whose moves have ended (a new
+ * routing state in which the object's two cells are one) drops it, and a new copy is held only until the
+ * move is announced. So a watch through a rebalance of millions holds what is moving, not what has moved.
  */
 export class MoveTracker implements WatchVisibility {
   /** The labels of old copies of moving objects, as last seen (`null`: no old copy). */
@@ -51,6 +55,8 @@ export class MoveTracker implements WatchVisibility {
    * streaming list, whose client starts empty.
    */
   private readonly clientHasUntold: boolean;
+  /** The routing state the kept keys were last judged by. */
+  private judgedBy: RoutingState | undefined;
 
   constructor(request: MoveTrackerRequest, clientStartsEmpty: boolean) {
     this.request = request;
@@ -59,6 +65,7 @@ export class MoveTracker implements WatchVisibility {
   }
 
   async decide(cell: string, event: WatchEvent, state: RoutingState): Promise<ShownEvent | undefined> {
+    if (state !== this.judgedBy) this.forgetSettled(state);
     const decided = await this.decideMoving(cell, event, state);
     if (decided.key !== undefined && decided.event)
       this.shown.set(decided.key, decided.event.type !== 'DELETED');
@@ -77,7 +84,7 @@ export class MoveTracker implements WatchVisibility {
     const own = ownObjectView(this.request.resource, 'ring', cell, namespace, name);
     if (own !== 'route') return { event: own === 'show' ? event : undefined };
     if (madeByItsCell(meta) || this.made.holds(namespace, name))
-      return { key: `${namespace}/${name}`, event: await this.made.decide(cell, event) };
+      return { event: await this.made.decide(cell, event) };
     const decision = state.table.route(
       state.table.keyOf({ namespace, name }, this.request.namespaceLabels(namespace)),
     );
@@ -104,14 +111,16 @@ export class MoveTracker implements WatchVisibility {
       const fresh =
         this.newCopies.get(key) ??
         (await this.request.readCopy(decision.newCell, namespace, name).catch(() => undefined));
+      this.newCopies.delete(key);
       if (!fresh) return answer(has ? { type: 'DELETED', object } : undefined);
       this.announced.set(key, watchedMeta(fresh).resourceVersion);
       return answer({ type: has ? 'MODIFIED' : 'ADDED', object: fresh, source: decision.newCell });
     }
     if (cell !== decision.newCell) return answer(undefined);
-    if (event.type === 'DELETED') this.newCopies.delete(key);
-    else this.newCopies.set(key, object);
     let old = this.oldCopies.get(key);
+    // Kept for the MODIFIED that will announce the move; once it is announced, its events speak for it.
+    if (event.type === 'DELETED' || old?.[REBALANCE_STATUS_LABEL] === MIGRATED) this.newCopies.delete(key);
+    else this.newCopies.set(key, object);
     if (old === undefined) {
       const copy = await this.request.readCopy(decision.oldCell, namespace, name).catch(() => undefined);
       old = copy ? (watchedMeta(copy).labels ?? {}) : null;
@@ -128,5 +137,27 @@ export class MoveTracker implements WatchVisibility {
     // an ADDED for an object it already has.
     const has = this.shown.get(key) ?? (this.clientHasUntold && old !== null);
     return answer(event.type === 'ADDED' && has ? { ...event, type: 'MODIFIED' } : event);
+  }
+
+  /** How many objects it keeps something of, and how many whole copies (for its spec). */
+  kept(): { objects: number; copies: number } {
+    const keys = [this.oldCopies, this.newCopies, this.shown, this.announced].flatMap((map) => [
+      ...map.keys(),
+    ]);
+    return { objects: new Set(keys).size, copies: this.newCopies.size };
+  }
+
+  /** Drops what it keeps of objects no longer moving under `state` (their one cell shows them as it is). */
+  private forgetSettled(state: RoutingState): void {
+    this.judgedBy = state;
+    for (const map of [this.oldCopies, this.newCopies, this.shown, this.announced])
+      for (const key of map.keys()) {
+        const slash = key.indexOf('/');
+        const [namespace, name] = [key.slice(0, slash), key.slice(slash + 1)];
+        const decision = state.table.route(
+          state.table.keyOf({ namespace, name }, this.request.namespaceLabels(namespace)),
+        );
+        if (decision.oldCell === decision.newCell) map.delete(key);
+      }
   }
 }
