@@ -73,6 +73,12 @@ export class EventOrder<T> {
     this.start.set(cell, undefined);
   }
 
+  /** A cell the watch no longer reads (drained): what it sent goes as it came; nothing of it is waited for. */
+  forget(cell: string): void {
+    this.start.delete(cell);
+    this.drain();
+  }
+
   /** Whether `cell`'s changes are released in the history's order (else as they come). */
   orders(cell: string): boolean {
     return this.start.has(cell) && this.options.history.latest(cell) !== undefined;

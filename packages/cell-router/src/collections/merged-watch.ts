@@ -85,7 +85,9 @@ export interface MergedWatchRequest {
 /** A cell's event, with the cell's version it gives (none for a streaming list's initial objects). */
 type CellEvent =
   | { cell: string; event: WatchEvent; resourceVersion: string | undefined; bytes?: number }
-  | { cell: string; closed: KubeStatus };
+  | { cell: string; closed: KubeStatus }
+  /** The cell was drained and left the CellSet: after its last event, the watch goes on without it. */
+  | { cell: string; drained: true };
 
 const CONTROL_PARAMS = ['resourceVersion', 'resourceVersionMatch', 'watch', 'sendInitialEvents'];
 
@@ -127,6 +129,13 @@ export async function serveMergedWatch(
     if (!stop.signal.aborted) queue.push(item, 'bytes' in item ? (item.bytes ?? 0) : 0);
   };
   const watching = new Set<string>();
+  /** Each cell's own stop: a drained cell's watch ends alone. */
+  const cellStops = new Map<string, AbortController>();
+  const cellSignal = (cell: string) => {
+    let own = cellStops.get(cell);
+    if (!own) cellStops.set(cell, (own = new AbortController()));
+    return AbortSignal.any([stop.signal, own.signal]);
+  };
 
   /**
    * Opens one cell's watch from `from` (the cell's own version); resolves with the first answer's status.
@@ -151,7 +160,7 @@ export async function serveMergedWatch(
     }
     const response = await client.raw('GET', `${url.pathname}?${q}`, {
       headers: request.headers,
-      signal: stop.signal,
+      signal: cellSignal(cell),
       highWaterMark: CELL_READ_AHEAD_BYTES,
     });
     if (response.statusCode !== 200) {
@@ -178,7 +187,8 @@ export async function serveMergedWatch(
     let lastRv = from;
     let midInitialEvents = initialEvents;
     let delayMs = 500;
-    while (!stop.signal.aborted) {
+    const signal = cellSignal(cell);
+    while (!signal.aborted) {
       let failed: unknown;
       try {
         if (!body) {
@@ -223,9 +233,10 @@ export async function serveMergedWatch(
           delayMs = 500;
         }
       } catch (error) {
-        if (stop.signal.aborted) return;
+        if (signal.aborted) return;
         failed = error ?? new Error('watch failed');
       }
+      if (signal.aborted) return;
       body = undefined;
       // Resuming mid-way through its initial events would lose or repeat objects: the client starts again.
       if (midInitialEvents) {
@@ -237,7 +248,7 @@ export async function serveMergedWatch(
         { cell, err: errorMessage(failed), retryInMs: delayMs },
         'cell watch failed; resuming',
       );
-      await sleep(clock, delayMs, stop.signal);
+      await sleep(clock, delayMs, signal);
       delayMs = Math.min(delayMs * 2, 30_000);
     }
   };
@@ -252,11 +263,16 @@ export async function serveMergedWatch(
   const start = await resolveCollectionStart(rv, cells, history, clock, request.signal);
   if (start.kind === 'refused') return { code: start.status.code, status: start.status };
   const versions = start.kind === 'cut' ? start.versions : new Map<string, string>();
-  // Resumed from a version that names a cell no longer among the sources (drained, or Down): what the client
-  // holds from it would never be deleted, as a watch open when it left is ended for.
-  const left = [...versions.keys()].find((cell) => !cells.includes(cell));
-  if (left !== undefined) {
-    const status = leftTheSources(left);
+  // Resumed from a version that names a cell no longer among the sources. One drained out of the CellSet
+  // held nothing the client still has of ring-placed objects (each moved, and was shown from its new cell):
+  // the watch goes on without it. Otherwise (a Down cell, what cells make): what the client holds from it
+  // would never be deleted, as a watch open when it left is ended for.
+  for (const cell of [...versions.keys()].filter((one) => !cells.includes(one))) {
+    if (drainedOut(state, placement, cell)) {
+      versions.delete(cell);
+      continue;
+    }
+    const status = leftTheSources(cell);
     return { code: status.code, status };
   }
   // One source's own order is the order: its events carry their object versions, a start from one is exact.
@@ -287,7 +303,7 @@ export async function serveMergedWatch(
   /** A cell's item, into the order (or straight to the client's queue without one). */
   const deliver = (item: CellEvent) => {
     if (!order) return push(item);
-    if ('closed' in item || item.event.type === 'ERROR') return order.other(item.cell, item);
+    if (!('event' in item) || item.event.type === 'ERROR') return order.other(item.cell, item);
     const { cell, event, resourceVersion } = item;
     if (resourceVersion === undefined) return order.other(cell, item);
     if (event.type !== 'BOOKMARK') return order.change(cell, Number(resourceVersion), item);
@@ -312,15 +328,23 @@ export async function serveMergedWatch(
   });
 
   // Cells that join while the client watches get a watch of their own (from now: they start empty). A cell
-  // that leaves (drained, or Down) ends the watch: what the client holds from it would never be deleted,
-  // since its deletions are seen nowhere else, and a new list shows the sources as they are now.
+  // drained out of the CellSet is let go (after its last event): what the client has of it was shown from
+  // the cells it moved to. One that leaves otherwise (Down; what cells make) ends the watch: what the client
+  // holds from it would never be deleted, since its deletions are seen nowhere else, and a new list shows
+  // the sources as they are now.
   const joinTimer = setInterval(() => {
     const now = request.state();
     const sources = now ? collectionSources(now, placement, request.resource) : [];
-    const left = now ? [...watching].find((cell) => !sources.includes(cell)) : undefined;
-    if (left !== undefined) {
+    for (const cell of now ? [...watching].filter((one) => !sources.includes(one)) : []) {
+      if (drainedOut(now!, placement, cell)) {
+        watching.delete(cell);
+        cellStops.get(cell)?.abort();
+        deliver({ cell, drained: true });
+        order?.forget(cell);
+        continue;
+      }
       // Ahead of any event the order still holds: the client lists again anyway.
-      push({ cell: left, closed: leftTheSources(left) });
+      push({ cell, closed: leftTheSources(cell) });
       return;
     }
     for (const cell of sources) {
@@ -366,6 +390,11 @@ export async function serveMergedWatch(
       if ('closed' in item) {
         await out.write(codec.frame({ type: 'ERROR', object: item.closed }));
         break;
+      }
+      if ('drained' in item) {
+        // Versions from now on name it no more.
+        if (versions.delete(item.cell)) composite = undefined;
+        continue;
       }
       const { cell, event } = item;
       if (event.type === 'ERROR') {
@@ -454,6 +483,16 @@ function initialEventsCut(cell: string): KubeStatus {
     410,
     'Expired',
     `cell ${cell}: its watch ended before its initial events did; list and watch again`,
+  );
+}
+
+/**
+ * Whether `cell`, no longer a source, was drained out of the CellSet (it is not in it), for a resource the
+ * ring places: everything it held moved before it left. A Down cell is still in the CellSet.
+ */
+function drainedOut(state: RoutingState, placement: Placement, cell: string): boolean {
+  return (
+    placement === 'ring' && cell !== CONTROL_PLANE_SOURCE && !state.spec.cells.some((one) => one.id === cell)
   );
 }
 
