@@ -227,6 +227,9 @@ describeE2e(
             'watch application/vnd.kubernetes.protobuf;stream=watch',
           ],
         ]);
+        // Through the join and the drain no watch ended: the informer that lists before it watches listed
+        // once (client-go lists again after a watch's 410, or any error that ends it).
+        expect(protobufEnds[1]!.report.answers['list application/vnd.kubernetes.protobuf']).toBe(1);
         // Moved objects keep the uid and creation time the informer listed at the start.
         for (const [name, seen] of before) {
           expect({
