@@ -117,9 +117,10 @@ export class BenchEnv {
    * The router as it runs for real (its own process, access log at info, drained as a log shipper would),
    * serving once every cell is engaged.
    */
-  async startRouter(): Promise<{ url: string; child: ChildProcess }> {
+  async startRouter(): Promise<{ url: string; child: ChildProcess; httpPort: number }> {
     const pki = join(this.dir, 'pki', 'control-plane');
     let port: number | undefined;
+    let httpPort: number | undefined;
     const engaged = new Set<string>();
     const child = await this.startApp(
       'the router',
@@ -142,11 +143,12 @@ export class BenchEnv {
       ],
       (entry) => {
         if (entry.msg === 'serving the Kubernetes API') port = entry.port as number;
+        if (entry.httpPort !== undefined) httpPort = entry.httpPort as number;
         if (entry.msg === 'cell engaged') engaged.add(String(entry.cell));
-        return port !== undefined && engaged.size === this.env.cells.length;
+        return port !== undefined && httpPort !== undefined && engaged.size === this.env.cells.length;
       },
     );
-    return { url: `https://127.0.0.1:${port}`, child };
+    return { url: `https://127.0.0.1:${port}`, child, httpPort: httpPort! };
   }
 
   /** One of cellfed's controllers as it runs for real (`package` names it), started once `cells` are engaged. */

@@ -48,6 +48,13 @@ function rssMb(pid: number): number {
   return Number(match?.[1] ?? 0) / 1024;
 }
 
+/** The router's V8 heap in use now (its /metrics), in MiB. */
+async function heapUsedMb(httpPort: number): Promise<number> {
+  const text = await (await request(`http://127.0.0.1:${httpPort}/metrics`)).body.text();
+  const match = /^nodejs_heap_size_used_bytes (\S+)$/m.exec(text);
+  return Number(match?.[1] ?? NaN) / 1024 / 1024;
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Milliseconds to a list's first byte, and to its whole body; how many items it held. */
@@ -130,6 +137,7 @@ interface SizeFigures {
   objects: number;
   routerIdleRssMb: number;
   routerRssMbAfterWork: number;
+  routerHeapUsedMbAfterWork: number;
   coldListFirstByteMs: number;
   cellListFirstByteMs: number;
   coldWatchFirstEventMs: number;
@@ -229,10 +237,12 @@ try {
     stop.abort();
     await sleep(5_000);
     const routerRssMbAfterWork = rssMb(pid);
+    const routerHeapUsedMbAfterWork = await heapUsedMb(started.httpPort);
     sizes.push({
       objects: size,
       routerIdleRssMb: round(routerIdleRssMb, 1),
       routerRssMbAfterWork: round(routerRssMbAfterWork, 1),
+      routerHeapUsedMbAfterWork: round(routerHeapUsedMbAfterWork, 1),
       coldListFirstByteMs: round(cold.firstByteMs, 1),
       cellListFirstByteMs: round(cellList.firstByteMs, 1),
       coldWatchFirstEventMs: round(coldWatchFirstEventMs, 1),
@@ -249,6 +259,11 @@ try {
     objectsLarge: large.objects,
     routerRssBytesPerObject: round(
       ((large.routerRssMbAfterWork - small.routerRssMbAfterWork) * 1024 * 1024) /
+        (large.objects - small.objects),
+      1,
+    ),
+    routerHeapBytesPerObject: round(
+      ((large.routerHeapUsedMbAfterWork - small.routerHeapUsedMbAfterWork) * 1024 * 1024) /
         (large.objects - small.objects),
       1,
     ),
@@ -271,8 +286,13 @@ try {
     goals,
     met: {
       routerRssBytesPerObject: figures.routerRssBytesPerObject <= goals.routerRssBytesPerObject,
-      coldListFirstByteRatio: figures.coldListFirstByteRatio <= goals.coldListFirstByteRatio,
-      coldWatchFirstEventRatio: figures.coldWatchFirstEventRatio <= goals.coldWatchFirstEventRatio,
+      // At both sizes: a cold router's first answer must not grow with the federation.
+      coldListFirstByteRatio:
+        Math.max(figures.coldListFirstByteRatio, figures.coldListFirstByteRatioSmall) <=
+        goals.coldListFirstByteRatio,
+      coldWatchFirstEventRatio:
+        Math.max(figures.coldWatchFirstEventRatio, figures.coldWatchFirstEventRatioSmall) <=
+        goals.coldWatchFirstEventRatio,
     },
     sizes,
   };
