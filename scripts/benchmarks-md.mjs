@@ -49,6 +49,16 @@ const BENCHMARKS = {
       routerRssGrowthOverResponse: '≤',
     },
   },
+  'router-scale.json': {
+    command: 'npx nx run cell-router:bench-scale',
+    anchor:
+      'the same router at two federation sizes (the slope is between them), and one cell asked directly for the cold first answers; the design talk federation holds 10M+ pods',
+    direction: {
+      routerRssBytesPerObject: '≤',
+      coldListFirstByteRatio: '≤',
+      coldWatchFirstEventRatio: '≤',
+    },
+  },
   'auth-fairness.json': {
     command: 'npx nx run cell-router:bench-auth',
     anchor:
