@@ -11,11 +11,9 @@
 //  - routerRssGrowthOverResponse: how much the fresh router's resident memory grew during its first whole
 //    list, over the list's size (goal ≤ 1.5: the router holds no cell's answer, only each cell's next
 //    item); routerRssMbDuringList / …PagedList: its largest resident memory over all the runs.
-import { parseCellSetSpec } from '@cellfed/api';
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 
-import { RoutingTable } from '@cellfed/hashing';
 import { request } from 'undici';
 
 import {
@@ -31,6 +29,8 @@ import {
   type Pinning,
   type Target,
 } from '@cellfed/bench-kit';
+
+import { ringCells } from './ring-cells.ts';
 
 const OBJECTS = Number(process.env['CELLFED_BENCH_OBJECTS'] ?? 30_000);
 const RUNS = Number(process.env['CELLFED_BENCH_RUNS'] ?? 5);
@@ -192,25 +192,7 @@ let result: Record<string, unknown>;
 try {
   const { env } = bench;
   const direct: Target = { base: env.controlPlane.url, agent: bench.agent('control-plane') };
-  const cells = new Map(env.cells.map((cell) => [cell.id, { base: cell.url, agent: bench.agent(cell.id) }]));
-  const table = RoutingTable.fromCellSet(
-    parseCellSetSpec({
-      cells: env.cells.map((cell) => ({
-        id: cell.id,
-        state: 'Normal',
-        kubeconfigSecretRef: { name: cell.id },
-      })),
-    }),
-  );
-  const cellOf = (name: string) =>
-    cells.get(table.route(table.keyOf({ namespace: NAMESPACE, name })).oldCell)!;
-  for (const target of [direct, ...cells.values()]) {
-    await call(target, 'POST', '/api/v1/namespaces', {
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      metadata: { name: NAMESPACE },
-    });
-  }
+  const { cells, cellOf } = await ringCells(bench, NAMESPACE, [direct]);
   await createAll('direct', OBJECTS, (i) => ({ target: direct, name: `config-${i}` }));
   await createAll('cells', OBJECTS, (i) => ({ target: cellOf(`config-${i}`), name: `config-${i}` }));
 

@@ -13,8 +13,6 @@ import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 
-import { parseCellSetSpec } from '@cellfed/api';
-import { RoutingTable } from '@cellfed/hashing';
 import { request } from 'undici';
 
 import {
@@ -27,6 +25,8 @@ import {
   type Pinning,
   type Target,
 } from '@cellfed/bench-kit';
+
+import { ringCells } from './ring-cells.ts';
 
 const SMALL = Number(process.env['CELLFED_BENCH_SCALE_SMALL'] ?? 100_000);
 const LARGE = Number(process.env['CELLFED_BENCH_SCALE_LARGE'] ?? 300_000);
@@ -175,24 +175,7 @@ const bench = BenchEnv.up('router-scale-bench', 3);
 let result: Record<string, unknown>;
 try {
   const { env } = bench;
-  const cells = new Map(env.cells.map((cell) => [cell.id, { base: cell.url, agent: bench.agent(cell.id) }]));
-  const table = RoutingTable.fromCellSet(
-    parseCellSetSpec({
-      cells: env.cells.map((cell) => ({
-        id: cell.id,
-        state: 'Normal',
-        kubeconfigSecretRef: { name: cell.id },
-      })),
-    }),
-  );
-  const cellOf = (name: string) =>
-    cells.get(table.route(table.keyOf({ namespace: NAMESPACE, name })).oldCell)!;
-  for (const target of cells.values())
-    await call(target, 'POST', '/api/v1/namespaces', {
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      metadata: { name: NAMESPACE },
-    });
+  const { cells, cellOf } = await ringCells(bench, NAMESPACE);
 
   let created = 0;
   const sizes: SizeFigures[] = [];
