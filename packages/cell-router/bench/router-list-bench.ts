@@ -11,7 +11,6 @@
 //  - routerRssGrowthOverResponse: how much the fresh router's resident memory grew during its first whole
 //    list, over the list's size (goal ≤ 1.5: the router holds no cell's answer, only each cell's next
 //    item); routerRssMbDuringList / …PagedList: its largest resident memory over all the runs.
-import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 
 import { request } from 'undici';
@@ -24,6 +23,7 @@ import {
   median,
   percentile,
   progress,
+  residentMb,
   round,
   writeResult,
   type Pinning,
@@ -114,10 +114,7 @@ async function watchListOnce(target: Target): Promise<{ seconds: number; items: 
 }
 
 /** The resident memory of a process now, in MiB. */
-function rssMb(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return round(Number(match?.[1] ?? 0) / 1024, 1);
-}
+const rssMb = (pid: number) => round(residentMb(pid), 1);
 
 /** Seconds to walk the list in pages of 500. */
 async function listPaged(target: Target): Promise<{ seconds: number; items: number; pages: number }> {
@@ -142,15 +139,12 @@ async function listPaged(target: Target): Promise<{ seconds: number; items: numb
 /** The largest resident memory of a process while `work` runs, in MiB. */
 async function peakRss<T>(pid: number, work: () => Promise<T>): Promise<{ result: T; rssMb: number }> {
   let peak = 0;
-  const sample = () => {
-    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    peak = Math.max(peak, Number(match?.[1] ?? 0));
-  };
+  const sample = () => (peak = Math.max(peak, residentMb(pid)));
   const timer = setInterval(sample, 25);
   try {
     const result = await work();
     sample();
-    return { result, rssMb: round(peak / 1024, 1) };
+    return { result, rssMb: round(peak, 1) };
   } finally {
     clearInterval(timer);
   }
