@@ -17,7 +17,7 @@ import type { CellularResource } from '../routing/cellular-resources.ts';
 import { CellMadeTracker } from './cell-made-tracker.ts';
 import { MoveTracker, type WatchVisibility } from './move-tracker.ts';
 import type { OwnerUids } from '../views/owner-uids.ts';
-import { CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
+import { alsoMadeByCells, CONTROL_PLANE_SOURCE } from '../routing/cell-made-resources.ts';
 import { watchedMeta, type WatchedObject } from './watched-object.ts';
 import type { ResourceHistory } from '../history/resource-history.ts';
 import { isExactScope, watchScope } from '../history/watch-scope.ts';
@@ -129,6 +129,10 @@ export async function serveMergedWatch(
     if (!stop.signal.aborted) queue.push(item, 'bytes' in item ? (item.bytes ?? 0) : 0);
   };
   const watching = new Set<string>();
+  /** Per cell, the last routing state that had it in the CellSet: a drained cell's last events are judged by it. */
+  const lastWith = new Map<string, RoutingState>();
+  /** Cells let go after a drain whose marker the client's queue has not reached yet. */
+  const letGo = new Set<string>();
   /** Each cell's own stop: a drained cell's watch ends alone. */
   const cellStops = new Map<string, AbortController>();
   const cellSignal = (cell: string) => {
@@ -219,6 +223,7 @@ export async function serveMergedWatch(
               out.cut?.();
               return;
             }
+            if (signal.aborted) return; // let go while it waited: nothing of it after its marker
           }
           // Initial events carry each object's own version, in no order: the closing BOOKMARK's counts.
           const rv = watchedMeta(event.object as WatchedObject).resourceVersion;
@@ -263,16 +268,12 @@ export async function serveMergedWatch(
   const start = await resolveCollectionStart(rv, cells, history, clock, request.signal);
   if (start.kind === 'refused') return { code: start.status.code, status: start.status };
   const versions = start.kind === 'cut' ? start.versions : new Map<string, string>();
-  // Resumed from a version that names a cell no longer among the sources. One drained out of the CellSet
-  // held nothing the client still has of ring-placed objects (each moved, and was shown from its new cell):
-  // the watch goes on without it. Otherwise (a Down cell, what cells make): what the client holds from it
-  // would never be deleted, as a watch open when it left is ended for.
-  for (const cell of [...versions.keys()].filter((one) => !cells.includes(one))) {
-    if (drainedOut(state, placement, cell)) {
-      versions.delete(cell);
-      continue;
-    }
-    const status = leftTheSources(cell);
+  // Resumed from a version that names a cell no longer among the sources (drained, or Down): what the client
+  // holds from it would never be deleted, and whether the version saw the cell's last changes is not known
+  // here. (A watch open when a cell drained away lets it go instead: see the join timer.)
+  const left = [...versions.keys()].find((cell) => !cells.includes(cell));
+  if (left !== undefined) {
+    const status = leftTheSources(left);
     return { code: status.code, status };
   }
   // One source's own order is the order: its events carry their object versions, a start from one is exact.
@@ -324,21 +325,34 @@ export async function serveMergedWatch(
   let initialEventsEnded = initialPending.size === 0;
   cells.forEach((cell, i) => {
     watching.add(cell);
+    lastWith.set(cell, state);
     void follow(cell, opened[i]!.body!, from[i], initialEvents(cell));
   });
 
   // Cells that join while the client watches get a watch of their own (from now: they start empty). A cell
-  // drained out of the CellSet is let go (after its last event): what the client has of it was shown from
-  // the cells it moved to. One that leaves otherwise (Down; what cells make) ends the watch: what the client
-  // holds from it would never be deleted, since its deletions are seen nowhere else, and a new list shows
-  // the sources as they are now.
+  // drained out of the CellSet (see drainedAway) is read for one more second, its events judged by the last
+  // routing state that had it, then let go: what the client has of it was shown from the cells it moved
+  // to, and nobody lists again. One that leaves otherwise (Down; what cells make; a drain whose last events
+  // a full buffer still holds back) ends the watch: what the client holds from it would never be deleted,
+  // since its deletions are seen nowhere else, and a new list shows the sources as they are now.
+  const leaving = new Set<string>();
   const joinTimer = setInterval(() => {
     const now = request.state();
-    const sources = now ? collectionSources(now, placement, request.resource) : [];
-    for (const cell of now ? [...watching].filter((one) => !sources.includes(one)) : []) {
-      if (drainedOut(now!, placement, cell)) {
+    if (!now) return;
+    const sources = collectionSources(now, placement, request.resource);
+    for (const cell of watching) if (inCellSet(now, cell)) lastWith.set(cell, now);
+    for (const cell of [...watching].filter((one) => !sources.includes(one))) {
+      const drained = drainedAway(lastWith.get(cell), now, placement, request.resource, cell);
+      if (drained && !leaving.has(cell)) {
+        leaving.add(cell);
+        continue;
+      }
+      if (drained && !queue.full) {
+        leaving.delete(cell);
         watching.delete(cell);
         cellStops.get(cell)?.abort();
+        cellStops.delete(cell);
+        letGo.add(cell);
         deliver({ cell, drained: true });
         order?.forget(cell);
         continue;
@@ -350,10 +364,12 @@ export async function serveMergedWatch(
     for (const cell of sources) {
       if (watching.has(cell)) continue;
       watching.add(cell);
+      lastWith.set(cell, now);
       void (async () => {
         // What it holds comes as ADDED first (a streaming list's initial events); in the history's order,
         // its changes after them, once the history follows it (the watch's cells let its caller watch).
         await request.followSources?.();
+        if (!watching.has(cell)) return; // left again meanwhile
         const from = versions.get(cell);
         const joinedInitial =
           order !== undefined && from === undefined && history?.latest(cell) !== undefined;
@@ -362,7 +378,9 @@ export async function serveMergedWatch(
         const answer = await open(cell, from, joinedInitial);
         if (answer.code === 200) void follow(cell, answer.body!, from, joinedInitial);
         else deliver({ cell, closed: cellFailure(cell, answer.code, answer.text ?? '') });
-      })();
+      })().catch((error: unknown) => {
+        if (!stop.signal.aborted) deliver({ cell, closed: cellFailure(cell, 503, errorMessage(error)) });
+      });
     }
   }, 1000);
   const timeout = timeoutSeconds > 0 ? setTimeout(() => stop.abort(), timeoutSeconds * 1000) : undefined;
@@ -392,8 +410,14 @@ export async function serveMergedWatch(
         break;
       }
       if ('drained' in item) {
-        // Versions from now on name it no more.
-        if (versions.delete(item.cell)) composite = undefined;
+        letGo.delete(item.cell);
+        // A streaming list still waiting for its initial events: they will never end.
+        if (initialPending.has(item.cell)) {
+          await out.write(codec.frame({ type: 'ERROR', object: initialEventsCut(item.cell) }));
+          break;
+        }
+        // Versions from now on name it no more (unless it joined again meanwhile).
+        if (!watching.has(item.cell) && versions.delete(item.cell)) composite = undefined;
         continue;
       }
       const { cell, event } = item;
@@ -404,7 +428,11 @@ export async function serveMergedWatch(
         );
         break;
       }
-      if (item.resourceVersion !== undefined && versions.get(cell) !== item.resourceVersion) {
+      if (
+        item.resourceVersion !== undefined &&
+        !letGo.has(cell) &&
+        versions.get(cell) !== item.resourceVersion
+      ) {
         versions.set(cell, item.resourceVersion);
         composite = undefined;
       }
@@ -412,6 +440,7 @@ export async function serveMergedWatch(
         if (isInitialEventsEnd(event.object)) initialPending.delete(cell);
         if (initialPending.size > 0) continue;
         initialEventsEnded = true;
+        tracker.initialEventsEnded?.();
         // A watch from now asked the cells for their initial events itself: its client gets none such.
         if (!streamingList) continue;
         await out.write(
@@ -432,7 +461,10 @@ export async function serveMergedWatch(
           );
         continue;
       }
-      const shown = await tracker.decide(cell, event, request.state() ?? state);
+      // A cell that left the CellSet by a drain: its last events as the last state that had it saw them.
+      const current = request.state() ?? state;
+      const judgedBy = inCellSet(current, cell) ? current : (lastWith.get(cell) ?? current);
+      const shown = await tracker.decide(cell, event, judgedBy);
       if (!shown) continue;
       // A Table watch defines its columns in a cell's first event only; the later ones need them too.
       columns =
@@ -486,13 +518,28 @@ function initialEventsCut(cell: string): KubeStatus {
   );
 }
 
+/** Whether `cell` is one of the CellSet's cells in `state` (the control plane always is). */
+function inCellSet(state: RoutingState, cell: string): boolean {
+  return cell === CONTROL_PLANE_SOURCE || state.spec.cells.some((one) => one.id === cell);
+}
+
 /**
- * Whether `cell`, no longer a source, was drained out of the CellSet (it is not in it), for a resource the
- * ring places: everything it held moved before it left. A Down cell is still in the CellSet.
+ * Whether `cell`, no longer a source, was drained away: the last state that had it had it `Draining`, and it
+ * is no longer in the CellSet (a drain ends only once everything of it moved). Only for what the ring places
+ * and only the ring: what cells make (a CronJob's Jobs, a StatefulSet's claims) stays where it was made.
  */
-function drainedOut(state: RoutingState, placement: Placement, cell: string): boolean {
+function drainedAway(
+  last: RoutingState | undefined,
+  now: RoutingState,
+  placement: Placement,
+  resource: CellularResource,
+  cell: string,
+): boolean {
   return (
-    placement === 'ring' && cell !== CONTROL_PLANE_SOURCE && !state.spec.cells.some((one) => one.id === cell)
+    placement === 'ring' &&
+    !alsoMadeByCells(resource.group, resource.resource) &&
+    !inCellSet(now, cell) &&
+    last?.spec.cells.find((one) => one.id === cell)?.state === 'Draining'
   );
 }
 

@@ -25,6 +25,8 @@ export interface WatchVisibility {
     event: WatchEvent,
     state: RoutingState,
   ): Promise<ShownEvent | undefined> | ShownEvent | undefined;
+  /** A streaming list's initial events have all been sent: the client has every object there is. */
+  initialEventsEnded?(): void;
 }
 
 /**
@@ -52,9 +54,9 @@ export class MoveTracker implements WatchVisibility {
   private readonly request: MoveTrackerRequest;
   /**
    * Whether the client has an object it was not told of here: yes for a watch after a list; no for a
-   * streaming list, whose client starts empty.
+   * streaming list, whose client starts empty, until its initial events have all been sent.
    */
-  private readonly clientHasUntold: boolean;
+  private clientHasUntold: boolean;
   /** The routing state the kept keys were last judged by. */
   private judgedBy: RoutingState | undefined;
 
@@ -62,6 +64,11 @@ export class MoveTracker implements WatchVisibility {
     this.request = request;
     this.clientHasUntold = !clientStartsEmpty;
     this.made = new CellMadeTracker(request.resource, request.readCopy);
+  }
+
+  initialEventsEnded(): void {
+    // What it was not told of here (an object it forgot once its move ended) it has from then on.
+    this.clientHasUntold = true;
   }
 
   async decide(cell: string, event: WatchEvent, state: RoutingState): Promise<ShownEvent | undefined> {

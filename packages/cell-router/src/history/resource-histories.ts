@@ -1,12 +1,12 @@
-import { errorMessage, resourceListWatch, type Clock, type KubeClient } from '@cellfed/controller-kit';
-import { METADATA_LIST, resourcePath, type KubeList } from '@cellfed/federation';
+import { resourceListWatch, type Clock, type KubeClient } from '@cellfed/controller-kit';
 import type { Logger } from 'pino';
 
 import { ownObjectsOnly } from '../collections/own-objects.ts';
 import type { CellularResource } from '../routing/cellular-resources.ts';
 import { collectionSources, type Placement, type RoutingState } from '../routing/route-plan.ts';
 import { feedHistory } from './history-feed.ts';
-import { ResourceHistory, type LabelsBefore, type ResourceHistoryOptions } from './resource-history.ts';
+import { labelsBeforeReader } from './labels-before.ts';
+import { ResourceHistory, type ResourceHistoryOptions } from './resource-history.ts';
 
 export interface ResourceHistoriesOptions {
   readonly state: () => RoutingState | undefined;
@@ -62,7 +62,12 @@ export class ResourceHistories {
     if (!followed) {
       const history = new ResourceHistory({
         ...this.options.history,
-        labelsBefore: this.labelsBefore(resource),
+        labelsBefore: labelsBeforeReader({
+          resource,
+          client: this.options.client,
+          logger: this.options.logger,
+          ...(this.options.clock ? { clock: this.options.clock } : {}),
+        }),
       });
       followed = { history, resource, feeds: new Map() };
       this.followed.set(key, followed);
@@ -94,43 +99,6 @@ export class ResourceHistories {
   close(): void {
     this.stopAll.abort();
     if (this.refresh) clearInterval(this.refresh);
-  }
-
-  /**
-   * An object's labels just before a change, read as the router from the source's storage at the version
-   * before it (an exact read of one key: etcd keeps every version until its compaction, minutes). Only to
-   * order changes for filtered watches, never served.
-   */
-  private labelsBefore(resource: HistoryResource): LabelsBefore {
-    const { group, version, resource: name } = resource;
-    const ref = { group, version, resource: name, namespaced: true };
-    return async (source, change) => {
-      const client = this.options.client(source);
-      if (!client) throw new Error(`no client of ${source}`);
-      try {
-        const list = await client.request<KubeList>('GET', resourcePath(ref, change.namespace), {
-          query: {
-            fieldSelector: `metadata.name=${change.name}`,
-            resourceVersion: String(change.version - 1),
-            resourceVersionMatch: 'Exact',
-          },
-          accept: METADATA_LIST,
-        });
-        const [found] = list.items ?? [];
-        return found ? (found.metadata.labels ?? {}) : null;
-      } catch (error) {
-        this.options.logger.warn(
-          {
-            cell: source,
-            object: `${change.namespace}/${change.name}`,
-            version: change.version,
-            err: errorMessage(error),
-          },
-          'labels before a change not read: filtered watches wait for the cell',
-        );
-        throw error;
-      }
-    };
   }
 
   /** Starts a feed for each source not followed yet, stops those of sources gone; the new feeds' first lists. */
