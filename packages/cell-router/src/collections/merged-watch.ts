@@ -379,7 +379,9 @@ export async function serveMergedWatch(
         if (answer.code === 200) void follow(cell, answer.body!, from, joinedInitial);
         else deliver({ cell, closed: cellFailure(cell, answer.code, answer.text ?? '') });
       })().catch((error: unknown) => {
-        if (!stop.signal.aborted) deliver({ cell, closed: cellFailure(cell, 503, errorMessage(error)) });
+        // Unless the watch ended or the cell was let go meanwhile: the client's error.
+        if (!stop.signal.aborted && watching.has(cell))
+          deliver({ cell, closed: cellFailure(cell, 503, errorMessage(error)) });
       });
     }
   }, 1000);
