@@ -347,7 +347,7 @@ describe('serveMergedWatch', () => {
         },
       ]);
     }
-  });
+  }, 15_000); // the watch's join timer ticks each real second: four ticks here
 
   it('never shows a DELETED for an object that only moved: one MODIFIED with the new copy instead', async () => {
     const { joining, cells, name } = joiningCells();
