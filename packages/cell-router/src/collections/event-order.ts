@@ -52,6 +52,8 @@ export class EventOrder<T> {
   private waits = new Map<string, number>();
   private seen = new Set<string>();
   private timer: Timer | undefined;
+  /** The last change {@link resolveFrom} looked at. */
+  private lookedAt = -1;
   private readonly unlisten: () => void;
   private closed = false;
 
@@ -168,12 +170,18 @@ export class EventOrder<T> {
     this.wakeWhenStalled();
   }
 
-  /** Asks the history for the labels before the unknown changes from `seq` on, a bounded look ahead. */
+  /**
+   * Asks the history for the labels before the change at `seq` the watch waits on, and before the unknown
+   * changes behind it, a bounded look ahead that an earlier drain's look ahead is not repeated in (the
+   * history asks once anyway).
+   */
   private resolveFrom(seq: number): void {
     const { history, relevance } = this.options;
-    for (let ahead = seq; ahead < seq + LOOK_AHEAD; ahead++) {
+    history.resolve(seq);
+    for (let ahead = Math.max(seq + 1, this.lookedAt + 1); ahead < seq + LOOK_AHEAD; ahead++) {
       const entry = history.entry(ahead);
       if (!entry) break;
+      this.lookedAt = ahead;
       if (entry.previousLabels === undefined && this.orders(entry.source) && relevance(entry) === 'unknown')
         history.resolve(ahead);
     }

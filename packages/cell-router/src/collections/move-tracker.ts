@@ -92,9 +92,7 @@ export class MoveTracker implements WatchVisibility {
     if (own !== 'route') return { event: own === 'show' ? event : undefined };
     if (madeByItsCell(meta) || this.made.holds(namespace, name))
       return { event: await this.made.decide(cell, event) };
-    const decision = state.table.route(
-      state.table.keyOf({ namespace, name }, this.request.namespaceLabels(namespace)),
-    );
+    const decision = this.decisionOf(state, namespace, name);
     if (decision.oldCell === decision.newCell) {
       return { event: cell === decision.oldCell ? event : undefined };
     }
@@ -157,14 +155,17 @@ export class MoveTracker implements WatchVisibility {
   /** Drops what it keeps of objects no longer moving under `state` (their one cell shows them as it is). */
   private forgetSettled(state: RoutingState): void {
     this.judgedBy = state;
-    for (const map of [this.oldCopies, this.newCopies, this.shown, this.announced])
-      for (const key of map.keys()) {
-        const slash = key.indexOf('/');
-        const [namespace, name] = [key.slice(0, slash), key.slice(slash + 1)];
-        const decision = state.table.route(
-          state.table.keyOf({ namespace, name }, this.request.namespaceLabels(namespace)),
-        );
-        if (decision.oldCell === decision.newCell) map.delete(key);
-      }
+    const maps = [this.oldCopies, this.newCopies, this.shown, this.announced];
+    // Each kept object routed once, whichever maps hold it.
+    for (const key of new Set(maps.flatMap((map) => [...map.keys()]))) {
+      const slash = key.indexOf('/');
+      const decision = this.decisionOf(state, key.slice(0, slash), key.slice(slash + 1));
+      if (decision.oldCell === decision.newCell) for (const map of maps) map.delete(key);
+    }
+  }
+
+  /** Where the routing rule of `state` has `namespace/name`: its old and new cell. */
+  private decisionOf(state: RoutingState, namespace: string, name: string) {
+    return state.table.route(state.table.keyOf({ namespace, name }, this.request.namespaceLabels(namespace)));
   }
 }

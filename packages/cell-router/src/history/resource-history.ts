@@ -1,4 +1,4 @@
-import { realClock, type Clock } from '@cellfed/controller-kit';
+import { Fifo, realClock, type Clock } from '@cellfed/controller-kit';
 
 /** One change of one object as a source's watch reported it, in the history's order. */
 export interface HistoryEntry {
@@ -112,7 +112,7 @@ export class ResourceHistory {
   private readonly labelsBefore: LabelsBefore | undefined;
   private readonly maxReads: number;
   /** Seqs whose previous labels are to be read, oldest first, and how many reads run. */
-  private readonly toRead: number[] = [];
+  private readonly toRead = new Fifo<number>();
   private reading = 0;
 
   constructor(options: ResourceHistoryOptions = {}) {
