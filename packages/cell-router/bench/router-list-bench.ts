@@ -30,6 +30,7 @@ import {
   type Target,
 } from '@cellfed/bench-kit';
 
+import { walkPages } from './paged-walk.ts';
 import { ringCells } from './ring-cells.ts';
 
 const OBJECTS = Number(process.env['CELLFED_BENCH_OBJECTS'] ?? 30_000);
@@ -119,21 +120,8 @@ const rssMb = (pid: number) => round(residentMb(pid), 1);
 /** Seconds to walk the list in pages of 500. */
 async function listPaged(target: Target): Promise<{ seconds: number; items: number; pages: number }> {
   const started = performance.now();
-  let token = '';
-  let items = 0;
-  let pages = 0;
-  do {
-    const text = await call(
-      target,
-      'GET',
-      `${PATH}?limit=500${token ? `&continue=${encodeURIComponent(token)}` : ''}`,
-    );
-    const page = JSON.parse(text) as { items: unknown[]; metadata: { continue?: string } };
-    items += page.items.length;
-    pages += 1;
-    token = page.metadata.continue ?? '';
-  } while (token);
-  return { seconds: (performance.now() - started) / 1000, items, pages };
+  const walked = await walkPages(target, PATH);
+  return { seconds: (performance.now() - started) / 1000, ...walked };
 }
 
 /** The largest resident memory of a process while `work` runs, in MiB. */

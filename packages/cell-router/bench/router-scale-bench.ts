@@ -26,6 +26,7 @@ import {
   type Target,
 } from '@cellfed/bench-kit';
 
+import { walkPages } from './paged-walk.ts';
 import { ringCells } from './ring-cells.ts';
 
 const SMALL = Number(process.env['CELLFED_BENCH_SCALE_SMALL'] ?? 100_000);
@@ -90,22 +91,6 @@ async function timedList(target: Target): Promise<{ firstByteMs: number; seconds
   if (response.statusCode !== 200) throw new Error(`list: ${response.statusCode}`);
   const items = (JSON.parse(Buffer.concat(chunks).toString()) as { items: unknown[] }).items.length;
   return { firstByteMs, seconds: (performance.now() - started) / 1000, items };
-}
-
-async function listPaged(target: Target): Promise<number> {
-  let token = '';
-  let items = 0;
-  do {
-    const text = await call(
-      target,
-      'GET',
-      `${PATH}?limit=500${token ? `&continue=${encodeURIComponent(token)}` : ''}`,
-    );
-    const page = JSON.parse(text) as { items: unknown[]; metadata: { continue?: string } };
-    items += page.items.length;
-    token = page.metadata.continue ?? '';
-  } while (token);
-  return items;
 }
 
 /** Milliseconds to the first event of a watch from no version (the objects as ADDED), then it is closed. */
@@ -207,7 +192,7 @@ try {
     // Cold: the router's first request of the resource (its history begins), then a watch's first event.
     const cold = await timedList(routed);
     if (cold.items !== size) throw new Error(`the list held ${cold.items} items, not ${size}`);
-    const paged = await listPaged(routed);
+    const { items: paged } = await walkPages(routed, PATH);
     if (paged !== size) throw new Error(`the paged walk held ${paged} items, not ${size}`);
 
     const stop = new AbortController();
