@@ -69,7 +69,7 @@ func run(identity string, http2 bool, cellURL, cellPKI, servingPKI string) error
 	var certificate, prefix, extraPrefix string
 	switch identity {
 	case "impersonate":
-		certificate, prefix, extraPrefix = "cellfed-components", "Impersonate-", "Impersonate-Extra-"
+		certificate, prefix, extraPrefix = "cellfed-router", "Impersonate-", "Impersonate-Extra-"
 	case "requestheader":
 		certificate, prefix, extraPrefix = "front-proxy-client", "X-Remote-", "X-Remote-Extra-"
 	default:

@@ -356,6 +356,8 @@ const figures = {
   getP50OverGoProxy: round(routedRatios.getP50Ratio / goProxyFigures.getP50Ratio, 3),
   throughputOverGoProxy: round(routedRatios.throughputRatio / goProxyFigures.throughputRatio, 3),
   cpuPerGetOverGoProxy: round(cpuCost.routerUsPerGet / cpuCost.goProxyUsPerGet, 3),
+  // The router's own work: its CPU per GET over a bare Node.js proxy's on the same TLS and HTTP stack.
+  cpuPerGetOverBareProxy: round(cpuCost.routerUsPerGet / cpuCost.bareProxyUsPerGet, 3),
 };
 // What any Node.js proxy on this machine costs (TLS twice, one more process on the same cores): the part
 // of the router's ratios that is not the router's own work.
@@ -365,6 +367,8 @@ const bareProxyFigures = {
     cpuCost.bareProxyUsPerGet / cpuCost.apiserverAndEtcdUsPerDirectGet,
     3,
   ),
+  // Node's floor against Go's: what no work of the router's own can take below.
+  bareProxyCpuPerGetOverGoProxy: round(cpuCost.bareProxyUsPerGet / cpuCost.goProxyUsPerGet, 3),
 };
 const goals = {
   getP50Ratio: 1.15,
@@ -372,6 +376,7 @@ const goals = {
   throughputRatio: 0.9,
   routerCpuPerGetOverApiserver: 0.25,
   getP50OverGoProxy: 1,
+  cpuPerGetOverGoProxy: 1.2,
   apiserverUsPerRoutedGetOverDirect: 1.05,
 };
 const result = {
@@ -396,6 +401,7 @@ const result = {
     throughputRatio: figures.throughputRatio >= goals.throughputRatio,
     routerCpuPerGetOverApiserver: figures.routerCpuPerGetOverApiserver <= goals.routerCpuPerGetOverApiserver,
     getP50OverGoProxy: figures.getP50OverGoProxy <= goals.getP50OverGoProxy,
+    cpuPerGetOverGoProxy: figures.cpuPerGetOverGoProxy <= goals.cpuPerGetOverGoProxy,
     apiserverUsPerRoutedGetOverDirect:
       figures.apiserverUsPerRoutedGetOverDirect <= goals.apiserverUsPerRoutedGetOverDirect,
   },
