@@ -6,6 +6,7 @@ import { connect as connectTls, type ConnectionOptions } from 'node:tls';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent, type Dispatcher } from 'undici';
 
+import { realClock, type Clock } from '../clock.ts';
 import { ControllerKitError, ControllerKitErrorCode, errorMessage } from '../errors.ts';
 import { ApiError, type ApiStatus } from './api-error.ts';
 import { watchEvents, type WatchEvent } from './watch-lines.ts';
@@ -27,11 +28,25 @@ export interface KubeClientOptions {
   userAgent?: string;
   /** Offer HTTP/2 (ALPN) to the apiserver. Default false. */
   http2?: boolean;
+  /** When credentials were resolved (they are kept {@link CREDENTIALS_TTL_MS}). */
+  clock?: Pick<Clock, 'now'>;
 }
+
+/**
+ * How long resolved credentials are used before client-node is asked again: a router sends every proxied
+ * request with them, and resolving costs a copy of the TLS material and headers each time. client-go reads a
+ * token file again at most once a minute; an exec plugin's credential is cached by client-node by its expiry.
+ */
+export const CREDENTIALS_TTL_MS = 10_000;
 
 const JSON_TYPE = 'application/json';
 
 type ClientTls = Pick<ConnectionOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized' | 'servername'>;
+/** What every request is sent with: the TLS material, and authentication headers (never edited once made). */
+interface Credentials {
+  readonly tls: ClientTls;
+  readonly headers: Readonly<Record<string, string>>;
+}
 
 /** What a request carries besides its method, URL and the pooled agent. */
 interface DispatchInit {
@@ -55,7 +70,10 @@ export class KubeClient {
   private readonly config: KubeConfig;
   private readonly userAgent: string;
   private readonly http2: boolean;
+  private readonly clock: Pick<Clock, 'now'>;
   private agent: Agent | undefined;
+  /** The credentials in use and when they were asked for (a failed resolution is not kept). */
+  private resolved: { at: number; credentials: Promise<Credentials> } | undefined;
 
   constructor(config: KubeConfig, options: KubeClientOptions = {}) {
     const cluster = config.getCurrentCluster();
@@ -69,6 +87,7 @@ export class KubeClient {
     this.server = cluster.server.replace(/\/+$/, '');
     this.userAgent = options.userAgent ?? 'cellfed-controller-kit';
     this.http2 = options.http2 ?? false;
+    this.clock = options.clock ?? realClock;
   }
 
   /** From kubeconfig text (YAML or JSON), as kept in a cell's Secret. */
@@ -258,7 +277,7 @@ export class KubeClient {
   private async dispatch(
     method: Dispatcher.HttpMethod,
     target: { origin: string; path: string },
-    init: (credentials: Record<string, string>) => DispatchInit,
+    init: (credentials: Readonly<Record<string, string>>) => DispatchInit,
   ): Promise<Dispatcher.ResponseData> {
     const { agent, headers } = await this.connection();
     const options = init(headers);
@@ -277,8 +296,8 @@ export class KubeClient {
     }
   }
 
-  /** TLS material is fixed per client; credentials are asked for per request so tokens can refresh. */
-  private async connection(): Promise<{ agent: Agent; headers: Record<string, string> }> {
+  /** TLS material is fixed per client; headers are resolved again after a while so tokens can refresh. */
+  private async connection(): Promise<{ agent: Agent; headers: Readonly<Record<string, string>> }> {
     const { tls, headers } = await this.credentials();
     this.agent ??= new Agent({
       connect: { ...tls, keepAlive: true, keepAliveInitialDelay: 30_000 },
@@ -291,8 +310,20 @@ export class KubeClient {
     return { agent: this.agent, headers };
   }
 
+  /** The credentials resolved within the last {@link CREDENTIALS_TTL_MS}, shared by concurrent requests. */
+  private credentials(): Promise<Credentials> {
+    const now = this.clock.now();
+    if (this.resolved && now - this.resolved.at < CREDENTIALS_TTL_MS) return this.resolved.credentials;
+    const resolved = { at: now, credentials: this.resolveCredentials() };
+    this.resolved = resolved;
+    resolved.credentials.catch(() => {
+      if (this.resolved === resolved) this.resolved = undefined;
+    });
+    return resolved.credentials;
+  }
+
   /** The kubeconfig's TLS material and authentication headers, as client-node resolves them now. */
-  private async credentials(): Promise<{ tls: ClientTls; headers: Record<string, string> }> {
+  private async resolveCredentials(): Promise<Credentials> {
     const options: HttpsRequestOptions = {};
     await this.config.applyToHTTPSOptions(options);
     const tls: ClientTls = {
