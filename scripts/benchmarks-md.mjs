@@ -1,12 +1,16 @@
 // `npm run benchmarks`: BENCHMARKS.md from bench/results/*.json — every figure with its goal, whether it is
 // met, and the anchor it is compared with. The results are written by each project's `bench` target; this
 // only collects them, so the page says what the last runs measured, on the machine each names.
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { PLOTS } from './lib/bench-plots.mjs';
+
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const results = join(root, 'bench', 'results');
+/** The measured curves (lib/bench-plots.mjs), drawn again with the page. */
+const plots = join(root, 'bench', 'plots');
 
 /** Per results file: the command that writes it, what it is compared with, and the direction of bare goals. */
 const BENCHMARKS = {
@@ -34,6 +38,7 @@ const BENCHMARKS = {
       throughputRatio: '≥',
       routerCpuPerGetOverApiserver: '≤',
       getP50OverGoProxy: '≤',
+      cpuPerGetOverGoProxy: '≤',
       apiserverUsPerRoutedGetOverDirect: '≤',
     },
   },
@@ -146,13 +151,28 @@ function goalOf(raw, direction) {
   return { op, value: Number(match[2]) };
 }
 
+const files = readdirSync(results)
+  .filter((name) => name.endsWith('.json'))
+  .sort();
+const allResults = Object.fromEntries(
+  files.map((file) => [file, JSON.parse(readFileSync(join(results, file), 'utf8'))]),
+);
+mkdirSync(plots, { recursive: true });
+/** A results file's plots, written to bench/plots, as the Markdown that shows them. */
+function plotImages(file) {
+  return (PLOTS[file] ?? []).flatMap((draw) => {
+    const plot = draw(allResults);
+    if (!plot) return [];
+    writeFileSync(join(plots, `${plot.name}.svg`), plot.svg);
+    return ['', `![${plot.title}](bench/plots/${plot.name}.svg)`];
+  });
+}
+
 const sections = [];
 let met = 0;
 let unmet = 0;
-for (const file of readdirSync(results)
-  .filter((name) => name.endsWith('.json'))
-  .sort()) {
-  const result = JSON.parse(readFileSync(join(results, file), 'utf8'));
+for (const file of files) {
+  const result = allResults[file];
   const about = BENCHMARKS[file] ?? { command: '(unknown)', anchor: result.baseline ?? '' };
   const machine = result.machine
     ? `${result.machine.cpus ?? '?'} cores${result.machine.model ? `, ${result.machine.model}` : ''}${result.machine.node ? `, Node.js ${result.machine.node}` : ''}`
@@ -198,6 +218,7 @@ for (const file of readdirSync(results)
       '| --- | --- | --- | --- |',
       ...rows,
       ...identityPathTable(result.identityPath),
+      ...plotImages(file),
     ].join('\n'),
   );
 }
