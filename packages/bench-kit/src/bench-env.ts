@@ -251,7 +251,8 @@ export class BenchEnv {
   /** Stops every process and pool it started, the cells, and removes the directory. */
   async down(): Promise<void> {
     await Promise.all(this.agents.map((agent) => agent.close()));
-    for (const child of this.children.filter((one) => one.exitCode === null)) {
+    // A child that has exited has an exit code, or the signal that ended it: either way no 'exit' is to come.
+    for (const child of this.children.filter((one) => one.exitCode === null && one.signalCode === null)) {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
       await exited;
