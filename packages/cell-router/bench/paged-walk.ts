@@ -1,7 +1,14 @@
 import { call, type Target } from '@cellfed/bench-kit';
 
-/** Walks the collection at `path` in pages of 500 (limit and continue, as client-go's pager): its items and pages. */
-export async function walkPages(target: Target, path: string): Promise<{ items: number; pages: number }> {
+/**
+ * Walks the collection at `path` in pages of 500 (limit and continue, as client-go's pager): its items, pages
+ * and seconds.
+ */
+export async function walkPages(
+  target: Target,
+  path: string,
+): Promise<{ items: number; pages: number; seconds: number }> {
+  const started = performance.now();
   let token = '';
   let items = 0;
   let pages = 0;
@@ -16,5 +23,5 @@ export async function walkPages(target: Target, path: string): Promise<{ items: 
     pages += 1;
     token = page.metadata.continue ?? '';
   } while (token);
-  return { items, pages };
+  return { items, pages, seconds: (performance.now() - started) / 1000 };
 }

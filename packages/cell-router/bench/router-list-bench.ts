@@ -117,13 +117,6 @@ async function watchListOnce(target: Target): Promise<{ seconds: number; items: 
 /** The resident memory of a process now, in MiB. */
 const rssMb = (pid: number) => round(residentMb(pid), 1);
 
-/** Seconds to walk the list in pages of 500. */
-async function listPaged(target: Target): Promise<{ seconds: number; items: number; pages: number }> {
-  const started = performance.now();
-  const walked = await walkPages(target, PATH);
-  return { seconds: (performance.now() - started) / 1000, ...walked };
-}
-
 /** The largest resident memory of a process while `work` runs, in MiB. */
 async function peakRss<T>(pid: number, work: () => Promise<T>): Promise<{ result: T; rssMb: number }> {
   let peak = 0;
@@ -223,10 +216,10 @@ try {
     listCpu.router += cpuMicros(pid) - routerCpu;
     listCpu.cells += cpuMicros(...cellDaemons) - cellsCpu;
     const directPagedCpu = cpuMicros(...directDaemons);
-    const dp = await listPaged(direct);
+    const dp = await walkPages(direct, PATH);
     pagedCpu.direct += cpuMicros(...directDaemons) - directPagedCpu;
     const [routerPagedCpu, cellsPagedCpu] = [cpuMicros(pid), cpuMicros(...cellDaemons)];
-    const rp = await peakRss(pid, () => listPaged(routed));
+    const rp = await peakRss(pid, () => walkPages(routed, PATH));
     pagedCpu.router += cpuMicros(pid) - routerPagedCpu;
     pagedCpu.cells += cpuMicros(...cellDaemons) - cellsPagedCpu;
     const dw = await watchListOnce(direct);
