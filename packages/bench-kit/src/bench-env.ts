@@ -79,7 +79,23 @@ export class BenchEnv {
     this.dir = dir;
     this.tools = tools;
     this.env = env;
+    process.once('SIGINT', this.stopOnSignal);
+    process.once('SIGTERM', this.stopOnSignal);
   }
+
+  /**
+   * A benchmark ended by a signal (Ctrl-C, a timeout) stops what it started before it exits: the cells run
+   * detached from it and would outlive it, and so would its own children when only it is signalled.
+   */
+  private readonly stopOnSignal = (signal: NodeJS.Signals) => {
+    for (const child of this.children) child.kill('SIGTERM');
+    try {
+      runCells(this.dir, this.tools, 'down');
+    } finally {
+      rmSync(this.dir, { recursive: true, force: true });
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    }
+  };
 
   static up(name: string, cells: number): BenchEnv {
     const tools =
@@ -250,6 +266,8 @@ export class BenchEnv {
 
   /** Stops every process and pool it started, the cells, and removes the directory. */
   async down(): Promise<void> {
+    process.off('SIGINT', this.stopOnSignal);
+    process.off('SIGTERM', this.stopOnSignal);
     await Promise.all(this.agents.map((agent) => agent.close()));
     // A child that has exited has an exit code, or the signal that ended it: either way no 'exit' is to come.
     for (const child of this.children.filter((one) => one.exitCode === null && one.signalCode === null)) {
