@@ -108,7 +108,7 @@ export class BenchEnv {
   }
 
   /** An undici pool with an apiserver's admin certificate; `trust` names the PKI whose CA to trust. */
-  agent(identity: string, trust = identity, options: { http2?: boolean } = {}): Agent {
+  agent(identity: string, trust = identity, options: { http2?: boolean; connections?: number } = {}): Agent {
     const pki = (id: string, file: string) => readFileSync(join(this.dir, 'pki', id, file));
     const agent = new Agent({
       connect: {
@@ -116,7 +116,7 @@ export class BenchEnv {
         cert: pki(identity, 'admin.crt'),
         key: pki(identity, 'admin.key'),
       },
-      connections: 64,
+      connections: options.connections ?? 64,
       allowH2: options.http2 ?? false,
     });
     this.agents.push(agent);
@@ -131,9 +131,11 @@ export class BenchEnv {
 
   /**
    * The router as it runs for real (its own process, access log at info, drained as a log shipper would),
-   * serving once every cell is engaged.
+   * serving once every cell is engaged; `args` are flags of its own on top (limits a benchmark raises).
    */
-  async startRouter(): Promise<{ url: string; child: ChildProcess; httpPort: number }> {
+  async startRouter(
+    args: readonly string[] = [],
+  ): Promise<{ url: string; child: ChildProcess; httpPort: number }> {
     const pki = join(this.dir, 'pki', 'control-plane');
     let port: number | undefined;
     let httpPort: number | undefined;
@@ -156,6 +158,7 @@ export class BenchEnv {
         ],
         ...['--tls-cert-file', join(pki, 'apiserver.crt'), '--tls-key-file', join(pki, 'apiserver.key')],
         ...['--client-ca-file', join(pki, 'ca.crt')],
+        ...args,
       ],
       (entry) => {
         if (entry.msg === 'serving the Kubernetes API') port = entry.port as number;
