@@ -64,6 +64,17 @@ const BENCHMARKS = {
       coldWatchFirstEventRatio: '≤',
     },
   },
+  'router-watch.json': {
+    command: 'npx nx run cell-router:bench-watch',
+    anchor:
+      'one kube-apiserver serving the same number of watches of the same objects itself, in the same run (its dropped and late events say what this machine can deliver)',
+    direction: {
+      routerUsPerEventPerWatch: '≤',
+      routerUsPerPodEventPerWatch: '≤',
+      cellCpuPerEventAt1000WatchesRatio: '≤',
+      eventsDroppedOrLate1000Watches: '≤',
+    },
+  },
   'auth-fairness.json': {
     command: 'npx nx run cell-router:bench-auth',
     anchor:

@@ -70,7 +70,45 @@ function listTime(results) {
   };
 }
 
+/**
+ * CPU per event against client watches (router-watch.json): the router's for ConfigMaps and Pods, the one
+ * apiserver's (and its etcd's) serving as many watches itself, and the goal's 3 µs per event per watch.
+ */
+function watchCpu(results) {
+  const phases = results['router-watch.json']?.phases;
+  if (!Array.isArray(phases)) return undefined;
+  const of = (kind, arm) => phases.filter((phase) => phase.kind === kind && phase.arm === arm);
+  const routed = (kind) =>
+    of(kind, 'router').map((phase) => [phase.watches, phase.routerCpuUs / phase.events / 1000]);
+  const direct = of('configmaps', 'direct').map((phase) => [phase.watches, phase.daemonsUsPerEvent / 1000]);
+  const goal = results['router-watch.json'].goals?.routerUsPerEventPerWatch ?? 3;
+  const most = Math.max(...phases.map((phase) => phase.watches));
+  return {
+    name: 'watch-cpu',
+    title: 'CPU per event against client watches',
+    svg: lineChart({
+      title: 'CPU per event against client watches of one resource',
+      xLabel: 'client watches (one identity)',
+      yLabel: 'CPU ms per event',
+      series: [
+        { name: 'router, ConfigMaps', points: routed('configmaps') },
+        { name: 'router, Pods', points: routed('pods') },
+        { name: 'one apiserver + etcd (creates too)', points: direct },
+        {
+          name: `${goal} µs per watch`,
+          dashed: true,
+          points: [
+            [0, 0],
+            [most, (most * goal) / 1000],
+          ],
+        },
+      ],
+    }),
+  };
+}
+
 /** Per results file, the plots its section shows. */
 export const PLOTS = {
   'router-scale.json': [routerMemory, listTime],
+  'router-watch.json': [watchCpu],
 };
