@@ -124,9 +124,13 @@ export async function serveMergedWatch(
   request.signal.addEventListener('abort', () => stop.abort(), { once: true });
   // What the client has yet to be sent, bounded: a client that reads slowly holds its cells' readers back.
   const queue = new WatchBuffer<CellEvent>(request.buffer ?? DEFAULT_WATCH_BUFFER, clock);
+  // A cell's event is counted from when it arrives (reserved in `follow`), wherever it waits: in the order
+  // for the history to place it, then in this queue for the client.
+  const bytesOf = (item: CellEvent) => ('bytes' in item ? (item.bytes ?? 0) : 0);
   const push = (item: CellEvent) => {
     // Once the watch is over nothing more is held (what is left is given back on the way out).
-    if (!stop.signal.aborted) queue.push(item, 'bytes' in item ? (item.bytes ?? 0) : 0);
+    if (stop.signal.aborted) queue.unreserve(bytesOf(item));
+    else queue.push(item, bytesOf(item), true);
   };
   const watching = new Set<string>();
   /** Per cell, the last routing state that had it in the CellSet: a drained cell's last events are judged by it. */
@@ -234,6 +238,7 @@ export async function serveMergedWatch(
           )
             lastRv = resourceVersion;
           if (event.type === 'BOOKMARK' && isInitialEventsEnd(event.object)) midInitialEvents = false;
+          queue.reserve(bytes);
           deliver({ cell, event, resourceVersion, bytes });
           delayMs = 500;
         }
@@ -490,8 +495,8 @@ export async function serveMergedWatch(
     }
   } finally {
     stop.abort();
-    order?.close();
-    // What was never sent goes back to the router's budget.
+    // What was never sent goes back to the router's budget: what the order still held, and the queue.
+    for (const item of order?.close() ?? []) queue.unreserve(bytesOf(item));
     while (queue.shift() !== undefined);
     clearInterval(joinTimer);
     if (timeout) clearTimeout(timeout);
