@@ -177,6 +177,20 @@ class WatchReader {
   }
 }
 
+/** The router's memory as its V8 and Node.js report it (its /metrics), in MiB: what its RSS is made of. */
+async function routerMemory(httpPort: number): Promise<Record<string, number>> {
+  const text = await (await request(`http://127.0.0.1:${httpPort}/metrics`)).body.text();
+  const read = (name: string) => {
+    const match = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+    return match ? round(Number(match[1]) / 1024 / 1024, 1) : NaN;
+  };
+  return {
+    heapUsedMb: read('nodejs_heap_size_used_bytes'),
+    heapTotalMb: read('nodejs_heap_size_total_bytes'),
+    externalMb: read('nodejs_external_memory_bytes'),
+  };
+}
+
 /** The sum of an apiserver's open WATCH requests of `resource` (its `apiserver_longrunning_requests`). */
 async function openWatches(target: Target, resource: string): Promise<number> {
   const text = await call(target, 'GET', '/metrics');
@@ -235,6 +249,8 @@ interface Phase {
   routerUsPerEventPerWatch?: number;
   daemonsUsPerEvent: number;
   routerRssMb?: number;
+  /** Of that RSS: V8's heap in use and reserved, and memory outside it that V8 knows of (Buffers). */
+  routerMemory?: Record<string, number>;
   upstreamWatchesPerCell?: number[];
 }
 
@@ -263,7 +279,7 @@ async function runPhase(
   kind: Kind,
   watches: number,
   agent: Agent,
-  router: { pid: number; cells: Target[] },
+  router: { pid: number; httpPort: number; cells: Target[] },
 ): Promise<Phase> {
   const events = eventsFor(watches);
   const prefix = `${kind.name === 'pods' ? 'pod' : 'cm'}-${arm.name}-${watches}-`;
@@ -320,6 +336,7 @@ async function runPhase(
   const daemonsCpuUs = cpuMicros(...arm.daemons) - daemonsBefore - idleRate.daemons * elapsedMs;
   const routerCpuUs = cpuMicros(router.pid) - routerBefore - idleRate.router * elapsedMs;
   const routerRssMb = round(residentMb(router.pid), 1);
+  const memory = arm.name === 'router' ? await routerMemory(router.httpPort) : undefined;
   stop.abort();
   await Promise.all(reading);
   await settle(router.pid, arm.daemons);
@@ -347,12 +364,13 @@ async function runPhase(
           // Per event delivered: an event a watch never got cost the router nothing yet.
           routerUsPerEventPerWatch: round(routerCpuUs / Math.max(received, 1), 2),
           routerRssMb,
+          routerMemory: memory,
           upstreamWatchesPerCell,
         }
       : {}),
   };
   progress(
-    `${kind.name} × ${watches} watches, ${arm.name}: ${phase.received}/${events * watches} events in ${phase.seconds} s (late ${phase.late}, errors ${phase.errors}, rewatches ${phase.rewatches}, p99 ${phase.delayP99Ms} ms); apiservers ${phase.daemonsUsPerEvent} µs/event${arm.name === 'router' ? `; router ${phase.routerUsPerEventPerWatch} µs/event/watch, RSS ${routerRssMb} MiB, upstream watches per cell ${upstreamWatchesPerCell?.join('/')}` : ''}`,
+    `${kind.name} × ${watches} watches, ${arm.name}: ${phase.received}/${events * watches} events in ${phase.seconds} s (late ${phase.late}, errors ${phase.errors}, rewatches ${phase.rewatches}, p99 ${phase.delayP99Ms} ms); apiservers ${phase.daemonsUsPerEvent} µs/event${arm.name === 'router' ? `; router ${phase.routerUsPerEventPerWatch} µs/event/watch, RSS ${routerRssMb} MiB (${JSON.stringify(memory)}), upstream watches per cell ${upstreamWatchesPerCell?.join('/')}` : ''}`,
   );
   return phase;
 }
@@ -406,7 +424,7 @@ try {
     // The control plane is a source of what cells make (Pods): its CPU counts with the cells'.
     { name: 'router', watched: routed, namespace: NAMESPACE, writeTo: cellOf, daemons: cellDaemons },
   ];
-  const routerInfo = { pid: started.child.pid!, cells: [...cells.values()] };
+  const routerInfo = { pid: started.child.pid!, httpPort: started.httpPort, cells: [...cells.values()] };
   const phases: Phase[] = [];
   for (const kind of KINDS)
     for (const watches of kind.name === 'pods' ? POD_WATCHES : WATCHES)
