@@ -4,4 +4,4 @@ export type { EnvFile, Pinning } from './bench-env.ts';
 export { call, forEachIndex, send } from './api-calls.ts';
 export type { Answer, Target } from './api-calls.ts';
 export { PINNING, canPin, cpuMicros, pinToCpu } from './cpu-pinning.ts';
-export { residentMb } from './process-memory.ts';
+export { reportedMemoryMb, residentMb } from './process-memory.ts';

@@ -26,6 +26,7 @@ import {
   forEachIndex,
   median,
   progress,
+  reportedMemoryMb,
   residentMb,
   round,
   writeResult,
@@ -81,13 +82,6 @@ async function collectGarbage(): Promise<void> {
     socket.send(JSON.stringify({ id: 1, method: 'HeapProfiler.collectGarbage' }));
   });
   socket.close();
-}
-
-/** The router's V8 heap in use now (its /metrics), in MiB. */
-async function heapUsedMb(httpPort: number): Promise<number> {
-  const text = await (await request(`http://127.0.0.1:${httpPort}/metrics`)).body.text();
-  const match = /^nodejs_heap_size_used_bytes (\S+)$/m.exec(text);
-  return Number(match?.[1] ?? NaN) / 1024 / 1024;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -296,7 +290,7 @@ try {
     // after it too; V8 gives little back).
     await collectGarbage();
     const routerRssMbAfterWork = residentMb(pid);
-    const routerHeapUsedMbAfterWork = await heapUsedMb(started.httpPort);
+    const routerHeapUsedMbAfterWork = (await reportedMemoryMb(started.httpPort)).heapUsedMb;
     sizes.push({
       objects: size,
       routerIdleRssMb: round(routerIdleRssMb, 1),

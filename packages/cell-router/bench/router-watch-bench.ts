@@ -26,6 +26,7 @@ import {
   cpuMicros,
   percentile,
   progress,
+  reportedMemoryMb,
   residentMb,
   round,
   writeResult,
@@ -177,20 +178,6 @@ class WatchReader {
   }
 }
 
-/** The router's memory as its V8 and Node.js report it (its /metrics), in MiB: what its RSS is made of. */
-async function routerMemory(httpPort: number): Promise<Record<string, number>> {
-  const text = await (await request(`http://127.0.0.1:${httpPort}/metrics`)).body.text();
-  const read = (name: string) => {
-    const match = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
-    return match ? round(Number(match[1]) / 1024 / 1024, 1) : NaN;
-  };
-  return {
-    heapUsedMb: read('nodejs_heap_size_used_bytes'),
-    heapTotalMb: read('nodejs_heap_size_total_bytes'),
-    externalMb: read('nodejs_external_memory_bytes'),
-  };
-}
-
 /** The sum of an apiserver's open WATCH requests of `resource` (its `apiserver_longrunning_requests`). */
 async function openWatches(target: Target, resource: string): Promise<number> {
   const text = await call(target, 'GET', '/metrics');
@@ -336,7 +323,12 @@ async function runPhase(
   const daemonsCpuUs = cpuMicros(...arm.daemons) - daemonsBefore - idleRate.daemons * elapsedMs;
   const routerCpuUs = cpuMicros(router.pid) - routerBefore - idleRate.router * elapsedMs;
   const routerRssMb = round(residentMb(router.pid), 1);
-  const memory = arm.name === 'router' ? await routerMemory(router.httpPort) : undefined;
+  const memory =
+    arm.name === 'router'
+      ? Object.fromEntries(
+          Object.entries(await reportedMemoryMb(router.httpPort)).map(([key, mb]) => [key, round(mb, 1)]),
+        )
+      : undefined;
   stop.abort();
   await Promise.all(reading);
   await settle(router.pid, arm.daemons);
