@@ -96,15 +96,10 @@ export class EventOrder<T> {
     this.enqueue(cell, passes === undefined ? { item } : { passes, item });
   }
 
-  /** Ends the order; answers what it still held, never to be released. */
-  close(): T[] {
+  close(): void {
     this.closed = true;
     this.unlisten();
     this.timer?.cancel();
-    const held: T[] = [];
-    for (const queue of this.queues.values())
-      for (let next = queue.shift(); next; next = queue.shift()) held.push(next.item);
-    return held;
   }
 
   private enqueue(cell: string, item: CellItem<T>): void {

@@ -124,13 +124,9 @@ export async function serveMergedWatch(
   request.signal.addEventListener('abort', () => stop.abort(), { once: true });
   // What the client has yet to be sent, bounded: a client that reads slowly holds its cells' readers back.
   const queue = new WatchBuffer<CellEvent>(request.buffer ?? DEFAULT_WATCH_BUFFER, clock);
-  // A cell's event is counted from when it arrives (reserved in `follow`), wherever it waits: in the order
-  // for the history to place it, then in this queue for the client.
-  const bytesOf = (item: CellEvent) => ('bytes' in item ? (item.bytes ?? 0) : 0);
   const push = (item: CellEvent) => {
     // Once the watch is over nothing more is held (what is left is given back on the way out).
-    if (stop.signal.aborted) queue.unreserve(bytesOf(item));
-    else queue.push(item, bytesOf(item), true);
+    if (!stop.signal.aborted) queue.push(item, 'bytes' in item ? (item.bytes ?? 0) : 0);
   };
   const watching = new Set<string>();
   /** Per cell, the last routing state that had it in the CellSet: a drained cell's last events are judged by it. */
@@ -238,7 +234,6 @@ export async function serveMergedWatch(
           )
             lastRv = resourceVersion;
           if (event.type === 'BOOKMARK' && isInitialEventsEnd(event.object)) midInitialEvents = false;
-          queue.reserve(bytes);
           deliver({ cell, event, resourceVersion, bytes });
           delayMs = 500;
         }
@@ -495,8 +490,8 @@ export async function serveMergedWatch(
     }
   } finally {
     stop.abort();
-    // What was never sent goes back to the router's budget: what the order still held, and the queue.
-    for (const item of order?.close() ?? []) queue.unreserve(bytesOf(item));
+    order?.close();
+    // What was never sent goes back to the router's budget.
     while (queue.shift() !== undefined);
     clearInterval(joinTimer);
     if (timeout) clearTimeout(timeout);

@@ -47,22 +47,4 @@ describe('WatchBuffer', () => {
     expect(two.full).toBe(false);
     expect(budget.held).toBe(0);
   });
-
-  it('counts bytes reserved before their item comes, once, and wakes a reader waiting for room when they go', async () => {
-    const budget = new WatchBytesBudget(1_000);
-    const buffer = new WatchBuffer<string>({ perWatchBytes: 100, stallMs: 1_000, budget });
-    buffer.reserve(60);
-    buffer.reserve(60);
-    expect(buffer.full).toBe(true);
-    expect(budget.held).toBe(120);
-    let roomy = false;
-    const room = buffer.room(new AbortController().signal, true).then(() => (roomy = true));
-    buffer.push('a', 60, true);
-    expect(buffer.held).toBe(120);
-    buffer.unreserve(60); // the other never comes (its watch ended while an order held it)
-    await room;
-    expect(roomy).toBe(true);
-    expect(buffer.shift()).toBe('a');
-    expect([buffer.held, budget.held]).toEqual([0, 0]);
-  });
 });

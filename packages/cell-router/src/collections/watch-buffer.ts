@@ -57,29 +57,10 @@ export class WatchBuffer<T> {
     this.clock = clock;
   }
 
-  /**
-   * Counts `bytes` of an event that arrived but is held elsewhere before it is pushed (the watch's order
-   * waits for the history to place it): what a watch holds is bounded wherever it holds it.
-   */
-  reserve(bytes: number): void {
+  push(item: T, bytes = 0): void {
+    this.items.push({ item, bytes });
     this.heldBytes += bytes;
     this.limits.budget?.add(bytes);
-  }
-
-  /** Gives back reserved bytes of events that will never be pushed (the watch ended while they were held). */
-  unreserve(bytes: number): void {
-    this.heldBytes -= bytes;
-    this.limits.budget?.add(-bytes);
-    this.wakeWaiters();
-  }
-
-  /** Adds an item of `bytes`; `reserved`: its bytes were counted when it arrived ({@link reserve}). */
-  push(item: T, bytes = 0, reserved = false): void {
-    this.items.push({ item, bytes });
-    if (!reserved) {
-      this.heldBytes += bytes;
-      this.limits.budget?.add(bytes);
-    }
     this.wakeReader?.();
   }
 
@@ -88,15 +69,12 @@ export class WatchBuffer<T> {
     if (!next) return undefined;
     this.heldBytes -= next.bytes;
     this.limits.budget?.add(-next.bytes);
-    this.wakeWaiters();
+    if (!this.full && this.waiters.length > 0) {
+      const waiters = this.waiters;
+      this.waiters = [];
+      for (const resolve of waiters) resolve();
+    }
     return next.item;
-  }
-
-  private wakeWaiters(): void {
-    if (this.full || this.waiters.length === 0) return;
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const resolve of waiters) resolve();
   }
 
   get length(): number {
