@@ -390,18 +390,18 @@ try {
       metadata: { name: 'default' },
     });
   const most = Math.max(...WATCHES);
+  /** The most watches any phase opens at once. */
+  const mostOfAnyKind = Math.max(most, ...POD_WATCHES);
   // One caller holding a thousand watches: past the router's defaults for one caller (250) and all (1,000).
   const started = await bench.startRouter([
-    ...['--max-long-running-per-caller', String(Math.max(most, ...POD_WATCHES) + 100)],
-    ...['--max-long-running', String(Math.max(most, ...POD_WATCHES) + 100)],
+    ...['--max-long-running-per-caller', String(mostOfAnyKind + 100)],
+    ...['--max-long-running', String(mostOfAnyKind + 100)],
   ]);
   const routed: Target = { base: started.url, agent: bench.agent('control-plane') };
   pinning = bench.pinForComparison([started.child]);
   progress(`pinning: ${JSON.stringify(pinning)}`);
   // A connection per watch (HTTP/1.1, as a thousand separate clients would have).
-  const watchAgent = bench.agent('control-plane', 'control-plane', {
-    connections: Math.max(most, ...POD_WATCHES) + 10,
-  });
+  const watchAgent = bench.agent('control-plane', 'control-plane', { connections: mostOfAnyKind + 10 });
   const cellDaemons = [env.controlPlane.id, ...env.cells.map((cell) => cell.id)].flatMap((id) =>
     bench.daemonPids(id),
   );
